@@ -1,0 +1,2 @@
+package dev.kvindexer;
+public final class Main { public static void main(String[] a) {} }

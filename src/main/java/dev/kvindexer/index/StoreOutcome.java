@@ -1,0 +1,18 @@
+package dev.kvindexer.index;
+
+/** Result of applying one Stored event; the names are the {@code status} label values of SPEC §7.2. */
+public enum StoreOutcome {
+    OK("ok"),
+    PARENT_BLOCK_NOT_FOUND("parent_block_not_found"),
+    INVALID_BLOCK_SEQUENCE("invalid_block_sequence");
+
+    private final String label;
+
+    StoreOutcome(String label) {
+        this.label = label;
+    }
+
+    public String label() {
+        return label;
+    }
+}
