@@ -1,0 +1,36 @@
+package dev.kvindexer.config;
+
+import java.util.List;
+
+/**
+ * Settings of the {@code serve} command.
+ *
+ * @param host          HTTP bind address
+ * @param port          HTTP port; 0 picks a free one (tests)
+ * @param threads       event-loop threads hosting partitions and HTTP
+ * @param ingestThreads ZMQ poller threads shared by all listeners
+ * @param blockSize     block size of the {@code workers} registrations (required with them)
+ */
+public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
+                          Integer blockSize, String modelName, String tenantId, List<String> peers) {
+    public static final int DEFAULT_PORT = 8090;
+
+    public ServeConfig {
+        workers = List.copyOf(workers);
+        peers = List.copyOf(peers);
+        if (!workers.isEmpty() && blockSize == null) {
+            throw new IllegalArgumentException("--block-size is required when --workers is given");
+        }
+        if (blockSize != null && blockSize <= 0) {
+            throw new IllegalArgumentException("--block-size must be positive");
+        }
+        if (threads < 1 || ingestThreads < 1) {
+            throw new IllegalArgumentException("--threads and --ingest-threads must be at least 1");
+        }
+    }
+
+    /** Defaults for an embedded node on loopback (tests, demos). */
+    public static ServeConfig local(int port) {
+        return new ServeConfig("127.0.0.1", port, 2, 1, List.of(), null, "default", "default", List.of());
+    }
+}

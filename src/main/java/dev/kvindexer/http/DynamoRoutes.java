@@ -1,0 +1,169 @@
+package dev.kvindexer.http;
+
+import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.ingest.ZmqEndpoint;
+import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.registry.PartitionEntry;
+import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.registry.RegistryException;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.Json;
+import io.vertx.ext.web.RoutingContext;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Handlers of the Dynamo-flavor API (SPEC §7): parse, validate, ask the registry or a partition, render. */
+final class DynamoRoutes {
+    private final Vertx vertx;
+    private final NodeServices node;
+
+    DynamoRoutes(Vertx vertx, NodeServices node) {
+        this.vertx = vertx;
+        this.node = node;
+    }
+
+    /** routing_group wins over tenant_id (SPEC §1.2); null when neither is given. */
+    static String group(JsonRequest body) {
+        String g = body.optionalString("routing_group");
+        return g != null ? g : body.optionalString("tenant_id");
+    }
+
+    void register(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        long instanceId = body.requiredU64("instance_id");
+        String endpoint = body.requiredString("endpoint");
+        String model = body.requiredString("model_name");
+        int blockSize = body.requiredU32("block_size");
+        String group = group(body);
+        int dpRank = body.optionalU32("dp_rank", 0);
+        String replay = body.optionalString("replay_endpoint");
+        body.optionalString("additional_salt");
+        body.optionalString("additionalsalt");
+        String reason = ZmqEndpoint.invalidReason(endpoint);
+        if (reason != null) {
+            throw new HttpError(400, "invalid ZMQ endpoint `" + endpoint + "`: " + reason);
+        }
+        if (replay != null && (reason = ZmqEndpoint.invalidReason(replay)) != null) {
+            throw new HttpError(400, "invalid replay endpoint `" + replay + "`: " + reason);
+        }
+        if (blockSize == 0) {
+            throw new HttpError(400, "block_size must be positive");
+        }
+        PartitionKey key = new PartitionKey(model, group == null ? PartitionKey.DEFAULT_TENANT : group);
+        RegisterRequest request = new RegisterRequest(instanceId, dpRank, endpoint, replay, key, blockSize);
+        Responses.ok(ctx, node.registrations().register(request), 201);
+    }
+
+    void unregister(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        long instanceId = body.requiredU64("instance_id");
+        String model = body.requiredString("model_name");
+        String group = group(body);
+        Integer dpRank = body.optionalRank("dp_rank");
+        Responses.ok(ctx, node.registrations().unregister(instanceId, model, group, dpRank), 200);
+    }
+
+    void workers(RoutingContext ctx) {
+        String model = ctx.queryParams().get("model_name");
+        String group = ctx.queryParams().get("routing_group");
+        if (group == null) {
+            group = ctx.queryParams().get("tenant_id");
+        }
+        Responses.json(ctx, 200, WorkersJson.render(node.registry().workers(model, group)));
+    }
+
+    void query(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        int[] tokens = body.u32Array("token_ids");
+        PartitionEntry partition = partition(body);
+        long seed = BlockHasher.seedFor(body.optionalString("lora_name"), body.optionalString("cache_salt"));
+        long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
+        ask(ctx, partition, hashes);
+    }
+
+    void queryByHash(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        long[] hashes = body.hashArray("block_hashes");
+        PartitionEntry partition = partition(body);
+        // v1.2 behaviour: cache_salt is parsed and ignored; the hashes must already carry it.
+        body.optionalString("cache_salt");
+        ask(ctx, partition, hashes);
+    }
+
+    private PartitionEntry partition(JsonRequest body) {
+        String model = body.requiredString("model_name");
+        String group = group(body);
+        String tenant = group == null ? PartitionKey.DEFAULT_TENANT : group;
+        return node.registry().partition(new PartitionKey(model, tenant))
+                .orElseThrow(() -> noIndexer(model, tenant));
+    }
+
+    private static HttpError noIndexer(String model, String tenant) {
+        return new HttpError(404, "no indexer for model=" + model + " routing_group=" + tenant);
+    }
+
+    private void ask(RoutingContext ctx, PartitionEntry partition, long[] hashes) {
+        vertx.eventBus().<PartitionMessages.QueryReply>request(partition.address(), new PartitionMessages.Query(hashes))
+                .onComplete(ar -> {
+                    if (ar.succeeded()) {
+                        PartitionMessages.QueryReply r = ar.result().body();
+                        Responses.json(ctx, 200, ScoreJson.render(r.matches(), r.blockSize()));
+                    } else if (isNoHandler(ar.cause())) {
+                        // The partition was removed between the registry lookup and the request.
+                        Responses.error(ctx, noIndexer(partition.key().modelName(), partition.key().tenantId()));
+                    } else {
+                        Responses.error(ctx, new HttpError(500, "indexer failure: " + ar.cause().getMessage()));
+                    }
+                });
+    }
+
+    private static boolean isNoHandler(Throwable t) {
+        return t instanceof ReplyException && ((ReplyException) t).failureType() == ReplyFailure.NO_HANDLERS;
+    }
+
+    void dump(RoutingContext ctx) {
+        List<PartitionEntry> partitions = node.registry().partitions();
+        partitions.sort((a, b) -> a.key().dumpKey().compareTo(b.key().dumpKey()));
+        List<Future<String>> parts = new ArrayList<>();
+        for (PartitionEntry p : partitions) {
+            parts.add(vertx.eventBus().<PartitionMessages.DumpReply>request(p.address(), PartitionMessages.Dump.INSTANCE)
+                    .map(m -> m.body().json())
+                    .otherwise(t -> "{\"error\":" + Json.encode(String.valueOf(t.getMessage())) + "}"));
+        }
+        Future.join(parts).onComplete(ar -> {
+            StringBuilder sb = new StringBuilder("{");
+            for (int i = 0; i < partitions.size(); i++) {
+                sb.append(i == 0 ? "" : ",").append(Json.encode(partitions.get(i).key().dumpKey())).append(':')
+                        .append(parts.get(i).result());
+            }
+            Responses.json(ctx, 200, sb.append('}').toString());
+        });
+    }
+
+    void registerPeer(RoutingContext ctx) {
+        node.peers().add(JsonRequest.of(ctx).requiredString("url"));
+        Responses.json(ctx, 201, Responses.OK);
+    }
+
+    void deregisterPeer(RoutingContext ctx) {
+        if (!node.peers().remove(JsonRequest.of(ctx).requiredString("url"))) {
+            throw new HttpError(404, "peer not found");
+        }
+        Responses.json(ctx, 200, Responses.OK);
+    }
+
+    void peers(RoutingContext ctx) {
+        StringBuilder sb = new StringBuilder("[");
+        List<String> urls = node.peers().list();
+        for (int i = 0; i < urls.size(); i++) {
+            sb.append(i == 0 ? "" : ",").append(Json.encode(urls.get(i)));
+        }
+        Responses.json(ctx, 200, sb.append(']').toString());
+    }
+
+
+}

@@ -1,0 +1,198 @@
+package dev.kvindexer.http;
+
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.math.BigInteger;
+
+/**
+ * Reads JSON request bodies with the reference's status codes (SPEC §7.0): 415 for a missing or non-JSON
+ * Content-Type, 400 for invalid JSON, 422 for valid JSON of the wrong shape, each naming the field.
+ */
+final class JsonRequest {
+    private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
+    private static final long U32_MAX = 0xFFFF_FFFFL;
+
+    private final JsonObject body;
+
+    private JsonRequest(JsonObject body) {
+        this.body = body;
+    }
+
+    /** True for application/json and application/*+json, ignoring parameters such as charset. */
+    static boolean isJsonContentType(String header) {
+        if (header == null) {
+            return false;
+        }
+        int semi = header.indexOf(';');
+        String mime = (semi < 0 ? header : header.substring(0, semi)).trim().toLowerCase(java.util.Locale.ROOT);
+        return mime.equals("application/json") || (mime.startsWith("application/") && mime.endsWith("+json"));
+    }
+
+    static JsonRequest of(RoutingContext ctx) {
+        Buffer buffer = ctx.body().buffer();
+        Object value;
+        try {
+            value = buffer == null ? null : Json.decodeValue(buffer);
+        } catch (DecodeException e) {
+            throw new HttpError(400, "Failed to parse the request body as JSON: " + firstLine(e.getMessage()));
+        }
+        if (buffer == null || buffer.length() == 0) {
+            throw new HttpError(400, "Failed to parse the request body as JSON: empty body");
+        }
+        if (!(value instanceof JsonObject)) {
+            throw HttpError.shape("expected a JSON object");
+        }
+        return new JsonRequest((JsonObject) value);
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "syntax error";
+        }
+        // Jackson appends source locations and markers that mean nothing to a client.
+        for (String cut : new String[] {"\n", " (start marker", " at [Source"}) {
+            int i = s.indexOf(cut);
+            if (i >= 0) {
+                s = s.substring(0, i);
+            }
+        }
+        return s;
+    }
+
+    /** Present and not null. */
+    boolean has(String field) {
+        return body.getValue(field) != null;
+    }
+
+    String requiredString(String field) {
+        String s = optionalString(field);
+        if (s == null) {
+            throw HttpError.shape("missing field `" + field + "`");
+        }
+        return s;
+    }
+
+    String optionalString(String field) {
+        Object v = body.getValue(field);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof String)) {
+            throw HttpError.shape("`" + field + "`: invalid type, expected a string");
+        }
+        return (String) v;
+    }
+
+    long requiredU64(String field) {
+        Object v = body.getValue(field);
+        if (v == null) {
+            throw HttpError.shape("missing field `" + field + "`");
+        }
+        return u64(field, v);
+    }
+
+    int requiredU32(String field) {
+        if (!has(field)) {
+            throw HttpError.shape("missing field `" + field + "`");
+        }
+        return optionalU32(field, 0);
+    }
+
+    /** A u32 that fits a non-negative int (ranks, block sizes); larger values are out of range for us. */
+    int optionalU32(String field, int defaultValue) {
+        Object v = body.getValue(field);
+        if (v == null) {
+            return defaultValue;
+        }
+        long n = integral(field, v);
+        if (n < 0 || n > U32_MAX) {
+            throw HttpError.shape("`" + field + "`: invalid value " + v + ", expected u32");
+        }
+        if (n > Integer.MAX_VALUE) {
+            throw HttpError.shape("`" + field + "`: value " + v + " is too large");
+        }
+        return (int) n;
+    }
+
+    Integer optionalRank(String field) {
+        return has(field) ? optionalU32(field, 0) : null;
+    }
+
+    /** An array of u32 token ids, kept as int bit patterns. */
+    int[] u32Array(String field) {
+        JsonArray arr = requiredArray(field);
+        int[] out = new int[arr.size()];
+        for (int i = 0; i < out.length; i++) {
+            Object v = arr.getValue(i);
+            if (!(v instanceof Integer || v instanceof Long)) {
+                throw HttpError.shape("`" + field + "[" + i + "]`: invalid type, expected u32");
+            }
+            long n = ((Number) v).longValue();
+            if (n < 0 || n > U32_MAX) {
+                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + n + ", expected u32");
+            }
+            out[i] = (int) n;
+        }
+        return out;
+    }
+
+    /** An array of 64-bit hashes: signed i64 as the reference sends them, unsigned values above 2^63 accepted too. */
+    long[] hashArray(String field) {
+        JsonArray arr = requiredArray(field);
+        long[] out = new long[arr.size()];
+        for (int i = 0; i < out.length; i++) {
+            Object v = arr.getValue(i);
+            if (v instanceof Integer || v instanceof Long) {
+                out[i] = ((Number) v).longValue();
+            } else if (v instanceof BigInteger && ((BigInteger) v).signum() > 0 && ((BigInteger) v).compareTo(U64_MAX) <= 0) {
+                out[i] = ((BigInteger) v).longValue();
+            } else {
+                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + v + ", expected i64");
+            }
+        }
+        return out;
+    }
+
+    private JsonArray requiredArray(String field) {
+        Object v = body.getValue(field);
+        if (v == null) {
+            throw HttpError.shape("missing field `" + field + "`");
+        }
+        if (!(v instanceof JsonArray)) {
+            throw HttpError.shape("`" + field + "`: invalid type, expected an array");
+        }
+        return (JsonArray) v;
+    }
+
+    private static long u64(String field, Object v) {
+        if (v instanceof Integer || v instanceof Long) {
+            long n = ((Number) v).longValue();
+            if (n < 0) {
+                throw HttpError.shape("`" + field + "`: invalid value " + n + ", expected u64");
+            }
+            return n;
+        }
+        if (v instanceof BigInteger) {
+            BigInteger b = (BigInteger) v;
+            if (b.signum() < 0 || b.compareTo(U64_MAX) > 0) {
+                throw HttpError.shape("`" + field + "`: invalid value " + b + ", expected u64");
+            }
+            return b.longValue();
+        }
+        throw HttpError.shape("`" + field + "`: invalid type, expected u64");
+    }
+
+    private static long integral(String field, Object v) {
+        if (v instanceof Integer || v instanceof Long) {
+            return ((Number) v).longValue();
+        }
+        if (v instanceof BigInteger) {
+            return ((BigInteger) v).signum() < 0 ? -1 : Long.MAX_VALUE;
+        }
+        throw HttpError.shape("`" + field + "`: invalid type, expected an unsigned integer");
+    }
+}

@@ -1,0 +1,56 @@
+package dev.kvindexer.http;
+
+import dev.kvindexer.registry.RegistryException;
+import io.vertx.core.Future;
+import io.vertx.core.json.Json;
+import io.vertx.ext.web.RoutingContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Writes JSON responses; every error becomes {@code {"error": "..."}} with its status. */
+final class Responses {
+    private static final Logger LOG = LoggerFactory.getLogger(Responses.class);
+    static final String OK = "{\"status\":\"ok\"}";
+
+    private Responses() {
+    }
+
+    static void json(RoutingContext ctx, int status, String body) {
+        if (ctx.response().ended() || ctx.response().closed()) {
+            return;
+        }
+        ctx.response().setStatusCode(status).putHeader("content-type", "application/json").end(body);
+    }
+
+    static void error(RoutingContext ctx, Throwable t) {
+        int status;
+        String message;
+        if (t instanceof HttpError) {
+            status = ((HttpError) t).status();
+            message = t.getMessage();
+        } else if (t instanceof RegistryException) {
+            status = ((RegistryException) t).status();
+            message = t.getMessage();
+        } else {
+            status = 500;
+            message = "internal error: " + t;
+            LOG.error("request {} {} failed", ctx.request().method(), ctx.request().path(), t);
+        }
+        error(ctx, status, message);
+    }
+
+    static void error(RoutingContext ctx, int status, String message) {
+        json(ctx, status, "{\"error\":" + Json.encode(message) + "}");
+    }
+
+    /** Answers {@code {"status":"ok"}} with {@code status} when the operation succeeds, else its error. */
+    static void ok(RoutingContext ctx, Future<?> operation, int status) {
+        operation.onComplete(ar -> {
+            if (ar.succeeded()) {
+                json(ctx, status, OK);
+            } else {
+                error(ctx, ar.cause());
+            }
+        });
+    }
+}

@@ -1,0 +1,49 @@
+package dev.kvindexer.http;
+
+import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.ingest.ListenerState;
+import dev.kvindexer.registry.Registry;
+import io.vertx.core.json.Json;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Renders GET /workers (SPEC §7.5); ids are printed unsigned, so this is written by hand. */
+final class WorkersJson {
+    private WorkersJson() {
+    }
+
+    static String render(List<Registry.WorkerView> workers) {
+        StringBuilder sb = new StringBuilder("[");
+        for (int w = 0; w < workers.size(); w++) {
+            Registry.WorkerView v = workers.get(w);
+            List<ListenerState> states = new ArrayList<>();
+            StringBuilder endpoints = new StringBuilder("{");
+            StringBuilder listeners = new StringBuilder("{");
+            for (int i = 0; i < v.listeners().size(); i++) {
+                Listener l = v.listeners().get(i);
+                ListenerState state = l.state();
+                String error = l.lastError();
+                states.add(state);
+                String sep = i == 0 ? "" : ",";
+                endpoints.append(sep).append('"').append(l.dpRank()).append("\":").append(Json.encode(l.endpoint()));
+                listeners.append(sep).append('"').append(l.dpRank()).append("\":{\"endpoint\":")
+                        .append(Json.encode(l.endpoint())).append(",\"status\":\"").append(state.jsonName()).append('"');
+                if (error != null) {
+                    listeners.append(",\"last_error\":").append(Json.encode(error));
+                }
+                listeners.append('}');
+            }
+            String group = Json.encode(v.key().tenantId());
+            sb.append(w == 0 ? "" : ",")
+                    .append("{\"instance_id\":").append(Long.toUnsignedString(v.instanceId()))
+                    .append(",\"source\":\"zmq\",\"status\":\"").append(ListenerState.aggregate(states).jsonName())
+                    .append("\",\"model_name\":").append(Json.encode(v.key().modelName()))
+                    .append(",\"routing_group\":").append(group)
+                    .append(",\"tenant_id\":").append(group)
+                    .append(",\"block_size\":").append(v.blockSize())
+                    .append(",\"endpoints\":").append(endpoints).append('}')
+                    .append(",\"listeners\":").append(listeners).append("}}");
+        }
+        return sb.append(']').toString();
+    }
+}

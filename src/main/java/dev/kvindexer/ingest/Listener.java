@@ -1,0 +1,93 @@
+package dev.kvindexer.ingest;
+
+import dev.kvindexer.partition.PartitionKey;
+
+/**
+ * One registration's ZMQ stream (instance, dp_rank) and its observable state. Immutable identity; the state
+ * fields are written by the ingest thread that owns the socket and read by HTTP handlers.
+ */
+public final class Listener {
+    private final long workerId;
+    private final int dpRank;
+    private final String endpoint;
+    private final String replayEndpoint;
+    private final PartitionKey partitionKey;
+    private final String partitionAddress;
+    private final int blockSize;
+    private final long generation;
+    private volatile ListenerState state = ListenerState.PENDING;
+    private volatile String lastError;
+
+    public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partitionKey,
+                    String partitionAddress, int blockSize, long generation) {
+        this.workerId = workerId;
+        this.dpRank = dpRank;
+        this.endpoint = endpoint;
+        this.replayEndpoint = replayEndpoint;
+        this.partitionKey = partitionKey;
+        this.partitionAddress = partitionAddress;
+        this.blockSize = blockSize;
+        this.generation = generation;
+    }
+
+    public long workerId() {
+        return workerId;
+    }
+
+    public int dpRank() {
+        return dpRank;
+    }
+
+    public String endpoint() {
+        return endpoint;
+    }
+
+    /** Engine ROUTER for gap replay, or null. */
+    public String replayEndpoint() {
+        return replayEndpoint;
+    }
+
+    public PartitionKey partitionKey() {
+        return partitionKey;
+    }
+
+    public String partitionAddress() {
+        return partitionAddress;
+    }
+
+    public int blockSize() {
+        return blockSize;
+    }
+
+    public long generation() {
+        return generation;
+    }
+
+    public ListenerState state() {
+        return state;
+    }
+
+    public String lastError() {
+        return lastError;
+    }
+
+    public void markActive() {
+        lastError = null;
+        state = ListenerState.ACTIVE;
+    }
+
+    public void markFailed(String error) {
+        lastError = error;
+        state = ListenerState.FAILED;
+    }
+
+    /** Records an error that did not stop the listener (shown as last_error). */
+    public void recordError(String error) {
+        lastError = error;
+    }
+
+    @Override
+    public String toString() {
+        return "instance=" + Long.toUnsignedString(workerId) + " dp_rank=" + dpRank + " endpoint=" + endpoint;
+    }
+}

@@ -1,0 +1,35 @@
+package dev.kvindexer.ingest;
+
+import java.util.Collection;
+
+/** Listener lifecycle states (SPEC §3.8) with their JSON names. */
+public enum ListenerState {
+    PENDING("pending"),
+    ACTIVE("active"),
+    PAUSED("paused"),
+    FAILED("failed");
+
+    private final String jsonName;
+
+    ListenerState(String jsonName) {
+        this.jsonName = jsonName;
+    }
+
+    public String jsonName() {
+        return jsonName;
+    }
+
+    /** Instance status from its listeners: failed > pending > active > paused. */
+    public static ListenerState aggregate(Collection<ListenerState> states) {
+        if (states.contains(FAILED)) {
+            return FAILED;
+        }
+        if (states.contains(PENDING)) {
+            return PENDING;
+        }
+        if (states.contains(ACTIVE)) {
+            return ACTIVE;
+        }
+        return PAUSED;
+    }
+}

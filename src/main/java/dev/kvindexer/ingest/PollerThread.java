@@ -1,0 +1,207 @@
+package dev.kvindexer.ingest;
+
+import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.metrics.WarningKind;
+import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.wire.EngineBatchDecoder;
+import dev.kvindexer.wire.LiveFrames;
+import dev.kvindexer.wire.MalformedBatchException;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.EventBus;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * One ingest thread: owns many SUB sockets, polls them together, decodes each live message into an
+ * {@link EventBatch} and sends it to the listener's partition. Sockets are created, used and closed only
+ * here, because ZMQ sockets are not thread-safe; other threads talk to it through a command queue.
+ */
+final class PollerThread extends Thread {
+    private static final Logger LOG = LoggerFactory.getLogger(PollerThread.class);
+    private static final int POLL_MILLIS = 20;
+    /** Messages taken from one socket per round, so one flooding engine cannot starve the others. */
+    private static final int MAX_MESSAGES_PER_ROUND = 512;
+    private static final int LOGGED_PROBLEMS_PER_STREAM = 3;
+
+    private final ZContext ctx;
+    private final EventBus bus;
+    private final EventCounters counters;
+    private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
+    private final List<Subscription> subscriptions = new ArrayList<>();
+    private final AtomicInteger load = new AtomicInteger();
+    private volatile boolean running = true;
+    private ZMQ.Poller poller;
+    private boolean pollerStale = true;
+
+    /** A listener's socket and per-stream decoder, owned by this thread. */
+    private static final class Subscription {
+        final Listener listener;
+        final ZMQ.Socket socket;
+        final EngineBatchDecoder decoder;
+        int loggedProblems;
+
+        Subscription(Listener listener, ZMQ.Socket socket) {
+            this.listener = listener;
+            this.socket = socket;
+            this.decoder = new EngineBatchDecoder(listener.blockSize());
+        }
+    }
+
+    PollerThread(String name, ZContext ctx, EventBus bus, EventCounters counters) {
+        super(name);
+        setDaemon(true);
+        this.ctx = ctx;
+        this.bus = bus;
+        this.counters = counters;
+    }
+
+    int load() {
+        return load.get();
+    }
+
+    void add(Listener listener, Promise<Void> done) {
+        load.incrementAndGet();
+        commands.add(() -> {
+            try {
+                subscriptions.add(new Subscription(listener, ZmqSockets.subscriber(ctx, listener.endpoint())));
+                pollerStale = true;
+                listener.markActive();
+                LOG.info("listener connected {}", listener);
+            } catch (RuntimeException e) {
+                load.decrementAndGet();
+                listener.markFailed("cannot open ZMQ socket: " + e.getMessage());
+                LOG.warn("listener failed {}: {}", listener, e.toString());
+            }
+            done.complete();
+        });
+    }
+
+    void remove(Listener listener, Promise<Void> done) {
+        commands.add(() -> {
+            for (int i = 0; i < subscriptions.size(); i++) {
+                Subscription s = subscriptions.get(i);
+                if (s.listener == listener) {
+                    s.socket.close();
+                    subscriptions.remove(i);
+                    load.decrementAndGet();
+                    pollerStale = true;
+                    break;
+                }
+            }
+            done.complete();
+        });
+    }
+
+    void shutdown() {
+        running = false;
+    }
+
+    @Override
+    public void run() {
+        try {
+            while (running) {
+                runCommands();
+                if (subscriptions.isEmpty()) {
+                    sleepQuietly();
+                    continue;
+                }
+                if (pollerStale) {
+                    rebuildPoller();
+                }
+                if (poller.poll(POLL_MILLIS) > 0) {
+                    for (int i = 0; i < subscriptions.size(); i++) {
+                        if (poller.pollin(i)) {
+                            drain(subscriptions.get(i));
+                        }
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.error("ingest thread {} stopped by an unexpected error", getName(), e);
+        } finally {
+            runCommands();
+            for (Subscription s : subscriptions) {
+                s.socket.close();
+            }
+            subscriptions.clear();
+            if (poller != null) {
+                poller.close();
+            }
+        }
+    }
+
+    private void runCommands() {
+        Runnable r;
+        while ((r = commands.poll()) != null) {
+            r.run();
+        }
+    }
+
+    private void rebuildPoller() {
+        if (poller != null) {
+            poller.close();
+        }
+        poller = ctx.createPoller(subscriptions.size());
+        for (Subscription s : subscriptions) {
+            poller.register(s.socket, ZMQ.Poller.POLLIN);
+        }
+        pollerStale = false;
+    }
+
+    private void drain(Subscription sub) {
+        for (int n = 0; n < MAX_MESSAGES_PER_ROUND; n++) {
+            byte[] first = sub.socket.recv(ZMQ.DONTWAIT);
+            if (first == null) {
+                return;
+            }
+            List<byte[]> frames = new ArrayList<>(3);
+            frames.add(first);
+            while (sub.socket.hasReceiveMore()) {
+                frames.add(sub.socket.recv(0));
+            }
+            handle(sub, frames);
+        }
+    }
+
+    private void handle(Subscription sub, List<byte[]> frames) {
+        Listener l = sub.listener;
+        if (frames.size() != 3) {
+            counters.warning(WarningKind.MALFORMED_FRAME, 1);
+            problem(sub, "skipped a message of " + frames.size() + " frames (expected 3)");
+            return;
+        }
+        EventBatch batch;
+        try {
+            batch = sub.decoder.decode(LiveFrames.seq(frames.get(1)), frames.get(2));
+        } catch (MalformedBatchException e) {
+            counters.warning(WarningKind.DECODE_ERROR, 1);
+            problem(sub, "skipped a malformed batch: " + e.getMessage());
+            return;
+        }
+        bus.send(l.partitionAddress(), new PartitionMessages.ApplyBatch(l.workerId(), l.dpRank(), l.generation(), batch));
+    }
+
+    private void problem(Subscription sub, String what) {
+        sub.listener.recordError(what);
+        if (sub.loggedProblems++ < LOGGED_PROBLEMS_PER_STREAM) {
+            LOG.warn("{}: {}", sub.listener, what);
+        } else {
+            LOG.debug("{}: {}", sub.listener, what);
+        }
+    }
+
+    private static void sleepQuietly() {
+        try {
+            Thread.sleep(POLL_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

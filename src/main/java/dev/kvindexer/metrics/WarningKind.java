@@ -1,0 +1,14 @@
+package dev.kvindexer.metrics;
+
+/** The {@code warning_kind} label values this node emits, spelled once. */
+public final class WarningKind {
+    public static final String DECODE_ERROR = "decode_error";
+    public static final String MALFORMED_FRAME = "malformed_frame";
+    public static final String BLOCK_SIZE_MISMATCH = "block_size_mismatch";
+    public static final String FILTERED_GROUP = "filtered_group";
+    public static final String STALE_BATCH = "stale_batch";
+    public static final String BATCHES_LOST = "batches_lost";
+
+    private WarningKind() {
+    }
+}

@@ -1,0 +1,41 @@
+package dev.kvindexer.partition;
+
+import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.index.OwnerMatch;
+import java.util.List;
+
+/** The messages a partition actor accepts and answers, all immutable and sent with local codecs. */
+public final class PartitionMessages {
+    private PartitionMessages() {
+    }
+
+    /** A stream (one registration) is open from now on; batches of other generations are dropped. */
+    public record OpenStream(long workerId, int dpRank, long generation) {
+    }
+
+    /** A decoded batch from the stream (workerId, registeredRank) of the given listener generation. */
+    public record ApplyBatch(long workerId, int registeredRank, long generation, EventBatch batch) {
+    }
+
+    /** Unregistration of one rank ({@code dpRank >= 0}) or of the whole worker ({@code dpRank < 0}). */
+    public record RemoveStreams(long workerId, int dpRank, boolean lastOfWorker) {
+        public boolean wholeWorker() {
+            return dpRank < 0 || lastOfWorker;
+        }
+    }
+
+    /** Local block hashes of a prompt, already seeded and chunked with the partition's block size. */
+    public record Query(long[] localHashes) {
+    }
+
+    public record QueryReply(int blockSize, List<OwnerMatch> matches) {
+    }
+
+    /** Asks for the partition's /dump value (the JSON object with block_size and events). */
+    public record Dump() {
+        public static final Dump INSTANCE = new Dump();
+    }
+
+    public record DumpReply(String json) {
+    }
+}

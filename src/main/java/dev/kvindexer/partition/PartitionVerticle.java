@@ -1,0 +1,50 @@
+package dev.kvindexer.partition;
+
+import dev.kvindexer.metrics.EventCounters;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+
+/** The actor of one partition: the only code that touches its {@link Partition}, on one event loop. */
+public final class PartitionVerticle extends VerticleBase {
+    private final String address;
+    private final Partition partition;
+    private MessageConsumer<Object> consumer;
+
+    public PartitionVerticle(PartitionKey key, int blockSize, long incarnation, EventCounters counters) {
+        this.address = Addresses.partition(incarnation);
+        this.partition = new Partition(key, blockSize, counters);
+    }
+
+    @Override
+    public Future<?> start() {
+        // localConsumer: partitions are per node, and a clustered consumer would write every one into Hazelcast.
+        consumer = vertx.eventBus().localConsumer(address, this::handle);
+        return consumer.completion();
+    }
+
+    private void handle(Message<Object> msg) {
+        Object body = msg.body();
+        if (body instanceof PartitionMessages.ApplyBatch) {
+            partition.apply((PartitionMessages.ApplyBatch) body);
+        } else if (body instanceof PartitionMessages.Query) {
+            msg.reply(partition.query((PartitionMessages.Query) body));
+        } else if (body instanceof PartitionMessages.OpenStream) {
+            partition.openStream((PartitionMessages.OpenStream) body);
+            msg.reply(Boolean.TRUE);
+        } else if (body instanceof PartitionMessages.RemoveStreams) {
+            partition.removeStreams((PartitionMessages.RemoveStreams) body);
+            msg.reply(Boolean.TRUE);
+        } else if (body instanceof PartitionMessages.Dump) {
+            msg.reply(new PartitionMessages.DumpReply(partition.dumpJson()));
+        } else {
+            msg.fail(400, "unknown partition message " + (body == null ? "null" : body.getClass().getSimpleName()));
+        }
+    }
+
+    @Override
+    public Future<?> stop() {
+        return consumer == null ? Future.succeededFuture() : consumer.unregister();
+    }
+}

@@ -1,0 +1,111 @@
+package dev.kvindexer.registry;
+
+import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.ingest.ZmqIngest;
+import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.partition.PartitionVerticle;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Carries out registrations: the {@link Registry} decides, this class deploys partition actors, opens and
+ * closes their streams and starts and stops listeners, in an order that never lets a batch of an
+ * unregistered stream reach the index.
+ */
+public final class RegistrationService {
+    private static final Logger LOG = LoggerFactory.getLogger(RegistrationService.class);
+
+    private final Vertx vertx;
+    private final Registry registry;
+    private final ZmqIngest ingest;
+    private final EventCounters counters;
+
+    public RegistrationService(Vertx vertx, Registry registry, ZmqIngest ingest, EventCounters counters) {
+        this.vertx = vertx;
+        this.registry = registry;
+        this.ingest = ingest;
+        this.counters = counters;
+    }
+
+    public Registry registry() {
+        return registry;
+    }
+
+    /** Registers and starts the listener; fails with {@link RegistryException} on a conflict. */
+    public Future<Void> register(RegisterRequest request) {
+        Registry.Registration reg;
+        try {
+            reg = registry.register(request);
+        } catch (RegistryException e) {
+            return Future.failedFuture(e);
+        }
+        PartitionEntry partition = reg.partition();
+        Listener listener = reg.listener();
+        if (reg.createdPartition()) {
+            deploy(partition);
+        }
+        LOG.info("registered {} model={} tenant={}", listener, partition.key().modelName(), partition.key().tenantId());
+        return partition.deployed()
+                .compose(id -> vertx.eventBus().request(partition.address(), new PartitionMessages.OpenStream(
+                        listener.workerId(), listener.dpRank(), listener.generation())))
+                .compose(reply -> ingest.start(listener))
+                .recover(t -> {
+                    // Never leave a registration behind that can only ever show "pending".
+                    LOG.error("registration of {} failed; rolled back", listener, t);
+                    return unregister(request.instanceId(), request.partition().modelName(),
+                            request.partition().tenantId(), request.dpRank())
+                            .transform(ignored -> Future.failedFuture(t));
+                });
+    }
+
+    private void deploy(PartitionEntry partition) {
+        try {
+            vertx.deployVerticle(new PartitionVerticle(partition.key(), partition.blockSize(),
+                    partition.incarnation(), counters)).onComplete(partition.deployedPromise());
+            LOG.info("partition created model={} tenant={} block_size={}", partition.key().modelName(),
+                    partition.key().tenantId(), partition.blockSize());
+        } catch (RuntimeException e) {
+            partition.deployedPromise().tryFail(e);
+        }
+    }
+
+    /** Unregisters per SPEC §7.4; fails with {@link RegistryException} when nothing matches. */
+    public Future<Void> unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {
+        Registry.Unregistration u;
+        try {
+            u = registry.unregister(instanceId, modelName, tenantId, dpRank);
+        } catch (RegistryException e) {
+            return Future.failedFuture(e);
+        }
+        PartitionEntry partition = u.partition();
+        List<Future<Void>> stops = new ArrayList<>();
+        for (Listener l : u.listeners()) {
+            stops.add(ingest.stop(l));
+            LOG.info("unregistered {}", l);
+        }
+        return Future.all(stops)
+                .compose(v -> partition.deployed())
+                .compose(id -> vertx.eventBus().request(partition.address(), u.removal())
+                        .compose(reply -> u.partitionRemoved() ? undeploy(partition, id) : Future.succeededFuture()))
+                .mapEmpty();
+    }
+
+    private Future<Void> undeploy(PartitionEntry partition, String deploymentId) {
+        LOG.info("partition removed model={} tenant={}", partition.key().modelName(), partition.key().tenantId());
+        return vertx.undeploy(deploymentId);
+    }
+
+    /** Stops every listener (shutdown). */
+    public Future<Void> stopAll() {
+        List<Future<Void>> stops = new ArrayList<>();
+        for (Listener l : registry.listeners()) {
+            stops.add(ingest.stop(l));
+        }
+        return Future.all(stops).mapEmpty();
+    }
+}

@@ -1,0 +1,164 @@
+package dev.kvindexer.registry;
+
+import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.partition.PartitionMessages;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Which instances and listeners are registered in which partition, with the reference's conflict rules
+ * (SPEC §7.3, §7.4). Pure state with no I/O: {@link RegistrationService} performs the side effects.
+ * Registrations are rare, so one lock keeps the rules simple and atomic.
+ */
+public final class Registry {
+    private final Map<PartitionKey, PartitionEntry> partitions = new HashMap<>();
+    private final Map<PartitionKey, List<Long>> partitionInstances = new HashMap<>();
+    private final Map<Long, Instance> instances = new HashMap<>();
+    private long nextIncarnation;
+    private long nextGeneration;
+
+    private static final class Instance {
+        final long id;
+        final PartitionKey key;
+        final TreeMap<Integer, Listener> listeners = new TreeMap<>();
+
+        Instance(long id, PartitionKey key) {
+            this.id = id;
+            this.key = key;
+        }
+    }
+
+    /** What a successful registration created. */
+    public record Registration(PartitionEntry partition, boolean createdPartition, Listener listener) {
+    }
+
+    /** What an unregistration removed, and the partition command that removes its blocks. */
+    public record Unregistration(PartitionEntry partition, List<Listener> listeners,
+                                 PartitionMessages.RemoveStreams removal, boolean partitionRemoved) {
+    }
+
+    /** A registered instance for /workers: its listeners ordered by dp_rank. */
+    public record WorkerView(long instanceId, PartitionKey key, int blockSize, List<Listener> listeners) {
+    }
+
+    public synchronized Registration register(RegisterRequest r) throws RegistryException {
+        String id = Long.toUnsignedString(r.instanceId());
+        Instance inst = instances.get(r.instanceId());
+        if (inst != null && !inst.key.equals(r.partition())) {
+            throw new RegistryException(409, "instance " + id + " is already registered for "
+                    + describe(inst.key));
+        }
+        if (inst != null && inst.listeners.containsKey(r.dpRank())) {
+            throw new RegistryException(409, "instance " + id + " dp_rank " + r.dpRank() + " already registered");
+        }
+        PartitionEntry partition = partitions.get(r.partition());
+        if (partition != null && partition.blockSize() != r.blockSize()) {
+            throw new RegistryException(409, "block_size mismatch for " + describe(r.partition())
+                    + ": existing=" + partition.blockSize() + ", requested=" + r.blockSize());
+        }
+        boolean created = partition == null;
+        if (created) {
+            partition = new PartitionEntry(r.partition(), r.blockSize(), nextIncarnation++);
+            partitions.put(r.partition(), partition);
+            partitionInstances.put(r.partition(), new ArrayList<>());
+        }
+        if (inst == null) {
+            inst = new Instance(r.instanceId(), r.partition());
+            instances.put(r.instanceId(), inst);
+            partitionInstances.get(r.partition()).add(r.instanceId());
+        }
+        Listener listener = new Listener(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint(),
+                r.partition(), partition.address(), partition.blockSize(), nextGeneration++);
+        inst.listeners.put(r.dpRank(), listener);
+        return new Registration(partition, created, listener);
+    }
+
+    /**
+     * Unregisters per SPEC §7.4. {@code tenantId} null means any group of the model; {@code dpRank} null means
+     * every rank of the instance.
+     */
+    public synchronized Unregistration unregister(long instanceId, String modelName, String tenantId, Integer dpRank)
+            throws RegistryException {
+        String id = Long.toUnsignedString(instanceId);
+        Instance inst = instances.get(instanceId);
+        if (inst == null) {
+            throw new RegistryException(404, "instance " + id + " not found");
+        }
+        if (!inst.key.modelName().equals(modelName) || (tenantId != null && !inst.key.tenantId().equals(tenantId))) {
+            throw new RegistryException(404, "instance " + id + " is registered for " + describe(inst.key));
+        }
+        PartitionEntry partition = partitions.get(inst.key);
+        List<Listener> removed;
+        PartitionMessages.RemoveStreams removal;
+        if (dpRank == null) {
+            removed = new ArrayList<>(inst.listeners.values());
+            inst.listeners.clear();
+            removal = new PartitionMessages.RemoveStreams(instanceId, -1, true);
+        } else {
+            Listener l = inst.listeners.remove(dpRank);
+            if (l == null) {
+                throw new RegistryException(404, "instance " + id + " dp_rank " + dpRank + " not found");
+            }
+            removed = List.of(l);
+            removal = new PartitionMessages.RemoveStreams(instanceId, dpRank, inst.listeners.isEmpty());
+        }
+        boolean partitionRemoved = false;
+        if (inst.listeners.isEmpty()) {
+            instances.remove(instanceId);
+            List<Long> members = partitionInstances.get(inst.key);
+            members.remove(Long.valueOf(instanceId));
+            if (members.isEmpty()) {
+                partitions.remove(inst.key);
+                partitionInstances.remove(inst.key);
+                partitionRemoved = true;
+            }
+        }
+        return new Unregistration(partition, removed, removal, partitionRemoved);
+    }
+
+    public synchronized Optional<PartitionEntry> partition(PartitionKey key) {
+        return Optional.ofNullable(partitions.get(key));
+    }
+
+    public synchronized List<PartitionEntry> partitions() {
+        return new ArrayList<>(partitions.values());
+    }
+
+    /** Registered instances matching the optional filters, sorted by unsigned instance id. */
+    public synchronized List<WorkerView> workers(String modelName, String tenantId) {
+        List<WorkerView> out = new ArrayList<>();
+        for (Instance inst : instances.values()) {
+            if ((modelName == null || inst.key.modelName().equals(modelName))
+                    && (tenantId == null || inst.key.tenantId().equals(tenantId))
+                    && !inst.listeners.isEmpty()) {
+                out.add(new WorkerView(inst.id, inst.key, partitions.get(inst.key).blockSize(),
+                        Collections.unmodifiableList(new ArrayList<>(inst.listeners.values()))));
+            }
+        }
+        out.sort((a, b) -> Long.compareUnsigned(a.instanceId(), b.instanceId()));
+        return out;
+    }
+
+    public synchronized int instanceCount() {
+        return instances.size();
+    }
+
+    /** Every listener currently registered (for shutdown). */
+    public synchronized List<Listener> listeners() {
+        List<Listener> out = new ArrayList<>();
+        for (Instance inst : instances.values()) {
+            out.addAll(inst.listeners.values());
+        }
+        return out;
+    }
+
+    static String describe(PartitionKey key) {
+        return "model=" + key.modelName() + " routing_group=" + key.tenantId();
+    }
+}
