@@ -1,0 +1,53 @@
+package dev.kvindexer.support;
+
+import dev.kvindexer.wire.LiveFrames;
+import java.nio.charset.StandardCharsets;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * An engine-side publisher for tests: an XPUB (wire-identical to a PUB) bound on loopback, so a test can
+ * wait for the indexer's subscription to arrive instead of sleeping through the slow-joiner window.
+ */
+public final class TestPublisher implements AutoCloseable {
+    private final ZContext ctx = new ZContext();
+    private final ZMQ.Socket socket;
+    private final String endpoint;
+
+    public TestPublisher() {
+        socket = ctx.createSocket(SocketType.XPUB);
+        socket.setLinger(0);
+        socket.setReceiveTimeOut(10_000);
+        socket.bind("tcp://127.0.0.1:0");
+        endpoint = socket.getLastEndpoint();
+    }
+
+    public String endpoint() {
+        return endpoint;
+    }
+
+    /** Blocks until a subscriber's subscription message arrives. */
+    public void awaitSubscriber() {
+        byte[] sub = socket.recv(0);
+        if (sub == null || sub.length == 0 || sub[0] != 1) {
+            throw new AssertionError("no subscription arrived at " + endpoint);
+        }
+    }
+
+    /** One live message: topic, 8-byte big-endian seq, payload. */
+    public void publish(String topic, long seq, byte[] payload) {
+        sendFrames(topic.getBytes(StandardCharsets.UTF_8), LiveFrames.seqFrame(seq), payload);
+    }
+
+    public void sendFrames(byte[]... frames) {
+        for (int i = 0; i < frames.length; i++) {
+            socket.send(frames[i], i < frames.length - 1 ? ZMQ.SNDMORE : 0);
+        }
+    }
+
+    @Override
+    public void close() {
+        ctx.close();
+    }
+}
