@@ -106,7 +106,7 @@ class ZmqToQueryEndToEndTest {
                     .getJsonObject("listeners").getJsonObject("0");
             assertEquals("active", listener.getString("status"));
 
-            // Unregistering rank 0 of worker 2 removes everything it held, including the rank-1 override blocks.
+            // Unregistering worker 2 removes everything it held, including blocks stored under the rank-1 override.
             assertEquals(200, http.post("/unregister", "{\"instance_id\":2,\"model_name\":\"m\"}").statusCode());
             assertEquals("{\"scores\":{\"1\":{\"0\":4}},\"frequencies\":[],\"instances\":{\"1\":"
                     + "{\"longest_matched\":4,\"gpu\":4,\"dp\":{\"0\":4},\"cpu\":4,\"disk\":4}}}", query(12));
