@@ -26,7 +26,7 @@ final class EventReader {
     private static final int F_CACHE_SALT = 11;
     /** Array element 7 of BlockStored: lora_name (str/nil) or SGLang metadata (map). */
     private static final int F_LORA_OR_METADATA = 12;
-    /** Array elements after the fixed ones: typed by sniffing, as the reference does. */
+    /** BlockStored elements 9–11, BlockRemoved 3–4: typed by sniffing, as the reference does. */
     private static final int F_SNIFFED = 13;
 
     /** Map keys; index i maps to MAP_FIELDS[i]. Keys not listed (lora_id, locality, ...) are skipped. */
@@ -37,8 +37,8 @@ final class EventReader {
 
     /** Positional layouts after the tag (SPEC §4.4, §4.5); index 0 here is array element 1. */
     private static final int[] STORED_LAYOUT = {F_HASHES, F_PARENT, F_TOKENS, F_BLOCK_SIZE, F_SKIP,
-            F_MEDIUM, F_LORA_OR_METADATA, F_EXTRA_KEYS};
-    private static final int[] REMOVED_LAYOUT = {F_HASHES, F_MEDIUM};
+            F_MEDIUM, F_LORA_OR_METADATA, F_EXTRA_KEYS, F_SNIFFED, F_SNIFFED, F_SNIFFED};
+    private static final int[] REMOVED_LAYOUT = {F_HASHES, F_MEDIUM, F_SNIFFED, F_SNIFFED};
     private static final int[] CLEARED_LAYOUT = {};
 
     private static final byte[][] TAGS = utf8("BlockStored", "BlockRemoved", "AllBlocksCleared");
@@ -92,8 +92,8 @@ final class EventReader {
                 return;
         }
         for (int i = 1; i < n; i++) {
-            int field = i - 1 < layout.length ? layout[i - 1] : (ev.tag == RawEvent.CLEARED ? F_SKIP : F_SNIFFED);
-            readField(field, ev);
+            // elements past the known layout (future fields) are ignored
+            readField(i - 1 < layout.length ? layout[i - 1] : F_SKIP, ev);
         }
     }
 
@@ -304,7 +304,7 @@ final class EventReader {
     }
 
     /**
-     * Trailing array elements (BlockStored ≥ 9, BlockRemoved ≥ 3): an int is group_idx (then the
+     * Trailing array elements (BlockStored 9–11, BlockRemoved 3–4): an int is group_idx (then the
      * sliding window), a string is kv_cache_spec_kind, anything else (Dynamo's own mm infos, future
      * fields) is ignored.
      */
