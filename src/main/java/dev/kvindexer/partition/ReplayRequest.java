@@ -1,0 +1,9 @@
+package dev.kvindexer.partition;
+
+/**
+ * Asks the ingest side to fetch batches [start, end) of a stream from its engine's replay ROUTER and send them,
+ * then a {@link PartitionMessages.ReplayFinished}, to {@code partitionAddress}.
+ */
+public record ReplayRequest(String partitionAddress, StreamId stream, long generation, long replayId,
+                            String replayEndpoint, int blockSize, long start, long end) {
+}

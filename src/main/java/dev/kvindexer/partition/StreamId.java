@@ -1,0 +1,10 @@
+package dev.kvindexer.partition;
+
+/** One engine stream as registered: (partition, instance, registered dp_rank). */
+public record StreamId(PartitionKey partition, long workerId, int dpRank) {
+    @Override
+    public String toString() {
+        return "model=" + partition.modelName() + " tenant=" + partition.tenantId() + " instance="
+                + Long.toUnsignedString(workerId) + " dp_rank=" + dpRank;
+    }
+}

@@ -1,0 +1,129 @@
+package dev.kvindexer.partition;
+
+import dev.kvindexer.event.EventBatch;
+import java.util.ArrayDeque;
+
+/**
+ * Applies one stream's batches in sequence order (SPEC §3.6) and fences engine restarts (§3.7): stale batches
+ * are dropped, a hole is replayed from the engine before anything newer applies, and a live seq that goes
+ * back means a new publisher process whose predecessor's blocks must go. Plain Java, driven by its partition.
+ */
+final class StreamSequencer {
+
+    /** What the sequencer makes its partition do. */
+    interface Actions {
+        void apply(EventBatch batch);
+
+        /** The engine restarted: drop the stream's blocks in every tier. */
+        void restarted(EventBatch trigger);
+
+        void requestReplay(long start, long end, long replayId);
+
+        /** No replay endpoint: batches [start, end) are lost for good. */
+        void lost(long start, long end);
+
+        void stale(EventBatch batch);
+    }
+
+    private final Watermarks.Watermark watermark;
+    private final Actions actions;
+    private final ArrayDeque<EventBatch> waitingForReplay = new ArrayDeque<>();
+    private long generation;
+    private String replayEndpoint;
+    private boolean liveSeen;
+    private long lastLive;
+    private boolean replaying;
+    private long replayId;
+
+    StreamSequencer(Watermarks.Watermark watermark, Actions actions) {
+        this.watermark = watermark;
+        this.actions = actions;
+    }
+
+    /** A listener generation starts (registration or resume): the watermark stays, the live history does not. */
+    void open(long generation, String replayEndpoint) {
+        this.generation = generation;
+        this.replayEndpoint = replayEndpoint;
+        liveSeen = false;
+        replaying = false;
+        replayId++;
+        waitingForReplay.clear();
+    }
+
+    long generation() {
+        return generation;
+    }
+
+    boolean replaying() {
+        return replaying;
+    }
+
+    void onLive(EventBatch batch) {
+        long seq = batch.seq();
+        // ZMQ keeps order on a connection, so a live seq at or below the last live one, or a first live seq at
+        // or below the watermark, can only come from a new publisher process.
+        boolean restart = liveSeen ? Long.compareUnsigned(seq, lastLive) <= 0
+                : watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0;
+        if (restart) {
+            watermark.reset();
+            replaying = false;
+            replayId++;
+            waitingForReplay.clear();
+            actions.restarted(batch);
+        }
+        liveSeen = true;
+        lastLive = seq;
+        if (replaying) {
+            waitingForReplay.add(batch);
+        } else {
+            sequence(batch, true);
+        }
+    }
+
+    /** {@code mayReplay} is false for batches that already waited for a replay: its hole is not asked for twice. */
+    private void sequence(EventBatch batch, boolean mayReplay) {
+        long seq = batch.seq();
+        if (watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0) {
+            actions.stale(batch);
+            return;
+        }
+        long start = watermark.isSet() ? watermark.seq() + 1 : 0;
+        if (Long.compareUnsigned(seq, start) > 0) {
+            if (replayEndpoint != null && mayReplay) {
+                replaying = true;
+                waitingForReplay.addFirst(batch);
+                actions.requestReplay(start, seq, ++replayId);
+                return;
+            }
+            actions.lost(start, seq);
+        }
+        applyInOrder(batch);
+    }
+
+    private void applyInOrder(EventBatch batch) {
+        actions.apply(batch);
+        watermark.advance(batch.seq());
+    }
+
+    /** A batch fetched by replay {@code id}; ignored when that replay was abandoned. */
+    void onReplayed(long id, EventBatch batch) {
+        if (id != replayId || !replaying) {
+            return;
+        }
+        if (watermark.isSet() && Long.compareUnsigned(batch.seq(), watermark.seq()) <= 0) {
+            return;
+        }
+        applyInOrder(batch);
+    }
+
+    /** Replay {@code id} ended (complete or not): the live batches that waited for it go through the rules again. */
+    void onReplayFinished(long id) {
+        if (id != replayId || !replaying) {
+            return;
+        }
+        replaying = false;
+        while (!replaying && !waitingForReplay.isEmpty()) {
+            sequence(waitingForReplay.poll(), false);
+        }
+    }
+}
