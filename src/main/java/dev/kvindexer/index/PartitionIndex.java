@@ -14,6 +14,9 @@ import java.util.List;
  * engine hash stored at a new position moves there, and detached subtrees are never re-attached.
  */
 public final class PartitionIndex {
+    /** Marks depth-1 nodes in the dump walk, whose chain is just their own holders. */
+    private static final long[] AT_ROOT = new long[0];
+
     private final int blockSize;
     private final OwnerTable owners = new OwnerTable();
     private final DeviceTree tree = new DeviceTree();
@@ -107,7 +110,7 @@ public final class PartitionIndex {
         ArrayDeque<long[]> chains = new ArrayDeque<>(); // owners holding the whole path to the queued node
         tree.root.forEachChild(c -> {
             queue.add(c);
-            chains.add(null);
+            chains.add(AT_ROOT);
         });
         while (!queue.isEmpty()) {
             DeviceNode node = queue.poll();
@@ -117,7 +120,7 @@ public final class PartitionIndex {
             DeviceNode parent = node.parent;
             for (int w = 0; w < words; w++) {
                 long bits = node.word(w);
-                if (parentChain != null) {
+                if (parentChain != AT_ROOT) {
                     bits &= w < parentChain.length ? parentChain[w] : 0L;
                 }
                 chain[w] = bits;
@@ -125,7 +128,7 @@ public final class PartitionIndex {
                     int id = (w << 6) + Long.numberOfTrailingZeros(bits);
                     bits &= bits - 1;
                     Owner o = owners.byId(id);
-                    boolean hasParent = parentChain != null;
+                    boolean hasParent = parentChain != AT_ROOT;
                     sink.stored(o.workerId, o.dpRank, StorageTier.DEVICE, hasParent,
                             hasParent ? parent.hashOf(id) : 0L, node.hashOf(id), node.localHash);
                 }
