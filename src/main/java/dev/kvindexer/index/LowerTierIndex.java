@@ -1,0 +1,184 @@
+package dev.kvindexer.index;
+
+import dev.kvindexer.event.StorageTier;
+import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
+import java.util.function.Consumer;
+
+/** One non-device tier of a partition (SPEC §6.6): edges keyed by (parent engine hash or none, local hash). */
+final class LowerTierIndex {
+    final StorageTier tier;
+    final int slot;
+    private final Long2ObjectOpenHashMap<LowerEdge> rootEdges = new Long2ObjectOpenHashMap<>();
+    private final Long2ObjectOpenHashMap<LowerEdge> byParent = new Long2ObjectOpenHashMap<>();
+    private int edgeCount;
+    private long conflicts;
+
+    LowerTierIndex(StorageTier tier) {
+        this.tier = tier;
+        this.slot = LowerTiers.slot(tier);
+    }
+
+    LowerEdge find(boolean hasParent, long parentHash, long localHash) {
+        if (!hasParent) {
+            return rootEdges.get(localHash);
+        }
+        for (LowerEdge e = byParent.get(parentHash); e != null; e = e.nextSibling) {
+            if (e.localHash == localHash) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    private LowerEdge create(boolean hasParent, long parentHash, long localHash, long childHash) {
+        LowerEdge e = new LowerEdge(hasParent, parentHash, localHash, childHash);
+        if (hasParent) {
+            e.nextSibling = byParent.put(parentHash, e);
+        } else {
+            rootEdges.put(localHash, e);
+        }
+        edgeCount++;
+        return e;
+    }
+
+    private void drop(LowerEdge e) {
+        if (!e.hasParent) {
+            rootEdges.remove(e.localHash);
+        } else {
+            LowerEdge head = byParent.get(e.parentHash);
+            if (head == e) {
+                if (e.nextSibling == null) {
+                    byParent.remove(e.parentHash);
+                } else {
+                    byParent.put(e.parentHash, e.nextSibling);
+                }
+            } else {
+                for (LowerEdge p = head; p != null; p = p.nextSibling) {
+                    if (p.nextSibling == e) {
+                        p.nextSibling = e.nextSibling;
+                        break;
+                    }
+                }
+            }
+        }
+        edgeCount--;
+    }
+
+    /** SPEC §6.6; a block whose edge exists with another child hash rejects the rest of the chain. */
+    void store(Owner o, boolean hasParent, long parentHash, long[] blockHashes, long[] localHashes) {
+        Holdings<LowerEdge> held = o.lower(slot);
+        boolean hasPrev = hasParent;
+        long prev = parentHash;
+        for (int i = 0; i < blockHashes.length; i++) {
+            long h = blockHashes[i];
+            LowerEdge e = find(hasPrev, prev, localHashes[i]);
+            if (e == null) {
+                e = create(hasPrev, prev, localHashes[i], h);
+            } else if (e.childHash != h) {
+                conflicts++;
+                return;
+            }
+            LowerEdge before = held.byHash.putIfAbsent(h, e);
+            if (before == e) {
+                held.addCopy(h);
+            } else {
+                if (before != null) {
+                    // The same engine hash under another parent: the owner's block moved.
+                    release(o, before);
+                    held.byHash.put(h, e);
+                    held.resetCopies(h);
+                }
+                e.addHolder(o.id);
+            }
+            hasPrev = true;
+            prev = h;
+        }
+    }
+
+    /** Returns the number of hashes the owner did not hold in this tier. */
+    int remove(Owner o, long[] blockHashes) {
+        Holdings<LowerEdge> held = o.lowerIfAny(slot);
+        if (held == null) {
+            return blockHashes.length;
+        }
+        int missing = 0;
+        for (long h : blockHashes) {
+            LowerEdge e = held.byHash.get(h);
+            if (e == null) {
+                missing++;
+            } else if (held.dropCopy(h)) {
+                held.byHash.remove(h);
+                release(o, e);
+            }
+        }
+        return missing;
+    }
+
+    void clearOwner(Owner o) {
+        Holdings<LowerEdge> held = o.lowerIfAny(slot);
+        if (held == null) {
+            return;
+        }
+        for (LowerEdge e : held.byHash.values()) {
+            release(o, e);
+        }
+        held.clear();
+    }
+
+    private void release(Owner o, LowerEdge e) {
+        e.removeHolder(o.id);
+        if (e.hasNoHolder()) {
+            drop(e);
+        }
+    }
+
+    /**
+     * How many blocks owner {@code id} extends from {@code L[pos]} on, starting after the given engine
+     * hash (SPEC §6.8 inner loop). {@code out[0]} receives the last engine hash reached.
+     */
+    int extend(int id, boolean hasLast, long last, long[] localHashes, int pos, long[] lastOut) {
+        int k = 0;
+        int n = localHashes.length;
+        while (pos + k < n) {
+            LowerEdge e = find(hasLast, last, localHashes[pos + k]);
+            if (e == null || (!e.hasHolder(id) && !sharedOwnerPresent(e))) {
+                break;
+            }
+            last = e.childHash;
+            hasLast = true;
+            k++;
+        }
+        lastOut[0] = last;
+        return k;
+    }
+
+    /**
+     * Seam for the Mooncake shared store pool (SPEC §5.3): true when a shared store owner of the partition
+     * holds the edge. No shared owners exist yet.
+     */
+    @SuppressWarnings("unused")
+    private boolean sharedOwnerPresent(LowerEdge e) {
+        return false;
+    }
+
+    LowerEdge rootEdge(long localHash) {
+        return rootEdges.get(localHash);
+    }
+
+    void forEachEdge(Consumer<LowerEdge> action) {
+        rootEdges.values().forEach(action);
+        for (LowerEdge head : byParent.values()) {
+            for (LowerEdge e = head; e != null; e = e.nextSibling) {
+                action.accept(e);
+            }
+        }
+    }
+
+    int edgeCount() {
+        return edgeCount;
+    }
+
+    long conflicts() {
+        return conflicts;
+    }
+}

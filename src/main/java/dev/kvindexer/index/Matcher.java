@@ -1,0 +1,230 @@
+package dev.kvindexer.index;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The query walk (SPEC §6.7 exact device match, then §6.8 lower-tier extension). Scratch arrays are reused
+ * between queries because the index is single-threaded; only the result list is allocated.
+ */
+final class Matcher {
+    private final DeviceTree tree;
+    private final LowerTierIndex[] lower;
+    private final OwnerTable owners;
+
+    // Indexed by owner id; only entries of touched owners are non-zero between queries.
+    private int[] gpu = new int[64];
+    private int[][] ext = new int[LowerTiers.COUNT][64];
+    private int[] contPos = new int[64];
+    private long[] contLast = new long[64];
+    private boolean[] inCont = new boolean[64];
+    private int[] touched = new int[64];
+    private int touchedCount;
+
+    private long[] active = new long[1];
+    private DeviceNode[] path = new DeviceNode[128];
+    private final long[] lastOut = new long[1];
+
+    Matcher(DeviceTree tree, LowerTierIndex[] lower, OwnerTable owners) {
+        this.tree = tree;
+        this.lower = lower;
+        this.owners = owners;
+    }
+
+    List<OwnerMatch> match(long[] localHashes) {
+        int n = localHashes.length;
+        if (n == 0) {
+            return new ArrayList<>(0);
+        }
+        ensureCapacity(owners.idLimit(), n);
+        boolean anyLower = false;
+        for (LowerTierIndex t : lower) {
+            anyLower |= t != null && t.edgeCount() > 0;
+        }
+        walkDevice(localHashes, anyLower);
+        if (anyLower) {
+            extendLower(localHashes);
+        }
+        return collect();
+    }
+
+    private void walkDevice(long[] localHashes, boolean keepPath) {
+        DeviceNode node = tree.root.child(localHashes[0]);
+        if (node == null) {
+            return;
+        }
+        // Words past the id limit are zero (released owners left every node), so capping is exact.
+        int words = Math.min(node.wordCount(), active.length);
+        long[] act = active;
+        for (int w = 0; w < words; w++) {
+            long bits = node.word(w);
+            act[w] = bits;
+            while (bits != 0) {
+                touch((w << 6) + Long.numberOfTrailingZeros(bits));
+                bits &= bits - 1;
+            }
+        }
+        if (keepPath) {
+            path[0] = node;
+        }
+        int depth = 1;
+        int n = localHashes.length;
+        int[] score = gpu;
+        if (words == 1) {
+            // Up to 64 owners: the holder intersection is one AND per level.
+            long a = act[0];
+            for (int i = 1; i < n; i++) {
+                DeviceNode child = node.child(localHashes[i]);
+                if (child == null) {
+                    break;
+                }
+                long c = child.bits0;
+                long dropped = a & ~c;
+                while (dropped != 0) {
+                    score[Long.numberOfTrailingZeros(dropped)] = depth;
+                    dropped &= dropped - 1;
+                }
+                a &= c;
+                if (a == 0) {
+                    break;
+                }
+                node = child;
+                depth = i + 1;
+                if (keepPath) {
+                    path[i] = node;
+                }
+            }
+            act[0] = a;
+        } else {
+            for (int i = 1; i < n; i++) {
+                DeviceNode child = node.child(localHashes[i]);
+                if (child == null) {
+                    break;
+                }
+                long left = 0;
+                for (int w = 0; w < words; w++) {
+                    long a = act[w];
+                    if (a == 0) {
+                        continue;
+                    }
+                    long c = child.word(w);
+                    long dropped = a & ~c;
+                    while (dropped != 0) {
+                        score[(w << 6) + Long.numberOfTrailingZeros(dropped)] = depth;
+                        dropped &= dropped - 1;
+                    }
+                    act[w] = a & c;
+                    left |= a & c;
+                }
+                if (left == 0) {
+                    break;
+                }
+                node = child;
+                depth = i + 1;
+                if (keepPath) {
+                    path[i] = node;
+                }
+            }
+        }
+        for (int w = 0; w < words; w++) {
+            long bits = act[w];
+            while (bits != 0) {
+                score[(w << 6) + Long.numberOfTrailingZeros(bits)] = depth;
+                bits &= bits - 1;
+            }
+            act[w] = 0;
+        }
+    }
+
+    private void extendLower(long[] localHashes) {
+        // Owners with a device score continue from their own engine hash at their matched depth.
+        for (int i = 0; i < touchedCount; i++) {
+            int id = touched[i];
+            int g = gpu[id];
+            contPos[id] = g;
+            contLast[id] = path[g - 1].hashOf(id);
+        }
+        for (int slot = 0; slot < LowerTiers.COUNT; slot++) {
+            LowerTierIndex t = lower[slot];
+            if (t == null || t.edgeCount() == 0) {
+                continue;
+            }
+            LowerEdge rootEdge = t.rootEdge(localHashes[0]);
+            if (rootEdge != null) {
+                int words = rootEdge.wordCount();
+                for (int w = 0; w < words; w++) {
+                    long bits = rootEdge.word(w);
+                    while (bits != 0) {
+                        int id = (w << 6) + Long.numberOfTrailingZeros(bits);
+                        bits &= bits - 1;
+                        if (!inCont[id]) {
+                            touch(id);
+                            contPos[id] = 0;
+                        }
+                    }
+                }
+            }
+            int[] tierExt = ext[slot];
+            for (int i = 0; i < touchedCount; i++) {
+                int id = touched[i];
+                int pos = contPos[id];
+                int k = t.extend(id, pos > 0, contLast[id], localHashes, pos, lastOut);
+                if (k > 0) {
+                    tierExt[id] = k;
+                    contPos[id] = pos + k;
+                    contLast[id] = lastOut[0];
+                }
+            }
+        }
+    }
+
+    private List<OwnerMatch> collect() {
+        List<OwnerMatch> out = new ArrayList<>(touchedCount);
+        int[] host = ext[0];
+        int[] disk = ext[1];
+        int[] external = ext[2];
+        for (int i = 0; i < touchedCount; i++) {
+            int id = touched[i];
+            int g = gpu[id];
+            int c = g + host[id];
+            int d = c + disk[id] + external[id];
+            if (d > 0) {
+                Owner o = owners.byId(id);
+                out.add(new OwnerMatch(o.workerId, o.dpRank, g, c, d));
+            }
+            gpu[id] = 0;
+            host[id] = 0;
+            disk[id] = 0;
+            external[id] = 0;
+            inCont[id] = false;
+        }
+        touchedCount = 0;
+        return out;
+    }
+
+    private void touch(int id) {
+        inCont[id] = true;
+        touched[touchedCount++] = id;
+    }
+
+    private void ensureCapacity(int ids, int queryLength) {
+        if (ids > gpu.length) {
+            int cap = Math.max(ids, gpu.length * 2);
+            gpu = new int[cap];
+            for (int s = 0; s < LowerTiers.COUNT; s++) {
+                ext[s] = new int[cap];
+            }
+            contPos = new int[cap];
+            contLast = new long[cap];
+            inCont = new boolean[cap];
+            touched = new int[cap];
+        }
+        int words = (Math.max(ids, 1) + 63) >>> 6;
+        if (words > active.length) {
+            active = new long[words];
+        }
+        if (queryLength > path.length) {
+            path = new DeviceNode[Math.max(queryLength, path.length * 2)];
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package dev.kvindexer.index;
+
+import dev.kvindexer.event.StorageTier;
+
+/** A (worker, dp_rank) of one partition, interned to a dense id so holder sets can be bitsets. */
+final class Owner {
+    final long workerId;
+    final int dpRank;
+    final int id;
+    final Holdings<DeviceNode> device = new Holdings<>();
+    @SuppressWarnings("unchecked")
+    private final Holdings<LowerEdge>[] lower = new Holdings[LowerTiers.COUNT];
+
+    Owner(long workerId, int dpRank, int id) {
+        this.workerId = workerId;
+        this.dpRank = dpRank;
+        this.id = id;
+    }
+
+    Holdings<LowerEdge> lower(int slot) {
+        Holdings<LowerEdge> h = lower[slot];
+        if (h == null) {
+            lower[slot] = h = new Holdings<>();
+        }
+        return h;
+    }
+
+    /** Null when the owner never stored in that lower tier. */
+    Holdings<LowerEdge> lowerIfAny(int slot) {
+        return lower[slot];
+    }
+
+    int held(StorageTier tier) {
+        if (tier == StorageTier.DEVICE) {
+            return device.size();
+        }
+        Holdings<LowerEdge> h = lower[LowerTiers.slot(tier)];
+        return h == null ? 0 : h.size();
+    }
+
+    @Override
+    public String toString() {
+        return Long.toUnsignedString(workerId) + ":" + dpRank;
+    }
+}
