@@ -65,16 +65,22 @@ public final class IndexerNode {
         }
     }
 
-    /** One HTTP verticle per event loop; with port 0 the first picks the port and the others share it. */
+    /**
+     * One HTTP verticle per event loop, all sharing the port. For port 0 they listen on -1: Vert.x gives servers
+     * with the same negative port one shared random port.
+     */
     private Future<Void> deployHttp(ServeConfig config) {
-        HttpVerticle first = new HttpVerticle(services, config.host(), config.port());
-        return vertx.deployVerticle(first).compose(id -> {
-            httpPort = first.actualPort();
-            List<Future<String>> more = new ArrayList<>();
-            for (int i = 1; i < config.threads(); i++) {
-                more.add(vertx.deployVerticle(new HttpVerticle(services, config.host(), httpPort)));
-            }
-            return Future.all(more).mapEmpty();
+        int port = config.port() == 0 ? -1 : config.port();
+        List<HttpVerticle> verticles = new ArrayList<>();
+        Future<Void> chain = Future.succeededFuture();
+        for (int i = 0; i < config.threads(); i++) {
+            HttpVerticle v = new HttpVerticle(services, config.host(), port);
+            verticles.add(v);
+            chain = chain.compose(ignored -> vertx.deployVerticle(v).<Void>mapEmpty());
+        }
+        return chain.map(ignored -> {
+            httpPort = verticles.get(0).actualPort();
+            return null;
         });
     }
 
