@@ -9,6 +9,7 @@ import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.LocalCodec;
 import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.RegistrationService;
 import dev.kvindexer.registry.Registry;
@@ -22,6 +23,9 @@ import java.util.concurrent.TimeUnit;
 
 /** Assembles and runs one indexer node: Vert.x, ingest, registry, partitions and the HTTP API. */
 public final class IndexerNode {
+    /** Decoded batches allowed between the ingest threads and the partitions (bounded memory under a flood). */
+    static final int MAX_IN_FLIGHT_BATCHES = 10_000;
+
     private final Vertx vertx;
     private final ZmqIngest ingest;
     private final NodeServices services;
@@ -41,11 +45,13 @@ public final class IndexerNode {
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(config.threads()));
         LocalCodec.registerAll(vertx.eventBus());
         EventCounters counters = new EventCounters();
-        ZmqIngest ingest = new ZmqIngest(vertx, config.ingestThreads(), counters);
         Registry registry = new Registry();
+        ZmqIngest ingest = new ZmqIngest(vertx, config.ingestThreads(), MAX_IN_FLIGHT_BATCHES, counters,
+                registry::listener);
         PeerSet peers = new PeerSet();
-        NodeServices services = new NodeServices(new RegistrationService(vertx, registry, ingest, counters),
-                registry, peers, counters);
+        Watermarks watermarks = new Watermarks();
+        NodeServices services = new NodeServices(new RegistrationService(vertx, registry, ingest, counters, watermarks),
+                registry, peers, counters, watermarks, ingest, config.testEndpoints());
         IndexerNode node = new IndexerNode(vertx, ingest, services);
         try {
             await(node.deployHttp(config).compose(v -> node.registerStartupWorkers(config)));

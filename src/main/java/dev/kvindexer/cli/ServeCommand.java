@@ -55,7 +55,8 @@ public final class ServeCommand implements Callable<Integer> {
         List<String> peerList = peers == null ? List.of()
                 : Arrays.stream(peers.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toList());
         return new ServeConfig(host, port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize, modelName,
-                routingGroup != null ? routingGroup : tenantId, peerList);
+                routingGroup != null ? routingGroup : tenantId, peerList,
+                ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")));
     }
 
     @Override

@@ -10,10 +10,21 @@ import java.util.List;
  * @param threads       event-loop threads hosting partitions and HTTP
  * @param ingestThreads ZMQ poller threads shared by all listeners
  * @param blockSize     block size of the {@code workers} registrations (required with them)
+ * @param testEndpoints mount POST /test/pause_listener and /test/resume_listener
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
-                          Integer blockSize, String modelName, String tenantId, List<String> peers) {
+                          Integer blockSize, String modelName, String tenantId, List<String> peers,
+                          boolean testEndpoints) {
     public static final int DEFAULT_PORT = 8090;
+
+    /** DYN_KV_INDEXER_TEST_ENDPOINTS: {@code 1}, {@code true}, {@code yes} or {@code on} mount the test routes. */
+    public static boolean truthy(String value) {
+        if (value == null) {
+            return false;
+        }
+        String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+        return v.equals("1") || v.equals("true") || v.equals("yes") || v.equals("on");
+    }
 
     public ServeConfig {
         workers = List.copyOf(workers);
@@ -31,6 +42,6 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
 
     /** Defaults for an embedded node on loopback (tests, demos). */
     public static ServeConfig local(int port) {
-        return new ServeConfig("127.0.0.1", port, 2, 1, List.of(), null, "default", "default", List.of());
+        return new ServeConfig("127.0.0.1", port, 2, 1, List.of(), null, "default", "default", List.of(), true);
     }
 }

@@ -144,6 +144,16 @@ final class DynamoRoutes {
         });
     }
 
+    void pauseListener(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        Responses.ok(ctx, node.registrations().pause(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0)), 200);
+    }
+
+    void resumeListener(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        Responses.ok(ctx, node.registrations().resume(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0)), 200);
+    }
+
     void registerPeer(RoutingContext ctx) {
         node.peers().add(JsonRequest.of(ctx).requiredString("url"));
         Responses.json(ctx, 201, Responses.OK);

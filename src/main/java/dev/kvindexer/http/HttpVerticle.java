@@ -46,6 +46,10 @@ public final class HttpVerticle extends VerticleBase {
         postJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister);
         postJson(router, "/register_peer", DEFAULT_BODY_LIMIT, dynamo::registerPeer);
         postJson(router, "/deregister_peer", DEFAULT_BODY_LIMIT, dynamo::deregisterPeer);
+        if (node.testEndpoints()) {
+            postJson(router, "/test/pause_listener", DEFAULT_BODY_LIMIT, dynamo::pauseListener);
+            postJson(router, "/test/resume_listener", DEFAULT_BODY_LIMIT, dynamo::resumeListener);
+        }
         router.route().failureHandler(HttpVerticle::failure);
         router.errorHandler(404, ctx -> Responses.error(ctx, 404,
                 "no route for " + ctx.request().method() + " " + ctx.request().path()));

@@ -1,6 +1,7 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.partition.PartitionKey;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One registration's ZMQ stream (instance, dp_rank) and its observable state. Immutable identity; the state
@@ -15,7 +16,7 @@ public final class Listener {
     private final String partitionAddress;
     private final int blockSize;
     private final long generation;
-    private volatile ListenerState state = ListenerState.PENDING;
+    private final AtomicReference<ListenerState> state = new AtomicReference<>(ListenerState.PENDING);
     private volatile String lastError;
 
     public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partitionKey,
@@ -64,21 +65,40 @@ public final class Listener {
     }
 
     public ListenerState state() {
-        return state;
+        return state.get();
     }
 
     public String lastError() {
         return lastError;
     }
 
+    /** pending → active once the socket is connected (or bound); a paused or failed listener stays so. */
     public void markActive() {
-        lastError = null;
-        state = ListenerState.ACTIVE;
+        state.compareAndSet(ListenerState.PENDING, ListenerState.ACTIVE);
     }
 
     public void markFailed(String error) {
         lastError = error;
-        state = ListenerState.FAILED;
+        state.set(ListenerState.FAILED);
+    }
+
+    /** pending/active → paused; returns the state it was in when that was not allowed. */
+    public ListenerState pause() {
+        while (true) {
+            ListenerState s = state.get();
+            if (s != ListenerState.PENDING && s != ListenerState.ACTIVE) {
+                return s;
+            }
+            if (state.compareAndSet(s, ListenerState.PAUSED)) {
+                return ListenerState.PAUSED;
+            }
+        }
+    }
+
+    /** A new generation of this stream, pending, for a resume. */
+    public Listener nextGeneration(long newGeneration) {
+        return new Listener(workerId, dpRank, endpoint, replayEndpoint, partitionKey, partitionAddress, blockSize,
+                newGeneration);
     }
 
     /** Records an error that did not stop the listener (shown as last_error). */

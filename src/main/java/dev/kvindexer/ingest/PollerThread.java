@@ -13,8 +13,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
@@ -27,12 +29,14 @@ final class PollerThread extends Thread {
     private static final Logger LOG = LoggerFactory.getLogger(PollerThread.class);
     private static final int POLL_MILLIS = 20;
     /** Messages taken from one socket per round, so one flooding engine cannot starve the others. */
-    private static final int MAX_MESSAGES_PER_ROUND = 512;
+    private static final int MAX_MESSAGES_PER_ROUND = 256;
     private static final int LOGGED_PROBLEMS_PER_STREAM = 3;
+    private static final AtomicLong MONITORS = new AtomicLong();
 
     private final ZContext ctx;
     private final EventBus bus;
     private final EventCounters counters;
+    private final InFlightBatches inFlight;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final List<Subscription> subscriptions = new ArrayList<>();
     private final AtomicInteger load = new AtomicInteger();
@@ -40,26 +44,52 @@ final class PollerThread extends Thread {
     private ZMQ.Poller poller;
     private boolean pollerStale = true;
 
-    /** A listener's socket and per-stream decoder, owned by this thread. */
-    private static final class Subscription {
+    /**
+     * A listener's SUB, the PAIR that receives the SUB's connection events (so the listener stays pending
+     * until its engine is really there), and the per-stream decoder. All owned by this thread.
+     */
+    private final class Subscription {
         final Listener listener;
         final ZMQ.Socket socket;
+        final ZMQ.Socket monitor;
         final EngineBatchDecoder decoder;
         int loggedProblems;
 
-        Subscription(Listener listener, ZMQ.Socket socket) {
+        Subscription(Listener listener) {
             this.listener = listener;
-            this.socket = socket;
             this.decoder = new EngineBatchDecoder(listener.blockSize());
+            this.socket = ZmqSockets.subscriber(ctx, listener.endpoint());
+            ZMQ.Socket pair = null;
+            try {
+                String monitorAddress = "inproc://kvindexer-monitor-" + MONITORS.incrementAndGet();
+                socket.monitor(monitorAddress, ZMQ.EVENT_CONNECTED);
+                pair = ctx.createSocket(SocketType.PAIR);
+                pair.connect(monitorAddress);
+                ZmqSockets.attach(socket, listener.endpoint());
+            } catch (RuntimeException e) {
+                if (pair != null) {
+                    ctx.destroySocket(pair);
+                }
+                ctx.destroySocket(socket);
+                throw e;
+            }
+            this.monitor = pair;
+        }
+
+        void close() {
+            socket.monitor(null, 0);
+            ctx.destroySocket(monitor);
+            ctx.destroySocket(socket);
         }
     }
 
-    PollerThread(String name, ZContext ctx, EventBus bus, EventCounters counters) {
+    PollerThread(String name, ZContext ctx, EventBus bus, EventCounters counters, InFlightBatches inFlight) {
         super(name);
         setDaemon(true);
         this.ctx = ctx;
         this.bus = bus;
         this.counters = counters;
+        this.inFlight = inFlight;
     }
 
     int load() {
@@ -70,10 +100,12 @@ final class PollerThread extends Thread {
         load.incrementAndGet();
         commands.add(() -> {
             try {
-                subscriptions.add(new Subscription(listener, ZmqSockets.subscriber(ctx, listener.endpoint())));
+                subscriptions.add(new Subscription(listener));
                 pollerStale = true;
-                listener.markActive();
-                LOG.info("listener connected {}", listener);
+                if (ZmqEndpoint.bindsLocally(listener.endpoint())) {
+                    listener.markActive();
+                }
+                LOG.info("listener started {}", listener);
             } catch (RuntimeException e) {
                 load.decrementAndGet();
                 listener.markFailed("cannot open ZMQ socket: " + e.getMessage());
@@ -88,7 +120,7 @@ final class PollerThread extends Thread {
             for (int i = 0; i < subscriptions.size(); i++) {
                 Subscription s = subscriptions.get(i);
                 if (s.listener == listener) {
-                    s.socket.close();
+                    s.close();
                     subscriptions.remove(i);
                     load.decrementAndGet();
                     pollerStale = true;
@@ -109,7 +141,7 @@ final class PollerThread extends Thread {
             while (running) {
                 runCommands();
                 if (subscriptions.isEmpty()) {
-                    sleepQuietly();
+                    pause();
                     continue;
                 }
                 if (pollerStale) {
@@ -117,8 +149,12 @@ final class PollerThread extends Thread {
                 }
                 if (poller.poll(POLL_MILLIS) > 0) {
                     for (int i = 0; i < subscriptions.size(); i++) {
-                        if (poller.pollin(i)) {
-                            drain(subscriptions.get(i));
+                        Subscription s = subscriptions.get(i);
+                        if (poller.pollin(2 * i + 1)) {
+                            connectionEvents(s);
+                        }
+                        if (poller.pollin(2 * i)) {
+                            drain(s);
                         }
                     }
                 }
@@ -127,9 +163,7 @@ final class PollerThread extends Thread {
             LOG.error("ingest thread {} stopped by an unexpected error", getName(), e);
         } finally {
             runCommands();
-            for (Subscription s : subscriptions) {
-                s.socket.close();
-            }
+            subscriptions.forEach(Subscription::close);
             subscriptions.clear();
             if (poller != null) {
                 poller.close();
@@ -148,15 +182,30 @@ final class PollerThread extends Thread {
         if (poller != null) {
             poller.close();
         }
-        poller = ctx.createPoller(subscriptions.size());
+        poller = ctx.createPoller(2 * subscriptions.size());
         for (Subscription s : subscriptions) {
             poller.register(s.socket, ZMQ.Poller.POLLIN);
+            poller.register(s.monitor, ZMQ.Poller.POLLIN);
         }
         pollerStale = false;
     }
 
+    private void connectionEvents(Subscription s) {
+        ZMQ.Event event;
+        while ((event = ZMQ.Event.recv(s.monitor, ZMQ.DONTWAIT)) != null) {
+            if (event.getEvent() == ZMQ.EVENT_CONNECTED) {
+                s.listener.markActive();
+            }
+        }
+    }
+
     private void drain(Subscription sub) {
         for (int n = 0; n < MAX_MESSAGES_PER_ROUND; n++) {
+            if (!inFlight.hasRoom()) {
+                // Leave the rest in the socket; ZMQ's high-water mark pushes back on the engine.
+                pause();
+                return;
+            }
             byte[] first = sub.socket.recv(ZMQ.DONTWAIT);
             if (first == null) {
                 return;
@@ -185,6 +234,7 @@ final class PollerThread extends Thread {
             problem(sub, "skipped a malformed batch: " + e.getMessage());
             return;
         }
+        inFlight.sent();
         bus.send(l.partitionAddress(), new PartitionMessages.ApplyBatch(l.workerId(), l.dpRank(), l.generation(), batch));
     }
 
@@ -197,7 +247,7 @@ final class PollerThread extends Thread {
         }
     }
 
-    private static void sleepQuietly() {
+    private static void pause() {
         try {
             Thread.sleep(POLL_MILLIS);
         } catch (InterruptedException e) {

@@ -19,10 +19,19 @@ public final class ZmqIngest implements AutoCloseable {
     private final ZContext ctx = new ZContext();
     private final List<PollerThread> threads = new ArrayList<>();
     private final Map<Listener, PollerThread> owners = new ConcurrentHashMap<>();
+    private final InFlightBatches inFlight;
+    private final ReplayClient replays;
 
-    public ZmqIngest(Vertx vertx, int threadCount, EventCounters counters) {
+    /**
+     * @param maxInFlight bound on decoded batches sent but not yet taken by partitions
+     * @param listeners   finds a stream's current listener, for replay errors
+     */
+    public ZmqIngest(Vertx vertx, int threadCount, int maxInFlight, EventCounters counters,
+                     ReplayClient.ListenerDirectory listeners) {
+        this.inFlight = new InFlightBatches(maxInFlight);
+        this.replays = new ReplayClient(ctx, vertx.eventBus(), counters, listeners, 2);
         for (int i = 0; i < threadCount; i++) {
-            PollerThread t = new PollerThread("kvindexer-ingest-" + i, ctx, vertx.eventBus(), counters);
+            PollerThread t = new PollerThread("kvindexer-ingest-" + i, ctx, vertx.eventBus(), counters, inFlight);
             threads.add(t);
             t.start();
         }
@@ -52,8 +61,17 @@ public final class ZmqIngest implements AutoCloseable {
         return threads.size();
     }
 
+    public InFlightBatches inFlight() {
+        return inFlight;
+    }
+
+    public ReplayClient replays() {
+        return replays;
+    }
+
     @Override
     public void close() {
+        replays.close();
         threads.forEach(PollerThread::shutdown);
         for (PollerThread t : threads) {
             try {

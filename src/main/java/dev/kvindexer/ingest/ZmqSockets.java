@@ -11,22 +11,21 @@ final class ZmqSockets {
     private ZmqSockets() {
     }
 
-    /** A SUB for all topics, connected (or bound, for {@code tcp://*:port}) to the endpoint. */
+    /** A SUB for all topics with the listener options, not yet connected (so a monitor can be attached first). */
     static ZMQ.Socket subscriber(ZContext ctx, String endpoint) {
         ZMQ.Socket s = ctx.createSocket(SocketType.SUB);
-        try {
-            applyCommon(s, endpoint);
-            s.setRcvHWM(RECEIVE_HWM);
-            s.subscribe(new byte[0]);
-            if (ZmqEndpoint.bindsLocally(endpoint)) {
-                s.bind(endpoint);
-            } else {
-                s.connect(endpoint);
-            }
-            return s;
-        } catch (RuntimeException e) {
-            s.close();
-            throw e;
+        applyCommon(s, endpoint);
+        s.setRcvHWM(RECEIVE_HWM);
+        s.subscribe(new byte[0]);
+        return s;
+    }
+
+    /** Connects the SUB to the engine, or binds it for {@code tcp://*:port} (SPEC §3.1 bind mode). */
+    static void attach(ZMQ.Socket s, String endpoint) {
+        if (ZmqEndpoint.bindsLocally(endpoint)) {
+            s.bind(endpoint);
+        } else {
+            s.connect(endpoint);
         }
     }
 

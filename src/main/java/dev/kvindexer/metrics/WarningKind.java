@@ -8,6 +8,8 @@ public final class WarningKind {
     public static final String FILTERED_GROUP = "filtered_group";
     public static final String STALE_BATCH = "stale_batch";
     public static final String BATCHES_LOST = "batches_lost";
+    public static final String REPLAY_INCOMPLETE = "replay_incomplete";
+    public static final String ENGINE_RESTART = "engine_restart";
 
     private WarningKind() {
     }

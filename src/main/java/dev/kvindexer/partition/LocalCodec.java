@@ -23,6 +23,8 @@ public final class LocalCodec<T> implements MessageCodec<T, T> {
     public static void registerAll(EventBus bus) {
         register(bus, PartitionMessages.OpenStream.class);
         register(bus, PartitionMessages.ApplyBatch.class);
+        register(bus, PartitionMessages.ReplayedBatch.class);
+        register(bus, PartitionMessages.ReplayFinished.class);
         register(bus, PartitionMessages.RemoveStreams.class);
         register(bus, PartitionMessages.Query.class);
         register(bus, PartitionMessages.QueryReply.class);

@@ -8,47 +8,87 @@ import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.WarningKind;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The state one partition actor owns: the index and the open streams with their watermarks. Plain Java and
+ * The state one partition actor owns: the index and the open streams with their sequencing. Plain Java and
  * single-threaded; {@link PartitionVerticle} only adapts it to the event bus.
  */
 public final class Partition {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
 
     private final PartitionKey key;
+    private final String address;
     private final PartitionIndex index;
     private final EventCounters counters;
-    private final Map<StreamKey, StreamState> streams = new HashMap<>();
+    private final Watermarks watermarks;
+    private final Consumer<ReplayRequest> replays;
+    private final Map<StreamKey, Stream> streams = new HashMap<>();
 
-    record StreamKey(long workerId, int dpRank) {
+    private record StreamKey(long workerId, int dpRank) {
     }
 
-    /** A registered stream: its listener generation and last applied seq (watermark). */
-    static final class StreamState {
-        final long generation;
-        long watermark = -1;
-        boolean hasWatermark;
+    /** An open stream and the sequencer that orders its batches. */
+    private final class Stream implements StreamSequencer.Actions {
+        final StreamId id;
+        final StreamSequencer sequencer;
+        String replayEndpoint;
 
-        StreamState(long generation) {
-            this.generation = generation;
+        Stream(StreamId id) {
+            this.id = id;
+            this.sequencer = new StreamSequencer(watermarks.of(id), this);
+        }
+
+        @Override
+        public void apply(EventBatch batch) {
+            applyBatch(id.workerId(), batch.effectiveRank(id.dpRank()), batch);
+        }
+
+        @Override
+        public void restarted(EventBatch trigger) {
+            int rank = trigger.effectiveRank(id.dpRank());
+            index.removeWorkerDpRank(id.workerId(), rank);
+            if (rank != id.dpRank()) {
+                index.removeWorkerDpRank(id.workerId(), id.dpRank());
+            }
+            counters.warning(WarningKind.ENGINE_RESTART, 1);
+            LOG.warn("engine restart detected {} at seq={}: its blocks were cleared", id, Long.toUnsignedString(trigger.seq()));
+        }
+
+        @Override
+        public void requestReplay(long start, long end, long replayId) {
+            LOG.info("gap on {}: replaying [{}, {})", id, Long.toUnsignedString(start), Long.toUnsignedString(end));
+            replays.accept(new ReplayRequest(address, id, sequencer.generation(), replayId, replayEndpoint,
+                    index.blockSize(), start, end));
+        }
+
+        @Override
+        public void lost(long start, long end) {
+            counters.warning(WarningKind.BATCHES_LOST, end - start);
+            LOG.warn("No replay endpoint configured; batches lost {} range=[{}, {})", id, Long.toUnsignedString(start),
+                    Long.toUnsignedString(end));
+        }
+
+        @Override
+        public void stale(EventBatch batch) {
+            counters.warning(WarningKind.STALE_BATCH, 1);
         }
     }
 
-    public Partition(PartitionKey key, int blockSize, EventCounters counters) {
+    public Partition(PartitionKey key, int blockSize, String address, EventCounters counters, Watermarks watermarks,
+                     Consumer<ReplayRequest> replays) {
         this.key = key;
+        this.address = address;
         this.index = new PartitionIndex(blockSize);
         this.counters = counters;
+        this.watermarks = watermarks;
+        this.replays = replays;
     }
 
     public PartitionKey key() {
         return key;
-    }
-
-    public int blockSize() {
-        return index.blockSize();
     }
 
     public PartitionIndex index() {
@@ -56,27 +96,47 @@ public final class Partition {
     }
 
     public void openStream(PartitionMessages.OpenStream open) {
-        streams.put(new StreamKey(open.workerId(), open.dpRank()), new StreamState(open.generation()));
+        Stream s = streams.computeIfAbsent(new StreamKey(open.workerId(), open.dpRank()),
+                k -> new Stream(new StreamId(key, k.workerId(), k.dpRank())));
+        s.replayEndpoint = open.replayEndpoint();
+        s.sequencer.open(open.generation(), open.replayEndpoint());
     }
 
-    /** Applies a batch if its stream is open in the same generation; returns whether it was applied. */
-    public boolean apply(PartitionMessages.ApplyBatch msg) {
-        StreamState stream = streams.get(new StreamKey(msg.workerId(), msg.registeredRank()));
-        if (stream == null || stream.generation != msg.generation()) {
-            // A batch still in flight when its registration went away; applying it would resurrect blocks.
-            return false;
+    /** A live batch; dropped when its stream is closed or belongs to an older listener generation. */
+    public void onLive(PartitionMessages.ApplyBatch msg) {
+        Stream s = stream(msg.workerId(), msg.registeredRank(), msg.generation());
+        if (s != null) {
+            s.sequencer.onLive(msg.batch());
         }
-        EventBatch batch = msg.batch();
+    }
+
+    public void onReplayed(PartitionMessages.ReplayedBatch msg) {
+        Stream s = stream(msg.workerId(), msg.registeredRank(), msg.generation());
+        if (s != null) {
+            s.sequencer.onReplayed(msg.replayId(), msg.batch());
+        }
+    }
+
+    public void onReplayFinished(PartitionMessages.ReplayFinished msg) {
+        Stream s = stream(msg.workerId(), msg.registeredRank(), msg.generation());
+        if (s != null) {
+            s.sequencer.onReplayFinished(msg.replayId());
+        }
+    }
+
+    private Stream stream(long workerId, int dpRank, long generation) {
+        Stream s = streams.get(new StreamKey(workerId, dpRank));
+        // A batch still in flight when its registration went away would resurrect blocks: drop it.
+        return s != null && s.sequencer.generation() == generation ? s : null;
+    }
+
+    private void applyBatch(long workerId, int rank, EventBatch batch) {
         counters.warning(WarningKind.DECODE_ERROR, batch.malformedEvents());
         counters.warning(WarningKind.BLOCK_SIZE_MISMATCH, batch.blockSizeMismatches());
         counters.warning(WarningKind.FILTERED_GROUP, batch.filteredEvents());
-        int rank = batch.effectiveRank(msg.registeredRank());
         for (KvEvent event : batch.events()) {
-            applyEvent(msg.workerId(), rank, event);
+            applyEvent(workerId, rank, event);
         }
-        stream.watermark = batch.seq();
-        stream.hasWatermark = true;
-        return true;
     }
 
     private void applyEvent(long workerId, int rank, KvEvent event) {
@@ -99,6 +159,7 @@ public final class Partition {
         }
     }
 
+    /** Unregistration: the streams close (their watermarks stay in {@link Watermarks}) and their blocks go. */
     public void removeStreams(PartitionMessages.RemoveStreams msg) {
         if (msg.wholeWorker()) {
             streams.keySet().removeIf(k -> k.workerId() == msg.workerId());
@@ -118,11 +179,5 @@ public final class Partition {
         DumpWriter writer = new DumpWriter(index.blockSize());
         index.dump(writer);
         return writer.finish();
-    }
-
-    /** Watermark of a stream, or -1 when it has applied nothing (visible for tests and recovery). */
-    public long watermark(long workerId, int dpRank) {
-        StreamState s = streams.get(new StreamKey(workerId, dpRank));
-        return s == null || !s.hasWatermark ? -1 : s.watermark;
     }
 }

@@ -9,8 +9,19 @@ public final class PartitionMessages {
     private PartitionMessages() {
     }
 
-    /** A stream (one registration) is open from now on; batches of other generations are dropped. */
-    public record OpenStream(long workerId, int dpRank, long generation) {
+    /**
+     * A listener generation of a stream starts (registration or resume); batches of other generations are
+     * dropped. {@code replayEndpoint} is the engine's ROUTER, or null.
+     */
+    public record OpenStream(long workerId, int dpRank, long generation, String replayEndpoint) {
+    }
+
+    /** A batch fetched from the engine by replay {@code replayId}, in seq order. */
+    public record ReplayedBatch(long workerId, int registeredRank, long generation, long replayId, EventBatch batch) {
+    }
+
+    /** Replay {@code replayId} has ended; every batch it fetched was sent before this message. */
+    public record ReplayFinished(long workerId, int registeredRank, long generation, long replayId) {
     }
 
     /** A decoded batch from the stream (workerId, registeredRank) of the given listener generation. */

@@ -1,20 +1,25 @@
 package dev.kvindexer.partition;
 
+import dev.kvindexer.ingest.InFlightBatches;
 import dev.kvindexer.metrics.EventCounters;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
+import java.util.function.Consumer;
 
 /** The actor of one partition: the only code that touches its {@link Partition}, on one event loop. */
 public final class PartitionVerticle extends VerticleBase {
     private final String address;
     private final Partition partition;
+    private final InFlightBatches inFlight;
     private MessageConsumer<Object> consumer;
 
-    public PartitionVerticle(PartitionKey key, int blockSize, long incarnation, EventCounters counters) {
+    public PartitionVerticle(PartitionKey key, int blockSize, long incarnation, EventCounters counters,
+                             Watermarks watermarks, Consumer<ReplayRequest> replays, InFlightBatches inFlight) {
         this.address = Addresses.partition(incarnation);
-        this.partition = new Partition(key, blockSize, counters);
+        this.partition = new Partition(key, blockSize, address, counters, watermarks, replays);
+        this.inFlight = inFlight;
     }
 
     @Override
@@ -27,7 +32,12 @@ public final class PartitionVerticle extends VerticleBase {
     private void handle(Message<Object> msg) {
         Object body = msg.body();
         if (body instanceof PartitionMessages.ApplyBatch) {
-            partition.apply((PartitionMessages.ApplyBatch) body);
+            inFlight.taken();
+            partition.onLive((PartitionMessages.ApplyBatch) body);
+        } else if (body instanceof PartitionMessages.ReplayedBatch) {
+            partition.onReplayed((PartitionMessages.ReplayedBatch) body);
+        } else if (body instanceof PartitionMessages.ReplayFinished) {
+            partition.onReplayFinished((PartitionMessages.ReplayFinished) body);
         } else if (body instanceof PartitionMessages.Query) {
             msg.reply(partition.query((PartitionMessages.Query) body));
         } else if (body instanceof PartitionMessages.OpenStream) {

@@ -5,6 +5,7 @@ import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.partition.PartitionVerticle;
+import dev.kvindexer.partition.Watermarks;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
@@ -24,12 +25,15 @@ public final class RegistrationService {
     private final Registry registry;
     private final ZmqIngest ingest;
     private final EventCounters counters;
+    private final Watermarks watermarks;
 
-    public RegistrationService(Vertx vertx, Registry registry, ZmqIngest ingest, EventCounters counters) {
+    public RegistrationService(Vertx vertx, Registry registry, ZmqIngest ingest, EventCounters counters,
+                               Watermarks watermarks) {
         this.vertx = vertx;
         this.registry = registry;
         this.ingest = ingest;
         this.counters = counters;
+        this.watermarks = watermarks;
     }
 
     public Registry registry() {
@@ -50,10 +54,7 @@ public final class RegistrationService {
             deploy(partition);
         }
         LOG.info("registered {} model={} tenant={}", listener, partition.key().modelName(), partition.key().tenantId());
-        return partition.deployed()
-                .compose(id -> vertx.eventBus().request(partition.address(), new PartitionMessages.OpenStream(
-                        listener.workerId(), listener.dpRank(), listener.generation())))
-                .compose(reply -> ingest.start(listener))
+        return start(partition, listener)
                 .recover(t -> {
                     // Never leave a registration behind that can only ever show "pending".
                     LOG.error("registration of {} failed; rolled back", listener, t);
@@ -63,10 +64,40 @@ public final class RegistrationService {
                 });
     }
 
+    /** Opens the listener's generation in its partition, then its socket, so no batch precedes its stream. */
+    private Future<Void> start(PartitionEntry partition, Listener listener) {
+        return partition.deployed()
+                .compose(id -> vertx.eventBus().request(partition.address(), new PartitionMessages.OpenStream(
+                        listener.workerId(), listener.dpRank(), listener.generation(), listener.replayEndpoint())))
+                .compose(reply -> ingest.start(listener));
+    }
+
+    /** Test endpoint: stops consuming; events published meanwhile are missed and come back through replay. */
+    public Future<Void> pause(long instanceId, int dpRank) {
+        try {
+            Listener l = registry.pause(instanceId, dpRank);
+            LOG.info("paused {}", l);
+            return ingest.stop(l);
+        } catch (RegistryException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
+    /** Test endpoint: a new listener generation, pending until connected. */
+    public Future<Void> resume(long instanceId, int dpRank) {
+        try {
+            Registry.Resumption r = registry.resume(instanceId, dpRank);
+            LOG.info("resuming {}", r.next());
+            return ingest.stop(r.previous()).compose(v -> start(r.partition(), r.next()));
+        } catch (RegistryException e) {
+            return Future.failedFuture(e);
+        }
+    }
+
     private void deploy(PartitionEntry partition) {
         try {
-            vertx.deployVerticle(new PartitionVerticle(partition.key(), partition.blockSize(),
-                    partition.incarnation(), counters)).onComplete(partition.deployedPromise());
+            vertx.deployVerticle(new PartitionVerticle(partition.key(), partition.blockSize(), partition.incarnation(),
+                    counters, watermarks, ingest.replays(), ingest.inFlight())).onComplete(partition.deployedPromise());
             LOG.info("partition created model={} tenant={} block_size={}", partition.key().modelName(),
                     partition.key().tenantId(), partition.blockSize());
         } catch (RuntimeException e) {

@@ -1,6 +1,7 @@
 package dev.kvindexer.registry;
 
 import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionMessages;
 import java.util.ArrayList;
@@ -120,6 +121,53 @@ public final class Registry {
             }
         }
         return new Unregistration(partition, removed, removal, partitionRemoved);
+    }
+
+    /** The current listener of (instance, dp_rank), or null. */
+    public synchronized Listener listener(long instanceId, int dpRank) {
+        Instance inst = instances.get(instanceId);
+        return inst == null ? null : inst.listeners.get(dpRank);
+    }
+
+    /** Pauses a pending or active listener (test endpoint); returns it so its socket can be closed. */
+    public synchronized Listener pause(long instanceId, int dpRank) throws RegistryException {
+        Listener l = existing(instanceId, dpRank);
+        ListenerState before = l.pause();
+        if (before != ListenerState.PAUSED) {
+            throw new RegistryException(409, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
+                    + " cannot be paused from status " + before.jsonName());
+        }
+        return l;
+    }
+
+    /** What a resume replaced: the old listener and its new generation, pending. */
+    public record Resumption(PartitionEntry partition, Listener previous, Listener next) {
+    }
+
+    /** Starts a new listener generation for a paused or failed listener (test endpoint). */
+    public synchronized Resumption resume(long instanceId, int dpRank) throws RegistryException {
+        Listener l = existing(instanceId, dpRank);
+        ListenerState state = l.state();
+        if (state != ListenerState.PAUSED && state != ListenerState.FAILED) {
+            throw new RegistryException(409, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
+                    + " cannot be resumed from status " + state.jsonName());
+        }
+        Listener next = l.nextGeneration(nextGeneration++);
+        instances.get(instanceId).listeners.put(dpRank, next);
+        return new Resumption(partitions.get(l.partitionKey()), l, next);
+    }
+
+    private Listener existing(long instanceId, int dpRank) throws RegistryException {
+        Instance inst = instances.get(instanceId);
+        if (inst == null) {
+            throw new RegistryException(404, "instance " + Long.toUnsignedString(instanceId) + " not found");
+        }
+        Listener l = inst.listeners.get(dpRank);
+        if (l == null) {
+            throw new RegistryException(404, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
+                    + " not found");
+        }
+        return l;
     }
 
     public synchronized Optional<PartitionEntry> partition(PartitionKey key) {

@@ -48,7 +48,11 @@ class ZmqToQueryEndToEndTest {
         String body = "{\"instance_id\":" + id + ",\"dp_rank\":" + dp + ",\"endpoint\":\"" + pub.endpoint()
                 + "\",\"model_name\":\"m\",\"block_size\":4}";
         assertEquals(201, http.post("/register", body).statusCode());
-        pub.awaitSubscriber();
+        try {
+            pub.awaitSubscriber();
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; workers: " + http.get("/workers").body(), e);
+        }
     }
 
     private String query(int tokens) {
