@@ -45,8 +45,12 @@ class ZmqToQueryEndToEndTest {
     }
 
     private void register(long id, int dp, TestPublisher pub) {
+        register(id, dp, pub, "m", 4);
+    }
+
+    private void register(long id, int dp, TestPublisher pub, String model, int blockSize) {
         String body = "{\"instance_id\":" + id + ",\"dp_rank\":" + dp + ",\"endpoint\":\"" + pub.endpoint()
-                + "\",\"model_name\":\"m\",\"block_size\":4}";
+                + "\",\"model_name\":\"" + model + "\",\"block_size\":" + blockSize + "}";
         assertEquals(201, http.post("/register", body).statusCode());
         try {
             pub.awaitSubscriber();
@@ -120,9 +124,7 @@ class ZmqToQueryEndToEndTest {
     @Test
     void vectorAEndToEndLeavesNothingAfterStoreRemoveClear() {
         try (TestPublisher pub = new TestPublisher()) {
-            String body = "{\"instance_id\":1,\"endpoint\":\"" + pub.endpoint() + "\",\"model_name\":\"a\",\"block_size\":16}";
-            assertEquals(201, http.post("/register", body).statusCode());
-            pub.awaitSubscriber();
+            register(1, 0, pub, "a", 16);
             pub.publish("kv@pod-a@test-model", 0, HexFormat.of().parseHex("93cb3ff80000000000009388a474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573920102b1706172656e745f626c6f636b5f68617368c0a9746f6b656e5f696473dc00200102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20aa626c6f636b5f73697a6510a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c083a474797065ac426c6f636b52656d6f766564ac626c6f636b5f6861736865739102a66d656469756da347505581a474797065b0416c6c426c6f636b73436c656172656400"));
             Await.until("vector A applied", WAIT, () -> node.services().counters().appliedCount("cleared", "ok") == 1);
             assertEquals(1, node.services().counters().appliedCount("stored", "ok"));
