@@ -168,7 +168,11 @@ public final class SimulatedEngine implements AutoCloseable {
         }
     }
 
-    /** Waits until at least {@code n} subscriptions have reached the publisher since start. */
+    /**
+     * Waits until at least {@code n} subscriptions have reached the publisher since start (counted over restarts).
+     * A JeroMQ SUB sends its subscription, also after reconnecting to a restarted engine, only while its own thread
+     * processes commands (any recv, or {@code getEvents()}); a subscriber that sits idle is never counted.
+     */
     public boolean awaitSubscribers(long n, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (subscriptions < n) {
