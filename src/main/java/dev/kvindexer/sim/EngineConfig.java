@@ -1,0 +1,93 @@
+package dev.kvindexer.sim;
+
+/**
+ * Settings of one simulated engine rank. Port 0 binds an ephemeral port (kept across restarts). {@code hostCapacity}
+ * 0 disables the CPU tier. Start from {@link #local(long, int)} and adjust with the {@code with...} methods.
+ */
+public record EngineConfig(long instanceId, int dpRank, String bindHost, String advertiseHost, int livePort,
+        int replayPort, BatchEncoder.Format format, EngineHashKind hashKind, int blockSize, int capacity,
+        int hostCapacity, ReplayStyle replayStyle, String topic, double dropRate, long seed) {
+
+    public EngineConfig {
+        if (blockSize <= 0 || capacity <= 0) {
+            throw new IllegalArgumentException("block size and capacity must be positive");
+        }
+        if (hostCapacity != 0 && hostCapacity < capacity) {
+            throw new IllegalArgumentException("host capacity must be 0 or >= capacity");
+        }
+        new DropSchedule(0, dropRate); // validates the rate
+    }
+
+    /** Loopback, ephemeral ports, vLLM map era, sequence hashes, block size 16, 1024 blocks, 4-frame replay. */
+    public static EngineConfig local(long instanceId, int dpRank) {
+        return new EngineConfig(instanceId, dpRank, "127.0.0.1", "127.0.0.1", 0, 0, BatchEncoder.Format.VLLM_MAP,
+                EngineHashKind.SEQUENCE, 16, 1024, 0, ReplayStyle.FOUR_FRAME, "", 0.0, 42L);
+    }
+
+    public EngineConfig withPorts(int live, int replay) {
+        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, live, replay, format, hashKind, blockSize,
+                capacity, hostCapacity, replayStyle, topic, dropRate, seed);
+    }
+
+    public EngineConfig withHosts(String bind, String advertise) {
+        return new EngineConfig(instanceId, dpRank, bind, advertise, livePort, replayPort, format, hashKind, blockSize,
+                capacity, hostCapacity, replayStyle, topic, dropRate, seed);
+    }
+
+    public EngineConfig withFormat(BatchEncoder.Format f) {
+        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, f, hashKind, blockSize,
+                capacity, hostCapacity, replayStyle, topic, dropRate, seed);
+    }
+
+    public EngineConfig withHashKind(EngineHashKind k) {
+        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, k, blockSize,
+                capacity, hostCapacity, replayStyle, topic, dropRate, seed);
+    }
+
+    public EngineConfig withCache(int newBlockSize, int newCapacity, int newHostCapacity) {
+        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
+                newBlockSize, newCapacity, newHostCapacity, replayStyle, topic, dropRate, seed);
+    }
+
+    public EngineConfig withReplayStyle(ReplayStyle s) {
+        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
+                blockSize, capacity, hostCapacity, s, topic, dropRate, seed);
+    }
+
+    public EngineConfig withTopic(String t) {
+        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
+                blockSize, capacity, hostCapacity, replayStyle, t, dropRate, seed);
+    }
+
+    public EngineConfig withDrops(double rate, long newSeed) {
+        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
+                blockSize, capacity, hostCapacity, replayStyle, topic, rate, newSeed);
+    }
+
+    /** The medium a device block is published with. */
+    public String deviceMedium() {
+        return "GPU";
+    }
+
+    /** The medium an offloaded block is published with: SGLang says CPU_PINNED, vLLM says CPU (both host_pinned). */
+    public String hostMedium() {
+        return format == BatchEncoder.Format.SGLANG_ARRAY ? "CPU_PINNED" : "CPU";
+    }
+
+    /**
+     * Seed of one engine process: distinct per rank and per restart generation, so {@link EngineHashKind#RANDOM}
+     * roots and drop decisions differ as they would between real processes, yet repeat from run to run.
+     */
+    public long processSeed(int generation) {
+        long z = seed;
+        z = mix(z ^ instanceId);
+        z = mix(z ^ dpRank);
+        return mix(z ^ generation);
+    }
+
+    private static long mix(long z) {
+        z = (z ^ (z >>> 33)) * 0xff51afd7ed558ccdL;
+        z = (z ^ (z >>> 33)) * 0xc4ceb9fe1a85ec53L;
+        return z ^ (z >>> 33);
+    }
+}

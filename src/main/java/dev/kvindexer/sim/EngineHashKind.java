@@ -1,0 +1,68 @@
+package dev.kvindexer.sim;
+
+import dev.kvindexer.hash.BlockHasher;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+
+/** How an engine derives its own block hashes from a prompt (SPEC §1.7: engine hashes are opaque to the indexer). */
+public enum EngineHashKind {
+    /** Dynamo mocker style: the rolling sequence hash of the local hashes (SPEC §2.6); equal across engines. */
+    SEQUENCE,
+    /**
+     * vLLM style: low 64 bits of SHA-256(parent hash ‖ block tokens), rooted at a per-process random value (vLLM's
+     * NONE_HASH without PYTHONHASHSEED), so two engines, or one engine before and after a restart, hash the same
+     * prefix differently. Here the root comes from {@code engineSeed}, so it is deterministic.
+     */
+    RANDOM;
+
+    /** Parses the CLI spelling ({@code sequence}, {@code random}). */
+    public static EngineHashKind parse(String s) {
+        return valueOf(s.trim().toUpperCase(java.util.Locale.ROOT));
+    }
+
+    /** Cuts {@code prompt} into complete blocks (the partial tail is dropped) and hashes them. */
+    public BlockChain chain(int[] prompt, int blockSize, long engineSeed) {
+        long[] local = BlockHasher.localHashes(prompt, blockSize, BlockHasher.BASE_SEED);
+        int[] tokens = Arrays.copyOf(prompt, local.length * blockSize);
+        long[] engine = this == SEQUENCE ? BlockHasher.sequenceHashes(local) : shaChain(tokens, blockSize, engineSeed);
+        return new BlockChain(blockSize, tokens, local, engine);
+    }
+
+    private static long[] shaChain(int[] tokens, int blockSize, long rootSeed) {
+        MessageDigest sha = sha256();
+        int blocks = tokens.length / blockSize;
+        long[] out = new long[blocks];
+        byte[] buf = new byte[Long.BYTES + blockSize * Integer.BYTES];
+        long parent = rootSeed;
+        for (int b = 0; b < blocks; b++) {
+            putLe(buf, 0, parent, Long.BYTES);
+            for (int i = 0; i < blockSize; i++) {
+                putLe(buf, Long.BYTES + i * Integer.BYTES, tokens[b * blockSize + i], Integer.BYTES);
+            }
+            byte[] digest = sha.digest(buf);
+            // vLLM's int conversion: int.from_bytes(digest, "big") masked to 64 bits = the last 8 bytes, big-endian.
+            long h = 0;
+            for (int i = digest.length - Long.BYTES; i < digest.length; i++) {
+                h = (h << 8) | (digest[i] & 0xffL);
+            }
+            out[b] = h;
+            parent = h;
+        }
+        return out;
+    }
+
+    private static void putLe(byte[] buf, int at, long v, int width) {
+        for (int i = 0; i < width; i++) {
+            buf[at + i] = (byte) (v >>> (8 * i));
+        }
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is mandatory in every JRE", e);
+        }
+    }
+}
