@@ -102,6 +102,10 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--hold-ms", defaultValue = "0", description = "Keep the engines up this long after the last request, to serve replays (default: ${DEFAULT-VALUE}).")
     long holdMs;
 
+    @Option(names = "--sample-query", paramLabel = "FILE",
+            description = "Write a POST /query body for the first prompt sent, to try against the indexer.")
+    java.nio.file.Path sampleQuery;
+
     static BatchEncoder.Format parseFormat(String s) {
         switch (s.trim().toLowerCase(Locale.ROOT)) {
             case "vllm-map":
@@ -171,6 +175,9 @@ public final class SimulateCommand implements Callable<Integer> {
             Thread.sleep(config.warmup().toMillis());
             Simulation.Summary summary = sim.run(prompts);
             print(summary);
+            if (sampleQuery != null) {
+                writeSampleQuery(sim);
+            }
             long holdUntil = System.nanoTime() + config.hold().toNanos();
             while (System.nanoTime() < holdUntil && !sim.stopping()) {
                 Thread.sleep(Math.min(100, Math.max(1, (holdUntil - System.nanoTime()) / 1_000_000)));
@@ -182,6 +189,24 @@ public final class SimulateCommand implements Callable<Integer> {
             finished.countDown();
         }
         return 0;
+    }
+
+    /** The same seed gives the same prompts, so the first one of a fresh source is the first one sent. */
+    private void writeSampleQuery(Simulation sim) throws java.io.IOException {
+        try (PromptSource again = sim.openPrompts()) {
+            int[] first = again.next();
+            if (first == null) {
+                return;
+            }
+            io.vertx.core.json.JsonArray tokens = new io.vertx.core.json.JsonArray();
+            for (int t : first) {
+                tokens.add(Integer.toUnsignedLong(t));
+            }
+            String body = new io.vertx.core.json.JsonObject().put("model_name", modelName).put("tenant_id", tenantId)
+                    .put("token_ids", tokens).encode();
+            java.nio.file.Files.writeString(sampleQuery, body);
+            System.out.println("sample /query body (" + first.length + " tokens) written to " + sampleQuery);
+        }
     }
 
     private static void print(Simulation.Summary s) {
