@@ -1,0 +1,255 @@
+package dev.kvindexer.cluster;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.partition.PartitionKey;
+import it.unimi.dsi.fastutil.longs.LongArrayList;
+import java.io.IOException;
+import java.io.InputStream;
+
+/**
+ * Streams a Dynamo-shaped /dump (SPEC §7.9) into a {@link DumpSink} without building the document in memory:
+ * {@code {"model:group": {"block_size": n, "events": [RouterEvent...]}}}, the oldest shape whose value is the
+ * bare events array, and {@code {"error": ...}} values. Hashes are unsigned u64 numbers. Unknown members are
+ * skipped, so dumps of newer peers (residency_domain, start_position, watermarks) load too.
+ */
+public final class DumpParser {
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private DumpParser() {
+    }
+
+    /** Parses the whole document; throws IOException (with the JSON location) on malformed input. */
+    public static void parse(InputStream in, DumpSink sink) throws IOException {
+        try (JsonParser p = JSON.createParser(in)) {
+            expect(p.nextToken(), JsonToken.START_OBJECT, p);
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                PartitionKey key = splitKey(p.currentName());
+                JsonToken t = p.nextToken();
+                if (t == JsonToken.START_ARRAY) {
+                    sink.partition(key, 0);
+                    events(p, sink);
+                } else if (t == JsonToken.START_OBJECT) {
+                    partitionObject(p, key, sink);
+                } else {
+                    throw new IOException("partition " + key.dumpKey() + ": expected an object or an array");
+                }
+            }
+        }
+    }
+
+    /** Recovery splits the key at the first ':' (a model name with ':' cannot round-trip; SPEC §10.5). */
+    static PartitionKey splitKey(String key) throws IOException {
+        int colon = key.indexOf(':');
+        if (colon < 0) {
+            throw new IOException("dump key without ':' " + key);
+        }
+        return new PartitionKey(key.substring(0, colon), key.substring(colon + 1));
+    }
+
+    private static void partitionObject(JsonParser p, PartitionKey key, DumpSink sink) throws IOException {
+        int blockSize = 0;
+        boolean started = false;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken t = p.nextToken();
+            if (name.equals("error") && t == JsonToken.VALUE_STRING) {
+                sink.partitionFailed(key, p.getText());
+                started = true;
+            } else if (name.equals("block_size") && t == JsonToken.VALUE_NUMBER_INT) {
+                blockSize = p.getIntValue();
+            } else if (name.equals("events") && t == JsonToken.START_ARRAY) {
+                // block_size precedes events in every dump we and Dynamo write.
+                sink.partition(key, blockSize);
+                started = true;
+                events(p, sink);
+            } else {
+                p.skipChildren();
+            }
+        }
+        if (!started) {
+            sink.partition(key, blockSize);
+        }
+    }
+
+    private static void events(JsonParser p, DumpSink sink) throws IOException {
+        while (p.nextToken() == JsonToken.START_OBJECT) {
+            routerEvent(p, sink);
+        }
+    }
+
+    private static void routerEvent(JsonParser p, DumpSink sink) throws IOException {
+        long worker = 0;
+        boolean hasWorker = false;
+        StorageTier tier = StorageTier.DEVICE;
+        int dpRank = 0;
+        KvEvent event = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken t = p.nextToken();
+            switch (name) {
+                case "worker_id":
+                    worker = u64(p);
+                    hasWorker = true;
+                    break;
+                case "storage_tier":
+                    tier = t == JsonToken.VALUE_NULL ? StorageTier.DEVICE : tier(p);
+                    break;
+                case "event":
+                    expect(t, JsonToken.START_OBJECT, p);
+                    while (p.nextToken() == JsonToken.FIELD_NAME) {
+                        String inner = p.currentName();
+                        JsonToken it = p.nextToken();
+                        if (inner.equals("dp_rank") && it == JsonToken.VALUE_NUMBER_INT) {
+                            dpRank = p.getIntValue();
+                        } else if (inner.equals("data")) {
+                            event = data(p, it);
+                        } else {
+                            p.skipChildren();
+                        }
+                    }
+                    break;
+                default:
+                    p.skipChildren();
+            }
+        }
+        if (!hasWorker || event == null) {
+            throw new IOException("RouterEvent without worker_id or event.data at " + p.currentLocation());
+        }
+        sink.event(worker, dpRank, retier(event, tier));
+    }
+
+    private static KvEvent data(JsonParser p, JsonToken t) throws IOException {
+        if (t == JsonToken.VALUE_STRING && p.getText().equals("cleared")) {
+            return KvEvent.Cleared.INSTANCE;
+        }
+        expect(t, JsonToken.START_OBJECT, p);
+        KvEvent out = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String variant = p.currentName();
+            JsonToken vt = p.nextToken();
+            if (variant.equals("stored")) {
+                out = stored(p, vt);
+            } else if (variant.equals("removed")) {
+                out = removed(p, vt);
+            } else {
+                p.skipChildren();
+            }
+        }
+        if (out == null) {
+            throw new IOException("unknown event.data variant at " + p.currentLocation());
+        }
+        return out;
+    }
+
+    private static KvEvent.Stored stored(JsonParser p, JsonToken t) throws IOException {
+        expect(t, JsonToken.START_OBJECT, p);
+        boolean hasParent = false;
+        long parent = 0;
+        LongArrayList blocks = new LongArrayList();
+        LongArrayList tokens = new LongArrayList();
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken vt = p.nextToken();
+            if (name.equals("parent_hash")) {
+                hasParent = vt != JsonToken.VALUE_NULL;
+                parent = hasParent ? u64(p) : 0;
+            } else if (name.equals("blocks")) {
+                expect(vt, JsonToken.START_ARRAY, p);
+                while (p.nextToken() == JsonToken.START_OBJECT) {
+                    long block = 0;
+                    long local = 0;
+                    int seen = 0;
+                    while (p.nextToken() == JsonToken.FIELD_NAME) {
+                        String f = p.currentName();
+                        p.nextToken();
+                        if (f.equals("block_hash")) {
+                            block = u64(p);
+                            seen |= 1;
+                        } else if (f.equals("tokens_hash")) {
+                            local = u64(p);
+                            seen |= 2;
+                        } else {
+                            p.skipChildren();
+                        }
+                    }
+                    if (seen != 3) {
+                        throw new IOException("stored block without block_hash or tokens_hash at " + p.currentLocation());
+                    }
+                    blocks.add(block);
+                    tokens.add(local);
+                }
+            } else {
+                p.skipChildren();
+            }
+        }
+        return new KvEvent.Stored(StorageTier.DEVICE, hasParent, parent, blocks.toLongArray(), tokens.toLongArray());
+    }
+
+    private static KvEvent.Removed removed(JsonParser p, JsonToken t) throws IOException {
+        expect(t, JsonToken.START_OBJECT, p);
+        LongArrayList hashes = new LongArrayList();
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken vt = p.nextToken();
+            if (name.equals("block_hashes") && vt == JsonToken.START_ARRAY) {
+                while (p.nextToken() != JsonToken.END_ARRAY) {
+                    hashes.add(u64(p));
+                }
+            } else {
+                p.skipChildren();
+            }
+        }
+        return new KvEvent.Removed(StorageTier.DEVICE, hashes.toLongArray());
+    }
+
+    private static KvEvent retier(KvEvent e, StorageTier tier) {
+        if (tier == StorageTier.DEVICE) {
+            return e;
+        }
+        if (e instanceof KvEvent.Stored) {
+            KvEvent.Stored s = (KvEvent.Stored) e;
+            return new KvEvent.Stored(tier, s.hasParent(), s.parentHash(), s.blockHashes(), s.tokensHashes());
+        }
+        if (e instanceof KvEvent.Removed) {
+            return new KvEvent.Removed(tier, ((KvEvent.Removed) e).blockHashes());
+        }
+        return e;
+    }
+
+    private static StorageTier tier(JsonParser p) throws IOException {
+        try {
+            return StorageTier.fromJsonName(p.getText());
+        } catch (IllegalArgumentException e) {
+            throw new IOException(e.getMessage() + " at " + p.currentLocation());
+        }
+    }
+
+    /** An unsigned 64-bit number; values above Long.MAX_VALUE keep their bit pattern. */
+    private static long u64(JsonParser p) throws IOException {
+        if (p.currentToken() != JsonToken.VALUE_NUMBER_INT) {
+            throw new IOException("expected an unsigned integer at " + p.currentLocation());
+        }
+        if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
+            java.math.BigInteger b = p.getBigIntegerValue();
+            if (b.signum() < 0 || b.bitLength() > 64) {
+                throw new IOException("value out of u64 range at " + p.currentLocation());
+            }
+            return b.longValue();
+        }
+        long v = p.getLongValue();
+        if (v < 0) {
+            throw new IOException("negative value where u64 expected at " + p.currentLocation());
+        }
+        return v;
+    }
+
+    private static void expect(JsonToken actual, JsonToken expected, JsonParser p) throws IOException {
+        if (actual != expected) {
+            throw new IOException("expected " + expected + " but found " + actual + " at " + p.currentLocation());
+        }
+    }
+}

@@ -1,0 +1,130 @@
+package dev.kvindexer.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.PartitionIndex;
+import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.partition.Partition;
+import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.partition.Watermarks;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class DumpParserTest {
+    /** Collects what the parser emits and applies it to one index per partition. */
+    private static final class Collector implements DumpSink {
+        final List<String> log = new ArrayList<>();
+        PartitionIndex index;
+
+        @Override
+        public void partition(PartitionKey key, int blockSize) {
+            log.add("partition " + key.modelName() + "|" + key.tenantId() + " bs=" + blockSize);
+            index = new PartitionIndex(blockSize == 0 ? 4 : blockSize);
+        }
+
+        @Override
+        public void event(long workerId, int dpRank, KvEvent event) {
+            log.add(Long.toUnsignedString(workerId) + "/" + dpRank + " " + event.getClass().getSimpleName());
+            if (event instanceof KvEvent.Stored) {
+                KvEvent.Stored s = (KvEvent.Stored) event;
+                index.store(workerId, dpRank, s.tier(), s.hasParent(), s.parentHash(), s.blockHashes(), s.tokensHashes());
+            }
+        }
+
+        @Override
+        public void partitionFailed(PartitionKey key, String error) {
+            log.add("failed " + key.dumpKey() + ": " + error);
+        }
+    }
+
+    private static Collector parse(String json) throws IOException {
+        Collector c = new Collector();
+        DumpParser.parse(new ByteArrayInputStream(json.getBytes(StandardCharsets.UTF_8)), c);
+        return c;
+    }
+
+    private static List<OwnerMatch> sorted(List<OwnerMatch> m) {
+        List<OwnerMatch> out = new ArrayList<>(m);
+        out.sort(Comparator.comparingLong(OwnerMatch::workerId).thenComparingInt(OwnerMatch::dpRank));
+        return out;
+    }
+
+    @Test
+    void ourDumpRoundTripsThroughTheParserT5() throws IOException {
+        // SPEC 6.10 T5: device [11,12], host_pinned [13], disk [14], engine hashes chained as HV12.
+        long e11 = 11;
+        long e12 = Long.parseUnsignedLong("10497221074644697006");
+        long e13 = 8340346278797266542L;
+        long e14 = 4128529435866013841L;
+        Partition source = new Partition(new PartitionKey("test-model", "default"), 4, "unused", new EventCounters(),
+                new Watermarks(), r -> { });
+        PartitionIndex idx = source.index();
+        idx.store(7, 0, StorageTier.DEVICE, false, 0, new long[] {e11, e12}, new long[] {11, 12});
+        idx.store(7, 0, StorageTier.HOST_PINNED, true, e12, new long[] {e13}, new long[] {13});
+        idx.store(7, 0, StorageTier.DISK, true, e13, new long[] {e14}, new long[] {14});
+        idx.store(-1L, 3, StorageTier.DEVICE, false, 0, new long[] {-5L}, new long[] {11});
+
+        Collector c = parse("{\"test-model:default\":" + source.dumpJson() + "}");
+        assertEquals("partition test-model|default bs=4", c.log.get(0));
+        long[] query = {11, 12, 13, 14};
+        assertEquals(sorted(idx.match(query)), sorted(c.index.match(query)));
+        assertTrue(c.log.contains("18446744073709551615/3 Stored"));
+    }
+
+    @Test
+    void readsTheReferenceRouterEventWithNewerMembersAndMultiBlockEvents() throws IOException {
+        String dump = "{\"llama-3-8b:default\":{\"block_size\":16,\"events\":[{\"worker_id\":0,\"storage_tier\":\"device\","
+                + "\"residency_domain\":\"worker\",\"event\":{\"event_id\":22636961,\"data\":{\"stored\":{"
+                + "\"parent_hash\":null,\"start_position\":null,\"blocks\":[{\"block_hash\":2733357436102908004,"
+                + "\"tokens_hash\":2825904518766229643,\"mm_extra_info\":null},{\"block_hash\":18446744073709551615,"
+                + "\"tokens_hash\":10358785732907640880,\"mm_extra_info\":null}]}},\"dp_rank\":2}}]},"
+                + "\"broken:t\":{\"error\":\"partition dump failed\"}}";
+        Collector c = parse(dump);
+        assertEquals(List.of("partition llama-3-8b|default bs=16", "0/2 Stored", "failed broken:t: partition dump failed"), c.log);
+        List<OwnerMatch> m = c.index.match(new long[] {2825904518766229643L, Long.parseUnsignedLong("10358785732907640880")});
+        assertEquals(List.of(new OwnerMatch(0, 2, 2, 2, 2)), m);
+    }
+
+    @Test
+    void oldestShapeIsABareEventsArrayAndKeysSplitAtTheFirstColon() throws IOException {
+        Collector c = parse("{\"m:a:b\":[{\"worker_id\":1,\"event\":{\"event_id\":1,\"data\":{\"stored\":"
+                + "{\"parent_hash\":null,\"blocks\":[{\"block_hash\":42,\"tokens_hash\":42}]}}}}]}");
+        assertEquals(List.of("partition m|a:b bs=0", "1/0 Stored"), c.log);
+    }
+
+    @Test
+    void removedAndClearedVariantsParse() throws IOException {
+        Collector c = parse("{\"m:t\":{\"block_size\":4,\"events\":[{\"worker_id\":1,\"storage_tier\":\"disk\",\"event\":{\"event_id\":0,"
+                + "\"data\":{\"removed\":{\"block_hashes\":[18405780835976372970]}},\"dp_rank\":0}},"
+                + "{\"worker_id\":1,\"event\":{\"event_id\":1,\"data\":\"cleared\",\"dp_rank\":0}}]}}");
+        assertEquals(List.of("partition m|t bs=4", "1/0 Removed", "1/0 Cleared"), c.log);
+    }
+
+    @Test
+    void malformedDumpsAreRejectedWithALocation() {
+        assertThrows(IOException.class, () -> parse("[1,2]"));
+        assertThrows(IOException.class, () -> parse("{\"nocolon\":[]}"));
+        assertThrows(IOException.class, () -> parse("{\"m:t\":{\"events\":[{\"worker_id\":-1,\"event\":{\"data\":\"cleared\"}}]}}"));
+        assertThrows(IOException.class, () -> parse("{\"m:t\":{\"events\":[{\"worker_id\":1,\"event\":{\"data\":{\"stored\":"
+                + "{\"parent_hash\":null,\"blocks\":[{\"block_hash\":1}]}}}}]}}"));
+        assertThrows(IOException.class, () -> parse("{\"m:t\":{\"events\":[{\"worker_id\":1,\"storage_tier\":\"gpu\",\"event\":{\"data\":\"cleared\"}}]}}"));
+        assertThrows(IOException.class, () -> parse("{\"m:t\":{\"events\":[{\"worker_id\":1"));
+    }
+
+    @Test
+    void hashesAboveTwoToThe63KeepTheirBits() throws IOException {
+        Collector c = parse("{\"m:t\":{\"block_size\":4,\"events\":[{\"worker_id\":18446744073709551615,\"event\":{\"data\":{\"stored\":"
+                + "{\"parent_hash\":9223372036854775808,\"blocks\":[{\"block_hash\":18446744073709551614,\"tokens_hash\":1}]}}}}]}}");
+        assertEquals("18446744073709551615/0 Stored", c.log.get(1));
+    }
+}
