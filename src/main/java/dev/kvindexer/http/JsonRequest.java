@@ -34,14 +34,14 @@ final class JsonRequest {
 
     static JsonRequest of(RoutingContext ctx) {
         Buffer buffer = ctx.body().buffer();
-        Object value;
-        try {
-            value = buffer == null ? null : Json.decodeValue(buffer);
-        } catch (DecodeException e) {
-            throw new HttpError(400, "Failed to parse the request body as JSON: " + firstLine(e.getMessage()));
-        }
         if (buffer == null || buffer.length() == 0) {
             throw new HttpError(400, "Failed to parse the request body as JSON: empty body");
+        }
+        Object value;
+        try {
+            value = Json.decodeValue(buffer);
+        } catch (DecodeException e) {
+            throw new HttpError(400, "Failed to parse the request body as JSON: " + firstLine(e.getMessage()));
         }
         if (!(value instanceof JsonObject)) {
             throw HttpError.shape("expected a JSON object");
