@@ -34,6 +34,7 @@ final class StreamSequencer {
     private long lastLive;
     private boolean replaying;
     private long replayId;
+    private boolean blocksDropped;
 
     StreamSequencer(Watermarks.Watermark watermark, Actions actions) {
         this.watermark = watermark;
@@ -48,6 +49,16 @@ final class StreamSequencer {
         replaying = false;
         replayId++;
         waitingForReplay.clear();
+    }
+
+    /**
+     * The stream is being re-created after its removal (unregister): its watermark survived, but the index no
+     * longer holds any of its blocks. The first live batch still tells a restarted engine from a running one
+     * (SPEC §3.7); a running one is then replayed from seq 0 instead of from the watermark, because the blocks it
+     * stored up to the watermark and still holds are gone from the index and would otherwise never come back.
+     */
+    void blocksDropped() {
+        blocksDropped = true;
     }
 
     long generation() {
@@ -70,7 +81,11 @@ final class StreamSequencer {
             replayId++;
             waitingForReplay.clear();
             actions.restarted(batch);
+        } else if (blocksDropped && !liveSeen) {
+            // A running engine: nothing below the watermark is indexed any more, so the whole ring must come back.
+            watermark.reset();
         }
+        blocksDropped = false;
         liveSeen = true;
         lastLive = seq;
         if (replaying) {
