@@ -95,7 +95,7 @@ final class StreamSequencer {
         }
     }
 
-    /** {@code mayReplay} is false for batches that already waited for a replay: its hole is not asked for twice. */
+    /** {@code mayReplay} is false for the batch that triggered the replay just finished: no hole is asked for twice. */
     private void sequence(EventBatch batch, boolean mayReplay) {
         long seq = batch.seq();
         if (watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0) {
@@ -137,8 +137,12 @@ final class StreamSequencer {
             return;
         }
         replaying = false;
+        // The first waiting batch triggered this replay: its hole is not asked for twice. A later one can show a new
+        // hole (a batch lost after the engine served the replay), which is replayed like any other.
+        boolean trigger = true;
         while (!replaying && !waitingForReplay.isEmpty()) {
-            sequence(waitingForReplay.poll(), false);
+            sequence(waitingForReplay.poll(), !trigger);
+            trigger = false;
         }
     }
 }
