@@ -83,7 +83,8 @@ public final class IngestHarness implements AutoCloseable {
     /** Waits for a subscription to {@code e} beyond the {@code before} it had. */
     public void awaitSubscribed(SimulatedEngine e, long before) throws InterruptedException {
         if (!e.awaitSubscribers(before + 1, WAIT)) {
-            throw new AssertionError("no subscription reached " + e.endpoint() + "; workers: " + http.get("/workers").body());
+            throw new AssertionError("no subscription reached " + e.endpoint() + "; workers: "
+                    + http.get("/workers").body());
         }
     }
 
