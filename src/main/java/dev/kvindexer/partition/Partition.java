@@ -96,8 +96,16 @@ public final class Partition {
     }
 
     public void openStream(PartitionMessages.OpenStream open) {
-        Stream s = streams.computeIfAbsent(new StreamKey(open.workerId(), open.dpRank()),
-                k -> new Stream(new StreamId(key, k.workerId(), k.dpRank())));
+        StreamKey k = new StreamKey(open.workerId(), open.dpRank());
+        Stream s = streams.get(k);
+        if (s == null) {
+            s = new Stream(new StreamId(key, k.workerId(), k.dpRank()));
+            streams.put(k, s);
+            if (watermarks.of(s.id).isSet()) {
+                // Re-registered after an unregister: the watermark survived, the stream's blocks did not.
+                s.sequencer.blocksDropped();
+            }
+        }
         s.replayEndpoint = open.replayEndpoint();
         s.sequencer.open(open.generation(), open.replayEndpoint());
     }

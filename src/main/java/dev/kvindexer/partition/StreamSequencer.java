@@ -34,6 +34,7 @@ final class StreamSequencer {
     private long lastLive;
     private boolean replaying;
     private long replayId;
+    private boolean blocksDropped;
 
     StreamSequencer(Watermarks.Watermark watermark, Actions actions) {
         this.watermark = watermark;
@@ -48,6 +49,16 @@ final class StreamSequencer {
         replaying = false;
         replayId++;
         waitingForReplay.clear();
+    }
+
+    /**
+     * The stream is being re-created after its removal (unregister): its watermark survived, but the index no
+     * longer holds any of its blocks. The first live batch still tells a restarted engine from a running one
+     * (SPEC §3.7); a running one is then replayed from seq 0 instead of from the watermark, because the blocks it
+     * stored up to the watermark and still holds are gone from the index and would otherwise never come back.
+     */
+    void blocksDropped() {
+        blocksDropped = true;
     }
 
     long generation() {
@@ -70,7 +81,11 @@ final class StreamSequencer {
             replayId++;
             waitingForReplay.clear();
             actions.restarted(batch);
+        } else if (blocksDropped && !liveSeen) {
+            // A running engine: nothing below the watermark is indexed any more, so the whole ring must come back.
+            watermark.reset();
         }
+        blocksDropped = false;
         liveSeen = true;
         lastLive = seq;
         if (replaying) {
@@ -80,7 +95,7 @@ final class StreamSequencer {
         }
     }
 
-    /** {@code mayReplay} is false for batches that already waited for a replay: its hole is not asked for twice. */
+    /** {@code mayReplay} is false for the batch that triggered the replay just finished: no hole is asked for twice. */
     private void sequence(EventBatch batch, boolean mayReplay) {
         long seq = batch.seq();
         if (watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0) {
@@ -122,8 +137,12 @@ final class StreamSequencer {
             return;
         }
         replaying = false;
+        // The first waiting batch triggered this replay: its hole is not asked for twice. A later one can show a new
+        // hole (a batch lost after the engine served the replay), which is replayed like any other.
+        boolean trigger = true;
         while (!replaying && !waitingForReplay.isEmpty()) {
-            sequence(waitingForReplay.poll(), false);
+            sequence(waitingForReplay.poll(), !trigger);
+            trigger = false;
         }
     }
 }
