@@ -156,6 +156,26 @@ class StreamSequencerTest {
     }
 
     @Test
+    void aReRegisteredRunningEngineIsReplayedFromZeroBecauseUnregisterDroppedItsBlocks() {
+        live(0, 1, 2);
+        StreamSequencer reRegistered = new StreamSequencer(watermark, actions);
+        reRegistered.blocksDropped();
+        reRegistered.open(5, "tcp://engine:5558");
+        reRegistered.onLive(batch(7));
+        assertEquals(List.of("apply 0", "apply 1", "apply 2", "replay [0,7)"), log);
+    }
+
+    @Test
+    void aReRegisteredRestartedEngineIsStillFencedByTheSurvivingWatermark() {
+        live(0, 1, 2);
+        StreamSequencer reRegistered = new StreamSequencer(watermark, actions);
+        reRegistered.blocksDropped();
+        reRegistered.open(5, "tcp://engine:5558");
+        reRegistered.onLive(batch(1));
+        assertEquals(List.of("apply 0", "apply 1", "apply 2", "restart at 1", "replay [0,1)"), log);
+    }
+
+    @Test
     void aRestartDuringAReplayAbandonsIt() {
         live(0);
         live(5);
