@@ -82,15 +82,12 @@ public final class Listener {
         state.set(ListenerState.FAILED);
     }
 
-    /** pending/active → paused; returns the state it was in when that was not allowed. */
+    /** pending/active → paused. Returns the state before; the pause happened only if that was pending or active. */
     public ListenerState pause() {
         while (true) {
             ListenerState s = state.get();
-            if (s != ListenerState.PENDING && s != ListenerState.ACTIVE) {
+            if (!s.pausable() || state.compareAndSet(s, ListenerState.PAUSED)) {
                 return s;
-            }
-            if (state.compareAndSet(s, ListenerState.PAUSED)) {
-                return ListenerState.PAUSED;
             }
         }
     }

@@ -19,6 +19,11 @@ public enum ListenerState {
         return jsonName;
     }
 
+    /** Pause is allowed from pending or active (SPEC §7.11). */
+    public boolean pausable() {
+        return this == PENDING || this == ACTIVE;
+    }
+
     /** Instance status from its listeners: failed > pending > active > paused. */
     public static ListenerState aggregate(Collection<ListenerState> states) {
         if (states.contains(FAILED)) {

@@ -133,7 +133,7 @@ public final class Registry {
     public synchronized Listener pause(long instanceId, int dpRank) throws RegistryException {
         Listener l = existing(instanceId, dpRank);
         ListenerState before = l.pause();
-        if (before != ListenerState.PAUSED) {
+        if (!before.pausable()) {
             throw new RegistryException(409, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
                     + " cannot be paused from status " + before.jsonName());
         }

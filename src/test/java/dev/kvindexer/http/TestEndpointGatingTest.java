@@ -44,7 +44,7 @@ class TestEndpointGatingTest {
             assertEquals(404, http.post("/test/pause_listener", "{\"instance_id\":9}").statusCode());
             assertEquals(201, http.post("/register", "{\"instance_id\":9,\"endpoint\":\"tcp://127.0.0.1:1\","
                     + "\"model_name\":\"m\",\"block_size\":4}").statusCode());
-            assertEquals(409, http.post("/test/resume_listener", "{\"instance_id\":9}").statusCode());
+            assertEquals(409, http.post("/test/resume_listener", "{\"instance_id\":9}").statusCode(), http.get("/workers").body());
             assertEquals(200, http.post("/test/pause_listener", "{\"instance_id\":9,\"dp_rank\":0}").statusCode());
             var again = http.post("/test/pause_listener", "{\"instance_id\":9}");
             assertEquals(409, again.statusCode());

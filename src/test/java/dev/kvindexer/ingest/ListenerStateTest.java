@@ -25,7 +25,8 @@ class ListenerStateTest {
         assertEquals(PENDING, l.state());
         l.markActive();
         assertEquals(ACTIVE, l.state());
-        assertEquals(PAUSED, l.pause());
+        assertEquals(ACTIVE, l.pause(), "returns the state it paused from");
+        assertEquals(PAUSED, l.state());
         l.markActive();
         assertEquals(PAUSED, l.state(), "a late connection event does not un-pause");
         assertEquals(PAUSED, l.pause(), "pausing twice reports the state that forbids it");
