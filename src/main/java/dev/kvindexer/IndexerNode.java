@@ -1,6 +1,8 @@
 package dev.kvindexer;
 
+import dev.kvindexer.cluster.PeerRecovery;
 import dev.kvindexer.cluster.PeerSet;
+import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.http.HttpVerticle;
@@ -25,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 public final class IndexerNode {
     /** Decoded batches allowed between the ingest threads and the partitions (bounded memory under a flood). */
     static final int MAX_IN_FLIGHT_BATCHES = 10_000;
+    static final long SLOW_JOINER_MILLIS = 1000;
 
     private final Vertx vertx;
     private final ZmqIngest ingest;
@@ -46,21 +49,43 @@ public final class IndexerNode {
         LocalCodec.registerAll(vertx.eventBus());
         EventCounters counters = new EventCounters();
         Registry registry = new Registry();
+        boolean gated = !config.peers().isEmpty() || config.minInitialWorkers() > 0;
+        ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
         ZmqIngest ingest = new ZmqIngest(vertx, config.ingestThreads(), MAX_IN_FLIGHT_BATCHES, counters,
-                registry::listener);
+                registry::listener, gate);
         PeerSet peers = new PeerSet();
         Watermarks watermarks = new Watermarks();
         NodeServices services = new NodeServices(new RegistrationService(vertx, registry, ingest, counters, watermarks),
-                registry, peers, counters, watermarks, ingest, config.testEndpoints());
+                registry, peers, counters, watermarks, ingest, config.testEndpoints(), gate);
         IndexerNode node = new IndexerNode(vertx, ingest, services);
         try {
+            // HTTP first (SPEC 10.1 [REC]): /health answers and /register can satisfy the initial-workers wait.
             await(node.deployHttp(config).compose(v -> node.registerStartupWorkers(config)));
+            node.recoverAndOpenGate(config);
         } catch (Exception e) {
             node.close();
             throw e;
         }
-        config.peers().forEach(peers::add);
         return node;
+    }
+
+    /** SPEC §10.1 steps 3–6: slow-joiner window, recovery from --peers, initial-workers wait, then the gate opens. */
+    private void recoverAndOpenGate(ServeConfig config) throws InterruptedException {
+        ReadyGate gate = services.gate();
+        if (!config.peers().isEmpty()) {
+            gate.waitingFor("recovering from peers " + config.peers());
+            // The listeners just connected; give their subscriptions time to reach the engines before the dump
+            // is taken, so nothing published in between is missed (the reference waits the same second).
+            Thread.sleep(SLOW_JOINER_MILLIS);
+            new PeerRecovery(vertx, services.registrations(), config.blockSize()).recover(config.peers());
+            config.peers().forEach(services.peers()::add);
+        }
+        int wanted = config.minInitialWorkers();
+        while (services.registry().instanceCount() < wanted) {
+            gate.waitingFor("waiting for " + wanted + " registered workers, have " + services.registry().instanceCount());
+            Thread.sleep(100);
+        }
+        gate.openGate();
     }
 
     private static <T> T await(Future<T> future) throws Exception {

@@ -56,7 +56,8 @@ public final class ServeCommand implements Callable<Integer> {
                 : Arrays.stream(peers.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toList());
         return new ServeConfig(host, port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize, modelName,
                 routingGroup != null ? routingGroup : tenantId, peerList,
-                ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")));
+                ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
+                ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
     }
 
     @Override

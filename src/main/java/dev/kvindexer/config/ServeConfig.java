@@ -11,11 +11,28 @@ import java.util.List;
  * @param ingestThreads ZMQ poller threads shared by all listeners
  * @param blockSize     block size of the {@code workers} registrations (required with them)
  * @param testEndpoints mount POST /test/pause_listener and /test/resume_listener
+ * @param minInitialWorkers DYN_ROUTER_MIN_INITIAL_WORKERS: the ready gate waits for this many registered instances
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
-                          boolean testEndpoints) {
+                          boolean testEndpoints, int minInitialWorkers) {
     public static final int DEFAULT_PORT = 8090;
+
+    /** DYN_ROUTER_MIN_INITIAL_WORKERS: unset or empty is 0; anything but a non-negative integer is a startup error. */
+    public static int minInitialWorkers(String value) {
+        if (value == null || value.isBlank()) {
+            return 0;
+        }
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n >= 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got `" + value + "`");
+    }
 
     /** DYN_KV_INDEXER_TEST_ENDPOINTS: {@code 1}, {@code true}, {@code yes} or {@code on} mount the test routes. */
     public static boolean truthy(String value) {
@@ -35,6 +52,9 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
         if (blockSize != null && blockSize <= 0) {
             throw new IllegalArgumentException("--block-size must be positive");
         }
+        if (minInitialWorkers < 0) {
+            throw new IllegalArgumentException("DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer");
+        }
         if (threads < 1 || ingestThreads < 1) {
             throw new IllegalArgumentException("--threads and --ingest-threads must be at least 1");
         }
@@ -42,6 +62,6 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
 
     /** Defaults for an embedded node on loopback (tests, demos). */
     public static ServeConfig local(int port) {
-        return new ServeConfig("127.0.0.1", port, 2, 1, List.of(), null, "default", "default", List.of(), true);
+        return new ServeConfig("127.0.0.1", port, 2, 1, List.of(), null, "default", "default", List.of(), true, 0);
     }
 }

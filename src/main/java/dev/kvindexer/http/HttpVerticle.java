@@ -37,6 +37,14 @@ public final class HttpVerticle extends VerticleBase {
         Router router = Router.router(vertx);
         DynamoRoutes dynamo = new DynamoRoutes(vertx, node);
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        router.get("/ready").handler(ctx -> {
+            String waiting = node.gate().reason();
+            if (waiting == null) {
+                Responses.json(ctx, 200, "{\"status\":\"ready\"}");
+            } else {
+                Responses.error(ctx, 503, "not ready: " + waiting);
+            }
+        });
         router.get("/workers").handler(guard(dynamo::workers));
         router.get("/dump").handler(guard(dynamo::dump));
         router.get("/peers").handler(guard(dynamo::peers));

@@ -1,6 +1,7 @@
 package dev.kvindexer.http;
 
 import dev.kvindexer.cluster.PeerSet;
+import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.Watermarks;
@@ -9,5 +10,6 @@ import dev.kvindexer.registry.Registry;
 
 /** What the HTTP verticles share with the rest of the node; all members are thread-safe. */
 public record NodeServices(RegistrationService registrations, Registry registry, PeerSet peers,
-                           EventCounters counters, Watermarks watermarks, ZmqIngest ingest, boolean testEndpoints) {
+                           EventCounters counters, Watermarks watermarks, ZmqIngest ingest, boolean testEndpoints,
+                           ReadyGate gate) {
 }

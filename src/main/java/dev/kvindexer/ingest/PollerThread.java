@@ -1,5 +1,6 @@
 package dev.kvindexer.ingest;
 
+import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.WarningKind;
@@ -37,6 +38,7 @@ final class PollerThread extends Thread {
     private final EventBus bus;
     private final EventCounters counters;
     private final InFlightBatches inFlight;
+    private final ReadyGate gate;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final List<Subscription> subscriptions = new ArrayList<>();
     private final AtomicInteger load = new AtomicInteger();
@@ -83,13 +85,15 @@ final class PollerThread extends Thread {
         }
     }
 
-    PollerThread(String name, ZContext ctx, EventBus bus, EventCounters counters, InFlightBatches inFlight) {
+    PollerThread(String name, ZContext ctx, EventBus bus, EventCounters counters, InFlightBatches inFlight,
+                 ReadyGate gate) {
         super(name);
         setDaemon(true);
         this.ctx = ctx;
         this.bus = bus;
         this.counters = counters;
         this.inFlight = inFlight;
+        this.gate = gate;
     }
 
     int load() {
@@ -141,6 +145,13 @@ final class PollerThread extends Thread {
             while (running) {
                 runCommands();
                 if (subscriptions.isEmpty()) {
+                    pause();
+                    continue;
+                }
+                if (!gate.isOpen()) {
+                    // Startup recovery: let ZMQ buffer. Touching each socket still lets JeroMQ send its
+                    // subscription and finish connecting, which it only does on the owning thread.
+                    subscriptions.forEach(s -> s.socket.getEvents());
                     pause();
                     continue;
                 }

@@ -1,5 +1,6 @@
 package dev.kvindexer.ingest;
 
+import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.metrics.EventCounters;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -27,11 +28,11 @@ public final class ZmqIngest implements AutoCloseable {
      * @param listeners   finds a stream's current listener, for replay errors
      */
     public ZmqIngest(Vertx vertx, int threadCount, int maxInFlight, EventCounters counters,
-                     ReplayClient.ListenerDirectory listeners) {
+                     ReplayClient.ListenerDirectory listeners, ReadyGate gate) {
         this.inFlight = new InFlightBatches(maxInFlight);
         this.replays = new ReplayClient(ctx, vertx.eventBus(), counters, listeners, 2);
         for (int i = 0; i < threadCount; i++) {
-            PollerThread t = new PollerThread("kvindexer-ingest-" + i, ctx, vertx.eventBus(), counters, inFlight);
+            PollerThread t = new PollerThread("kvindexer-ingest-" + i, ctx, vertx.eventBus(), counters, inFlight, gate);
             threads.add(t);
             t.start();
         }

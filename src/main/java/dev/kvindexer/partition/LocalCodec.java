@@ -26,6 +26,7 @@ public final class LocalCodec<T> implements MessageCodec<T, T> {
         register(bus, PartitionMessages.ReplayedBatch.class);
         register(bus, PartitionMessages.ReplayFinished.class);
         register(bus, PartitionMessages.RemoveStreams.class);
+        register(bus, PartitionMessages.Recovered.class);
         register(bus, PartitionMessages.Query.class);
         register(bus, PartitionMessages.QueryReply.class);
         register(bus, PartitionMessages.Dump.class);

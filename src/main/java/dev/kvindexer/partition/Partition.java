@@ -26,6 +26,7 @@ public final class Partition {
     private final Watermarks watermarks;
     private final Consumer<ReplayRequest> replays;
     private final Map<StreamKey, Stream> streams = new HashMap<>();
+    private boolean bootstrapped;
 
     private record StreamKey(long workerId, int dpRank) {
     }
@@ -108,6 +109,18 @@ public final class Partition {
         }
         s.replayEndpoint = open.replayEndpoint();
         s.sequencer.open(open.generation(), open.replayEndpoint());
+        if (bootstrapped) {
+            s.sequencer.bootstrappedFromPeer();
+        }
+    }
+
+    /** Applies a peer's dump (Dynamo-compatible recovery); streams then take their first live batch as is. */
+    public void recover(PartitionMessages.Recovered recovered) {
+        for (PartitionMessages.RecoveredEvent e : recovered.events()) {
+            applyEvent(e.workerId(), e.dpRank(), e.event());
+        }
+        bootstrapped = true;
+        streams.values().forEach(st -> st.sequencer.bootstrappedFromPeer());
     }
 
     /** A live batch; dropped when its stream is closed or belongs to an older listener generation. */

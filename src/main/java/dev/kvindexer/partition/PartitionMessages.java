@@ -1,6 +1,7 @@
 package dev.kvindexer.partition;
 
 import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.index.OwnerMatch;
 import java.util.List;
 
@@ -40,6 +41,14 @@ public final class PartitionMessages {
     }
 
     public record QueryReply(int blockSize, List<OwnerMatch> matches) {
+    }
+
+    /** One event of a peer's dump, for the owner (worker, dp_rank) that held it. */
+    public record RecoveredEvent(long workerId, int dpRank, KvEvent event) {
+    }
+
+    /** A peer's dump of this partition, applied in order; afterwards the partition counts as bootstrapped. */
+    public record Recovered(List<RecoveredEvent> events) {
     }
 
     /** Asks for the partition's /dump value (the JSON object with block_size and events). */

@@ -38,6 +38,9 @@ public final class PartitionVerticle extends VerticleBase {
             partition.onReplayed((PartitionMessages.ReplayedBatch) body);
         } else if (body instanceof PartitionMessages.ReplayFinished) {
             partition.onReplayFinished((PartitionMessages.ReplayFinished) body);
+        } else if (body instanceof PartitionMessages.Recovered) {
+            partition.recover((PartitionMessages.Recovered) body);
+            msg.reply(Boolean.TRUE);
         } else if (body instanceof PartitionMessages.Query) {
             msg.reply(partition.query((PartitionMessages.Query) body));
         } else if (body instanceof PartitionMessages.OpenStream) {

@@ -35,6 +35,7 @@ final class StreamSequencer {
     private boolean replaying;
     private long replayId;
     private boolean blocksDropped;
+    private boolean bootstrapped;
 
     StreamSequencer(Watermarks.Watermark watermark, Actions actions) {
         this.watermark = watermark;
@@ -59,6 +60,16 @@ final class StreamSequencer {
      */
     void blocksDropped() {
         blocksDropped = true;
+    }
+
+    /**
+     * The partition was recovered from a peer's dump, which already covers this stream's history: its first live
+     * batch only establishes the watermark instead of replaying from 0 ([REF-new], SPEC §3.6).
+     */
+    void bootstrappedFromPeer() {
+        if (!watermark.isSet()) {
+            bootstrapped = true;
+        }
     }
 
     long generation() {
@@ -100,6 +111,11 @@ final class StreamSequencer {
         long seq = batch.seq();
         if (watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0) {
             actions.stale(batch);
+            return;
+        }
+        if (bootstrapped && !watermark.isSet()) {
+            bootstrapped = false;
+            applyInOrder(batch);
             return;
         }
         long start = watermark.isSet() ? watermark.seq() + 1 : 0;

@@ -3,6 +3,7 @@ package dev.kvindexer.registry;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.partition.PartitionVerticle;
 import dev.kvindexer.partition.Watermarks;
@@ -70,6 +71,19 @@ public final class RegistrationService {
                 .compose(id -> vertx.eventBus().request(partition.address(), new PartitionMessages.OpenStream(
                         listener.workerId(), listener.dpRank(), listener.generation(), listener.replayEndpoint())))
                 .compose(reply -> ingest.start(listener));
+    }
+
+    /** The partition a peer's dump fills, deployed; fails when it exists here with another block size. */
+    public Future<PartitionEntry> ensurePartition(PartitionKey key, int blockSize) {
+        Registry.Registration reg = registry.ensurePartition(key, blockSize);
+        if (reg == null) {
+            return Future.failedFuture(new RegistryException(409, "block_size mismatch for " + Registry.describe(key)
+                    + ": dump has " + blockSize));
+        }
+        if (reg.createdPartition()) {
+            deploy(reg.partition());
+        }
+        return reg.partition().deployed().map(id -> reg.partition());
     }
 
     /** Test endpoint: stops consuming; events published meanwhile are missed and come back through replay. */

@@ -123,6 +123,21 @@ public final class Registry {
         return new Unregistration(partition, removed, removal, partitionRemoved);
     }
 
+    /**
+     * The partition for a peer's dump: created when absent (with no workers yet). Null when it exists with another
+     * block size, whose blocks could never match here.
+     */
+    public synchronized Registration ensurePartition(PartitionKey key, int blockSize) {
+        PartitionEntry p = partitions.get(key);
+        if (p != null) {
+            return p.blockSize() == blockSize ? new Registration(p, false, null) : null;
+        }
+        p = new PartitionEntry(key, blockSize, nextIncarnation++);
+        partitions.put(key, p);
+        partitionInstances.put(key, new ArrayList<>());
+        return new Registration(p, true, null);
+    }
+
     /** The current listener of (instance, dp_rank), or null. */
     public synchronized Listener listener(long instanceId, int dpRank) {
         Instance inst = instances.get(instanceId);

@@ -36,6 +36,6 @@ class WorkerSpecTest {
     void workersNeedABlockSize() {
         List<WorkerSpec> w = WorkerSpec.parseList("1=tcp://h:1");
         assertThrows(IllegalArgumentException.class,
-                () -> new ServeConfig("127.0.0.1", 0, 1, 1, w, null, "m", "t", List.of(), false));
+                () -> new ServeConfig("127.0.0.1", 0, 1, 1, w, null, "m", "t", List.of(), false, 0));
     }
 }

@@ -26,7 +26,7 @@ class TestEndpointGatingTest {
     @Test
     void routesAreAbsentWhenNotEnabled() throws Exception {
         IndexerNode node = IndexerNode.start(new ServeConfig("127.0.0.1", 0, 1, 1, List.of(), null, "default", "default",
-                List.of(), false));
+                List.of(), false, 0));
         try {
             HttpJson http = new HttpJson(node.httpPort());
             assertEquals(404, http.post("/test/pause_listener", "not json").statusCode());

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.IndexerNode;
+import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.LocalCodec;
@@ -55,7 +56,7 @@ class IngestScaleTest {
         Vertx vertx = Vertx.vertx();
         LocalCodec.registerAll(vertx.eventBus());
         // No partition consumes this address, so nothing is ever taken: the bound alone limits what is read.
-        ZmqIngest ingest = new ZmqIngest(vertx, 1, 5, new EventCounters(), (w, d) -> null);
+        ZmqIngest ingest = new ZmqIngest(vertx, 1, 5, new EventCounters(), (w, d) -> null, ReadyGate.open());
         try (TestPublisher pub = new TestPublisher()) {
             Listener l = new Listener(1, 0, pub.endpoint(), null, new PartitionKey("m", "t"), "kvindexer.partition.none", 16, 0);
             ingest.start(l).toCompletionStage().toCompletableFuture().get();

@@ -19,6 +19,8 @@ public final class TestPublisher implements AutoCloseable {
         socket = ctx.createSocket(SocketType.XPUB);
         socket.setLinger(0);
         socket.setReceiveTimeOut(10_000);
+        // Pass on every subscription, not only the first per topic, so a second indexer can be awaited too.
+        socket.setXpubVerbose(true);
         socket.bind("tcp://127.0.0.1:0");
         endpoint = socket.getLastEndpoint();
     }

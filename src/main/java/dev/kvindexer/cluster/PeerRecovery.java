@@ -1,0 +1,123 @@
+package dev.kvindexer.cluster;
+
+import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.registry.PartitionEntry;
+import dev.kvindexer.registry.RegistrationService;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Dynamo-compatible startup recovery (SPEC §10.2): GET /dump from the first reachable peer and load it into the
+ * partitions. A peer's dump is parsed completely before anything is applied, so a peer that fails half-way
+ * leaves nothing behind for the next one to duplicate. Blocking; runs on the starting thread.
+ */
+public final class PeerRecovery {
+    private static final Logger LOG = LoggerFactory.getLogger(PeerRecovery.class);
+    static final Duration DUMP_TIMEOUT = Duration.ofSeconds(10);
+
+    private final Vertx vertx;
+    private final RegistrationService registrations;
+    private final Integer fallbackBlockSize;
+    private final HttpClient client = HttpClient.newBuilder().connectTimeout(DUMP_TIMEOUT).build();
+
+    /** @param fallbackBlockSize block size for partitions of the oldest dump shape (no block_size), or null to skip them */
+    public PeerRecovery(Vertx vertx, RegistrationService registrations, Integer fallbackBlockSize) {
+        this.vertx = vertx;
+        this.registrations = registrations;
+        this.fallbackBlockSize = fallbackBlockSize;
+    }
+
+    /** Recovers from the first peer that answers with a parsable dump; returns that peer, or null. */
+    public String recover(List<String> peers) throws InterruptedException {
+        for (String url : peers) {
+            Map<PartitionKey, Collected> dump;
+            try {
+                dump = fetch(url);
+            } catch (IOException e) {
+                LOG.warn("peer {} gave no usable dump: {}", url, e.getMessage() != null ? e.getMessage() : e.toString());
+                continue;
+            }
+            int events = 0;
+            for (Map.Entry<PartitionKey, Collected> e : dump.entrySet()) {
+                events += apply(e.getKey(), e.getValue());
+            }
+            LOG.info("recovered {} partitions and {} events from peer {}", dump.size(), events, url);
+            return url;
+        }
+        LOG.warn("no peer reachable for recovery; starting with an empty index");
+        return null;
+    }
+
+    private static final class Collected {
+        int blockSize;
+        final List<PartitionMessages.RecoveredEvent> events = new ArrayList<>();
+    }
+
+    private Map<PartitionKey, Collected> fetch(String url) throws IOException, InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + "/dump"))
+                .timeout(DUMP_TIMEOUT).GET().build();
+        HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        try (InputStream in = response.body()) {
+            if (response.statusCode() / 100 != 2) {
+                throw new IOException("status " + response.statusCode());
+            }
+            Map<PartitionKey, Collected> out = new LinkedHashMap<>();
+            DumpParser.parse(in, new DumpSink() {
+                Collected current;
+
+                @Override
+                public void partition(PartitionKey key, int blockSize) {
+                    current = out.computeIfAbsent(key, k -> new Collected());
+                    current.blockSize = blockSize;
+                }
+
+                @Override
+                public void event(long workerId, int dpRank, KvEvent event) {
+                    current.events.add(new PartitionMessages.RecoveredEvent(workerId, dpRank, event));
+                }
+
+                @Override
+                public void partitionFailed(PartitionKey key, String error) {
+                    LOG.warn("peer {} could not dump {}: {}", url, key.dumpKey(), error);
+                }
+            });
+            return out;
+        }
+    }
+
+    private int apply(PartitionKey key, Collected c) throws InterruptedException {
+        int blockSize = c.blockSize > 0 ? c.blockSize : fallbackBlockSize == null ? 0 : fallbackBlockSize;
+        if (blockSize <= 0) {
+            LOG.warn("skipped recovered partition {}: the dump has no block_size and --block-size is not set", key.dumpKey());
+            return 0;
+        }
+        try {
+            Future<Object> applied = registrations.ensurePartition(key, blockSize)
+                    .compose((PartitionEntry p) -> vertx.eventBus().request(p.address(), new PartitionMessages.Recovered(c.events)))
+                    .map(m -> m.body());
+            applied.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            return c.events.size();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("skipped recovered partition {}: {}", key.dumpKey(), e.getCause() != null ? e.getCause().getMessage() : e.toString());
+            return 0;
+        }
+    }
+}
