@@ -217,14 +217,9 @@ final class PollerThread extends Thread {
                 pause();
                 return;
             }
-            byte[] first = sub.socket.recv(ZMQ.DONTWAIT);
-            if (first == null) {
+            List<byte[]> frames = ZmqSockets.receiveMessage(sub.socket, ZMQ.DONTWAIT);
+            if (frames == null) {
                 return;
-            }
-            List<byte[]> frames = new ArrayList<>(3);
-            frames.add(first);
-            while (sub.socket.hasReceiveMore()) {
-                frames.add(sub.socket.recv(0));
             }
             handle(sub, frames);
         }

@@ -9,7 +9,6 @@ import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
 import io.vertx.core.eventbus.EventBus;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -72,7 +71,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
             dealer.send(LiveFrames.seqFrame(r.start()));
             EngineBatchDecoder decoder = new EngineBatchDecoder(r.blockSize());
             while (true) {
-                List<byte[]> frames = receive(dealer);
+                List<byte[]> frames = ZmqSockets.receiveMessage(dealer, 0);
                 if (frames == null) {
                     outcome.timedOut();
                     break;
@@ -116,19 +115,6 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
         } else {
             LOG.info("replay complete {} {}", r.stream(), outcome.describeReceived());
         }
-    }
-
-    private static List<byte[]> receive(ZMQ.Socket socket) {
-        byte[] first = socket.recv(0);
-        if (first == null) {
-            return null;
-        }
-        List<byte[]> frames = new ArrayList<>(4);
-        frames.add(first);
-        while (socket.hasReceiveMore()) {
-            frames.add(socket.recv(0));
-        }
-        return frames;
     }
 
     @Override

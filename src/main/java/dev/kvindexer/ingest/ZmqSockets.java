@@ -1,5 +1,7 @@
 package dev.kvindexer.ingest;
 
+import java.util.ArrayList;
+import java.util.List;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -28,6 +30,20 @@ final class ZmqSockets {
         } else {
             s.connect(endpoint);
         }
+    }
+
+    /** One whole multipart message, or null when none is there (DONTWAIT) or the receive timed out. */
+    static List<byte[]> receiveMessage(ZMQ.Socket s, int flags) {
+        byte[] first = s.recv(flags);
+        if (first == null) {
+            return null;
+        }
+        List<byte[]> frames = new ArrayList<>(4);
+        frames.add(first);
+        while (s.hasReceiveMore()) {
+            frames.add(s.recv(0));
+        }
+        return frames;
     }
 
     static void applyCommon(ZMQ.Socket s, String endpoint) {

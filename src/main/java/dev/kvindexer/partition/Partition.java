@@ -35,7 +35,6 @@ public final class Partition {
     private final class Stream implements StreamSequencer.Actions {
         final StreamId id;
         final StreamSequencer sequencer;
-        String replayEndpoint;
 
         Stream(StreamId id) {
             this.id = id;
@@ -61,7 +60,7 @@ public final class Partition {
         @Override
         public void requestReplay(long start, long end, long replayId) {
             LOG.info("gap on {}: replaying [{}, {})", id, Long.toUnsignedString(start), Long.toUnsignedString(end));
-            replays.accept(new ReplayRequest(address, id, sequencer.generation(), replayId, replayEndpoint,
+            replays.accept(new ReplayRequest(address, id, sequencer.generation(), replayId, sequencer.replayEndpoint(),
                     index.blockSize(), start, end));
         }
 
@@ -107,7 +106,6 @@ public final class Partition {
                 s.sequencer.blocksDropped();
             }
         }
-        s.replayEndpoint = open.replayEndpoint();
         s.sequencer.open(open.generation(), open.replayEndpoint());
         if (bootstrapped) {
             s.sequencer.bootstrappedFromPeer();

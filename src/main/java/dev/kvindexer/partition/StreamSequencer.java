@@ -76,6 +76,11 @@ final class StreamSequencer {
         return generation;
     }
 
+    /** The engine ROUTER of the current generation, or null. */
+    String replayEndpoint() {
+        return replayEndpoint;
+    }
+
     boolean replaying() {
         return replaying;
     }
