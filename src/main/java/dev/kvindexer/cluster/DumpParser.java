@@ -14,7 +14,8 @@ import java.io.InputStream;
  * Streams a Dynamo-shaped /dump (SPEC §7.9) into a {@link DumpSink} without building the document in memory:
  * {@code {"model:group": {"block_size": n, "events": [RouterEvent...]}}}, the oldest shape whose value is the
  * bare events array, and {@code {"error": ...}} values. Hashes are unsigned u64 numbers. Unknown members are
- * skipped, so dumps of newer peers (residency_domain, start_position, watermarks) load too.
+ * skipped, so dumps of newer Dynamo peers (residency_domain, start_position) load too. Our own two extensions,
+ * {@code ref_counts} and {@code watermarks}, turn the dump into an exact snapshot.
  */
 public final class DumpParser {
     private static final JsonFactory JSON = new JsonFactory();
@@ -66,12 +67,62 @@ public final class DumpParser {
                 sink.partition(key, blockSize);
                 started = true;
                 events(p, sink);
+            } else if (name.equals("ref_counts") && t == JsonToken.START_ARRAY && started) {
+                refCounts(p, sink);
+            } else if (name.equals("watermarks") && t == JsonToken.START_ARRAY && started) {
+                sink.exactSnapshot();
+                watermarks(p, sink);
             } else {
                 p.skipChildren();
             }
         }
         if (!started) {
             sink.partition(key, blockSize);
+        }
+    }
+
+    /** {@code [[event_id, copies], ...]}: our extension, after the events it refers to. */
+    private static void refCounts(JsonParser p, DumpSink sink) throws IOException {
+        while (p.nextToken() == JsonToken.START_ARRAY) {
+            expect(p.nextToken(), JsonToken.VALUE_NUMBER_INT, p);
+            int eventIndex = p.getIntValue();
+            expect(p.nextToken(), JsonToken.VALUE_NUMBER_INT, p);
+            int copies = p.getIntValue();
+            expect(p.nextToken(), JsonToken.END_ARRAY, p);
+            if (eventIndex < 0 || copies < 2) {
+                throw new IOException("invalid ref_counts entry at " + p.currentLocation());
+            }
+            sink.copies(eventIndex, copies);
+        }
+    }
+
+    /** {@code [{"worker_id": u64, "dp_rank": u32, "seq": u64}, ...]}: our extension. */
+    private static void watermarks(JsonParser p, DumpSink sink) throws IOException {
+        while (p.nextToken() == JsonToken.START_OBJECT) {
+            long worker = 0;
+            int dpRank = 0;
+            long seq = 0;
+            int seen = 0;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                p.nextToken();
+                switch (name) {
+                    case "worker_id" -> {
+                        worker = u64(p);
+                        seen |= 1;
+                    }
+                    case "dp_rank" -> dpRank = (int) Math.min(u64(p), Integer.MAX_VALUE);
+                    case "seq" -> {
+                        seq = u64(p);
+                        seen |= 2;
+                    }
+                    default -> p.skipChildren();
+                }
+            }
+            if (seen != 3) {
+                throw new IOException("watermark without worker_id or seq at " + p.currentLocation());
+            }
+            sink.watermark(worker, dpRank, seq);
         }
     }
 

@@ -13,4 +13,16 @@ public interface DumpSink {
 
     /** The peer reported this partition as failed; nothing of it follows. */
     void partitionFailed(PartitionKey key, String error);
+
+    /** Event number {@code eventIndex} (0-based, in document order) of the current partition is held {@code copies} times. */
+    void copies(int eventIndex, int copies) throws java.io.IOException;
+
+    /**
+     * The current partition carries stream watermarks (a kvindexer peer's exact snapshot); called once before its
+     * {@link #watermark}s, also when there are none.
+     */
+    void exactSnapshot();
+
+    /** The last applied seq of stream (worker, registered dp_rank) when the snapshot was taken. */
+    void watermark(long workerId, int dpRank, long seq);
 }

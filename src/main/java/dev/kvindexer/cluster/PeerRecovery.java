@@ -25,9 +25,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Dynamo-compatible startup recovery (SPEC §10.2): GET /dump from the first reachable peer and load it into the
- * partitions. A peer's dump is parsed completely before anything is applied, so a peer that fails half-way
- * leaves nothing behind for the next one to duplicate. Blocking; runs on the starting thread.
+ * Startup recovery (SPEC §10.2): GET /dump from the first reachable peer and load it into the partitions. A Dynamo
+ * peer's dump is loaded the Dynamo way; a kvindexer peer's dump carries watermarks and reference counts and is
+ * installed exactly (DESIGN "Exact recovery"). A peer's dump is parsed completely before anything is applied, so a
+ * peer that fails half-way leaves nothing behind for the next one to duplicate. Blocking; runs on the starting thread.
  */
 public final class PeerRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(PeerRecovery.class);
@@ -69,6 +70,10 @@ public final class PeerRecovery {
     private static final class Collected {
         int blockSize;
         final List<PartitionMessages.RecoveredEvent> events = new ArrayList<>();
+        final List<PartitionMessages.StreamWatermark> watermarks = new ArrayList<>();
+        boolean exact;
+        /** Events of the document before extra copies were appended: ref_counts refer to these. */
+        int documentEvents;
     }
 
     private Map<PartitionKey, Collected> fetch(String url) throws IOException, InterruptedException {
@@ -92,6 +97,29 @@ public final class PeerRecovery {
                 @Override
                 public void event(long workerId, int dpRank, KvEvent event) {
                     current.events.add(new PartitionMessages.RecoveredEvent(workerId, dpRank, event));
+                    current.documentEvents++;
+                }
+
+                @Override
+                public void copies(int eventIndex, int copies) throws IOException {
+                    if (eventIndex >= current.documentEvents) {
+                        throw new IOException("ref_counts names event " + eventIndex + " of " + current.documentEvents);
+                    }
+                    // Storing the same block again is what raises its count (SPEC §4.14).
+                    PartitionMessages.RecoveredEvent e = current.events.get(eventIndex);
+                    for (int i = 1; i < copies; i++) {
+                        current.events.add(e);
+                    }
+                }
+
+                @Override
+                public void exactSnapshot() {
+                    current.exact = true;
+                }
+
+                @Override
+                public void watermark(long workerId, int dpRank, long seq) {
+                    current.watermarks.add(new PartitionMessages.StreamWatermark(workerId, dpRank, seq));
                 }
 
                 @Override
@@ -111,7 +139,7 @@ public final class PeerRecovery {
         }
         try {
             Future<Object> applied = registrations.ensurePartition(key, blockSize)
-                    .compose((PartitionEntry p) -> vertx.eventBus().request(p.address(), new PartitionMessages.Recovered(c.events)))
+                    .compose((PartitionEntry p) -> vertx.eventBus().request(p.address(), new PartitionMessages.Recovered(c.events, c.watermarks, c.exact)))
                     .map(m -> m.body());
             applied.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
             return c.events.size();

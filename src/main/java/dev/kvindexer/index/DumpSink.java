@@ -7,4 +7,12 @@ import dev.kvindexer.event.StorageTier;
 public interface DumpSink {
     void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
                 long blockHash, long tokensHash);
+
+    /**
+     * The owner holds the block of the event just reported {@code copies} (at least 2) times: it was stored that
+     * often and needs as many removes (SPEC §4.14). Exact recovery restores the count; a Dynamo dump has no place
+     * for it.
+     */
+    default void copies(int copies) {
+    }
 }

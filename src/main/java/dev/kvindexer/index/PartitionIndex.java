@@ -103,7 +103,8 @@ public final class PartitionIndex {
     /**
      * Every held block as a single-block stored event, device tier breadth-first (parents before children,
      * each owner's own engine hashes), then the lower tiers. A device block is emitted for an owner only
-     * when the owner also holds every ancestor: anything else could neither be replayed nor matched.
+     * when the owner also holds every ancestor: anything else could neither be replayed nor matched. A block held
+     * more than once is followed by {@link DumpSink#copies}.
      */
     public void dump(DumpSink sink) {
         ArrayDeque<DeviceNode> queue = new ArrayDeque<>();
@@ -129,8 +130,10 @@ public final class PartitionIndex {
                     bits &= bits - 1;
                     Owner o = owners.byId(id);
                     boolean hasParent = parentChain != AT_ROOT;
+                    long hash = node.hashOf(id);
                     sink.stored(o.workerId, o.dpRank, StorageTier.DEVICE, hasParent,
-                            hasParent ? parent.hashOf(id) : 0L, node.hashOf(id), node.localHash);
+                            hasParent ? parent.hashOf(id) : 0L, hash, node.localHash);
+                    reportCopies(sink, o.device.copies(hash));
                 }
             }
             node.forEachChild(c -> {
@@ -146,8 +149,15 @@ public final class PartitionIndex {
                 for (int id : e.holderIds()) {
                     Owner o = owners.byId(id);
                     sink.stored(o.workerId, o.dpRank, t.tier, e.hasParent, e.parentHash, e.childHash, e.localHash);
+                    reportCopies(sink, o.lower(t.slot).copies(e.childHash));
                 }
             });
+        }
+    }
+
+    private static void reportCopies(DumpSink sink, int copies) {
+        if (copies > 1) {
+            sink.copies(copies);
         }
     }
 

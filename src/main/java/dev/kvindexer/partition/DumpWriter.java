@@ -4,11 +4,15 @@ import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.DumpSink;
 
 /**
- * Renders a partition's dump value, {@code {"block_size":n,"events":[RouterEvent...]}}, in Dynamo's
- * RouterEvent JSON (SPEC §7.9): members in the reference order, every hash as an unsigned number.
+ * Renders a partition's dump value in Dynamo's shape (SPEC §7.9), {@code {"block_size":n,"events":[RouterEvent...]}}:
+ * members in the reference order, every hash as an unsigned number. Two members that Dynamo ignores follow the
+ * events and make the dump an exact snapshot (DESIGN "Exact recovery"): {@code ref_counts}, {@code [event_id, copies]}
+ * for every block held more than once, and {@code watermarks}, the last applied seq of every stream.
  */
 final class DumpWriter implements DumpSink {
     private final StringBuilder out;
+    private final StringBuilder refCounts = new StringBuilder();
+    private final StringBuilder watermarks = new StringBuilder();
     private long eventId;
 
     DumpWriter(int blockSize) {
@@ -31,7 +35,24 @@ final class DumpWriter implements DumpSink {
                 .append(",\"mm_extra_info\":null}]}},\"dp_rank\":").append(dpRank).append("}}");
     }
 
+    @Override
+    public void copies(int copies) {
+        separate(refCounts).append('[').append(eventId - 1).append(',').append(copies).append(']');
+    }
+
+    /** Called after the index dump, in a stable order. */
+    void watermark(long workerId, int dpRank, long seq) {
+        separate(watermarks).append("{\"worker_id\":").append(Long.toUnsignedString(workerId))
+                .append(",\"dp_rank\":").append(dpRank)
+                .append(",\"seq\":").append(Long.toUnsignedString(seq)).append('}');
+    }
+
+    private static StringBuilder separate(StringBuilder sb) {
+        return sb.length() > 0 ? sb.append(',') : sb;
+    }
+
     String finish() {
-        return out.append("]}").toString();
+        return out.append("],\"ref_counts\":[").append(refCounts)
+                .append("],\"watermarks\":[").append(watermarks).append("]}").toString();
     }
 }

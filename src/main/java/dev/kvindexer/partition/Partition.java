@@ -6,8 +6,10 @@ import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.index.StoreOutcome;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.WarningKind;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,10 +28,15 @@ public final class Partition {
     private final Watermarks watermarks;
     private final Consumer<ReplayRequest> replays;
     private final Map<StreamKey, Stream> streams = new HashMap<>();
+    /** Watermarks of an exact snapshot for streams not registered here yet: their blocks are in the index. */
+    private final Map<StreamKey, Long> installedNotOpen = new HashMap<>();
     private boolean bootstrapped;
 
     private record StreamKey(long workerId, int dpRank) {
     }
+
+    private static final Comparator<StreamKey> STREAM_ORDER = Comparator
+            .comparing(StreamKey::workerId, Long::compareUnsigned).thenComparingInt(StreamKey::dpRank);
 
     /** An open stream and the sequencer that orders its batches. */
     private final class Stream implements StreamSequencer.Actions {
@@ -101,7 +108,10 @@ public final class Partition {
         if (s == null) {
             s = new Stream(new StreamId(key, k.workerId(), k.dpRank()));
             streams.put(k, s);
-            if (watermarks.of(s.id).isSet()) {
+            Long installed = installedNotOpen.remove(k);
+            if (installed != null) {
+                s.sequencer.installedFromPeer(installed);
+            } else if (watermarks.of(s.id).isSet()) {
                 // Re-registered after an unregister: the watermark survived, the stream's blocks did not.
                 s.sequencer.blocksDropped();
             }
@@ -112,13 +122,28 @@ public final class Partition {
         }
     }
 
-    /** Applies a peer's dump (Dynamo-compatible recovery); streams then take their first live batch as is. */
+    /**
+     * Applies a peer's dump before any live batch of this node (the ready gate holds them back). An exact snapshot
+     * sets every stream's watermark; a Dynamo dump has none, so streams take their first live batch as is.
+     */
     public void recover(PartitionMessages.Recovered recovered) {
         for (PartitionMessages.RecoveredEvent e : recovered.events()) {
             applyEvent(e.workerId(), e.dpRank(), e.event());
         }
-        bootstrapped = true;
-        streams.values().forEach(st -> st.sequencer.bootstrappedFromPeer());
+        if (!recovered.exact()) {
+            bootstrapped = true;
+            streams.values().forEach(st -> st.sequencer.bootstrappedFromPeer());
+            return;
+        }
+        for (PartitionMessages.StreamWatermark w : recovered.watermarks()) {
+            StreamKey k = new StreamKey(w.workerId(), w.dpRank());
+            Stream s = streams.get(k);
+            if (s != null) {
+                s.sequencer.installedFromPeer(w.seq());
+            } else {
+                installedNotOpen.put(k, w.seq());
+            }
+        }
     }
 
     /** A live batch; dropped when its stream is closed or belongs to an older listener generation. */
@@ -182,9 +207,11 @@ public final class Partition {
     public void removeStreams(PartitionMessages.RemoveStreams msg) {
         if (msg.wholeWorker()) {
             streams.keySet().removeIf(k -> k.workerId() == msg.workerId());
+            installedNotOpen.keySet().removeIf(k -> k.workerId() == msg.workerId());
             index.removeWorker(msg.workerId());
         } else {
             streams.remove(new StreamKey(msg.workerId(), msg.dpRank()));
+            installedNotOpen.remove(new StreamKey(msg.workerId(), msg.dpRank()));
             index.removeWorkerDpRank(msg.workerId(), msg.dpRank());
         }
     }
@@ -193,10 +220,22 @@ public final class Partition {
         return new PartitionMessages.QueryReply(index.blockSize(), index.match(query.localHashes()));
     }
 
-    /** The partition's /dump value. */
+    /**
+     * The partition's /dump value: an exact snapshot, because the actor takes it in one step together with the
+     * watermark of every stream whose blocks it holds.
+     */
     public String dumpJson() {
         DumpWriter writer = new DumpWriter(index.blockSize());
         index.dump(writer);
+        Map<StreamKey, Long> marks = new TreeMap<>(STREAM_ORDER);
+        marks.putAll(installedNotOpen);
+        streams.forEach((k, s) -> {
+            Watermarks.Watermark w = s.sequencer.watermark();
+            if (w.isSet()) {
+                marks.put(k, w.seq());
+            }
+        });
+        marks.forEach((k, seq) -> writer.watermark(k.workerId(), k.dpRank(), seq));
         return writer.finish();
     }
 }

@@ -47,8 +47,20 @@ public final class PartitionMessages {
     public record RecoveredEvent(long workerId, int dpRank, KvEvent event) {
     }
 
-    /** A peer's dump of this partition, applied in order; afterwards the partition counts as bootstrapped. */
-    public record Recovered(List<RecoveredEvent> events) {
+    /** The last applied seq of stream (worker, registered dp_rank) in a peer's snapshot. */
+    public record StreamWatermark(long workerId, int dpRank, long seq) {
+    }
+
+    /**
+     * A peer's dump of this partition, events applied in order. {@code exact} when the peer sent the watermark of
+     * every stream (a kvindexer peer): streams then resume from those watermarks. Otherwise (a Dynamo peer) the
+     * partition counts as bootstrapped and each stream takes its first live batch as is.
+     */
+    public record Recovered(List<RecoveredEvent> events, List<StreamWatermark> watermarks, boolean exact) {
+        public Recovered {
+            events = List.copyOf(events);
+            watermarks = List.copyOf(watermarks);
+        }
     }
 
     /** Asks for the partition's /dump value (the JSON object with block_size and events). */

@@ -36,6 +36,7 @@ final class StreamSequencer {
     private long replayId;
     private boolean blocksDropped;
     private boolean bootstrapped;
+    private boolean installed;
 
     StreamSequencer(Watermarks.Watermark watermark, Actions actions) {
         this.watermark = watermark;
@@ -72,6 +73,23 @@ final class StreamSequencer {
         }
     }
 
+    /**
+     * The partition installed an exact snapshot of a peer, taken when this stream's watermark there was {@code seq}
+     * (DESIGN "Exact recovery"). The listener subscribed before the snapshot was taken, so its first buffered batches
+     * can be at or below the watermark: they are the same publisher's, already in the snapshot, and are dropped as
+     * stale rather than read as an engine restart. Anything after the watermark applies or is replayed as usual.
+     */
+    void installedFromPeer(long seq) {
+        watermark.advance(seq);
+        installed = true;
+        blocksDropped = false;
+        bootstrapped = false;
+    }
+
+    Watermarks.Watermark watermark() {
+        return watermark;
+    }
+
     long generation() {
         return generation;
     }
@@ -90,7 +108,7 @@ final class StreamSequencer {
         // ZMQ keeps order on a connection, so a live seq at or below the last live one, or a first live seq at
         // or below the watermark, can only come from a new publisher process.
         boolean restart = liveSeen ? Long.compareUnsigned(seq, lastLive) <= 0
-                : watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0;
+                : !installed && watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0;
         if (restart) {
             watermark.reset();
             replaying = false;
@@ -102,6 +120,7 @@ final class StreamSequencer {
             watermark.reset();
         }
         blocksDropped = false;
+        installed = false;
         liveSeen = true;
         lastLive = seq;
         if (replaying) {

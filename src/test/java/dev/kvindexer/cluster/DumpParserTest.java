@@ -45,6 +45,21 @@ class DumpParserTest {
         public void partitionFailed(PartitionKey key, String error) {
             log.add("failed " + key.dumpKey() + ": " + error);
         }
+
+        @Override
+        public void copies(int eventIndex, int copies) {
+            log.add("event " + eventIndex + " x" + copies);
+        }
+
+        @Override
+        public void exactSnapshot() {
+            log.add("exact");
+        }
+
+        @Override
+        public void watermark(long workerId, int dpRank, long seq) {
+            log.add("watermark " + Long.toUnsignedString(workerId) + "/" + dpRank + " seq " + Long.toUnsignedString(seq));
+        }
     }
 
     private static Collector parse(String json) throws IOException {
@@ -79,6 +94,31 @@ class DumpParserTest {
         long[] query = {11, 12, 13, 14};
         assertEquals(sorted(idx.match(query)), sorted(c.index.match(query)));
         assertTrue(c.log.contains("18446744073709551615/3 Stored"));
+    }
+
+    @Test
+    void ourDumpCarriesReferenceCountsAndTheWatermarkOfEveryStream() throws IOException {
+        Partition source = new Partition(new PartitionKey("m", "t"), 4, "unused", new EventCounters(), new Watermarks(),
+                r -> { });
+        source.openStream(new dev.kvindexer.partition.PartitionMessages.OpenStream(7, 0, 1, null));
+        source.onLive(new dev.kvindexer.partition.PartitionMessages.ApplyBatch(7, 0, 1, new dev.kvindexer.event.EventBatch(
+                0, dev.kvindexer.event.EventBatch.NO_RANK, List.of(
+                new KvEvent.Stored(StorageTier.DEVICE, false, 0, new long[] {1, 2}, new long[] {11, 12}),
+                new KvEvent.Stored(StorageTier.DEVICE, true, 1, new long[] {2}, new long[] {12})), 0, 0, 0)));
+        String json = source.dumpJson();
+        assertTrue(json.endsWith(",\"ref_counts\":[[1,2]],\"watermarks\":[{\"worker_id\":7,\"dp_rank\":0,\"seq\":0}]}"), json);
+        Collector c = parse("{\"m:t\":" + json + "}");
+        assertEquals(List.of("partition m|t bs=4", "7/0 Stored", "7/0 Stored", "event 1 x2", "exact", "watermark 7/0 seq 0"),
+                c.log);
+    }
+
+    @Test
+    void malformedExtensionsAreRejected() {
+        String events = "{\"m:t\":{\"block_size\":4,\"events\":[],";
+        assertThrows(IOException.class, () -> parse(events + "\"ref_counts\":[[0,1]]}}"));
+        assertThrows(IOException.class, () -> parse(events + "\"ref_counts\":[[0]]}}"));
+        assertThrows(IOException.class, () -> parse(events + "\"watermarks\":[{\"worker_id\":1}]}}"));
+        assertThrows(IOException.class, () -> parse(events + "\"watermarks\":[{\"worker_id\":1,\"seq\":-2}]}}"));
     }
 
     @Test

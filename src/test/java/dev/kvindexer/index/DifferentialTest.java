@@ -50,6 +50,24 @@ class DifferentialTest {
                     long[] query = randomQuery(rnd);
                     assertSameMatches(ref.match(query), copy.match(query), "dump round trip, seed " + seed);
                 }
+                assertSameCopies(ref, index, copy, "dump round trip, seed " + seed + " step " + step);
+            }
+        }
+    }
+
+    /** Every block the round trip carried keeps its reference count (detached blocks are not dumped). */
+    private static void assertSameCopies(ReferenceIndex ref, PartitionIndex index, PartitionIndex copy, String context) {
+        for (long w : WORKERS) {
+            for (int r = 0; r < 2; r++) {
+                for (StorageTier t : TIERS) {
+                    for (long h : ref.held(new OwnerKey(w, r), t)) {
+                        int carried = copy.copies(w, r, t, h);
+                        if (carried > 0) {
+                            assertEquals(index.copies(w, r, t, h), carried, "copies of " + h + " " + w + ":" + r + " "
+                                    + t + ", " + context);
+                        }
+                    }
+                }
             }
         }
     }
