@@ -1,8 +1,13 @@
 package dev.kvindexer;
 
+import dev.kvindexer.cluster.ClusterMembership;
+import dev.kvindexer.cluster.ClusterRegistrar;
+import dev.kvindexer.cluster.HazelcastConfigs;
 import dev.kvindexer.cluster.PeerRecovery;
 import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.cluster.ReadyGate;
+import dev.kvindexer.cluster.RecoveryReport;
+import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.http.HttpVerticle;
@@ -13,18 +18,24 @@ import dev.kvindexer.partition.LocalCodec;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.RegistrationService;
 import dev.kvindexer.registry.Registry;
+import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Assembles and runs one indexer node: Vert.x, ingest, registry, partitions and the HTTP API. */
+/** Assembles and runs one indexer node: Vert.x (clustered or not), ingest, registry, partitions and the HTTP API. */
 public final class IndexerNode {
+    private static final Logger LOG = LoggerFactory.getLogger(IndexerNode.class);
     /** Decoded batches allowed between the ingest threads and the partitions (bounded memory under a flood). */
     static final int MAX_IN_FLIGHT_BATCHES = 10_000;
     static final long SLOW_JOINER_MILLIS = 1000;
@@ -32,35 +43,48 @@ public final class IndexerNode {
     private final Vertx vertx;
     private final ZmqIngest ingest;
     private final NodeServices services;
+    private final ClusterRegistrar clusterRegistrar;
     private int httpPort;
+    private volatile RecoveryReport recovery = RecoveryReport.NONE;
 
-    private IndexerNode(Vertx vertx, ZmqIngest ingest, NodeServices services) {
+    private IndexerNode(Vertx vertx, ZmqIngest ingest, NodeServices services, ClusterRegistrar clusterRegistrar) {
         this.vertx = vertx;
         this.ingest = ingest;
         this.services = services;
+        this.clusterRegistrar = clusterRegistrar;
     }
 
     /**
-     * Starts a node and waits until its HTTP port is bound and its startup workers are registered. Blocking:
-     * call it from a main or test thread, never from an event loop.
+     * Starts a node and returns once its ready gate is open (SPEC §10.1): HTTP bound, startup and cluster
+     * registrations applied, recovery done. Blocking: call it from a main or test thread, never from an event loop.
      */
     public static IndexerNode start(ServeConfig config) throws Exception {
-        Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(config.threads()));
-        LocalCodec.registerAll(vertx.eventBus());
-        EventCounters counters = new EventCounters();
-        Registry registry = new Registry();
-        boolean gated = !config.peers().isEmpty() || config.minInitialWorkers() > 0;
-        ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
-        ZmqIngest ingest = new ZmqIngest(vertx, config.ingestThreads(), MAX_IN_FLIGHT_BATCHES, counters,
-                registry::listener, gate);
-        PeerSet peers = new PeerSet();
-        Watermarks watermarks = new Watermarks();
-        NodeServices services = new NodeServices(new RegistrationService(vertx, registry, ingest, counters, watermarks),
-                registry, peers, counters, watermarks, ingest, config.testEndpoints(), gate);
-        IndexerNode node = new IndexerNode(vertx, ingest, services);
+        VertxOptions options = new VertxOptions().setEventLoopPoolSize(config.threads());
+        HazelcastClusterManager manager = null;
+        Vertx vertx;
+        if (config.clustered()) {
+            manager = new HazelcastClusterManager(HazelcastConfigs.load(config.cluster()));
+            options.getEventBusOptions().setHost(config.cluster().host()).setPort(0);
+            vertx = await(Vertx.builder().with(options).withClusterManager(manager).buildClustered());
+        } else {
+            vertx = Vertx.vertx(options);
+        }
+        IndexerNode node;
+        try {
+            node = assemble(vertx, manager, config);
+        } catch (Exception e) {
+            vertx.close();
+            throw e;
+        }
         try {
             // HTTP first (SPEC 10.1 [REC]): /health answers and /register can satisfy the initial-workers wait.
-            await(node.deployHttp(config).compose(v -> node.registerStartupWorkers(config)));
+            await(node.deployHttp(config));
+            if (config.clustered()) {
+                await(node.services.membership().announce(node.advertisedUrl(config.cluster())));
+                // Subscribe to every registered worker before recovering, so nothing published meanwhile is missed.
+                await(node.clusterRegistrar.start());
+            }
+            await(node.registerStartupWorkers(config));
             node.recoverAndOpenGate(config);
         } catch (Exception e) {
             node.close();
@@ -69,15 +93,49 @@ public final class IndexerNode {
         return node;
     }
 
-    /** SPEC §10.1 steps 3–6: slow-joiner window, recovery from --peers, initial-workers wait, then the gate opens. */
-    private void recoverAndOpenGate(ServeConfig config) throws InterruptedException {
+    private static IndexerNode assemble(Vertx vertx, HazelcastClusterManager manager, ServeConfig config)
+            throws Exception {
+        LocalCodec.registerAll(vertx.eventBus());
+        EventCounters counters = new EventCounters();
+        Registry registry = new Registry();
+        boolean gated = config.clustered() || !config.peers().isEmpty() || config.minInitialWorkers() > 0;
+        ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
+        ZmqIngest ingest = new ZmqIngest(vertx, config.ingestThreads(), MAX_IN_FLIGHT_BATCHES, counters,
+                registry::listener, gate);
+        Watermarks watermarks = new Watermarks();
+        RegistrationService local = new RegistrationService(vertx, registry, ingest, counters, watermarks);
+        ClusterRegistrar clusterRegistrar = manager == null ? null : new ClusterRegistrar(vertx, local);
+        ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager));
+        Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
+        NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
+                ingest, config.testEndpoints(), gate, membership);
+        return new IndexerNode(vertx, ingest, services, clusterRegistrar);
+    }
+
+    private String advertisedUrl(ClusterSettings cluster) {
+        return cluster.advertiseUrl() != null ? cluster.advertiseUrl() : "http://" + cluster.host() + ":" + httpPort;
+    }
+
+    /**
+     * SPEC §10.1 steps 3–6: slow-joiner window, recovery, initial-workers wait, then the gate opens. A clustered node
+     * recovers from the cluster's ready nodes unless --peers names others; a node that finds no ready peer (the first
+     * node, or several starting at once) starts empty instead of waiting, so nodes never wait for each other.
+     */
+    private void recoverAndOpenGate(ServeConfig config) throws Exception {
         ReadyGate gate = services.gate();
-        if (!config.peers().isEmpty()) {
-            gate.waitingFor("recovering from peers " + config.peers());
+        List<String> sources = config.peers();
+        if (sources.isEmpty() && services.membership() != null) {
+            sources = await(services.membership().peers(true));
+            if (sources.isEmpty()) {
+                LOG.info("no ready node in the cluster to recover from; starting with an empty index");
+            }
+        }
+        if (!sources.isEmpty()) {
+            gate.waitingFor("recovering from peers " + sources);
             // The listeners just connected; give their subscriptions time to reach the engines before the dump
-            // is taken, so nothing published in between is missed (the reference waits the same second).
+            // is taken, so little is published in between (the reference waits the same second).
             Thread.sleep(SLOW_JOINER_MILLIS);
-            new PeerRecovery(vertx, services.registrations(), config.blockSize()).recover(config.peers());
+            recovery = new PeerRecovery(vertx, services.registrations(), config.blockSize()).recover(sources);
             config.peers().forEach(services.peers()::add);
         }
         int wanted = config.minInitialWorkers();
@@ -86,6 +144,9 @@ public final class IndexerNode {
             Thread.sleep(100);
         }
         gate.openGate();
+        if (services.membership() != null) {
+            await(services.membership().markReady());
+        }
     }
 
     private static <T> T await(Future<T> future) throws Exception {
@@ -115,14 +176,26 @@ public final class IndexerNode {
         });
     }
 
+    /** --workers; in a cluster another node may have registered them already, which is what was asked for. */
     private Future<Void> registerStartupWorkers(ServeConfig config) {
         Future<Void> chain = Future.succeededFuture();
         PartitionKey key = new PartitionKey(config.modelName(), config.tenantId());
         for (WorkerSpec w : config.workers()) {
             RegisterRequest r = new RegisterRequest(w.instanceId(), w.dpRank(), w.endpoint(), null, key, config.blockSize());
-            chain = chain.compose(v -> services.registrations().register(r));
+            chain = chain.compose(v -> services.registrar().register(r).recover(t -> {
+                if (config.clustered() && t instanceof RegistryException && ((RegistryException) t).status() == 409) {
+                    LOG.warn("--workers entry {} not registered: {}", w, t.getMessage());
+                    return Future.succeededFuture();
+                }
+                return Future.failedFuture(t);
+            }));
         }
         return chain;
+    }
+
+    /** What startup recovery loaded, and from whom. */
+    public RecoveryReport recovery() {
+        return recovery;
     }
 
     public int httpPort() {
@@ -137,18 +210,25 @@ public final class IndexerNode {
         return services;
     }
 
-    /** Stops listeners, Vert.x and the ingest threads. Blocking, like {@link #start}. */
+    /** Leaves the cluster (if any), stops listeners, Vert.x and the ingest threads. Blocking, like {@link #start}. */
     public void close() {
-        try {
-            await(services.registrations().stopAll());
-        } catch (Exception e) {
-            // Shutting down anyway: sockets are closed with their threads below.
+        if (services.membership() != null) {
+            quietly(services.membership().leave());
         }
-        try {
-            await(vertx.close());
-        } catch (Exception e) {
-            // Nothing left to do with a Vert.x instance that failed to close.
+        if (clusterRegistrar != null) {
+            quietly(clusterRegistrar.stop());
         }
+        // Shutting down anyway: sockets are closed with their threads below.
+        quietly(services.registrations().stopAll());
+        quietly(vertx.close());
         ingest.close();
+    }
+
+    private static void quietly(Future<?> step) {
+        try {
+            await(step);
+        } catch (Exception e) {
+            LOG.debug("shutdown step failed: {}", e.toString());
+        }
     }
 }

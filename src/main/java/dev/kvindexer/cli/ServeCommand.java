@@ -1,6 +1,7 @@
 package dev.kvindexer.cli;
 
 import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import java.util.Arrays;
@@ -51,13 +52,55 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--peers", description = "Comma-separated peer indexer URLs for startup recovery.")
     String peers;
 
+    @Option(names = "--cluster", defaultValue = "${env:KVINDEXER_CLUSTER:-false}", fallbackValue = "true", arity = "0..1",
+            description = "Join a Hazelcast cluster of replicas: shared registrations, recovery from members "
+                    + "(env KVINDEXER_CLUSTER; default: ${DEFAULT-VALUE}).")
+    boolean cluster;
+
+    @Option(names = "--cluster-name", defaultValue = "${env:KVINDEXER_CLUSTER_NAME:-" + ClusterSettings.DEFAULT_NAME + "}",
+            description = "Hazelcast cluster name; only nodes with the same name join (env KVINDEXER_CLUSTER_NAME; "
+                    + "default: ${DEFAULT-VALUE}).")
+    String clusterName;
+
+    @Option(names = "--cluster-members", defaultValue = "${env:KVINDEXER_CLUSTER_MEMBERS:-" + ClusterSettings.LOOPBACK + "}",
+            description = "Comma-separated member hosts for TCP-IP join (env KVINDEXER_CLUSTER_MEMBERS; "
+                    + "default: ${DEFAULT-VALUE}).")
+    String clusterMembers;
+
+    @Option(names = "--cluster-host", defaultValue = "${env:KVINDEXER_CLUSTER_HOST:-" + ClusterSettings.LOOPBACK + "}",
+            description = "Interface for Hazelcast and the event bus, and host of the announced HTTP URL "
+                    + "(env KVINDEXER_CLUSTER_HOST; default: ${DEFAULT-VALUE}).")
+    String clusterHost;
+
+    @Option(names = "--cluster-port", defaultValue = "${env:KVINDEXER_CLUSTER_PORT:-" + ClusterSettings.DEFAULT_PORT + "}",
+            description = "First Hazelcast port; the next free one is used when taken (env KVINDEXER_CLUSTER_PORT; "
+                    + "default: ${DEFAULT-VALUE}).")
+    int clusterPort;
+
+    @Option(names = "--advertise-url", defaultValue = "${env:KVINDEXER_ADVERTISE_URL}",
+            description = "HTTP URL other nodes use to reach this one (env KVINDEXER_ADVERTISE_URL; default: "
+                    + "http://<cluster-host>:<port>).")
+    String advertiseUrl;
+
+    @Option(names = "--cluster-config", defaultValue = "${env:KVINDEXER_CLUSTER_CONFIG}",
+            description = "Hazelcast XML to start from (env KVINDEXER_CLUSTER_CONFIG; default: the bundled cluster.xml).")
+    String clusterConfig;
+
     ServeConfig config() {
-        List<String> peerList = peers == null ? List.of()
-                : Arrays.stream(peers.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toList());
-        return new ServeConfig(host, port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize, modelName,
-                routingGroup != null ? routingGroup : tenantId, peerList,
+        ServeConfig config = new ServeConfig(host, port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize,
+                modelName, routingGroup != null ? routingGroup : tenantId, commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
+        if (!cluster) {
+            return config;
+        }
+        return config.withCluster(new ClusterSettings(clusterName, commaList(clusterMembers), clusterHost, clusterPort,
+                advertiseUrl, clusterConfig));
+    }
+
+    private static List<String> commaList(String value) {
+        return value == null ? List.of()
+                : Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toList());
     }
 
     @Override
@@ -76,7 +119,8 @@ public final class ServeCommand implements Callable<Integer> {
             System.err.println("kvindexer serve: startup failed: " + e.getMessage());
             return 1;
         }
-        LOG.info("kvindexer listening on http://{}:{}", config.host(), node.httpPort());
+        LOG.info("kvindexer listening on http://{}:{}{}", config.host(), node.httpPort(),
+                config.clustered() ? " in cluster " + config.cluster().name() : "");
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();

@@ -1,6 +1,7 @@
 package dev.kvindexer.cluster;
 
 import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.registry.PartitionEntry;
@@ -46,8 +47,9 @@ public final class PeerRecovery {
         this.fallbackBlockSize = fallbackBlockSize;
     }
 
-    /** Recovers from the first peer that answers with a parsable dump; returns that peer, or null. */
-    public String recover(List<String> peers) throws InterruptedException {
+    /** Recovers from the first peer that answers with a parsable dump; reports which peer and what it loaded. */
+    public RecoveryReport recover(List<String> peers) throws InterruptedException {
+        long started = System.nanoTime();
         for (String url : peers) {
             Map<PartitionKey, Collected> dump;
             try {
@@ -56,15 +58,20 @@ public final class PeerRecovery {
                 LOG.warn("peer {} gave no usable dump: {}", url, e.getMessage() != null ? e.getMessage() : e.toString());
                 continue;
             }
-            int events = 0;
+            long events = 0;
+            boolean exact = true;
             for (Map.Entry<PartitionKey, Collected> e : dump.entrySet()) {
                 events += apply(e.getKey(), e.getValue());
+                exact &= e.getValue().exact;
             }
-            LOG.info("recovered {} partitions and {} events from peer {}", dump.size(), events, url);
-            return url;
+            RecoveryReport report = new RecoveryReport(url, dump.size(), events, exact,
+                    (System.nanoTime() - started) / 1_000_000);
+            LOG.info("recovered {} partitions and {} events from peer {} ({}, {} ms)", report.partitions(),
+                    report.events(), url, exact ? "exact snapshot" : "Dynamo dump", report.millis());
+            return report;
         }
         LOG.warn("no peer reachable for recovery; starting with an empty index");
-        return null;
+        return RecoveryReport.NONE;
     }
 
     private static final class Collected {
@@ -139,7 +146,7 @@ public final class PeerRecovery {
         }
         try {
             Future<Object> applied = registrations.ensurePartition(key, blockSize)
-                    .compose((PartitionEntry p) -> vertx.eventBus().request(p.address(), new PartitionMessages.Recovered(c.events, c.watermarks, c.exact)))
+                    .compose((PartitionEntry p) -> PartitionBus.request(vertx.eventBus(), p.address(), new PartitionMessages.Recovered(c.events, c.watermarks, c.exact)))
                     .map(m -> m.body());
             applied.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
             return c.events.size();

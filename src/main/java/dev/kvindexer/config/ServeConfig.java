@@ -12,11 +12,29 @@ import java.util.List;
  * @param blockSize     block size of the {@code workers} registrations (required with them)
  * @param testEndpoints mount POST /test/pause_listener and /test/resume_listener
  * @param minInitialWorkers DYN_ROUTER_MIN_INITIAL_WORKERS: the ready gate waits for this many registered instances
+ * @param cluster       how to join a Hazelcast cluster, or null for a standalone node
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
-                          boolean testEndpoints, int minInitialWorkers) {
+                          boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster) {
     public static final int DEFAULT_PORT = 8090;
+
+    /** A standalone node. */
+    public ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
+                       Integer blockSize, String modelName, String tenantId, List<String> peers,
+                       boolean testEndpoints, int minInitialWorkers) {
+        this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
+                minInitialWorkers, null);
+    }
+
+    public ServeConfig withCluster(ClusterSettings settings) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                testEndpoints, minInitialWorkers, settings);
+    }
+
+    public boolean clustered() {
+        return cluster != null;
+    }
 
     /** DYN_ROUTER_MIN_INITIAL_WORKERS: unset or empty is 0; anything but a non-negative integer is a startup error. */
     public static int minInitialWorkers(String value) {

@@ -2,6 +2,7 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.ingest.ZmqEndpoint;
+import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.registry.PartitionEntry;
@@ -55,7 +56,7 @@ final class DynamoRoutes {
         }
         PartitionKey key = new PartitionKey(model, group == null ? PartitionKey.DEFAULT_TENANT : group);
         RegisterRequest request = new RegisterRequest(instanceId, dpRank, endpoint, replay, key, blockSize);
-        Responses.ok(ctx, node.registrations().register(request), 201);
+        Responses.ok(ctx, node.registrar().register(request), 201);
     }
 
     void unregister(RoutingContext ctx) {
@@ -64,7 +65,7 @@ final class DynamoRoutes {
         String model = body.requiredString("model_name");
         String group = group(body);
         Integer dpRank = body.optionalRank("dp_rank");
-        Responses.ok(ctx, node.registrations().unregister(instanceId, model, group, dpRank), 200);
+        Responses.ok(ctx, node.registrar().unregister(instanceId, model, group, dpRank), 200);
     }
 
     void workers(RoutingContext ctx) {
@@ -107,7 +108,7 @@ final class DynamoRoutes {
     }
 
     private void ask(RoutingContext ctx, PartitionEntry partition, long[] hashes) {
-        vertx.eventBus().<PartitionMessages.QueryReply>request(partition.address(), new PartitionMessages.Query(hashes))
+        PartitionBus.<PartitionMessages.QueryReply>request(vertx.eventBus(), partition.address(), new PartitionMessages.Query(hashes))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         PartitionMessages.QueryReply r = ar.result().body();
@@ -130,7 +131,7 @@ final class DynamoRoutes {
         partitions.sort((a, b) -> a.key().dumpKey().compareTo(b.key().dumpKey()));
         List<Future<String>> parts = new ArrayList<>();
         for (PartitionEntry p : partitions) {
-            parts.add(vertx.eventBus().<PartitionMessages.DumpReply>request(p.address(), PartitionMessages.Dump.INSTANCE)
+            parts.add(PartitionBus.<PartitionMessages.DumpReply>request(vertx.eventBus(), p.address(), PartitionMessages.Dump.INSTANCE)
                     .map(m -> m.body().json())
                     .otherwise(t -> "{\"error\":" + Json.encode(String.valueOf(t.getMessage())) + "}"));
         }
@@ -167,13 +168,17 @@ final class DynamoRoutes {
     }
 
     void peers(RoutingContext ctx) {
-        StringBuilder sb = new StringBuilder("[");
-        List<String> urls = node.peers().list();
-        for (int i = 0; i < urls.size(); i++) {
-            sb.append(i == 0 ? "" : ",").append(Json.encode(urls.get(i)));
-        }
-        Responses.json(ctx, 200, sb.append(']').toString());
+        node.allPeers().onComplete(ar -> {
+            if (ar.failed()) {
+                Responses.error(ctx, new HttpError(503, "cluster membership unavailable: " + ar.cause().getMessage()));
+                return;
+            }
+            StringBuilder sb = new StringBuilder("[");
+            List<String> urls = ar.result();
+            for (int i = 0; i < urls.size(); i++) {
+                sb.append(i == 0 ? "" : ",").append(Json.encode(urls.get(i)));
+            }
+            Responses.json(ctx, 200, sb.append(']').toString());
+        });
     }
-
-
 }

@@ -1,15 +1,36 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.cluster.ClusterMembership;
 import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.Watermarks;
+import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.RegistrationService;
 import dev.kvindexer.registry.Registry;
+import io.vertx.core.Future;
+import java.util.List;
+import java.util.TreeSet;
 
-/** What the HTTP verticles share with the rest of the node; all members are thread-safe. */
-public record NodeServices(RegistrationService registrations, Registry registry, PeerSet peers,
+/**
+ * What the HTTP verticles share with the rest of the node; all members are thread-safe.
+ *
+ * @param registrar     what /register and /unregister go through: this node, or the whole cluster
+ * @param registrations this node's own registrations (listeners, partitions, test pause/resume)
+ * @param membership    the cluster's other nodes, or null on a standalone node
+ */
+public record NodeServices(Registrar registrar, RegistrationService registrations, Registry registry, PeerSet peers,
                            EventCounters counters, Watermarks watermarks, ZmqIngest ingest, boolean testEndpoints,
-                           ReadyGate gate) {
+                           ReadyGate gate, ClusterMembership membership) {
+
+    /** GET /peers: registered peers and, in a cluster, the other live nodes, sorted and without repeats. */
+    public Future<List<String>> allPeers() {
+        Future<List<String>> discovered = membership == null ? Future.succeededFuture(List.of()) : membership.peers(false);
+        return discovered.map(found -> {
+            TreeSet<String> all = new TreeSet<>(peers.list());
+            all.addAll(found);
+            return List.copyOf(all);
+        });
+    }
 }

@@ -4,6 +4,7 @@ import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.WarningKind;
+import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
@@ -241,7 +242,7 @@ final class PollerThread extends Thread {
             return;
         }
         inFlight.sent();
-        bus.send(l.partitionAddress(), new PartitionMessages.ApplyBatch(l.workerId(), l.dpRank(), l.generation(), batch));
+        PartitionBus.send(bus, l.partitionAddress(), new PartitionMessages.ApplyBatch(l.workerId(), l.dpRank(), l.generation(), batch));
     }
 
     private void problem(Subscription sub, String what) {

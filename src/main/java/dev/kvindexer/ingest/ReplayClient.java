@@ -3,6 +3,7 @@ package dev.kvindexer.ingest;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.WarningKind;
+import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.partition.ReplayRequest;
 import dev.kvindexer.wire.EngineBatchDecoder;
@@ -88,7 +89,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                     long seq = LiveFrames.seq(frames.get(frames.size() - 2));
                     outcome.received(seq);
                     EventBatch batch = decoder.decode(seq, payload);
-                    bus.send(r.partitionAddress(), new PartitionMessages.ReplayedBatch(r.stream().workerId(),
+                    PartitionBus.send(bus, r.partitionAddress(), new PartitionMessages.ReplayedBatch(r.stream().workerId(),
                             r.stream().dpRank(), r.generation(), r.replayId(), batch));
                 } catch (MalformedBatchException e) {
                     counters.warning(WarningKind.DECODE_ERROR, 1);
@@ -99,7 +100,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
             outcome.failed(e.toString());
         } finally {
             ctx.destroySocket(dealer);
-            bus.send(r.partitionAddress(), new PartitionMessages.ReplayFinished(r.stream().workerId(),
+            PartitionBus.send(bus, r.partitionAddress(), new PartitionMessages.ReplayFinished(r.stream().workerId(),
                     r.stream().dpRank(), r.generation(), r.replayId()));
         }
         String reason = outcome.incompleteReason();

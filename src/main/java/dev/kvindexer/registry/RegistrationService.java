@@ -3,6 +3,7 @@ package dev.kvindexer.registry;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.partition.PartitionVerticle;
@@ -19,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * closes their streams and starts and stops listeners, in an order that never lets a batch of an
  * unregistered stream reach the index.
  */
-public final class RegistrationService {
+public final class RegistrationService implements Registrar {
     private static final Logger LOG = LoggerFactory.getLogger(RegistrationService.class);
 
     private final Vertx vertx;
@@ -42,6 +43,7 @@ public final class RegistrationService {
     }
 
     /** Registers and starts the listener; fails with {@link RegistryException} on a conflict. */
+    @Override
     public Future<Void> register(RegisterRequest request) {
         Registry.Registration reg;
         try {
@@ -68,7 +70,7 @@ public final class RegistrationService {
     /** Opens the listener's generation in its partition, then its socket, so no batch precedes its stream. */
     private Future<Void> start(PartitionEntry partition, Listener listener) {
         return partition.deployed()
-                .compose(id -> vertx.eventBus().request(partition.address(), new PartitionMessages.OpenStream(
+                .compose(id -> PartitionBus.request(vertx.eventBus(), partition.address(), new PartitionMessages.OpenStream(
                         listener.workerId(), listener.dpRank(), listener.generation(), listener.replayEndpoint())))
                 .compose(reply -> ingest.start(listener));
     }
@@ -120,6 +122,7 @@ public final class RegistrationService {
     }
 
     /** Unregisters per SPEC §7.4; fails with {@link RegistryException} when nothing matches. */
+    @Override
     public Future<Void> unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {
         Registry.Unregistration u;
         try {
@@ -135,7 +138,7 @@ public final class RegistrationService {
         }
         return Future.all(stops)
                 .compose(v -> partition.deployed())
-                .compose(id -> vertx.eventBus().request(partition.address(), u.removal())
+                .compose(id -> PartitionBus.request(vertx.eventBus(), partition.address(), u.removal())
                         .compose(reply -> u.partitionRemoved() ? undeploy(partition, id) : Future.succeededFuture()))
                 .mapEmpty();
     }

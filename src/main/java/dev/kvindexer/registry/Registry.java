@@ -49,20 +49,9 @@ public final class Registry {
     }
 
     public synchronized Registration register(RegisterRequest r) throws RegistryException {
-        String id = Long.toUnsignedString(r.instanceId());
+        checkRegister(r);
         Instance inst = instances.get(r.instanceId());
-        if (inst != null && !inst.key.equals(r.partition())) {
-            throw new RegistryException(409, "instance " + id + " is already registered for "
-                    + describe(inst.key));
-        }
-        if (inst != null && inst.listeners.containsKey(r.dpRank())) {
-            throw new RegistryException(409, "instance " + id + " dp_rank " + r.dpRank() + " already registered");
-        }
         PartitionEntry partition = partitions.get(r.partition());
-        if (partition != null && partition.blockSize() != r.blockSize()) {
-            throw new RegistryException(409, "block_size mismatch for " + describe(r.partition())
-                    + ": existing=" + partition.blockSize() + ", requested=" + r.blockSize());
-        }
         boolean created = partition == null;
         if (created) {
             partition = new PartitionEntry(r.partition(), r.blockSize(), nextIncarnation++);
@@ -80,12 +69,44 @@ public final class Registry {
         return new Registration(partition, created, listener);
     }
 
-    /**
-     * Unregisters per SPEC §7.4. {@code tenantId} null means any group of the model; {@code dpRank} null means
-     * every rank of the instance.
-     */
-    public synchronized Unregistration unregister(long instanceId, String modelName, String tenantId, Integer dpRank)
-            throws RegistryException {
+    /** Throws what {@link #register} would refuse {@code r} with, changing nothing. */
+    public synchronized void checkRegister(RegisterRequest r) throws RegistryException {
+        String id = Long.toUnsignedString(r.instanceId());
+        Instance inst = instances.get(r.instanceId());
+        if (inst != null && !inst.key.equals(r.partition())) {
+            throw new RegistryException(409, "instance " + id + " is already registered for "
+                    + describe(inst.key));
+        }
+        if (inst != null && inst.listeners.containsKey(r.dpRank())) {
+            throw duplicate(r.instanceId(), r.dpRank());
+        }
+        PartitionEntry partition = partitions.get(r.partition());
+        if (partition != null && partition.blockSize() != r.blockSize()) {
+            throw new RegistryException(409, "block_size mismatch for " + describe(r.partition())
+                    + ": existing=" + partition.blockSize() + ", requested=" + r.blockSize());
+        }
+    }
+
+    /** The reference's answer to registering a (instance, dp_rank) twice. */
+    public static RegistryException duplicate(long instanceId, int dpRank) {
+        return new RegistryException(409, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
+                + " already registered");
+    }
+
+    /** The dp_ranks {@link #unregister} would remove, or what it would refuse with; changes nothing. */
+    public synchronized List<Integer> ranksToUnregister(long instanceId, String modelName, String tenantId,
+                                                        Integer dpRank) throws RegistryException {
+        Instance inst = matchingInstance(instanceId, modelName, tenantId);
+        if (dpRank == null) {
+            return new ArrayList<>(inst.listeners.keySet());
+        }
+        if (!inst.listeners.containsKey(dpRank)) {
+            throw rankNotFound(instanceId, dpRank);
+        }
+        return List.of(dpRank);
+    }
+
+    private Instance matchingInstance(long instanceId, String modelName, String tenantId) throws RegistryException {
         String id = Long.toUnsignedString(instanceId);
         Instance inst = instances.get(instanceId);
         if (inst == null) {
@@ -94,6 +115,21 @@ public final class Registry {
         if (!inst.key.modelName().equals(modelName) || (tenantId != null && !inst.key.tenantId().equals(tenantId))) {
             throw new RegistryException(404, "instance " + id + " is registered for " + describe(inst.key));
         }
+        return inst;
+    }
+
+    private static RegistryException rankNotFound(long instanceId, int dpRank) {
+        return new RegistryException(404, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
+                + " not found");
+    }
+
+    /**
+     * Unregisters per SPEC §7.4. {@code tenantId} null means any group of the model; {@code dpRank} null means
+     * every rank of the instance.
+     */
+    public synchronized Unregistration unregister(long instanceId, String modelName, String tenantId, Integer dpRank)
+            throws RegistryException {
+        Instance inst = matchingInstance(instanceId, modelName, tenantId);
         PartitionEntry partition = partitions.get(inst.key);
         List<Listener> removed;
         PartitionMessages.RemoveStreams removal;
@@ -104,7 +140,7 @@ public final class Registry {
         } else {
             Listener l = inst.listeners.remove(dpRank);
             if (l == null) {
-                throw new RegistryException(404, "instance " + id + " dp_rank " + dpRank + " not found");
+                throw rankNotFound(instanceId, dpRank);
             }
             removed = List.of(l);
             removal = new PartitionMessages.RemoveStreams(instanceId, dpRank, inst.listeners.isEmpty());
@@ -179,8 +215,7 @@ public final class Registry {
         }
         Listener l = inst.listeners.get(dpRank);
         if (l == null) {
-            throw new RegistryException(404, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
-                    + " not found");
+            throw rankNotFound(instanceId, dpRank);
         }
         return l;
     }

@@ -6,7 +6,7 @@ package dev.kvindexer.sim;
  */
 public record EngineConfig(long instanceId, int dpRank, String bindHost, String advertiseHost, int livePort,
         int replayPort, BatchEncoder.Format format, EngineHashKind hashKind, int blockSize, int capacity,
-        int hostCapacity, ReplayStyle replayStyle, String topic, double dropRate, long seed) {
+        int hostCapacity, ReplayStyle replayStyle, String topic, double dropRate, long seed, int replayCapacity) {
 
     public EngineConfig {
         if (blockSize <= 0 || capacity <= 0) {
@@ -16,52 +16,65 @@ public record EngineConfig(long instanceId, int dpRank, String bindHost, String 
             throw new IllegalArgumentException("host capacity must be 0 or >= capacity");
         }
         new DropSchedule(0, dropRate); // validates the rate
+        if (replayCapacity <= 0) {
+            throw new IllegalArgumentException("replay capacity must be positive");
+        }
     }
 
-    /** Loopback, ephemeral ports, vLLM map era, sequence hashes, block size 16, 1024 blocks, 4-frame replay. */
+    /**
+     * Loopback, ephemeral ports, vLLM map era, sequence hashes, block size 16, 1024 blocks, 4-frame replay of the last
+     * {@link ReplayBuffer#DEFAULT_CAPACITY} batches.
+     */
     public static EngineConfig local(long instanceId, int dpRank) {
         return new EngineConfig(instanceId, dpRank, "127.0.0.1", "127.0.0.1", 0, 0, BatchEncoder.Format.VLLM_MAP,
-                EngineHashKind.SEQUENCE, 16, 1024, 0, ReplayStyle.FOUR_FRAME, "", 0.0, 42L);
+                EngineHashKind.SEQUENCE, 16, 1024, 0, ReplayStyle.FOUR_FRAME, "", 0.0, 42L,
+                ReplayBuffer.DEFAULT_CAPACITY);
     }
 
     public EngineConfig withPorts(int live, int replay) {
         return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, live, replay, format, hashKind, blockSize,
-                capacity, hostCapacity, replayStyle, topic, dropRate, seed);
+                capacity, hostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
     }
 
     public EngineConfig withHosts(String bind, String advertise) {
         return new EngineConfig(instanceId, dpRank, bind, advertise, livePort, replayPort, format, hashKind, blockSize,
-                capacity, hostCapacity, replayStyle, topic, dropRate, seed);
+                capacity, hostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
     }
 
     public EngineConfig withFormat(BatchEncoder.Format f) {
         return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, f, hashKind, blockSize,
-                capacity, hostCapacity, replayStyle, topic, dropRate, seed);
+                capacity, hostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
     }
 
     public EngineConfig withHashKind(EngineHashKind k) {
         return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, k, blockSize,
-                capacity, hostCapacity, replayStyle, topic, dropRate, seed);
+                capacity, hostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
     }
 
     public EngineConfig withCache(int newBlockSize, int newCapacity, int newHostCapacity) {
         return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
-                newBlockSize, newCapacity, newHostCapacity, replayStyle, topic, dropRate, seed);
+                newBlockSize, newCapacity, newHostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
     }
 
     public EngineConfig withReplayStyle(ReplayStyle s) {
         return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
-                blockSize, capacity, hostCapacity, s, topic, dropRate, seed);
+                blockSize, capacity, hostCapacity, s, topic, dropRate, seed, replayCapacity);
     }
 
     public EngineConfig withTopic(String t) {
         return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
-                blockSize, capacity, hostCapacity, replayStyle, t, dropRate, seed);
+                blockSize, capacity, hostCapacity, replayStyle, t, dropRate, seed, replayCapacity);
     }
 
     public EngineConfig withDrops(double rate, long newSeed) {
         return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
-                blockSize, capacity, hostCapacity, replayStyle, topic, rate, newSeed);
+                blockSize, capacity, hostCapacity, replayStyle, topic, rate, newSeed, replayCapacity);
+    }
+
+    /** How many of its last batches the engine can replay (vLLM's buffer_steps). */
+    public EngineConfig withReplayCapacity(int batches) {
+        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
+                blockSize, capacity, hostCapacity, replayStyle, topic, dropRate, seed, batches);
     }
 
     /** The medium a device block is published with. */

@@ -60,7 +60,7 @@ public final class SimulatedEngine implements AutoCloseable {
     private volatile long replaysIgnored;
 
     // Engine-thread state.
-    private final ReplayBuffer buffer = new ReplayBuffer();
+    private final ReplayBuffer buffer;
     private ZContext ctx;
     private ZMQ.Socket pub;
     private ZMQ.Socket router;
@@ -70,6 +70,7 @@ public final class SimulatedEngine implements AutoCloseable {
 
     private SimulatedEngine(EngineConfig config) {
         this.config = config;
+        this.buffer = new ReplayBuffer(config.replayCapacity());
         this.topic = config.topic().getBytes(StandardCharsets.UTF_8);
         this.model = new KvCacheModel(config.instanceId(), config.dpRank(), config.blockSize(), config.capacity(),
                 config.hostCapacity(), config.deviceMedium(), config.hostMedium());

@@ -36,6 +36,7 @@ public record SimulationConfig(int engines, int dpRanks, String bindHost, String
         int offset = index * dpRanks + rank;
         return new EngineConfig(instanceIdBase + index, rank, bindHost, advertiseHost,
                 basePort == 0 ? 0 : basePort + offset, replayBasePort == 0 ? 0 : replayBasePort + offset,
-                format, hashKind, blockSize, capacity, hostCapacity, replayStyle, topic, dropRate, seed);
+                format, hashKind, blockSize, capacity, hostCapacity, replayStyle, topic, dropRate, seed,
+                ReplayBuffer.DEFAULT_CAPACITY);
     }
 }

@@ -1,0 +1,38 @@
+package dev.kvindexer.config;
+
+import java.util.List;
+
+/**
+ * How a node joins its Hazelcast cluster ({@code serve --cluster}).
+ *
+ * @param name         Hazelcast cluster name; nodes with another name never join, so a stray node stays out
+ * @param members      TCP-IP join members (bare hosts or host:port; Hazelcast tries the ports after each)
+ * @param host         interface for Hazelcast and the event bus, and the host of the announced HTTP URL
+ * @param port         first Hazelcast port; the next free one is taken when it is in use
+ * @param advertiseUrl HTTP URL other nodes recover from, or null for {@code http://host:<http port>}
+ * @param configFile   Hazelcast XML to start from, or null for the cluster.xml bundled from the repo root
+ */
+public record ClusterSettings(String name, List<String> members, String host, int port, String advertiseUrl,
+                              String configFile) {
+    public static final String DEFAULT_NAME = "kvindexer";
+    public static final String LOOPBACK = "127.0.0.1";
+    public static final int DEFAULT_PORT = 5701;
+
+    public ClusterSettings {
+        members = List.copyOf(members);
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("--cluster-name must not be empty");
+        }
+        if (members.isEmpty()) {
+            throw new IllegalArgumentException("--cluster-members must name at least one member");
+        }
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("--cluster-port must be 1-65535, got " + port);
+        }
+    }
+
+    /** A cluster on this machine only, as tests and the README's three-node example use it. */
+    public static ClusterSettings loopback(String name) {
+        return new ClusterSettings(name, List.of(LOOPBACK), LOOPBACK, DEFAULT_PORT, null, null);
+    }
+}

@@ -1,0 +1,62 @@
+package dev.kvindexer.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ServeConfig;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** The serve flags become the configuration the node starts from. */
+class ServeCommandTest {
+    private static ServeConfig parse(String... args) {
+        ServeCommand command = new ServeCommand();
+        new CommandLine(command).parseArgs(args);
+        return command.config();
+    }
+
+    @Test
+    void withoutClusterTheNodeIsStandalone() {
+        ServeConfig c = parse("--port", "9000", "--peers", "http://a:1, http://b:2");
+        assertFalse(c.clustered());
+        assertEquals(9000, c.port());
+        assertEquals(List.of("http://a:1", "http://b:2"), c.peers());
+    }
+
+    @Test
+    void clusterFlagsDefaultToALoopbackClusterNamedKvindexer() {
+        ClusterSettings s = parse("--cluster").cluster();
+        assertEquals(new ClusterSettings("kvindexer", List.of("127.0.0.1"), "127.0.0.1", 5701, null, null), s);
+    }
+
+    @Test
+    void clusterFlagsSetNameMembersHostPortAndUrl() {
+        ClusterSettings s = parse("--cluster", "--cluster-name", "prod", "--cluster-members", "10.0.0.1, 10.0.0.2:5710",
+                "--cluster-host", "10.0.0.1", "--cluster-port", "5801", "--advertise-url", "http://idx-1:8090",
+                "--cluster-config", "/etc/kvindexer/cluster.xml").cluster();
+        assertEquals(new ClusterSettings("prod", List.of("10.0.0.1", "10.0.0.2:5710"), "10.0.0.1", 5801,
+                "http://idx-1:8090", "/etc/kvindexer/cluster.xml"), s);
+    }
+
+    @Test
+    void invalidClusterSettingsAreStartupErrors() {
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-members", " , "));
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-port", "0"));
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-name", " "));
+    }
+
+    @Test
+    void helpNamesEveryClusterOptionWithItsEnvironmentVariable() {
+        String help = new CommandLine(new ServeCommand()).getUsageMessage();
+        for (String env : List.of("KVINDEXER_CLUSTER", "KVINDEXER_CLUSTER_NAME", "KVINDEXER_CLUSTER_MEMBERS",
+                "KVINDEXER_CLUSTER_HOST", "KVINDEXER_CLUSTER_PORT", "KVINDEXER_ADVERTISE_URL", "KVINDEXER_CLUSTER_CONFIG")) {
+            assertTrue(help.contains(env), env + " in\n" + help);
+        }
+        assertNull(parse().cluster());
+    }
+}
