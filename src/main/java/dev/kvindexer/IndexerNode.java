@@ -104,7 +104,7 @@ public final class IndexerNode {
                 registry::listener, gate);
         Watermarks watermarks = new Watermarks();
         RegistrationService local = new RegistrationService(vertx, registry, ingest, counters, watermarks);
-        ClusterRegistrar clusterRegistrar = manager == null ? null : new ClusterRegistrar(vertx, local);
+        ClusterRegistrar clusterRegistrar = manager == null ? null : new ClusterRegistrar(vertx, manager, local);
         ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager));
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,

@@ -183,7 +183,8 @@ public final class SimulateCommand implements Callable<Integer> {
                 Thread.sleep(Math.min(100, Math.max(1, (holdUntil - System.nanoTime()) / 1_000_000)));
             }
         } catch (java.io.IOException e) {
-            System.err.println("kvindexer simulate: " + e.getMessage());
+            // A refused connection carries no message: name the exception too.
+            System.err.println("kvindexer simulate: cannot reach the indexer at " + config.register() + ": " + e);
             return 1;
         } finally {
             finished.countDown();

@@ -9,9 +9,11 @@ import dev.kvindexer.registry.Registry;
 import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.shareddata.AsyncMap;
+import io.vertx.core.spi.cluster.ClusterManager;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -23,25 +25,33 @@ import org.slf4j.LoggerFactory;
  * node runs its own listeners, so every replica holds the full state.
  *
  * <p>A cluster-wide map from (instance, dp_rank) to the registration is the truth. A change is written there first,
- * then announced by key on a cluster-wide address; every node then reconciles that key: it reads the map and
- * registers, re-registers or unregisters locally until it agrees. Reconciling is idempotent and always reads the
- * latest value, and each node runs its reconciles and its own changes one at a time, so the order in which
- * announcements arrive does not matter. A joining node subscribes to announcements before it reads the whole map.
+ * then announced by key to every other node, which reconciles that key: it reads the map and registers,
+ * re-registers or unregisters locally until it agrees. Reconciling is idempotent and always reads the latest value,
+ * and each node runs its reconciles and its own changes one at a time, so the order in which announcements arrive
+ * does not matter. A joining node subscribes to announcements before it reads the whole map.
+ *
+ * <p>The answer to /register or /unregister waits until every live node acknowledged (or {@link #ACK_TIMEOUT_MS}
+ * passed), so a router that registers through one replica can query any other right away. The wait happens outside
+ * the serial queue: two nodes announcing to each other at once never wait on each other's queue.
  */
 public final class ClusterRegistrar implements Registrar {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterRegistrar.class);
     static final String MAP = "kvindexer.registrations";
-    static final String CHANGED = "kvindexer.registry.changed";
+    /** Followed by a node id: where that node takes announcements. */
+    static final String CHANGED_PREFIX = "kvindexer.registry.changed.";
+    static final long ACK_TIMEOUT_MS = 5_000;
 
     private final Vertx vertx;
+    private final ClusterManager manager;
     private final RegistrationService local;
     private final Registry registry;
     private final SerialQueue queue = new SerialQueue();
     private AsyncMap<String, String> map;
     private MessageConsumer<String> consumer;
 
-    public ClusterRegistrar(Vertx vertx, RegistrationService local) {
+    public ClusterRegistrar(Vertx vertx, ClusterManager manager, RegistrationService local) {
         this.vertx = vertx;
+        this.manager = manager;
         this.local = local;
         this.registry = local.registry();
     }
@@ -51,7 +61,8 @@ public final class ClusterRegistrar implements Registrar {
         return vertx.sharedData().<String, String>getAsyncMap(MAP)
                 .compose(m -> {
                     map = m;
-                    consumer = vertx.eventBus().consumer(CHANGED, msg -> reconcile(msg.body()));
+                    consumer = vertx.eventBus().consumer(CHANGED_PREFIX + manager.getNodeId(),
+                            msg -> reconcile(msg.body()).onComplete(done -> msg.reply(null)));
                     return consumer.completion();
                 })
                 .compose(v -> map.keys())
@@ -70,7 +81,7 @@ public final class ClusterRegistrar implements Registrar {
     @Override
     public Future<Void> register(RegisterRequest r) {
         String key = key(r.instanceId(), r.dpRank());
-        return queue.submit(() -> {
+        Future<Void> applied = queue.submit(() -> {
             try {
                 registry.checkRegister(r);
             } catch (RegistryException e) {
@@ -81,32 +92,46 @@ public final class ClusterRegistrar implements Registrar {
                     // Registered through another node a moment ago; this node has not reconciled it yet.
                     return Future.failedFuture(Registry.duplicate(r.instanceId(), r.dpRank()));
                 }
-                return local.register(r)
-                        .recover(t -> map.remove(key).transform(ignored -> Future.failedFuture(t)))
-                        .onComplete(ignored -> announce(key));
+                return local.register(r).recover(t -> map.remove(key).transform(ignored -> Future.failedFuture(t)));
             });
         });
+        return applied.eventually(() -> announce(List.of(key)));
     }
 
     @Override
     public Future<Void> unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {
-        return queue.submit(() -> {
-            List<Integer> ranks;
+        List<String> keys = new ArrayList<>();
+        Future<Void> applied = queue.submit(() -> {
             try {
-                ranks = registry.ranksToUnregister(instanceId, modelName, tenantId, dpRank);
+                registry.ranksToUnregister(instanceId, modelName, tenantId, dpRank).forEach(rank -> keys.add(key(instanceId, rank)));
             } catch (RegistryException e) {
                 return Future.failedFuture(e);
             }
             List<Future<String>> removals = new ArrayList<>();
-            ranks.forEach(rank -> removals.add(map.remove(key(instanceId, rank))));
-            return Future.all(removals)
-                    .compose(v -> local.unregister(instanceId, modelName, tenantId, dpRank))
-                    .onComplete(ignored -> ranks.forEach(rank -> announce(key(instanceId, rank))));
+            keys.forEach(k -> removals.add(map.remove(k)));
+            return Future.all(removals).compose(v -> local.unregister(instanceId, modelName, tenantId, dpRank));
         });
+        return applied.eventually(() -> announce(keys));
     }
 
-    private void announce(String key) {
-        vertx.eventBus().publish(CHANGED, key);
+    /** Tells every other live node to reconcile the keys; completes when all answered or timed out. Never fails. */
+    private Future<Void> announce(List<String> keys) {
+        DeliveryOptions options = new DeliveryOptions().setSendTimeout(ACK_TIMEOUT_MS);
+        List<Future<Void>> acks = new ArrayList<>();
+        String self = manager.getNodeId();
+        for (String node : manager.getNodes()) {
+            if (node.equals(self)) {
+                continue;
+            }
+            for (String key : keys) {
+                // No handler yet means the node is still joining: it reads the whole map once subscribed.
+                acks.add(vertx.eventBus().request(CHANGED_PREFIX + node, key, options).<Void>mapEmpty().recover(t -> {
+                    LOG.warn("node {} did not acknowledge registration change {}: {}", node, key, t.getMessage());
+                    return Future.succeededFuture();
+                }));
+            }
+        }
+        return Future.join(acks).mapEmpty();
     }
 
     /** Makes this node's registration of {@code key} match the cluster map. Never fails: a conflict is logged. */

@@ -153,11 +153,11 @@ class ClusterTest {
 
         register(n1, a);
         register(n2, b);
+        for (IndexerNode n : List.of(n1, n2, n3)) {
+            assertEquals(2, workerCount(n), "/register answers once every node has applied it");
+        }
         awaitSubscribers(a, 3);
         awaitSubscribers(b, 3);
-        for (IndexerNode n : List.of(n1, n2, n3)) {
-            assertEquals(2, workerCount(n), "every node lists both workers");
-        }
         JsonArray peersOf1 = new JsonArray(http(n1).get("/peers").body());
         assertTrue(peersOf1.contains("http://127.0.0.1:" + n2.httpPort()) && peersOf1.contains("http://127.0.0.1:" + n3.httpPort()),
                 "node 1 discovered nodes 2 and 3: " + peersOf1);
@@ -197,8 +197,8 @@ class ClusterTest {
         HttpResponse<String> unregister = http(n3).post("/unregister", "{\"instance_id\":101,\"model_name\":\"m\"}");
         assertEquals(200, unregister.statusCode(), unregister.body());
         for (IndexerNode n : List.of(n1, back, n3)) {
-            Await.until("every node dropped worker 101", WAIT, () -> workerCount(n) == 1);
-            Await.until("and its blocks", WAIT, () -> blocks(n).stream().noneMatch(h -> h.worker() == 101));
+            assertEquals(1, workerCount(n), "/unregister answers once every node has applied it");
+            assertTrue(blocks(n).stream().noneMatch(h -> h.worker() == 101), "with the worker's blocks");
         }
     }
 
@@ -208,7 +208,7 @@ class ClusterTest {
         IndexerNode n2 = cluster.start();
         SimulatedEngine a = engine(201);
         register(n1, a);
-        Await.until("node 2 has the registration", WAIT, () -> workerCount(n2) == 1);
+        assertEquals(1, workerCount(n2));
 
         HttpResponse<String> twice = http(n2).post("/register", IndexerRegistrar.body(a, MODEL, "default").encode());
         assertEquals(409, twice.statusCode());
@@ -298,7 +298,7 @@ class ClusterTest {
                 () -> http(n1).get("/peers").body().contains(":" + n2.httpPort() + "\""));
         SimulatedEngine a = engine(401);
         register(n2, a);
-        Await.until("a registration on either reaches the other", WAIT, () -> workerCount(n1) == 1);
+        assertEquals(1, workerCount(n1), "a registration on either applies on the other");
     }
 
     private IndexerNode startUnchecked() {
