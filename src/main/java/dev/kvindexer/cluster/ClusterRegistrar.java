@@ -11,6 +11,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.shareddata.AsyncMap;
 import io.vertx.core.spi.cluster.ClusterManager;
@@ -124,9 +126,13 @@ public final class ClusterRegistrar implements Registrar {
                 continue;
             }
             for (String key : keys) {
-                // No handler yet means the node is still joining: it reads the whole map once subscribed.
                 acks.add(vertx.eventBus().request(CHANGED_PREFIX + node, key, options).<Void>mapEmpty().recover(t -> {
-                    LOG.warn("node {} did not acknowledge registration change {}: {}", node, key, t.getMessage());
+                    if (t instanceof ReplyException && ((ReplyException) t).failureType() == ReplyFailure.NO_HANDLERS) {
+                        // Still joining: the node reads the whole map once it has subscribed.
+                        LOG.debug("node {} is not subscribed yet for registration change {}", node, key);
+                    } else {
+                        LOG.warn("node {} did not acknowledge registration change {}: {}", node, key, t.getMessage());
+                    }
                     return Future.succeededFuture();
                 }));
             }
