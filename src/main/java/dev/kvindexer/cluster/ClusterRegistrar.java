@@ -2,6 +2,7 @@ package dev.kvindexer.cluster;
 
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.registry.Publisher;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.RegistrationService;
@@ -18,7 +19,6 @@ import io.vertx.core.shareddata.AsyncMap;
 import io.vertx.core.spi.cluster.ClusterManager;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -155,17 +155,12 @@ public final class ClusterRegistrar implements Registrar {
         int dpRank = Integer.parseInt(key.substring(colon + 1));
         Listener current = registry.listener(instanceId, dpRank);
         RegisterRequest wanted = value == null ? null : decode(value);
-        if (wanted != null && current != null && sameRegistration(current, wanted)) {
+        if (wanted != null && current != null && wanted.sameAs(current)) {
             return Future.succeededFuture();
         }
         Future<Void> removed = current == null ? Future.succeededFuture()
                 : local.unregister(instanceId, current.partitionKey().modelName(), current.partitionKey().tenantId(), dpRank);
         return wanted == null ? removed : removed.compose(v -> local.register(wanted));
-    }
-
-    private static boolean sameRegistration(Listener l, RegisterRequest r) {
-        return l.endpoint().equals(r.endpoint()) && Objects.equals(l.replayEndpoint(), r.replayEndpoint())
-                && l.partitionKey().equals(r.partition()) && l.blockSize() == r.blockSize();
     }
 
     static String key(long instanceId, int dpRank) {
@@ -181,6 +176,10 @@ public final class ClusterRegistrar implements Registrar {
                 .put("model_name", r.partition().modelName())
                 .put("tenant_id", r.partition().tenantId())
                 .put("block_size", r.blockSize())
+                .put("instance_name", r.publisher().name())
+                .put("type", r.publisher().type())
+                .put("lora_name", r.publisher().defaultLora())
+                .put("additional_salt", r.publisher().additionalSalt())
                 .encode();
     }
 
@@ -188,6 +187,8 @@ public final class ClusterRegistrar implements Registrar {
         JsonObject o = new JsonObject(json);
         return new RegisterRequest(Long.parseUnsignedLong(o.getString("instance_id")), o.getInteger("dp_rank"),
                 o.getString("endpoint"), o.getString("replay_endpoint"),
-                new PartitionKey(o.getString("model_name"), o.getString("tenant_id")), o.getInteger("block_size"));
+                new PartitionKey(o.getString("model_name"), o.getString("tenant_id")), o.getInteger("block_size"),
+                new Publisher(o.getString("instance_name"), o.getString("type"), o.getString("lora_name"),
+                        o.getString("additional_salt")));
     }
 }

@@ -10,8 +10,6 @@ import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
@@ -108,22 +106,14 @@ final class DynamoRoutes {
     }
 
     private void ask(RoutingContext ctx, PartitionEntry partition, long[] hashes) {
-        PartitionBus.<PartitionMessages.QueryReply>request(vertx.eventBus(), partition.address(), new PartitionMessages.Query(hashes))
+        PartitionQuery.ask(vertx, partition, hashes, noIndexer(partition.key().modelName(), partition.key().tenantId()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
-                        PartitionMessages.QueryReply r = ar.result().body();
-                        Responses.json(ctx, 200, ScoreJson.render(r.matches(), r.blockSize()));
-                    } else if (isNoHandler(ar.cause())) {
-                        // The partition was removed between the registry lookup and the request.
-                        Responses.error(ctx, noIndexer(partition.key().modelName(), partition.key().tenantId()));
+                        Responses.json(ctx, 200, ScoreJson.render(ar.result().matches(), ar.result().blockSize()));
                     } else {
-                        Responses.error(ctx, new HttpError(500, "indexer failure: " + ar.cause().getMessage()));
+                        Responses.error(ctx, ar.cause());
                     }
                 });
-    }
-
-    private static boolean isNoHandler(Throwable t) {
-        return t instanceof ReplyException && ((ReplyException) t).failureType() == ReplyFailure.NO_HANDLERS;
     }
 
     void dump(RoutingContext ctx) {

@@ -1,7 +1,7 @@
 package dev.kvindexer.http;
 
 /** A request that cannot be served, with the status to answer and the message for {@code {"error": ...}}. */
-public final class HttpError extends RuntimeException {
+public class HttpError extends RuntimeException {
     private final int status;
 
     public HttpError(int status, String message) {

@@ -36,6 +36,7 @@ public final class HttpVerticle extends VerticleBase {
     Router router() {
         Router router = Router.router(vertx);
         DynamoRoutes dynamo = new DynamoRoutes(vertx, node);
+        MooncakeRoutes mooncake = new MooncakeRoutes(vertx, node);
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         router.get("/ready").handler(ctx -> {
             String waiting = node.gate().reason();
@@ -48,15 +49,17 @@ public final class HttpVerticle extends VerticleBase {
         router.get("/workers").handler(guard(dynamo::workers));
         router.get("/dump").handler(guard(dynamo::dump));
         router.get("/peers").handler(guard(dynamo::peers));
-        postJson(router, "/query", QUERY_BODY_LIMIT, dynamo::query);
-        postJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, dynamo::queryByHash);
-        postJson(router, "/register", DEFAULT_BODY_LIMIT, dynamo::register);
-        postJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister);
-        postJson(router, "/register_peer", DEFAULT_BODY_LIMIT, dynamo::registerPeer);
-        postJson(router, "/deregister_peer", DEFAULT_BODY_LIMIT, dynamo::deregisterPeer);
+        router.get("/services").handler(guard(mooncake::services));
+        // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor).
+        sharedPostJson(router, "/query", QUERY_BODY_LIMIT, dynamo::query, mooncake::query);
+        sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, dynamo::queryByHash, (c, f) -> mooncake.queryByHash(c));
+        sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT, dynamo::register, (c, f) -> mooncake.register(c));
+        sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c));
+        postJson(router, "/register_peer", DEFAULT_BODY_LIMIT, false, dynamo::registerPeer);
+        postJson(router, "/deregister_peer", DEFAULT_BODY_LIMIT, false, dynamo::deregisterPeer);
         if (node.testEndpoints()) {
-            postJson(router, "/test/pause_listener", DEFAULT_BODY_LIMIT, dynamo::pauseListener);
-            postJson(router, "/test/resume_listener", DEFAULT_BODY_LIMIT, dynamo::resumeListener);
+            postJson(router, "/test/pause_listener", DEFAULT_BODY_LIMIT, false, dynamo::pauseListener);
+            postJson(router, "/test/resume_listener", DEFAULT_BODY_LIMIT, false, dynamo::resumeListener);
         }
         router.route().failureHandler(HttpVerticle::failure);
         router.errorHandler(404, ctx -> Responses.error(ctx, 404,
@@ -66,20 +69,79 @@ public final class HttpVerticle extends VerticleBase {
         return router;
     }
 
-    /** Content-Type is checked before the body is read (415 wins over 413), as the reference's extractor does. */
-    private static void postJson(Router router, String path, long bodyLimit, Handler<RoutingContext> handler) {
+    private static final String UNTYPED = "kvindexer.untyped-body";
+
+    private static HttpError unsupportedMediaType() {
+        return new HttpError(415, "Expected request with `Content-Type: application/json`");
+    }
+
+    /**
+     * Content-Type is checked before the body is read (415 wins over 413), as the reference's extractor does. With
+     * {@code untypedAllowed} a request without Content-Type is read anyway: Mooncake clients may omit it, and only
+     * once the body shows the flavor can a Dynamo request get its 415.
+     */
+    private static void postJson(Router router, String path, long bodyLimit, boolean untypedAllowed,
+                                 Handler<RoutingContext> handler) {
         router.route(HttpMethod.POST, path)
                 .handler(ctx -> {
-                    if (JsonRequest.isJsonContentType(ctx.request().getHeader("content-type"))) {
+                    String type = ctx.request().getHeader("content-type");
+                    if (JsonRequest.isJsonContentType(type)) {
+                        ctx.next();
+                    } else if (type == null && untypedAllowed) {
+                        ctx.put(UNTYPED, Boolean.TRUE);
                         ctx.next();
                     } else {
-                        Responses.error(ctx, 415, "Expected request with `Content-Type: application/json`");
+                        Responses.error(ctx, unsupportedMediaType());
                     }
                 });
         // A second route for the same path: Vert.x Web wants body handlers ahead of user handlers on a route.
         router.route(HttpMethod.POST, path)
                 .handler(BodyHandler.create(false).setBodyLimit(bodyLimit))
                 .handler(guard(handler));
+    }
+
+    /** A Mooncake handler that also learns the response shape asked for. */
+    @FunctionalInterface
+    private interface MooncakeHandler {
+        void handle(RoutingContext ctx, Flavor shape);
+    }
+
+    private static void sharedPostJson(Router router, String path, long bodyLimit, Handler<RoutingContext> dynamo,
+                                       MooncakeHandler mooncake) {
+        postJson(router, path, bodyLimit, true, ctx -> {
+            boolean untyped = ctx.get(UNTYPED) != null;
+            Flavor requested = Flavor.requested(ctx);
+            JsonRequest body;
+            try {
+                body = JsonRequest.of(ctx);
+            } catch (HttpError e) {
+                if (requested != null && requested.mooncake()) {
+                    throw asMooncake(e);
+                }
+                throw untyped ? unsupportedMediaType() : e;
+            }
+            Flavor flavor = requested != null ? requested : Flavor.of(body);
+            if (!flavor.mooncake()) {
+                if (untyped) {
+                    throw unsupportedMediaType();
+                }
+                dynamo.handle(ctx);
+                return;
+            }
+            try {
+                mooncake.handle(ctx, flavor);
+            } catch (MooncakeError e) {
+                throw e;
+            } catch (HttpError e) {
+                throw asMooncake(e);
+            }
+        });
+    }
+
+    /** A parse or shape error inside a Mooncake request is the Conductor's 400 invalid_request. */
+    private static MooncakeError asMooncake(HttpError e) {
+        int status = e.status() == 422 ? 400 : e.status();
+        return new MooncakeError(status, MooncakeError.INVALID_REQUEST, e.getMessage(), null);
     }
 
     /** Turns an {@link HttpError} thrown while parsing into its JSON answer. */

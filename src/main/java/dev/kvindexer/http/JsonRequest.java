@@ -16,6 +16,8 @@ final class JsonRequest {
     private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
     private static final long U32_MAX = 0xFFFF_FFFFL;
 
+    private static final String CONTEXT_KEY = "kvindexer.json-body";
+
     private final JsonObject body;
 
     private JsonRequest(JsonObject body) {
@@ -32,7 +34,17 @@ final class JsonRequest {
         return mime.equals("application/json") || (mime.startsWith("application/") && mime.endsWith("+json"));
     }
 
+    /** The body parsed once per request: flavor dispatch reads it, then the handler does. */
     static JsonRequest of(RoutingContext ctx) {
+        JsonRequest cached = ctx.get(CONTEXT_KEY);
+        if (cached == null) {
+            cached = parse(ctx);
+            ctx.put(CONTEXT_KEY, cached);
+        }
+        return cached;
+    }
+
+    private static JsonRequest parse(RoutingContext ctx) {
         Buffer buffer = ctx.body().buffer();
         if (buffer == null || buffer.length() == 0) {
             throw new HttpError(400, "Failed to parse the request body as JSON: empty body");
@@ -66,6 +78,34 @@ final class JsonRequest {
     /** Present and not null. */
     boolean has(String field) {
         return body.getValue(field) != null;
+    }
+
+    boolean isString(String field) {
+        return body.getValue(field) instanceof String;
+    }
+
+    /** A string id, or an integer given in its place (Mooncake accepts both for instance_id); null when absent. */
+    String optionalId(String field) {
+        Object v = body.getValue(field);
+        if (v == null || v instanceof String) {
+            return (String) v;
+        }
+        if (v instanceof Integer || v instanceof Long || v instanceof BigInteger) {
+            return Long.toUnsignedString(u64(field, v));
+        }
+        throw HttpError.shape("`" + field + "`: invalid type, expected a string");
+    }
+
+    /** A signed 64-bit integer, or null when absent. */
+    Long optionalI64(String field) {
+        Object v = body.getValue(field);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof Integer || v instanceof Long) {
+            return ((Number) v).longValue();
+        }
+        throw HttpError.shape("`" + field + "`: invalid type, expected an integer");
     }
 
     String requiredString(String field) {

@@ -25,6 +25,10 @@ final class Responses {
     static void error(RoutingContext ctx, Throwable t) {
         int status;
         String message;
+        if (t instanceof MooncakeError) {
+            mooncakeError(ctx, (MooncakeError) t);
+            return;
+        }
         if (t instanceof HttpError) {
             status = ((HttpError) t).status();
             message = t.getMessage();
@@ -41,6 +45,15 @@ final class Responses {
 
     static void error(RoutingContext ctx, int status, String message) {
         json(ctx, status, "{\"error\":" + Json.encode(message) + "}");
+    }
+
+    static void mooncakeError(RoutingContext ctx, MooncakeError e) {
+        StringBuilder sb = new StringBuilder("{\"error\":").append(Json.encode(e.code()))
+                .append(",\"reason\":").append(Json.encode(e.getMessage()));
+        if (e.field() != null) {
+            sb.append(",\"field\":").append(Json.encode(e.field()));
+        }
+        json(ctx, e.status(), sb.append('}').toString());
     }
 
     /** Answers {@code {"status":"ok"}} with {@code status} when the operation succeeds, else its error. */

@@ -7,7 +7,10 @@ import io.vertx.core.json.Json;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Renders GET /workers (SPEC §7.5); ids are printed unsigned, so this is written by hand. */
+/**
+ * Renders GET /workers (SPEC §7.5); ids are printed unsigned, so this is written by hand. A Mooncake registration with
+ * a string id also shows {@code instance_name} (SPEC §8.1).
+ */
 final class WorkersJson {
     private WorkersJson() {
     }
@@ -36,6 +39,7 @@ final class WorkersJson {
             String group = Json.encode(v.key().tenantId());
             sb.append(w == 0 ? "" : ",")
                     .append("{\"instance_id\":").append(Long.toUnsignedString(v.instanceId()))
+                    .append(v.name() == null ? "" : ",\"instance_name\":" + Json.encode(v.name()))
                     .append(",\"source\":\"zmq\",\"status\":\"").append(ListenerState.aggregate(states).jsonName())
                     .append("\",\"model_name\":").append(Json.encode(v.key().modelName()))
                     .append(",\"routing_group\":").append(group)

@@ -1,6 +1,7 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.registry.Publisher;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -16,11 +17,19 @@ public final class Listener {
     private final String partitionAddress;
     private final int blockSize;
     private final long generation;
+    private final Publisher publisher;
     private final AtomicReference<ListenerState> state = new AtomicReference<>(ListenerState.PENDING);
     private volatile String lastError;
 
     public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partitionKey,
                     String partitionAddress, int blockSize, long generation) {
+        this(workerId, dpRank, endpoint, replayEndpoint, partitionKey, partitionAddress, blockSize, generation,
+                Publisher.DYNAMO);
+    }
+
+    public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partitionKey,
+                    String partitionAddress, int blockSize, long generation, Publisher publisher) {
+        this.publisher = publisher;
         this.workerId = workerId;
         this.dpRank = dpRank;
         this.endpoint = endpoint;
@@ -64,6 +73,10 @@ public final class Listener {
         return generation;
     }
 
+    public Publisher publisher() {
+        return publisher;
+    }
+
     public ListenerState state() {
         return state.get();
     }
@@ -95,7 +108,7 @@ public final class Listener {
     /** A new generation of this stream, pending, for a resume. */
     public Listener nextGeneration(long newGeneration) {
         return new Listener(workerId, dpRank, endpoint, replayEndpoint, partitionKey, partitionAddress, blockSize,
-                newGeneration);
+                newGeneration, publisher);
     }
 
     /** Records an error that did not stop the listener (shown as last_error). */

@@ -60,7 +60,7 @@ final class PollerThread extends Thread {
 
         Subscription(Listener listener) {
             this.listener = listener;
-            this.decoder = new EngineBatchDecoder(listener.blockSize());
+            this.decoder = new EngineBatchDecoder(listener.blockSize(), listener.publisher().defaultLora());
             this.socket = ZmqSockets.subscriber(ctx, listener.endpoint());
             ZMQ.Socket pair = null;
             try {

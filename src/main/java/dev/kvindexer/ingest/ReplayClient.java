@@ -70,7 +70,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
             dealer.connect(r.replayEndpoint());
             dealer.sendMore(new byte[0]);
             dealer.send(LiveFrames.seqFrame(r.start()));
-            EngineBatchDecoder decoder = new EngineBatchDecoder(r.blockSize());
+            EngineBatchDecoder decoder = new EngineBatchDecoder(r.blockSize(), r.defaultLora());
             while (true) {
                 List<byte[]> frames = ZmqSockets.receiveMessage(dealer, 0);
                 if (frames == null) {

@@ -42,6 +42,7 @@ public final class Partition {
     private final class Stream implements StreamSequencer.Actions {
         final StreamId id;
         final StreamSequencer sequencer;
+        String defaultLora;
 
         Stream(StreamId id) {
             this.id = id;
@@ -68,7 +69,7 @@ public final class Partition {
         public void requestReplay(long start, long end, long replayId) {
             LOG.info("gap on {}: replaying [{}, {})", id, Long.toUnsignedString(start), Long.toUnsignedString(end));
             replays.accept(new ReplayRequest(address, id, sequencer.generation(), replayId, sequencer.replayEndpoint(),
-                    index.blockSize(), start, end));
+                    index.blockSize(), defaultLora, start, end));
         }
 
         @Override
@@ -117,6 +118,7 @@ public final class Partition {
             }
         }
         s.sequencer.open(open.generation(), open.replayEndpoint());
+        s.defaultLora = open.defaultLora();
         if (bootstrapped) {
             s.sequencer.bootstrappedFromPeer();
         }

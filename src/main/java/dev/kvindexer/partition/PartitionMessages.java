@@ -12,9 +12,13 @@ public final class PartitionMessages {
 
     /**
      * A listener generation of a stream starts (registration or resume); batches of other generations are
-     * dropped. {@code replayEndpoint} is the engine's ROUTER, or null.
+     * dropped. {@code replayEndpoint} is the engine's ROUTER, or null; {@code defaultLora} the LoRA of its events
+     * that name none, or null.
      */
-    public record OpenStream(long workerId, int dpRank, long generation, String replayEndpoint) {
+    public record OpenStream(long workerId, int dpRank, long generation, String replayEndpoint, String defaultLora) {
+        public OpenStream(long workerId, int dpRank, long generation, String replayEndpoint) {
+            this(workerId, dpRank, generation, replayEndpoint, null);
+        }
     }
 
     /** A batch fetched from the engine by replay {@code replayId}, in seq order. */

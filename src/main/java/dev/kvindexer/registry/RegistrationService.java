@@ -71,7 +71,8 @@ public final class RegistrationService implements Registrar {
     private Future<Void> start(PartitionEntry partition, Listener listener) {
         return partition.deployed()
                 .compose(id -> PartitionBus.request(vertx.eventBus(), partition.address(), new PartitionMessages.OpenStream(
-                        listener.workerId(), listener.dpRank(), listener.generation(), listener.replayEndpoint())))
+                        listener.workerId(), listener.dpRank(), listener.generation(), listener.replayEndpoint(),
+                        listener.publisher().defaultLora())))
                 .compose(reply -> ingest.start(listener));
     }
 

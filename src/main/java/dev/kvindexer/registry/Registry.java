@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 
@@ -27,11 +28,14 @@ public final class Registry {
     private static final class Instance {
         final long id;
         final PartitionKey key;
+        /** The Mooncake string id, or null for a numeric id. */
+        final String name;
         final TreeMap<Integer, Listener> listeners = new TreeMap<>();
 
-        Instance(long id, PartitionKey key) {
+        Instance(long id, PartitionKey key, String name) {
             this.id = id;
             this.key = key;
+            this.name = name;
         }
     }
 
@@ -44,8 +48,12 @@ public final class Registry {
                                  PartitionMessages.RemoveStreams removal, boolean partitionRemoved) {
     }
 
-    /** A registered instance for /workers: its listeners ordered by dp_rank. */
-    public record WorkerView(long instanceId, PartitionKey key, int blockSize, List<Listener> listeners) {
+    /** A registered instance for /workers: its listeners ordered by dp_rank; {@code name} is its Mooncake string id. */
+    public record WorkerView(long instanceId, String name, PartitionKey key, int blockSize, List<Listener> listeners) {
+    }
+
+    /** An instance of a partition with its registered ranks, for responses that list every instance. */
+    public record Member(long instanceId, String name, boolean store, int[] dpRanks) {
     }
 
     public synchronized Registration register(RegisterRequest r) throws RegistryException {
@@ -59,12 +67,12 @@ public final class Registry {
             partitionInstances.put(r.partition(), new ArrayList<>());
         }
         if (inst == null) {
-            inst = new Instance(r.instanceId(), r.partition());
+            inst = new Instance(r.instanceId(), r.partition(), r.publisher().name());
             instances.put(r.instanceId(), inst);
             partitionInstances.get(r.partition()).add(r.instanceId());
         }
         Listener listener = new Listener(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint(),
-                r.partition(), partition.address(), partition.blockSize(), nextGeneration++);
+                r.partition(), partition.address(), partition.blockSize(), nextGeneration++, r.publisher());
         inst.listeners.put(r.dpRank(), listener);
         return new Registration(partition, created, listener);
     }
@@ -73,6 +81,10 @@ public final class Registry {
     public synchronized void checkRegister(RegisterRequest r) throws RegistryException {
         String id = Long.toUnsignedString(r.instanceId());
         Instance inst = instances.get(r.instanceId());
+        if (inst != null && !Objects.equals(inst.name, r.publisher().name())) {
+            throw new RegistryException(409, "instance id collision: `" + InstanceIds.display(r.instanceId(),
+                    r.publisher().name()) + "` and `" + InstanceIds.display(inst.id, inst.name) + "` map to the same id");
+        }
         if (inst != null && !inst.key.equals(r.partition())) {
             throw new RegistryException(409, "instance " + id + " is already registered for "
                     + describe(inst.key));
@@ -93,7 +105,10 @@ public final class Registry {
                 + " already registered");
     }
 
-    /** The dp_ranks {@link #unregister} would remove, or what it would refuse with; changes nothing. */
+    /**
+     * The dp_ranks {@link #unregister} would remove, or what it would refuse with; changes nothing. A null
+     * {@code modelName} matches any model (Mooncake keys registrations by instance, tenant and rank only).
+     */
     public synchronized List<Integer> ranksToUnregister(long instanceId, String modelName, String tenantId,
                                                         Integer dpRank) throws RegistryException {
         Instance inst = matchingInstance(instanceId, modelName, tenantId);
@@ -112,7 +127,8 @@ public final class Registry {
         if (inst == null) {
             throw new RegistryException(404, "instance " + id + " not found");
         }
-        if (!inst.key.modelName().equals(modelName) || (tenantId != null && !inst.key.tenantId().equals(tenantId))) {
+        if ((modelName != null && !inst.key.modelName().equals(modelName))
+                || (tenantId != null && !inst.key.tenantId().equals(tenantId))) {
             throw new RegistryException(404, "instance " + id + " is registered for " + describe(inst.key));
         }
         return inst;
@@ -235,9 +251,28 @@ public final class Registry {
             if ((modelName == null || inst.key.modelName().equals(modelName))
                     && (tenantId == null || inst.key.tenantId().equals(tenantId))
                     && !inst.listeners.isEmpty()) {
-                out.add(new WorkerView(inst.id, inst.key, partitions.get(inst.key).blockSize(),
+                out.add(new WorkerView(inst.id, inst.name, inst.key, partitions.get(inst.key).blockSize(),
                         Collections.unmodifiableList(new ArrayList<>(inst.listeners.values()))));
             }
+        }
+        out.sort((a, b) -> Long.compareUnsigned(a.instanceId(), b.instanceId()));
+        return out;
+    }
+
+    /** The partition an instance is registered in, or null. */
+    public synchronized PartitionKey partitionOf(long instanceId) {
+        Instance inst = instances.get(instanceId);
+        return inst == null ? null : inst.key;
+    }
+
+    /** Every instance registered in a partition with its ranks, ordered by unsigned id. */
+    public synchronized List<Member> members(PartitionKey key) {
+        List<Member> out = new ArrayList<>();
+        for (long id : partitionInstances.getOrDefault(key, List.of())) {
+            Instance inst = instances.get(id);
+            int[] ranks = inst.listeners.keySet().stream().mapToInt(Integer::intValue).toArray();
+            boolean store = !inst.listeners.isEmpty() && inst.listeners.firstEntry().getValue().publisher().isStore();
+            out.add(new Member(id, inst.name, store, ranks));
         }
         out.sort((a, b) -> Long.compareUnsigned(a.instanceId(), b.instanceId()));
         return out;

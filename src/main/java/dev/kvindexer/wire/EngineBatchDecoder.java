@@ -44,7 +44,15 @@ public final class EngineBatchDecoder {
     private int filtered;
 
     public EngineBatchDecoder(int partitionBlockSize) {
-        this.converter = new EventConverter(partitionBlockSize, filter);
+        this(partitionBlockSize, null);
+    }
+
+    /**
+     * @param defaultLora the LoRA of events that name none (a Mooncake registration's {@code lora_name}), or null
+     *                    for the base model
+     */
+    public EngineBatchDecoder(int partitionBlockSize, String defaultLora) {
+        this.converter = new EventConverter(partitionBlockSize, filter, defaultLora);
     }
 
     /**

@@ -21,15 +21,17 @@ final class EventConverter {
 
     private final int partitionBlockSize;
     private final GroupFilter filter;
+    private final String defaultLora;
 
     // the seed of the last (lora, salt) pair: consecutive events nearly always share it
     private String lastLora;
     private String lastSalt;
     private long lastSeed = BlockHasher.BASE_SEED;
 
-    EventConverter(int partitionBlockSize, GroupFilter filter) {
+    EventConverter(int partitionBlockSize, GroupFilter filter, String defaultLora) {
         this.partitionBlockSize = partitionBlockSize;
         this.filter = filter;
+        this.defaultLora = defaultLora == null || defaultLora.isEmpty() ? null : defaultLora;
     }
 
     Outcome convert(RawEvent ev, List<KvEvent> out) {
@@ -77,7 +79,9 @@ final class EventConverter {
             return Outcome.NOTHING;
         }
         String salt = saltOf(ev);
-        long seed = seedFor(ev.loraName, salt);
+        // An event that names no adapter belongs to the registration's (Mooncake lora_name), if any.
+        String lora = ev.loraName != null ? ev.loraName : defaultLora;
+        long seed = seedFor(lora, salt);
         long[] tokensHashes = new long[keep];
         int[] tokens = ev.tokens;
         for (int i = 0; i < keep; i++) {

@@ -1,0 +1,122 @@
+package dev.kvindexer.http;
+
+import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.TierBreakdown;
+import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.registry.InstanceIds;
+import dev.kvindexer.registry.Registry;
+import io.vertx.core.json.Json;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Renders Mooncake Conductor responses (SPEC §8.4): every registered engine instance of the partition with every
+ * registered rank, zeros included, named by its Mooncake string id; shared stores are never listed. Numbers are the
+ * same cumulative walk as the Dynamo flavor's {@code instances}, in tokens.
+ */
+final class MooncakeJson {
+    private MooncakeJson() {
+    }
+
+    /**
+     * @param members  the partition's registered instances
+     * @param only     the instance id to restrict the answer to, or null for all
+     */
+    static String render(Flavor shape, String tenant, List<Registry.Member> members, Long only,
+                         List<OwnerMatch> matches, int blockSize) {
+        Map<Long, String> names = new HashMap<>();
+        List<OwnerMatch> owners = new ArrayList<>();
+        Map<Long, Map<Integer, OwnerMatch>> byOwner = new HashMap<>();
+        for (OwnerMatch m : matches) {
+            byOwner.computeIfAbsent(m.workerId(), k -> new HashMap<>()).put(m.dpRank(), m);
+        }
+        for (Registry.Member member : members) {
+            if (member.store() || (only != null && member.instanceId() != only)) {
+                continue;
+            }
+            long id = member.instanceId();
+            names.put(id, InstanceIds.display(id, member.name()));
+            Map<Integer, OwnerMatch> matched = byOwner.getOrDefault(id, Map.of());
+            for (int rank : member.dpRanks()) {
+                owners.add(matched.getOrDefault(rank, new OwnerMatch(id, rank, 0, 0, 0)));
+            }
+            // A rank the engine's batches named but nobody registered still holds blocks of this instance.
+            matched.forEach((rank, m) -> {
+                if (java.util.Arrays.binarySearch(member.dpRanks(), rank) < 0) {
+                    owners.add(m);
+                }
+            });
+        }
+        TierBreakdown breakdown = TierBreakdown.of(owners, blockSize);
+        boolean cpp = shape == Flavor.MOONCAKE_INSTANCES;
+        StringBuilder sb = new StringBuilder(64 + owners.size() * 96);
+        switch (shape) {
+            case MOONCAKE_DATA -> sb.append("{\"data\":{");
+            case MOONCAKE_INSTANCES -> sb.append("{\"instances\":{");
+            default -> sb.append('{').append(Json.encode(tenant)).append(":{");
+        }
+        List<TierBreakdown.InstanceBreakdown> instances = breakdown.instances();
+        for (int i = 0; i < instances.size(); i++) {
+            TierBreakdown.InstanceBreakdown b = instances.get(i);
+            sb.append(i == 0 ? "" : ",").append(Json.encode(names.get(b.workerId())))
+                    .append(":{\"longest_matched\":").append(b.longestMatched())
+                    .append(cpp ? ",\"gpu\":" : ",\"GPU\":").append(b.gpu())
+                    .append(cpp ? ",\"dp\":{" : ",\"DP\":{");
+            for (int r = 0; r < b.dpRanks().length; r++) {
+                sb.append(r == 0 ? "" : ",").append('"').append(b.dpRanks()[r]).append("\":").append(b.dpTokens()[r]);
+            }
+            sb.append(cpp ? "},\"cpu\":" : "},\"CPU\":").append(b.cpu())
+                    .append(cpp ? ",\"disk\":" : ",\"DISK\":").append(b.disk());
+            if (cpp) {
+                rankMatches(sb, b.workerId(), owners, blockSize);
+            }
+            sb.append('}');
+        }
+        return sb.append("}}").toString();
+    }
+
+    /** {@code rank_matches[r] = {gpu, cpu, disk}} of one instance, in tokens, ranks ascending. */
+    private static void rankMatches(StringBuilder sb, long workerId, List<OwnerMatch> owners, int blockSize) {
+        List<OwnerMatch> mine = new ArrayList<>();
+        for (OwnerMatch m : owners) {
+            if (m.workerId() == workerId) {
+                mine.add(m);
+            }
+        }
+        mine.sort((a, b) -> Integer.compare(a.dpRank(), b.dpRank()));
+        sb.append(",\"rank_matches\":{");
+        for (int i = 0; i < mine.size(); i++) {
+            OwnerMatch m = mine.get(i);
+            sb.append(i == 0 ? "" : ",").append('"').append(m.dpRank()).append("\":{\"gpu\":")
+                    .append((long) m.gpuBlocks() * blockSize).append(",\"cpu\":").append((long) m.cpuBlocks() * blockSize)
+                    .append(",\"disk\":").append((long) m.diskBlocks() * blockSize).append('}');
+        }
+        sb.append('}');
+    }
+
+    /** GET /services: every registration as a Mooncake /register body, so a gateway can register again. */
+    static String services(List<Registry.WorkerView> workers) {
+        StringBuilder sb = new StringBuilder("[");
+        boolean first = true;
+        for (Registry.WorkerView w : workers) {
+            for (Listener l : w.listeners()) {
+                String type = l.publisher().type() != null ? l.publisher().type() : "vLLM";
+                sb.append(first ? "" : ",").append("{\"endpoint\":").append(Json.encode(l.endpoint()))
+                        .append(",\"replay_endpoint\":").append(Json.encode(l.replayEndpoint()))
+                        .append(",\"type\":").append(Json.encode(type))
+                        .append(",\"modelname\":").append(Json.encode(w.key().modelName()))
+                        .append(",\"lora_name\":").append(Json.encode(l.publisher().defaultLora()))
+                        .append(",\"tenant_id\":").append(Json.encode(w.key().tenantId()))
+                        .append(",\"instance_id\":").append(Json.encode(InstanceIds.display(w.instanceId(), w.name())))
+                        .append(",\"block_size\":").append(w.blockSize())
+                        .append(",\"dp_rank\":").append(l.dpRank())
+                        .append(",\"additionalsalt\":").append(Json.encode(l.publisher().additionalSalt()))
+                        .append('}');
+                first = false;
+            }
+        }
+        return sb.append(']').toString();
+    }
+}

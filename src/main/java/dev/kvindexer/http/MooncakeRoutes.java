@@ -1,0 +1,224 @@
+package dev.kvindexer.http;
+
+import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.ingest.ZmqEndpoint;
+import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.registry.InstanceIds;
+import dev.kvindexer.registry.PartitionEntry;
+import dev.kvindexer.registry.Publisher;
+import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.registry.RegistryException;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.Json;
+import io.vertx.ext.web.RoutingContext;
+import java.util.List;
+
+/**
+ * Handlers of the Mooncake Conductor API (SPEC §8) on the routes it shares with Dynamo: the same registry,
+ * listeners and partitions, Mooncake's field names, string instance ids, status texts and response shapes.
+ */
+final class MooncakeRoutes {
+    private final Vertx vertx;
+    private final NodeServices node;
+
+    MooncakeRoutes(Vertx vertx, NodeServices node) {
+        this.vertx = vertx;
+        this.node = node;
+    }
+
+    private static MooncakeError invalid(String code, String reason, String field) {
+        return new MooncakeError(400, code, reason, field);
+    }
+
+    /** Mooncake's model member: {@code modelname} on register, {@code model} on query; each accepts the others. */
+    private static String model(JsonRequest body, String code) {
+        for (String field : new String[] {"model", "modelname", "model_name"}) {
+            String m = body.optionalString(field);
+            if (m != null) {
+                return m;
+            }
+        }
+        throw invalid(code, "missing field `modelname` (or `model`)", "modelname");
+    }
+
+    private static String instanceId(JsonRequest body, String code) {
+        String id = body.optionalId("instance_id");
+        if (id == null || id.isEmpty()) {
+            throw invalid(code, "missing field `instance_id`", "instance_id");
+        }
+        return id;
+    }
+
+    private static String tenant(JsonRequest body) {
+        String t = body.optionalString("tenant_id");
+        return t == null ? PartitionKey.DEFAULT_TENANT : t;
+    }
+
+    private static String emptyToNull(String s) {
+        return s == null || s.isEmpty() ? null : s;
+    }
+
+    void register(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        String code = MooncakeError.INVALID_REGISTRATION;
+        String endpoint = body.optionalString("endpoint");
+        if (endpoint == null) {
+            throw invalid(code, "missing field `endpoint`", "endpoint");
+        }
+        String typeText = body.optionalString("type");
+        String type = Publisher.canonicalType(typeText);
+        if (type == null) {
+            throw invalid(code, typeText == null ? "missing field `type`"
+                    : "unknown type `" + typeText + "`: expected vLLM, SGLang or Mooncake", "type");
+        }
+        String model = model(body, code);
+        String instance = instanceId(body, code);
+        if (!body.has("block_size")) {
+            throw invalid(code, "missing field `block_size`", "block_size");
+        }
+        int blockSize = body.optionalU32("block_size", 0);
+        if (blockSize == 0) {
+            throw invalid(code, "block_size must be positive", "block_size");
+        }
+        int dpRank = body.optionalU32("dp_rank", 0);
+        Long cacheGroup = body.optionalI64("cache_group");
+        if (cacheGroup != null && cacheGroup != 0) {
+            throw invalid(code, "cache_group " + cacheGroup + " is not supported; only 0", "cache_group");
+        }
+        String replay = body.optionalString("replay_endpoint");
+        String salt = body.optionalString("additionalsalt");
+        if (salt == null) {
+            salt = body.optionalString("additional_salt");
+        }
+        String reason = ZmqEndpoint.invalidReason(endpoint);
+        if (reason != null) {
+            throw invalid(code, "invalid ZMQ endpoint `" + endpoint + "`: " + reason, "endpoint");
+        }
+        if (replay != null && (reason = ZmqEndpoint.invalidReason(replay)) != null) {
+            throw invalid(code, "invalid replay endpoint `" + replay + "`: " + reason, "replay_endpoint");
+        }
+        long id = InstanceIds.of(instance);
+        String name = InstanceIds.isCanonicalDecimal(instance) ? null : instance;
+        Publisher publisher = new Publisher(name, type, emptyToNull(body.optionalString("lora_name")), emptyToNull(salt));
+        RegisterRequest request = new RegisterRequest(id, dpRank, endpoint, replay,
+                new PartitionKey(model, tenant(body)), blockSize, publisher);
+        String ok = "{\"status\":\"registered successfully\",\"instance_id\":" + Json.encode(instance) + "}";
+        Listener existing = node.registry().listener(id, dpRank);
+        if (existing != null && request.sameAs(existing)) {
+            // The Conductor is idempotent for identical registrations: the listener keeps running.
+            Responses.json(ctx, 200, ok);
+            return;
+        }
+        node.registrar().register(request).onComplete(ar -> {
+            if (ar.succeeded()) {
+                Responses.json(ctx, 200, ok);
+            } else {
+                Responses.error(ctx, conflict(ar.cause(), code));
+            }
+        });
+    }
+
+    /** The registry's conflicts (409 in Dynamo terms) are Conductor's 400 invalid_registration. */
+    private static Throwable conflict(Throwable t, String code) {
+        return t instanceof RegistryException ? invalid(code, t.getMessage(), null) : t;
+    }
+
+    void unregister(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        String instance = instanceId(body, MooncakeError.INVALID_REQUEST);
+        String tenant = tenant(body);
+        Integer dpRank = body.optionalRank("dp_rank");
+        long id = InstanceIds.of(instance);
+        PartitionKey key = node.registry().partitionOf(id);
+        List<Integer> ranks;
+        try {
+            ranks = key == null ? List.of() : node.registry().ranksToUnregister(id, null, tenant, dpRank);
+        } catch (RegistryException nothingMatches) {
+            ranks = List.of();
+        }
+        if (ranks.isEmpty()) {
+            // Unregistering what is not there is not an error for the Conductor: nothing was removed.
+            Responses.json(ctx, 200, unregistered(instance, tenant, List.of()));
+            return;
+        }
+        List<Integer> removed = ranks;
+        node.registrar().unregister(id, key.modelName(), tenant, dpRank).onComplete(ar -> {
+            if (ar.succeeded()) {
+                Responses.json(ctx, 200, unregistered(instance, tenant, removed));
+            } else {
+                Responses.error(ctx, conflict(ar.cause(), MooncakeError.INVALID_REQUEST));
+            }
+        });
+    }
+
+    private static String unregistered(String instance, String tenant, List<Integer> ranks) {
+        StringBuilder sb = new StringBuilder("{\"status\":\"unregistered successfully\",\"removed_instances\":[");
+        for (int i = 0; i < ranks.size(); i++) {
+            sb.append(i == 0 ? "" : ",").append(Json.encode(instance + "|" + tenant + "|" + ranks.get(i)));
+        }
+        return sb.append("]}").toString();
+    }
+
+    void query(RoutingContext ctx, Flavor shape) {
+        JsonRequest body = JsonRequest.of(ctx);
+        String code = MooncakeError.INVALID_REQUEST;
+        String model = model(body, code);
+        String tenant = tenant(body);
+        if (!body.has("token_ids")) {
+            throw invalid(code, "missing field `token_ids`", "token_ids");
+        }
+        int[] tokens = body.u32Array("token_ids");
+        String lora = body.optionalString("lora_name");
+        Long loraId = body.optionalI64("lora_id");
+        if (loraId != null && lora != null) {
+            throw invalid(code, "lora_id is deprecated and cannot be used together with lora_name; send lora_name only",
+                    "lora_id");
+        }
+        if (loraId != null && loraId != -1) {
+            throw invalid(code, "lora_id is not supported: an adapter id cannot be mapped to the name its blocks are "
+                    + "hashed with; use lora_name", "lora_id");
+        }
+        String salt = body.optionalString("cache_salt");
+        Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
+        String only = body.optionalId("instance_id");
+        PartitionKey key = new PartitionKey(model, tenant);
+        PartitionEntry partition = node.registry().partition(key).orElseThrow(() -> notFound(key));
+        if (blockSize != null && blockSize != partition.blockSize()) {
+            throw invalid(code, "block_size " + blockSize + " does not match the block size "
+                    + partition.blockSize() + " of model=" + model + " tenant_id=" + tenant, "block_size");
+        }
+        long seed = BlockHasher.seedFor(emptyToNull(lora), salt);
+        long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
+        Long onlyId = only == null ? null : InstanceIds.of(only);
+        Future<String> rendered = PartitionQuery.ask(vertx, partition, hashes, notFound(key))
+                .map(r -> MooncakeJson.render(shape, tenant, node.registry().members(key), onlyId, r.matches(),
+                        r.blockSize()));
+        rendered.onComplete(ar -> {
+            if (ar.succeeded()) {
+                Responses.json(ctx, 200, ar.result());
+            } else {
+                Responses.error(ctx, ar.cause());
+            }
+        });
+    }
+
+    private static MooncakeError notFound(PartitionKey key) {
+        return new MooncakeError(404, MooncakeError.NOT_FOUND, "no indexer for model=" + key.modelName()
+                + " tenant_id=" + key.tenantId(), "model");
+    }
+
+    /**
+     * Mooncake's {@code /query_by_hash} takes rolling sequence hashes (SPEC §8.5), which need a sequence-hash view of
+     * the index that is not built yet; say so instead of answering with wrong numbers.
+     */
+    void queryByHash(RoutingContext ctx) {
+        throw new MooncakeError(501, "not_implemented", "Mooncake /query_by_hash (rolling sequence hashes) is not "
+                + "implemented yet; use /query with token_ids", null);
+    }
+
+    void services(RoutingContext ctx) {
+        Responses.json(ctx, 200, MooncakeJson.services(node.registry().workers(null, null)));
+    }
+}

@@ -1,0 +1,40 @@
+package dev.kvindexer.registry;
+
+import java.util.Locale;
+
+/**
+ * What a registration says about its publisher beyond the endpoint. Dynamo registrations carry none of it
+ * ({@link #DYNAMO}); Mooncake ones (SPEC §8.2) name the instance with a string, say what publishes, and may give the
+ * LoRA of events that name none.
+ *
+ * @param name           the Mooncake {@code instance_id} string, or null for a numeric Dynamo id
+ * @param type           {@code vLLM}, {@code SGLang} or {@code Mooncake} as registered, or null (Dynamo)
+ * @param defaultLora    LoRA adapter of events without {@code lora_name}, or null for the base model
+ * @param additionalSalt the registration's {@code additionalsalt}: kept and listed, not hashed (SPEC §8.7)
+ */
+public record Publisher(String name, String type, String defaultLora, String additionalSalt) {
+    public static final Publisher DYNAMO = new Publisher(null, null, null, null);
+    public static final String MOONCAKE_STORE = "Mooncake";
+
+    /** The canonical spelling of a Mooncake publisher type (matched case-insensitively), or null when unknown. */
+    public static String canonicalType(String type) {
+        if (type == null) {
+            return null;
+        }
+        switch (type.toLowerCase(Locale.ROOT)) {
+            case "vllm":
+                return "vLLM";
+            case "sglang":
+                return "SGLang";
+            case "mooncake":
+                return MOONCAKE_STORE;
+            default:
+                return null;
+        }
+    }
+
+    /** A Mooncake Store: a shared store owner of its partition rather than an engine instance (SPEC §5.3). */
+    public boolean isStore() {
+        return MOONCAKE_STORE.equals(type);
+    }
+}

@@ -1,0 +1,225 @@
+package dev.kvindexer.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.registry.InstanceIds;
+import dev.kvindexer.sim.BatchEncoder;
+import dev.kvindexer.sim.EngineEvent;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.TestPublisher;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A Mooncake Conductor gateway and a Dynamo router using one running node (SPEC §8): the body picks the flavor, both
+ * see the same partitions, and Mooncake gets its own field names, string ids, status texts and shapes.
+ */
+class MooncakeHttpTest {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private static final String PREFILL = "vllm-prefill-node1";
+    private static final String DECODE = "vllm-decode-1";
+
+    private IndexerNode node;
+    private HttpJson http;
+    private final List<TestPublisher> publishers = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        http = new HttpJson(node.httpPort());
+    }
+
+    @AfterEach
+    void stop() {
+        publishers.forEach(TestPublisher::close);
+        node.close();
+    }
+
+    private TestPublisher publisher() {
+        TestPublisher p = new TestPublisher();
+        publishers.add(p);
+        return p;
+    }
+
+    private static JsonObject registration(String instance, TestPublisher pub, String lora) {
+        return new JsonObject().put("endpoint", pub.endpoint()).put("type", "vLLM").put("modelname", "deepseek")
+                .put("lora_name", lora).put("tenant_id", "default").put("instance_id", instance).put("block_size", 4)
+                .put("dp_rank", 0).put("additionalsalt", "w8a8");
+    }
+
+    private static int[] tokens(int n) {
+        return IntStream.range(0, n).toArray();
+    }
+
+    private static byte[] store(long[] hashes, int[] tokens, String lora) {
+        return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0,
+                List.of(new EngineEvent.Store(hashes, null, tokens, 4, "GPU", lora)), 0);
+    }
+
+    private static JsonObject query(int n, String lora) {
+        JsonObject q = new JsonObject().put("model", "deepseek").put("token_ids", new JsonArray(
+                IntStream.range(0, n).boxed().toList())).put("tenant_id", "default").put("block_size", 4);
+        return lora == null ? q : q.put("lora_name", lora);
+    }
+
+    private HttpResponse<String> post(String path, JsonObject body) {
+        return http.post(path, body.encode());
+    }
+
+    private static void assertJson(String expected, HttpResponse<String> r) {
+        assertEquals(new JsonObject(expected), new JsonObject(r.body()), r.body());
+    }
+
+    private void assertMooncakeError(HttpResponse<String> r, int status, String code, String field) {
+        assertEquals(status, r.statusCode(), r.body());
+        JsonObject e = new JsonObject(r.body());
+        assertEquals(code, e.getString("error"), r.body());
+        assertTrue(!e.getString("reason", "").isEmpty(), "a reason: " + r.body());
+        assertEquals(field, e.getString("field"), r.body());
+    }
+
+    @Test
+    void aGatewayConversationRegisterEventsQueryUnregister() {
+        TestPublisher prefill = publisher();
+        TestPublisher decode = publisher();
+        HttpResponse<String> registered = post("/register", registration(PREFILL, prefill, null));
+        assertEquals(200, registered.statusCode(), registered.body());
+        assertEquals("{\"status\":\"registered successfully\",\"instance_id\":\"vllm-prefill-node1\"}", registered.body());
+        assertEquals(registered.body(), post("/register", registration(PREFILL, prefill, null)).body(),
+                "registering the same thing again succeeds again");
+        assertEquals(200, post("/register", registration(DECODE, decode, null)).statusCode());
+
+        prefill.awaitSubscriber();
+        prefill.publish("", 0, store(new long[] {11, 12, 13}, tokens(12), null));
+        Await.until("the store is indexed", WAIT, () -> post("/query", query(12, null)).body().contains("\"GPU\":12"));
+
+        String both = "{\"default\":{"
+                + "\"vllm-prefill-node1\":{\"longest_matched\":12,\"GPU\":12,\"DP\":{\"0\":12},\"CPU\":12,\"DISK\":12},"
+                + "\"vllm-decode-1\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}";
+        assertJson(both, post("/query", query(12, null)));
+        assertJson(both.replace("{\"default\":", "{\"data\":"), http.post("/query?format=data", query(12, null).encode()));
+        assertJson(both.replace("{\"default\":", "{\"data\":"), http.post("/query?flavor=mooncake-data", query(12, null).encode()));
+        assertJson("{\"instances\":{\"vllm-prefill-node1\":{\"longest_matched\":12,\"gpu\":12,\"dp\":{\"0\":12},\"cpu\":12,"
+                        + "\"disk\":12,\"rank_matches\":{\"0\":{\"gpu\":12,\"cpu\":12,\"disk\":12}}}}}",
+                http.post("/query?format=instances", query(12, null).put("instance_id", PREFILL).encode()));
+        assertJson("{\"default\":{\"vllm-decode-1\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}",
+                post("/query", query(12, null).put("instance_id", DECODE)));
+        assertJson("{\"default\":{}}", post("/query", query(12, null).put("instance_id", "nobody")));
+
+        // The Dynamo flavor sees the same partition (model_name = modelname, tenant_id = group) and the same numbers.
+        String id = Long.toUnsignedString(InstanceIds.of(PREFILL));
+        JsonObject dynamo = new JsonObject(http.post("/query", "{\"model_name\":\"deepseek\",\"token_ids\":"
+                + new JsonArray(IntStream.range(0, 12).boxed().toList()) + "}").body());
+        assertEquals(new JsonObject("{\"" + id + "\":{\"0\":12}}"), dynamo.getJsonObject("scores"));
+        assertEquals(12, dynamo.getJsonObject("instances").getJsonObject(id).getInteger("longest_matched"));
+
+        JsonArray services = new JsonArray(http.get("/services").body());
+        assertEquals(2, services.size());
+        assertTrue(services.contains(registration(PREFILL, prefill, null).put("replay_endpoint", (String) null)
+                .put("lora_name", (String) null)), services.encode());
+        assertTrue(http.get("/workers").body().contains("\"instance_name\":\"vllm-prefill-node1\""));
+
+        HttpResponse<String> gone = post("/unregister", new JsonObject().put("instance_id", PREFILL)
+                .put("tenant_id", "default").put("dp_rank", 0));
+        assertEquals(200, gone.statusCode());
+        assertEquals("{\"status\":\"unregistered successfully\",\"removed_instances\":[\"vllm-prefill-node1|default|0\"]}",
+                gone.body());
+        assertEquals("{\"status\":\"unregistered successfully\",\"removed_instances\":[]}",
+                post("/unregister", new JsonObject().put("instance_id", PREFILL)).body(), "nothing left to remove");
+        assertJson("{\"default\":{\"vllm-decode-1\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}",
+                post("/query", query(12, null)));
+    }
+
+    @Test
+    void loraAdaptersAndTenantsNeverSeeEachOthersBlocks() {
+        TestPublisher adapter = publisher();
+        TestPublisher base = publisher();
+        assertEquals(200, post("/register", registration("lora-engine", adapter, "sql-adapter")).statusCode());
+        assertEquals(200, post("/register", registration("base-engine", base, null)).statusCode());
+        adapter.awaitSubscriber();
+        base.awaitSubscriber();
+        // The same prompt on both: the adapter engine's events name no LoRA, so its registration's applies.
+        adapter.publish("", 0, store(new long[] {1, 2}, tokens(8), null));
+        base.publish("", 0, store(new long[] {1, 2}, tokens(8), null));
+        // And an event that names another adapter is hashed with that adapter.
+        base.publish("", 1, store(new long[] {7}, new int[] {100, 101, 102, 103}, "other-adapter"));
+        Await.until("both indexed", WAIT, () -> post("/query", query(8, null)).body().contains("\"GPU\":8")
+                && post("/query", query(8, "sql-adapter")).body().contains("\"GPU\":8"));
+
+        JsonObject sql = new JsonObject(post("/query", query(8, "sql-adapter")).body()).getJsonObject("default");
+        assertEquals(8, sql.getJsonObject("lora-engine").getInteger("GPU"));
+        assertEquals(0, sql.getJsonObject("base-engine").getInteger("GPU"), "base blocks never match an adapter query");
+        JsonObject plain = new JsonObject(post("/query", query(8, null)).body()).getJsonObject("default");
+        assertEquals(0, plain.getJsonObject("lora-engine").getInteger("GPU"), "adapter blocks never match the base model");
+        assertEquals(8, plain.getJsonObject("base-engine").getInteger("GPU"));
+        JsonObject empty = new JsonObject(post("/query", query(8, null).put("lora_name", "")).body()).getJsonObject("default");
+        assertEquals(plain, empty, "an empty lora_name is the base model");
+
+        JsonObject other = new JsonObject().put("model", "deepseek").put("lora_name", "other-adapter")
+                .put("token_ids", new JsonArray(List.of(100, 101, 102, 103)));
+        Await.until("the other adapter's block", WAIT, () -> post("/query", other).body().contains("\"GPU\":4"));
+        assertEquals(0, new JsonObject(post("/query", other.copy().put("lora_name", "sql-adapter")).body())
+                .getJsonObject("default").getJsonObject("base-engine").getInteger("GPU"));
+
+        // Tenants are partitions: the same model under another tenant holds nothing of these.
+        assertEquals(200, post("/register", registration("acme-engine", publisher(), null).put("tenant_id", "acme")).statusCode());
+        assertJson("{\"acme\":{\"acme-engine\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}",
+                post("/query", query(8, null).put("tenant_id", "acme")));
+    }
+
+    @Test
+    void badRequestsGetTheConductorsErrorsAndChangeNothing() {
+        TestPublisher pub = publisher();
+        assertEquals(200, post("/register", registration(PREFILL, pub, null)).statusCode());
+
+        assertMooncakeError(post("/query", query(8, null).put("model", "nope")), 404, "not_found", "model");
+        assertMooncakeError(post("/query", query(8, null).put("block_size", 16)), 400, "invalid_request", "block_size");
+        assertMooncakeError(post("/query", query(8, "sql").put("lora_id", 3)), 400, "invalid_request", "lora_id");
+        assertMooncakeError(post("/query", query(8, null).put("lora_id", 3)), 400, "invalid_request", "lora_id");
+        assertEquals(200, post("/query", query(8, null).put("lora_id", -1)).statusCode(), "-1 is the base model");
+        assertMooncakeError(post("/query", new JsonObject().put("model", "deepseek")), 400, "invalid_request", "token_ids");
+        assertEquals(400, post("/query", query(8, null).put("token_ids", "abc")).statusCode());
+        assertMooncakeError(http.post("/query?flavor=mooncake", "{not json"), 400, "invalid_request", null);
+
+        assertMooncakeError(post("/register", registration("x", pub, null).put("type", "TensorRT")), 400,
+                "invalid_registration", "type");
+        assertMooncakeError(post("/register", registration("x", pub, null).put("endpoint", "udp://h:1")), 400,
+                "invalid_registration", "endpoint");
+        assertMooncakeError(post("/register", registration("x", pub, null).put("block_size", 0)), 400,
+                "invalid_registration", "block_size");
+        assertMooncakeError(post("/register", registration(PREFILL, pub, null).put("endpoint", "tcp://127.0.0.1:1")),
+                400, "invalid_registration", null);
+        assertMooncakeError(post("/register", registration("y", pub, null).put("block_size", 16)), 400,
+                "invalid_registration", null);
+        assertEquals(1, new JsonArray(http.get("/services").body()).size(), "no refused registration was kept");
+
+        assertEquals(400, http.post("/query?flavor=bogus", query(8, null).encode()).statusCode());
+        assertEquals(501, post("/query_by_hash", new JsonObject().put("model", "deepseek").put("seq_hashes",
+                new JsonArray(List.of(1)))).statusCode());
+    }
+
+    @Test
+    void aMissingContentTypeIsFineForMooncakeButNotForDynamo() {
+        HttpResponse<String> mooncake = http.post("/register", registration(PREFILL, publisher(), null).encode(), null);
+        assertEquals(200, mooncake.statusCode(), mooncake.body());
+        HttpResponse<String> dynamo = http.post("/query", "{\"model_name\":\"deepseek\",\"token_ids\":[1,2,3,4]}", null);
+        assertEquals(415, dynamo.statusCode());
+        assertEquals(415, http.post("/query", "{not json", null).statusCode());
+        assertEquals(415, http.post("/query", query(4, null).encode(), "text/plain").statusCode());
+        // A Dynamo body never becomes Mooncake, even with Mooncake-looking extras.
+        HttpResponse<String> both = http.post("/query", "{\"model_name\":\"deepseek\",\"model\":\"x\",\"token_ids\":[1,2,3,4]}");
+        assertTrue(both.body().startsWith("{\"scores\""), both.body());
+    }
+}
