@@ -109,7 +109,9 @@ final class DynamoRoutes {
         PartitionQuery.ask(vertx, partition, hashes, noIndexer(partition.key().modelName(), partition.key().tenantId()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
-                        Responses.json(ctx, 200, ScoreJson.render(ar.result().matches(), ar.result().blockSize()));
+                        PartitionMessages.QueryReply r = ar.result();
+                        Responses.json(ctx, 200, ScoreJson.render(
+                                PartitionQuery.withSharedReach(r, node.registry().members(partition.key())), r.blockSize()));
                     } else {
                         Responses.error(ctx, ar.cause());
                     }

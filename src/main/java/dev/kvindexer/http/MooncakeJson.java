@@ -3,6 +3,7 @@ package dev.kvindexer.http;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.TierBreakdown;
 import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.json.Json;
@@ -23,9 +24,12 @@ final class MooncakeJson {
     /**
      * @param members  the partition's registered instances
      * @param only     the instance id to restrict the answer to, or null for all
+     * @param reply    the partition's matches; a registered rank without one has the shared stores' reach
      */
     static String render(Flavor shape, String tenant, List<Registry.Member> members, Long only,
-                         List<OwnerMatch> matches, int blockSize) {
+                         PartitionMessages.QueryReply reply) {
+        List<OwnerMatch> matches = reply.matches();
+        int blockSize = reply.blockSize();
         Map<Long, String> names = new HashMap<>();
         List<OwnerMatch> owners = new ArrayList<>();
         Map<Long, Map<Integer, OwnerMatch>> byOwner = new HashMap<>();
@@ -40,7 +44,7 @@ final class MooncakeJson {
             names.put(id, InstanceIds.display(id, member.name()));
             Map<Integer, OwnerMatch> matched = byOwner.getOrDefault(id, Map.of());
             for (int rank : member.dpRanks()) {
-                owners.add(matched.getOrDefault(rank, new OwnerMatch(id, rank, 0, 0, 0)));
+                owners.add(matched.getOrDefault(rank, PartitionQuery.sharedOnly(id, rank, reply)));
             }
             // A rank the engine's batches named but nobody registered still holds blocks of this instance.
             matched.forEach((rank, m) -> {

@@ -193,8 +193,7 @@ final class MooncakeRoutes {
         long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
         Long onlyId = only == null ? null : InstanceIds.of(only);
         Future<String> rendered = PartitionQuery.ask(vertx, partition, hashes, notFound(key))
-                .map(r -> MooncakeJson.render(shape, tenant, node.registry().members(key), onlyId, r.matches(),
-                        r.blockSize()));
+                .map(r -> MooncakeJson.render(shape, tenant, node.registry().members(key), onlyId, r));
         rendered.onComplete(ar -> {
             if (ar.succeeded()) {
                 Responses.json(ctx, 200, ar.result());

@@ -1,12 +1,19 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.index.OwnerKey;
+import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.registry.PartitionEntry;
+import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 
 /** Asks a partition actor to match a prompt's local hashes, for either flavor's query routes. */
 final class PartitionQuery {
@@ -20,6 +27,32 @@ final class PartitionQuery {
                 .map(m -> m.body())
                 .recover(t -> Future.failedFuture(isNoHandler(t) ? gone
                         : new HttpError(500, "indexer failure: " + t.getMessage())));
+    }
+
+    /** A registered rank that holds nothing of the prompt itself: the shared stores' reach, gpu 0. */
+    static OwnerMatch sharedOnly(long workerId, int dpRank, PartitionMessages.QueryReply reply) {
+        return new OwnerMatch(workerId, dpRank, 0, reply.sharedReach()[0], reply.sharedReach()[1]);
+    }
+
+    /**
+     * The matches plus, when the partition's Mooncake Stores hold a prefix of the prompt, an entry for every
+     * registered engine rank that has none: the Dynamo flavor lists every instance with a block in any tier.
+     */
+    static List<OwnerMatch> withSharedReach(PartitionMessages.QueryReply reply, List<Registry.Member> members) {
+        if (reply.sharedReach()[1] == 0) {
+            return reply.matches();
+        }
+        List<OwnerMatch> out = new ArrayList<>(reply.matches());
+        Set<OwnerKey> seen = new HashSet<>();
+        reply.matches().forEach(m -> seen.add(new OwnerKey(m.workerId(), m.dpRank())));
+        for (Registry.Member member : members) {
+            for (int rank : member.dpRanks()) {
+                if (!member.store() && !seen.contains(new OwnerKey(member.instanceId(), rank))) {
+                    out.add(sharedOnly(member.instanceId(), rank, reply));
+                }
+            }
+        }
+        return out;
     }
 
     private static boolean isNoHandler(Throwable t) {

@@ -13,8 +13,11 @@ final class LowerTierIndex {
     private int edgeCount;
     private long conflicts;
 
-    LowerTierIndex(StorageTier tier) {
+    private final OwnerTable owners;
+
+    LowerTierIndex(StorageTier tier, OwnerTable owners) {
         this.tier = tier;
+        this.owners = owners;
         this.slot = LowerTiers.slot(tier);
     }
 
@@ -152,13 +155,29 @@ final class LowerTierIndex {
         return k;
     }
 
-    /**
-     * Seam for the Mooncake shared store pool (SPEC §5.3): true when a shared store owner of the partition
-     * holds the edge. No shared owners exist yet.
-     */
-    @SuppressWarnings("unused")
+    /** SPEC §6.8 {@code shared_owner_present(e)}: a Mooncake Store of the partition holds the edge. */
     private boolean sharedOwnerPresent(LowerEdge e) {
-        return false;
+        return owners.heldByStore(e);
+    }
+
+    /**
+     * How many blocks the shared store owners alone extend from {@code L[pos]} on: the reach of an owner that holds
+     * nothing of its own. Same walk as {@link #extend}, with only the shared holders counting.
+     */
+    int extendShared(boolean hasLast, long last, long[] localHashes, int pos, long[] lastOut) {
+        int k = 0;
+        int n = localHashes.length;
+        while (pos + k < n) {
+            LowerEdge e = find(hasLast, last, localHashes[pos + k]);
+            if (e == null || !sharedOwnerPresent(e)) {
+                break;
+            }
+            last = e.childHash;
+            hasLast = true;
+            k++;
+        }
+        lastOut[0] = last;
+        return k;
     }
 
     LowerEdge rootEdge(long localHash) {

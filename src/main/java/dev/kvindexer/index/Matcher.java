@@ -157,7 +157,7 @@ final class Matcher {
                     while (bits != 0) {
                         int id = (w << 6) + Long.numberOfTrailingZeros(bits);
                         bits &= bits - 1;
-                        if (!inCont[id]) {
+                        if (!inCont[id] && !owners.byId(id).store) {
                             touch(id);
                             contPos[id] = 0;
                         }
@@ -178,6 +178,29 @@ final class Matcher {
         }
     }
 
+    /** The shared store owners' reach from the root, cumulative over the tiers in walk order: {cpu, disk}. */
+    int[] sharedReach(long[] localHashes) {
+        int pos = 0;
+        boolean hasLast = false;
+        long last = 0;
+        int[] ext = new int[LowerTiers.COUNT];
+        for (int slot = 0; slot < LowerTiers.COUNT; slot++) {
+            LowerTierIndex t = lower[slot];
+            if (t == null || t.edgeCount() == 0) {
+                continue;
+            }
+            int k = t.extendShared(hasLast, last, localHashes, pos, lastOut);
+            if (k > 0) {
+                ext[slot] = k;
+                pos += k;
+                last = lastOut[0];
+                hasLast = true;
+            }
+        }
+        int cpu = ext[0];
+        return new int[] {cpu, cpu + ext[1] + ext[2]};
+    }
+
     private List<OwnerMatch> collect() {
         List<OwnerMatch> out = new ArrayList<>(touchedCount);
         int[] host = ext[0];
@@ -188,8 +211,8 @@ final class Matcher {
             int g = gpu[id];
             int c = g + host[id];
             int d = c + disk[id] + external[id];
-            if (d > 0) {
-                Owner o = owners.byId(id);
+            Owner o = owners.byId(id);
+            if (d > 0 && !o.store) {
                 out.add(new OwnerMatch(o.workerId, o.dpRank, g, c, d));
             }
             gpu[id] = 0;

@@ -7,6 +7,8 @@ final class Owner {
     final long workerId;
     final int dpRank;
     final int id;
+    /** A Mooncake Store (shared store owner, SPEC §5.3): its lower-tier blocks extend every owner's walk. */
+    boolean store;
     final Holdings<DeviceNode> device = new Holdings<>();
     @SuppressWarnings("unchecked")
     private final Holdings<LowerEdge>[] lower = new Holdings[LowerTiers.COUNT];

@@ -2,16 +2,21 @@ package dev.kvindexer.index;
 
 import it.unimi.dsi.fastutil.ints.Int2ObjectOpenHashMap;
 import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
+import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 
 /**
- * Interns (worker, dp_rank) to dense ids. Freed ids are reused lowest-first so holder bitsets stay short.
+ * Interns (worker, dp_rank) to dense ids. Freed ids are reused lowest-first so holder bitsets stay short. Also knows
+ * which workers are shared store owners, as a bitset over owner ids that a holder set can be tested against.
  */
 final class OwnerTable {
     private final Long2ObjectOpenHashMap<Int2ObjectOpenHashMap<Owner>> byWorker = new Long2ObjectOpenHashMap<>();
     private final BitSet used = new BitSet();
+    private final LongOpenHashSet storeWorkers = new LongOpenHashSet();
+    private long[] storeWords = new long[1];
+    private int storeOwners;
     private Owner[] byId = new Owner[64];
     private Owner last; // events arrive in runs from one owner
 
@@ -44,11 +49,67 @@ final class OwnerTable {
         byId[id] = o;
         byWorker.computeIfAbsent(workerId, w -> new Int2ObjectOpenHashMap<>(2)).put(dpRank, o);
         last = o;
+        if (storeWorkers.contains(workerId)) {
+            setStore(o, true);
+        }
         return o;
+    }
+
+    /** Marks every present and future rank of a worker as a shared store owner, or ordinary again. */
+    void markStore(long workerId, boolean store) {
+        if (store) {
+            storeWorkers.add(workerId);
+        } else {
+            storeWorkers.remove(workerId);
+        }
+        for (Owner o : ofWorker(workerId)) {
+            setStore(o, store);
+        }
+    }
+
+    boolean isStoreWorker(long workerId) {
+        return storeWorkers.contains(workerId);
+    }
+
+    private void setStore(Owner o, boolean store) {
+        if (o.store == store) {
+            return;
+        }
+        o.store = store;
+        int w = o.id >>> 6;
+        if (w >= storeWords.length) {
+            storeWords = java.util.Arrays.copyOf(storeWords, Math.max(w + 1, storeWords.length * 2));
+        }
+        if (store) {
+            storeWords[w] |= 1L << o.id;
+            storeOwners++;
+        } else {
+            storeWords[w] &= ~(1L << o.id);
+            storeOwners--;
+        }
+    }
+
+    boolean anyStore() {
+        return storeOwners > 0;
+    }
+
+    /** True when a shared store owner is among the holders. */
+    boolean heldByStore(HolderBits holders) {
+        if (storeOwners == 0) {
+            return false;
+        }
+        int words = Math.min(holders.wordCount(), storeWords.length);
+        for (int w = 0; w < words; w++) {
+            if ((holders.word(w) & storeWords[w]) != 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Forgets an owner; the caller has already removed it from every node and edge. */
     void release(Owner o) {
+        setStore(o, false);
         Int2ObjectOpenHashMap<Owner> ranks = byWorker.get(o.workerId);
         if (ranks != null) {
             ranks.remove(o.dpRank);

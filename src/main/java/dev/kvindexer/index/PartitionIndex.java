@@ -40,6 +40,9 @@ public final class PartitionIndex {
             throw new IllegalArgumentException("blockHashes and tokensHashes differ in length");
         }
         if (tier == StorageTier.DEVICE) {
+            if (owners.isStoreWorker(workerId)) {
+                return StoreOutcome.STORE_DEVICE_TIER;
+            }
             return tree.store(owners, workerId, dpRank, hasParent, parentHash, blockHashes, tokensHashes);
         }
         LowerTierIndex t = lowerTier(tier);
@@ -94,10 +97,27 @@ public final class PartitionIndex {
 
     /**
      * Device match plus lower-tier extension for a prompt's local hashes: one entry per owner with at least
-     * one block in any tier, in no particular order.
+     * one block in any tier, in no particular order. Shared store owners are never entries: their blocks extend
+     * the others' walks.
      */
     public List<OwnerMatch> match(long[] localHashes) {
         return matcher.match(localHashes);
+    }
+
+    /**
+     * Marks a worker as a Mooncake Store (SPEC §5.3), or ordinary again: a shared store owner's CPU and disk blocks
+     * extend every owner's lower-tier walk, and its device-tier blocks are refused.
+     */
+    public void markSharedStore(long workerId, boolean store) {
+        owners.markStore(workerId, store);
+    }
+
+    /**
+     * What the shared store owners alone hold of a prompt from its first block: the cumulative cpu and disk reach, in
+     * blocks, of an owner with nothing of its own, as {@code {cpu, disk}}. {@code {0, 0}} without shared owners.
+     */
+    public int[] sharedReach(long[] localHashes) {
+        return owners.anyStore() ? matcher.sharedReach(localHashes) : new int[2];
     }
 
     /**
@@ -165,7 +185,7 @@ public final class PartitionIndex {
         int slot = LowerTiers.slot(tier);
         LowerTierIndex t = lower[slot];
         if (t == null) {
-            lower[slot] = t = new LowerTierIndex(tier);
+            lower[slot] = t = new LowerTierIndex(tier, owners);
         }
         return t;
     }

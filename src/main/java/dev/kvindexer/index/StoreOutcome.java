@@ -4,7 +4,9 @@ package dev.kvindexer.index;
 public enum StoreOutcome {
     OK("ok"),
     PARENT_BLOCK_NOT_FOUND("parent_block_not_found"),
-    INVALID_BLOCK_SEQUENCE("invalid_block_sequence");
+    INVALID_BLOCK_SEQUENCE("invalid_block_sequence"),
+    /** A shared store owner published a device-tier block: stores hold CPU and disk tiers only (SPEC §5.3). */
+    STORE_DEVICE_TIER("store_device_tier");
 
     private final String label;
 

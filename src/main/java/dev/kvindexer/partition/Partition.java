@@ -119,6 +119,9 @@ public final class Partition {
         }
         s.sequencer.open(open.generation(), open.replayEndpoint());
         s.defaultLora = open.defaultLora();
+        if (open.sharedStore()) {
+            index.markSharedStore(open.workerId(), true);
+        }
         if (bootstrapped) {
             s.sequencer.bootstrappedFromPeer();
         }
@@ -211,6 +214,7 @@ public final class Partition {
             streams.keySet().removeIf(k -> k.workerId() == msg.workerId());
             installedNotOpen.keySet().removeIf(k -> k.workerId() == msg.workerId());
             index.removeWorker(msg.workerId());
+            index.markSharedStore(msg.workerId(), false);
         } else {
             streams.remove(new StreamKey(msg.workerId(), msg.dpRank()));
             installedNotOpen.remove(new StreamKey(msg.workerId(), msg.dpRank()));
@@ -219,7 +223,8 @@ public final class Partition {
     }
 
     public PartitionMessages.QueryReply query(PartitionMessages.Query query) {
-        return new PartitionMessages.QueryReply(index.blockSize(), index.match(query.localHashes()));
+        long[] hashes = query.localHashes();
+        return new PartitionMessages.QueryReply(index.blockSize(), index.match(hashes), index.sharedReach(hashes));
     }
 
     /**

@@ -13,11 +13,12 @@ public final class PartitionMessages {
     /**
      * A listener generation of a stream starts (registration or resume); batches of other generations are
      * dropped. {@code replayEndpoint} is the engine's ROUTER, or null; {@code defaultLora} the LoRA of its events
-     * that name none, or null.
+     * that name none, or null; {@code sharedStore} marks a Mooncake Store publisher (SPEC §5.3).
      */
-    public record OpenStream(long workerId, int dpRank, long generation, String replayEndpoint, String defaultLora) {
+    public record OpenStream(long workerId, int dpRank, long generation, String replayEndpoint, String defaultLora,
+                             boolean sharedStore) {
         public OpenStream(long workerId, int dpRank, long generation, String replayEndpoint) {
-            this(workerId, dpRank, generation, replayEndpoint, null);
+            this(workerId, dpRank, generation, replayEndpoint, null, false);
         }
     }
 
@@ -44,7 +45,11 @@ public final class PartitionMessages {
     public record Query(long[] localHashes) {
     }
 
-    public record QueryReply(int blockSize, List<OwnerMatch> matches) {
+    /**
+     * {@code sharedReach} is {cpu, disk} in blocks that the partition's Mooncake Stores alone hold of the prompt: the
+     * reach of a registered rank with no blocks of its own.
+     */
+    public record QueryReply(int blockSize, List<OwnerMatch> matches, int[] sharedReach) {
     }
 
     /** One event of a peer's dump, for the owner (worker, dp_rank) that held it. */

@@ -72,7 +72,7 @@ public final class RegistrationService implements Registrar {
         return partition.deployed()
                 .compose(id -> PartitionBus.request(vertx.eventBus(), partition.address(), new PartitionMessages.OpenStream(
                         listener.workerId(), listener.dpRank(), listener.generation(), listener.replayEndpoint(),
-                        listener.publisher().defaultLora())))
+                        listener.publisher().defaultLora(), listener.publisher().isStore())))
                 .compose(reply -> ingest.start(listener));
     }
 

@@ -179,6 +179,67 @@ class MooncakeHttpTest {
                 post("/query", query(8, null).put("tenant_id", "acme")));
     }
 
+    /**
+     * SPEC §6.9's worked example over the wire (block size 2 here: tokens 0..5 are H1, H2, H3): a Mooncake Store
+     * publisher's CPU and disk objects extend each rank of the engine after its own GPU prefix, and give a rank with
+     * nothing of its own the store's reach; the store itself is never listed.
+     */
+    @Test
+    void aMooncakeStoreIsASharedPoolThatExtendsEveryInstance() {
+        TestPublisher engine = publisher();
+        TestPublisher engineRank1 = publisher();
+        TestPublisher idle = publisher();
+        TestPublisher store = publisher();
+        JsonObject base = new JsonObject().put("modelname", "deepseek").put("tenant_id", "default").put("block_size", 2);
+        assertEquals(200, post("/register", base.copy().put("type", "vLLM").put("instance_id", "engine")
+                .put("endpoint", engine.endpoint()).put("dp_rank", 0)).statusCode());
+        assertEquals(200, post("/register", base.copy().put("type", "vLLM").put("instance_id", "engine")
+                .put("endpoint", engineRank1.endpoint()).put("dp_rank", 1)).statusCode());
+        assertEquals(200, post("/register", base.copy().put("type", "SGLang").put("instance_id", "idle")
+                .put("endpoint", idle.endpoint())).statusCode());
+        assertEquals(200, post("/register", base.copy().put("type", "mooncake").put("instance_id", "store")
+                .put("endpoint", store.endpoint())).statusCode());
+        for (TestPublisher p : List.of(engine, engineRank1, store)) {
+            p.awaitSubscriber();
+        }
+        engine.publish("", 0, batch(new EngineEvent.Store(new long[] {100, 200}, null, tokens(4), 2, "GPU", null)));
+        engineRank1.publish("", 0, batch(new EngineEvent.Store(new long[] {100}, null, tokens(2), 2, "GPU", null)));
+        store.publish("", 0, batch(new EngineEvent.Store(new long[] {100, 200}, null, tokens(4), 2, "cpu", null),
+                new EngineEvent.Store(new long[] {100}, null, tokens(2), 2, "disk", null),
+                new EngineEvent.Store(new long[] {300}, 200L, new int[] {4, 5}, 2, "disk", null),
+                new EngineEvent.Store(new long[] {999}, null, new int[] {7, 7}, 2, "GPU", null)));
+
+        JsonObject q = new JsonObject().put("model", "deepseek").put("token_ids", new JsonArray(List.of(0, 1, 2, 3, 4, 5)));
+        String expected = "{\"instances\":{"
+                + "\"engine\":{\"longest_matched\":6,\"gpu\":4,\"dp\":{\"0\":4,\"1\":2},\"cpu\":4,\"disk\":6,"
+                + "\"rank_matches\":{\"0\":{\"gpu\":4,\"cpu\":4,\"disk\":6},\"1\":{\"gpu\":2,\"cpu\":4,\"disk\":6}}},"
+                + "\"idle\":{\"longest_matched\":6,\"gpu\":0,\"dp\":{\"0\":0},\"cpu\":4,\"disk\":6,"
+                + "\"rank_matches\":{\"0\":{\"gpu\":0,\"cpu\":4,\"disk\":6}}}}}";
+        Await.until("every event is indexed", WAIT,
+                () -> new JsonObject(http.post("/query?format=instances", q.encode()).body()).equals(new JsonObject(expected)));
+
+        // The Dynamo flavor shows the same numbers for the engines and no store either.
+        JsonObject dynamo = new JsonObject(http.post("/query", "{\"model_name\":\"deepseek\",\"token_ids\":[0,1,2,3,4,5]}")
+                .body()).getJsonObject("instances");
+        assertEquals(new JsonObject("{\"longest_matched\":6,\"gpu\":4,\"dp\":{\"0\":4,\"1\":2},\"cpu\":4,\"disk\":6}"),
+                dynamo.getJsonObject(Long.toUnsignedString(InstanceIds.of("engine"))));
+        assertEquals(6, dynamo.getJsonObject(Long.toUnsignedString(InstanceIds.of("idle"))).getInteger("disk"));
+        assertEquals(2, dynamo.size(), "the store is not an instance: " + dynamo);
+        assertTrue(http.get("/dump").body().contains("\"storage_tier\":\"disk\""));
+        assertTrue(!http.get("/dump").body().contains("\"block_hash\":999"), "the store's GPU event was refused");
+
+        // Unregistering the store takes its blocks out of every instance's reach.
+        assertEquals(200, post("/unregister", new JsonObject().put("instance_id", "store")).statusCode());
+        assertJson("{\"default\":{\"engine\":{\"longest_matched\":4,\"GPU\":4,\"DP\":{\"0\":4,\"1\":2},\"CPU\":4,"
+                + "\"DISK\":4},\"idle\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}",
+                post("/query", q));
+    }
+
+    /** A batch without its own rank: the registered dp_rank applies. */
+    private static byte[] batch(EngineEvent... events) {
+        return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(events), null);
+    }
+
     @Test
     void badRequestsGetTheConductorsErrorsAndChangeNothing() {
         TestPublisher pub = publisher();
