@@ -135,16 +135,20 @@ final class LowerTierIndex {
         }
     }
 
+    /** No owner of its own: only shared store owners count ({@link #extendShared}). */
+    private static final int NO_OWNER = -1;
+
     /**
      * How many blocks owner {@code id} extends from {@code L[pos]} on, starting after the given engine
-     * hash (SPEC §6.8 inner loop). {@code out[0]} receives the last engine hash reached.
+     * hash (SPEC §6.8 inner loop): edges it holds itself or a shared store owner holds. {@code out[0]} receives the
+     * last engine hash reached.
      */
     int extend(int id, boolean hasLast, long last, long[] localHashes, int pos, long[] lastOut) {
         int k = 0;
         int n = localHashes.length;
         while (pos + k < n) {
             LowerEdge e = find(hasLast, last, localHashes[pos + k]);
-            if (e == null || (!e.hasHolder(id) && !sharedOwnerPresent(e))) {
+            if (e == null || !((id != NO_OWNER && e.hasHolder(id)) || sharedOwnerPresent(e))) {
                 break;
             }
             last = e.childHash;
@@ -153,31 +157,16 @@ final class LowerTierIndex {
         }
         lastOut[0] = last;
         return k;
+    }
+
+    /** The reach of an owner that holds nothing of its own: what the shared store owners alone extend. */
+    int extendShared(boolean hasLast, long last, long[] localHashes, int pos, long[] lastOut) {
+        return extend(NO_OWNER, hasLast, last, localHashes, pos, lastOut);
     }
 
     /** SPEC §6.8 {@code shared_owner_present(e)}: a Mooncake Store of the partition holds the edge. */
     private boolean sharedOwnerPresent(LowerEdge e) {
         return owners.heldByStore(e);
-    }
-
-    /**
-     * How many blocks the shared store owners alone extend from {@code L[pos]} on: the reach of an owner that holds
-     * nothing of its own. Same walk as {@link #extend}, with only the shared holders counting.
-     */
-    int extendShared(boolean hasLast, long last, long[] localHashes, int pos, long[] lastOut) {
-        int k = 0;
-        int n = localHashes.length;
-        while (pos + k < n) {
-            LowerEdge e = find(hasLast, last, localHashes[pos + k]);
-            if (e == null || !sharedOwnerPresent(e)) {
-                break;
-            }
-            last = e.childHash;
-            hasLast = true;
-            k++;
-        }
-        lastOut[0] = last;
-        return k;
     }
 
     LowerEdge rootEdge(long localHash) {
