@@ -52,7 +52,7 @@ public final class HttpVerticle extends VerticleBase {
         router.get("/services").handler(guard(mooncake::services));
         // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor).
         sharedPostJson(router, "/query", QUERY_BODY_LIMIT, dynamo::query, mooncake::query);
-        sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, dynamo::queryByHash, (c, f) -> mooncake.queryByHash(c));
+        sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, dynamo::queryByHash, mooncake::queryByHash);
         sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT, dynamo::register, (c, f) -> mooncake.register(c));
         sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c));
         postJson(router, "/register_peer", DEFAULT_BODY_LIMIT, false, dynamo::registerPeer);

@@ -182,6 +182,18 @@ final class JsonRequest {
 
     /** An array of 64-bit hashes: signed i64 as the reference sends them, unsigned values above 2^63 accepted too. */
     long[] hashArray(String field) {
+        return hashes(field, false);
+    }
+
+    /**
+     * Mooncake's {@code seq_hashes}: u64 numbers, negative numbers taken as their 64-bit pattern, or decimal strings
+     * (older drafts), each a rolling sequence hash.
+     */
+    long[] u64OrStringArray(String field) {
+        return hashes(field, true);
+    }
+
+    private long[] hashes(String field, boolean strings) {
         JsonArray arr = requiredArray(field);
         long[] out = new long[arr.size()];
         for (int i = 0; i < out.length; i++) {
@@ -190,11 +202,22 @@ final class JsonRequest {
                 out[i] = ((Number) v).longValue();
             } else if (v instanceof BigInteger && ((BigInteger) v).signum() > 0 && ((BigInteger) v).compareTo(U64_MAX) <= 0) {
                 out[i] = ((BigInteger) v).longValue();
+            } else if (strings && v instanceof String) {
+                out[i] = decimal(field, i, ((String) v).trim());
             } else {
-                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + v + ", expected i64");
+                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + v + ", expected "
+                        + (strings ? "a u64" : "i64"));
             }
         }
         return out;
+    }
+
+    private static long decimal(String field, int i, String s) {
+        try {
+            return s.startsWith("-") ? Long.parseLong(s) : Long.parseUnsignedLong(s);
+        } catch (NumberFormatException e) {
+            throw HttpError.shape("`" + field + "[" + i + "]`: invalid value \"" + s + "\", expected a u64");
+        }
     }
 
     private JsonArray requiredArray(String field) {

@@ -4,12 +4,12 @@ import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqEndpoint;
 import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.PartitionEntry;
 import dev.kvindexer.registry.Publisher;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.RegistryException;
-import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
@@ -164,8 +164,6 @@ final class MooncakeRoutes {
     void query(RoutingContext ctx, Flavor shape) {
         JsonRequest body = JsonRequest.of(ctx);
         String code = MooncakeError.INVALID_REQUEST;
-        String model = model(body, code);
-        String tenant = tenant(body);
         if (!body.has("token_ids")) {
             throw invalid(code, "missing field `token_ids`", "token_ids");
         }
@@ -181,40 +179,59 @@ final class MooncakeRoutes {
                     + "hashed with; use lora_name", "lora_id");
         }
         String salt = body.optionalString("cache_salt");
-        Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
-        String only = body.optionalId("instance_id");
-        PartitionKey key = new PartitionKey(model, tenant);
-        PartitionEntry partition = node.registry().partition(key).orElseThrow(() -> notFound(key));
-        if (blockSize != null && blockSize != partition.blockSize()) {
-            throw invalid(code, "block_size " + blockSize + " does not match the block size "
-                    + partition.blockSize() + " of model=" + model + " tenant_id=" + tenant, "block_size");
-        }
+        PartitionEntry partition = partition(body);
         long seed = BlockHasher.seedFor(emptyToNull(lora), salt);
-        long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
+        answer(ctx, shape, body, partition,
+                new PartitionMessages.Query(BlockHasher.localHashes(tokens, partition.blockSize(), seed)));
+    }
+
+    /**
+     * Rolling sequence hashes (SPEC §8.5), alias {@code block_hash}; {@code lora_name} and {@code cache_salt} are
+     * already folded into them. The partition finds the blocks they name and answers as for the same tokens.
+     */
+    void queryByHash(RoutingContext ctx, Flavor shape) {
+        JsonRequest body = JsonRequest.of(ctx);
+        String field = body.has("seq_hashes") ? "seq_hashes" : "block_hash";
+        if (!body.has(field)) {
+            throw invalid(MooncakeError.INVALID_REQUEST, "missing field `seq_hashes`", "seq_hashes");
+        }
+        long[] hashes = body.u64OrStringArray(field);
+        PartitionEntry partition = partition(body);
+        answer(ctx, shape, body, partition, new PartitionMessages.Query(hashes, true));
+    }
+
+    /** The partition of (model, tenant_id), checked against the request's block_size when it gives one. */
+    private PartitionEntry partition(JsonRequest body) {
+        String model = model(body, MooncakeError.INVALID_REQUEST);
+        PartitionKey key = new PartitionKey(model, tenant(body));
+        PartitionEntry partition = node.registry().partition(key).orElseThrow(() -> notFound(key));
+        Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
+        if (blockSize != null && blockSize != partition.blockSize()) {
+            throw invalid(MooncakeError.INVALID_REQUEST, "block_size " + blockSize + " does not match the block size "
+                    + partition.blockSize() + " of model=" + model + " tenant_id=" + key.tenantId(), "block_size");
+        }
+        return partition;
+    }
+
+    private void answer(RoutingContext ctx, Flavor shape, JsonRequest body, PartitionEntry partition,
+                        PartitionMessages.Query query) {
+        PartitionKey key = partition.key();
+        String only = body.optionalId("instance_id");
         Long onlyId = only == null ? null : InstanceIds.of(only);
-        Future<String> rendered = PartitionQuery.ask(vertx, partition, hashes, notFound(key))
-                .map(r -> MooncakeJson.render(shape, tenant, node.registry().members(key), onlyId, r));
-        rendered.onComplete(ar -> {
-            if (ar.succeeded()) {
-                Responses.json(ctx, 200, ar.result());
-            } else {
-                Responses.error(ctx, ar.cause());
-            }
-        });
+        PartitionQuery.ask(vertx, partition, query, notFound(key))
+                .map(r -> MooncakeJson.render(shape, key.tenantId(), node.registry().members(key), onlyId, r))
+                .onComplete(ar -> {
+                    if (ar.succeeded()) {
+                        Responses.json(ctx, 200, ar.result());
+                    } else {
+                        Responses.error(ctx, ar.cause());
+                    }
+                });
     }
 
     private static MooncakeError notFound(PartitionKey key) {
         return new MooncakeError(404, MooncakeError.NOT_FOUND, "no indexer for model=" + key.modelName()
                 + " tenant_id=" + key.tenantId(), "model");
-    }
-
-    /**
-     * Mooncake's {@code /query_by_hash} takes rolling sequence hashes (SPEC §8.5), which need a sequence-hash view of
-     * the index that is not built yet; say so instead of answering with wrong numbers.
-     */
-    void queryByHash(RoutingContext ctx) {
-        throw new MooncakeError(501, "not_implemented", "Mooncake /query_by_hash (rolling sequence hashes) is not "
-                + "implemented yet; use /query with token_ids", null);
     }
 
     void services(RoutingContext ctx) {

@@ -22,8 +22,12 @@ final class PartitionQuery {
 
     /** Fails with {@code gone} when the partition was removed between the registry lookup and the request. */
     static Future<PartitionMessages.QueryReply> ask(Vertx vertx, PartitionEntry partition, long[] hashes, HttpError gone) {
-        return PartitionBus.<PartitionMessages.QueryReply>request(vertx.eventBus(), partition.address(),
-                        new PartitionMessages.Query(hashes))
+        return ask(vertx, partition, new PartitionMessages.Query(hashes), gone);
+    }
+
+    static Future<PartitionMessages.QueryReply> ask(Vertx vertx, PartitionEntry partition, PartitionMessages.Query query,
+                                                    HttpError gone) {
+        return PartitionBus.<PartitionMessages.QueryReply>request(vertx.eventBus(), partition.address(), query)
                 .map(m -> m.body())
                 .recover(t -> Future.failedFuture(isNoHandler(t) ? gone
                         : new HttpError(500, "indexer failure: " + t.getMessage())));

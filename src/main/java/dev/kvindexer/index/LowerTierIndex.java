@@ -169,6 +169,11 @@ final class LowerTierIndex {
         return owners.heldByStore(e);
     }
 
+    /** The first edge under a parent engine hash; the others follow through {@link LowerEdge#nextSibling}. */
+    LowerEdge firstChildOf(long parentHash) {
+        return byParent.get(parentHash);
+    }
+
     LowerEdge rootEdge(long localHash) {
         return rootEdges.get(localHash);
     }

@@ -105,6 +105,14 @@ public final class PartitionIndex {
     }
 
     /**
+     * The local hashes of a prompt given as rolling sequence hashes (SPEC §2.6), as far as this partition holds its
+     * prefix in any tier; matching them gives what a token query of the same prompt gives.
+     */
+    public long[] localHashesOfSequence(long[] sequenceHashes) {
+        return SequencePath.localHashes(tree, lower, sequenceHashes);
+    }
+
+    /**
      * Marks a worker as a Mooncake Store (SPEC §5.3), or ordinary again: a shared store owner's CPU and disk blocks
      * extend every owner's lower-tier walk, and its device-tier blocks are refused.
      */

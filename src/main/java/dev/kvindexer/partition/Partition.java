@@ -223,7 +223,7 @@ public final class Partition {
     }
 
     public PartitionMessages.QueryReply query(PartitionMessages.Query query) {
-        long[] hashes = query.localHashes();
+        long[] hashes = query.sequenceHashes() ? index.localHashesOfSequence(query.hashes()) : query.hashes();
         return new PartitionMessages.QueryReply(index.blockSize(), index.match(hashes), index.sharedReach(hashes));
     }
 

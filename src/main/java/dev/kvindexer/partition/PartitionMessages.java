@@ -41,8 +41,14 @@ public final class PartitionMessages {
         }
     }
 
-    /** Local block hashes of a prompt, already seeded and chunked with the partition's block size. */
-    public record Query(long[] localHashes) {
+    /**
+     * A prompt's block hashes: local hashes, already seeded and chunked with the partition's block size, or with
+     * {@code sequenceHashes} the rolling sequence hashes of Mooncake's {@code /query_by_hash}.
+     */
+    public record Query(long[] hashes, boolean sequenceHashes) {
+        public Query(long[] localHashes) {
+            this(localHashes, false);
+        }
     }
 
     /**

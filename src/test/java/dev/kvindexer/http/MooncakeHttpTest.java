@@ -240,6 +240,29 @@ class MooncakeHttpTest {
         return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(events), null);
     }
 
+    /** SPEC §8.5: tokens 0..7 at block size 4 are the rolling hashes of HV5. */
+    @Test
+    void queryByHashTakesRollingSequenceHashes() {
+        TestPublisher pub = publisher();
+        assertEquals(200, post("/register", registration(PREFILL, pub, null)).statusCode());
+        pub.awaitSubscriber();
+        pub.publish("", 0, store(new long[] {11, 12}, tokens(8), null));
+        JsonObject byHash = new JsonObject().put("model", "deepseek").put("block_size", 4).put("seq_hashes",
+                new JsonArray().add(new java.math.BigInteger("9143094415614847814"))
+                        .add(new java.math.BigInteger("9510318385840434533")));
+        Await.until("indexed", WAIT, () -> post("/query_by_hash", byHash).body().contains("\"longest_matched\":8"));
+        assertJson("{\"default\":{\"vllm-prefill-node1\":{\"longest_matched\":8,\"GPU\":8,\"DP\":{\"0\":8},\"CPU\":8,"
+                + "\"DISK\":8}}}", post("/query_by_hash", byHash));
+        assertEquals(post("/query", query(8, null)).body(), post("/query_by_hash", byHash).body(),
+                "the same prompt as tokens or as rolling hashes");
+        JsonObject legacy = new JsonObject().put("model", "deepseek").put("block_hash",
+                new JsonArray(List.of("9143094415614847814", "1")));
+        assertTrue(post("/query_by_hash", legacy).body().contains("\"longest_matched\":4"),
+                "the older alias with string hashes; the prefix ends at the second, unknown hash");
+        assertMooncakeError(post("/query_by_hash", byHash.copy().put("block_size", 16)), 400, "invalid_request",
+                "block_size");
+    }
+
     @Test
     void badRequestsGetTheConductorsErrorsAndChangeNothing() {
         TestPublisher pub = publisher();
@@ -267,8 +290,10 @@ class MooncakeHttpTest {
         assertEquals(1, new JsonArray(http.get("/services").body()).size(), "no refused registration was kept");
 
         assertEquals(400, http.post("/query?flavor=bogus", query(8, null).encode()).statusCode());
-        assertEquals(501, post("/query_by_hash", new JsonObject().put("model", "deepseek").put("seq_hashes",
-                new JsonArray(List.of(1)))).statusCode());
+        assertMooncakeError(post("/query_by_hash", new JsonObject().put("model", "deepseek")), 400, "invalid_request",
+                "seq_hashes");
+        assertMooncakeError(post("/query_by_hash", new JsonObject().put("model", "deepseek")
+                .put("seq_hashes", new JsonArray(List.of("abc")))), 400, "invalid_request", null);
     }
 
     @Test

@@ -113,6 +113,22 @@ class SharedStoreTest {
     }
 
     @Test
+    void rollingSequenceHashesFindTheSameBlocksAsLocalHashesInEveryTier() {
+        workedExample();
+        long[] seq = dev.kvindexer.hash.BlockHasher.sequenceHashes(PROMPT);
+        assertArrayEquals(PROMPT, index.localHashesOfSequence(seq), "device H1, H2, then H3 on the store's disk");
+        assertEquals(new java.util.HashSet<>(index.match(PROMPT)),
+                new java.util.HashSet<>(index.match(index.localHashesOfSequence(seq))));
+        long[] diverging = dev.kvindexer.hash.BlockHasher.sequenceHashes(new long[] {1, 2, 4});
+        assertArrayEquals(new long[] {1, 2}, index.localHashesOfSequence(diverging), "stops where the prefix ends");
+        assertArrayEquals(new long[0], index.localHashesOfSequence(new long[] {2, 3}), "a prefix starts at the root");
+
+        PartitionIndex diskOnly = new PartitionIndex(2);
+        diskOnly.store(9, 0, StorageTier.DISK, false, 0, new long[] {100, 200}, new long[] {1, 2});
+        assertArrayEquals(new long[] {1, 2}, diskOnly.localHashesOfSequence(seq), "a prefix held only on disk");
+    }
+
+    @Test
     void gpuNeverExceedsCpuNorCpuDisk() {
         workedExample();
         store(ENGINE, 2, StorageTier.HOST_PINNED, null, 1);
