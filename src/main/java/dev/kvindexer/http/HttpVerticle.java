@@ -55,6 +55,7 @@ public final class HttpVerticle extends VerticleBase {
         sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, dynamo::queryByHash, mooncake::queryByHash);
         sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT, dynamo::register, (c, f) -> mooncake.register(c));
         sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c));
+        postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(vertx, node)::post);
         postJson(router, "/register_peer", DEFAULT_BODY_LIMIT, false, dynamo::registerPeer);
         postJson(router, "/deregister_peer", DEFAULT_BODY_LIMIT, false, dynamo::deregisterPeer);
         if (node.testEndpoints()) {

@@ -61,6 +61,31 @@ final class JsonRequest {
         return new JsonRequest((JsonObject) value);
     }
 
+    /** A JSON object nested in a request body (one element of an array member), read with the same rules. */
+    static JsonRequest of(JsonObject object) {
+        return new JsonRequest(object);
+    }
+
+    /** The JSON objects of an array member; null when the member is absent. */
+    java.util.List<JsonObject> optionalObjects(String field) {
+        Object v = body.getValue(field);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof JsonArray)) {
+            throw HttpError.shape("`" + field + "`: invalid type, expected an array");
+        }
+        JsonArray arr = (JsonArray) v;
+        java.util.List<JsonObject> out = new java.util.ArrayList<>(arr.size());
+        for (int i = 0; i < arr.size(); i++) {
+            if (!(arr.getValue(i) instanceof JsonObject)) {
+                throw HttpError.shape("`" + field + "[" + i + "]`: invalid type, expected an object");
+            }
+            out.add(arr.getJsonObject(i));
+        }
+        return out;
+    }
+
     private static String firstLine(String s) {
         if (s == null) {
             return "syntax error";

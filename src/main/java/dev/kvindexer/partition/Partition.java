@@ -2,6 +2,7 @@ package dev.kvindexer.partition;
 
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.index.StoreOutcome;
 import dev.kvindexer.metrics.EventCounters;
@@ -28,6 +29,8 @@ public final class Partition {
     private final Watermarks watermarks;
     private final Consumer<ReplayRequest> replays;
     private final Map<StreamKey, Stream> streams = new HashMap<>();
+    /** Last applied event_id of each standardized event stream (POST /events), with the worker it belongs to. */
+    private final Map<String, long[]> standardStreams = new HashMap<>();
     /** Watermarks of an exact snapshot for streams not registered here yet: their blocks are in the index. */
     private final Map<StreamKey, Long> installedNotOpen = new HashMap<>();
     private boolean bootstrapped;
@@ -208,11 +211,43 @@ public final class Partition {
         }
     }
 
+    /**
+     * Standardized KV events (SPEC §5.4): within a stream, an event_id at or below the last applied one is dropped as
+     * stale, and the ids skipped before a newer one are counted as a gap. Nothing can replay them (no replay protocol
+     * exists for these events), so the gap is reported, and the event applies.
+     */
+    public PartitionMessages.StandardEventsApplied applyStandard(PartitionMessages.ApplyStandardEvents msg) {
+        int applied = 0;
+        int stale = 0;
+        long gaps = 0;
+        for (StandardEvent e : msg.events()) {
+            long[] last = standardStreams.get(e.stream());
+            if (last != null && Long.compareUnsigned(e.eventId(), last[1]) <= 0) {
+                stale++;
+                continue;
+            }
+            if (last != null && e.eventId() - last[1] > 1) {
+                gaps += e.eventId() - last[1] - 1;
+            }
+            standardStreams.put(e.stream(), new long[] {e.workerId(), e.eventId()});
+            applyEvent(e.workerId(), e.dpRank(), e.event());
+            applied++;
+        }
+        counters.warning(WarningKind.STALE_EVENT, stale);
+        counters.warning(WarningKind.EVENT_ID_GAP, gaps);
+        if (gaps > 0) {
+            LOG.warn("standardized events of model={} tenant={}: {} event_ids missing", key.modelName(), key.tenantId(),
+                    gaps);
+        }
+        return new PartitionMessages.StandardEventsApplied(applied, stale, gaps);
+    }
+
     /** Unregistration: the streams close (their watermarks stay in {@link Watermarks}) and their blocks go. */
     public void removeStreams(PartitionMessages.RemoveStreams msg) {
         if (msg.wholeWorker()) {
             streams.keySet().removeIf(k -> k.workerId() == msg.workerId());
             installedNotOpen.keySet().removeIf(k -> k.workerId() == msg.workerId());
+            standardStreams.values().removeIf(v -> v[0] == msg.workerId());
             index.removeWorker(msg.workerId());
             index.markSharedStore(msg.workerId(), false);
         } else {

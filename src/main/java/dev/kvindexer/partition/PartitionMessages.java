@@ -2,6 +2,7 @@ package dev.kvindexer.partition;
 
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.index.OwnerMatch;
 import java.util.List;
 
@@ -76,6 +77,17 @@ public final class PartitionMessages {
             events = List.copyOf(events);
             watermarks = List.copyOf(watermarks);
         }
+    }
+
+    /** Standardized KV events for this partition (POST /events), applied in order under their streams' rules. */
+    public record ApplyStandardEvents(List<StandardEvent> events) {
+        public ApplyStandardEvents {
+            events = List.copyOf(events);
+        }
+    }
+
+    /** What {@link ApplyStandardEvents} did: events applied, dropped as stale, and missing event_ids counted. */
+    public record StandardEventsApplied(int applied, int stale, long gaps) {
     }
 
     /** Asks for the partition's /dump value (the JSON object with block_size and events). */

@@ -49,6 +49,8 @@ public final class PartitionVerticle extends VerticleBase {
         } else if (body instanceof PartitionMessages.RemoveStreams) {
             partition.removeStreams((PartitionMessages.RemoveStreams) body);
             msg.reply(Boolean.TRUE);
+        } else if (body instanceof PartitionMessages.ApplyStandardEvents) {
+            msg.reply(partition.applyStandard((PartitionMessages.ApplyStandardEvents) body));
         } else if (body instanceof PartitionMessages.Dump) {
             msg.reply(new PartitionMessages.DumpReply(partition.dumpJson()));
         } else {

@@ -1,0 +1,143 @@
+package dev.kvindexer.http;
+
+import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.partition.PartitionBus;
+import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.registry.InstanceIds;
+import dev.kvindexer.registry.PartitionEntry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code POST /events}: standardized KV events (SPEC §5.4) as JSON, for engines that publish no ZMQ. The body is one
+ * event or {@code {"events": [...]}}. Every event is checked before any is applied, so a bad one changes nothing;
+ * then each partition applies its events in order under the stream rules (stale event_ids dropped, gaps counted and
+ * reported). {@code backend_id} names a registered instance of the event's (model_name, tenant_id); a
+ * {@code stored} event carries {@code token_ids}, from which the local hashes are computed with its
+ * {@code lora_name}, and its {@code seq_hashes} and {@code parent_hash} link the blocks as engine hashes.
+ */
+final class StandardEventsRoute {
+    private final Vertx vertx;
+    private final NodeServices node;
+
+    StandardEventsRoute(Vertx vertx, NodeServices node) {
+        this.vertx = vertx;
+        this.node = node;
+    }
+
+    void post(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        List<JsonObject> listed = body.optionalObjects("events");
+        List<JsonRequest> events = new ArrayList<>();
+        if (listed == null) {
+            events.add(body);
+        } else {
+            listed.forEach(o -> events.add(JsonRequest.of(o)));
+        }
+        if (events.isEmpty()) {
+            throw new HttpError(422, "`events` is empty");
+        }
+        Map<PartitionEntry, List<StandardEvent>> byPartition = new LinkedHashMap<>();
+        for (int i = 0; i < events.size(); i++) {
+            try {
+                parse(events.get(i), byPartition);
+            } catch (HttpError e) {
+                throw new HttpError(e.status(), (listed == null ? "" : "events[" + i + "]: ") + e.getMessage());
+            }
+        }
+        List<Future<PartitionMessages.StandardEventsApplied>> results = new ArrayList<>();
+        byPartition.forEach((partition, batch) -> results.add(PartitionBus.<PartitionMessages.StandardEventsApplied>request(
+                vertx.eventBus(), partition.address(), new PartitionMessages.ApplyStandardEvents(batch)).map(m -> m.body())));
+        Future.all(results).onComplete(ar -> {
+            if (ar.failed()) {
+                Responses.error(ctx, new HttpError(500, "indexer failure: " + ar.cause().getMessage()));
+                return;
+            }
+            int applied = 0;
+            int stale = 0;
+            long gaps = 0;
+            for (Future<PartitionMessages.StandardEventsApplied> f : results) {
+                applied += f.result().applied();
+                stale += f.result().stale();
+                gaps += f.result().gaps();
+            }
+            Responses.json(ctx, 200, "{\"status\":\"ok\",\"applied\":" + applied + ",\"stale\":" + stale
+                    + ",\"gaps\":" + gaps + "}");
+        });
+    }
+
+    private void parse(JsonRequest e, Map<PartitionEntry, List<StandardEvent>> out) {
+        String type = e.requiredString("event_type");
+        long eventId = e.requiredU64("event_id");
+        String model = e.requiredString("model_name");
+        String tenant = e.optionalString("tenant_id");
+        PartitionKey key = new PartitionKey(model, tenant == null ? PartitionKey.DEFAULT_TENANT : tenant);
+        PartitionEntry partition = node.registry().partition(key).orElseThrow(() -> new HttpError(404,
+                "no indexer for model=" + key.modelName() + " tenant_id=" + key.tenantId()));
+        String backend = e.optionalId("backend_id");
+        if (backend == null) {
+            throw new HttpError(422, "missing field `backend_id`");
+        }
+        long workerId = InstanceIds.of(backend);
+        if (!key.equals(node.registry().partitionOf(workerId))) {
+            throw new HttpError(404, "backend_id `" + backend + "` is not a registered instance of model="
+                    + key.modelName() + " tenant_id=" + key.tenantId());
+        }
+        int dpRank = e.optionalU32("dp_rank", 0);
+        int blockSize = e.optionalU32("block_size", partition.blockSize());
+        if (blockSize != partition.blockSize()) {
+            throw new HttpError(422, "block_size " + blockSize + " differs from the partition's " + partition.blockSize());
+        }
+        String medium = e.optionalString("medium");
+        StorageTier tier = StorageTier.fromMedium(medium);
+        String lora = e.optionalString("lora_name");
+        String salt = e.optionalString("additional_salt");
+        KvEvent event = switch (type) {
+            case "stored" -> stored(e, tier, blockSize, lora);
+            case "removed" -> new KvEvent.Removed(tier, e.u64OrStringArray("seq_hashes"));
+            case "cleared" -> KvEvent.Cleared.INSTANCE;
+            default -> throw new HttpError(422, "`event_type`: unknown value `" + type + "`, expected stored, removed or cleared");
+        };
+        String stream = String.join("\u0000", model, Integer.toString(blockSize), String.valueOf(salt),
+                String.valueOf(lora), key.tenantId(), backend, String.valueOf(medium), Integer.toString(dpRank));
+        out.computeIfAbsent(partition, p -> new ArrayList<>()).add(new StandardEvent(stream, eventId, workerId, dpRank, event));
+    }
+
+    private static KvEvent.Stored stored(JsonRequest e, StorageTier tier, int blockSize, String lora) {
+        long[] blocks = e.u64OrStringArray("seq_hashes");
+        if (blocks.length == 0) {
+            throw new HttpError(422, "`seq_hashes`: a stored event names at least one block");
+        }
+        if (!e.has("token_ids")) {
+            throw new HttpError(422, "`token_ids` is required: blocks are placed by the local hashes of their tokens "
+                    + "(stored events without tokens are not supported yet)");
+        }
+        int[] tokens = e.u32Array("token_ids");
+        if (tokens.length < blocks.length * blockSize) {
+            throw new HttpError(422, "`token_ids` holds " + tokens.length + " tokens, " + blocks.length + " blocks of "
+                    + blockSize + " need " + (blocks.length * blockSize));
+        }
+        boolean hasParent = e.has("parent_hash");
+        Integer base = e.has("base_block_idx") ? e.optionalU32("base_block_idx", 0) : null;
+        if (!hasParent && base == null) {
+            throw new HttpError(422, "a stored event needs `parent_hash` or `base_block_idx`");
+        }
+        if (!hasParent && base != 0) {
+            throw new HttpError(422, "`parent_hash` is required below the root (base_block_idx " + base + ")");
+        }
+        long parent = hasParent ? e.requiredU64("parent_hash") : 0L;
+        long seed = BlockHasher.seedFor(lora == null || lora.isEmpty() ? null : lora, null);
+        long[] locals = BlockHasher.localHashes(tokens, blocks.length * blockSize, blockSize, seed);
+        return new KvEvent.Stored(tier, hasParent, parent, blocks, locals);
+    }
+}

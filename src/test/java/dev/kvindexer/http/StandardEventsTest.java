@@ -1,0 +1,125 @@
+package dev.kvindexer.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.metrics.WarningKind;
+import dev.kvindexer.support.HttpJson;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.math.BigInteger;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** POST /events: standardized KV events (SPEC §5.4) as JSON from an engine without ZMQ. */
+class StandardEventsTest {
+    private static final int BS = 4;
+    private IndexerNode node;
+    private HttpJson http;
+    /** Rolling hashes of tokens 0..11, which such an engine sends as its block hashes. */
+    private final long[] seq = BlockHasher.sequenceHashes(BlockHasher.localHashes(IntStream.range(0, 12).toArray(), BS,
+            BlockHasher.BASE_SEED));
+
+    @BeforeEach
+    void start() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        http = new HttpJson(node.httpPort());
+        JsonObject register = new JsonObject().put("endpoint", "tcp://127.0.0.1:1").put("type", "vLLM")
+                .put("modelname", "m").put("instance_id", "custom-engine").put("block_size", BS);
+        assertEquals(200, http.post("/register", register.encode()).statusCode());
+    }
+
+    @AfterEach
+    void stop() {
+        node.close();
+    }
+
+    private static Object u64(long v) {
+        return new BigInteger(Long.toUnsignedString(v));
+    }
+
+    private JsonObject event(long id, String type) {
+        return new JsonObject().put("event_id", id).put("timestamp", 1739145600000L).put("event_type", type)
+                .put("model_name", "m").put("block_size", BS).put("additional_salt", null).put("lora_name", null)
+                .put("tenant_id", "default").put("backend_id", "custom-engine").put("medium", "gpu").put("dp_rank", 0);
+    }
+
+    private JsonObject stored(long id, int fromBlock, int blocks) {
+        JsonArray hashes = new JsonArray();
+        for (int b = fromBlock; b < fromBlock + blocks; b++) {
+            hashes.add(u64(seq[b]));
+        }
+        return event(id, "stored").put("seq_hashes", hashes).put("base_block_idx", fromBlock)
+                .put("parent_hash", fromBlock == 0 ? null : u64(seq[fromBlock - 1]))
+                .put("token_ids", new JsonArray(IntStream.range(fromBlock * BS, (fromBlock + blocks) * BS).boxed().toList()));
+    }
+
+    private HttpResponse<String> post(JsonObject... events) {
+        return http.post("/events", new JsonObject().put("events", new JsonArray(List.of((Object[]) events))).encode());
+    }
+
+    private int gpuTokens() {
+        JsonObject q = new JsonObject().put("model", "m").put("token_ids", new JsonArray(IntStream.range(0, 12).boxed().toList()));
+        return new JsonObject(http.post("/query", q.encode()).body()).getJsonObject("default")
+                .getJsonObject("custom-engine").getInteger("GPU");
+    }
+
+    @Test
+    void eventsApplyInEventIdOrderWithStaleOnesDroppedAndGapsReported() {
+        HttpResponse<String> first = post(stored(0, 0, 2));
+        assertEquals(200, first.statusCode(), first.body());
+        assertEquals("{\"status\":\"ok\",\"applied\":1,\"stale\":0,\"gaps\":0}", first.body());
+        assertEquals(8, gpuTokens());
+        assertEquals("{\"status\":\"ok\",\"applied\":1,\"stale\":0,\"gaps\":0}",
+                http.post("/events", stored(1, 2, 1).encode()).body(), "a single event is a body too");
+        assertEquals(12, gpuTokens());
+        // The engine's seq_hashes are rolling hashes, so Mooncake's /query_by_hash finds the same blocks.
+        JsonObject byHash = new JsonObject().put("model", "m").put("seq_hashes", new JsonArray().add(u64(seq[0]))
+                .add(u64(seq[1])).add(u64(seq[2])));
+        assertTrue(http.post("/query_by_hash", byHash.encode()).body().contains("\"longest_matched\":12"));
+
+        assertEquals("{\"status\":\"ok\",\"applied\":0,\"stale\":1,\"gaps\":0}", post(stored(1, 2, 1)).body());
+        JsonObject removeLast = event(5, "removed").put("seq_hashes", new JsonArray().add(u64(seq[2])));
+        assertEquals("{\"status\":\"ok\",\"applied\":1,\"stale\":0,\"gaps\":3}", post(removeLast).body());
+        assertEquals(8, gpuTokens());
+        assertEquals(1, node.services().counters().warningCount(WarningKind.STALE_EVENT));
+        assertEquals(3, node.services().counters().warningCount(WarningKind.EVENT_ID_GAP));
+
+        assertEquals("{\"status\":\"ok\",\"applied\":1,\"stale\":0,\"gaps\":0}", post(event(6, "cleared")).body());
+        assertEquals(0, gpuTokens());
+    }
+
+    @Test
+    void aBadEventAnywhereInTheRequestChangesNothing() {
+        JsonObject good = stored(0, 0, 2);
+        assertRefused(post(good, stored(1, 2, 1).put("backend_id", "stranger")), 404, "events[1]: backend_id `stranger`");
+        assertRefused(post(good, stored(1, 2, 1).put("token_ids", null)), 422, "events[1]: `token_ids` is required");
+        assertRefused(post(good, stored(1, 2, 1).put("token_ids", new JsonArray(List.of(1, 2)))), 422, "need 4");
+        assertRefused(post(good, stored(1, 2, 1).put("parent_hash", null)), 422, "`parent_hash` is required");
+        assertRefused(post(good, stored(1, 2, 1).put("block_size", 16)), 422, "block_size 16 differs");
+        assertRefused(post(good, event(1, "evicted")), 422, "unknown value `evicted`");
+        JsonObject untyped = event(1, "cleared");
+        untyped.remove("event_type");
+        assertRefused(post(good, untyped), 422, "events[1]: Failed to deserialize the JSON body into the target type: "
+                + "missing field `event_type`");
+        assertRefused(post(good, stored(1, 2, 1).put("model_name", "other")), 404, "no indexer for model=other");
+        assertRefused(http.post("/events", "{\"events\":[]}"), 422, "`events` is empty");
+        assertRefused(http.post("/events", "{not json"), 400, "");
+        assertRefused(http.post("/events", good.encode(), null), 415, "Content-Type");
+        assertEquals(0, gpuTokens(), "nothing of any refused request was applied");
+        assertEquals(200, post(good).statusCode());
+        assertEquals(8, gpuTokens());
+    }
+
+    private static void assertRefused(HttpResponse<String> r, int status, String text) {
+        assertEquals(status, r.statusCode(), r.body());
+        assertTrue(new JsonObject(r.body()).getString("error").contains(text), r.body());
+    }
+}
