@@ -52,6 +52,11 @@ final class EventConverter {
     }
 
     private Outcome stored(RawEvent ev, List<KvEvent> out) {
+        if (ev.standard && !ev.hasBlockSize) {
+            // The standardized envelope allows a null block_size: the registration's (the partition's) applies.
+            ev.hasBlockSize = true;
+            ev.blockSize = partitionBlockSize;
+        }
         if (ev.blockHashes == null || !ev.hasBlockSize) {
             return Outcome.MALFORMED;
         }

@@ -28,12 +28,21 @@ final class EventReader {
     private static final int F_LORA_OR_METADATA = 12;
     /** BlockStored elements 9–11, BlockRemoved 3–4: typed by sniffing, as the reference does. */
     private static final int F_SNIFFED = 13;
+    /** A standardized KV event's {@code event_type} (SPEC §5.4): {@code stored}, {@code removed}, {@code cleared}. */
+    private static final int F_EVENT_TYPE = 14;
 
-    /** Map keys; index i maps to MAP_FIELDS[i]. Keys not listed (lora_id, locality, ...) are skipped. */
+    /**
+     * Map keys; index i maps to MAP_FIELDS[i]. Keys not listed (lora_id, locality, ...) are skipped. The last three
+     * are the standardized envelope's (SPEC §5.5); its event_id, backend_id and dp_rank are skipped: inside a ZMQ
+     * batch the batch seq orders and the registration names the owner. Its additional_salt is skipped too, as a
+     * registration's is (SPEC §8.7).
+     */
     private static final byte[][] MAP_KEYS = utf8("type", "block_hashes", "parent_block_hash", "token_ids",
-            "block_size", "medium", "lora_name", "extra_keys", "group_idx", "kv_cache_spec_kind", "cache_salt");
+            "block_size", "medium", "lora_name", "extra_keys", "group_idx", "kv_cache_spec_kind", "cache_salt",
+            "event_type", "seq_hashes", "parent_hash");
     private static final int[] MAP_FIELDS = {F_TYPE, F_HASHES, F_PARENT, F_TOKENS,
-            F_BLOCK_SIZE, F_MEDIUM, F_LORA_NAME, F_EXTRA_KEYS, F_GROUP_IDX, F_KIND, F_CACHE_SALT};
+            F_BLOCK_SIZE, F_MEDIUM, F_LORA_NAME, F_EXTRA_KEYS, F_GROUP_IDX, F_KIND, F_CACHE_SALT,
+            F_EVENT_TYPE, F_HASHES, F_PARENT};
 
     /** Positional layouts after the tag (SPEC §4.4, §4.5); index 0 here is array element 1. */
     private static final int[] STORED_LAYOUT = {F_HASHES, F_PARENT, F_TOKENS, F_BLOCK_SIZE, F_SKIP,
@@ -43,6 +52,7 @@ final class EventReader {
 
     private static final byte[][] TAGS = utf8("BlockStored", "BlockRemoved", "AllBlocksCleared");
     private static final int[] TAG_IDS = {RawEvent.STORED, RawEvent.REMOVED, RawEvent.CLEARED};
+    private static final byte[][] EVENT_TYPES = utf8("stored", "removed", "cleared");
 
     private static final byte[][] METADATA_KEYS = utf8("cache_salt");
 
@@ -122,6 +132,16 @@ final class EventReader {
         switch (field) {
             case F_TYPE:
                 ev.tag = readTag();
+                break;
+            case F_EVENT_TYPE:
+                ev.standard = true;
+                if (in.peekType() != ValueType.STRING) {
+                    in.skip();
+                    ev.tag = RawEvent.UNKNOWN;
+                } else {
+                    int k = in.matchString(EVENT_TYPES);
+                    ev.tag = k < 0 ? RawEvent.UNKNOWN : TAG_IDS[k];
+                }
                 break;
             case F_HASHES:
                 readHashes(ev);

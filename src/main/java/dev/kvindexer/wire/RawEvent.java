@@ -8,6 +8,8 @@ final class RawEvent {
     static final int CLEARED = 3;
 
     int tag;
+    /** A standardized KV event (keyed by event_type): a missing block_size is the partition's. */
+    boolean standard;
     /** A field had a type the SPEC does not allow; the event is skipped and counted. */
     boolean malformed;
 
@@ -38,6 +40,7 @@ final class RawEvent {
 
     void clear() {
         tag = UNKNOWN;
+        standard = false;
         malformed = false;
         blockHashes = null;
         hasParent = false;

@@ -7,12 +7,18 @@ import dev.kvindexer.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.metrics.WarningKind;
+import dev.kvindexer.support.Await;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.TestPublisher;
+import dev.kvindexer.wire.Pack;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.math.BigInteger;
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -94,6 +100,30 @@ class StandardEventsTest {
 
         assertEquals("{\"status\":\"ok\",\"applied\":1,\"stale\":0,\"gaps\":0}", post(event(6, "cleared")).body());
         assertEquals(0, gpuTokens());
+    }
+
+    /** The same events as msgpack maps inside an ordinary ZMQ batch (SPEC §5.5): the batch seq orders them. */
+    @Test
+    void standardizedEventsOverZmqIndexLikeAnyEngine() {
+        try (TestPublisher pub = new TestPublisher()) {
+            JsonObject register = new JsonObject().put("endpoint", pub.endpoint()).put("type", "vLLM")
+                    .put("modelname", "m").put("instance_id", "zmq-engine").put("block_size", BS);
+            assertEquals(200, http.post("/register", register.encode()).statusCode());
+            pub.awaitSubscriber();
+            Map<String, Object> stored = new LinkedHashMap<>();
+            stored.put("event_id", 0);
+            stored.put("event_type", "stored");
+            stored.put("block_size", BS);
+            stored.put("medium", "gpu");
+            stored.put("seq_hashes", List.of(new Pack.U64(seq[0]), new Pack.U64(seq[1])));
+            stored.put("base_block_idx", 0);
+            stored.put("parent_hash", null);
+            stored.put("token_ids", IntStream.range(0, 8).boxed().toList());
+            pub.publish("", 0, Pack.batch(null, stored));
+            JsonObject q = new JsonObject().put("model", "m").put("token_ids", new JsonArray(IntStream.range(0, 8).boxed().toList()));
+            Await.until("indexed from ZMQ", Duration.ofSeconds(10), () -> http.post("/query", q.encode()).body()
+                    .contains("\"zmq-engine\":{\"longest_matched\":8"));
+        }
     }
 
     @Test

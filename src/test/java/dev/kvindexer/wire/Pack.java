@@ -8,15 +8,15 @@ import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 
 /** Test helper: packs nested Java values (List, Map, String, Number, byte[], null) as msgpack. */
-final class Pack {
+public final class Pack {
     /** A raw uint64 to pack with the {@code cf} format whatever its value. */
-    record U64(long bits) {
+    public record U64(long bits) {
     }
 
     private Pack() {
     }
 
-    static byte[] of(Object value) {
+    public static byte[] of(Object value) {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             write(p, value);
             return p.toByteArray();
@@ -26,7 +26,7 @@ final class Pack {
     }
 
     /** A batch {@code [1.5, events, rank]}. */
-    static byte[] batch(Object rank, Object... events) {
+    public static byte[] batch(Object rank, Object... events) {
         return of(java.util.Arrays.asList(1.5, java.util.Arrays.asList(events), rank));
     }
 
