@@ -46,6 +46,18 @@ final class EventConverter {
             case RawEvent.CLEARED:
                 out.add(KvEvent.Cleared.INSTANCE);
                 return Outcome.APPENDED;
+            case RawEvent.STORE_OBJECT:
+                // Our reading of SPEC §5.2 (it defines no medium and no root marker): a Store object is a host-pinned
+                // block, and a parent_block_hash of 0 means none.
+                if (ev.medium == null) {
+                    ev.medium = "CPU";
+                }
+                if (ev.hasParent && ev.parentHash == 0) {
+                    ev.hasParent = false;
+                }
+                return stored(ev, out);
+            case RawEvent.UPDATE_OBJECT:
+                return Outcome.NOTHING; // replica locations: the index counts hits, not replicas
             default:
                 return Outcome.MALFORMED; // unknown tag: skip only this event [REC]
         }

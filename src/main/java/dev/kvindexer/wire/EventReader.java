@@ -30,6 +30,8 @@ final class EventReader {
     private static final int F_SNIFFED = 13;
     /** A standardized KV event's {@code event_type} (SPEC §5.4): {@code stored}, {@code removed}, {@code cleared}. */
     private static final int F_EVENT_TYPE = 14;
+    /** One block hash in place of an array (Mooncake's older {@code block_hash}). */
+    private static final int F_ONE_HASH = 15;
 
     /**
      * Map keys; index i maps to MAP_FIELDS[i]. Keys not listed (lora_id, locality, ...) are skipped. The last three
@@ -39,19 +41,27 @@ final class EventReader {
      */
     private static final byte[][] MAP_KEYS = utf8("type", "block_hashes", "parent_block_hash", "token_ids",
             "block_size", "medium", "lora_name", "extra_keys", "group_idx", "kv_cache_spec_kind", "cache_salt",
-            "event_type", "seq_hashes", "parent_hash");
+            "event_type", "seq_hashes", "parent_hash", "block_hash", "token_id");
     private static final int[] MAP_FIELDS = {F_TYPE, F_HASHES, F_PARENT, F_TOKENS,
             F_BLOCK_SIZE, F_MEDIUM, F_LORA_NAME, F_EXTRA_KEYS, F_GROUP_IDX, F_KIND, F_CACHE_SALT,
-            F_EVENT_TYPE, F_HASHES, F_PARENT};
+            F_EVENT_TYPE, F_HASHES, F_PARENT, F_ONE_HASH, F_TOKENS};
 
     /** Positional layouts after the tag (SPEC §4.4, §4.5); index 0 here is array element 1. */
     private static final int[] STORED_LAYOUT = {F_HASHES, F_PARENT, F_TOKENS, F_BLOCK_SIZE, F_SKIP,
             F_MEDIUM, F_LORA_OR_METADATA, F_EXTRA_KEYS, F_SNIFFED, F_SNIFFED, F_SNIFFED};
     private static final int[] REMOVED_LAYOUT = {F_HASHES, F_MEDIUM, F_SNIFFED, F_SNIFFED};
     private static final int[] CLEARED_LAYOUT = {};
+    /**
+     * Mooncake's older BlockStoreEvent, positionally in the documented order (SPEC §5.2 [REC]): ts, mooncake_key,
+     * addr_list, block_hash, parent_block_hash, token_id, block_size, model_name, lora_name, lora_id.
+     */
+    private static final int[] STORE_OBJECT_LAYOUT = {F_SKIP, F_SKIP, F_SKIP, F_ONE_HASH, F_PARENT, F_TOKENS,
+            F_BLOCK_SIZE, F_SKIP, F_LORA_NAME, F_SKIP};
 
-    private static final byte[][] TAGS = utf8("BlockStored", "BlockRemoved", "AllBlocksCleared");
-    private static final int[] TAG_IDS = {RawEvent.STORED, RawEvent.REMOVED, RawEvent.CLEARED};
+    private static final byte[][] TAGS = utf8("BlockStored", "BlockRemoved", "AllBlocksCleared",
+            "BlockStoreEvent", "BlockUpdateEvent", "RemoveAllEvent");
+    private static final int[] TAG_IDS = {RawEvent.STORED, RawEvent.REMOVED, RawEvent.CLEARED,
+            RawEvent.STORE_OBJECT, RawEvent.UPDATE_OBJECT, RawEvent.CLEARED};
     private static final byte[][] EVENT_TYPES = utf8("stored", "removed", "cleared");
 
     private static final byte[][] METADATA_KEYS = utf8("cache_salt");
@@ -96,6 +106,9 @@ final class EventReader {
                 break;
             case RawEvent.CLEARED:
                 layout = CLEARED_LAYOUT;
+                break;
+            case RawEvent.STORE_OBJECT:
+                layout = STORE_OBJECT_LAYOUT;
                 break;
             default:
                 in.skip(n - 1);
@@ -145,6 +158,14 @@ final class EventReader {
                 break;
             case F_HASHES:
                 readHashes(ev);
+                break;
+            case F_ONE_HASH:
+                if (WireReader.isHash(in.peekType())) {
+                    ev.blockHashes = new long[] {in.hash()};
+                } else {
+                    in.skip();
+                    ev.malformed = true;
+                }
                 break;
             case F_PARENT:
                 readParent(ev);
