@@ -111,7 +111,7 @@ final class DynamoRoutes {
                     if (ar.succeeded()) {
                         PartitionMessages.QueryReply r = ar.result();
                         Responses.json(ctx, 200, ScoreJson.render(
-                                PartitionQuery.withSharedReach(r, node.registry().members(partition.key())), r.blockSize()));
+                                PartitionQuery.withSharedReach(r, () -> node.registry().members(partition.key())), r.blockSize()));
                     } else {
                         Responses.error(ctx, ar.cause());
                     }

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /** Asks a partition actor to match a prompt's local hashes, for either flavor's query routes. */
 final class PartitionQuery {
@@ -42,10 +43,11 @@ final class PartitionQuery {
      * The matches plus, when the partition's Mooncake Stores hold a prefix of the prompt, an entry for every
      * registered engine rank that has none: the Dynamo flavor lists every instance with a block in any tier.
      */
-    static List<OwnerMatch> withSharedReach(PartitionMessages.QueryReply reply, List<Registry.Member> members) {
+    static List<OwnerMatch> withSharedReach(PartitionMessages.QueryReply reply, Supplier<List<Registry.Member>> registered) {
         if (reply.sharedReach()[1] == 0) {
-            return reply.matches();
+            return reply.matches(); // no store holds the prompt: the common case costs nothing
         }
+        List<Registry.Member> members = registered.get();
         List<OwnerMatch> out = new ArrayList<>(reply.matches());
         Set<OwnerKey> seen = new HashSet<>();
         reply.matches().forEach(m -> seen.add(new OwnerKey(m.workerId(), m.dpRank())));

@@ -16,6 +16,8 @@ import java.util.List;
 public final class PartitionIndex {
     /** Marks depth-1 nodes in the dump walk, whose chain is just their own holders. */
     private static final long[] AT_ROOT = new long[0];
+    /** {cpu, disk} = {0, 0}: the answer without shared store owners, shared so a query allocates nothing for it. */
+    private static final int[] NO_SHARED_REACH = new int[2];
 
     private final int blockSize;
     private final OwnerTable owners = new OwnerTable();
@@ -122,10 +124,11 @@ public final class PartitionIndex {
 
     /**
      * What the shared store owners alone hold of a prompt from its first block: the cumulative cpu and disk reach, in
-     * blocks, of an owner with nothing of its own, as {@code {cpu, disk}}. {@code {0, 0}} without shared owners.
+     * blocks, of an owner with nothing of its own, as {@code {cpu, disk}}; {@code {0, 0}} without shared owners. The
+     * array is the caller's to read, not to change.
      */
     public int[] sharedReach(long[] localHashes) {
-        return owners.anyStore() ? matcher.sharedReach(localHashes) : new int[2];
+        return owners.anyStore() ? matcher.sharedReach(localHashes) : NO_SHARED_REACH;
     }
 
     /**
