@@ -83,6 +83,8 @@ public final class ClusterRegistrar implements Registrar {
     @Override
     public Future<Void> register(RegisterRequest r) {
         String key = key(r.instanceId(), r.dpRank());
+        // Other nodes need telling only when the map was written (even if rolled back since); a refusal changed nothing.
+        boolean[] written = {false};
         Future<Void> applied = queue.submit(() -> {
             try {
                 registry.checkRegister(r);
@@ -94,10 +96,11 @@ public final class ClusterRegistrar implements Registrar {
                     // Registered through another node a moment ago; this node has not reconciled it yet.
                     return Future.failedFuture(Registry.duplicate(r.instanceId(), r.dpRank()));
                 }
+                written[0] = true;
                 return local.register(r).recover(t -> map.remove(key).transform(ignored -> Future.failedFuture(t)));
             });
         });
-        return applied.eventually(() -> announce(List.of(key)));
+        return applied.eventually(() -> written[0] ? announce(List.of(key)) : Future.succeededFuture());
     }
 
     @Override

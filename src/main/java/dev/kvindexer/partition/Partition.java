@@ -229,7 +229,11 @@ public final class Partition {
             if (last != null && e.eventId() - last[1] > 1) {
                 gaps += e.eventId() - last[1] - 1;
             }
-            standardStreams.put(e.stream(), new long[] {e.workerId(), e.eventId()});
+            if (last == null) {
+                standardStreams.put(e.stream(), new long[] {e.workerId(), e.eventId()});
+            } else {
+                last[1] = e.eventId();
+            }
             applyEvent(e.workerId(), e.dpRank(), e.event());
             applied++;
         }
