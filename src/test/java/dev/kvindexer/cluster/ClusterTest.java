@@ -23,8 +23,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -63,11 +65,14 @@ class ClusterTest {
         return e;
     }
 
-    private static HttpJson http(IndexerNode node) {
-        return new HttpJson(node.httpPort());
+    /** One client per node: the polls below run every 10 ms, and a JDK client per request means a thread each. */
+    private final Map<Integer, HttpJson> clients = new ConcurrentHashMap<>();
+
+    private HttpJson http(IndexerNode node) {
+        return clients.computeIfAbsent(node.httpPort(), HttpJson::new);
     }
 
-    private static void register(IndexerNode via, SimulatedEngine e) {
+    private void register(IndexerNode via, SimulatedEngine e) {
         HttpResponse<String> r = http(via).post("/register", IndexerRegistrar.body(e, MODEL, "default").encode());
         assertEquals(201, r.statusCode(), r.body());
     }
@@ -91,18 +96,18 @@ class ClusterTest {
         return out;
     }
 
-    private static JsonObject dump(IndexerNode node) {
+    private JsonObject dump(IndexerNode node) {
         HttpResponse<String> r = http(node).get("/dump");
         assertEquals(200, r.statusCode(), r.body());
         return new JsonObject(r.body());
     }
 
-    private static Set<HeldBlock> blocks(IndexerNode node) {
+    private Set<HeldBlock> blocks(IndexerNode node) {
         return DumpBlocks.parse(http(node).get("/dump").body(), PARTITION);
     }
 
     /** Waits until a node holds exactly {@code expected}. */
-    private static void awaitBlocks(String what, IndexerNode node, Set<HeldBlock> expected) {
+    private void awaitBlocks(String what, IndexerNode node, Set<HeldBlock> expected) {
         Object[] last = {Set.of()};
         try {
             Await.until(what, WAIT, () -> {
@@ -119,12 +124,12 @@ class ClusterTest {
     }
 
     /** The stream watermarks of a node's partition (our exact-snapshot extension of /dump). */
-    private static JsonArray watermarks(IndexerNode node) {
+    private JsonArray watermarks(IndexerNode node) {
         JsonObject p = dump(node).getJsonObject(PARTITION);
         return p == null ? new JsonArray() : p.getJsonArray("watermarks");
     }
 
-    private static String query(IndexerNode node, int[] prompt) {
+    private String query(IndexerNode node, int[] prompt) {
         JsonObject body = new JsonObject().put("model_name", MODEL).put("token_ids", new JsonArray(toList(prompt)));
         HttpResponse<String> r = http(node).post("/query", body.encode());
         assertEquals(200, r.statusCode(), r.body());
@@ -139,7 +144,7 @@ class ClusterTest {
         return out;
     }
 
-    private static int workerCount(IndexerNode node) {
+    private int workerCount(IndexerNode node) {
         return new JsonArray(http(node).get("/workers").body()).size();
     }
 

@@ -5,6 +5,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /** A minimal blocking HTTP client for tests against a real server on 127.0.0.1. */
 public final class HttpJson {
@@ -36,11 +40,25 @@ public final class HttpJson {
         return send(HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.noBody()));
     }
 
+    /**
+     * The JDK client's own request timeout was seen not to fire: a request sat on an idle, established connection for
+     * 15 minutes while the server answered the same route to curl in milliseconds. So the wait has a hard deadline of
+     * its own, and a stuck request fails its test instead of hanging the build.
+     */
     private HttpResponse<String> send(HttpRequest.Builder b) {
+        CompletableFuture<HttpResponse<String>> response = client.sendAsync(b.timeout(Duration.ofSeconds(20)).build(),
+                HttpResponse.BodyHandlers.ofString());
         try {
-            return client.send(b.timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());
-        } catch (Exception e) {
-            throw new AssertionError("request failed: " + e, e);
+            return response.get(25, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            response.cancel(true);
+            throw new AssertionError("no response within 25 s", e);
+        } catch (InterruptedException e) {
+            response.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted waiting for a response", e);
+        } catch (ExecutionException e) {
+            throw new AssertionError("request failed: " + e.getCause(), e.getCause());
         }
     }
 }
