@@ -15,7 +15,8 @@ import java.io.InputStream;
  * {@code {"model:group": {"block_size": n, "events": [RouterEvent...]}}}, the oldest shape whose value is the
  * bare events array, and {@code {"error": ...}} values. Hashes are unsigned u64 numbers. Unknown members are
  * skipped, so dumps of newer Dynamo peers (residency_domain, start_position) load too. Our own two extensions,
- * {@code ref_counts} and {@code watermarks}, turn the dump into an exact snapshot.
+ * {@code ref_counts} and {@code watermarks}, turn the dump into an exact snapshot; a third, {@code sequence_events},
+ * holds blocks stored without tokens, which load as {@link KvEvent.StoredBySequence}.
  */
 public final class DumpParser {
     private static final JsonFactory JSON = new JsonFactory();
@@ -32,7 +33,7 @@ public final class DumpParser {
                 JsonToken t = p.nextToken();
                 if (t == JsonToken.START_ARRAY) {
                     sink.partition(key, 0);
-                    events(p, sink);
+                    events(p, sink, false);
                 } else if (t == JsonToken.START_OBJECT) {
                     partitionObject(p, key, sink);
                 } else {
@@ -66,7 +67,9 @@ public final class DumpParser {
                 // block_size precedes events in every dump we and Dynamo write.
                 sink.partition(key, blockSize);
                 started = true;
-                events(p, sink);
+                events(p, sink, false);
+            } else if (name.equals("sequence_events") && t == JsonToken.START_ARRAY && started) {
+                events(p, sink, true);
             } else if (name.equals("ref_counts") && t == JsonToken.START_ARRAY && started) {
                 refCounts(p, sink);
             } else if (name.equals("watermarks") && t == JsonToken.START_ARRAY && started) {
@@ -126,13 +129,13 @@ public final class DumpParser {
         }
     }
 
-    private static void events(JsonParser p, DumpSink sink) throws IOException {
+    private static void events(JsonParser p, DumpSink sink, boolean bySequence) throws IOException {
         while (p.nextToken() == JsonToken.START_OBJECT) {
-            routerEvent(p, sink);
+            routerEvent(p, sink, bySequence);
         }
     }
 
-    private static void routerEvent(JsonParser p, DumpSink sink) throws IOException {
+    private static void routerEvent(JsonParser p, DumpSink sink, boolean bySequence) throws IOException {
         long worker = 0;
         boolean hasWorker = false;
         StorageTier tier = StorageTier.DEVICE;
@@ -170,7 +173,15 @@ public final class DumpParser {
         if (!hasWorker || event == null) {
             throw new IOException("RouterEvent without worker_id or event.data at " + p.currentLocation());
         }
-        sink.event(worker, dpRank, retier(event, tier));
+        event = retier(event, tier);
+        if (bySequence) {
+            if (!(event instanceof KvEvent.Stored)) {
+                throw new IOException("sequence_events holds only stored events, at " + p.currentLocation());
+            }
+            KvEvent.Stored s = (KvEvent.Stored) event;
+            event = new KvEvent.StoredBySequence(s.tier(), s.hasParent(), s.parentHash(), s.blockHashes());
+        }
+        sink.event(worker, dpRank, event);
     }
 
     private static KvEvent data(JsonParser p, JsonToken t) throws IOException {

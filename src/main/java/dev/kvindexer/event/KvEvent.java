@@ -5,7 +5,8 @@ package dev.kvindexer.event;
  * events, like Dynamo's {@code protocols.rs}. Hashes are unsigned 64-bit values held in longs.
  * Arrays are owned by the event once constructed and never mutated.
  */
-public sealed interface KvEvent permits KvEvent.Stored, KvEvent.Removed, KvEvent.Cleared {
+public sealed interface KvEvent permits KvEvent.Stored, KvEvent.StoredBySequence, KvEvent.Removed,
+        KvEvent.Cleared {
 
     /**
      * Blocks stored in a chain under {@code parentHash} (engine hash; ignored when {@code !hasParent}).
@@ -22,6 +23,16 @@ public sealed interface KvEvent permits KvEvent.Stored, KvEvent.Removed, KvEvent
         public int size() {
             return blockHashes.length;
         }
+    }
+
+    /**
+     * Blocks stored without their tokens (a standardized {@code stored} event with no {@code token_ids}, SPEC §5.5):
+     * only their rolling sequence hashes (SPEC §2.6) are known, which are also their engine hashes, so they are placed
+     * by sequence hash. {@code parentHash} is the sequence hash of the block before the first (ignored when
+     * {@code !hasParent}).
+     */
+    record StoredBySequence(StorageTier tier, boolean hasParent, long parentHash, long[] sequenceHashes)
+            implements KvEvent {
     }
 
     /** Engine hashes removed from one tier. */

@@ -22,9 +22,10 @@ import java.util.Map;
  * {@code POST /events}: standardized KV events (SPEC §5.4) as JSON, for engines that publish no ZMQ. The body is one
  * event or {@code {"events": [...]}}. Every event is checked before any is applied, so a bad one changes nothing;
  * then each partition applies its events in order under the stream rules (stale event_ids dropped, gaps counted and
- * reported). {@code backend_id} names a registered instance of the event's (model_name, tenant_id); a
- * {@code stored} event carries {@code token_ids}, from which the local hashes are computed with its
- * {@code lora_name}, and its {@code seq_hashes} and {@code parent_hash} link the blocks as engine hashes.
+ * reported). {@code backend_id} names a registered instance of the event's (model_name, tenant_id). A
+ * {@code stored} event with {@code token_ids} is placed by the local hashes of its tokens (with its
+ * {@code lora_name}), its {@code seq_hashes} and {@code parent_hash} linking the blocks as engine hashes; one without
+ * is placed by its sequence hashes alone.
  */
 final class StandardEventsRoute {
     private final Vertx vertx;
@@ -113,19 +114,10 @@ final class StandardEventsRoute {
         out.computeIfAbsent(partition, p -> new ArrayList<>()).add(new StandardEvent(stream, eventId, workerId, dpRank, event));
     }
 
-    private static KvEvent.Stored stored(JsonRequest e, StorageTier tier, int blockSize, String lora) {
+    private static KvEvent stored(JsonRequest e, StorageTier tier, int blockSize, String lora) {
         long[] blocks = e.u64OrStringArray("seq_hashes");
         if (blocks.length == 0) {
             throw new HttpError(422, "`seq_hashes`: a stored event names at least one block");
-        }
-        if (!e.has("token_ids")) {
-            throw new HttpError(422, "`token_ids` is required: blocks are placed by the local hashes of their tokens "
-                    + "(stored events without tokens are not supported yet)");
-        }
-        int[] tokens = e.u32Array("token_ids");
-        if (tokens.length < blocks.length * blockSize) {
-            throw new HttpError(422, "`token_ids` holds " + tokens.length + " tokens, " + blocks.length + " blocks of "
-                    + blockSize + " need " + (blocks.length * blockSize));
         }
         boolean hasParent = e.has("parent_hash");
         Integer base = e.has("base_block_idx") ? e.optionalU32("base_block_idx", 0) : null;
@@ -136,6 +128,15 @@ final class StandardEventsRoute {
             throw new HttpError(422, "`parent_hash` is required below the root (base_block_idx " + base + ")");
         }
         long parent = hasParent ? e.requiredU64("parent_hash") : 0L;
+        int[] tokens = e.has("token_ids") ? e.u32Array("token_ids") : new int[0];
+        if (tokens.length == 0) {
+            // Without tokens the local hashes are unknowable: the sequence hashes place the blocks (SPEC §5.5).
+            return new KvEvent.StoredBySequence(tier, hasParent, parent, blocks);
+        }
+        if (tokens.length < blocks.length * blockSize) {
+            throw new HttpError(422, "`token_ids` holds " + tokens.length + " tokens, " + blocks.length + " blocks of "
+                    + blockSize + " need " + (blocks.length * blockSize));
+        }
         long seed = BlockHasher.seedFor(lora == null || lora.isEmpty() ? null : lora, null);
         long[] locals = BlockHasher.localHashes(tokens, blocks.length * blockSize, blockSize, seed);
         return new KvEvent.Stored(tier, hasParent, parent, blocks, locals);

@@ -15,4 +15,12 @@ public interface DumpSink {
      */
     default void copies(int copies) {
     }
+
+    /**
+     * A block stored without tokens (SPEC §5.5), known by its sequence hash alone, which is also its engine hash;
+     * {@code parentHash} is its parent's sequence hash. Reported after every block placed by tokens.
+     */
+    default void storedBySequence(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
+                                  long sequenceHash) {
+    }
 }

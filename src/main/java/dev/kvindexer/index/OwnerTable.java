@@ -67,6 +67,10 @@ final class OwnerTable {
         }
     }
 
+    void forEachStoreWorker(java.util.function.LongConsumer action) {
+        storeWorkers.forEach(action);
+    }
+
     boolean isStoreWorker(long workerId) {
         return storeWorkers.contains(workerId);
     }

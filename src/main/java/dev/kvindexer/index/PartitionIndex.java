@@ -1,9 +1,12 @@
 package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.hash.BlockHasher;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The KV block index of one (model, tenant) partition (SPEC §6): a device-tier prefix tree plus
@@ -12,6 +15,11 @@ import java.util.List;
  * <p>Deliberate choices: every (worker, dp_rank, tier, engine hash) is reference counted (a block stored
  * twice needs two removes); Cleared is scoped to the emitting (worker, dp_rank) (SPEC §6.4 [REC]); an
  * engine hash stored at a new position moves there, and detached subtrees are never re-attached.
+ *
+ * <p>Blocks stored without tokens (SPEC §5.5) live in a second index of this class whose "local hash" of a block is
+ * its rolling sequence hash (SPEC §2.6): a sequence hash names a prefix just as a path of local hashes does, so the
+ * same tree, tiers, reference counts and shared stores apply, and a token query finds those blocks by chaining its
+ * local hashes. An owner's prefix is answered from one index or the other, never stitched across both.
  */
 public final class PartitionIndex {
     /** Marks depth-1 nodes in the dump walk, whose chain is just their own holders. */
@@ -24,6 +32,8 @@ public final class PartitionIndex {
     private final DeviceTree tree = new DeviceTree();
     private final LowerTierIndex[] lower = new LowerTierIndex[LowerTiers.COUNT];
     private final Matcher matcher = new Matcher(tree, lower, owners);
+    /** Blocks placed by sequence hash; null until the first one, so partitions without them pay nothing. */
+    private PartitionIndex bySequence;
 
     public PartitionIndex(int blockSize) {
         if (blockSize <= 0) {
@@ -52,8 +62,42 @@ public final class PartitionIndex {
         return StoreOutcome.OK;
     }
 
+    /**
+     * Blocks known only by their rolling sequence hashes, which are also their engine hashes (a standardized
+     * {@code stored} event without {@code token_ids}, SPEC §5.5); {@code parentHash} is the sequence hash before the
+     * first. Correct as long as the publisher chained with seed 1337 as SPEC §2.6 recommends.
+     */
+    public StoreOutcome storeBySequence(long workerId, int dpRank, StorageTier tier, boolean hasParent,
+                                        long parentHash, long[] sequenceHashes) {
+        PartitionIndex seq = bySequence;
+        if (seq == null) {
+            bySequence = seq = new PartitionIndex(blockSize);
+            owners.forEachStoreWorker(w -> bySequence.markSharedStore(w, true));
+        }
+        return seq.store(workerId, dpRank, tier, hasParent, parentHash, sequenceHashes, sequenceHashes);
+    }
+
     /** Removes one copy of each hash; returns how many hashes the owner did not hold in that tier. */
     public int remove(long workerId, int dpRank, StorageTier tier, long[] blockHashes) {
+        PartitionIndex seq = bySequence;
+        if (seq == null || seq.owners.find(workerId, dpRank) == null) {
+            return removeHere(workerId, dpRank, tier, blockHashes);
+        }
+        if (owners.find(workerId, dpRank) == null) {
+            return seq.removeHere(workerId, dpRank, tier, blockHashes);
+        }
+        // The owner holds blocks in both indexes: each hash is removed where the owner holds it.
+        int missing = 0;
+        long[] one = new long[1];
+        for (long h : blockHashes) {
+            one[0] = h;
+            missing += copiesHere(workerId, dpRank, tier, h) > 0
+                    ? removeHere(workerId, dpRank, tier, one) : seq.removeHere(workerId, dpRank, tier, one);
+        }
+        return missing;
+    }
+
+    private int removeHere(long workerId, int dpRank, StorageTier tier, long[] blockHashes) {
         Owner o = owners.find(workerId, dpRank);
         if (o == null) {
             return blockHashes.length;
@@ -71,12 +115,18 @@ public final class PartitionIndex {
         if (o != null) {
             clearOwner(o);
         }
+        if (bySequence != null) {
+            bySequence.clear(workerId, dpRank);
+        }
     }
 
     public void removeWorker(long workerId) {
         for (Owner o : owners.ofWorker(workerId)) {
             clearOwner(o);
             owners.release(o);
+        }
+        if (bySequence != null) {
+            bySequence.removeWorker(workerId);
         }
     }
 
@@ -85,6 +135,9 @@ public final class PartitionIndex {
         if (o != null) {
             clearOwner(o);
             owners.release(o);
+        }
+        if (bySequence != null) {
+            bySequence.removeWorkerDpRank(workerId, dpRank);
         }
     }
 
@@ -103,7 +156,41 @@ public final class PartitionIndex {
      * the others' walks.
      */
     public List<OwnerMatch> match(long[] localHashes) {
-        return matcher.match(localHashes);
+        return match(localHashes, null);
+    }
+
+    /**
+     * {@link #match(long[])} for a prompt whose rolling sequence hashes are known ({@code sequenceHashes}, possibly
+     * longer than {@code localHashes} when they came from {@link #localHashesOfSequence}); null derives them from
+     * the local hashes when blocks stored without tokens need them.
+     */
+    public List<OwnerMatch> match(long[] localHashes, long[] sequenceHashes) {
+        List<OwnerMatch> here = matcher.match(localHashes);
+        PartitionIndex seq = bySequence;
+        if (seq == null || seq.isEmpty()) {
+            return here;
+        }
+        return merge(here, seq.matcher.match(sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes)));
+    }
+
+    /** One entry per owner; an owner answered by both indexes keeps the larger reach in each tier. */
+    private static List<OwnerMatch> merge(List<OwnerMatch> a, List<OwnerMatch> b) {
+        if (b.isEmpty()) {
+            return a;
+        }
+        if (a.isEmpty()) {
+            return b;
+        }
+        Map<OwnerKey, OwnerMatch> byOwner = new LinkedHashMap<>();
+        for (OwnerMatch m : a) {
+            byOwner.put(new OwnerKey(m.workerId(), m.dpRank()), m);
+        }
+        for (OwnerMatch m : b) {
+            byOwner.merge(new OwnerKey(m.workerId(), m.dpRank()), m, (x, y) -> new OwnerMatch(x.workerId(), x.dpRank(),
+                    Math.max(x.gpuBlocks(), y.gpuBlocks()), Math.max(x.cpuBlocks(), y.cpuBlocks()),
+                    Math.max(x.diskBlocks(), y.diskBlocks())));
+        }
+        return new ArrayList<>(byOwner.values());
     }
 
     /**
@@ -120,6 +207,9 @@ public final class PartitionIndex {
      */
     public void markSharedStore(long workerId, boolean store) {
         owners.markStore(workerId, store);
+        if (bySequence != null) {
+            bySequence.markSharedStore(workerId, store);
+        }
     }
 
     /**
@@ -128,7 +218,19 @@ public final class PartitionIndex {
      * array is the caller's to read, not to change.
      */
     public int[] sharedReach(long[] localHashes) {
-        return owners.anyStore() ? matcher.sharedReach(localHashes) : NO_SHARED_REACH;
+        return sharedReach(localHashes, null);
+    }
+
+    /** {@link #sharedReach(long[])} with the prompt's sequence hashes as in {@link #match(long[], long[])}. */
+    public int[] sharedReach(long[] localHashes, long[] sequenceHashes) {
+        int[] here = owners.anyStore() ? matcher.sharedReach(localHashes) : NO_SHARED_REACH;
+        PartitionIndex seq = bySequence;
+        if (seq == null || !seq.owners.anyStore()) {
+            return here;
+        }
+        int[] there = seq.matcher.sharedReach(sequenceHashes != null ? sequenceHashes
+                : BlockHasher.sequenceHashes(localHashes));
+        return new int[] {Math.max(here[0], there[0]), Math.max(here[1], there[1])};
     }
 
     /**
@@ -184,6 +286,20 @@ public final class PartitionIndex {
                 }
             });
         }
+        if (bySequence != null) {
+            bySequence.dump(new DumpSink() {
+                @Override
+                public void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
+                                   long blockHash, long tokensHash) {
+                    sink.storedBySequence(workerId, dpRank, tier, hasParent, parentHash, blockHash);
+                }
+
+                @Override
+                public void copies(int copies) {
+                    sink.copies(copies);
+                }
+            });
+        }
     }
 
     private static void reportCopies(DumpSink sink, int copies) {
@@ -205,12 +321,12 @@ public final class PartitionIndex {
 
     /** Device blocks (tree nodes) held by at least one owner, reachable or detached. */
     public long blockCount() {
-        return tree.nodeCount();
+        return tree.nodeCount() + (bySequence == null ? 0 : bySequence.blockCount());
     }
 
     /** Device (owner, block) holder pairs. */
     public long holderEntryCount() {
-        return tree.entryCount();
+        return tree.entryCount() + (bySequence == null ? 0 : bySequence.holderEntryCount());
     }
 
     /** Edges of one lower tier (0 for the device tier or an unused tier). */
@@ -219,7 +335,7 @@ public final class PartitionIndex {
             return 0;
         }
         LowerTierIndex t = lower[LowerTiers.slot(tier)];
-        return t == null ? 0 : t.edgeCount();
+        return (t == null ? 0 : t.edgeCount()) + (bySequence == null ? 0 : bySequence.lowerTierEdgeCount(tier));
     }
 
     /** Lower-tier blocks rejected because their edge already existed with another child hash. */
@@ -245,17 +361,22 @@ public final class PartitionIndex {
                 return false;
             }
         }
-        return true;
+        return bySequence == null || bySequence.isEmpty();
     }
 
     /** Distinct engine hashes an owner holds in a tier (the size of its lookup map). */
     public int heldBlocks(long workerId, int dpRank, StorageTier tier) {
         Owner o = owners.find(workerId, dpRank);
-        return o == null ? 0 : o.held(tier);
+        return (o == null ? 0 : o.held(tier)) + (bySequence == null ? 0 : bySequence.heldBlocks(workerId, dpRank, tier));
     }
 
     /** Copies of one engine hash an owner holds in a tier (its reference count). */
     public int copies(long workerId, int dpRank, StorageTier tier, long blockHash) {
+        return copiesHere(workerId, dpRank, tier, blockHash)
+                + (bySequence == null ? 0 : bySequence.copiesHere(workerId, dpRank, tier, blockHash));
+    }
+
+    private int copiesHere(long workerId, int dpRank, StorageTier tier, long blockHash) {
         Owner o = owners.find(workerId, dpRank);
         if (o == null) {
             return 0;

@@ -7,10 +7,12 @@ import dev.kvindexer.index.DumpSink;
  * Renders a partition's dump value in Dynamo's shape (SPEC §7.9), {@code {"block_size":n,"events":[RouterEvent...]}}:
  * members in the reference order, every hash as an unsigned number. Two members that Dynamo ignores follow the
  * events and make the dump an exact snapshot (DESIGN "Exact recovery"): {@code ref_counts}, {@code [event_id, copies]}
- * for every block held more than once, and {@code watermarks}, the last applied seq of every stream.
+ * for every block held more than once, and {@code watermarks}, the last applied seq of every stream. A third,
+ * {@code sequence_events}, is written only when blocks were stored without tokens.
  */
 final class DumpWriter implements DumpSink {
     private final StringBuilder out;
+    private final StringBuilder sequenceEvents = new StringBuilder();
     private final StringBuilder refCounts = new StringBuilder();
     private final StringBuilder watermarks = new StringBuilder();
     private long eventId;
@@ -22,10 +24,23 @@ final class DumpWriter implements DumpSink {
     @Override
     public void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
                        long blockHash, long tokensHash) {
-        if (eventId > 0) {
-            out.append(',');
-        }
-        out.append("{\"worker_id\":").append(Long.toUnsignedString(workerId))
+        routerEvent(separate(out, eventId > 0), workerId, dpRank, tier, hasParent, parentHash, blockHash, tokensHash);
+    }
+
+    /**
+     * Blocks stored without tokens go to a member of their own, {@code sequence_events}, in the same RouterEvent shape
+     * with the sequence hash as both hashes: Dynamo ignores the member (SPEC §5.5 [REC]: such blocks cannot be put in
+     * its tree faithfully), and our recovery places them by sequence hash again.
+     */
+    @Override
+    public void storedBySequence(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
+                                 long sequenceHash) {
+        routerEvent(separate(sequenceEvents), workerId, dpRank, tier, hasParent, parentHash, sequenceHash, sequenceHash);
+    }
+
+    private void routerEvent(StringBuilder to, long workerId, int dpRank, StorageTier tier, boolean hasParent,
+                             long parentHash, long blockHash, long tokensHash) {
+        to.append("{\"worker_id\":").append(Long.toUnsignedString(workerId))
                 .append(",\"storage_tier\":\"").append(tier.jsonName())
                 .append("\",\"event\":{\"event_id\":").append(eventId++)
                 .append(",\"data\":{\"stored\":{\"parent_hash\":")
@@ -48,11 +63,19 @@ final class DumpWriter implements DumpSink {
     }
 
     private static StringBuilder separate(StringBuilder sb) {
-        return sb.length() > 0 ? sb.append(',') : sb;
+        return separate(sb, sb.length() > 0);
+    }
+
+    private static StringBuilder separate(StringBuilder sb, boolean notFirst) {
+        return notFirst ? sb.append(',') : sb;
     }
 
     String finish() {
-        return out.append("],\"ref_counts\":[").append(refCounts)
+        out.append(']');
+        if (sequenceEvents.length() > 0) {
+            out.append(",\"sequence_events\":[").append(sequenceEvents).append(']');
+        }
+        return out.append(",\"ref_counts\":[").append(refCounts)
                 .append("],\"watermarks\":[").append(watermarks).append("]}").toString();
     }
 }

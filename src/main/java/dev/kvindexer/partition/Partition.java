@@ -194,13 +194,12 @@ public final class Partition {
     private void applyEvent(long workerId, int rank, KvEvent event) {
         if (event instanceof KvEvent.Stored) {
             KvEvent.Stored s = (KvEvent.Stored) event;
-            StoreOutcome outcome = index.store(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
-                    s.blockHashes(), s.tokensHashes());
-            counters.applied("stored", outcome.label(), 1);
-            if (outcome != StoreOutcome.OK && LOG.isDebugEnabled()) {
-                LOG.debug("store skipped model={} tenant={} worker={} dp_rank={}: {}", key.modelName(),
-                        key.tenantId(), Long.toUnsignedString(workerId), rank, outcome.label());
-            }
+            stored(workerId, rank, index.store(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
+                    s.blockHashes(), s.tokensHashes()));
+        } else if (event instanceof KvEvent.StoredBySequence) {
+            KvEvent.StoredBySequence s = (KvEvent.StoredBySequence) event;
+            stored(workerId, rank, index.storeBySequence(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
+                    s.sequenceHashes()));
         } else if (event instanceof KvEvent.Removed) {
             KvEvent.Removed r = (KvEvent.Removed) event;
             int missing = index.remove(workerId, rank, r.tier(), r.blockHashes());
@@ -208,6 +207,14 @@ public final class Partition {
         } else {
             index.clear(workerId, rank);
             counters.applied("cleared", "ok", 1);
+        }
+    }
+
+    private void stored(long workerId, int rank, StoreOutcome outcome) {
+        counters.applied("stored", outcome.label(), 1);
+        if (outcome != StoreOutcome.OK && LOG.isDebugEnabled()) {
+            LOG.debug("store skipped model={} tenant={} worker={} dp_rank={}: {}", key.modelName(),
+                    key.tenantId(), Long.toUnsignedString(workerId), rank, outcome.label());
         }
     }
 
@@ -262,8 +269,9 @@ public final class Partition {
     }
 
     public PartitionMessages.QueryReply query(PartitionMessages.Query query) {
-        long[] hashes = query.sequenceHashes() ? index.localHashesOfSequence(query.hashes()) : query.hashes();
-        return new PartitionMessages.QueryReply(index.blockSize(), index.match(hashes), index.sharedReach(hashes));
+        long[] seq = query.sequenceHashes() ? query.hashes() : null;
+        long[] local = seq != null ? index.localHashesOfSequence(seq) : query.hashes();
+        return new PartitionMessages.QueryReply(index.blockSize(), index.match(local, seq), index.sharedReach(local, seq));
     }
 
     /**

@@ -69,6 +69,9 @@ final class EventConverter {
             ev.hasBlockSize = true;
             ev.blockSize = partitionBlockSize;
         }
+        if (ev.standard && ev.belowRoot && !ev.hasParent) {
+            return Outcome.MALFORMED; // a depth but no parent: nothing to attach the blocks to
+        }
         if (ev.blockHashes == null || !ev.hasBlockSize) {
             return Outcome.MALFORMED;
         }
@@ -86,6 +89,14 @@ final class EventConverter {
         StorageTier tier = StorageTier.fromMedium(ev.medium);
         if (ev.blockSize != partitionBlockSize) {
             return Outcome.BLOCK_SIZE_MISMATCH;
+        }
+        if (ev.standard && ev.tokenCount == 0) {
+            // No token_ids: the seq_hashes place the blocks (SPEC §5.5).
+            if (hashes.length == 0) {
+                return Outcome.NOTHING;
+            }
+            out.add(new KvEvent.StoredBySequence(tier, ev.hasParent, ev.hasParent ? ev.parentHash : 0L, hashes));
+            return Outcome.APPENDED;
         }
         int bs = partitionBlockSize;
         int window = ev.eagle ? bs + 1 : bs;

@@ -32,19 +32,21 @@ final class EventReader {
     private static final int F_EVENT_TYPE = 14;
     /** One block hash in place of an array (Mooncake's older {@code block_hash}). */
     private static final int F_ONE_HASH = 15;
+    /** A standardized stored event's {@code base_block_idx}: the depth of its first block. */
+    private static final int F_BASE_INDEX = 16;
 
     /**
-     * Map keys; index i maps to MAP_FIELDS[i]. Keys not listed (lora_id, locality, ...) are skipped. The last three
-     * are the standardized envelope's (SPEC §5.5); its event_id, backend_id and dp_rank are skipped: inside a ZMQ
+     * Map keys; index i maps to MAP_FIELDS[i]. Keys not listed (lora_id, locality, ...) are skipped. event_type,
+     * seq_hashes, parent_hash and base_block_idx are the standardized envelope's (SPEC §5.5); its event_id, backend_id and dp_rank are skipped: inside a ZMQ
      * batch the batch seq orders and the registration names the owner. Its additional_salt is skipped too, as a
      * registration's is (SPEC §8.7).
      */
     private static final byte[][] MAP_KEYS = utf8("type", "block_hashes", "parent_block_hash", "token_ids",
             "block_size", "medium", "lora_name", "extra_keys", "group_idx", "kv_cache_spec_kind", "cache_salt",
-            "event_type", "seq_hashes", "parent_hash", "block_hash", "token_id");
+            "event_type", "seq_hashes", "parent_hash", "block_hash", "token_id", "base_block_idx");
     private static final int[] MAP_FIELDS = {F_TYPE, F_HASHES, F_PARENT, F_TOKENS,
             F_BLOCK_SIZE, F_MEDIUM, F_LORA_NAME, F_EXTRA_KEYS, F_GROUP_IDX, F_KIND, F_CACHE_SALT,
-            F_EVENT_TYPE, F_HASHES, F_PARENT, F_ONE_HASH, F_TOKENS};
+            F_EVENT_TYPE, F_HASHES, F_PARENT, F_ONE_HASH, F_TOKENS, F_BASE_INDEX};
 
     /** Positional layouts after the tag (SPEC §4.4, §4.5); index 0 here is array element 1. */
     private static final int[] STORED_LAYOUT = {F_HASHES, F_PARENT, F_TOKENS, F_BLOCK_SIZE, F_SKIP,
@@ -175,6 +177,17 @@ final class EventReader {
                 break;
             case F_BLOCK_SIZE:
                 readBlockSize(ev);
+                break;
+            case F_BASE_INDEX:
+                if (in.tryNil()) {
+                    break;
+                }
+                if (in.peekType() == ValueType.INTEGER) {
+                    ev.belowRoot = in.integerBits() != 0;
+                } else {
+                    in.skip();
+                    ev.malformed = true;
+                }
                 break;
             case F_MEDIUM:
                 ev.medium = optionalString(ev);

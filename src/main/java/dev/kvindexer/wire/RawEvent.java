@@ -21,6 +21,8 @@ final class RawEvent {
     long[] blockHashes;
     boolean hasParent;
     long parentHash;
+    /** A standardized event's base_block_idx is above 0: without a parent_hash its blocks cannot be placed. */
+    boolean belowRoot;
 
     /** Token ids (flat, or flattened bigrams when {@link #eagle}); reused across events, grows as needed. */
     int[] tokens = new int[1024];
@@ -49,6 +51,7 @@ final class RawEvent {
         blockHashes = null;
         hasParent = false;
         parentHash = 0;
+        belowRoot = false;
         tokenCount = 0;
         eagle = false;
         hasBlockSize = false;

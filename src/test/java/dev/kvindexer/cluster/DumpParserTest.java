@@ -1,17 +1,20 @@
 package dev.kvindexer.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.Partition;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.Watermarks;
+import io.vertx.core.json.JsonObject;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -38,6 +41,9 @@ class DumpParserTest {
             if (event instanceof KvEvent.Stored) {
                 KvEvent.Stored s = (KvEvent.Stored) event;
                 index.store(workerId, dpRank, s.tier(), s.hasParent(), s.parentHash(), s.blockHashes(), s.tokensHashes());
+            } else if (event instanceof KvEvent.StoredBySequence) {
+                KvEvent.StoredBySequence s = (KvEvent.StoredBySequence) event;
+                index.storeBySequence(workerId, dpRank, s.tier(), s.hasParent(), s.parentHash(), s.sequenceHashes());
             }
         }
 
@@ -110,6 +116,31 @@ class DumpParserTest {
         Collector c = parse("{\"m:t\":" + json + "}");
         assertEquals(List.of("partition m|t bs=4", "7/0 Stored", "7/0 Stored", "event 1 x2", "exact", "watermark 7/0 seq 0"),
                 c.log);
+    }
+
+    /** SPEC §5.5 [REC]: blocks stored without tokens stay out of the events Dynamo reads, in a member of their own. */
+    @Test
+    void blocksStoredWithoutTokensRoundTripInTheirOwnMember() throws IOException {
+        long[] local = BlockHasher.localHashes(new int[] {1, 2, 3, 4, 5, 6}, 2, BlockHasher.BASE_SEED);
+        long[] seq = BlockHasher.sequenceHashes(local);
+        Partition source = new Partition(new PartitionKey("m", "t"), 2, "unused", new EventCounters(), new Watermarks(),
+                r -> { });
+        PartitionIndex idx = source.index();
+        idx.store(7, 0, StorageTier.DEVICE, false, 0, new long[] {70}, new long[] {local[0]});
+        idx.storeBySequence(8, 0, StorageTier.DEVICE, false, 0, new long[] {seq[0], seq[1]});
+        idx.storeBySequence(8, 0, StorageTier.DEVICE, true, seq[0], new long[] {seq[1]});
+        idx.storeBySequence(8, 0, StorageTier.HOST_PINNED, true, seq[1], new long[] {seq[2]});
+        String json = source.dumpJson();
+        assertTrue(json.contains("\"events\":[{\"worker_id\":7,"), json);
+        assertTrue(json.contains("],\"sequence_events\":[{\"worker_id\":8,"), json);
+        assertFalse(new JsonObject(json).getJsonArray("events").encode().contains("\"worker_id\":8"),
+                "Dynamo's events hold no block without tokens");
+
+        Collector c = parse("{\"m:t\":" + json + "}");
+        assertEquals(List.of("partition m|t bs=2", "7/0 Stored", "8/0 StoredBySequence", "8/0 StoredBySequence",
+                "8/0 StoredBySequence", "event 2 x2", "exact"), c.log, "the second block of worker 8 was stored twice");
+        assertEquals(sorted(idx.match(local)), sorted(c.index.match(local)));
+        assertEquals(List.of(new OwnerMatch(7, 0, 1, 1, 1), new OwnerMatch(8, 0, 2, 3, 3)), sorted(c.index.match(local)));
     }
 
     @Test

@@ -102,6 +102,28 @@ class StandardEventsTest {
         assertEquals(0, gpuTokens());
     }
 
+    /**
+     * An engine that sends no tokens (SPEC §5.5): its seq_hashes alone place the blocks, and both flavors' token
+     * queries, the hash query and removals find them.
+     */
+    @Test
+    void storedEventsWithoutTokensArePlacedByTheirSequenceHashes() {
+        HttpResponse<String> r = post(stored(0, 0, 2).put("token_ids", null), stored(1, 2, 1).put("token_ids", new JsonArray()));
+        assertEquals("{\"status\":\"ok\",\"applied\":2,\"stale\":0,\"gaps\":0}", r.body());
+        assertEquals(12, gpuTokens());
+        JsonObject dynamo = new JsonObject().put("model_name", "m").put("token_ids", new JsonArray(IntStream.range(0, 12)
+                .boxed().toList()));
+        assertEquals(3, new JsonObject(http.post("/query", dynamo.encode()).body()).getJsonObject("scores")
+                .getJsonObject(Long.toUnsignedString(dev.kvindexer.registry.InstanceIds.of("custom-engine")))
+                .getInteger("0") / BS, "the Dynamo flavor sees them too");
+        JsonObject byHash = new JsonObject().put("model", "m").put("seq_hashes", new JsonArray().add(u64(seq[0]))
+                .add(u64(seq[1])));
+        assertTrue(http.post("/query_by_hash", byHash.encode()).body().contains("\"longest_matched\":8"));
+        post(event(2, "removed").put("seq_hashes", new JsonArray().add(u64(seq[1]))));
+        assertEquals(4, gpuTokens(), "removing block 2 cuts the prefix there");
+        assertTrue(http.get("/dump").body().contains("\"sequence_events\":[{"), "kept apart from Dynamo's events");
+    }
+
     /** The same events as msgpack maps inside an ordinary ZMQ batch (SPEC §5.5): the batch seq orders them. */
     @Test
     void standardizedEventsOverZmqIndexLikeAnyEngine() {
@@ -123,6 +145,19 @@ class StandardEventsTest {
             JsonObject q = new JsonObject().put("model", "m").put("token_ids", new JsonArray(IntStream.range(0, 8).boxed().toList()));
             Await.until("indexed from ZMQ", Duration.ofSeconds(10), () -> http.post("/query", q.encode()).body()
                     .contains("\"zmq-engine\":{\"longest_matched\":8"));
+
+            // Without token_ids, a prompt's blocks are placed by their sequence hashes alone.
+            int[] other = IntStream.range(100, 112).toArray();
+            long[] otherSeq = BlockHasher.sequenceHashes(BlockHasher.localHashes(other, BS, BlockHasher.BASE_SEED));
+            Map<String, Object> tokenless = new LinkedHashMap<>(stored);
+            tokenless.put("event_id", 1);
+            tokenless.put("seq_hashes", List.of(new Pack.U64(otherSeq[0]), new Pack.U64(otherSeq[1]),
+                    new Pack.U64(otherSeq[2])));
+            tokenless.remove("token_ids");
+            pub.publish("", 1, Pack.batch(null, tokenless));
+            JsonObject q12 = new JsonObject().put("model", "m").put("token_ids", new JsonArray(IntStream.of(other).boxed().toList()));
+            Await.until("token-less blocks from ZMQ", Duration.ofSeconds(10), () -> http.post("/query", q12.encode()).body()
+                    .contains("\"zmq-engine\":{\"longest_matched\":12"));
         }
     }
 
@@ -130,7 +165,10 @@ class StandardEventsTest {
     void aBadEventAnywhereInTheRequestChangesNothing() {
         JsonObject good = stored(0, 0, 2);
         assertRefused(post(good, stored(1, 2, 1).put("backend_id", "stranger")), 404, "events[1]: backend_id `stranger`");
-        assertRefused(post(good, stored(1, 2, 1).put("token_ids", null)), 422, "events[1]: `token_ids` is required");
+        assertRefused(post(good, stored(1, 2, 1).put("seq_hashes", new JsonArray())), 422, "events[1]: `seq_hashes`");
+        assertRefused(post(good, stored(1, 2, 1).put("seq_hashes", new JsonArray().add("x1"))), 422, "seq_hashes[0]");
+        assertRefused(post(good, stored(1, 2, 1).put("token_ids", null).put("parent_hash", null)), 422,
+                "`parent_hash` is required below the root");
         assertRefused(post(good, stored(1, 2, 1).put("token_ids", new JsonArray(List.of(1, 2)))), 422, "need 4");
         assertRefused(post(good, stored(1, 2, 1).put("parent_hash", null)), 422, "`parent_hash` is required");
         assertRefused(post(good, stored(1, 2, 1).put("block_size", 16)), 422, "block_size 16 differs");

@@ -61,6 +61,31 @@ class StandardEventDecoderTest {
         assertSame(KvEvent.Cleared.INSTANCE, b.events().get(2));
     }
 
+    /** SPEC §5.5: without token_ids the seq_hashes place the blocks; a depth without a parent places nothing. */
+    @Test
+    void storedWithoutTokensIsPlacedBySequenceHashUnlessItHasADepthButNoParent() throws Exception {
+        Map<String, Object> tokenless = envelope("stored");
+        tokenless.put("seq_hashes", List.of(7, 8));
+        tokenless.put("base_block_idx", 3);
+        tokenless.put("parent_hash", 6);
+        Map<String, Object> emptyTokens = new LinkedHashMap<>(tokenless);
+        emptyTokens.put("token_ids", List.of());
+        emptyTokens.put("parent_hash", null);
+        emptyTokens.put("base_block_idx", 0);
+        Map<String, Object> orphan = new LinkedHashMap<>(tokenless);
+        orphan.put("parent_hash", null);
+        EventBatch b = new EngineBatchDecoder(4).decode(3, Pack.batch(null, tokenless, emptyTokens, orphan));
+        assertEquals(1, b.malformedEvents(), "base_block_idx 3 and no parent_hash");
+        assertEquals(2, b.events().size());
+        KvEvent.StoredBySequence below = assertInstanceOf(KvEvent.StoredBySequence.class, b.events().get(0));
+        assertEquals(StorageTier.HOST_PINNED, below.tier());
+        assertEquals(6, below.parentHash());
+        assertArrayEquals(new long[] {7, 8}, below.sequenceHashes());
+        KvEvent.StoredBySequence atRoot = assertInstanceOf(KvEvent.StoredBySequence.class, b.events().get(1));
+        assertFalse(atRoot.hasParent(), "an empty token_ids is no tokens");
+        assertArrayEquals(new long[] {7, 8}, atRoot.sequenceHashes());
+    }
+
     @Test
     void anUnknownEventTypeOrAWrongBlockSizeSkipsOnlyThatEvent() throws Exception {
         Map<String, Object> odd = envelope("evicted");
