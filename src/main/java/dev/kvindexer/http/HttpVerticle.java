@@ -37,6 +37,14 @@ public final class HttpVerticle extends VerticleBase {
         Router router = Router.router(vertx);
         DynamoRoutes dynamo = new DynamoRoutes(vertx, node);
         MooncakeRoutes mooncake = new MooncakeRoutes(vertx, node);
+        router.route().handler(ctx -> {
+            // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
+            String accept = ctx.request().getHeader("accept");
+            if (MsgpackBodies.isMsgpackType(accept)) {
+                MsgpackBodies.answerIn(ctx, accept);
+            }
+            ctx.next();
+        });
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         router.get("/ready").handler(ctx -> {
             String waiting = node.gate().reason();
@@ -78,17 +86,21 @@ public final class HttpVerticle extends VerticleBase {
 
     /**
      * Content-Type is checked before the body is read (415 wins over 413), as the reference's extractor does. With
-     * {@code untypedAllowed} a request without Content-Type is read anyway: Mooncake clients may omit it, and only
-     * once the body shows the flavor can a Dynamo request get its 415.
+     * {@code mooncakeServed} a request without Content-Type is read anyway: Mooncake clients may omit it, and only
+     * once the body shows the flavor can a Dynamo request get its 415. A msgpack body is Mooncake's too, answered in
+     * msgpack (SPEC §8.1, §8.6).
      */
-    private static void postJson(Router router, String path, long bodyLimit, boolean untypedAllowed,
+    private static void postJson(Router router, String path, long bodyLimit, boolean mooncakeServed,
                                  Handler<RoutingContext> handler) {
         router.route(HttpMethod.POST, path)
                 .handler(ctx -> {
                     String type = ctx.request().getHeader("content-type");
                     if (JsonRequest.isJsonContentType(type)) {
                         ctx.next();
-                    } else if (type == null && untypedAllowed) {
+                    } else if (mooncakeServed && MsgpackBodies.isMsgpackType(type)) {
+                        MsgpackBodies.answerIn(ctx, type);
+                        ctx.next();
+                    } else if (type == null && mooncakeServed) {
                         ctx.put(UNTYPED, Boolean.TRUE);
                         ctx.next();
                     } else {
@@ -111,19 +123,20 @@ public final class HttpVerticle extends VerticleBase {
                                        MooncakeHandler mooncake) {
         postJson(router, path, bodyLimit, true, ctx -> {
             boolean untyped = ctx.get(UNTYPED) != null;
+            boolean msgpack = MsgpackBodies.isMsgpackRequest(ctx);
             Flavor requested = Flavor.requested(ctx);
             JsonRequest body;
             try {
                 body = JsonRequest.of(ctx);
             } catch (HttpError e) {
-                if (requested != null && requested.mooncake()) {
+                if (msgpack || (requested != null && requested.mooncake())) {
                     throw asMooncake(e);
                 }
                 throw untyped ? unsupportedMediaType() : e;
             }
-            Flavor flavor = requested != null ? requested : Flavor.of(body);
+            Flavor flavor = requested != null ? requested : msgpack ? Flavor.MOONCAKE_TENANT : Flavor.of(body);
             if (!flavor.mooncake()) {
-                if (untyped) {
+                if (untyped || msgpack) {
                     throw unsupportedMediaType();
                 }
                 dynamo.handle(ctx);

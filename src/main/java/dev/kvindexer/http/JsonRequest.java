@@ -46,11 +46,15 @@ final class JsonRequest {
 
     private static JsonRequest parse(RoutingContext ctx) {
         Buffer buffer = ctx.body().buffer();
+        boolean msgpack = MsgpackBodies.isMsgpackRequest(ctx);
         if (buffer == null || buffer.length() == 0) {
-            throw new HttpError(400, "Failed to parse the request body as JSON: empty body");
+            throw new HttpError(400, "Failed to parse the request body as " + (msgpack ? "msgpack" : "JSON")
+                    + ": empty body");
         }
         Object value;
-        try {
+        if (msgpack) {
+            value = MsgpackBodies.decode(buffer);
+        } else try {
             value = Json.decodeValue(buffer);
         } catch (DecodeException e) {
             throw new HttpError(400, "Failed to parse the request body as JSON: " + firstLine(e.getMessage()));

@@ -7,7 +7,10 @@ import io.vertx.ext.web.RoutingContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Writes JSON responses; every error becomes {@code {"error": "..."}} with its status. */
+/**
+ * Writes JSON responses (msgpack when the request asked for it, {@link MsgpackBodies}); every error becomes
+ * {@code {"error": "..."}} with its status.
+ */
 final class Responses {
     private static final Logger LOG = LoggerFactory.getLogger(Responses.class);
     static final String OK = "{\"status\":\"ok\"}";
@@ -17,6 +20,11 @@ final class Responses {
 
     static void json(RoutingContext ctx, int status, String body) {
         if (ctx.response().ended() || ctx.response().closed()) {
+            return;
+        }
+        String msgpack = MsgpackBodies.responseType(ctx);
+        if (msgpack != null) {
+            ctx.response().setStatusCode(status).putHeader("content-type", msgpack).end(MsgpackBodies.encode(body));
             return;
         }
         ctx.response().setStatusCode(status).putHeader("content-type", "application/json").end(body);

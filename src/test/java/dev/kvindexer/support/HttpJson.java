@@ -36,6 +36,17 @@ public final class HttpJson {
         return send(b);
     }
 
+    /** A body of raw bytes (msgpack), answered as bytes. */
+    public HttpResponse<byte[]> postBytes(String path, byte[] body, String contentType) {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", contentType)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    public HttpResponse<byte[]> getBytes(String path, String accept) {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).header("Accept", accept).GET(),
+                HttpResponse.BodyHandlers.ofByteArray());
+    }
+
     public HttpResponse<String> send(String method, String path) {
         return send(HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.noBody()));
     }
@@ -46,8 +57,11 @@ public final class HttpJson {
      * its own, and a stuck request fails its test instead of hanging the build.
      */
     private HttpResponse<String> send(HttpRequest.Builder b) {
-        CompletableFuture<HttpResponse<String>> response = client.sendAsync(b.timeout(Duration.ofSeconds(20)).build(),
-                HttpResponse.BodyHandlers.ofString());
+        return send(b, HttpResponse.BodyHandlers.ofString());
+    }
+
+    private <T> HttpResponse<T> send(HttpRequest.Builder b, HttpResponse.BodyHandler<T> handler) {
+        CompletableFuture<HttpResponse<T>> response = client.sendAsync(b.timeout(Duration.ofSeconds(20)).build(), handler);
         try {
             return response.get(25, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
