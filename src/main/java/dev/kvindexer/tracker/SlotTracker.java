@@ -1,0 +1,333 @@
+package dev.kvindexer.tracker;
+
+import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
+import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * Active-request load accounting per registered worker rank (SPEC §9, Dynamo's standalone slot tracker): workers
+ * register DP ranges per (model, tenant), requests are added with their prompt's sequence hashes and freed, and loads
+ * are read as snapshots or projected for a new request. Single-threaded by contract: one verticle owns it. A refused
+ * operation throws {@link TrackerError} and changes nothing.
+ *
+ * <p>Per rank: {@code active_prefill_tokens} is the sum of {@code new_isl_tokens} of its requests whose prefill is not
+ * complete; {@code active_decode_blocks} is the number of distinct sequence hashes of its active requests, each
+ * reference counted so a block shared by two requests counts once and stays until both are gone.
+ */
+public final class SlotTracker {
+    /** Requests older than this are dropped by {@link #expireStale()} (SPEC §9.3). */
+    public static final long DEFAULT_REQUEST_TTL_MILLIS = 300_000;
+    /** The largest DP range one registration may name: every rank is listed by /loads, so it must stay bounded. */
+    public static final long MAX_DP_SIZE = 4096;
+    private static final long U32_LIMIT = 1L << 32;
+
+    private static final Comparator<TrackerScope> SCOPE_ORDER = Comparator.comparing(TrackerScope::modelName)
+            .thenComparing(TrackerScope::tenantId);
+
+    private final LongSupplier clockMillis;
+    private final long requestTtlMillis;
+    private final TreeMap<TrackerScope, Scope> scopes = new TreeMap<>(SCOPE_ORDER);
+    private final LongOpenHashSet scratch = new LongOpenHashSet();
+    private int activeRequests;
+
+    /** @param clockMillis a monotonic clock in milliseconds; requests expire {@code requestTtlMillis} after their add */
+    public SlotTracker(LongSupplier clockMillis, long requestTtlMillis) {
+        this.clockMillis = clockMillis;
+        this.requestTtlMillis = requestTtlMillis;
+    }
+
+    public SlotTracker() {
+        this(() -> System.nanoTime() / 1_000_000, DEFAULT_REQUEST_TTL_MILLIS);
+    }
+
+    private static final class Scope {
+        final TrackerScope key;
+        final int blockSize;
+        final TreeMap<Long, Worker> workers = new TreeMap<>(Long::compareUnsigned);
+        /** In add order, which is expiry order: the clock is monotonic. */
+        final LinkedHashMap<String, Request> requests = new LinkedHashMap<>();
+
+        Scope(TrackerScope key, int blockSize) {
+            this.key = key;
+            this.blockSize = blockSize;
+        }
+    }
+
+    private static final class Worker {
+        final long id;
+        final long dpStart;
+        final Rank[] ranks;
+
+        Worker(long id, long dpStart, int dpSize) {
+            this.id = id;
+            this.dpStart = dpStart;
+            this.ranks = new Rank[dpSize];
+            for (int i = 0; i < dpSize; i++) {
+                ranks[i] = new Rank();
+            }
+        }
+
+        Rank rank(long dpRank) {
+            long i = dpRank - dpStart;
+            return i >= 0 && i < ranks.length ? ranks[(int) i] : null;
+        }
+    }
+
+    private static final class Rank {
+        long prefillTokens;
+        /** Sequence hash → how many active requests of this rank hold it. */
+        final Long2IntOpenHashMap blocks = new Long2IntOpenHashMap();
+    }
+
+    private static final class Request {
+        final Worker worker;
+        final long dpRank;
+        final Rank rank;
+        final long[] hashes;
+        final long newIslTokens;
+        final long addedAt;
+        boolean prefillPending;
+
+        Request(Worker worker, long dpRank, long[] hashes, long newIslTokens, long addedAt) {
+            this.worker = worker;
+            this.dpRank = dpRank;
+            this.rank = worker.rank(dpRank);
+            this.hashes = hashes;
+            this.newIslTokens = newIslTokens;
+            this.addedAt = addedAt;
+            this.prefillPending = true;
+        }
+    }
+
+    // ---- topology ----
+
+    public void register(TrackerScope key, long workerId, int blockSize, long dpStart, long dpSize) {
+        if (blockSize <= 0) {
+            throw TrackerError.invalid("block_size must be greater than 0");
+        }
+        if (dpSize <= 0) {
+            throw TrackerError.invalid("dp_size must be greater than 0");
+        }
+        if (dpStart < 0 || dpStart >= U32_LIMIT || dpSize >= U32_LIMIT || dpStart + dpSize > U32_LIMIT) {
+            throw TrackerError.invalid("dp range overflows u32: start=" + dpStart + " size=" + dpSize);
+        }
+        if (dpSize > MAX_DP_SIZE) {
+            throw TrackerError.invalid("dp_size " + dpSize + " is above the limit of " + MAX_DP_SIZE);
+        }
+        Scope scope = scopes.get(key);
+        if (scope != null && scope.blockSize != blockSize) {
+            throw TrackerError.conflict("block_size mismatch for " + describe(key) + ": existing=" + scope.blockSize
+                    + ", requested=" + blockSize);
+        }
+        if (scope != null && scope.workers.containsKey(workerId)) {
+            throw TrackerError.conflict("worker " + Long.toUnsignedString(workerId) + " already registered for "
+                    + describe(key));
+        }
+        if (scope == null) {
+            scope = new Scope(key, blockSize);
+            scopes.put(key, scope);
+        }
+        scope.workers.put(workerId, new Worker(workerId, dpStart, (int) dpSize));
+    }
+
+    /** Removes the worker's whole DP range and its active requests; the tracker goes with its last worker. */
+    public void unregister(TrackerScope key, long workerId) {
+        Scope scope = scopes.get(key);
+        Worker w = scope == null ? null : scope.workers.get(workerId);
+        if (w == null) {
+            throw TrackerError.notFound("worker " + Long.toUnsignedString(workerId) + " not found for " + describe(key));
+        }
+        scope.requests.values().removeIf(r -> {
+            if (r.worker == w) {
+                activeRequests--;
+                return true;
+            }
+            return false;
+        });
+        scope.workers.remove(workerId);
+        if (scope.workers.isEmpty()) {
+            scopes.remove(key);
+        }
+    }
+
+    /** Registrations sorted by model, tenant and worker id; a null filter matches everything. */
+    public List<TrackerViews.Worker> workers(String modelName, String tenantId) {
+        List<TrackerViews.Worker> out = new ArrayList<>();
+        forEachScope(modelName, tenantId, s -> s.workers.values().forEach(w -> out.add(new TrackerViews.Worker(
+                s.key.modelName(), s.key.tenantId(), w.id, s.blockSize, w.dpStart, w.ranks.length))));
+        return out;
+    }
+
+    // ---- lifecycle ----
+
+    public void add(TrackerScope key, String requestId, long workerId, long dpRank, long[] sequenceHashes,
+                    long newIslTokens) {
+        Scope scope = scope(key);
+        Worker w = scope.workers.get(workerId);
+        Rank rank = w == null ? null : w.rank(dpRank);
+        if (rank == null) {
+            throw TrackerError.notFound("Worker " + workerWithRank(workerId, dpRank) + " not found");
+        }
+        Request existing = scope.requests.get(requestId);
+        if (existing != null) {
+            throw TrackerError.conflict("Request " + requestId + " already exists (assigned to worker "
+                    + workerWithRank(existing.worker.id, existing.dpRank) + ")");
+        }
+        scope.requests.put(requestId, new Request(w, dpRank, sequenceHashes, newIslTokens, clockMillis.getAsLong()));
+        activeRequests++;
+        rank.prefillTokens += newIslTokens;
+        for (long h : sequenceHashes) {
+            rank.blocks.addTo(h, 1);
+        }
+    }
+
+    /** The request's prompt is processed: its tokens stop counting as prefill load. Repeating it changes nothing. */
+    public void prefillComplete(TrackerScope key, String requestId) {
+        Request r = scope(key).requests.get(requestId);
+        if (r == null) {
+            throw TrackerError.notFound("Request " + requestId + " not found");
+        }
+        completePrefill(r);
+    }
+
+    /** Releases the request; an unknown request is already free (idempotent while the tracker exists). */
+    public void free(TrackerScope key, String requestId) {
+        Scope scope = scope(key);
+        Request r = scope.requests.remove(requestId);
+        if (r != null) {
+            release(r);
+        }
+    }
+
+    private void completePrefill(Request r) {
+        if (r.prefillPending) {
+            r.prefillPending = false;
+            r.rank.prefillTokens -= r.newIslTokens;
+        }
+    }
+
+    /** Undoes an add; the caller has taken the request out of its scope's map. */
+    private void release(Request r) {
+        activeRequests--;
+        completePrefill(r);
+        Long2IntOpenHashMap blocks = r.rank.blocks;
+        for (long h : r.hashes) {
+            if (blocks.addTo(h, -1) == 1) {
+                blocks.remove(h);
+            }
+        }
+    }
+
+    /** Drops requests added at least the TTL ago, oldest first; returns how many. */
+    public int expireStale() {
+        long cutoff = clockMillis.getAsLong() - requestTtlMillis;
+        int expired = 0;
+        for (Scope scope : scopes.values()) {
+            Iterator<Request> it = scope.requests.values().iterator();
+            while (it.hasNext()) {
+                Request r = it.next();
+                if (r.addedAt > cutoff) {
+                    break;
+                }
+                it.remove();
+                release(r);
+                expired++;
+            }
+        }
+        return expired;
+    }
+
+    // ---- loads ----
+
+    /** One entry per registered (worker, dp_rank), zeros included, sorted by model, tenant, worker and rank. */
+    public List<TrackerViews.RankLoad> loads(String modelName, String tenantId) {
+        List<TrackerViews.RankLoad> out = new ArrayList<>();
+        forEachScope(modelName, tenantId, s -> {
+            for (Worker w : s.workers.values()) {
+                for (int i = 0; i < w.ranks.length; i++) {
+                    Rank r = w.ranks[i];
+                    out.add(new TrackerViews.RankLoad(s.key.modelName(), s.key.tenantId(), w.id, w.dpStart + i,
+                            r.prefillTokens, r.blocks.size()));
+                }
+            }
+        });
+        return out;
+    }
+
+    /**
+     * Every registered rank's load if a request with these hashes and new tokens were added there: prefill plus the
+     * new tokens, and the distinct blocks of the union of its active hashes and the request's.
+     */
+    public List<TrackerViews.PotentialLoad> potentialLoads(TrackerScope key, long[] sequenceHashes, long newIslTokens) {
+        Scope scope = scope(key);
+        List<TrackerViews.PotentialLoad> out = new ArrayList<>();
+        LongOpenHashSet distinct = scratch;
+        distinct.clear();
+        for (long h : sequenceHashes) {
+            distinct.add(h);
+        }
+        for (Worker w : scope.workers.values()) {
+            for (int i = 0; i < w.ranks.length; i++) {
+                Rank r = w.ranks[i];
+                int added = 0;
+                for (long h : distinct) {
+                    if (!r.blocks.containsKey(h)) {
+                        added++;
+                    }
+                }
+                out.add(new TrackerViews.PotentialLoad(w.id, w.dpStart + i, r.prefillTokens + newIslTokens,
+                        r.blocks.size() + added));
+            }
+        }
+        distinct.clear();
+        return out;
+    }
+
+    // ---- figures ----
+
+    public int activeRequests() {
+        return activeRequests;
+    }
+
+    public int trackedWorkers() {
+        int n = 0;
+        for (Scope s : scopes.values()) {
+            n += s.workers.size();
+        }
+        return n;
+    }
+
+    private Scope scope(TrackerScope key) {
+        Scope scope = scopes.get(key);
+        if (scope == null) {
+            throw TrackerError.notFound("no slot tracker for " + describe(key));
+        }
+        return scope;
+    }
+
+    private void forEachScope(String modelName, String tenantId, Consumer<Scope> action) {
+        for (Map.Entry<TrackerScope, Scope> e : scopes.entrySet()) {
+            TrackerScope k = e.getKey();
+            if ((modelName == null || modelName.equals(k.modelName())) && (tenantId == null || tenantId.equals(k.tenantId()))) {
+                action.accept(e.getValue());
+            }
+        }
+    }
+
+    /** Dynamo's wording, so a consumer matching on it keeps working. */
+    private static String describe(TrackerScope key) {
+        return "model=" + key.modelName() + " tenant=" + key.tenantId();
+    }
+
+    private static String workerWithRank(long workerId, long dpRank) {
+        return "WorkerWithDpRank { worker_id: " + Long.toUnsignedString(workerId) + ", dp_rank: " + dpRank + " }";
+    }
+}

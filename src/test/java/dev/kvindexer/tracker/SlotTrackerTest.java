@@ -1,0 +1,116 @@
+package dev.kvindexer.tracker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The slot tracker core (SPEC §9.5): its accounting, the seed's worked example, refusals and stale cleanup. */
+class SlotTrackerTest {
+    private static final TrackerScope LLAMA = new TrackerScope("llama-3-8b", null);
+    private long now = 1_000;
+    private final SlotTracker tracker = new SlotTracker(() -> now, 300_000);
+
+    private static TrackerViews.RankLoad load(long worker, long rank, long prefill, int blocks) {
+        return new TrackerViews.RankLoad("llama-3-8b", "default", worker, rank, prefill, blocks);
+    }
+
+    private static int status(Runnable op) {
+        return assertThrows(TrackerError.class, op::run).status();
+    }
+
+    @Test
+    void theSeedsWorkedExample() {
+        tracker.register(LLAMA, 7, 16, 0, 2);
+        tracker.add(LLAMA, "req-123", 7, 0, new long[] {101, -22, 303}, 48);
+        assertEquals(List.of(load(7, 0, 48, 3), load(7, 1, 0, 0)), tracker.loads(null, null));
+        assertEquals(List.of(new TrackerViews.PotentialLoad(7, 0, 96, 4), new TrackerViews.PotentialLoad(7, 1, 48, 4)),
+                tracker.potentialLoads(LLAMA, new long[] {101, -22, 303, 404}, 48));
+        tracker.prefillComplete(LLAMA, "req-123");
+        tracker.prefillComplete(LLAMA, "req-123");
+        assertEquals(load(7, 0, 0, 3), tracker.loads(null, null).get(0), "prefill done once, repeat is a no-op");
+        tracker.free(LLAMA, "req-123");
+        assertEquals(load(7, 0, 0, 0), tracker.loads(null, null).get(0));
+        tracker.free(LLAMA, "req-123");
+        tracker.free(LLAMA, "never-added");
+        assertEquals(0, tracker.activeRequests());
+    }
+
+    @Test
+    void blocksSharedByRequestsOfARankCountOnceAndStayUntilTheLastGoes() {
+        tracker.register(LLAMA, 7, 16, 0, 2);
+        tracker.add(LLAMA, "a", 7, 0, new long[] {1, 2, 3}, 10);
+        tracker.add(LLAMA, "b", 7, 0, new long[] {1, 2, 4}, 20);
+        tracker.add(LLAMA, "c", 7, 1, new long[] {1, 2}, 5);
+        assertEquals(List.of(load(7, 0, 30, 4), load(7, 1, 5, 2)), tracker.loads("llama-3-8b", "default"),
+                "ranks never share blocks");
+        tracker.free(LLAMA, "a");
+        assertEquals(load(7, 0, 20, 3), tracker.loads(null, null).get(0), "1 and 2 are still b's");
+        assertEquals(List.of(new TrackerViews.PotentialLoad(7, 0, 20, 3), new TrackerViews.PotentialLoad(7, 1, 5, 3)),
+                tracker.potentialLoads(LLAMA, new long[] {1, 1, 4}, 0), "a repeated hash is one block");
+        tracker.add(LLAMA, "empty", 7, 0, new long[0], 0);
+        assertEquals(3, tracker.activeRequests());
+    }
+
+    @Test
+    void topologyRulesAndTheirStatuses() {
+        assertEquals(400, status(() -> tracker.register(LLAMA, 7, 0, 0, 1)));
+        assertEquals(400, status(() -> tracker.register(LLAMA, 7, 16, 0, 0)));
+        assertEquals(400, status(() -> tracker.register(LLAMA, 7, 16, 0xFFFF_FFFFL, 2)), "dp range overflows u32");
+        assertEquals(400, status(() -> tracker.register(LLAMA, 7, 16, 0, SlotTracker.MAX_DP_SIZE + 1)));
+        tracker.register(LLAMA, 7, 16, 0xFFFF_FFFEL, 2);
+        assertEquals(409, status(() -> tracker.register(LLAMA, 8, 32, 0, 1)), "one block size per tracker");
+        assertEquals(409, status(() -> tracker.register(LLAMA, 7, 16, 0, 1)), "already registered");
+        tracker.register(new TrackerScope("llama-3-8b", "other"), 7, 32, 0, 1);
+        tracker.register(new TrackerScope("a-model", null), -1, 8, 0, 1);
+        tracker.register(LLAMA, 3, 16, 4, 1);
+        assertEquals(List.of("a-model/default/18446744073709551615", "llama-3-8b/default/3", "llama-3-8b/default/7",
+                "llama-3-8b/other/7"), tracker.workers(null, null).stream().map(w -> w.modelName() + "/" + w.tenantId()
+                + "/" + Long.toUnsignedString(w.workerId())).toList(), "sorted by model, tenant, worker id (unsigned)");
+        assertEquals(2, tracker.workers(null, "other").size() + tracker.workers("a-model", null).size());
+        assertEquals(4, tracker.trackedWorkers());
+
+        assertEquals(404, status(() -> tracker.unregister(LLAMA, 99)));
+        assertEquals(404, status(() -> tracker.unregister(new TrackerScope("nope", null), 7)));
+        tracker.add(LLAMA, "r", 7, 0xFFFF_FFFFL, new long[] {5}, 1);
+        tracker.unregister(LLAMA, 7);
+        assertEquals(0, tracker.activeRequests(), "its requests went with it");
+        assertEquals(3, tracker.trackedWorkers());
+    }
+
+    @Test
+    void lifecycleRefusalsChangeNothing() {
+        tracker.register(LLAMA, 7, 16, 2, 2);
+        tracker.add(LLAMA, "r", 7, 2, new long[] {1}, 8);
+        assertEquals(404, status(() -> tracker.add(new TrackerScope("nope", null), "x", 7, 2, new long[0], 0)));
+        assertEquals(404, status(() -> tracker.add(LLAMA, "x", 8, 2, new long[0], 0)), "unknown worker");
+        assertEquals(404, status(() -> tracker.add(LLAMA, "x", 7, 1, new long[0], 0)), "rank below the range");
+        assertEquals(404, status(() -> tracker.add(LLAMA, "x", 7, 4, new long[0], 0)), "rank past the range");
+        assertEquals(409, status(() -> tracker.add(LLAMA, "r", 7, 3, new long[] {9}, 100)), "duplicate request id");
+        assertEquals(404, status(() -> tracker.prefillComplete(LLAMA, "x")));
+        assertEquals(404, status(() -> tracker.free(new TrackerScope("llama-3-8b", "t2"), "r")));
+        assertEquals(404, status(() -> tracker.potentialLoads(new TrackerScope("nope", null), new long[0], 0)));
+        assertEquals(List.of(load(7, 2, 8, 1), load(7, 3, 0, 0)), tracker.loads(null, null));
+        assertEquals(1, tracker.activeRequests());
+    }
+
+    @Test
+    void requestsOlderThanTheTtlAreCleanedUpOldestFirst() {
+        tracker.register(LLAMA, 7, 16, 0, 1);
+        tracker.add(LLAMA, "old", 7, 0, new long[] {1, 2}, 10);
+        now += 200_000;
+        tracker.add(LLAMA, "young", 7, 0, new long[] {2, 3}, 20);
+        now += 99_999;
+        assertEquals(0, tracker.expireStale(), "old is 299.999 s old");
+        now += 1;
+        assertEquals(1, tracker.expireStale());
+        assertEquals(List.of(load(7, 0, 20, 2)), tracker.loads(null, null), "only young's tokens and blocks remain");
+        assertEquals(404, status(() -> tracker.prefillComplete(LLAMA, "old")), "an expired request is gone");
+        now += 200_000;
+        assertEquals(1, tracker.expireStale());
+        assertEquals(List.of(load(7, 0, 0, 0)), tracker.loads(null, null));
+        assertTrue(tracker.activeRequests() == 0);
+    }
+}
