@@ -3,10 +3,11 @@ package dev.kvindexer.cli;
 import dev.kvindexer.IndexerNode;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
+import dev.kvindexer.tracker.SlotTrackerVerticle;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -86,6 +87,11 @@ public final class ServeCommand implements Callable<Integer> {
             description = "Hazelcast XML to start from (env KVINDEXER_CLUSTER_CONFIG; default: the bundled cluster.xml).")
     String clusterConfig;
 
+    @Option(names = "--slot-tracker-port", defaultValue = "${env:KVINDEXER_SLOT_TRACKER_PORT}",
+            description = "Also run the slot tracker service (as `slot-tracker` does) on this port, same host "
+                    + "(env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
+    Integer slotTrackerPort;
+
     ServeConfig config() {
         ServeConfig config = new ServeConfig(host, port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize,
                 modelName, routingGroup != null ? routingGroup : tenantId, commaList(peers),
@@ -121,12 +127,18 @@ public final class ServeCommand implements Callable<Integer> {
         }
         LOG.info("kvindexer listening on http://{}:{}{}", config.host(), node.httpPort(),
                 config.clustered() ? " in cluster " + config.cluster().name() : "");
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            node.close();
-            stopped.countDown();
-        }, "kvindexer-shutdown"));
-        stopped.await();
+        if (slotTrackerPort != null) {
+            try {
+                SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), SlotTrackerConfig.on(config.host(),
+                        slotTrackerPort));
+                LOG.info("slot tracker listening on http://{}:{}", config.host(), tracker.actualPort());
+            } catch (Exception e) {
+                System.err.println("kvindexer serve: slot tracker startup failed: " + e.getMessage());
+                node.close();
+                return 1;
+            }
+        }
+        UntilShutdown.await("kvindexer-shutdown", node::close);
         return 0;
     }
 }

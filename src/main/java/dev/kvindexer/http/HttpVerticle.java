@@ -3,18 +3,16 @@ package dev.kvindexer.http;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 
 /** The HTTP adapter of the indexer; one instance per event loop, all sharing the port. */
 public final class HttpVerticle extends VerticleBase {
     /** Sized for one million tokens (QUERY_REQUEST_BODY_LIMIT_BYTES). */
     static final long QUERY_BODY_LIMIT = 8L * 1024 * 1024;
     /** The reference framework's default for every other route. */
-    static final long DEFAULT_BODY_LIMIT = 2L * 1024 * 1024;
+    static final long DEFAULT_BODY_LIMIT = JsonRoutes.DEFAULT_BODY_LIMIT;
 
     private final NodeServices node;
     private final String host;
@@ -70,19 +68,12 @@ public final class HttpVerticle extends VerticleBase {
             postJson(router, "/test/pause_listener", DEFAULT_BODY_LIMIT, false, dynamo::pauseListener);
             postJson(router, "/test/resume_listener", DEFAULT_BODY_LIMIT, false, dynamo::resumeListener);
         }
-        router.route().failureHandler(HttpVerticle::failure);
-        router.errorHandler(404, ctx -> Responses.error(ctx, 404,
-                "no route for " + ctx.request().method() + " " + ctx.request().path()));
-        router.errorHandler(405, ctx -> Responses.error(ctx, 405,
-                "method " + ctx.request().method() + " not allowed on " + ctx.request().path()));
+        JsonRoutes.answerFailures(router, ctx -> "no route for " + ctx.request().method() + " " + ctx.request().path(),
+                ctx -> "method " + ctx.request().method() + " not allowed on " + ctx.request().path());
         return router;
     }
 
     private static final String UNTYPED = "kvindexer.untyped-body";
-
-    private static HttpError unsupportedMediaType() {
-        return new HttpError(415, "Expected request with `Content-Type: application/json`");
-    }
 
     /**
      * Content-Type is checked before the body is read (415 wins over 413), as the reference's extractor does. With
@@ -92,25 +83,24 @@ public final class HttpVerticle extends VerticleBase {
      */
     private static void postJson(Router router, String path, long bodyLimit, boolean mooncakeServed,
                                  Handler<RoutingContext> handler) {
-        router.route(HttpMethod.POST, path)
-                .handler(ctx -> {
-                    String type = ctx.request().getHeader("content-type");
-                    if (JsonRequest.isJsonContentType(type)) {
-                        ctx.next();
-                    } else if (mooncakeServed && MsgpackBodies.isMsgpackType(type)) {
-                        MsgpackBodies.answerIn(ctx, type);
-                        ctx.next();
-                    } else if (type == null && mooncakeServed) {
-                        ctx.put(UNTYPED, Boolean.TRUE);
-                        ctx.next();
-                    } else {
-                        Responses.error(ctx, unsupportedMediaType());
-                    }
-                });
-        // A second route for the same path: Vert.x Web wants body handlers ahead of user handlers on a route.
-        router.route(HttpMethod.POST, path)
-                .handler(BodyHandler.create(false).setBodyLimit(bodyLimit))
-                .handler(guard(handler));
+        if (!mooncakeServed) {
+            JsonRoutes.post(router, path, bodyLimit, handler);
+            return;
+        }
+        JsonRoutes.post(router, path, bodyLimit, ctx -> {
+            String type = ctx.request().getHeader("content-type");
+            if (JsonRequest.isJsonContentType(type)) {
+                ctx.next();
+            } else if (MsgpackBodies.isMsgpackType(type)) {
+                MsgpackBodies.answerIn(ctx, type);
+                ctx.next();
+            } else if (type == null) {
+                ctx.put(UNTYPED, Boolean.TRUE);
+                ctx.next();
+            } else {
+                Responses.error(ctx, JsonRoutes.unsupportedMediaType());
+            }
+        }, handler);
     }
 
     /** A Mooncake handler that also learns the response shape asked for. */
@@ -132,12 +122,12 @@ public final class HttpVerticle extends VerticleBase {
                 if (msgpack || (requested != null && requested.mooncake())) {
                     throw asMooncake(e);
                 }
-                throw untyped ? unsupportedMediaType() : e;
+                throw untyped ? JsonRoutes.unsupportedMediaType() : e;
             }
             Flavor flavor = requested != null ? requested : msgpack ? Flavor.MOONCAKE_TENANT : Flavor.of(body);
             if (!flavor.mooncake()) {
                 if (untyped || msgpack) {
-                    throw unsupportedMediaType();
+                    throw JsonRoutes.unsupportedMediaType();
                 }
                 dynamo.handle(ctx);
                 return;
@@ -158,26 +148,8 @@ public final class HttpVerticle extends VerticleBase {
         return new MooncakeError(status, MooncakeError.INVALID_REQUEST, e.getMessage(), null);
     }
 
-    /** Turns an {@link HttpError} thrown while parsing into its JSON answer. */
     private static Handler<RoutingContext> guard(Handler<RoutingContext> handler) {
-        return ctx -> {
-            try {
-                handler.handle(ctx);
-            } catch (RuntimeException e) {
-                Responses.error(ctx, e);
-            }
-        };
-    }
-
-    private static void failure(RoutingContext ctx) {
-        int status = ctx.statusCode();
-        if (status == 413) {
-            Responses.error(ctx, 413, "request body exceeds the limit of this route");
-        } else if (ctx.failure() != null) {
-            Responses.error(ctx, ctx.failure());
-        } else {
-            Responses.error(ctx, status > 0 ? status : 500, "request failed with status " + status);
-        }
+        return JsonRoutes.guard(handler);
     }
 
     /** The bound port (differs from the configured one when that was 0). */

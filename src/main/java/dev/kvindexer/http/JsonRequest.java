@@ -12,7 +12,7 @@ import java.math.BigInteger;
  * Reads JSON request bodies with the reference's status codes (SPEC §7.0): 415 for a missing or non-JSON
  * Content-Type, 400 for invalid JSON, 422 for valid JSON of the wrong shape, each naming the field.
  */
-final class JsonRequest {
+public final class JsonRequest {
     private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
     private static final long U32_MAX = 0xFFFF_FFFFL;
 
@@ -35,7 +35,7 @@ final class JsonRequest {
     }
 
     /** The body parsed once per request: flavor dispatch reads it, then the handler does. */
-    static JsonRequest of(RoutingContext ctx) {
+    public static JsonRequest of(RoutingContext ctx) {
         JsonRequest cached = ctx.get(CONTEXT_KEY);
         if (cached == null) {
             cached = parse(ctx);
@@ -105,7 +105,7 @@ final class JsonRequest {
     }
 
     /** Present and not null. */
-    boolean has(String field) {
+    public boolean has(String field) {
         return body.getValue(field) != null;
     }
 
@@ -137,7 +137,7 @@ final class JsonRequest {
         throw HttpError.shape("`" + field + "`: invalid type, expected an integer");
     }
 
-    String requiredString(String field) {
+    public String requiredString(String field) {
         String s = optionalString(field);
         if (s == null) {
             throw HttpError.shape("missing field `" + field + "`");
@@ -145,7 +145,7 @@ final class JsonRequest {
         return s;
     }
 
-    String optionalString(String field) {
+    public String optionalString(String field) {
         Object v = body.getValue(field);
         if (v == null) {
             return null;
@@ -156,7 +156,7 @@ final class JsonRequest {
         return (String) v;
     }
 
-    long requiredU64(String field) {
+    public long requiredU64(String field) {
         Object v = body.getValue(field);
         if (v == null) {
             throw HttpError.shape("missing field `" + field + "`");
@@ -164,7 +164,22 @@ final class JsonRequest {
         return u64(field, v);
     }
 
-    int requiredU32(String field) {
+    /** A u64, or {@code defaultValue} when absent or null. */
+    public long optionalU64(String field, long defaultValue) {
+        Object v = body.getValue(field);
+        return v == null ? defaultValue : u64(field, v);
+    }
+
+    /** A required u32 over its whole range (ids and ranks that may exceed a signed int). */
+    public long requiredU32Long(String field) {
+        long n = requiredU64(field);
+        if (n < 0 || n > U32_MAX) {
+            throw HttpError.shape("`" + field + "`: invalid value " + Long.toUnsignedString(n) + ", expected u32");
+        }
+        return n;
+    }
+
+    public int requiredU32(String field) {
         if (!has(field)) {
             throw HttpError.shape("missing field `" + field + "`");
         }
@@ -210,7 +225,7 @@ final class JsonRequest {
     }
 
     /** An array of 64-bit hashes: signed i64 as the reference sends them, unsigned values above 2^63 accepted too. */
-    long[] hashArray(String field) {
+    public long[] hashArray(String field) {
         return hashes(field, false);
     }
 

@@ -11,14 +11,14 @@ import org.slf4j.LoggerFactory;
  * Writes JSON responses (msgpack when the request asked for it, {@link MsgpackBodies}); every error becomes
  * {@code {"error": "..."}} with its status.
  */
-final class Responses {
+public final class Responses {
     private static final Logger LOG = LoggerFactory.getLogger(Responses.class);
-    static final String OK = "{\"status\":\"ok\"}";
+    public static final String OK = "{\"status\":\"ok\"}";
 
     private Responses() {
     }
 
-    static void json(RoutingContext ctx, int status, String body) {
+    public static void json(RoutingContext ctx, int status, String body) {
         if (ctx.response().ended() || ctx.response().closed()) {
             return;
         }
@@ -30,7 +30,7 @@ final class Responses {
         ctx.response().setStatusCode(status).putHeader("content-type", "application/json").end(body);
     }
 
-    static void error(RoutingContext ctx, Throwable t) {
+    public static void error(RoutingContext ctx, Throwable t) {
         int status;
         String message;
         if (t instanceof MooncakeError) {
@@ -51,7 +51,7 @@ final class Responses {
         error(ctx, status, message);
     }
 
-    static void error(RoutingContext ctx, int status, String message) {
+    public static void error(RoutingContext ctx, int status, String message) {
         json(ctx, status, "{\"error\":" + Json.encode(message) + "}");
     }
 

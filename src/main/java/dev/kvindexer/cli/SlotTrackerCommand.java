@@ -1,0 +1,69 @@
+package dev.kvindexer.cli;
+
+import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.tracker.SlotTrackerVerticle;
+import io.vertx.core.Vertx;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code slot-tracker}: Dynamo's standalone slot tracker service (SPEC §9), on its own. */
+@Command(name = "slot-tracker", mixinStandardHelpOptions = true,
+        description = "Run the standalone slot tracker HTTP service (Dynamo compatible): active-request load per worker rank.")
+public final class SlotTrackerCommand implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(SlotTrackerCommand.class);
+
+    @Option(names = "--host", defaultValue = "0.0.0.0", description = "HTTP bind address (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", defaultValue = "" + SlotTrackerConfig.DEFAULT_PORT,
+            description = "HTTP port (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--request-ttl-seconds", defaultValue = "300",
+            description = "Active requests older than this are dropped (default: ${DEFAULT-VALUE}).")
+    long requestTtlSeconds;
+
+    @Option(names = "--cleanup-interval-seconds", defaultValue = "10",
+            description = "How often stale requests are looked for (default: ${DEFAULT-VALUE}).")
+    long cleanupIntervalSeconds;
+
+    /** Starts the service on {@code vertx} and returns it once it listens; blocking. */
+    public static SlotTrackerVerticle deploy(Vertx vertx, SlotTrackerConfig config) throws Exception {
+        SlotTrackerVerticle verticle = new SlotTrackerVerticle(config);
+        vertx.deployVerticle(verticle).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        return verticle;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        SlotTrackerConfig config;
+        try {
+            config = new SlotTrackerConfig(host, port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000);
+        } catch (IllegalArgumentException e) {
+            System.err.println("kvindexer slot-tracker: " + e.getMessage());
+            return 2;
+        }
+        Vertx vertx = Vertx.vertx();
+        SlotTrackerVerticle tracker;
+        try {
+            tracker = deploy(vertx, config);
+        } catch (Exception e) {
+            System.err.println("kvindexer slot-tracker: startup failed: " + e.getMessage());
+            vertx.close();
+            return 1;
+        }
+        LOG.info("slot tracker listening on http://{}:{}", host, tracker.actualPort());
+        UntilShutdown.await("slot-tracker-shutdown", () -> {
+            try {
+                vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                LOG.debug("shutdown: {}", e.toString());
+            }
+        });
+        return 0;
+    }
+}

@@ -1,0 +1,25 @@
+package dev.kvindexer.config;
+
+/**
+ * Settings of the slot tracker service ({@code slot-tracker}, or {@code serve --slot-tracker-port}).
+ *
+ * @param host                  HTTP bind address
+ * @param port                  HTTP port; 0 picks a free one (tests)
+ * @param requestTtlMillis      active requests older than this are dropped (Dynamo: 300 s)
+ * @param cleanupIntervalMillis how often the expiry runs
+ */
+public record SlotTrackerConfig(String host, int port, long requestTtlMillis, long cleanupIntervalMillis) {
+    public static final int DEFAULT_PORT = 8091;
+    public static final long DEFAULT_REQUEST_TTL_MILLIS = dev.kvindexer.tracker.SlotTracker.DEFAULT_REQUEST_TTL_MILLIS;
+    public static final long DEFAULT_CLEANUP_INTERVAL_MILLIS = 10_000;
+
+    public SlotTrackerConfig {
+        if (requestTtlMillis <= 0 || cleanupIntervalMillis <= 0) {
+            throw new IllegalArgumentException("the request TTL and the cleanup interval must be positive");
+        }
+    }
+
+    public static SlotTrackerConfig on(String host, int port) {
+        return new SlotTrackerConfig(host, port, DEFAULT_REQUEST_TTL_MILLIS, DEFAULT_CLEANUP_INTERVAL_MILLIS);
+    }
+}

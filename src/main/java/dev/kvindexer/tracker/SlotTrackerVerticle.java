@@ -1,0 +1,144 @@
+package dev.kvindexer.tracker;
+
+import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.http.HttpError;
+import dev.kvindexer.http.JsonRequest;
+import dev.kvindexer.http.JsonRoutes;
+import dev.kvindexer.http.Responses;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.math.BigInteger;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The slot tracker's HTTP adapter (SPEC §9): Dynamo's routes, codes and bodies over a {@link SlotTracker} that only
+ * this verticle's context touches, plus /metrics and the periodic stale-request cleanup. Deploy one instance.
+ */
+public final class SlotTrackerVerticle extends VerticleBase {
+    private static final Set<String> ROUTES = Set.of("/health", "/metrics", "/register", "/unregister", "/workers",
+            "/add", "/prefill_complete", "/free", "/loads", "/potential_loads");
+
+    private final SlotTrackerConfig config;
+    private final SlotTracker tracker;
+    private final TrackerMetrics metrics = new TrackerMetrics();
+    private HttpServer server;
+    private long cleanupTimer = -1;
+
+    public SlotTrackerVerticle(SlotTrackerConfig config) {
+        this.config = config;
+        this.tracker = new SlotTracker(() -> System.nanoTime() / 1_000_000, config.requestTtlMillis());
+    }
+
+    @Override
+    public Future<?> start() {
+        cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> metrics.expired(tracker.expireStale()));
+        server = vertx.createHttpServer();
+        return server.requestHandler(router()).listen(config.port(), config.host());
+    }
+
+    @Override
+    public Future<?> stop() {
+        vertx.cancelTimer(cleanupTimer);
+        return server == null ? Future.succeededFuture() : server.close();
+    }
+
+    /** The bound port (differs from the configured one when that was 0). */
+    public int actualPort() {
+        return server.actualPort();
+    }
+
+    private Router router() {
+        Router router = Router.router(vertx);
+        router.route().handler(ctx -> {
+            String path = ctx.request().path();
+            String route = ROUTES.contains(path) ? path : "other";
+            ctx.addHeadersEndHandler(v -> metrics.answered(route, ctx.response().getStatusCode()));
+            ctx.next();
+        });
+        router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        router.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
+                .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                .end(metrics.render(tracker.activeRequests(), tracker.trackedWorkers())));
+        post(router, "/register", 201, body -> tracker.register(scope(body), body.requiredU64("worker_id"),
+                body.requiredU32("block_size"), body.requiredU32Long("dp_start"), body.requiredU32Long("dp_size")));
+        post(router, "/unregister", 200, body -> tracker.unregister(scope(body), body.requiredU64("worker_id")));
+        router.get("/workers").handler(ctx -> {
+            JsonArray out = new JsonArray();
+            for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), param(ctx, "tenant_id"))) {
+                out.add(new JsonObject().put("worker_id", u64(w.workerId())).put("model_name", w.modelName())
+                        .put("tenant_id", w.tenantId()).put("block_size", w.blockSize()).put("dp_start", w.dpStart())
+                        .put("dp_size", w.dpSize()));
+            }
+            Responses.json(ctx, 200, out.encode());
+        });
+        post(router, "/add", 201, body -> tracker.add(scope(body), body.requiredString("request_id"),
+                body.requiredU64("worker_id"), body.requiredU32Long("dp_rank"), body.hashArray("sequence_hashes"),
+                body.optionalU64("new_isl_tokens", 0)));
+        post(router, "/prefill_complete", 200, body -> tracker.prefillComplete(scope(body), body.requiredString("request_id")));
+        post(router, "/free", 200, body -> tracker.free(scope(body), body.requiredString("request_id")));
+        router.get("/loads").handler(ctx -> {
+            JsonArray out = new JsonArray();
+            for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), param(ctx, "tenant_id"))) {
+                out.add(new JsonObject().put("model_name", l.modelName()).put("tenant_id", l.tenantId())
+                        .put("worker_id", u64(l.workerId())).put("dp_rank", l.dpRank())
+                        .put("active_prefill_tokens", u64(l.activePrefillTokens()))
+                        .put("active_decode_blocks", l.activeDecodeBlocks()));
+            }
+            Responses.json(ctx, 200, out.encode());
+        });
+        JsonRoutes.post(router, "/potential_loads", JsonRoutes.DEFAULT_BODY_LIMIT, ctx -> {
+            JsonRequest body = JsonRequest.of(ctx);
+            TrackerScope scope = scope(body);
+            long[] hashes = body.hashArray("sequence_hashes");
+            long newTokens = body.optionalU64("new_isl_tokens", 0);
+            JsonArray out = new JsonArray();
+            for (TrackerViews.PotentialLoad p : refusedAsHttp(() -> tracker.potentialLoads(scope, hashes, newTokens))) {
+                out.add(new JsonObject().put("worker_id", u64(p.workerId())).put("dp_rank", p.dpRank())
+                        .put("potential_prefill_tokens", u64(p.potentialPrefillTokens()))
+                        .put("potential_decode_blocks", p.potentialDecodeBlocks()));
+            }
+            Responses.json(ctx, 200, out.encode());
+        });
+        JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
+        return router;
+    }
+
+    /** A write route: the body is read in full (a bad one changes nothing), then the operation answers {"status":"ok"}. */
+    private static void post(Router router, String path, int status, Consumer<JsonRequest> operation) {
+        JsonRoutes.post(router, path, JsonRoutes.DEFAULT_BODY_LIMIT, ctx -> {
+            JsonRequest body = JsonRequest.of(ctx);
+            refusedAsHttp(() -> {
+                operation.accept(body);
+                return null;
+            });
+            Responses.json(ctx, status, Responses.OK);
+        });
+    }
+
+    private static <T> T refusedAsHttp(java.util.function.Supplier<T> op) {
+        try {
+            return op.get();
+        } catch (TrackerError e) {
+            throw new HttpError(e.status(), e.getMessage());
+        }
+    }
+
+    private static TrackerScope scope(JsonRequest body) {
+        return new TrackerScope(body.requiredString("model_name"), body.optionalString("tenant_id"));
+    }
+
+    private static String param(RoutingContext ctx, String name) {
+        return ctx.queryParams().get(name);
+    }
+
+    /** u64 values above Long.MAX_VALUE are written as the unsigned numbers they are. */
+    private static Object u64(long v) {
+        return v >= 0 ? (Object) v : new BigInteger(Long.toUnsignedString(v));
+    }
+}
