@@ -92,6 +92,11 @@ public final class ServeCommand implements Callable<Integer> {
                     + "(env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
     Integer slotTrackerPort;
 
+    /** The slot tracker to run beside the indexer, or null. */
+    SlotTrackerConfig slotTracker() {
+        return slotTrackerPort == null ? null : SlotTrackerConfig.on(host, slotTrackerPort);
+    }
+
     ServeConfig config() {
         ServeConfig config = new ServeConfig(host, port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize,
                 modelName, routingGroup != null ? routingGroup : tenantId, commaList(peers),
@@ -127,10 +132,9 @@ public final class ServeCommand implements Callable<Integer> {
         }
         LOG.info("kvindexer listening on http://{}:{}{}", config.host(), node.httpPort(),
                 config.clustered() ? " in cluster " + config.cluster().name() : "");
-        if (slotTrackerPort != null) {
+        if (slotTracker() != null) {
             try {
-                SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), SlotTrackerConfig.on(config.host(),
-                        slotTrackerPort));
+                SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), slotTracker());
                 LOG.info("slot tracker listening on http://{}:{}", config.host(), tracker.actualPort());
             } catch (Exception e) {
                 System.err.println("kvindexer serve: slot tracker startup failed: " + e.getMessage());

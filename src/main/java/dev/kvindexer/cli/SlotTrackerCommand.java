@@ -31,6 +31,10 @@ public final class SlotTrackerCommand implements Callable<Integer> {
             description = "How often stale requests are looked for (default: ${DEFAULT-VALUE}).")
     long cleanupIntervalSeconds;
 
+    SlotTrackerConfig config() {
+        return new SlotTrackerConfig(host, port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000);
+    }
+
     /** Starts the service on {@code vertx} and returns it once it listens; blocking. */
     public static SlotTrackerVerticle deploy(Vertx vertx, SlotTrackerConfig config) throws Exception {
         SlotTrackerVerticle verticle = new SlotTrackerVerticle(config);
@@ -42,7 +46,7 @@ public final class SlotTrackerCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         SlotTrackerConfig config;
         try {
-            config = new SlotTrackerConfig(host, port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000);
+            config = config();
         } catch (IllegalArgumentException e) {
             System.err.println("kvindexer slot-tracker: " + e.getMessage());
             return 2;

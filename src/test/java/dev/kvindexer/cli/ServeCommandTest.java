@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.config.SlotTrackerConfig;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -18,6 +19,26 @@ class ServeCommandTest {
         ServeCommand command = new ServeCommand();
         new CommandLine(command).parseArgs(args);
         return command.config();
+    }
+
+    @Test
+    void theSlotTrackerRunsBesideTheIndexerOnlyWhenItsPortIsGiven() {
+        ServeCommand command = new ServeCommand();
+        new CommandLine(command).parseArgs("--host", "127.0.0.1");
+        assertNull(command.slotTracker());
+        command = new ServeCommand();
+        new CommandLine(command).parseArgs("--host", "127.0.0.1", "--slot-tracker-port", "9191");
+        assertEquals(SlotTrackerConfig.on("127.0.0.1", 9191), command.slotTracker());
+    }
+
+    @Test
+    void slotTrackerCommandDefaultsAreDynamos() {
+        SlotTrackerCommand command = new SlotTrackerCommand();
+        new CommandLine(command).parseArgs();
+        assertEquals(new SlotTrackerConfig("0.0.0.0", 8091, 300_000, 10_000), command.config());
+        SlotTrackerCommand zero = new SlotTrackerCommand();
+        new CommandLine(zero).parseArgs("--request-ttl-seconds", "0");
+        assertThrows(IllegalArgumentException.class, zero::config);
     }
 
     @Test
