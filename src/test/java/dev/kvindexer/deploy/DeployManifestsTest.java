@@ -1,0 +1,180 @@
+package dev.kvindexer.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.IndexerNode;
+import dev.kvindexer.cli.ServeCommand;
+import dev.kvindexer.cli.SlotTrackerCommand;
+import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.tracker.SlotTrackerVerticle;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
+import picocli.CommandLine;
+
+/**
+ * The Dockerfile and the Kubernetes manifests (no Docker engine or cluster exists here): they parse, and the ports,
+ * probes and environment they name are the ones the code really serves and reads.
+ */
+class DeployManifestsTest {
+    private static List<Map<String, Object>> documents(String file) throws IOException {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Object doc : new Yaml().loadAll(Files.readString(Path.of("deploy", file)))) {
+            if (doc != null) {
+                out.add(map(doc));
+            }
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object o) {
+        return (Map<String, Object>) o;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Object> list(Object o) {
+        return (List<Object>) o;
+    }
+
+    private static Map<String, Object> at(Map<String, Object> m, String... path) {
+        Map<String, Object> cur = m;
+        for (String p : path) {
+            cur = map(cur.get(p));
+        }
+        return cur;
+    }
+
+    private static Map<String, Object> kind(List<Map<String, Object>> docs, String kind, String name) {
+        return docs.stream().filter(d -> kind.equals(d.get("kind")) && name.equals(at(d, "metadata").get("name")))
+                .findFirst().orElseThrow(() -> new AssertionError("no " + kind + " " + name));
+    }
+
+    private static Map<String, Object> onlyContainer(Map<String, Object> workload) {
+        List<Object> containers = list(at(workload, "spec", "template", "spec").get("containers"));
+        assertEquals(1, containers.size());
+        return map(containers.get(0));
+    }
+
+    private static Map<String, Integer> ports(Map<String, Object> container) {
+        Map<String, Integer> out = new HashMap<>();
+        list(container.get("ports")).forEach(p -> out.put((String) map(p).get("name"), (Integer) map(p).get("containerPort")));
+        return out;
+    }
+
+    private static String probePath(Map<String, Object> container, String probe) {
+        Map<String, Object> get = at(container, probe, "httpGet");
+        assertEquals("http", get.get("port"), probe + " on the http port");
+        return (String) get.get("path");
+    }
+
+    private static Map<Object, Object> servicePort(Map<String, Object> service) {
+        List<Object> ports = list(at(service, "spec").get("ports"));
+        assertEquals(1, ports.size());
+        return new HashMap<>(map(ports.get(0)));
+    }
+
+    @Test
+    void theClusterManifestNamesThePortsProbesAndEnvironmentTheIndexerServes() throws Exception {
+        List<Map<String, Object>> docs = documents("kvindexer.yaml");
+        Map<String, Object> set = kind(docs, "StatefulSet", "kvindexer");
+        Map<String, Object> container = onlyContainer(set);
+        assertEquals(Map.of("http", ServeConfig.DEFAULT_PORT, "hazelcast", ClusterSettings.DEFAULT_PORT), ports(container));
+        assertEquals("/ready", probePath(container, "readinessProbe"));
+        assertEquals("/health", probePath(container, "livenessProbe"));
+        assertEquals(List.of("serve", "--cluster"), container.get("args"));
+        assertEquals(10001, at(set, "spec", "template", "spec", "securityContext").get("runAsUser"));
+
+        Map<String, Object> headless = kind(docs, "Service", "kvindexer-cluster");
+        assertEquals("None", at(headless, "spec").get("clusterIP"));
+        assertEquals(Boolean.TRUE, at(headless, "spec").get("publishNotReadyAddresses"));
+        assertEquals(ClusterSettings.DEFAULT_PORT, servicePort(headless).get("port"));
+        assertEquals("kvindexer-cluster", at(set, "spec").get("serviceName"), "pods are named under the headless Service");
+        Map<String, Object> http = kind(docs, "Service", "kvindexer");
+        assertEquals("http", servicePort(http).get("targetPort"));
+        Object podLabels = at(set, "spec", "template", "metadata").get("labels");
+        assertEquals(podLabels, at(headless, "spec").get("selector"));
+        assertEquals(podLabels, at(http, "spec").get("selector"));
+
+        // Every KVINDEXER_* variable the pods set is one `serve` reads.
+        String help = new CommandLine(new ServeCommand()).getUsageMessage();
+        List<String> names = new ArrayList<>();
+        list(container.get("env")).forEach(e -> names.add((String) map(e).get("name")));
+        assertTrue(names.contains("KVINDEXER_CLUSTER_MEMBERS"), names.toString());
+        names.stream().filter(n -> n.startsWith("KVINDEXER_")).forEach(n -> assertTrue(help.contains(n), n + " in serve --help"));
+
+        IndexerNode node = IndexerNode.start(ServeConfig.local(0));
+        try {
+            HttpJson client = new HttpJson(node.httpPort());
+            assertEquals(200, client.get("/ready").statusCode());
+            assertEquals(200, client.get("/health").statusCode());
+        } finally {
+            node.close();
+        }
+    }
+
+    @Test
+    void theSlotTrackerManifestNamesThePortAndProbeItServes() throws Exception {
+        List<Map<String, Object>> docs = documents("slot-tracker.yaml");
+        Map<String, Object> container = onlyContainer(kind(docs, "Deployment", "slot-tracker"));
+        assertEquals(Map.of("http", SlotTrackerConfig.DEFAULT_PORT), ports(container));
+        assertEquals("/health", probePath(container, "readinessProbe"));
+        assertEquals("/health", probePath(container, "livenessProbe"));
+        assertEquals("slot-tracker", list(container.get("args")).get(0));
+        assertEquals(SlotTrackerConfig.DEFAULT_PORT, servicePort(kind(docs, "Service", "slot-tracker")).get("port"));
+
+        io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+        try {
+            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0));
+            assertEquals(200, new HttpJson(tracker.actualPort()).get("/health").statusCode());
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get();
+        }
+    }
+
+    @Test
+    void theDockerfileBuildsInTwoStagesAndRunsAsANonRootJvmThatGetsSigterm() throws IOException {
+        List<String> lines = Files.readAllLines(Path.of("Dockerfile"));
+        List<String> instructions = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        for (String line : lines) {
+            if (line.isBlank() || line.stripLeading().startsWith("#")) {
+                continue;
+            }
+            current.append(line.strip());
+            if (line.endsWith("\\")) {
+                current.setLength(current.length() - 1);
+                continue;
+            }
+            instructions.add(current.toString());
+            current.setLength(0);
+        }
+        List<String> froms = instructions.stream().filter(i -> i.startsWith("FROM ")).toList();
+        assertEquals(2, froms.size(), "a Maven build stage, then the runtime");
+        assertTrue(froms.get(0).startsWith("FROM maven:") && froms.get(0).endsWith(" AS build"), froms.get(0));
+        assertTrue(froms.get(1).startsWith("FROM eclipse-temurin:17-jre"), froms.get(1));
+        String user = instructions.stream().filter(i -> i.startsWith("USER ")).reduce((a, b) -> b).orElseThrow();
+        assertNotEquals("USER root", user);
+        assertNotEquals("USER 0", user);
+        String entrypoint = instructions.stream().filter(i -> i.startsWith("ENTRYPOINT ")).findFirst().orElseThrow();
+        assertTrue(entrypoint.startsWith("ENTRYPOINT [\"java\""), "exec form, so java is PID 1: " + entrypoint);
+        assertTrue(entrypoint.contains("\"/app/kvindexer.jar\""), entrypoint);
+        String health = instructions.stream().filter(i -> i.startsWith("HEALTHCHECK ")).findFirst().orElseThrow();
+        assertTrue(health.contains("http://127.0.0.1:" + ServeConfig.DEFAULT_PORT + "/health"), health);
+        String expose = instructions.stream().filter(i -> i.startsWith("EXPOSE ")).findFirst().orElseThrow();
+        assertEquals("EXPOSE " + ServeConfig.DEFAULT_PORT + " " + SlotTrackerConfig.DEFAULT_PORT + " "
+                + ClusterSettings.DEFAULT_PORT, expose);
+        assertTrue(instructions.contains("CMD [\"serve\"]"));
+    }
+}
