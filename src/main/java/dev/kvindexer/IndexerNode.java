@@ -10,6 +10,7 @@ import dev.kvindexer.cluster.RecoveryReport;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
+import dev.kvindexer.http.AccessLog;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
 import dev.kvindexer.ingest.ZmqIngest;
@@ -107,8 +108,9 @@ public final class IndexerNode {
         ClusterRegistrar clusterRegistrar = manager == null ? null : new ClusterRegistrar(vertx, manager, local);
         ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager));
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
+        AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
-                ingest, config.testEndpoints(), gate, membership);
+                ingest, config.testEndpoints(), gate, membership, accessLog);
         return new IndexerNode(vertx, ingest, services, clusterRegistrar);
     }
 
@@ -222,6 +224,9 @@ public final class IndexerNode {
         quietly(services.registrations().stopAll());
         quietly(vertx.close());
         ingest.close();
+        if (services.accessLog() != null) {
+            services.accessLog().close();
+        }
     }
 
     private static void quietly(Future<?> step) {

@@ -1,6 +1,7 @@
 package dev.kvindexer.cli;
 
 import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
@@ -92,6 +93,18 @@ public final class ServeCommand implements Callable<Integer> {
                     + "(env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
     Integer slotTrackerPort;
 
+    @Option(names = "--access-log", defaultValue = "${env:KVINDEXER_ACCESS_LOG}",
+            description = "Append one JSON line per request to this file; POST /reopen_logs reopens it after rotation "
+                    + "(env KVINDEXER_ACCESS_LOG; default: off).")
+    java.nio.file.Path accessLog;
+
+    @Option(names = "--trace-id-header", defaultValue = AccessLogSettings.DEFAULT_TRACE_ID_HEADER,
+            description = "Request header logged as trace_id in the access log (default: ${DEFAULT-VALUE}).")
+    String traceIdHeader;
+
+    @Option(names = "--access-log-local-time", description = "Access log timestamps in local time instead of UTC.")
+    boolean accessLogLocalTime;
+
     /** The slot tracker to run beside the indexer, or null. */
     SlotTrackerConfig slotTracker() {
         return slotTrackerPort == null ? null : SlotTrackerConfig.on(host, slotTrackerPort);
@@ -102,6 +115,9 @@ public final class ServeCommand implements Callable<Integer> {
                 modelName, routingGroup != null ? routingGroup : tenantId, commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
+        if (accessLog != null) {
+            config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
+        }
         if (!cluster) {
             return config;
         }

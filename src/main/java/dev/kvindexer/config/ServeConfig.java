@@ -13,10 +13,12 @@ import java.util.List;
  * @param testEndpoints mount POST /test/pause_listener and /test/resume_listener
  * @param minInitialWorkers DYN_ROUTER_MIN_INITIAL_WORKERS: the ready gate waits for this many registered instances
  * @param cluster       how to join a Hazelcast cluster, or null for a standalone node
+ * @param accessLog     where to write the access log, or null for none
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
-                          boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster) {
+                          boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster,
+                          AccessLogSettings accessLog) {
     public static final int DEFAULT_PORT = 8090;
 
     /** A standalone node. */
@@ -24,12 +26,17 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
                        Integer blockSize, String modelName, String tenantId, List<String> peers,
                        boolean testEndpoints, int minInitialWorkers) {
         this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
-                minInitialWorkers, null);
+                minInitialWorkers, null, null);
     }
 
     public ServeConfig withCluster(ClusterSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, settings);
+                testEndpoints, minInitialWorkers, settings, accessLog);
+    }
+
+    public ServeConfig withAccessLog(AccessLogSettings settings) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                testEndpoints, minInitialWorkers, cluster, settings);
     }
 
     public boolean clustered() {

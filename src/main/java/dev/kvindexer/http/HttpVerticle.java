@@ -35,7 +35,11 @@ public final class HttpVerticle extends VerticleBase {
         Router router = Router.router(vertx);
         DynamoRoutes dynamo = new DynamoRoutes(vertx, node);
         MooncakeRoutes mooncake = new MooncakeRoutes(vertx, node);
+        AccessLog accessLog = node.accessLog();
         router.route().handler(ctx -> {
+            if (accessLog != null) {
+                accessLog.track(ctx);
+            }
             // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
             String accept = ctx.request().getHeader("accept");
             if (MsgpackBodies.isMsgpackType(accept)) {
@@ -62,6 +66,12 @@ public final class HttpVerticle extends VerticleBase {
         sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT, dynamo::register, (c, f) -> mooncake.register(c));
         sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c));
         postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(vertx, node)::post);
+        router.post("/reopen_logs").handler(ctx -> {
+            if (accessLog != null) {
+                accessLog.reopen();
+            }
+            Responses.json(ctx, 200, Responses.OK);
+        });
         postJson(router, "/register_peer", DEFAULT_BODY_LIMIT, false, dynamo::registerPeer);
         postJson(router, "/deregister_peer", DEFAULT_BODY_LIMIT, false, dynamo::deregisterPeer);
         if (node.testEndpoints()) {

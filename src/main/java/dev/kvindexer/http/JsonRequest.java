@@ -65,6 +65,22 @@ public final class JsonRequest {
         return new JsonRequest((JsonObject) value);
     }
 
+    /**
+     * The model a request named (Dynamo {@code model_name}, Mooncake {@code model} or {@code modelname}, or the
+     * {@code model_name} query parameter), for the access log; null when none, or the body was never read or valid.
+     */
+    static String modelOf(RoutingContext ctx) {
+        JsonRequest cached = ctx.get(CONTEXT_KEY);
+        if (cached != null) {
+            for (String key : new String[] {"model_name", "model", "modelname"}) {
+                if (cached.body.getValue(key) instanceof String) {
+                    return cached.body.getString(key);
+                }
+            }
+        }
+        return ctx.queryParams().get("model_name");
+    }
+
     /** A JSON object nested in a request body (one element of an array member), read with the same rules. */
     static JsonRequest of(JsonObject object) {
         return new JsonRequest(object);

@@ -19,10 +19,11 @@ import java.util.TreeSet;
  * @param registrar     what /register and /unregister go through: this node, or the whole cluster
  * @param registrations this node's own registrations (listeners, partitions, test pause/resume)
  * @param membership    the cluster's other nodes, or null on a standalone node
+ * @param accessLog     the access log, or null when none is configured
  */
 public record NodeServices(Registrar registrar, RegistrationService registrations, Registry registry, PeerSet peers,
                            EventCounters counters, Watermarks watermarks, ZmqIngest ingest, boolean testEndpoints,
-                           ReadyGate gate, ClusterMembership membership) {
+                           ReadyGate gate, ClusterMembership membership, AccessLog accessLog) {
 
     /** GET /peers: registered peers and, in a cluster, the other live nodes, sorted and without repeats. */
     public Future<List<String>> allPeers() {

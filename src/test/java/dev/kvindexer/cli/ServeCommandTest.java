@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
@@ -29,6 +30,15 @@ class ServeCommandTest {
         command = new ServeCommand();
         new CommandLine(command).parseArgs("--host", "127.0.0.1", "--slot-tracker-port", "9191");
         assertEquals(SlotTrackerConfig.on("127.0.0.1", 9191), command.slotTracker());
+    }
+
+    @Test
+    void accessLogFlagsNameTheFileTheTraceHeaderAndTheClock() {
+        assertNull(parse().accessLog(), "off by default");
+        assertEquals(new AccessLogSettings(java.nio.file.Path.of("/var/log/a.log"), "x-trace-id", false),
+                parse("--access-log", "/var/log/a.log").accessLog());
+        assertEquals(new AccessLogSettings(java.nio.file.Path.of("a.log"), "x-request-id", true),
+                parse("--access-log", "a.log", "--trace-id-header", "x-request-id", "--access-log-local-time").accessLog());
     }
 
     @Test

@@ -1,0 +1,134 @@
+package dev.kvindexer.http;
+
+import dev.kvindexer.config.AccessLogSettings;
+import io.vertx.core.json.Json;
+import io.vertx.ext.web.RoutingContext;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
+import java.time.OffsetDateTime;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The access log (SPEC §7.11): one JSON object per answered request, {@code ts} (RFC 3339 with milliseconds),
+ * {@code trace_id}, {@code method}, {@code path}, {@code model}, {@code status}, {@code duration_ms}. Event loops only
+ * queue a line; one writer thread owns the file, so no event loop blocks on disk. A full queue drops lines (counted)
+ * rather than slow requests down.
+ */
+public final class AccessLog implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AccessLog.class);
+    private static final DateTimeFormatter TS = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", Locale.ROOT);
+    /** Queue markers, compared by identity. */
+    private static final String REOPEN = new String("reopen");
+    private static final String STOP = new String("stop");
+
+    private final AccessLogSettings settings;
+    private final ZoneId zone;
+    private final BlockingQueue<String> queue = new ArrayBlockingQueue<>(65_536);
+    private final AtomicLong dropped = new AtomicLong();
+    private final Thread writer;
+    private BufferedWriter out; // the writer thread's, after open()
+
+    private AccessLog(AccessLogSettings settings) throws IOException {
+        this.settings = settings;
+        this.zone = settings.localTime() ? ZoneId.systemDefault() : ZoneOffset.UTC;
+        this.out = openFile();
+        this.writer = new Thread(this::run, "kvindexer-access-log");
+        writer.setDaemon(true);
+        writer.start();
+    }
+
+    /** Opens (creates or appends to) the file now, so a bad path is a startup error. */
+    public static AccessLog open(AccessLogSettings settings) throws IOException {
+        return new AccessLog(settings);
+    }
+
+    private BufferedWriter openFile() throws IOException {
+        return Files.newBufferedWriter(settings.file(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+    }
+
+    /** Writes a line for the request once its answer has gone out. Call from the request's handler chain. */
+    public void track(RoutingContext ctx) {
+        long start = System.nanoTime();
+        ctx.addBodyEndHandler(v -> {
+            double ms = (System.nanoTime() - start) / 1_000_000.0;
+            String line = "{\"ts\":\"" + TS.format(OffsetDateTime.now(zone))
+                    + "\",\"trace_id\":" + quoted(ctx.request().getHeader(settings.traceIdHeader()))
+                    + ",\"method\":\"" + ctx.request().method().name()
+                    + "\",\"path\":" + Json.encode(ctx.request().path())
+                    + ",\"model\":" + quoted(JsonRequest.modelOf(ctx))
+                    + ",\"status\":" + ctx.response().getStatusCode()
+                    + ",\"duration_ms\":" + String.format(Locale.ROOT, "%.3f", ms) + "}";
+            if (!queue.offer(line)) {
+                dropped.incrementAndGet();
+            }
+        });
+    }
+
+    private static String quoted(String s) {
+        return s == null ? "null" : Json.encode(s);
+    }
+
+    /** Log rotation: the file is closed and opened again by name (POST /reopen_logs). */
+    public void reopen() {
+        try {
+            queue.put(REOPEN);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Lines dropped because the writer fell behind. */
+    public long dropped() {
+        return dropped.get();
+    }
+
+    private void run() {
+        try {
+            while (true) {
+                String line = queue.take();
+                if (line == STOP) {
+                    out.close();
+                    return;
+                }
+                if (line == REOPEN) {
+                    out.close();
+                    out = openFile();
+                    continue;
+                }
+                out.write(line);
+                out.write('\n');
+                if (queue.isEmpty()) {
+                    out.flush();
+                }
+            }
+        } catch (IOException e) {
+            LOG.error("access log {} failed; no more lines are written: {}", settings.file(), e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Writes what is queued, then closes the file. */
+    @Override
+    public void close() {
+        try {
+            queue.put(STOP);
+            writer.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
