@@ -44,8 +44,9 @@ public final class SlotTracker {
         this.requestTtlMillis = requestTtlMillis;
     }
 
-    public SlotTracker() {
-        this(() -> System.nanoTime() / 1_000_000, DEFAULT_REQUEST_TTL_MILLIS);
+    /** On the JVM's monotonic clock. */
+    public SlotTracker(long requestTtlMillis) {
+        this(() -> System.nanoTime() / 1_000_000, requestTtlMillis);
     }
 
     private static final class Scope {

@@ -32,7 +32,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
 
     public SlotTrackerVerticle(SlotTrackerConfig config) {
         this.config = config;
-        this.tracker = new SlotTracker(() -> System.nanoTime() / 1_000_000, config.requestTtlMillis());
+        this.tracker = new SlotTracker(config.requestTtlMillis());
     }
 
     @Override
