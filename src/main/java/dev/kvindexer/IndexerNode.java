@@ -40,11 +40,15 @@ public final class IndexerNode {
     /** Decoded batches allowed between the ingest threads and the partitions (bounded memory under a flood). */
     static final int MAX_IN_FLIGHT_BATCHES = 10_000;
     static final long SLOW_JOINER_MILLIS = 1000;
+    /** SIGTERM to exit: the whole of {@link #close()} (issue 7: within 10 s, inside Kubernetes' default grace period). */
+    static final java.time.Duration CLOSE_BUDGET = java.time.Duration.ofSeconds(10);
 
     private final Vertx vertx;
     private final ZmqIngest ingest;
     private final NodeServices services;
     private final ClusterRegistrar clusterRegistrar;
+    /** The HTTP verticles' deployments: undeployed first on close, so no request is taken while the node winds down. */
+    private final List<String> httpDeployments = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int httpPort;
     private volatile RecoveryReport recovery = RecoveryReport.NONE;
 
@@ -170,7 +174,10 @@ public final class IndexerNode {
         for (int i = 0; i < config.threads(); i++) {
             HttpVerticle v = new HttpVerticle(services, config.host(), port);
             verticles.add(v);
-            chain = chain.compose(ignored -> vertx.deployVerticle(v).<Void>mapEmpty());
+            chain = chain.compose(ignored -> vertx.deployVerticle(v).map(id -> {
+                httpDeployments.add(id);
+                return (Void) null;
+            }));
         }
         return chain.map(ignored -> {
             httpPort = verticles.get(0).actualPort();
@@ -212,26 +219,35 @@ public final class IndexerNode {
         return services;
     }
 
-    /** Leaves the cluster (if any), stops listeners, Vert.x and the ingest threads. Blocking, like {@link #start}. */
+    /**
+     * Stops taking requests, leaves the cluster (if any), stops listeners, Vert.x and the ingest threads, within
+     * {@link #CLOSE_BUDGET} in all: a step that has not finished by then is abandoned. Blocking, like {@link #start}.
+     */
     public void close() {
+        long deadline = System.nanoTime() + CLOSE_BUDGET.toNanos();
+        // HTTP first: a load balancer's next attempt goes to another replica instead of a node winding down.
+        for (String id : httpDeployments) {
+            quietly(vertx.undeploy(id), deadline);
+        }
         if (services.membership() != null) {
-            quietly(services.membership().leave());
+            quietly(services.membership().leave(), deadline);
         }
         if (clusterRegistrar != null) {
-            quietly(clusterRegistrar.stop());
+            quietly(clusterRegistrar.stop(), deadline);
         }
         // Shutting down anyway: sockets are closed with their threads below.
-        quietly(services.registrations().stopAll());
-        quietly(vertx.close());
+        quietly(services.registrations().stopAll(), deadline);
+        quietly(vertx.close(), deadline);
         ingest.close();
         if (services.accessLog() != null) {
             services.accessLog().close();
         }
     }
 
-    private static void quietly(Future<?> step) {
+    private static void quietly(Future<?> step, long deadline) {
         try {
-            await(step);
+            step.toCompletionStage().toCompletableFuture().get(Math.max(deadline - System.nanoTime(), 1),
+                    TimeUnit.NANOSECONDS);
         } catch (Exception e) {
             LOG.debug("shutdown step failed: {}", e.toString());
         }

@@ -37,6 +37,19 @@ public final class TestPublisher implements AutoCloseable {
         }
     }
 
+    /** Blocks until a subscriber goes away: its connection closed, which the XPUB reports as an unsubscription. */
+    public void awaitUnsubscribe() {
+        while (true) {
+            byte[] msg = socket.recv(0);
+            if (msg == null) {
+                throw new AssertionError("no subscriber left " + endpoint);
+            }
+            if (msg.length > 0 && msg[0] == 0) {
+                return;
+            }
+        }
+    }
+
     /** One live message: topic, 8-byte big-endian seq, payload. */
     public void publish(String topic, long seq, byte[] payload) {
         sendFrames(topic.getBytes(StandardCharsets.UTF_8), LiveFrames.seqFrame(seq), payload);
