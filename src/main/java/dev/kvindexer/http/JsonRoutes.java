@@ -1,6 +1,10 @@
 package dev.kvindexer.http;
 
 import io.vertx.core.Handler;
+import io.vertx.core.buffer.Buffer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -53,6 +57,27 @@ public final class JsonRoutes {
                 Responses.error(ctx, e);
             }
         };
+    }
+
+    /**
+     * The service's checked-in OpenAPI document (a classpath resource under {@code openapi/}), read once. Call it off
+     * the event loop: a verticle's constructor runs on the deploying thread.
+     */
+    public static Buffer openApiDocument(String name) {
+        try (InputStream in = JsonRoutes.class.getResourceAsStream("/openapi/" + name)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource openapi/" + name);
+            }
+            return Buffer.buffer(in.readAllBytes());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** {@code GET /openapi.json}: the document, as checked in. */
+    public static void serveOpenApi(Router router, Buffer document) {
+        router.get("/openapi.json").handler(ctx -> ctx.response().setStatusCode(200)
+                .putHeader("content-type", "application/json").end(document));
     }
 
     /** Failures (413 from the body limit among them), unknown routes and wrong methods as JSON errors. */

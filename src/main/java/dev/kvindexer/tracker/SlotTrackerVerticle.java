@@ -7,6 +7,7 @@ import dev.kvindexer.http.JsonRoutes;
 import dev.kvindexer.http.Responses;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -22,11 +23,12 @@ import java.util.function.Consumer;
  */
 public final class SlotTrackerVerticle extends VerticleBase {
     private static final Set<String> ROUTES = Set.of("/health", "/metrics", "/register", "/unregister", "/workers",
-            "/add", "/prefill_complete", "/free", "/loads", "/potential_loads");
+            "/add", "/prefill_complete", "/free", "/loads", "/potential_loads", "/openapi.json");
 
     private final SlotTrackerConfig config;
     private final SlotTracker tracker;
     private final TrackerMetrics metrics = new TrackerMetrics();
+    private final Buffer openApi = JsonRoutes.openApiDocument("slot-tracker.json");
     private HttpServer server;
     private long cleanupTimer = -1;
 
@@ -53,7 +55,8 @@ public final class SlotTrackerVerticle extends VerticleBase {
         return server.actualPort();
     }
 
-    private Router router() {
+    /** Every route this service serves (package-private for the OpenAPI coverage test). */
+    Router router() {
         Router router = Router.router(vertx);
         router.route().handler(ctx -> {
             String path = ctx.request().path();
@@ -62,6 +65,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
             ctx.next();
         });
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        JsonRoutes.serveOpenApi(router, openApi);
         router.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
                 .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(metrics.render(tracker.activeRequests(), tracker.trackedWorkers())));
