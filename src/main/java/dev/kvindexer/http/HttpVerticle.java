@@ -3,6 +3,7 @@ package dev.kvindexer.http;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -15,6 +16,7 @@ public final class HttpVerticle extends VerticleBase {
     static final long DEFAULT_BODY_LIMIT = JsonRoutes.DEFAULT_BODY_LIMIT;
 
     private final NodeServices node;
+    private final Buffer openApi = JsonRoutes.openApiDocument("indexer.json");
     private final String host;
     private final int port;
     private HttpServer server;
@@ -32,6 +34,11 @@ public final class HttpVerticle extends VerticleBase {
     }
 
     Router router() {
+        return routerOn(vertx);
+    }
+
+    /** Every route of the indexer on {@code vertx} (package-private for the OpenAPI coverage test). */
+    Router routerOn(io.vertx.core.Vertx vertx) {
         Router router = Router.router(vertx);
         DynamoRoutes dynamo = new DynamoRoutes(vertx, node);
         MooncakeRoutes mooncake = new MooncakeRoutes(vertx, node);
@@ -48,6 +55,7 @@ public final class HttpVerticle extends VerticleBase {
             ctx.next();
         });
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        JsonRoutes.serveOpenApi(router, openApi);
         router.get("/ready").handler(ctx -> {
             String waiting = node.gate().reason();
             if (waiting == null) {
