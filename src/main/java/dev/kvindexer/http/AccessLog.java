@@ -16,6 +16,7 @@ import java.util.Locale;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,6 +38,7 @@ public final class AccessLog implements AutoCloseable {
     private final ZoneId zone;
     private final BlockingQueue<String> queue = new ArrayBlockingQueue<>(65_536);
     private final AtomicLong dropped = new AtomicLong();
+    private final AtomicBoolean reopenRequested = new AtomicBoolean();
     private final Thread writer;
     private BufferedWriter out; // the writer thread's, after open()
 
@@ -81,13 +83,14 @@ public final class AccessLog implements AutoCloseable {
         return s == null ? "null" : Json.encode(s);
     }
 
-    /** Log rotation: the file is closed and opened again by name (POST /reopen_logs). */
+    /**
+     * Log rotation: the file is closed and opened again by name (POST /reopen_logs). Called on an event loop, so it
+     * never waits: the marker only wakes the writer, and when the queue is full the writer is awake anyway and sees
+     * the request before its next line.
+     */
     public void reopen() {
-        try {
-            queue.put(REOPEN);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        reopenRequested.set(true);
+        queue.offer(REOPEN);
     }
 
     /** Lines dropped because the writer fell behind. */
@@ -99,13 +102,15 @@ public final class AccessLog implements AutoCloseable {
         try {
             while (true) {
                 String line = queue.take();
+                if (reopenRequested.getAndSet(false)) {
+                    out.close();
+                    out = openFile();
+                }
                 if (line == STOP) {
                     out.close();
                     return;
                 }
                 if (line == REOPEN) {
-                    out.close();
-                    out = openFile();
                     continue;
                 }
                 out.write(line);

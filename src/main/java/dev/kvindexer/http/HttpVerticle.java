@@ -64,10 +64,10 @@ public final class HttpVerticle extends VerticleBase {
                 Responses.error(ctx, 503, "not ready: " + waiting);
             }
         });
-        router.get("/workers").handler(guard(dynamo::workers));
-        router.get("/dump").handler(guard(dynamo::dump));
-        router.get("/peers").handler(guard(dynamo::peers));
-        router.get("/services").handler(guard(mooncake::services));
+        router.get("/workers").handler(JsonRoutes.guard(dynamo::workers));
+        router.get("/dump").handler(JsonRoutes.guard(dynamo::dump));
+        router.get("/peers").handler(JsonRoutes.guard(dynamo::peers));
+        router.get("/services").handler(JsonRoutes.guard(mooncake::services));
         // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor).
         sharedPostJson(router, "/query", QUERY_BODY_LIMIT, dynamo::query, mooncake::query);
         sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, dynamo::queryByHash, mooncake::queryByHash);
@@ -166,9 +166,6 @@ public final class HttpVerticle extends VerticleBase {
         return new MooncakeError(status, MooncakeError.INVALID_REQUEST, e.getMessage(), null);
     }
 
-    private static Handler<RoutingContext> guard(Handler<RoutingContext> handler) {
-        return JsonRoutes.guard(handler);
-    }
 
     /** The bound port (differs from the configured one when that was 0). */
     public int actualPort() {

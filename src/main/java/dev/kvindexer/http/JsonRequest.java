@@ -26,12 +26,27 @@ public final class JsonRequest {
 
     /** True for application/json and application/*+json, ignoring parameters such as charset. */
     static boolean isJsonContentType(String header) {
+        String mime = mediaType(header);
+        return mime != null && (mime.equals("application/json") || (mime.startsWith("application/") && mime.endsWith("+json")));
+    }
+
+    /**
+     * The media type of a Content-Type or the first of an Accept header, lower case, without parameters; null for no
+     * header.
+     */
+    static String mediaType(String header) {
         if (header == null) {
-            return false;
+            return null;
         }
-        int semi = header.indexOf(';');
-        String mime = (semi < 0 ? header : header.substring(0, semi)).trim().toLowerCase(java.util.Locale.ROOT);
-        return mime.equals("application/json") || (mime.startsWith("application/") && mime.endsWith("+json"));
+        int end = header.length();
+        for (int i = 0; i < header.length(); i++) {
+            char c = header.charAt(i);
+            if (c == ';' || c == ',') {
+                end = i;
+                break;
+            }
+        }
+        return header.substring(0, end).trim().toLowerCase(java.util.Locale.ROOT);
     }
 
     /** The body parsed once per request: flavor dispatch reads it, then the handler does. */

@@ -2,13 +2,13 @@ package dev.kvindexer.http;
 
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.function.Function;
 
 /**

@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.Locale;
 import java.util.Map;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
@@ -33,23 +32,14 @@ final class MsgpackBodies {
 
     /** application/msgpack, application/x-msgpack or application/vnd.msgpack, ignoring parameters. */
     static boolean isMsgpackType(String header) {
-        if (header == null) {
-            return false;
-        }
-        int end = header.indexOf(';');
-        int comma = header.indexOf(',');
-        if (comma >= 0 && (end < 0 || comma < end)) {
-            end = comma;
-        }
-        String mime = (end < 0 ? header : header.substring(0, end)).trim().toLowerCase(Locale.ROOT);
-        return mime.equals("application/msgpack") || mime.equals("application/x-msgpack")
-                || mime.equals("application/vnd.msgpack");
+        String mime = JsonRequest.mediaType(header);
+        return "application/msgpack".equals(mime) || "application/x-msgpack".equals(mime)
+                || "application/vnd.msgpack".equals(mime);
     }
 
-    /** Answers this request in msgpack, with {@code contentType}. */
-    static void answerIn(RoutingContext ctx, String contentType) {
-        int semi = contentType.indexOf(';');
-        ctx.put(RESPONSE_TYPE, (semi < 0 ? contentType : contentType.substring(0, semi)).trim());
+    /** Answers this request in msgpack, in the media type of {@code header} (the request's Content-Type or Accept). */
+    static void answerIn(RoutingContext ctx, String header) {
+        ctx.put(RESPONSE_TYPE, JsonRequest.mediaType(header));
     }
 
     /** The msgpack type to answer in, or null for JSON. */

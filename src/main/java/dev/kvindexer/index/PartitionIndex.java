@@ -173,6 +173,15 @@ public final class PartitionIndex {
         return merge(here, seq.matcher.match(sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes)));
     }
 
+    /**
+     * The rolling sequence hashes of a prompt's local hashes when blocks stored without tokens need them for a
+     * query, else null: compute them once and hand them to {@link #match(long[], long[])} and
+     * {@link #sharedReach(long[], long[])}.
+     */
+    public long[] sequenceHashesFor(long[] localHashes) {
+        return bySequence == null || bySequence.isEmpty() ? null : BlockHasher.sequenceHashes(localHashes);
+    }
+
     /** One entry per owner; an owner answered by both indexes keeps the larger reach in each tier. */
     private static List<OwnerMatch> merge(List<OwnerMatch> a, List<OwnerMatch> b) {
         if (b.isEmpty()) {

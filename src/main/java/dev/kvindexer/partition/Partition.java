@@ -269,8 +269,8 @@ public final class Partition {
     }
 
     public PartitionMessages.QueryReply query(PartitionMessages.Query query) {
-        long[] seq = query.sequenceHashes() ? query.hashes() : null;
-        long[] local = seq != null ? index.localHashesOfSequence(seq) : query.hashes();
+        long[] local = query.sequenceHashes() ? index.localHashesOfSequence(query.hashes()) : query.hashes();
+        long[] seq = query.sequenceHashes() ? query.hashes() : index.sequenceHashesFor(local);
         return new PartitionMessages.QueryReply(index.blockSize(), index.match(local, seq), index.sharedReach(local, seq));
     }
 
