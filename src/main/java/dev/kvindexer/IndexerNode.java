@@ -15,6 +15,8 @@ import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.metrics.NodeMeters;
+import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.partition.LocalCodec;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.Watermarks;
@@ -25,6 +27,7 @@ import dev.kvindexer.registry.Registry;
 import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxBuilder;
 import io.vertx.core.VertxOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.util.ArrayList;
@@ -65,18 +68,20 @@ public final class IndexerNode {
      */
     public static IndexerNode start(ServeConfig config) throws Exception {
         VertxOptions options = new VertxOptions().setEventLoopPoolSize(config.threads());
+        VertxMeters meters = new VertxMeters();
+        VertxBuilder builder = meters.instrument(Vertx.builder(), options);
         HazelcastClusterManager manager = null;
         Vertx vertx;
         if (config.clustered()) {
             manager = new HazelcastClusterManager(HazelcastConfigs.load(config.cluster()));
             options.getEventBusOptions().setHost(config.cluster().host()).setPort(0);
-            vertx = await(Vertx.builder().with(options).withClusterManager(manager).buildClustered());
+            vertx = await(builder.with(options).withClusterManager(manager).buildClustered());
         } else {
-            vertx = Vertx.vertx(options);
+            vertx = builder.build();
         }
         IndexerNode node;
         try {
-            node = assemble(vertx, manager, config);
+            node = assemble(vertx, manager, config, new NodeMeters(meters));
         } catch (Exception e) {
             vertx.close();
             throw e;
@@ -98,8 +103,8 @@ public final class IndexerNode {
         return node;
     }
 
-    private static IndexerNode assemble(Vertx vertx, HazelcastClusterManager manager, ServeConfig config)
-            throws Exception {
+    private static IndexerNode assemble(Vertx vertx, HazelcastClusterManager manager, ServeConfig config,
+                                        NodeMeters meters) throws Exception {
         LocalCodec.registerAll(vertx.eventBus());
         EventCounters counters = new EventCounters();
         Registry registry = new Registry();
@@ -114,7 +119,7 @@ public final class IndexerNode {
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
-                ingest, config.testEndpoints(), gate, membership, accessLog);
+                ingest, config.testEndpoints(), gate, membership, accessLog, meters);
         return new IndexerNode(vertx, ingest, services, clusterRegistrar);
     }
 
@@ -142,6 +147,7 @@ public final class IndexerNode {
             // is taken, so little is published in between (the reference waits the same second).
             Thread.sleep(SLOW_JOINER_MILLIS);
             recovery = new PeerRecovery(vertx, services.registrations(), config.blockSize()).recover(sources);
+            services.meters().recovered(recovery.millis(), recovery.events());
             config.peers().forEach(services.peers()::add);
         }
         int wanted = config.minInitialWorkers();

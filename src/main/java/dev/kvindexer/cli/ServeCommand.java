@@ -150,7 +150,8 @@ public final class ServeCommand implements Callable<Integer> {
                 config.clustered() ? " in cluster " + config.cluster().name() : "");
         if (slotTracker() != null) {
             try {
-                SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), slotTracker());
+                SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), slotTracker(),
+                        node.services().meters()::micrometerScrape);
                 LOG.info("slot tracker listening on http://{}:{}", config.host(), tracker.actualPort());
             } catch (Exception e) {
                 System.err.println("kvindexer serve: slot tracker startup failed: " + e.getMessage());

@@ -70,6 +70,11 @@ public final class ClusterMembership {
         });
     }
 
+    /** Members of the cluster, this node included. */
+    public int memberCount() {
+        return manager.getNodes().size();
+    }
+
     /** Withdraws the announcement before the node leaves the cluster. */
     public Future<Void> leave() {
         return members.remove(self).mapEmpty();

@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.metrics.HttpRequestMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
@@ -7,6 +8,8 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.util.HashSet;
+import java.util.Set;
 
 /** The HTTP adapter of the indexer; one instance per event loop, all sharing the port. */
 public final class HttpVerticle extends VerticleBase {
@@ -43,10 +46,18 @@ public final class HttpVerticle extends VerticleBase {
         DynamoRoutes dynamo = new DynamoRoutes(vertx, node);
         MooncakeRoutes mooncake = new MooncakeRoutes(vertx, node);
         AccessLog accessLog = node.accessLog();
+        HttpRequestMetrics requests = node.meters().http();
+        Set<String> routePaths = new HashSet<>();
         router.route().handler(ctx -> {
             if (accessLog != null) {
                 accessLog.track(ctx);
             }
+            long start = System.nanoTime();
+            ctx.addBodyEndHandler(v -> {
+                String path = ctx.request().path();
+                requests.record(routePaths.contains(path) ? path : HttpRequestMetrics.UNKNOWN,
+                        ctx.request().method().name(), ctx.response().getStatusCode(), System.nanoTime() - start);
+            });
             // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
             String accept = ctx.request().getHeader("accept");
             if (MsgpackBodies.isMsgpackType(accept)) {
@@ -55,6 +66,7 @@ public final class HttpVerticle extends VerticleBase {
             ctx.next();
         });
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        router.get("/metrics").handler(new MetricsRoute(vertx, node)::get);
         JsonRoutes.serveOpenApi(router, openApi);
         router.get("/ready").handler(ctx -> {
             String waiting = node.gate().reason();
@@ -88,6 +100,12 @@ public final class HttpVerticle extends VerticleBase {
         }
         JsonRoutes.answerFailures(router, ctx -> "no route for " + ctx.request().method() + " " + ctx.request().path(),
                 ctx -> "method " + ctx.request().method() + " not allowed on " + ctx.request().path());
+        // The endpoint label is a route's path, so the label set stays bounded whatever paths clients send.
+        router.getRoutes().forEach(r -> {
+            if (r.getPath() != null) {
+                routePaths.add(r.getPath());
+            }
+        });
         return router;
     }
 

@@ -5,6 +5,7 @@ import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.RegistrationService;
@@ -20,10 +21,12 @@ import java.util.TreeSet;
  * @param registrations this node's own registrations (listeners, partitions, test pause/resume)
  * @param membership    the cluster's other nodes, or null on a standalone node
  * @param accessLog     the access log, or null when none is configured
+ * @param meters        HTTP, Vert.x, JVM and recovery measurements for /metrics
  */
 public record NodeServices(Registrar registrar, RegistrationService registrations, Registry registry, PeerSet peers,
                            EventCounters counters, Watermarks watermarks, ZmqIngest ingest, boolean testEndpoints,
-                           ReadyGate gate, ClusterMembership membership, AccessLog accessLog) {
+                           ReadyGate gate, ClusterMembership membership, AccessLog accessLog,
+                           NodeMeters meters) {
 
     /** GET /peers: registered peers and, in a cluster, the other live nodes, sorted and without repeats. */
     public Future<List<String>> allPeers() {

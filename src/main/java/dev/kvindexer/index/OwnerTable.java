@@ -67,6 +67,15 @@ final class OwnerTable {
         }
     }
 
+    /** Distinct engine hashes all owners hold in a tier: (block, holder) pairs of that tier. */
+    long held(dev.kvindexer.event.StorageTier tier) {
+        long n = 0;
+        for (int id = used.nextSetBit(0); id >= 0; id = used.nextSetBit(id + 1)) {
+            n += byId[id].held(tier);
+        }
+        return n;
+    }
+
     void forEachStoreWorker(java.util.function.LongConsumer action) {
         storeWorkers.forEach(action);
     }

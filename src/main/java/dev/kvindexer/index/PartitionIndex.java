@@ -379,6 +379,11 @@ public final class PartitionIndex {
         return (o == null ? 0 : o.held(tier)) + (bySequence == null ? 0 : bySequence.heldBlocks(workerId, dpRank, tier));
     }
 
+    /** (block, holder) pairs of a tier over all owners: what the {@code kvindexer_blocks} gauge shows. */
+    public long heldBlocks(StorageTier tier) {
+        return owners.held(tier) + (bySequence == null ? 0 : bySequence.heldBlocks(tier));
+    }
+
     /** Copies of one engine hash an owner holds in a tier (its reference count). */
     public int copies(long workerId, int dpRank, StorageTier tier, long blockHash) {
         return copiesHere(workerId, dpRank, tier, blockHash)

@@ -106,6 +106,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
         String reason = outcome.incompleteReason();
         if (reason != null) {
             counters.warning(WarningKind.REPLAY_INCOMPLETE, 1);
+            counters.replay(EventCounters.REPLAY_INCOMPLETE);
             String text = "Replay incomplete: requested=[" + Long.toUnsignedString(r.start()) + ", "
                     + Long.toUnsignedString(r.end()) + ") " + outcome.describeReceived() + " reason=" + reason;
             LOG.warn("{} {}", text, r.stream());
@@ -114,6 +115,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                 l.recordError(text);
             }
         } else {
+            counters.replay(EventCounters.REPLAY_COMPLETE);
             LOG.info("replay complete {} {}", r.stream(), outcome.describeReceived());
         }
     }

@@ -6,46 +6,81 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Node-wide event counters with the label values of Dynamo's {@code kv_cache_events_applied} and
- * {@code kv_cache_event_warnings} (SPEC §7.2). Written by partitions and ingest threads, read by /metrics.
+ * Node-wide event counters: the label values of Dynamo's {@code kv_cache_events_applied} and
+ * {@code kv_cache_event_warnings} (SPEC §7.2), and our gap and replay counts. Written by partitions, ingest and
+ * replay threads; read by /metrics.
  */
 public final class EventCounters {
+    /** A gap in a ZMQ stream's batch seqs: each one starts a replay, or loses batches when there is no replay. */
+    public static final String GAP_ZMQ_SEQ = "zmq_seq";
+    /** A jump in a standardized event stream's event_ids (SPEC §5.4); nothing can replay those. */
+    public static final String GAP_EVENT_ID = "event_id";
+    public static final String REPLAY_COMPLETE = "complete";
+    public static final String REPLAY_INCOMPLETE = "incomplete";
+
     private final ConcurrentHashMap<String, LongAdder> applied = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> warnings = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, LongAdder> gaps = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, LongAdder> replays = new ConcurrentHashMap<>();
 
     /** Counts {@code n} events of {@code eventType} (stored, removed, cleared) that ended with {@code status}. */
     public void applied(String eventType, String status, long n) {
-        if (n > 0) {
-            applied.computeIfAbsent(eventType + "|" + status, k -> new LongAdder()).add(n);
-        }
+        add(applied, eventType + "|" + status, n);
     }
 
     public void warning(String kind, long n) {
-        if (n > 0) {
-            warnings.computeIfAbsent(kind, k -> new LongAdder()).add(n);
-        }
+        add(warnings, kind, n);
+    }
+
+    /** One gap detected, of {@link #GAP_ZMQ_SEQ} or {@link #GAP_EVENT_ID}. */
+    public void gap(String source) {
+        add(gaps, source, 1);
+    }
+
+    /** One replay ended, {@link #REPLAY_COMPLETE} or {@link #REPLAY_INCOMPLETE}. */
+    public void replay(String outcome) {
+        add(replays, outcome, 1);
     }
 
     public long appliedCount(String eventType, String status) {
-        LongAdder a = applied.get(eventType + "|" + status);
-        return a == null ? 0 : a.sum();
+        return count(applied, eventType + "|" + status);
     }
 
     public long warningCount(String kind) {
-        LongAdder a = warnings.get(kind);
-        return a == null ? 0 : a.sum();
+        return count(warnings, kind);
     }
 
     /** Snapshot keyed "event_type|status". */
     public Map<String, Long> appliedSnapshot() {
-        Map<String, Long> out = new TreeMap<>();
-        applied.forEach((k, v) -> out.put(k, v.sum()));
-        return out;
+        return snapshot(applied);
     }
 
     public Map<String, Long> warningSnapshot() {
+        return snapshot(warnings);
+    }
+
+    public Map<String, Long> gapSnapshot() {
+        return snapshot(gaps);
+    }
+
+    public Map<String, Long> replaySnapshot() {
+        return snapshot(replays);
+    }
+
+    private static void add(ConcurrentHashMap<String, LongAdder> map, String key, long n) {
+        if (n > 0) {
+            map.computeIfAbsent(key, k -> new LongAdder()).add(n);
+        }
+    }
+
+    private static long count(ConcurrentHashMap<String, LongAdder> map, String key) {
+        LongAdder a = map.get(key);
+        return a == null ? 0 : a.sum();
+    }
+
+    private static Map<String, Long> snapshot(ConcurrentHashMap<String, LongAdder> map) {
         Map<String, Long> out = new TreeMap<>();
-        warnings.forEach((k, v) -> out.put(k, v.sum()));
+        map.forEach((k, v) -> out.put(k, v.sum()));
         return out;
     }
 }

@@ -33,6 +33,8 @@ public final class LocalCodec<T> implements MessageCodec<T, T> {
         register(bus, PartitionMessages.StandardEventsApplied.class);
         register(bus, PartitionMessages.Dump.class);
         register(bus, PartitionMessages.DumpReply.class);
+        register(bus, PartitionMessages.Stats.class);
+        register(bus, PartitionMessages.StatsReply.class);
     }
 
     @Override

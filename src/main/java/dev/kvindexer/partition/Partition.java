@@ -5,6 +5,7 @@ import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.index.StoreOutcome;
+import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.WarningKind;
 import java.util.Comparator;
@@ -70,6 +71,7 @@ public final class Partition {
 
         @Override
         public void requestReplay(long start, long end, long replayId) {
+            counters.gap(EventCounters.GAP_ZMQ_SEQ);
             LOG.info("gap on {}: replaying [{}, {})", id, Long.toUnsignedString(start), Long.toUnsignedString(end));
             replays.accept(new ReplayRequest(address, id, sequencer.generation(), replayId, sequencer.replayEndpoint(),
                     index.blockSize(), defaultLora, start, end));
@@ -77,6 +79,7 @@ public final class Partition {
 
         @Override
         public void lost(long start, long end) {
+            counters.gap(EventCounters.GAP_ZMQ_SEQ);
             counters.warning(WarningKind.BATCHES_LOST, end - start);
             LOG.warn("No replay endpoint configured; batches lost {} range=[{}, {})", id, Long.toUnsignedString(start),
                     Long.toUnsignedString(end));
@@ -235,6 +238,7 @@ public final class Partition {
             }
             if (last != null && e.eventId() - last[1] > 1) {
                 gaps += e.eventId() - last[1] - 1;
+                counters.gap(EventCounters.GAP_EVENT_ID);
             }
             if (last == null) {
                 standardStreams.put(e.stream(), new long[] {e.workerId(), e.eventId()});
@@ -278,6 +282,15 @@ public final class Partition {
      * The partition's /dump value: an exact snapshot, because the actor takes it in one step together with the
      * watermark of every stream whose blocks it holds.
      */
+    public PartitionMessages.StatsReply stats() {
+        StorageTier[] tiers = StorageTier.values();
+        long[] held = new long[tiers.length];
+        for (StorageTier t : tiers) {
+            held[t.ordinal()] = index.heldBlocks(t);
+        }
+        return new PartitionMessages.StatsReply(held, index.blockCount());
+    }
+
     public String dumpJson() {
         DumpWriter writer = new DumpWriter(index.blockSize());
         index.dump(writer);

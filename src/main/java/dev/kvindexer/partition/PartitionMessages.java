@@ -97,4 +97,13 @@ public final class PartitionMessages {
 
     public record DumpReply(String json) {
     }
+
+    /** Asks for the partition's size figures, for /metrics. */
+    public record Stats() {
+        public static final Stats INSTANCE = new Stats();
+    }
+
+    /** {@code heldPerTier[t]}: (block, holder) pairs of tier ordinal t; {@code deviceBlocks}: distinct device blocks. */
+    public record StatsReply(long[] heldPerTier, long deviceBlocks) {
+    }
 }

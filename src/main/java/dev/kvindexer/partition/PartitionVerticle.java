@@ -51,6 +51,8 @@ public final class PartitionVerticle extends VerticleBase {
             msg.reply(Boolean.TRUE);
         } else if (body instanceof PartitionMessages.ApplyStandardEvents) {
             msg.reply(partition.applyStandard((PartitionMessages.ApplyStandardEvents) body));
+        } else if (body instanceof PartitionMessages.Stats) {
+            msg.reply(partition.stats());
         } else if (body instanceof PartitionMessages.Dump) {
             msg.reply(new PartitionMessages.DumpReply(partition.dumpJson()));
         } else {

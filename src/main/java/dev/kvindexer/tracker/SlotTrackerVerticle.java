@@ -1,6 +1,7 @@
 package dev.kvindexer.tracker;
 
 import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.http.HttpError;
 import dev.kvindexer.http.JsonRequest;
 import dev.kvindexer.http.JsonRoutes;
@@ -15,6 +16,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.math.BigInteger;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.function.Consumer;
 
 /**
@@ -28,12 +30,15 @@ public final class SlotTrackerVerticle extends VerticleBase {
     private final SlotTrackerConfig config;
     private final SlotTracker tracker;
     private final TrackerMetrics metrics = new TrackerMetrics();
+    private final Supplier<String> micrometer;
     private final Buffer openApi = JsonRoutes.openApiDocument("slot-tracker.json");
     private HttpServer server;
     private long cleanupTimer = -1;
 
-    public SlotTrackerVerticle(SlotTrackerConfig config) {
+    /** @param micrometer the JVM and Vert.x meters' text for /metrics (the Vert.x this verticle runs on) */
+    public SlotTrackerVerticle(SlotTrackerConfig config, Supplier<String> micrometer) {
         this.config = config;
+        this.micrometer = micrometer;
         this.tracker = new SlotTracker(config.requestTtlMillis());
     }
 
@@ -67,8 +72,8 @@ public final class SlotTrackerVerticle extends VerticleBase {
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         JsonRoutes.serveOpenApi(router, openApi);
         router.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
-                .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(metrics.render(tracker.activeRequests(), tracker.trackedWorkers())));
+                .putHeader("content-type", PrometheusText.CONTENT_TYPE)
+                .end(metrics.render(tracker.activeRequests(), tracker.trackedWorkers(), micrometer.get())));
         post(router, "/register", 201, body -> tracker.register(scope(body), body.requiredU64("worker_id"),
                 body.requiredU32("block_size"), body.requiredU32Long("dp_start"), body.requiredU32Long("dp_size")));
         post(router, "/unregister", 200, body -> tracker.unregister(scope(body), body.requiredU64("worker_id")));

@@ -1,5 +1,6 @@
 package dev.kvindexer.tracker;
 
+import dev.kvindexer.metrics.PrometheusText;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -22,32 +23,24 @@ final class TrackerMetrics {
         expired += requests;
     }
 
-    String render(int activeRequests, int trackedWorkers) {
-        StringBuilder out = new StringBuilder(1024);
-        header(out, "requests_total", "counter", "HTTP requests answered, by route and status.");
-        answered.forEach((route, byStatus) -> byStatus.forEach((status, n) -> sample(out, "requests_total", route, status, n[0])));
-        header(out, "errors_total", "counter", "HTTP requests answered with a 4xx or 5xx status, by route and status.");
+    /** Our families, then {@code micrometer} (the JVM and Vert.x meters' text, possibly empty). */
+    String render(int activeRequests, int trackedWorkers, String micrometer) {
+        PrometheusText out = new PrometheusText();
+        out.family(PREFIX + "requests_total", "counter", "HTTP requests answered, by route and status.");
+        answered.forEach((route, byStatus) -> byStatus.forEach((status, n) ->
+                out.sample(PREFIX + "requests_total", n[0], "route", route, "status", String.valueOf(status))));
+        out.family(PREFIX + "errors_total", "counter", "HTTP requests answered with a 4xx or 5xx status, by route and status.");
         answered.forEach((route, byStatus) -> byStatus.forEach((status, n) -> {
             if (status >= 400) {
-                sample(out, "errors_total", route, status, n[0]);
+                out.sample(PREFIX + "errors_total", n[0], "route", route, "status", String.valueOf(status));
             }
         }));
-        header(out, "expired_requests_total", "counter", "Active requests dropped by the stale-request cleanup.");
-        out.append(PREFIX).append("expired_requests_total ").append(expired).append('\n');
-        header(out, "active_requests", "gauge", "Requests added and not yet freed or expired.");
-        out.append(PREFIX).append("active_requests ").append(activeRequests).append('\n');
-        header(out, "tracked_workers", "gauge", "Registered workers over all trackers.");
-        out.append(PREFIX).append("tracked_workers ").append(trackedWorkers).append('\n');
-        return out.toString();
-    }
-
-    private static void header(StringBuilder out, String name, String type, String help) {
-        out.append("# HELP ").append(PREFIX).append(name).append(' ').append(help).append('\n')
-                .append("# TYPE ").append(PREFIX).append(name).append(' ').append(type).append('\n');
-    }
-
-    private static void sample(StringBuilder out, String name, String route, int status, long n) {
-        out.append(PREFIX).append(name).append("{route=\"").append(route).append("\",status=\"").append(status)
-                .append("\"} ").append(n).append('\n');
+        out.family(PREFIX + "expired_requests_total", "counter", "Active requests dropped by the stale-request cleanup.")
+                .sample(PREFIX + "expired_requests_total", expired);
+        out.family(PREFIX + "active_requests", "gauge", "Requests added and not yet freed or expired.")
+                .sample(PREFIX + "active_requests", activeRequests);
+        out.family(PREFIX + "tracked_workers", "gauge", "Registered workers over all trackers.")
+                .sample(PREFIX + "tracked_workers", trackedWorkers);
+        return out.raw(micrometer).toString();
     }
 }

@@ -16,6 +16,7 @@ import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.DumpBlocks;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -195,6 +196,10 @@ class ClusterTest {
         assertEquals(2, workerCount(back), "the returning node subscribed to every registered worker");
         assertTrue(a.subscriptions() > subscriptionsA);
         assertTrue(back.recovery().exact() && back.recovery().events() > 0, "recovered from a peer: " + back.recovery());
+        MetricsPage metrics = MetricsPage.of(http(back));
+        assertEquals(back.recovery().events(), metrics.value("kvindexer_recovered_events"));
+        assertEquals(back.recovery().millis() / 1000.0, metrics.value("kvindexer_recovery_duration_seconds"), 1e-9);
+        assertEquals(3, metrics.value("kvindexer_cluster_members"));
         awaitBlocks("the returning node recovered everything", back, blocks(n1));
         assertEquals(watermarks(n1), watermarks(back), "and resumes every stream where node 1 is");
         assertEquals(0, back.services().counters().warningCount(WarningKind.ENGINE_RESTART));

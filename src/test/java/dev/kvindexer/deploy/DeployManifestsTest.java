@@ -136,7 +136,7 @@ class DeployManifestsTest {
 
         io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
         try {
-            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0));
+            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0), () -> "");
             assertEquals(200, new HttpJson(tracker.actualPort()).get("/health").statusCode());
         } finally {
             vertx.close().toCompletionStage().toCompletableFuture().get();

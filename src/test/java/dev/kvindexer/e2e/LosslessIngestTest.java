@@ -21,6 +21,7 @@ import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.IngestHarness;
+import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.Arrays;
@@ -223,6 +224,10 @@ class LosslessIngestTest {
 
         h.awaitDumpEquals("the missed batches were replayed", truth(e));
         assertTrue(e.replaysServed() > served, "the hole was filled by replay");
+        MetricsPage metrics = MetricsPage.of(h.http());
+        assertTrue(metrics.value("kvindexer_replays_total{outcome=\"complete\"}") >= 1, "replays show in /metrics");
+        assertTrue(metrics.value("kvindexer_gaps_total{source=\"zmq_seq\"}") >= 1);
+        assertEquals(0, metrics.value("kvindexer_replays_total{outcome=\"incomplete\"}"));
         assertEquals(0, warnings(WarningKind.ENGINE_RESTART), "a resumed stream is not a restart");
         assertNoLoss();
     }
@@ -340,6 +345,7 @@ class LosslessIngestTest {
 
         submit(e, prompts, 1); // seq 10: the hole [0, 10) cannot be replayed
         Await.until("replay_incomplete counted", IngestHarness.WAIT, () -> warnings(WarningKind.REPLAY_INCOMPLETE) > 0);
+        assertEquals(1, MetricsPage.of(h.http()).value("kvindexer_replays_total{outcome=\"incomplete\"}"));
         Await.until("last_error set", IngestHarness.WAIT, () -> {
             JsonObject l = h.listener(71, 0);
             return l != null && l.getString("last_error", "").startsWith("Replay incomplete");

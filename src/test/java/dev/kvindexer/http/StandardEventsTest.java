@@ -9,6 +9,7 @@ import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.metrics.WarningKind;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.MetricsPage;
 import dev.kvindexer.support.TestPublisher;
 import dev.kvindexer.wire.Pack;
 import io.vertx.core.json.JsonArray;
@@ -97,6 +98,9 @@ class StandardEventsTest {
         assertEquals(8, gpuTokens());
         assertEquals(1, node.services().counters().warningCount(WarningKind.STALE_EVENT));
         assertEquals(3, node.services().counters().warningCount(WarningKind.EVENT_ID_GAP));
+        MetricsPage metrics = MetricsPage.of(http);
+        assertEquals(1, metrics.value("kvindexer_gaps_total{source=\"event_id\"}"), "one gap, of three event_ids");
+        assertEquals(3, metrics.value("dynamo_kvrouter_kv_cache_event_warnings{warning_kind=\"event_id_gap\"}"));
 
         assertEquals("{\"status\":\"ok\",\"applied\":1,\"stale\":0,\"gaps\":0}", post(event(6, "cleared")).body());
         assertEquals(0, gpuTokens());

@@ -7,9 +7,11 @@ import dev.kvindexer.IndexerNode;
 import dev.kvindexer.cli.SlotTrackerCommand;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.HttpJson;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -30,7 +32,8 @@ class SlotTrackerHttpTest {
             + "\"worker_id\":7,\"dp_rank\":0,\"sequence_hashes\":[101,-22,303],\"new_isl_tokens\":48}";
     private static final String REQ = "{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"request_id\":\"req-123\"}";
 
-    private final Vertx vertx = Vertx.vertx();
+    private final VertxMeters meters = new VertxMeters();
+    private final Vertx vertx = meters.instrument(Vertx.builder(), new VertxOptions()).build();
     private HttpJson http;
 
     @AfterEach
@@ -39,7 +42,8 @@ class SlotTrackerHttpTest {
     }
 
     private void start(long ttlMillis, long cleanupMillis) throws Exception {
-        SlotTrackerVerticle v = SlotTrackerCommand.deploy(vertx, new SlotTrackerConfig("127.0.0.1", 0, ttlMillis, cleanupMillis));
+        SlotTrackerVerticle v = SlotTrackerCommand.deploy(vertx, new SlotTrackerConfig("127.0.0.1", 0, ttlMillis, cleanupMillis),
+                meters::scrape);
         http = new HttpJson(v.actualPort());
     }
 
@@ -183,6 +187,8 @@ class SlotTrackerHttpTest {
         }
         assertTrue(metrics.lines().noneMatch(l -> l.startsWith("kvindexer_slot_tracker_errors_total{route=\"/register\"")),
                 "a success is no error");
+        assertTrue(metrics.lines().anyMatch(l -> l.equals("# TYPE jvm_memory_used_bytes gauge")), "JVM meters too");
+        assertTrue(metrics.lines().anyMatch(l -> l.startsWith("vertx_http_server_requests_total{")), "and Vert.x's");
     }
 
     @Test
@@ -203,11 +209,14 @@ class SlotTrackerHttpTest {
     void runsBesideTheIndexerInOneProcess() throws Exception {
         IndexerNode node = IndexerNode.start(ServeConfig.local(0));
         try {
-            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), SlotTrackerConfig.on("127.0.0.1", 0));
+            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), SlotTrackerConfig.on("127.0.0.1", 0),
+                    node.services().meters()::micrometerScrape);
             HttpJson trackerHttp = new HttpJson(tracker.actualPort());
             assertAnswer(201, OK, trackerHttp.post("/register", REGISTER));
             assertEquals(200, new HttpJson(node.httpPort()).get("/workers").statusCode());
             assertError(404, "route not found", trackerHttp.get("/dump"));
+            assertTrue(trackerHttp.get("/metrics").body().contains("\nvertx_http_server_requests_total{"),
+                    "the process's Vert.x meters, the indexer's requests among them");
         } finally {
             node.close();
         }

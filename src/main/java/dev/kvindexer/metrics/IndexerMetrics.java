@@ -1,0 +1,103 @@
+package dev.kvindexer.metrics;
+
+import dev.kvindexer.event.StorageTier;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The indexer's {@code /metrics} page: Dynamo's families under their exact names (SPEC §7.2), then our own
+ * {@code kvindexer_*} families, then the JVM, process and Vert.x meters of the node's Micrometer registry.
+ */
+public final class IndexerMetrics {
+    private IndexerMetrics() {
+    }
+
+    /** One partition's size figures, by tier ordinal. */
+    public record PartitionFigures(String model, String tenant, long[] heldPerTier, long deviceBlocks) {
+    }
+
+    /**
+     * What the node's state looked like at scrape time.
+     *
+     * @param listeners       listener count by status name, every status present (zeros included)
+     * @param recoverySeconds how long startup recovery took; 0 when the node recovered from no one
+     */
+    public record Snapshot(int models, int workers, Map<String, Integer> listeners, List<PartitionFigures> partitions,
+                           int clusterMembers, double recoverySeconds, long recoveredEvents, long accessLogDropped) {
+    }
+
+    public static String render(Snapshot s, HttpRequestMetrics http, EventCounters events, String micrometer) {
+        PrometheusText out = new PrometheusText();
+        http.render(out);
+        out.family("dynamo_kvindexer_models", "gauge", "Number of active model+routing-group indexers")
+                .sample("dynamo_kvindexer_models", s.models());
+        out.family("dynamo_kvindexer_workers", "gauge", "Number of registered worker instances")
+                .sample("dynamo_kvindexer_workers", s.workers());
+        out.family("dynamo_kvindexer_listeners", "gauge", "Number of ZMQ listeners by status");
+        s.listeners().forEach((status, n) -> out.sample("dynamo_kvindexer_listeners", n, "status", status));
+        out.family("dynamo_kvrouter_kv_cache_events_applied", "counter", "KV cache events applied to the index");
+        events.appliedSnapshot().forEach((k, n) -> {
+            String[] typeStatus = k.split("\\|", 2);
+            out.sample("dynamo_kvrouter_kv_cache_events_applied", n, "event_type", typeStatus[0], "status", typeStatus[1]);
+        });
+        out.family("dynamo_kvrouter_kv_cache_event_warnings", "counter", "KV cache event anomalies");
+        events.warningSnapshot().forEach((kind, n) -> out.sample("dynamo_kvrouter_kv_cache_event_warnings", n,
+                "warning_kind", kind));
+        ours(out, s, events);
+        return out.raw(micrometer).toString();
+    }
+
+    private static void ours(PrometheusText out, Snapshot s, EventCounters events) {
+        Map<String, Long> applied = events.appliedSnapshot();
+        out.family("kvindexer_events_applied_total", "counter", "Events applied to the index, by event type.");
+        applied.forEach((k, n) -> {
+            String[] typeStatus = k.split("\\|", 2);
+            if ("ok".equals(typeStatus[1])) {
+                out.sample("kvindexer_events_applied_total", n, "event_type", typeStatus[0]);
+            }
+        });
+        out.family("kvindexer_events_rejected_total", "counter",
+                "Events that changed nothing, by event type and reason.");
+        applied.forEach((k, n) -> {
+            String[] typeStatus = k.split("\\|", 2);
+            if (!"ok".equals(typeStatus[1])) {
+                out.sample("kvindexer_events_rejected_total", n, "event_type", typeStatus[0], "reason", typeStatus[1]);
+            }
+        });
+        out.family("kvindexer_gaps_total", "counter",
+                "Gaps detected: in a ZMQ stream's batch seqs (source=zmq_seq) or a standardized stream's event_ids.");
+        events.gapSnapshot().forEach((source, n) -> out.sample("kvindexer_gaps_total", n, "source", source));
+        out.family("kvindexer_replays_total", "counter", "Replays from an engine's ROUTER, by outcome.");
+        Map<String, Long> replays = events.replaySnapshot();
+        for (String outcome : List.of(EventCounters.REPLAY_COMPLETE, EventCounters.REPLAY_INCOMPLETE)) {
+            out.sample("kvindexer_replays_total", replays.getOrDefault(outcome, 0L), "outcome", outcome);
+        }
+        out.family("kvindexer_engine_restarts_fenced_total", "counter",
+                "Engine restarts detected by a seq going back; the engine's old blocks were dropped.")
+                .sample("kvindexer_engine_restarts_fenced_total", events.warningCount(WarningKind.ENGINE_RESTART));
+        out.family("kvindexer_decode_errors_total", "counter",
+                "Input that could not be decoded: whole ZMQ frames (kind=frame) or single events (kind=event).")
+                .sample("kvindexer_decode_errors_total", events.warningCount(WarningKind.MALFORMED_FRAME), "kind", "frame")
+                .sample("kvindexer_decode_errors_total", events.warningCount(WarningKind.DECODE_ERROR), "kind", "event");
+        out.family("kvindexer_blocks", "gauge", "(block, holder) pairs held, by partition and storage tier.");
+        for (PartitionFigures p : s.partitions()) {
+            for (StorageTier t : StorageTier.values()) {
+                out.sample("kvindexer_blocks", p.heldPerTier()[t.ordinal()], "model", p.model(), "tenant", p.tenant(),
+                        "tier", t.jsonName());
+            }
+        }
+        out.family("kvindexer_device_tree_blocks", "gauge", "Distinct device blocks in a partition's prefix tree.");
+        for (PartitionFigures p : s.partitions()) {
+            out.sample("kvindexer_device_tree_blocks", p.deviceBlocks(), "model", p.model(), "tenant", p.tenant());
+        }
+        out.family("kvindexer_recovery_duration_seconds", "gauge",
+                "How long startup recovery from a peer took; 0 when the node recovered from no one.")
+                .sample("kvindexer_recovery_duration_seconds", s.recoverySeconds());
+        out.family("kvindexer_recovered_events", "gauge", "Events loaded from a peer's dump at startup.")
+                .sample("kvindexer_recovered_events", s.recoveredEvents());
+        out.family("kvindexer_cluster_members", "gauge", "Members of this node's cluster, itself included (1 standalone).")
+                .sample("kvindexer_cluster_members", s.clusterMembers());
+        out.family("kvindexer_access_log_dropped_total", "counter", "Access-log lines dropped because the writer fell behind.")
+                .sample("kvindexer_access_log_dropped_total", s.accessLogDropped());
+    }
+}

@@ -1,0 +1,36 @@
+package dev.kvindexer.metrics;
+
+/** What a node measures beyond its event counters: HTTP requests, its Vert.x and JVM meters, and startup recovery. */
+public final class NodeMeters {
+    private final HttpRequestMetrics http = new HttpRequestMetrics();
+    private final VertxMeters vertx;
+    private volatile double recoverySeconds;
+    private volatile long recoveredEvents;
+
+    /** @param vertx the node's Micrometer meters, or null when its Vert.x is not instrumented */
+    public NodeMeters(VertxMeters vertx) {
+        this.vertx = vertx;
+    }
+
+    public HttpRequestMetrics http() {
+        return http;
+    }
+
+    /** The Micrometer registry's text, or nothing. */
+    public String micrometerScrape() {
+        return vertx == null ? "" : vertx.scrape();
+    }
+
+    public void recovered(long millis, long events) {
+        recoverySeconds = millis / 1000.0;
+        recoveredEvents = events;
+    }
+
+    public double recoverySeconds() {
+        return recoverySeconds;
+    }
+
+    public long recoveredEvents() {
+        return recoveredEvents;
+    }
+}

@@ -1,0 +1,50 @@
+package dev.kvindexer.support;
+
+/** Reads samples out of a Prometheus text page, for tests. */
+public final class MetricsPage {
+    private final String text;
+
+    public MetricsPage(String text) {
+        this.text = text;
+    }
+
+    /** Fetches {@code GET /metrics} of a service. */
+    public static MetricsPage of(HttpJson http) {
+        return new MetricsPage(http.get("/metrics").body());
+    }
+
+    /** The value of the sample whose name and labels are exactly {@code series}; fails when the page has none. */
+    public double value(String series) {
+        for (String line : text.split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return Double.parseDouble(line.substring(series.length() + 1).trim());
+            }
+        }
+        throw new AssertionError("no sample " + series + " in:\n" + text);
+    }
+
+    public boolean has(String series) {
+        for (String line : text.split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The {@code # TYPE} of a family, or null when the page does not declare it. */
+    public String type(String family) {
+        String prefix = "# TYPE " + family + " ";
+        for (String line : text.split("\n")) {
+            if (line.startsWith(prefix)) {
+                return line.substring(prefix.length());
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+}
