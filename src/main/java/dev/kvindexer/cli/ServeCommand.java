@@ -22,87 +22,94 @@ import picocli.CommandLine.Option;
 public final class ServeCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
-    @Option(names = "--host", defaultValue = "0.0.0.0", description = "HTTP bind address (default: ${DEFAULT-VALUE}).")
+    // Defaults live in conf/kvindexer.json; LayeredDefaults puts env KVINDEXER_* and --config in front of them.
+
+    @Option(names = "--config", paramLabel = "FILE", description = "JSON settings file, keys named as these options "
+            + "without dashes; flags and env win over it, it wins over conf/kvindexer.json (env KVINDEXER_CONFIG).")
+    java.nio.file.Path config;
+
+    @Option(names = "--host", description = "HTTP bind address (env KVINDEXER_HOST; default: ${DEFAULT-VALUE}).")
     String host;
 
-    @Option(names = "--port", defaultValue = "8090", description = "HTTP port (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--port", description = "HTTP port (env KVINDEXER_PORT; default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--threads", defaultValue = "4",
-            description = "Event-loop threads hosting partitions and HTTP (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--threads", description = "Event-loop threads hosting partitions and HTTP "
+            + "(env KVINDEXER_THREADS; default: ${DEFAULT-VALUE}).")
     int threads;
 
-    @Option(names = "--ingest-threads", defaultValue = "2",
-            description = "ZMQ poller threads shared by all listeners (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--ingest-threads", description = "ZMQ poller threads shared by all listeners "
+            + "(env KVINDEXER_INGEST_THREADS; default: ${DEFAULT-VALUE}).")
     int ingestThreads;
 
-    @Option(names = "--block-size", description = "Block size of the --workers registrations (required with --workers).")
+    @Option(names = "--block-size", description = "Block size of the --workers registrations, required with --workers "
+            + "(env KVINDEXER_BLOCK_SIZE; default: none).")
     Integer blockSize;
 
-    @Option(names = "--workers", description = "Initial registrations: instance_id[:dp_rank]=endpoint,...")
+    @Option(names = "--workers", description = "Initial registrations: instance_id[:dp_rank]=endpoint,... "
+            + "(env KVINDEXER_WORKERS; default: none).")
     String workers;
 
-    @Option(names = "--model-name", defaultValue = "default", description = "Model of the --workers (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--model-name", description = "Model of the --workers (env KVINDEXER_MODEL_NAME; "
+            + "default: ${DEFAULT-VALUE}).")
     String modelName;
 
-    @Option(names = "--tenant-id", defaultValue = "default", description = "Tenant of the --workers (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--tenant-id", description = "Tenant of the --workers (env KVINDEXER_TENANT_ID; "
+            + "default: ${DEFAULT-VALUE}).")
     String tenantId;
 
-    @Option(names = "--routing-group", description = "Group of the --workers; wins over --tenant-id.")
+    @Option(names = "--routing-group", description = "Group of the --workers; wins over --tenant-id "
+            + "(env KVINDEXER_ROUTING_GROUP; default: none).")
     String routingGroup;
 
-    @Option(names = "--peers", description = "Comma-separated peer indexer URLs for startup recovery.")
+    @Option(names = "--peers", description = "Comma-separated peer indexer URLs for startup recovery "
+            + "(env KVINDEXER_PEERS; default: none).")
     String peers;
 
-    @Option(names = "--cluster", defaultValue = "${env:KVINDEXER_CLUSTER:-false}", fallbackValue = "true", arity = "0..1",
+    @Option(names = "--cluster", fallbackValue = "true", arity = "0..1",
             description = "Join a Hazelcast cluster of replicas: shared registrations, recovery from members "
                     + "(env KVINDEXER_CLUSTER; default: ${DEFAULT-VALUE}).")
     boolean cluster;
 
-    @Option(names = "--cluster-name", defaultValue = "${env:KVINDEXER_CLUSTER_NAME:-" + ClusterSettings.DEFAULT_NAME + "}",
-            description = "Hazelcast cluster name; only nodes with the same name join (env KVINDEXER_CLUSTER_NAME; "
-                    + "default: ${DEFAULT-VALUE}).")
+    @Option(names = "--cluster-name", description = "Hazelcast cluster name; only nodes with the same name join "
+            + "(env KVINDEXER_CLUSTER_NAME; default: ${DEFAULT-VALUE}).")
     String clusterName;
 
-    @Option(names = "--cluster-members", defaultValue = "${env:KVINDEXER_CLUSTER_MEMBERS:-" + ClusterSettings.LOOPBACK + "}",
-            description = "Comma-separated member hosts for TCP-IP join (env KVINDEXER_CLUSTER_MEMBERS; "
-                    + "default: ${DEFAULT-VALUE}).")
+    @Option(names = "--cluster-members", description = "Comma-separated member hosts for TCP-IP join; no other "
+            + "node can join (env KVINDEXER_CLUSTER_MEMBERS; default: ${DEFAULT-VALUE}).")
     String clusterMembers;
 
-    @Option(names = "--cluster-host", defaultValue = "${env:KVINDEXER_CLUSTER_HOST:-" + ClusterSettings.LOOPBACK + "}",
-            description = "Interface for Hazelcast and the event bus, and host of the announced HTTP URL "
-                    + "(env KVINDEXER_CLUSTER_HOST; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--cluster-host", description = "Interface for Hazelcast and the event bus, and host of the "
+            + "announced HTTP URL (env KVINDEXER_CLUSTER_HOST; default: ${DEFAULT-VALUE}).")
     String clusterHost;
 
-    @Option(names = "--cluster-port", defaultValue = "${env:KVINDEXER_CLUSTER_PORT:-" + ClusterSettings.DEFAULT_PORT + "}",
-            description = "First Hazelcast port; the next free one is used when taken (env KVINDEXER_CLUSTER_PORT; "
-                    + "default: ${DEFAULT-VALUE}).")
+    @Option(names = "--cluster-port", description = "First Hazelcast port; the next free one is used when taken "
+            + "(env KVINDEXER_CLUSTER_PORT; default: ${DEFAULT-VALUE}).")
     int clusterPort;
 
-    @Option(names = "--advertise-url", defaultValue = "${env:KVINDEXER_ADVERTISE_URL}",
-            description = "HTTP URL other nodes use to reach this one (env KVINDEXER_ADVERTISE_URL; default: "
-                    + "http://<cluster-host>:<port>).")
+    @Option(names = "--advertise-url", description = "HTTP URL other nodes use to reach this one "
+            + "(env KVINDEXER_ADVERTISE_URL; default: http://<cluster-host>:<port>).")
     String advertiseUrl;
 
-    @Option(names = "--cluster-config", defaultValue = "${env:KVINDEXER_CLUSTER_CONFIG}",
-            description = "Hazelcast XML to start from (env KVINDEXER_CLUSTER_CONFIG; default: the bundled cluster.xml).")
+    @Option(names = "--cluster-config", description = "Hazelcast XML to start from "
+            + "(env KVINDEXER_CLUSTER_CONFIG; default: the bundled cluster.xml).")
     String clusterConfig;
 
-    @Option(names = "--slot-tracker-port", defaultValue = "${env:KVINDEXER_SLOT_TRACKER_PORT}",
-            description = "Also run the slot tracker service (as `slot-tracker` does) on this port, same host "
-                    + "(env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
+    @Option(names = "--slot-tracker-port", description = "Also run the slot tracker service (as `slot-tracker` does) "
+            + "on this port, same host (env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
     Integer slotTrackerPort;
 
-    @Option(names = "--access-log", defaultValue = "${env:KVINDEXER_ACCESS_LOG}",
-            description = "Append one JSON line per request to this file; POST /reopen_logs reopens it after rotation "
-                    + "(env KVINDEXER_ACCESS_LOG; default: off).")
+    @Option(names = "--access-log", description = "Append one JSON line per request to this file; POST /reopen_logs "
+            + "reopens it after rotation (env KVINDEXER_ACCESS_LOG; default: off).")
     java.nio.file.Path accessLog;
 
-    @Option(names = "--trace-id-header", defaultValue = AccessLogSettings.DEFAULT_TRACE_ID_HEADER,
-            description = "Request header logged as trace_id in the access log (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--trace-id-header", description = "Request header logged as trace_id in the access log "
+            + "(env KVINDEXER_TRACE_ID_HEADER; default: ${DEFAULT-VALUE}).")
     String traceIdHeader;
 
-    @Option(names = "--access-log-local-time", description = "Access log timestamps in local time instead of UTC.")
+    @Option(names = "--access-log-local-time", fallbackValue = "true", arity = "0..1",
+            description = "Access log timestamps in local time instead of UTC "
+                    + "(env KVINDEXER_ACCESS_LOG_LOCAL_TIME; default: ${DEFAULT-VALUE}).")
     boolean accessLogLocalTime;
 
     /** The slot tracker to run beside the indexer, or null. */

@@ -19,19 +19,26 @@ import picocli.CommandLine.Option;
 public final class SlotTrackerCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(SlotTrackerCommand.class);
 
-    @Option(names = "--host", defaultValue = "0.0.0.0", description = "HTTP bind address (default: ${DEFAULT-VALUE}).")
+    // Defaults live in conf/slot-tracker.json; LayeredDefaults puts env KVINDEXER_SLOT_TRACKER_* and --config first.
+
+    @Option(names = "--config", paramLabel = "FILE", description = "JSON settings file, keys named as these options "
+            + "without dashes; flags and env win over it, it wins over conf/slot-tracker.json "
+            + "(env KVINDEXER_SLOT_TRACKER_CONFIG).")
+    java.nio.file.Path config;
+
+    @Option(names = "--host", description = "HTTP bind address (env KVINDEXER_SLOT_TRACKER_HOST; "
+            + "default: ${DEFAULT-VALUE}).")
     String host;
 
-    @Option(names = "--port", defaultValue = "" + SlotTrackerConfig.DEFAULT_PORT,
-            description = "HTTP port (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--port", description = "HTTP port (env KVINDEXER_SLOT_TRACKER_PORT; default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--request-ttl-seconds", defaultValue = "300",
-            description = "Active requests older than this are dropped (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--request-ttl-seconds", description = "Active requests older than this are dropped "
+            + "(env KVINDEXER_SLOT_TRACKER_REQUEST_TTL_SECONDS; default: ${DEFAULT-VALUE}).")
     long requestTtlSeconds;
 
-    @Option(names = "--cleanup-interval-seconds", defaultValue = "10",
-            description = "How often stale requests are looked for (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--cleanup-interval-seconds", description = "How often stale requests are looked for "
+            + "(env KVINDEXER_SLOT_TRACKER_CLEANUP_INTERVAL_SECONDS; default: ${DEFAULT-VALUE}).")
     long cleanupIntervalSeconds;
 
     SlotTrackerConfig config() {

@@ -6,29 +6,44 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.Main;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /** The serve flags become the configuration the node starts from. */
 class ServeCommandTest {
+    /** {@code kvindexer <name> args...} parsed as Main parses it, with {@code env} as the environment. */
+    static <T> T command(String name, Map<String, String> env, String... args) {
+        String[] all = new String[args.length + 1];
+        all[0] = name;
+        System.arraycopy(args, 0, all, 1, args.length);
+        CommandLine root = Main.commandLine(all, env);
+        root.parseArgs(all);
+        return root.getSubcommands().get(name).getCommand();
+    }
+
+    static ServeCommand serve(Map<String, String> env, String... args) {
+        return command("serve", env, args);
+    }
+
+    static SlotTrackerCommand slotTracker(Map<String, String> env, String... args) {
+        return command("slot-tracker", env, args);
+    }
+
     private static ServeConfig parse(String... args) {
-        ServeCommand command = new ServeCommand();
-        new CommandLine(command).parseArgs(args);
-        return command.config();
+        return serve(Map.of(), args).config();
     }
 
     @Test
     void theSlotTrackerRunsBesideTheIndexerOnlyWhenItsPortIsGiven() {
-        ServeCommand command = new ServeCommand();
-        new CommandLine(command).parseArgs("--host", "127.0.0.1");
-        assertNull(command.slotTracker());
-        command = new ServeCommand();
-        new CommandLine(command).parseArgs("--host", "127.0.0.1", "--slot-tracker-port", "9191");
+        assertNull(serve(Map.of(), "--host", "127.0.0.1").slotTracker());
+        ServeCommand command = serve(Map.of(), "--host", "127.0.0.1", "--slot-tracker-port", "9191");
         assertEquals(SlotTrackerConfig.on("127.0.0.1", 9191), command.slotTracker());
     }
 
@@ -43,11 +58,9 @@ class ServeCommandTest {
 
     @Test
     void slotTrackerCommandDefaultsAreDynamos() {
-        SlotTrackerCommand command = new SlotTrackerCommand();
-        new CommandLine(command).parseArgs();
+        SlotTrackerCommand command = slotTracker(Map.of());
         assertEquals(new SlotTrackerConfig("0.0.0.0", 8091, 300_000, 10_000), command.config());
-        SlotTrackerCommand zero = new SlotTrackerCommand();
-        new CommandLine(zero).parseArgs("--request-ttl-seconds", "0");
+        SlotTrackerCommand zero = slotTracker(Map.of(), "--request-ttl-seconds", "0");
         assertThrows(IllegalArgumentException.class, zero::config);
     }
 
@@ -83,7 +96,7 @@ class ServeCommandTest {
 
     @Test
     void helpNamesEveryClusterOptionWithItsEnvironmentVariable() {
-        String help = new CommandLine(new ServeCommand()).getUsageMessage();
+        String help = Main.commandLine(new String[0], Map.of()).getSubcommands().get("serve").getUsageMessage();
         for (String env : List.of("KVINDEXER_CLUSTER", "KVINDEXER_CLUSTER_NAME", "KVINDEXER_CLUSTER_MEMBERS",
                 "KVINDEXER_CLUSTER_HOST", "KVINDEXER_CLUSTER_PORT", "KVINDEXER_ADVERTISE_URL", "KVINDEXER_CLUSTER_CONFIG")) {
             assertTrue(help.contains(env), env + " in\n" + help);

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.IndexerNode;
-import dev.kvindexer.cli.ServeCommand;
+import dev.kvindexer.Main;
 import dev.kvindexer.cli.SlotTrackerCommand;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
-import picocli.CommandLine;
 
 /**
  * The Dockerfile and the Kubernetes manifests (no Docker engine or cluster exists here): they parse, and the ports,
@@ -108,7 +107,7 @@ class DeployManifestsTest {
         assertEquals(podLabels, at(http, "spec").get("selector"));
 
         // Every KVINDEXER_* variable the pods set is one `serve` reads.
-        String help = new CommandLine(new ServeCommand()).getUsageMessage();
+        String help = Main.commandLine(new String[0], Map.of()).getSubcommands().get("serve").getUsageMessage();
         List<String> names = new ArrayList<>();
         list(container.get("env")).forEach(e -> names.add((String) map(e).get("name")));
         assertTrue(names.contains("KVINDEXER_CLUSTER_MEMBERS"), names.toString());
