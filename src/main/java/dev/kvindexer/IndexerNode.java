@@ -90,7 +90,7 @@ public final class IndexerNode {
             // HTTP first (SPEC 10.1 [REC]): /health answers and /register can satisfy the initial-workers wait.
             await(node.deployHttp(config));
             if (config.clustered()) {
-                await(node.services.membership().announce(node.advertisedUrl(config.cluster())));
+                await(node.services.membership().announce(node.advertisedUrl(config)));
                 // Subscribe to every registered worker before recovering, so nothing published meanwhile is missed.
                 await(node.clusterRegistrar.start());
             }
@@ -123,8 +123,10 @@ public final class IndexerNode {
         return new IndexerNode(vertx, ingest, services, clusterRegistrar);
     }
 
-    private String advertisedUrl(ClusterSettings cluster) {
-        return cluster.advertiseUrl() != null ? cluster.advertiseUrl() : "http://" + cluster.host() + ":" + httpPort;
+    private String advertisedUrl(ServeConfig config) {
+        ClusterSettings cluster = config.cluster();
+        return cluster.advertiseUrl() != null ? cluster.advertiseUrl()
+                : (config.security().tls() ? "https://" : "http://") + cluster.host() + ":" + httpPort;
     }
 
     /**
@@ -146,7 +148,8 @@ public final class IndexerNode {
             // The listeners just connected; give their subscriptions time to reach the engines before the dump
             // is taken, so little is published in between (the reference waits the same second).
             Thread.sleep(SLOW_JOINER_MILLIS);
-            recovery = new PeerRecovery(vertx, services.registrations(), config.blockSize()).recover(sources);
+            recovery = new PeerRecovery(vertx, services.registrations(), config.blockSize(),
+                    config.security().authToken()).recover(sources);
             services.meters().recovered(recovery.millis(), recovery.events());
             config.peers().forEach(services.peers()::add);
         }
@@ -178,7 +181,7 @@ public final class IndexerNode {
         List<HttpVerticle> verticles = new ArrayList<>();
         Future<Void> chain = Future.succeededFuture();
         for (int i = 0; i < config.threads(); i++) {
-            HttpVerticle v = new HttpVerticle(services, config.host(), port);
+            HttpVerticle v = new HttpVerticle(services, config.security(), config.host(), port);
             verticles.add(v);
             chain = chain.compose(ignored -> vertx.deployVerticle(v).map(id -> {
                 httpDeployments.add(id);

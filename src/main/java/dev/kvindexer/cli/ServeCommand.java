@@ -3,6 +3,7 @@ package dev.kvindexer.cli;
 import dev.kvindexer.IndexerNode;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
@@ -112,6 +113,23 @@ public final class ServeCommand implements Callable<Integer> {
                     + "(env KVINDEXER_ACCESS_LOG_LOCAL_TIME; default: ${DEFAULT-VALUE}).")
     boolean accessLogLocalTime;
 
+    @Option(names = "--auth-token", description = "Bearer token required on mutating and admin routes (/register, "
+            + "/unregister, /events, peer, test and log routes); prefer the env variable or --config to a flag, which "
+            + "`ps` shows (env KVINDEXER_AUTH_TOKEN; default: none, no authentication).")
+    String authToken;
+
+    @Option(names = "--auth-all", fallbackValue = "true", arity = "0..1",
+            description = "Require the token on every route, /query, /metrics, /health and /ready included "
+                    + "(env KVINDEXER_AUTH_ALL; default: ${DEFAULT-VALUE}).")
+    boolean authAll;
+
+    @Option(names = "--tls-cert", description = "PEM certificate chain: serve HTTPS instead of HTTP, with --tls-key "
+            + "(env KVINDEXER_TLS_CERT; default: none).")
+    java.nio.file.Path tlsCert;
+
+    @Option(names = "--tls-key", description = "PEM private key of --tls-cert (env KVINDEXER_TLS_KEY; default: none).")
+    java.nio.file.Path tlsKey;
+
     /** The slot tracker to run beside the indexer, or null. */
     SlotTrackerConfig slotTracker() {
         return slotTrackerPort == null ? null : SlotTrackerConfig.on(host, slotTrackerPort);
@@ -122,6 +140,7 @@ public final class ServeCommand implements Callable<Integer> {
                 modelName, routingGroup != null ? routingGroup : tenantId, commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
+        config = config.withSecurity(new SecuritySettings(authToken, authAll, tlsCert, tlsKey));
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
         }

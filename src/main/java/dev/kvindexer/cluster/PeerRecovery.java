@@ -38,13 +38,18 @@ public final class PeerRecovery {
     private final Vertx vertx;
     private final RegistrationService registrations;
     private final Integer fallbackBlockSize;
+    private final String authToken;
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(DUMP_TIMEOUT).build();
 
-    /** @param fallbackBlockSize block size for partitions of the oldest dump shape (no block_size), or null to skip them */
-    public PeerRecovery(Vertx vertx, RegistrationService registrations, Integer fallbackBlockSize) {
+    /**
+     * @param fallbackBlockSize block size for partitions of the oldest dump shape (no block_size), or null to skip them
+     * @param authToken         this node's bearer token, sent to peers (a cluster shares one), or null
+     */
+    public PeerRecovery(Vertx vertx, RegistrationService registrations, Integer fallbackBlockSize, String authToken) {
         this.vertx = vertx;
         this.registrations = registrations;
         this.fallbackBlockSize = fallbackBlockSize;
+        this.authToken = authToken;
     }
 
     /** Recovers from the first peer that answers with a parsable dump; reports which peer and what it loaded. */
@@ -84,9 +89,12 @@ public final class PeerRecovery {
     }
 
     private Map<PartitionKey, Collected> fetch(String url) throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + "/dump"))
-                .timeout(DUMP_TIMEOUT).GET().build();
-        HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + "/dump"))
+                .timeout(DUMP_TIMEOUT).GET();
+        if (authToken != null) {
+            request.header("Authorization", "Bearer " + authToken);
+        }
+        HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream in = response.body()) {
             if (response.statusCode() / 100 != 2) {
                 throw new IOException("status " + response.statusCode());

@@ -14,11 +14,12 @@ import java.util.List;
  * @param minInitialWorkers DYN_ROUTER_MIN_INITIAL_WORKERS: the ready gate waits for this many registered instances
  * @param cluster       how to join a Hazelcast cluster, or null for a standalone node
  * @param accessLog     where to write the access log, or null for none
+ * @param security      bearer token and TLS
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
                           boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster,
-                          AccessLogSettings accessLog) {
+                          AccessLogSettings accessLog, SecuritySettings security) {
     public static final int DEFAULT_PORT = 8090;
 
     /** A standalone node. */
@@ -26,17 +27,22 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
                        Integer blockSize, String modelName, String tenantId, List<String> peers,
                        boolean testEndpoints, int minInitialWorkers) {
         this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
-                minInitialWorkers, null, null);
+                minInitialWorkers, null, null, SecuritySettings.NONE);
     }
 
     public ServeConfig withCluster(ClusterSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, settings, accessLog);
+                testEndpoints, minInitialWorkers, settings, accessLog, security);
     }
 
     public ServeConfig withAccessLog(AccessLogSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, settings);
+                testEndpoints, minInitialWorkers, cluster, settings, security);
+    }
+
+    public ServeConfig withSecurity(SecuritySettings settings) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                testEndpoints, minInitialWorkers, cluster, accessLog, settings);
     }
 
     public boolean clustered() {
@@ -70,6 +76,7 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
 
     public ServeConfig {
         workers = List.copyOf(workers);
+        security = security == null ? SecuritySettings.NONE : security;
         peers = List.copyOf(peers);
         if (!workers.isEmpty() && blockSize == null) {
             throw new IllegalArgumentException("--block-size is required when --workers is given");

@@ -1,14 +1,20 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.metrics.HttpRequestMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 /** The HTTP adapter of the indexer; one instance per event loop, all sharing the port. */
@@ -18,21 +24,33 @@ public final class HttpVerticle extends VerticleBase {
     /** The reference framework's default for every other route. */
     static final long DEFAULT_BODY_LIMIT = JsonRoutes.DEFAULT_BODY_LIMIT;
 
+    /** Routes that change state or administer the node: the bearer token guards them (issue 7 item 6). */
+    static final List<String> GUARDED = List.of("/register", "/unregister", "/events", "/register_peer",
+            "/deregister_peer", "/reopen_logs");
+    static final List<String> GUARDED_TEST_ROUTES = List.of("/test/pause_listener", "/test/resume_listener");
+
     private final NodeServices node;
+    private final SecuritySettings security;
     private final Buffer openApi = JsonRoutes.openApiDocument("indexer.json");
     private final String host;
     private final int port;
     private HttpServer server;
 
-    public HttpVerticle(NodeServices node, String host, int port) {
+    public HttpVerticle(NodeServices node, SecuritySettings security, String host, int port) {
         this.node = node;
+        this.security = security;
         this.host = host;
         this.port = port;
     }
 
     @Override
     public Future<?> start() {
-        server = vertx.createHttpServer();
+        HttpServerOptions options = new HttpServerOptions();
+        if (security.tls()) {
+            options.setSsl(true).setKeyCertOptions(new PemKeyCertOptions()
+                    .setCertPath(security.tlsCert().toString()).setKeyPath(security.tlsKey().toString()));
+        }
+        server = vertx.createHttpServer(options);
         return server.requestHandler(router()).listen(port, host);
     }
 
@@ -58,6 +76,11 @@ public final class HttpVerticle extends VerticleBase {
                 requests.record(routePaths.contains(path) ? path : HttpRequestMetrics.UNKNOWN,
                         ctx.request().method().name(), ctx.response().getStatusCode(), System.nanoTime() - start);
             });
+            // POST routes buffer their bodies under a limit; any other request has none to send.
+            if (ctx.request().method() != HttpMethod.POST && declaredLength(ctx) > DEFAULT_BODY_LIMIT) {
+                Responses.error(ctx, 413, "request body exceeds the limit of this route");
+                return;
+            }
             // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
             String accept = ctx.request().getHeader("accept");
             if (MsgpackBodies.isMsgpackType(accept)) {
@@ -65,6 +88,17 @@ public final class HttpVerticle extends VerticleBase {
             }
             ctx.next();
         });
+        if (security.authToken() != null) {
+            BearerAuth auth = new BearerAuth(security.authToken());
+            if (security.authAll()) {
+                router.route().handler(auth);
+            } else {
+                GUARDED.forEach(path -> router.route(path).handler(auth));
+                if (node.testEndpoints()) {
+                    GUARDED_TEST_ROUTES.forEach(path -> router.route(path).handler(auth));
+                }
+            }
+        }
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         router.get("/metrics").handler(new MetricsRoute(vertx, node)::get);
         JsonRoutes.serveOpenApi(router, openApi);
@@ -86,7 +120,7 @@ public final class HttpVerticle extends VerticleBase {
         sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT, dynamo::register, (c, f) -> mooncake.register(c));
         sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c));
         postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(vertx, node)::post);
-        router.post("/reopen_logs").handler(ctx -> {
+        router.post("/reopen_logs").handler(BodyHandler.create(false).setBodyLimit(DEFAULT_BODY_LIMIT)).handler(ctx -> {
             if (accessLog != null) {
                 accessLog.reopen();
             }
@@ -107,6 +141,15 @@ public final class HttpVerticle extends VerticleBase {
             }
         });
         return router;
+    }
+
+    private static long declaredLength(RoutingContext ctx) {
+        String length = ctx.request().getHeader("content-length");
+        try {
+            return length == null ? 0 : Long.parseLong(length.trim());
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private static final String UNTYPED = "kvindexer.untyped-body";

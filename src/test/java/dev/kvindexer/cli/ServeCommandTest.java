@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.Main;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import java.util.List;
@@ -54,6 +55,15 @@ class ServeCommandTest {
                 parse("--access-log", "/var/log/a.log").accessLog());
         assertEquals(new AccessLogSettings(java.nio.file.Path.of("a.log"), "x-request-id", true),
                 parse("--access-log", "a.log", "--trace-id-header", "x-request-id", "--access-log-local-time").accessLog());
+    }
+
+    @Test
+    void securityFlagsAndTheirVariables() {
+        assertEquals(SecuritySettings.NONE, parse().security(), "open by default, as Dynamo");
+        assertEquals(new SecuritySettings("t0k", true, null, null), parse("--auth-token", "t0k", "--auth-all").security());
+        assertEquals("from-env", serve(Map.of("KVINDEXER_AUTH_TOKEN", "from-env")).config().security().authToken());
+        assertThrows(IllegalArgumentException.class, () -> parse("--auth-all"), "--auth-all without a token");
+        assertThrows(IllegalArgumentException.class, () -> parse("--tls-cert", "c.pem"), "a certificate without its key");
     }
 
     @Test

@@ -311,6 +311,20 @@ class ClusterTest {
         assertEquals(1, workerCount(n1), "a registration on either applies on the other");
     }
 
+    /** Issue 7 item 6: a node with another cluster name, on the same hosts and ports, stays out of the cluster. */
+    @Test
+    void aNodeWithAnotherClusterNameDoesNotJoin() throws Exception {
+        IndexerNode n1 = cluster.start();
+        try (ClusterNodes strangers = new ClusterNodes()) {
+            IndexerNode stray = strangers.start();
+            assertEquals(1, MetricsPage.of(http(n1)).value("kvindexer_cluster_members"));
+            assertEquals(1, MetricsPage.of(http(stray)).value("kvindexer_cluster_members"));
+            register(n1, engine(501));
+            assertEquals(0, workerCount(stray), "registrations stay within the cluster");
+            assertEquals("[]", http(stray).get("/peers").body());
+        }
+    }
+
     private IndexerNode startUnchecked() {
         try {
             return cluster.start();
