@@ -6,7 +6,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.net.PemKeyCertOptions;
@@ -76,9 +75,7 @@ public final class HttpVerticle extends VerticleBase {
                 requests.record(routePaths.contains(path) ? path : HttpRequestMetrics.UNKNOWN,
                         ctx.request().method().name(), ctx.response().getStatusCode(), System.nanoTime() - start);
             });
-            // POST routes buffer their bodies under a limit; any other request has none to send.
-            if (ctx.request().method() != HttpMethod.POST && declaredLength(ctx) > DEFAULT_BODY_LIMIT) {
-                Responses.error(ctx, 413, "request body exceeds the limit of this route");
+            if (JsonRoutes.refusedOversizedBody(ctx)) {
                 return;
             }
             // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
@@ -141,15 +138,6 @@ public final class HttpVerticle extends VerticleBase {
             }
         });
         return router;
-    }
-
-    private static long declaredLength(RoutingContext ctx) {
-        String length = ctx.request().getHeader("content-length");
-        try {
-            return length == null ? 0 : Long.parseLong(length.trim());
-        } catch (NumberFormatException e) {
-            return 0;
-        }
     }
 
     private static final String UNTYPED = "kvindexer.untyped-body";

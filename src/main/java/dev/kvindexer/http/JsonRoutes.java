@@ -48,6 +48,28 @@ public final class JsonRoutes {
                 .handler(guard(handler));
     }
 
+    /**
+     * Answers 413 and returns true for a request that is no POST yet declares a body over the default limit: only
+     * POST routes read bodies (under their own limits), so every route has one. Call it first in a catch-all handler.
+     */
+    public static boolean refusedOversizedBody(RoutingContext ctx) {
+        if (ctx.request().method() == HttpMethod.POST) {
+            return false;
+        }
+        String length = ctx.request().getHeader("content-length");
+        long declared;
+        try {
+            declared = length == null ? 0 : Long.parseLong(length.trim());
+        } catch (NumberFormatException e) {
+            declared = 0;
+        }
+        if (declared <= DEFAULT_BODY_LIMIT) {
+            return false;
+        }
+        Responses.error(ctx, 413, "request body exceeds the limit of this route");
+        return true;
+    }
+
     /** Turns an exception thrown by a handler (an {@link HttpError} while parsing, mostly) into its JSON answer. */
     public static Handler<RoutingContext> guard(Handler<RoutingContext> handler) {
         return ctx -> {

@@ -67,7 +67,9 @@ public final class SlotTrackerVerticle extends VerticleBase {
             String path = ctx.request().path();
             String route = ROUTES.contains(path) ? path : "other";
             ctx.addHeadersEndHandler(v -> metrics.answered(route, ctx.response().getStatusCode()));
-            ctx.next();
+            if (!JsonRoutes.refusedOversizedBody(ctx)) {
+                ctx.next();
+            }
         });
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         JsonRoutes.serveOpenApi(router, openApi);

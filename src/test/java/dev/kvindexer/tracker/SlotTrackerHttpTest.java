@@ -141,6 +141,7 @@ class SlotTrackerHttpTest {
         assertError(400, "Failed to parse the request body as JSON", http.post("/register", "{\"worker_id\":"));
         assertError(415, "Content-Type: application/json", http.post("/register", REGISTER, "text/plain"));
         assertError(413, "limit", http.post("/register", "{\"pad\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}"));
+        assertError(413, "limit", http.send("GET", "/loads", "x".repeat(3 * 1024 * 1024))); // every route has a limit
 
         assertError(409, "Request req-123 already exists (assigned to worker WorkerWithDpRank { worker_id: 7, dp_rank: 0 })",
                 http.post("/add", ADD.replace("\"dp_rank\":0", "\"dp_rank\":1")));
