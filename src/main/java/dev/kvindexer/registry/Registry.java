@@ -19,7 +19,8 @@ import java.util.TreeMap;
  * Registrations are rare, so one lock keeps the rules simple and atomic.
  */
 public final class Registry {
-    private final Map<PartitionKey, PartitionEntry> partitions = new HashMap<>();
+    /** Written under the registry's lock, read without it: every query looks its partition up here. */
+    private final Map<PartitionKey, PartitionEntry> partitions = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<PartitionKey, List<Long>> partitionInstances = new HashMap<>();
     private final Map<Long, Instance> instances = new HashMap<>();
     private long nextIncarnation;
@@ -236,7 +237,7 @@ public final class Registry {
         return l;
     }
 
-    public synchronized Optional<PartitionEntry> partition(PartitionKey key) {
+    public Optional<PartitionEntry> partition(PartitionKey key) {
         return Optional.ofNullable(partitions.get(key));
     }
 
