@@ -120,7 +120,6 @@ final class DynamoRoutes {
 
     void dump(RoutingContext ctx) {
         List<PartitionEntry> partitions = node.registry().partitions();
-        partitions.sort((a, b) -> a.key().dumpKey().compareTo(b.key().dumpKey()));
         List<Future<String>> parts = new ArrayList<>();
         for (PartitionEntry p : partitions) {
             parts.add(PartitionBus.<PartitionMessages.DumpReply>request(vertx.eventBus(), p.address(), PartitionMessages.Dump.INSTANCE)

@@ -27,7 +27,6 @@ final class MetricsRoute {
 
     void get(RoutingContext ctx) {
         List<PartitionEntry> partitions = node.registry().partitions();
-        partitions.sort((a, b) -> a.key().dumpKey().compareTo(b.key().dumpKey()));
         List<Future<IndexerMetrics.PartitionFigures>> figures = new ArrayList<>();
         for (PartitionEntry p : partitions) {
             figures.add(PartitionBus.<PartitionMessages.StatsReply>request(vertx.eventBus(), p.address(),

@@ -241,8 +241,11 @@ public final class Registry {
         return Optional.ofNullable(partitions.get(key));
     }
 
+    /** Every partition, in the order of their /dump keys ({@code model:group}), as /dump and /metrics list them. */
     public synchronized List<PartitionEntry> partitions() {
-        return new ArrayList<>(partitions.values());
+        List<PartitionEntry> out = new ArrayList<>(partitions.values());
+        out.sort((a, b) -> a.key().dumpKey().compareTo(b.key().dumpKey()));
+        return out;
     }
 
     /** Registered instances matching the optional filters, sorted by unsigned instance id. */
