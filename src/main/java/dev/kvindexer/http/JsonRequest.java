@@ -70,7 +70,7 @@ public final class JsonRequest {
         if (msgpack) {
             value = MsgpackBodies.decode(buffer);
         } else try {
-            value = Json.decodeValue(buffer);
+            value = JsonBodyReader.read(buffer.getBytes());
         } catch (DecodeException e) {
             throw new HttpError(400, "Failed to parse the request body as JSON: " + firstLine(e.getMessage()));
         }
@@ -239,6 +239,9 @@ public final class JsonRequest {
 
     /** An array of u32 token ids, kept as int bit patterns. */
     int[] u32Array(String field) {
+        if (body.getValue(field) instanceof JsonBodyReader.PackedTokens packed) {
+            return packed.tokens();
+        }
         JsonArray arr = requiredArray(field);
         int[] out = new int[arr.size()];
         for (int i = 0; i < out.length; i++) {
