@@ -1,6 +1,8 @@
--- wrk script: POST /query with the body bench/http-fill.py wrote (path in env QUERY_BODY).
+-- wrk script: POST /query with a body bench/http-fill.py wrote (path in env QUERY_BODY); a path ending in
+-- .msgpack is sent as application/msgpack.
+local path = os.getenv("QUERY_BODY") or "/tmp/query.json"
 wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local f = io.open(os.getenv("QUERY_BODY") or "/tmp/query.json", "r")
+wrk.headers["Content-Type"] = path:match("%.msgpack$") and "application/msgpack" or "application/json"
+local f = io.open(path, "rb")
 wrk.body = f:read("*a")
 f:close()

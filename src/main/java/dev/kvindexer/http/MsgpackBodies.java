@@ -109,11 +109,17 @@ final class MsgpackBodies {
         }
     }
 
-    private static JsonArray u32LittleEndian(byte[] bytes, String where) {
+    /** {@code token_ids} come out packed (an int[], as JsonBodyReader gives them); any other bin as a JsonArray. */
+    private static Object u32LittleEndian(byte[] bytes, String where) {
         if (bytes.length % 4 != 0) {
             throw HttpError.shape("`" + where + "`: a bin of u32 values needs a multiple of 4 bytes, got " + bytes.length);
         }
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        if (where.equals("token_ids")) {
+            int[] tokens = new int[bytes.length / 4];
+            b.asIntBuffer().get(tokens);
+            return new JsonBodyReader.PackedTokens(tokens);
+        }
         JsonArray out = new JsonArray();
         while (b.hasRemaining()) {
             out.add(Integer.toUnsignedLong(b.getInt()));
