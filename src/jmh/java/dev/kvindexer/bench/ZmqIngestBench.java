@@ -73,7 +73,7 @@ public final class ZmqIngestBench {
         return out;
     }
 
-    /** Binds one XPUB per engine; {@code subscribe} connects the subscriber(s); returns once every engine has one. */
+    /** Binds one XPUB per engine on loopback, its queue deep enough for every batch of the run. */
     private static ZMQ.Socket[] publishers(ZContext ctx, int engines) {
         ZMQ.Socket[] pubs = new ZMQ.Socket[engines];
         for (int e = 0; e < engines; e++) {

@@ -1,6 +1,7 @@
 package dev.kvindexer.metrics;
 
 import dev.kvindexer.event.StorageTier;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -35,35 +36,37 @@ public final class IndexerMetrics {
                 .sample("dynamo_kvindexer_workers", s.workers());
         out.family("dynamo_kvindexer_listeners", "gauge", "Number of ZMQ listeners by status");
         s.listeners().forEach((status, n) -> out.sample("dynamo_kvindexer_listeners", n, "status", status));
-        out.family("dynamo_kvrouter_kv_cache_events_applied", "counter", "KV cache events applied to the index");
+        // One snapshot for Dynamo's family and ours, so the two agree within a scrape.
+        List<Applied> applied = new ArrayList<>();
         events.appliedSnapshot().forEach((k, n) -> {
             String[] typeStatus = k.split("\\|", 2);
-            out.sample("dynamo_kvrouter_kv_cache_events_applied", n, "event_type", typeStatus[0], "status", typeStatus[1]);
+            applied.add(new Applied(typeStatus[0], typeStatus[1], n));
         });
+        out.family("dynamo_kvrouter_kv_cache_events_applied", "counter", "KV cache events applied to the index");
+        applied.forEach(a -> out.sample("dynamo_kvrouter_kv_cache_events_applied", a.count(), "event_type", a.type(),
+                "status", a.status()));
         out.family("dynamo_kvrouter_kv_cache_event_warnings", "counter", "KV cache event anomalies");
         events.warningSnapshot().forEach((kind, n) -> out.sample("dynamo_kvrouter_kv_cache_event_warnings", n,
                 "warning_kind", kind));
-        ours(out, s, events);
+        ours(out, s, events, applied);
         return out.raw(micrometer).toString();
     }
 
-    private static void ours(PrometheusText out, Snapshot s, EventCounters events) {
-        Map<String, Long> applied = events.appliedSnapshot();
+    /** Events of one type that ended with one status ({@code ok}, or why they changed nothing). */
+    private record Applied(String type, String status, long count) {
+        boolean ok() {
+            return "ok".equals(status);
+        }
+    }
+
+    private static void ours(PrometheusText out, Snapshot s, EventCounters events, List<Applied> applied) {
         out.family("kvindexer_events_applied_total", "counter", "Events applied to the index, by event type.");
-        applied.forEach((k, n) -> {
-            String[] typeStatus = k.split("\\|", 2);
-            if ("ok".equals(typeStatus[1])) {
-                out.sample("kvindexer_events_applied_total", n, "event_type", typeStatus[0]);
-            }
-        });
+        applied.stream().filter(Applied::ok)
+                .forEach(a -> out.sample("kvindexer_events_applied_total", a.count(), "event_type", a.type()));
         out.family("kvindexer_events_rejected_total", "counter",
                 "Events that changed nothing, by event type and reason.");
-        applied.forEach((k, n) -> {
-            String[] typeStatus = k.split("\\|", 2);
-            if (!"ok".equals(typeStatus[1])) {
-                out.sample("kvindexer_events_rejected_total", n, "event_type", typeStatus[0], "reason", typeStatus[1]);
-            }
-        });
+        applied.stream().filter(a -> !a.ok()).forEach(a -> out.sample("kvindexer_events_rejected_total", a.count(),
+                "event_type", a.type(), "reason", a.status()));
         out.family("kvindexer_gaps_total", "counter",
                 "Gaps detected: in a ZMQ stream's batch seqs (source=zmq_seq) or a standardized stream's event_ids.");
         events.gapSnapshot().forEach((source, n) -> out.sample("kvindexer_gaps_total", n, "source", source));
