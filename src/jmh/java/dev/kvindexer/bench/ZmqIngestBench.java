@@ -142,7 +142,7 @@ public final class ZmqIngestBench {
                 "default", List.of(), false, 0));
         try (ZContext ctx = new ZContext()) {
             ZMQ.Socket[] pubs = publishers(ctx, payloads.length);
-            HttpClient http = HttpClient.newHttpClient();
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             for (int e = 0; e < pubs.length; e++) {
                 String body = "{\"instance_id\":" + (e + 1) + ",\"endpoint\":\"" + pubs[e].getLastEndpoint()
                         + "\",\"model_name\":\"m\",\"block_size\":" + BLOCK_SIZE + "}";

@@ -39,7 +39,12 @@ public final class PeerRecovery {
     private final RegistrationService registrations;
     private final Integer fallbackBlockSize;
     private final String authToken;
-    private final HttpClient client = HttpClient.newBuilder().connectTimeout(DUMP_TIMEOUT).build();
+    /**
+     * HTTP/1.1: the JDK client's default HTTP/2 starts every cleartext connection with an h2c upgrade, a path with a
+     * history of stalls on both sides, and what a peer serves here is one long body anyway.
+     */
+    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(DUMP_TIMEOUT).build();
 
     /**
      * @param fallbackBlockSize block size for partitions of the oldest dump shape (no block_size), or null to skip them

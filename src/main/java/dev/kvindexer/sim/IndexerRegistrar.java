@@ -12,7 +12,8 @@ import java.time.Duration;
 /** Registers simulated engine ranks with a running indexer ({@code POST /register}, SPEC §7.3). */
 public final class IndexerRegistrar {
     private final URI registerUri;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
 
     /** @param indexer base URL such as {@code http://127.0.0.1:8090} (a trailing /register is accepted too) */
     public IndexerRegistrar(URI indexer) {

@@ -20,7 +20,15 @@ public final class HttpJson {
     private final Map<String, String> headers;
 
     public HttpJson(int port) {
-        this("http://127.0.0.1:" + port, HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(), Map.of());
+        this("http://127.0.0.1:" + port, client().build(), Map.of());
+    }
+
+    /**
+     * HTTP/1.1, as routers speak to us. The JDK's default HTTP/2 opens every cleartext connection with an h2c upgrade,
+     * and a test's first request to a node once hung on such a connection for the whole deadline.
+     */
+    private static HttpClient.Builder client() {
+        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5));
     }
 
     private HttpJson(String base, HttpClient client, Map<String, String> headers) {
@@ -31,8 +39,7 @@ public final class HttpJson {
 
     /** HTTPS to 127.0.0.1, trusting what {@code trust} trusts. */
     public static HttpJson https(int port, SSLContext trust) {
-        return new HttpJson("https://127.0.0.1:" + port, HttpClient.newBuilder().sslContext(trust)
-                .connectTimeout(Duration.ofSeconds(5)).build(), Map.of());
+        return new HttpJson("https://127.0.0.1:" + port, client().sslContext(trust).build(), Map.of());
     }
 
     /** The same client, sending {@code name: value} with every request. */
@@ -90,18 +97,37 @@ public final class HttpJson {
 
     private <T> HttpResponse<T> send(HttpRequest.Builder b, HttpResponse.BodyHandler<T> handler) {
         headers.forEach(b::header);
-        CompletableFuture<HttpResponse<T>> response = client.sendAsync(b.timeout(Duration.ofSeconds(20)).build(), handler);
+        HttpRequest request = b.timeout(Duration.ofSeconds(20)).build();
+        CompletableFuture<HttpResponse<T>> response = client.sendAsync(request, handler);
         try {
             return response.get(25, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
             response.cancel(true);
-            throw new AssertionError("no response within 25 s", e);
+            throw new AssertionError("no response within 25 s to " + request.method() + " " + request.uri() + "; "
+                    + probe(request.uri()), e);
         } catch (InterruptedException e) {
             response.cancel(true);
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted waiting for a response", e);
         } catch (ExecutionException e) {
             throw new AssertionError("request failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    /**
+     * Whether the server answers /health meanwhile (HTTP/1.1 does not share the busy connection, so this opens another):
+     * tells a stuck server from a stuck connection.
+     */
+    private String probe(URI stuck) {
+        URI health = stuck.resolve("/health");
+        long started = System.nanoTime();
+        try {
+            HttpResponse<String> r = client.sendAsync(HttpRequest.newBuilder(health).build(),
+                    HttpResponse.BodyHandlers.ofString()).get(5, TimeUnit.SECONDS);
+            return "a fresh connection got " + r.statusCode() + " from /health in "
+                    + (System.nanoTime() - started) / 1_000_000 + " ms";
+        } catch (Exception e) {
+            return "a fresh connection got nothing from /health either: " + e;
         }
     }
 }
