@@ -16,7 +16,8 @@ import java.util.Map;
  * Parses a request body into the values {@code Json.decodeValue} gives, except that a {@code token_ids} array of
  * u32 numbers comes out as {@link PackedTokens}: an 8k-token prompt is then one {@code int[]}, not 8,192 boxed
  * Integers in a JsonArray, which made JSON parsing most of a /query's cost (BENCHMARKS.md). An array with anything
- * else in it is read as usual, so the shape errors stay the same.
+ * else in it is read as usual, so the shape errors stay the same. The root object's array is read from the raw bytes
+ * by {@link RawTokenIds} when it can be, and Jackson then parses only the rest.
  */
 final class JsonBodyReader {
     private static final JsonFactory FACTORY = new JsonFactory();
@@ -32,6 +33,25 @@ final class JsonBodyReader {
 
     /** @throws DecodeException for text that is not one JSON value */
     static Object read(byte[] body) {
+        RawTokenIds raw = RawTokenIds.find(body);
+        if (raw != null) {
+            // The rest of the body is small; should it fail, the whole body is parsed again for the usual error.
+            Object rest;
+            try {
+                rest = parse(raw.withoutTokens(body));
+            } catch (DecodeException e) {
+                rest = null;
+            }
+            if (rest instanceof JsonObject o && o.getValue(TOKENS) instanceof PackedTokens p && p.tokens().length == 0) {
+                o.getMap().put(TOKENS, new PackedTokens(raw.tokens));
+                return o;
+            }
+        }
+        return parse(body);
+    }
+
+    /** The general path alone: Jackson for the whole body. */
+    static Object parse(byte[] body) {
         try (JsonParser p = FACTORY.createParser(body)) {
             if (p.nextToken() == null) {
                 throw new DecodeException("no content");
