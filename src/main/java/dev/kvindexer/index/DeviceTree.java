@@ -1,14 +1,24 @@
 package dev.kvindexer.index;
 
+import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * The device-tier prefix tree of SPEC §6.2–6.5, keyed by local hash, with per-owner engine-hash lookups
- * and reference counts. Nodes are identified by their position: an engine hash stored at a new position
- * moves there (detached subtrees are never re-attached, unlike the reference).
+ * The device-tier prefix tree of SPEC §6.2–6.5, keyed by local hash, with engine-hash lookups and reference
+ * counts per owner. Nodes are identified by their position: an engine hash stored at a new position moves
+ * there (detached subtrees are never re-attached, unlike the reference).
+ *
+ * <p>Engines that hash alike (vLLM's chained hashes, with one seed) give a shared block the same engine hash in
+ * every holder, so one table from engine hash to node serves them all: a holder costs one bit, not an entry in a
+ * map of its own (BENCHMARKS.md, memory). An owner's hash that the shared table does not lead to (another engine
+ * hash for the same block, or the same hash at another position) is kept in that owner's own map.
  */
 final class DeviceTree {
     final DeviceNode root = new DeviceNode(null, 0L, 0L);
+    /** Engine hash → the live node first stored under it (its {@code blockHash}). */
+    private final Long2ObjectOpenHashMap<DeviceNode> byHash = new Long2ObjectOpenHashMap<>();
     private final LongOpenHashSet repeatScratch = new LongOpenHashSet();
     private long nodes;   // nodes with at least one holder, attached or detached
     private long entries; // (owner, node) holder pairs
@@ -19,7 +29,7 @@ final class DeviceTree {
         Owner o;
         if (hasParent) {
             o = owners.find(workerId, dpRank);
-            parent = o == null ? null : o.device.byHash.get(parentHash);
+            parent = o == null ? null : find(o, parentHash);
             if (parent == null) {
                 return StoreOutcome.PARENT_BLOCK_NOT_FOUND;
             }
@@ -65,6 +75,15 @@ final class DeviceTree {
         }
     }
 
+    /** The node where an owner holds an engine hash, attached or detached, or null. */
+    DeviceNode find(Owner o, long h) {
+        DeviceNode node = byHash.get(h);
+        if (node != null && node.hasHolder(o.id) && node.hashOf(o.id) == h) {
+            return node;
+        }
+        return o.device.byHash.get(h);
+    }
+
     private DeviceNode storeOne(Owner o, DeviceNode parent, long h, long local) {
         DeviceNode node = parent.child(local);
         if (node == null) {
@@ -72,7 +91,7 @@ final class DeviceTree {
             parent.putChild(node);
         }
         Holdings<DeviceNode> held = o.device;
-        DeviceNode before = held.byHash.putIfAbsent(h, node);
+        DeviceNode before = find(o, h);
         if (before == node) {
             held.addCopy(h);
             return node;
@@ -80,21 +99,33 @@ final class DeviceTree {
         if (before != null) {
             // The owner's hash was held at another position: it moves here with one copy.
             leave(o, before);
-            held.byHash.put(h, node);
             held.resetCopies(h);
         }
         if (node.hasHolder(o.id)) {
             // Already held under another engine hash (block_hash mismatch): the new hash replaces it.
-            held.forget(node.hashOf(o.id));
+            long old = node.hashOf(o.id);
+            if (held.byHash.get(old) == node) {
+                held.byHash.remove(old);
+            }
+            held.resetCopies(old);
         } else {
             if (node.hasNoHolder()) {
                 nodes++;
             }
             node.addHolder(o.id);
+            o.deviceBlocks++;
             entries++;
         }
         if (h != node.blockHash || node.hashOf(o.id) != h) {
             node.setHashOf(o.id, h);
+        }
+        if (h == node.blockHash) {
+            DeviceNode shared = byHash.putIfAbsent(h, node);
+            if (shared != null && shared != node) {
+                held.byHash.put(h, node); // the shared entry names another position
+            }
+        } else {
+            held.byHash.put(h, node);
         }
         return node;
     }
@@ -106,19 +137,39 @@ final class DeviceTree {
         Holdings<DeviceNode> held = o.device;
         int missing = 0;
         for (long h : blockHashes) {
-            DeviceNode node = held.byHash.get(h);
+            DeviceNode node = find(o, h);
             if (node == null) {
                 missing++;
             } else if (held.dropCopy(h)) {
-                held.byHash.remove(h);
                 leave(o, node);
             }
         }
         return missing;
     }
 
+    /** Copies of an engine hash an owner holds (its reference count), 0 when it does not hold it. */
+    int copies(Owner o, long h) {
+        return find(o, h) == null ? 0 : o.device.copiesOfHeld(h);
+    }
+
+    /**
+     * Takes an owner off every node it holds. The nodes are found by a pass over the shared table (a clear is rare:
+     * an engine restart or reset, an unregistration) and over the owner's own map.
+     */
     void clearOwner(Owner o) {
+        List<DeviceNode> mine = new ArrayList<>(o.deviceBlocks);
+        for (DeviceNode node : byHash.values()) {
+            if (node.hasHolder(o.id) && node.hashOf(o.id) == node.blockHash) {
+                mine.add(node);
+            }
+        }
         for (DeviceNode node : o.device.byHash.values()) {
+            boolean listed = node.hashOf(o.id) == node.blockHash && byHash.get(node.blockHash) == node;
+            if (!listed) {
+                mine.add(node);
+            }
+        }
+        for (DeviceNode node : mine) {
             leave(o, node);
         }
         o.device.clear();
@@ -126,11 +177,21 @@ final class DeviceTree {
 
     /** Takes the owner off a node; an emptied node detaches itself and its subtree (SPEC §6.3). */
     private void leave(Owner o, DeviceNode node) {
+        long h = node.hashOf(o.id);
+        Holdings<DeviceNode> held = o.device;
+        if (held.byHash.get(h) == node) {
+            held.byHash.remove(h);
+        }
+        held.resetCopies(h);
         node.removeHolder(o.id);
         node.forgetHashOf(o.id);
+        o.deviceBlocks--;
         entries--;
         if (node.hasNoHolder()) {
             nodes--;
+            if (byHash.get(node.blockHash) == node) {
+                byHash.remove(node.blockHash);
+            }
             node.dropChildren();
             DeviceNode parent = node.parent;
             if (parent != null) {

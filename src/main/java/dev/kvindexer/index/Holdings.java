@@ -36,12 +36,6 @@ final class Holdings<T> {
         return false;
     }
 
-    /** Forgets every copy of a hash. */
-    void forget(long hash) {
-        byHash.remove(hash);
-        resetCopies(hash);
-    }
-
     /** Back to a single copy (the hash was re-homed). */
     void resetCopies(long hash) {
         if (extraCopies != null && !extraCopies.isEmpty()) {
@@ -50,9 +44,11 @@ final class Holdings<T> {
     }
 
     int copies(long hash) {
-        if (!byHash.containsKey(hash)) {
-            return 0;
-        }
+        return byHash.containsKey(hash) ? copiesOfHeld(hash) : 0;
+    }
+
+    /** Copies of a hash the caller knows is held. */
+    int copiesOfHeld(long hash) {
         return extraCopies == null ? 1 : 1 + extraCopies.get(hash);
     }
 

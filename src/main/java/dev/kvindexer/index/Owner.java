@@ -9,7 +9,12 @@ final class Owner {
     final int id;
     /** A Mooncake Store (shared store owner, SPEC §5.3): its lower-tier blocks extend every owner's walk. */
     boolean store;
+    /**
+     * Device hashes the shared engine-hash table does not lead to for this owner, and the copy counts of all
+     * (DeviceTree); the owner's device blocks are counted in {@link #deviceBlocks}.
+     */
     final Holdings<DeviceNode> device = new Holdings<>();
+    int deviceBlocks;
     @SuppressWarnings("unchecked")
     private final Holdings<LowerEdge>[] lower = new Holdings[LowerTiers.COUNT];
 
@@ -34,7 +39,7 @@ final class Owner {
 
     int held(StorageTier tier) {
         if (tier == StorageTier.DEVICE) {
-            return device.size();
+            return deviceBlocks;
         }
         Holdings<LowerEdge> h = lower[LowerTiers.slot(tier)];
         return h == null ? 0 : h.size();

@@ -275,7 +275,7 @@ public final class PartitionIndex {
                     long hash = node.hashOf(id);
                     sink.stored(o.workerId, o.dpRank, StorageTier.DEVICE, hasParent,
                             hasParent ? parent.hashOf(id) : 0L, hash, node.localHash);
-                    reportCopies(sink, o.device.copies(hash));
+                    reportCopies(sink, tree.copies(o, hash));
                 }
             }
             node.forEachChild(c -> {
@@ -396,7 +396,7 @@ public final class PartitionIndex {
             return 0;
         }
         if (tier == StorageTier.DEVICE) {
-            return o.device.copies(blockHash);
+            return tree.copies(o, blockHash);
         }
         Holdings<LowerEdge> h = o.lowerIfAny(LowerTiers.slot(tier));
         return h == null ? 0 : h.copies(blockHash);
@@ -417,7 +417,7 @@ public final class PartitionIndex {
     /** Holders of the device node that an owner maps an engine hash to (attached or detached). */
     public List<OwnerKey> holdersOfBlock(long workerId, int dpRank, long blockHash) {
         Owner o = owners.find(workerId, dpRank);
-        DeviceNode node = o == null ? null : o.device.byHash.get(blockHash);
+        DeviceNode node = o == null ? null : tree.find(o, blockHash);
         return node == null ? List.of() : keys(node);
     }
 

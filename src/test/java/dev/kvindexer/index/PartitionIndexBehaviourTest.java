@@ -135,6 +135,49 @@ class PartitionIndexBehaviourTest {
         assertEquals(Map.of("1:0", 2), scores(index, 1, 2, 3));
     }
 
+    /**
+     * Engines that do not chain their hashes can give one engine hash to blocks at different positions. The shared
+     * engine-hash table leads to one of them; each owner still finds, removes and clears its own.
+     */
+    @Test
+    void oneEngineHashAtTwoPositionsStaysApartPerOwner() {
+        PartitionIndex index = new PartitionIndex(16);
+        index.store(1, 0, StorageTier.DEVICE, false, 0, new long[] {7}, new long[] {1}); // hash 7 at path [1]
+        index.store(2, 0, StorageTier.DEVICE, false, 0, new long[] {7}, new long[] {2}); // hash 7 at path [2]
+        index.store(3, 0, StorageTier.DEVICE, false, 0, new long[] {7}, new long[] {2});
+        assertEquals(Map.of("1:0", 1), scores(index, 1));
+        assertEquals(Map.of("2:0", 1, "3:0", 1), scores(index, 2));
+        // The first position empties, so the table no longer names any node for hash 7.
+        assertEquals(0, index.remove(1, 0, StorageTier.DEVICE, new long[] {7}));
+        // Worker 1 stores hash 7 at the second position: the table now names it, which worker 2 reached on its own.
+        index.store(1, 0, StorageTier.DEVICE, false, 0, new long[] {7}, new long[] {2});
+        assertEquals(Map.of("1:0", 1, "2:0", 1, "3:0", 1), scores(index, 2));
+        index.clear(2, 0); // found both ways, left once
+        assertEquals(Map.of("1:0", 1, "3:0", 1), scores(index, 2));
+        assertEquals(0, index.heldBlocks(2, 0, StorageTier.DEVICE));
+        assertEquals(2, index.holderEntryCount());
+        assertEquals(1, index.copies(3, 0, StorageTier.DEVICE, 7));
+        assertEquals(0, index.remove(3, 0, StorageTier.DEVICE, new long[] {7}));
+        assertEquals(0, index.remove(1, 0, StorageTier.DEVICE, new long[] {7}));
+        assertTrue(index.isEmpty());
+    }
+
+    @Test
+    void anotherEngineHashForAHeldBlockReplacesTheFirst() {
+        PartitionIndex index = new PartitionIndex(16);
+        store(index, 1, 1, 2);
+        store(index, 2, 1, 2);
+        index.store(2, 0, StorageTier.DEVICE, false, 0, new long[] {500}, new long[] {1}); // same block, new hash
+        assertEquals(1, index.remove(2, 0, StorageTier.DEVICE, new long[] {100}), "the old hash is gone");
+        assertEquals(Map.of("1:0", 2, "2:0", 2), scores(index, 1, 2));
+        assertEquals(1, index.copies(2, 0, StorageTier.DEVICE, 500));
+        assertEquals(0, index.remove(2, 0, StorageTier.DEVICE, new long[] {500}));
+        assertEquals(Map.of("1:0", 2), scores(index, 1, 2), "worker 2's block 200 no longer has its parent");
+        index.clear(1, 0);
+        assertEquals(0, index.heldBlocks(1, 0, StorageTier.DEVICE));
+        assertEquals(1, index.heldBlocks(2, 0, StorageTier.DEVICE));
+    }
+
     @Test
     void moreThan64OwnersUseWiderHolderSets() {
         PartitionIndex index = new PartitionIndex(16);
