@@ -104,9 +104,7 @@ final class DeviceTree {
         if (node.hasHolder(o.id)) {
             // Already held under another engine hash (block_hash mismatch): the new hash replaces it.
             long old = node.hashOf(o.id);
-            if (held.byHash.get(old) == node) {
-                held.byHash.remove(old);
-            }
+            held.byHash.remove(old, node);
             held.resetCopies(old);
         } else {
             if (node.hasNoHolder()) {
@@ -179,9 +177,7 @@ final class DeviceTree {
     private void leave(Owner o, DeviceNode node) {
         long h = node.hashOf(o.id);
         Holdings<DeviceNode> held = o.device;
-        if (held.byHash.get(h) == node) {
-            held.byHash.remove(h);
-        }
+        held.byHash.remove(h, node); // only if it is this node's entry (nodes do not override equals)
         held.resetCopies(h);
         node.removeHolder(o.id);
         node.forgetHashOf(o.id);
@@ -189,9 +185,7 @@ final class DeviceTree {
         entries--;
         if (node.hasNoHolder()) {
             nodes--;
-            if (byHash.get(node.blockHash) == node) {
-                byHash.remove(node.blockHash);
-            }
+            byHash.remove(node.blockHash, node);
             node.dropChildren();
             DeviceNode parent = node.parent;
             if (parent != null) {
