@@ -174,6 +174,7 @@ public final class ServeCommand implements Callable<Integer> {
         }
         LOG.info("kvindexer listening on http://{}:{}{}", config.host(), node.httpPort(),
                 config.clustered() ? " in cluster " + config.cluster().name() : "");
+        HugePageAdvice.forThisProcess().ifPresent(LOG::info);
         if (slotTracker() != null) {
             try {
                 SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), slotTracker(),
