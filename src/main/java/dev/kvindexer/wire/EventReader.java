@@ -276,8 +276,10 @@ final class EventReader {
             return;
         }
         int[] tokens = ev.tokenBuffer(n);
-        for (int i = 0; i < n; i++) {
-            tokens[i] = tokenOrFlag(ev);
+        if (!in.u32Values(tokens, n)) {
+            for (int i = 0; i < n; i++) {
+                tokens[i] = tokenOrFlag(ev);
+            }
         }
         ev.tokenCount = n;
     }

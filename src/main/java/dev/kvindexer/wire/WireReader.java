@@ -18,6 +18,7 @@ import org.msgpack.value.ValueType;
 final class WireReader {
     private final ArrayBufferInput input = new ArrayBufferInput(new byte[0]);
     private final MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(input);
+    private final byte[] skipScratch = new byte[1024];
     private byte[] payload;
     private int base;
     private int end;
@@ -98,6 +99,51 @@ final class WireReader {
         int p = position();
         unpacker.skipValue(); // proves the 9 bytes are there
         return readLongBE(p + 1, Long.BYTES);
+    }
+
+    /**
+     * Reads the next {@code n} values as u32 token ids straight from the payload, if every one is a uint in one of
+     * msgpack's forms for at most 32 bits (what engines send), and says whether it did. Otherwise nothing is
+     * consumed (only {@code dst} may have been written) and the caller reads value by value, so errors are
+     * unchanged. msgpack-java's per-value reads were most of the ingest thread's time (BENCHMARKS.md, ZMQ ingest).
+     */
+    boolean u32Values(int[] dst, int n) throws IOException {
+        byte[] b = payload;
+        int start = position();
+        int p = start;
+        int limit = end;
+        for (int i = 0; i < n; i++) {
+            if (p >= limit) {
+                return false;
+            }
+            int tag = b[p] & 0xff;
+            if (tag < 0x80) { // positive fixint
+                dst[i] = tag;
+                p++;
+            } else if (tag == 0xcd && p + 3 <= limit) { // uint16
+                dst[i] = (b[p + 1] & 0xff) << 8 | (b[p + 2] & 0xff);
+                p += 3;
+            } else if (tag == 0xcc && p + 2 <= limit) { // uint8
+                dst[i] = b[p + 1] & 0xff;
+                p += 2;
+            } else if (tag == 0xce && p + 5 <= limit) { // uint32, kept as its bit pattern
+                dst[i] = (int) readLongBE(p + 1, Integer.BYTES);
+                p += 5;
+            } else {
+                return false;
+            }
+        }
+        consume(p - start);
+        return true;
+    }
+
+    /** Moves the unpacker past bytes already read from the payload; msgpack-java has no public skip of raw bytes. */
+    private void consume(int bytes) throws IOException {
+        while (bytes > 0) {
+            int k = Math.min(bytes, skipScratch.length);
+            unpacker.readPayload(skipScratch, 0, k);
+            bytes -= k;
+        }
     }
 
     /** Whether a value of this type can be read by {@link #hash()}. */

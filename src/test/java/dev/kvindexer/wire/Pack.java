@@ -13,6 +13,10 @@ public final class Pack {
     public record U64(long bits) {
     }
 
+    /** Bytes written as they are, for value forms the packer would not choose (e.g. an int8 for 5). */
+    public record Raw(byte[] bytes) {
+    }
+
     private Pack() {
     }
 
@@ -42,6 +46,8 @@ public final class Pack {
                 bits >>>= 8;
             }
             p.addPayload(b);
+        } else if (v instanceof Raw r) {
+            p.addPayload(r.bytes());
         } else if (v instanceof String s) {
             p.packString(s);
         } else if (v instanceof Double d) {
