@@ -3,6 +3,7 @@ package dev.kvindexer.bench;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.sim.BlockChain;
 import dev.kvindexer.sim.EngineEvent;
@@ -162,7 +163,7 @@ final class TraceOps {
                 case STORE -> index.store(worker[i], 0, StorageTier.DEVICE, hasParent[i], parent[i], hashes[i], locals[i]);
                 case REMOVE -> sink += index.remove(worker[i], 0, StorageTier.DEVICE, hashes[i]);
                 default -> {
-                    List<OwnerMatch> m = index.match(hashes[i]);
+                    OwnerMatches m = index.matchOwners(hashes[i], null);
                     sink += m.isEmpty() ? 0 : m.get(0).gpuBlocks();
                 }
             }

@@ -1,7 +1,6 @@
 package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
-import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -146,17 +145,17 @@ public class PartitionIndexBenchmark {
     @Benchmark
     @BenchmarkMode(Mode.SampleTime)
     @OutputTimeUnit(TimeUnit.NANOSECONDS)
-    public List<OwnerMatch> match128() {
+    public OwnerMatches match128() {
         long[] q = queries[nextQuery];
         nextQuery = (nextQuery + 1) & (QUERIES - 1);
-        return index.match(q);
+        return index.matchOwners(q, null);
     }
 
     /** Worst case for the walk: all 64 workers hold the whole 128-block prompt. */
     @Benchmark
     @BenchmarkMode(Mode.SampleTime)
     @OutputTimeUnit(TimeUnit.NANOSECONDS)
-    public List<OwnerMatch> match128AllWorkersHoldAll() {
-        return index.match(everyoneQuery);
+    public OwnerMatches match128AllWorkersHoldAll() {
+        return index.matchOwners(everyoneQuery, null);
     }
 }

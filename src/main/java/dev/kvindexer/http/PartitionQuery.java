@@ -44,13 +44,14 @@ final class PartitionQuery {
      * registered engine rank that has none: the Dynamo flavor lists every instance with a block in any tier.
      */
     static List<OwnerMatch> withSharedReach(PartitionMessages.QueryReply reply, Supplier<List<Registry.Member>> registered) {
+        List<OwnerMatch> matches = reply.matches();
         if (reply.sharedReach()[1] == 0) {
-            return reply.matches(); // no store holds the prompt: the common case costs nothing
+            return matches; // no store holds the prompt: the common case costs nothing
         }
         List<Registry.Member> members = registered.get();
-        List<OwnerMatch> out = new ArrayList<>(reply.matches());
+        List<OwnerMatch> out = new ArrayList<>(matches);
         Set<OwnerKey> seen = new HashSet<>();
-        reply.matches().forEach(m -> seen.add(new OwnerKey(m.workerId(), m.dpRank())));
+        matches.forEach(m -> seen.add(new OwnerKey(m.workerId(), m.dpRank())));
         for (Registry.Member member : members) {
             for (int rank : member.dpRanks()) {
                 if (!member.store() && !seen.contains(new OwnerKey(member.instanceId(), rank))) {

@@ -1,8 +1,5 @@
 package dev.kvindexer.index;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * The query walk (SPEC §6.7 exact device match, then §6.8 lower-tier extension). Scratch arrays are reused
  * between queries because the index is single-threaded; only the result list is allocated.
@@ -31,10 +28,10 @@ final class Matcher {
         this.owners = owners;
     }
 
-    List<OwnerMatch> match(long[] localHashes) {
+    OwnerMatches match(long[] localHashes) {
         int n = localHashes.length;
         if (n == 0) {
-            return new ArrayList<>(0);
+            return OwnerMatches.NONE;
         }
         ensureCapacity(owners.idLimit(), n);
         boolean anyLower = false;
@@ -201,8 +198,8 @@ final class Matcher {
         return new int[] {cpu, cpu + ext[1] + ext[2]};
     }
 
-    private List<OwnerMatch> collect() {
-        List<OwnerMatch> out = new ArrayList<>(touchedCount);
+    private OwnerMatches collect() {
+        OwnerMatches.Builder out = OwnerMatches.builder(touchedCount);
         int[] host = ext[0];
         int[] disk = ext[1];
         int[] external = ext[2];
@@ -213,7 +210,7 @@ final class Matcher {
             int d = c + disk[id] + external[id];
             Owner o = owners.byId(id);
             if (d > 0 && !o.store) {
-                out.add(new OwnerMatch(o.workerId, o.dpRank, g, c, d));
+                out.add(o.workerId, o.dpRank, g, c, d);
             }
             gpu[id] = 0;
             host[id] = 0;
@@ -222,7 +219,7 @@ final class Matcher {
             inCont[id] = false;
         }
         touchedCount = 0;
-        return out;
+        return out.build();
     }
 
     private void touch(int id) {

@@ -156,16 +156,22 @@ public final class PartitionIndex {
      * the others' walks.
      */
     public List<OwnerMatch> match(long[] localHashes) {
-        return match(localHashes, null);
+        return matchOwners(localHashes, null).toList();
+    }
+
+    /** {@link #match(long[])} with the prompt's sequence hashes as in {@link #matchOwners}, as records. */
+    public List<OwnerMatch> match(long[] localHashes, long[] sequenceHashes) {
+        return matchOwners(localHashes, sequenceHashes).toList();
     }
 
     /**
-     * {@link #match(long[])} for a prompt whose rolling sequence hashes are known ({@code sequenceHashes}, possibly
-     * longer than {@code localHashes} when they came from {@link #localHashesOfSequence}); null derives them from
-     * the local hashes when blocks stored without tokens need them.
+     * {@link #match(long[])} as columns, the way the partition answers queries, for a prompt whose rolling sequence
+     * hashes are known ({@code sequenceHashes}, possibly longer than {@code localHashes} when they came from
+     * {@link #localHashesOfSequence}); null derives them from the local hashes when blocks stored without tokens
+     * need them.
      */
-    public List<OwnerMatch> match(long[] localHashes, long[] sequenceHashes) {
-        List<OwnerMatch> here = matcher.match(localHashes);
+    public OwnerMatches matchOwners(long[] localHashes, long[] sequenceHashes) {
+        OwnerMatches here = matcher.match(localHashes);
         PartitionIndex seq = bySequence;
         if (seq == null || seq.isEmpty()) {
             return here;
@@ -175,7 +181,7 @@ public final class PartitionIndex {
 
     /**
      * The rolling sequence hashes of a prompt's local hashes when blocks stored without tokens need them for a
-     * query, else null: compute them once and hand them to {@link #match(long[], long[])} and
+     * query, else null: compute them once and hand them to {@link #matchOwners} and
      * {@link #sharedReach(long[], long[])}.
      */
     public long[] sequenceHashesFor(long[] localHashes) {
@@ -183,7 +189,7 @@ public final class PartitionIndex {
     }
 
     /** One entry per owner; an owner answered by both indexes keeps the larger reach in each tier. */
-    private static List<OwnerMatch> merge(List<OwnerMatch> a, List<OwnerMatch> b) {
+    private static OwnerMatches merge(OwnerMatches a, OwnerMatches b) {
         if (b.isEmpty()) {
             return a;
         }
@@ -191,15 +197,15 @@ public final class PartitionIndex {
             return b;
         }
         Map<OwnerKey, OwnerMatch> byOwner = new LinkedHashMap<>();
-        for (OwnerMatch m : a) {
+        for (OwnerMatch m : a.toList()) {
             byOwner.put(new OwnerKey(m.workerId(), m.dpRank()), m);
         }
-        for (OwnerMatch m : b) {
+        for (OwnerMatch m : b.toList()) {
             byOwner.merge(new OwnerKey(m.workerId(), m.dpRank()), m, (x, y) -> new OwnerMatch(x.workerId(), x.dpRank(),
                     Math.max(x.gpuBlocks(), y.gpuBlocks()), Math.max(x.cpuBlocks(), y.cpuBlocks()),
                     Math.max(x.diskBlocks(), y.diskBlocks())));
         }
-        return new ArrayList<>(byOwner.values());
+        return OwnerMatches.of(new ArrayList<>(byOwner.values()));
     }
 
     /**
@@ -230,7 +236,7 @@ public final class PartitionIndex {
         return sharedReach(localHashes, null);
     }
 
-    /** {@link #sharedReach(long[])} with the prompt's sequence hashes as in {@link #match(long[], long[])}. */
+    /** {@link #sharedReach(long[])} with the prompt's sequence hashes as in {@link #matchOwners}. */
     public int[] sharedReach(long[] localHashes, long[] sequenceHashes) {
         int[] here = owners.anyStore() ? matcher.sharedReach(localHashes) : NO_SHARED_REACH;
         PartitionIndex seq = bySequence;

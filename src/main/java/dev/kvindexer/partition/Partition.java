@@ -275,7 +275,7 @@ public final class Partition {
     public PartitionMessages.QueryReply query(PartitionMessages.Query query) {
         long[] local = query.sequenceHashes() ? index.localHashesOfSequence(query.hashes()) : query.hashes();
         long[] seq = query.sequenceHashes() ? query.hashes() : index.sequenceHashesFor(local);
-        return new PartitionMessages.QueryReply(index.blockSize(), index.match(local, seq), index.sharedReach(local, seq));
+        return new PartitionMessages.QueryReply(index.blockSize(), index.matchOwners(local, seq), index.sharedReach(local, seq));
     }
 
     /**

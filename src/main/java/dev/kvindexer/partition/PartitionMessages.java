@@ -4,6 +4,7 @@ import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.OwnerMatches;
 import java.util.List;
 
 /** The messages a partition actor accepts and answers, all immutable and sent with local codecs. */
@@ -56,7 +57,11 @@ public final class PartitionMessages {
      * {@code sharedReach} is {cpu, disk} in blocks that the partition's Mooncake Stores alone hold of the prompt: the
      * reach of a registered rank with no blocks of its own.
      */
-    public record QueryReply(int blockSize, List<OwnerMatch> matches, int[] sharedReach) {
+    public record QueryReply(int blockSize, OwnerMatches owners, int[] sharedReach) {
+        /** The matches as records, built by the caller rather than on the partition's event loop. */
+        public List<OwnerMatch> matches() {
+            return owners.toList();
+        }
     }
 
     /** One event of a peer's dump, for the owner (worker, dp_rank) that held it. */

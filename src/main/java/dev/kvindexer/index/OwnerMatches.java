@@ -1,0 +1,87 @@
+package dev.kvindexer.index;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The owners a query matched, as columns. A prompt every owner holds a prefix of answers one entry per owner, and an
+ * object per entry was most of a cached 128-block match's time (BENCHMARKS.md); two arrays cost one allocation each.
+ * Callers that want {@link OwnerMatch} records take {@link #toList()} off the partition's event loop.
+ */
+public final class OwnerMatches {
+    static final OwnerMatches NONE = new OwnerMatches(0, new long[0], new int[0]);
+    private static final int FIELDS = 4; // dp rank, gpu, cpu, disk
+
+    private final int size;
+    private final long[] workerIds;
+    private final int[] fields;
+
+    private OwnerMatches(int size, long[] workerIds, int[] fields) {
+        this.size = size;
+        this.workerIds = workerIds;
+        this.fields = fields;
+    }
+
+    /** Room for {@code capacity} entries, filled by {@link Builder#add}. */
+    static Builder builder(int capacity) {
+        return new Builder(capacity);
+    }
+
+    static OwnerMatches of(List<OwnerMatch> matches) {
+        Builder b = builder(matches.size());
+        for (OwnerMatch m : matches) {
+            b.add(m.workerId(), m.dpRank(), m.gpuBlocks(), m.cpuBlocks(), m.diskBlocks());
+        }
+        return b.build();
+    }
+
+    public int size() {
+        return size;
+    }
+
+    public boolean isEmpty() {
+        return size == 0;
+    }
+
+    public OwnerMatch get(int i) {
+        if (i < 0 || i >= size) {
+            throw new IndexOutOfBoundsException(i);
+        }
+        int f = i * FIELDS;
+        return new OwnerMatch(workerIds[i], fields[f], fields[f + 1], fields[f + 2], fields[f + 3]);
+    }
+
+    public List<OwnerMatch> toList() {
+        List<OwnerMatch> out = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            out.add(get(i));
+        }
+        return out;
+    }
+
+    /** Fills the columns of one answer; the index is single-threaded, so nothing here is shared. */
+    static final class Builder {
+        private final long[] workerIds;
+        private final int[] fields;
+        private int size;
+
+        private Builder(int capacity) {
+            workerIds = new long[capacity];
+            fields = new int[capacity * FIELDS];
+        }
+
+        void add(long workerId, int dpRank, int gpu, int cpu, int disk) {
+            int f = size * FIELDS;
+            workerIds[size] = workerId;
+            fields[f] = dpRank;
+            fields[f + 1] = gpu;
+            fields[f + 2] = cpu;
+            fields[f + 3] = disk;
+            size++;
+        }
+
+        OwnerMatches build() {
+            return size == 0 ? NONE : new OwnerMatches(size, workerIds, fields);
+        }
+    }
+}
