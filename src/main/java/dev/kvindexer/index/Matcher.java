@@ -2,7 +2,7 @@ package dev.kvindexer.index;
 
 /**
  * The query walk (SPEC §6.7 exact device match, then §6.8 lower-tier extension). Scratch arrays are reused
- * between queries because the index is single-threaded; only the result list is allocated.
+ * between queries because the index is single-threaded; only the answer's two columns are allocated.
  */
 final class Matcher {
     private final DeviceTree tree;
