@@ -10,6 +10,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.zeromq.SocketType;
@@ -58,8 +59,8 @@ public final class ZmqIngestBench {
         }
         if (rounds > 1) {
             // Round 0 is JIT warm-up; single rounds swing widely on a small machine, so the medians are the figure.
-            double raw = median(java.util.Arrays.copyOfRange(raws, 1, rounds));
-            double node = median(java.util.Arrays.copyOfRange(nodes, 1, rounds));
+            double raw = median(Arrays.copyOfRange(raws, 1, rounds));
+            double node = median(Arrays.copyOfRange(nodes, 1, rounds));
             System.out.printf("median of rounds 1-%d: raw JeroMQ receive %.2f M blocks/s; indexer applied %.2f M blocks/s; "
                     + "ratio %.1f %%%n", rounds - 1, raw / 1e6, node / 1e6, 100 * node / raw);
         }
@@ -67,7 +68,7 @@ public final class ZmqIngestBench {
 
     private static double median(double[] values) {
         double[] v = values.clone();
-        java.util.Arrays.sort(v);
+        Arrays.sort(v);
         int n = v.length;
         return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
