@@ -105,7 +105,7 @@ final class WireReader {
      * Reads the next {@code n} values as u32 token ids straight from the payload, if every one is a uint in one of
      * msgpack's forms for at most 32 bits (what engines send), and says whether it did. Otherwise nothing is
      * consumed (only {@code dst} may have been written) and the caller reads value by value, so errors are
-     * unchanged. msgpack-java's per-value reads were most of the ingest thread's time (BENCHMARKS.md, ZMQ ingest).
+     * unchanged. msgpack-java's per-value reads were nearly half the ingest thread's time (BENCHMARKS.md, ZMQ ingest).
      */
     boolean u32Values(int[] dst, int n) throws IOException {
         byte[] b = payload;
