@@ -3,6 +3,7 @@ package dev.kvindexer.cli;
 import dev.kvindexer.IndexerNode;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
@@ -130,9 +131,27 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--tls-key", description = "PEM private key of --tls-cert (env KVINDEXER_TLS_KEY; default: none).")
     java.nio.file.Path tlsKey;
 
+    @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection that sends "
+            + "and receives nothing for this long (env KVINDEXER_HTTP_IDLE_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    long httpIdleTimeout;
+
+    @Option(names = "--http-request-timeout", paramLabel = "SECONDS", description = "Answer 408 and close when a "
+            + "request's headers and body have not all arrived this long after it began "
+            + "(env KVINDEXER_HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    long httpRequestTimeout;
+
+    @Option(names = "--max-event-bytes", paramLabel = "BYTES", description = "Largest ZMQ message taken from a "
+            + "publisher; a larger one is counted as a decode error and its connection is dropped and made again "
+            + "(env KVINDEXER_MAX_EVENT_BYTES; default: ${DEFAULT-VALUE}).")
+    long maxEventBytes;
+
     /** The slot tracker to run beside the indexer, or null. */
     SlotTrackerConfig slotTracker() {
-        return slotTrackerPort == null ? null : SlotTrackerConfig.on(host, slotTrackerPort);
+        return slotTrackerPort == null ? null : SlotTrackerConfig.on(host, slotTrackerPort, httpLimits());
+    }
+
+    private HttpLimits httpLimits() {
+        return HttpLimits.ofSeconds(httpIdleTimeout, httpRequestTimeout);
     }
 
     ServeConfig config() {
@@ -140,7 +159,8 @@ public final class ServeCommand implements Callable<Integer> {
                 modelName, routingGroup != null ? routingGroup : tenantId, commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
-        config = config.withSecurity(new SecuritySettings(authToken, authAll, tlsCert, tlsKey));
+        config = config.withSecurity(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
+                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes);
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
         }

@@ -1,5 +1,6 @@
 package dev.kvindexer.cli;
 
+import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
@@ -41,8 +42,19 @@ public final class SlotTrackerCommand implements Callable<Integer> {
             + "(env KVINDEXER_SLOT_TRACKER_CLEANUP_INTERVAL_SECONDS; default: ${DEFAULT-VALUE}).")
     long cleanupIntervalSeconds;
 
+    @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection that sends "
+            + "and receives nothing for this long (env KVINDEXER_SLOT_TRACKER_HTTP_IDLE_TIMEOUT; "
+            + "default: ${DEFAULT-VALUE}).")
+    long httpIdleTimeout;
+
+    @Option(names = "--http-request-timeout", paramLabel = "SECONDS", description = "Answer 408 and close when a "
+            + "request's headers and body have not all arrived this long after it began "
+            + "(env KVINDEXER_SLOT_TRACKER_HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    long httpRequestTimeout;
+
     SlotTrackerConfig config() {
-        return new SlotTrackerConfig(host, port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000);
+        return new SlotTrackerConfig(host, port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000,
+                HttpLimits.ofSeconds(httpIdleTimeout, httpRequestTimeout));
     }
 
     /**

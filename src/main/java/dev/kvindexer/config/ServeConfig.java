@@ -15,34 +15,49 @@ import java.util.List;
  * @param cluster       how to join a Hazelcast cluster, or null for a standalone node
  * @param accessLog     where to write the access log, or null for none
  * @param security      bearer token and TLS
+ * @param http          idle and request timeouts of HTTP connections
+ * @param maxEventBytes largest ZMQ message taken from a publisher; a larger one is a decode error and its connection
+ *                      is dropped before the message is buffered
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
                           boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster,
-                          AccessLogSettings accessLog, SecuritySettings security) {
+                          AccessLogSettings accessLog, SecuritySettings security, HttpLimits http,
+                          long maxEventBytes) {
     public static final int DEFAULT_PORT = 8090;
+    public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
     /** A standalone node. */
     public ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                        Integer blockSize, String modelName, String tenantId, List<String> peers,
                        boolean testEndpoints, int minInitialWorkers) {
         this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
-                minInitialWorkers, null, null, SecuritySettings.NONE);
+                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES);
     }
 
     public ServeConfig withCluster(ClusterSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, settings, accessLog, security);
+                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes);
     }
 
     public ServeConfig withAccessLog(AccessLogSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, settings, security);
+                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes);
     }
 
     public ServeConfig withSecurity(SecuritySettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, settings);
+                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes);
+    }
+
+    public ServeConfig withHttpLimits(HttpLimits limits) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes);
+    }
+
+    public ServeConfig withMaxEventBytes(long bytes) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes);
     }
 
     public boolean clustered() {
@@ -77,6 +92,10 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
     public ServeConfig {
         workers = List.copyOf(workers);
         security = security == null ? SecuritySettings.NONE : security;
+        http = http == null ? HttpLimits.DEFAULT : http;
+        if (maxEventBytes < 1024) {
+            throw new IllegalArgumentException("--max-event-bytes must be at least 1024, got " + maxEventBytes);
+        }
         peers = List.copyOf(peers);
         if (!workers.isEmpty() && blockSize == null) {
             throw new IllegalArgumentException("--block-size is required when --workers is given");

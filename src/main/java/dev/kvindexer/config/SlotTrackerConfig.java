@@ -7,19 +7,26 @@ package dev.kvindexer.config;
  * @param port                  HTTP port; 0 picks a free one (tests)
  * @param requestTtlMillis      active requests older than this are dropped (Dynamo: 300 s)
  * @param cleanupIntervalMillis how often the expiry runs
+ * @param http                  idle and request timeouts of HTTP connections
  */
-public record SlotTrackerConfig(String host, int port, long requestTtlMillis, long cleanupIntervalMillis) {
+public record SlotTrackerConfig(String host, int port, long requestTtlMillis, long cleanupIntervalMillis,
+                                HttpLimits http) {
     public static final int DEFAULT_PORT = 8091;
     public static final long DEFAULT_REQUEST_TTL_MILLIS = dev.kvindexer.tracker.SlotTracker.DEFAULT_REQUEST_TTL_MILLIS;
     public static final long DEFAULT_CLEANUP_INTERVAL_MILLIS = 10_000;
 
     public SlotTrackerConfig {
+        http = http == null ? HttpLimits.DEFAULT : http;
         if (requestTtlMillis <= 0 || cleanupIntervalMillis <= 0) {
             throw new IllegalArgumentException("the request TTL and the cleanup interval must be positive");
         }
     }
 
     public static SlotTrackerConfig on(String host, int port) {
-        return new SlotTrackerConfig(host, port, DEFAULT_REQUEST_TTL_MILLIS, DEFAULT_CLEANUP_INTERVAL_MILLIS);
+        return on(host, port, HttpLimits.DEFAULT);
+    }
+
+    public static SlotTrackerConfig on(String host, int port, HttpLimits http) {
+        return new SlotTrackerConfig(host, port, DEFAULT_REQUEST_TTL_MILLIS, DEFAULT_CLEANUP_INTERVAL_MILLIS, http);
     }
 }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.Main;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
@@ -58,6 +59,20 @@ class ServeCommandTest {
     }
 
     @Test
+    void limitsOfUntrustedPeersHaveDefaultsFlagsAndVariables() {
+        assertEquals(ServeConfig.DEFAULT_MAX_EVENT_BYTES, parse().maxEventBytes(), "64 MiB by default");
+        assertEquals(HttpLimits.ofSeconds(60, 30), parse().http());
+        assertEquals(1 << 20, parse("--max-event-bytes", "1048576").maxEventBytes());
+        assertEquals(HttpLimits.ofSeconds(5, 2), parse("--http-idle-timeout", "5", "--http-request-timeout", "2").http());
+        assertEquals(HttpLimits.ofSeconds(7, 30),
+                serve(Map.of("KVINDEXER_HTTP_IDLE_TIMEOUT", "7")).config().http());
+        assertEquals(HttpLimits.ofSeconds(7, 30), slotTracker(Map.of("KVINDEXER_SLOT_TRACKER_HTTP_IDLE_TIMEOUT", "7"))
+                .config().http());
+        assertThrows(IllegalArgumentException.class, () -> parse("--max-event-bytes", "10"));
+        assertThrows(IllegalArgumentException.class, () -> parse("--http-request-timeout", "0"));
+    }
+
+    @Test
     void securityFlagsAndTheirVariables() {
         assertEquals(SecuritySettings.NONE, parse().security(), "open by default, as Dynamo");
         assertEquals(new SecuritySettings("t0k", true, null, null), parse("--auth-token", "t0k", "--auth-all").security());
@@ -69,7 +84,7 @@ class ServeCommandTest {
     @Test
     void slotTrackerCommandDefaultsAreDynamos() {
         SlotTrackerCommand command = slotTracker(Map.of());
-        assertEquals(new SlotTrackerConfig("0.0.0.0", 8091, 300_000, 10_000), command.config());
+        assertEquals(new SlotTrackerConfig("0.0.0.0", 8091, 300_000, 10_000, HttpLimits.ofSeconds(60, 30)), command.config());
         SlotTrackerCommand zero = slotTracker(Map.of(), "--request-ttl-seconds", "0");
         assertThrows(IllegalArgumentException.class, zero::config);
     }

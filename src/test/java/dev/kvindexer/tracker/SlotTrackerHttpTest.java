@@ -42,7 +42,7 @@ class SlotTrackerHttpTest {
     }
 
     private void start(long ttlMillis, long cleanupMillis) throws Exception {
-        SlotTrackerVerticle v = SlotTrackerCommand.deploy(vertx, new SlotTrackerConfig("127.0.0.1", 0, ttlMillis, cleanupMillis),
+        SlotTrackerVerticle v = SlotTrackerCommand.deploy(vertx, new SlotTrackerConfig("127.0.0.1", 0, ttlMillis, cleanupMillis, null),
                 meters::scrape);
         http = new HttpJson(v.actualPort());
     }

@@ -1,0 +1,29 @@
+package dev.kvindexer.config;
+
+import java.time.Duration;
+
+/**
+ * How long an HTTP client may hold a connection without finishing its work, so slow or stalled clients cannot pile
+ * up connections. Both services (indexer and slot tracker) take the same limits.
+ *
+ * @param idleTimeout    a connection that sends and receives nothing for this long is closed
+ * @param requestTimeout a request whose headers and body have not all arrived this long after it began is answered
+ *                       408 and its connection closed
+ */
+public record HttpLimits(Duration idleTimeout, Duration requestTimeout) {
+    public static final HttpLimits DEFAULT = new HttpLimits(Duration.ofSeconds(60), Duration.ofSeconds(30));
+
+    public HttpLimits {
+        if (idleTimeout == null || idleTimeout.isNegative() || idleTimeout.isZero()) {
+            throw new IllegalArgumentException("--http-idle-timeout must be positive");
+        }
+        if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
+            throw new IllegalArgumentException("--http-request-timeout must be positive");
+        }
+    }
+
+    /** From the command line's whole seconds. */
+    public static HttpLimits ofSeconds(long idleSeconds, long requestSeconds) {
+        return new HttpLimits(Duration.ofSeconds(idleSeconds), Duration.ofSeconds(requestSeconds));
+    }
+}
