@@ -29,5 +29,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
     CMD curl -fsS http://127.0.0.1:8090/health || exit 1
 # Exec form: java is PID 1 and receives SIGTERM itself, so the node leaves its cluster and closes its sockets.
 # Huge pages take TLB misses out of the query tail (BENCHMARKS.md); harmless where the host turns THP off.
-ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+UseTransparentHugePages", "-jar", "/app/kvindexer.jar"]
+# An exhausted heap ends the process (exit status 3), so Kubernetes restarts it instead of keeping a zombie.
+ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-XX:+UseTransparentHugePages", "-jar", "/app/kvindexer.jar"]
 CMD ["serve"]

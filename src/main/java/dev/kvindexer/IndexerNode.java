@@ -44,7 +44,7 @@ public final class IndexerNode {
     static final int MAX_IN_FLIGHT_BATCHES = 10_000;
     static final long SLOW_JOINER_MILLIS = 1000;
     /** SIGTERM to exit: the whole of {@link #close()} (issue 7: within 10 s, inside Kubernetes' default grace period). */
-    static final java.time.Duration CLOSE_BUDGET = java.time.Duration.ofSeconds(10);
+    public static final java.time.Duration CLOSE_BUDGET = java.time.Duration.ofSeconds(10);
 
     private final Vertx vertx;
     private final ZmqIngest ingest;
@@ -79,6 +79,7 @@ public final class IndexerNode {
         } else {
             vertx = builder.build();
         }
+        vertx.exceptionHandler(IndexerNode::uncaughtInHandler);
         IndexerNode node;
         try {
             node = assemble(vertx, manager, config, new NodeMeters(meters));
@@ -110,8 +111,8 @@ public final class IndexerNode {
         Registry registry = new Registry();
         boolean gated = config.clustered() || !config.peers().isEmpty() || config.minInitialWorkers() > 0;
         ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
-        ZmqIngest ingest = new ZmqIngest(vertx, config.ingestThreads(), MAX_IN_FLIGHT_BATCHES, counters,
-                registry::listener, gate);
+        ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(config.ingestThreads(), MAX_IN_FLIGHT_BATCHES,
+                config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY), counters, registry::listener, gate);
         Watermarks watermarks = new Watermarks();
         RegistrationService local = new RegistrationService(vertx, registry, ingest, counters, watermarks);
         ClusterRegistrar clusterRegistrar = manager == null ? null : new ClusterRegistrar(vertx, manager, local);
@@ -121,6 +122,21 @@ public final class IndexerNode {
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
                 ingest, config.testEndpoints(), gate, membership, accessLog, meters);
         return new IndexerNode(vertx, ingest, services, clusterRegistrar);
+    }
+
+    /**
+     * A handler on an event loop threw. Vert.x keeps the loop running, which is right for an exception; an error
+     * (out of memory above all) goes to the process's uncaught-error policy, which the command line sets to exit.
+     */
+    private static void uncaughtInHandler(Throwable t) {
+        if (t instanceof Error) {
+            Thread.UncaughtExceptionHandler policy = Thread.getDefaultUncaughtExceptionHandler();
+            if (policy != null) {
+                policy.uncaughtException(Thread.currentThread(), t);
+                return;
+            }
+        }
+        LOG.error("unhandled exception in a handler", t);
     }
 
     private String advertisedUrl(ServeConfig config) {
@@ -247,7 +263,7 @@ public final class IndexerNode {
         // Shutting down anyway: sockets are closed with their threads below.
         quietly(services.registrations().stopAll(), deadline);
         quietly(vertx.close(), deadline);
-        ingest.close();
+        ingest.close(java.time.Duration.ofNanos(Math.max(deadline - System.nanoTime(), 0)));
         if (services.accessLog() != null) {
             services.accessLog().close();
         }

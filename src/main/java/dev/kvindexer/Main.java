@@ -1,5 +1,6 @@
 package dev.kvindexer;
 
+import dev.kvindexer.cli.FatalErrors;
 import dev.kvindexer.cli.LayeredDefaults;
 import dev.kvindexer.cli.ServeCommand;
 import dev.kvindexer.cli.SimulateCommand;
@@ -18,6 +19,7 @@ public final class Main {
     public static final String SLOT_TRACKER_ENV = "KVINDEXER_SLOT_TRACKER_";
 
     public static void main(String[] args) {
+        FatalErrors.install();
         CommandLine commandLine;
         try {
             commandLine = commandLine(args, System.getenv());

@@ -1,8 +1,6 @@
 package dev.kvindexer.cli;
 
-import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -21,7 +19,7 @@ final class HugePageAdvice {
 
     /** The advice for this process, if any. */
     static Optional<String> forThisProcess() {
-        Boolean jvmAsks = jvmUsesTransparentHugePages();
+        Boolean jvmAsks = JvmOptions.bool("UseTransparentHugePages");
         if (jvmAsks == null || !Files.isReadable(THP_MODE)) {
             return Optional.empty(); // not Linux, or not HotSpot
         }
@@ -48,15 +46,5 @@ final class HugePageAdvice {
         }
         return Optional.of("transparent huge pages are available on request but this JVM does not use them; start java "
                 + "with " + FLAG + " for a shorter query tail (BENCHMARKS.md: 128-block match p99 8.9 -> 3.5 us)");
-    }
-
-    private static Boolean jvmUsesTransparentHugePages() {
-        try {
-            HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
-            return hotspot == null ? null
-                    : Boolean.parseBoolean(hotspot.getVMOption("UseTransparentHugePages").getValue());
-        } catch (IllegalArgumentException | LinkageError e) {
-            return null; // the option does not exist on this platform
-        }
     }
 }

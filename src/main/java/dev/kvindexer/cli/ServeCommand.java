@@ -195,6 +195,7 @@ public final class ServeCommand implements Callable<Integer> {
         LOG.info("kvindexer listening on http://{}:{}{}", config.host(), node.httpPort(),
                 config.clustered() ? " in cluster " + config.cluster().name() : "");
         HugePageAdvice.forThisProcess().ifPresent(LOG::info);
+        FatalErrors.outOfMemoryAdviceForThisProcess().ifPresent(LOG::warn);
         if (slotTracker() != null) {
             try {
                 SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), slotTracker(),
@@ -206,7 +207,7 @@ public final class ServeCommand implements Callable<Integer> {
                 return 1;
             }
         }
-        UntilShutdown.await("kvindexer-shutdown", node::close);
+        UntilShutdown.await("kvindexer-shutdown", node::close, IndexerNode.CLOSE_BUDGET.plusSeconds(5));
         return 0;
     }
 }

@@ -94,7 +94,7 @@ public final class SlotTrackerCommand implements Callable<Integer> {
             } catch (Exception e) {
                 LOG.debug("shutdown: {}", e.toString());
             }
-        });
+        }, java.time.Duration.ofSeconds(15));
         return 0;
     }
 }

@@ -43,13 +43,13 @@ public final class DumpParser {
         }
     }
 
-    /** Recovery splits the key at the first ':' (a model name with ':' cannot round-trip; SPEC §10.5). */
+    /** Recovery splits the key at the first ':' (SPEC §10.2); the model part is unescaped (PartitionKey#dumpKey). */
     static PartitionKey splitKey(String key) throws IOException {
-        int colon = key.indexOf(':');
-        if (colon < 0) {
+        PartitionKey parsed = PartitionKey.fromDumpKey(key);
+        if (parsed == null) {
             throw new IOException("dump key without ':' " + key);
         }
-        return new PartitionKey(key.substring(0, colon), key.substring(colon + 1));
+        return parsed;
     }
 
     private static void partitionObject(JsonParser p, PartitionKey key, DumpSink sink) throws IOException {

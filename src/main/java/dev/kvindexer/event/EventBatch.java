@@ -16,6 +16,11 @@ import java.util.List;
 public record EventBatch(long seq, int dpRank, List<KvEvent> events,
                          int malformedEvents, int blockSizeMismatches, int filteredEvents) {
     public static final int NO_RANK = -1;
+    /**
+     * The largest data-parallel rank a batch may name. No deployment has more ranks than this, and each rank a batch
+     * names becomes an owner in the index, so a larger one is a corrupt or hostile batch.
+     */
+    public static final int MAX_RANK = 65_535;
 
     public int effectiveRank(int registeredRank) {
         return dpRank == NO_RANK ? registeredRank : dpRank;

@@ -100,7 +100,7 @@ public final class HttpVerticle extends VerticleBase {
         router.get("/metrics").handler(new MetricsRoute(vertx, node)::get);
         JsonRoutes.serveOpenApi(router, openApi);
         router.get("/ready").handler(ctx -> {
-            String waiting = node.gate().reason();
+            String waiting = node.notReadyReason();
             if (waiting == null) {
                 Responses.json(ctx, 200, "{\"status\":\"ready\"}");
             } else {

@@ -28,6 +28,12 @@ public record NodeServices(Registrar registrar, RegistrationService registration
                            ReadyGate gate, ClusterMembership membership, AccessLog accessLog,
                            NodeMeters meters) {
 
+    /** Why /ready answers 503: the startup gate is closed or ingest is recovering from a failure; null when ready. */
+    public String notReadyReason() {
+        String waiting = gate.reason();
+        return waiting != null ? waiting : ingest.degradedReason();
+    }
+
     /** GET /peers: registered peers and, in a cluster, the other live nodes, sorted and without repeats. */
     public Future<List<String>> allPeers() {
         Future<List<String>> discovered = membership == null ? Future.succeededFuture(List.of()) : membership.peers(false);

@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
@@ -95,6 +96,9 @@ final class StandardEventsRoute {
                     + key.modelName() + " tenant_id=" + key.tenantId());
         }
         int dpRank = e.optionalU32("dp_rank", 0);
+        if (dpRank < 0 || dpRank > EventBatch.MAX_RANK) {
+            throw new HttpError(422, "`dp_rank`: " + Integer.toUnsignedString(dpRank) + " is over " + EventBatch.MAX_RANK);
+        }
         int blockSize = e.optionalU32("block_size", partition.blockSize());
         if (blockSize != partition.blockSize()) {
             throw new HttpError(422, "block_size " + blockSize + " differs from the partition's " + partition.blockSize());

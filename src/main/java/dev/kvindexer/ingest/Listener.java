@@ -85,9 +85,14 @@ public final class Listener {
         return lastError;
     }
 
-    /** pending → active once the socket is connected (or bound); a paused or failed listener stays so. */
+    /**
+     * pending → active once the socket is connected (or bound); failed → active when a socket opened again after a
+     * failure connects. A paused listener stays paused.
+     */
     public void markActive() {
-        state.compareAndSet(ListenerState.PENDING, ListenerState.ACTIVE);
+        if (!state.compareAndSet(ListenerState.PENDING, ListenerState.ACTIVE)) {
+            state.compareAndSet(ListenerState.FAILED, ListenerState.ACTIVE);
+        }
     }
 
     public void markFailed(String error) {

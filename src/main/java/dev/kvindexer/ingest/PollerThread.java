@@ -14,6 +14,7 @@ import io.vertx.core.eventbus.EventBus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -23,9 +24,10 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * One ingest thread: owns many SUB sockets, polls them together, decodes each live message into an
- * {@link EventBatch} and sends it to the listener's partition. Sockets are created, used and closed only
- * here, because ZMQ sockets are not thread-safe; other threads talk to it through a command queue.
+ * One ingest thread: owns a JeroMQ context of its own and many SUB sockets in it, polls them together, decodes each
+ * live message into an {@link EventBatch} and sends it to the listener's partition. Sockets are created, used and
+ * closed only here, because ZMQ sockets are not thread-safe; other threads talk to it through a command queue. Its
+ * own context means a failure in its I/O thread reaches only its listeners, and {@link ZmqIngest} replaces it whole.
  */
 final class PollerThread extends Thread {
     private static final Logger LOG = LoggerFactory.getLogger(PollerThread.class);
@@ -33,23 +35,50 @@ final class PollerThread extends Thread {
     /** Messages taken from one socket per round, so one flooding engine cannot starve the others. */
     private static final int MAX_MESSAGES_PER_ROUND = 256;
     private static final int LOGGED_PROBLEMS_PER_STREAM = 3;
+    /**
+     * JeroMQ retries a lost connection at once (CONNECT_RETRIED follows DISCONNECTED within milliseconds), except after
+     * a protocol error, such as a frame over the size limit, after which it drops the endpoint for good. A connection
+     * lost for longer than this without a retry is one of those, and the listener opens its socket again.
+     */
+    static final long PROTOCOL_DROP_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final int CONNECTION_EVENTS = ZMQ.EVENT_CONNECTED | ZMQ.EVENT_DISCONNECTED
+            | ZMQ.EVENT_CONNECT_RETRIED | ZMQ.EVENT_CONNECT_DELAYED;
     private static final AtomicLong MONITORS = new AtomicLong();
 
+    /** What other threads ask of this one. */
+    sealed interface Command permits Add, Remove, Task {
+    }
+
+    record Add(Listener listener, Promise<Void> done) implements Command {
+    }
+
+    record Remove(Listener listener, Promise<Void> done) implements Command {
+    }
+
+    /** Runs on this thread between poll rounds (tests inject failures with it). */
+    record Task(Runnable action) implements Command {
+    }
+
     private final ZContext ctx;
+    private final long maxEventBytes;
     private final EventBus bus;
     private final EventCounters counters;
     private final InFlightBatches inFlight;
     private final ReadyGate gate;
-    private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Command> commands = new ConcurrentLinkedQueue<>();
     private final List<Subscription> subscriptions = new ArrayList<>();
     private final AtomicInteger load = new AtomicInteger();
     private volatile boolean running = true;
+    /** Why this thread or its I/O thread stopped working, or null while both run. */
+    private volatile String failure;
     private ZMQ.Poller poller;
     private boolean pollerStale = true;
+    /** Subscriptions whose connection was lost and not yet retried by JeroMQ. */
+    private int awaitingRetry;
 
     /**
-     * A listener's SUB, the PAIR that receives the SUB's connection events (so the listener stays pending
-     * until its engine is really there), and the per-stream decoder. All owned by this thread.
+     * A listener's SUB, the PAIR that receives the SUB's connection events (so the listener stays pending until its
+     * engine is really there, and a connection JeroMQ gave up on is noticed), and the per-stream decoder.
      */
     private final class Subscription {
         final Listener listener;
@@ -57,15 +86,17 @@ final class PollerThread extends Thread {
         final ZMQ.Socket monitor;
         final EngineBatchDecoder decoder;
         int loggedProblems;
+        /** System.nanoTime() of a lost connection not yet retried, or 0. */
+        long lostAt;
 
         Subscription(Listener listener) {
             this.listener = listener;
             this.decoder = new EngineBatchDecoder(listener.blockSize(), listener.publisher().defaultLora());
-            this.socket = ZmqSockets.subscriber(ctx, listener.endpoint());
+            this.socket = ZmqSockets.subscriber(ctx, listener.endpoint(), maxEventBytes);
             ZMQ.Socket pair = null;
             try {
                 String monitorAddress = "inproc://kvindexer-monitor-" + MONITORS.incrementAndGet();
-                socket.monitor(monitorAddress, ZMQ.EVENT_CONNECTED);
+                socket.monitor(monitorAddress, CONNECTION_EVENTS);
                 pair = ctx.createSocket(SocketType.PAIR);
                 pair.connect(monitorAddress);
                 ZmqSockets.attach(socket, listener.endpoint());
@@ -86,11 +117,12 @@ final class PollerThread extends Thread {
         }
     }
 
-    PollerThread(String name, ZContext ctx, EventBus bus, EventCounters counters, InFlightBatches inFlight,
+    PollerThread(String name, long maxEventBytes, EventBus bus, EventCounters counters, InFlightBatches inFlight,
                  ReadyGate gate) {
         super(name);
         setDaemon(true);
-        this.ctx = ctx;
+        this.ctx = ZmqContexts.create((t, e) -> ioThreadDied(t, e));
+        this.maxEventBytes = maxEventBytes;
         this.bus = bus;
         this.counters = counters;
         this.inFlight = inFlight;
@@ -103,41 +135,52 @@ final class PollerThread extends Thread {
 
     void add(Listener listener, Promise<Void> done) {
         load.incrementAndGet();
-        commands.add(() -> {
-            try {
-                subscriptions.add(new Subscription(listener));
-                pollerStale = true;
-                if (ZmqEndpoint.bindsLocally(listener.endpoint())) {
-                    listener.markActive();
-                }
-                LOG.info("listener started {}", listener);
-            } catch (RuntimeException e) {
-                load.decrementAndGet();
-                listener.markFailed("cannot open ZMQ socket: " + e.getMessage());
-                LOG.warn("listener failed {}: {}", listener, e.toString());
-            }
-            done.complete();
-        });
+        commands.add(new Add(listener, done));
     }
 
     void remove(Listener listener, Promise<Void> done) {
-        commands.add(() -> {
-            for (int i = 0; i < subscriptions.size(); i++) {
-                Subscription s = subscriptions.get(i);
-                if (s.listener == listener) {
-                    s.close();
-                    subscriptions.remove(i);
-                    load.decrementAndGet();
-                    pollerStale = true;
-                    break;
-                }
-            }
-            done.complete();
-        });
+        commands.add(new Remove(listener, done));
     }
 
+    /** Runs {@code action} on this thread. */
+    void execute(Runnable action) {
+        commands.add(new Task(action));
+    }
+
+    /** Why this thread no longer serves its listeners, or null while it does. */
+    String failure() {
+        if (failure == null && running && getState() == State.TERMINATED) {
+            return "ingest thread " + getName() + " ended";
+        }
+        return failure;
+    }
+
+    /** Commands that never ran; call once the thread has stopped, to hand them to its successor. */
+    List<Command> takePending() {
+        List<Command> out = new ArrayList<>();
+        Command c;
+        while ((c = commands.poll()) != null) {
+            out.add(c);
+        }
+        return out;
+    }
+
+    /** Stops the loop; the thread closes its sockets on its way out. */
     void shutdown() {
         running = false;
+    }
+
+    ZContext context() {
+        return ctx;
+    }
+
+    private void ioThreadDied(Thread t, Throwable e) {
+        failure = "ZMQ I/O thread " + t.getName() + " died: " + e;
+        LOG.error("ZMQ I/O thread {} of {} died; its listeners are resubscribed", t.getName(), getName(), e);
+        if (e instanceof VirtualMachineError) {
+            // The process-wide policy (the CLI exits) decides what a VM error means.
+            forwardToDefaultHandler(t, e);
+        }
     }
 
     @Override
@@ -170,24 +213,89 @@ final class PollerThread extends Thread {
                         }
                     }
                 }
+                if (awaitingRetry > 0) {
+                    reopenDroppedConnections();
+                }
             }
-        } catch (RuntimeException e) {
-            LOG.error("ingest thread {} stopped by an unexpected error", getName(), e);
+        } catch (Throwable e) {
+            failure = "ingest thread " + getName() + " failed: " + e;
+            LOG.error("ingest thread {} stopped by an unexpected error; its listeners are resubscribed", getName(), e);
+            for (Subscription s : subscriptions) {
+                s.listener.markFailed(failure);
+            }
+            if (e instanceof VirtualMachineError) {
+                forwardToDefaultHandler(this, e);
+            }
         } finally {
-            runCommands();
+            closeAll();
+        }
+    }
+
+    /** Hands an error to the process's uncaught-error policy (the command line's exits), if there is one. */
+    static void forwardToDefaultHandler(Thread t, Throwable e) {
+        Thread.UncaughtExceptionHandler h = Thread.getDefaultUncaughtExceptionHandler();
+        if (h != null) {
+            h.uncaughtException(t, e);
+        }
+    }
+
+    private void closeAll() {
+        try {
             subscriptions.forEach(Subscription::close);
-            subscriptions.clear();
             if (poller != null) {
                 poller.close();
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("closing the sockets of {}: {}", getName(), e.toString());
+        }
+        subscriptions.clear();
+    }
+
+    private void runCommands() {
+        Command c;
+        while ((c = commands.poll()) != null) {
+            if (c instanceof Add a) {
+                open(a);
+            } else if (c instanceof Remove r) {
+                close(r);
+            } else if (c instanceof Task t) {
+                t.action().run();
             }
         }
     }
 
-    private void runCommands() {
-        Runnable r;
-        while ((r = commands.poll()) != null) {
-            r.run();
+    private void open(Add a) {
+        Listener listener = a.listener();
+        try {
+            subscriptions.add(new Subscription(listener));
+            pollerStale = true;
+            if (ZmqEndpoint.bindsLocally(listener.endpoint())) {
+                listener.markActive();
+            }
+            LOG.info("listener started {}", listener);
+        } catch (RuntimeException e) {
+            load.decrementAndGet();
+            listener.markFailed("cannot open ZMQ socket: " + e.getMessage());
+            LOG.warn("listener failed {}: {}", listener, e.toString());
         }
+        a.done().complete();
+    }
+
+    private void close(Remove r) {
+        for (int i = 0; i < subscriptions.size(); i++) {
+            Subscription s = subscriptions.get(i);
+            if (s.listener == r.listener()) {
+                if (s.lostAt != 0) {
+                    awaitingRetry--;
+                }
+                s.close();
+                subscriptions.remove(i);
+                load.decrementAndGet();
+                pollerStale = true;
+                break;
+            }
+        }
+        r.done().complete();
     }
 
     private void rebuildPoller() {
@@ -205,9 +313,49 @@ final class PollerThread extends Thread {
     private void connectionEvents(Subscription s) {
         ZMQ.Event event;
         while ((event = ZMQ.Event.recv(s.monitor, ZMQ.DONTWAIT)) != null) {
-            if (event.getEvent() == ZMQ.EVENT_CONNECTED) {
+            int kind = event.getEvent();
+            if (kind == ZMQ.EVENT_CONNECTED) {
                 s.listener.markActive();
+                retried(s);
+            } else if (kind == ZMQ.EVENT_CONNECT_RETRIED || kind == ZMQ.EVENT_CONNECT_DELAYED) {
+                retried(s);
+            } else if (kind == ZMQ.EVENT_DISCONNECTED && s.lostAt == 0
+                    && !ZmqEndpoint.bindsLocally(s.listener.endpoint())) {
+                // A bound SUB's peers reconnect by themselves; only a connecting SUB can be left without a connection.
+                s.lostAt = System.nanoTime();
+                awaitingRetry++;
             }
+        }
+    }
+
+    private void retried(Subscription s) {
+        if (s.lostAt != 0) {
+            s.lostAt = 0;
+            awaitingRetry--;
+        }
+    }
+
+    /** Opens a fresh socket for each subscription whose connection JeroMQ dropped for good. */
+    private void reopenDroppedConnections() {
+        long now = System.nanoTime();
+        for (int i = 0; i < subscriptions.size(); i++) {
+            Subscription s = subscriptions.get(i);
+            if (s.lostAt == 0 || now - s.lostAt < PROTOCOL_DROP_NANOS) {
+                continue;
+            }
+            awaitingRetry--;
+            counters.warning(WarningKind.MALFORMED_FRAME, 1);
+            problem(s, "connection dropped after a protocol error (a message over --max-event-bytes "
+                    + maxEventBytes + " or malformed ZMTP); reconnecting");
+            s.close();
+            try {
+                subscriptions.set(i, new Subscription(s.listener));
+            } catch (RuntimeException e) {
+                subscriptions.remove(i--);
+                load.decrementAndGet();
+                s.listener.markFailed("cannot open ZMQ socket again: " + e.getMessage());
+            }
+            pollerStale = true;
         }
     }
 

@@ -2,15 +2,19 @@ package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;
 import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.partition.ReplayRequest;
+import dev.kvindexer.partition.StreamId;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
 import io.vertx.core.eventbus.EventBus;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,18 +28,24 @@ import org.zeromq.ZMQ;
 /**
  * Fetches a stream's missed batches from its engine's replay ROUTER over a DEALER (SPEC §3.5) and hands them
  * to the partition in order, followed by a ReplayFinished. Runs on its own threads, because a replay blocks
- * for up to its timeout and must not stall live ingest.
+ * for up to its timeout and must not stall live ingest. Each replay has a JeroMQ context of its own, so a replay
+ * peer that breaks one cannot touch live ingest or another replay.
  */
 public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplayClient.class);
     /** [UNDEF] in the reference; the SPEC recommends giving up after 2 s without a message. */
     static final int RECEIVE_TIMEOUT_MILLIS = 2000;
+    /** A peer that keeps streaming without ever reaching the requested end is cut off after this long. */
+    static final long MAX_REPLAY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+    private static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(1);
 
-    private final ZContext ctx;
+    private final long maxEventBytes;
     private final EventBus bus;
     private final EventCounters counters;
     private final ListenerDirectory listeners;
     private final ExecutorService executor;
+    /** One throttle per stream: a stream with a gap every batch would otherwise log a line per replay. */
+    private final Map<StreamId, LogThrottle> logs = new ConcurrentHashMap<>();
 
     /** Finds the current listener of a stream, to show a failed replay as its last_error. */
     @FunctionalInterface
@@ -43,8 +53,9 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
         Listener find(long workerId, int dpRank);
     }
 
-    public ReplayClient(ZContext ctx, EventBus bus, EventCounters counters, ListenerDirectory listeners, int threads) {
-        this.ctx = ctx;
+    public ReplayClient(EventBus bus, EventCounters counters, ListenerDirectory listeners, int threads,
+                        long maxEventBytes) {
+        this.maxEventBytes = maxEventBytes;
         this.bus = bus;
         this.counters = counters;
         this.listeners = listeners;
@@ -63,9 +74,12 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
 
     private void replay(ReplayRequest r) {
         ReplayOutcome outcome = new ReplayOutcome(r.start(), r.end());
-        ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
+        String[] ioFailure = {null};
+        ZContext ctx = ZmqContexts.create((t, e) -> ioFailure[0] = e.toString());
+        long deadline = System.nanoTime() + MAX_REPLAY_NANOS;
         try {
-            ZmqSockets.applyCommon(dealer, r.replayEndpoint());
+            ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
+            ZmqSockets.applyCommon(dealer, r.replayEndpoint(), maxEventBytes);
             dealer.setReceiveTimeOut(RECEIVE_TIMEOUT_MILLIS);
             dealer.connect(r.replayEndpoint());
             dealer.sendMore(new byte[0]);
@@ -74,7 +88,15 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
             while (true) {
                 List<byte[]> frames = ZmqSockets.receiveMessage(dealer, 0);
                 if (frames == null) {
-                    outcome.timedOut();
+                    if (ioFailure[0] != null) {
+                        outcome.failed("ZMQ I/O thread died: " + ioFailure[0]);
+                    } else {
+                        outcome.timedOut();
+                    }
+                    break;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    outcome.failed("still streaming after " + MAX_REPLAY_NANOS / 1_000_000_000 + " s");
                     break;
                 }
                 if (frames.size() < 3) {
@@ -91,6 +113,10 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                     EventBatch batch = decoder.decode(seq, payload);
                     PartitionBus.send(bus, r.partitionAddress(), new PartitionMessages.ReplayedBatch(r.stream().workerId(),
                             r.stream().dpRank(), r.generation(), r.replayId(), batch));
+                    if (Long.compareUnsigned(seq, r.end() - 1) >= 0) {
+                        // The rest of the tail is what live ingest holds from r.end() on.
+                        break;
+                    }
                 } catch (MalformedBatchException e) {
                     counters.warning(WarningKind.DECODE_ERROR, 1);
                     LOG.warn("replayed batch skipped {}: {}", r.stream(), e.getMessage());
@@ -99,24 +125,33 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
         } catch (RuntimeException e) {
             outcome.failed(e.toString());
         } finally {
-            ctx.destroySocket(dealer);
+            ZmqContexts.closeWithin(ctx, CLOSE_WAIT, "replay");
             PartitionBus.send(bus, r.partitionAddress(), new PartitionMessages.ReplayFinished(r.stream().workerId(),
                     r.stream().dpRank(), r.generation(), r.replayId()));
         }
         String reason = outcome.incompleteReason();
+        LogThrottle throttle = logs.computeIfAbsent(r.stream(), s -> new LogThrottle());
         if (reason != null) {
             counters.warning(WarningKind.REPLAY_INCOMPLETE, 1);
             counters.replay(EventCounters.REPLAY_INCOMPLETE);
             String text = "Replay incomplete: requested=[" + Long.toUnsignedString(r.start()) + ", "
                     + Long.toUnsignedString(r.end()) + ") " + outcome.describeReceived() + " reason=" + reason;
-            LOG.warn("{} {}", text, r.stream());
+            synchronized (throttle) {
+                if (throttle.admit()) {
+                    LOG.warn("{} {}{}", text, r.stream(), throttle.heldBackNote());
+                }
+            }
             Listener l = listeners.find(r.stream().workerId(), r.stream().dpRank());
             if (l != null) {
                 l.recordError(text);
             }
         } else {
             counters.replay(EventCounters.REPLAY_COMPLETE);
-            LOG.info("replay complete {} {}", r.stream(), outcome.describeReceived());
+            synchronized (throttle) {
+                if (throttle.admit()) {
+                    LOG.info("replay complete {} {}{}", r.stream(), outcome.describeReceived(), throttle.heldBackNote());
+                }
+            }
         }
     }
 

@@ -5,52 +5,106 @@ import dev.kvindexer.metrics.EventCounters;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.zeromq.ZContext;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The node's ZMQ ingest: a fixed pool of {@link PollerThread}s sharing all listeners, so thousands of
- * engines never mean thousands of threads.
+ * The node's ZMQ ingest: a fixed pool of {@link PollerThread}s sharing all listeners, so thousands of engines never
+ * mean thousands of threads. A supervisor replaces a poller whose thread or ZMQ I/O thread died: its listeners show
+ * {@code failed} with the cause, are opened again on the replacement, and gap replay fetches what was missed.
  */
 public final class ZmqIngest implements AutoCloseable {
-    private final ZContext ctx = new ZContext();
-    private final List<PollerThread> threads = new ArrayList<>();
+    private static final Logger LOG = LoggerFactory.getLogger(ZmqIngest.class);
+    /** How long an abandoned poller gets to close its sockets before its commands move on. */
+    private static final Duration THREAD_STOP_WAIT = Duration.ofSeconds(2);
+    private static final Duration DEFAULT_CLOSE_BUDGET = Duration.ofSeconds(5);
+    private static final Duration CONTEXT_CLOSE_WAIT = Duration.ofSeconds(1);
+
+    /**
+     * @param threads            poller threads
+     * @param maxInFlightBatches bound on decoded batches sent but not yet taken by partitions
+     * @param maxEventBytes      largest ZMQ message taken from an engine
+     * @param superviseEvery     how often dead pollers are looked for
+     */
+    public record Settings(int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery) {
+        public static final Duration SUPERVISE_EVERY = Duration.ofSeconds(1);
+    }
+
+    private final Vertx vertx;
+    private final Settings settings;
+    private final EventCounters counters;
+    private final ReadyGate gate;
+    /** Replaced under this object's lock; read without it (a stale read sees the old thread, which is harmless). */
+    private volatile PollerThread[] threads;
     private final Map<Listener, PollerThread> owners = new ConcurrentHashMap<>();
     private final InFlightBatches inFlight;
     private final ReplayClient replays;
+    private final ScheduledExecutorService supervisor;
+    private final AtomicLong restarts = new AtomicLong();
+    /** Why ingest is not fully serving, or null; set from a poller's failure until its listeners are open again. */
+    private volatile String degraded;
+    private int pendingReopens;
+    private boolean closed;
 
-    /**
-     * @param maxInFlight bound on decoded batches sent but not yet taken by partitions
-     * @param listeners   finds a stream's current listener, for replay errors
-     */
-    public ZmqIngest(Vertx vertx, int threadCount, int maxInFlight, EventCounters counters,
-                     ReplayClient.ListenerDirectory listeners, ReadyGate gate) {
-        this.inFlight = new InFlightBatches(maxInFlight);
-        this.replays = new ReplayClient(ctx, vertx.eventBus(), counters, listeners, 2);
-        for (int i = 0; i < threadCount; i++) {
-            PollerThread t = new PollerThread("kvindexer-ingest-" + i, ctx, vertx.eventBus(), counters, inFlight, gate);
-            threads.add(t);
-            t.start();
+    /** @param listeners finds a stream's current listener, for replay errors */
+    public ZmqIngest(Vertx vertx, Settings settings, EventCounters counters, ReplayClient.ListenerDirectory listeners,
+                     ReadyGate gate) {
+        this.vertx = vertx;
+        this.settings = settings;
+        this.counters = counters;
+        this.gate = gate;
+        this.inFlight = new InFlightBatches(settings.maxInFlightBatches());
+        this.replays = new ReplayClient(vertx.eventBus(), counters, listeners, 2, settings.maxEventBytes());
+        this.threads = new PollerThread[settings.threads()];
+        for (int i = 0; i < threads.length; i++) {
+            threads[i] = newThread(i);
         }
+        supervisor = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "kvindexer-ingest-supervisor");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = settings.superviseEvery().toMillis();
+        supervisor.scheduleWithFixedDelay(this::superviseGuarded, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    private PollerThread newThread(int index) {
+        PollerThread t = new PollerThread("kvindexer-ingest-" + index, settings.maxEventBytes(), vertx.eventBus(),
+                counters, inFlight, gate);
+        t.start();
+        return t;
     }
 
     /** Starts receiving for the listener on the least loaded thread; completes once its socket is open or failed. */
-    public Future<Void> start(Listener listener) {
-        PollerThread t = threads.stream().min(Comparator.comparingInt(PollerThread::load)).orElseThrow();
-        owners.put(listener, t);
+    public synchronized Future<Void> start(Listener listener) {
         Promise<Void> done = Promise.promise();
+        if (closed) {
+            return Future.failedFuture("ingest is closed");
+        }
+        PollerThread t = threads[0];
+        for (PollerThread candidate : threads) {
+            if (candidate.load() < t.load()) {
+                t = candidate;
+            }
+        }
+        owners.put(listener, t);
         t.add(listener, done);
         return done.future();
     }
 
     /** Closes the listener's socket; completes when nothing more will be received from it. */
-    public Future<Void> stop(Listener listener) {
+    public synchronized Future<Void> stop(Listener listener) {
         PollerThread t = owners.remove(listener);
-        if (t == null) {
+        if (t == null || closed) {
             return Future.succeededFuture();
         }
         Promise<Void> done = Promise.promise();
@@ -58,8 +112,27 @@ public final class ZmqIngest implements AutoCloseable {
         return done.future();
     }
 
+    /**
+     * Why ingest is not fully serving, or null: a poller failed and the supervisor has not replaced it yet, or its
+     * listeners are being opened again on the replacement.
+     */
+    public String degradedReason() {
+        for (PollerThread t : threads) {
+            String failure = t.failure();
+            if (failure != null) {
+                return failure;
+            }
+        }
+        return degraded;
+    }
+
+    /** Pollers replaced after a failure since the node started. */
+    public long restarts() {
+        return restarts.get();
+    }
+
     public int threadCount() {
-        return threads.size();
+        return threads.length;
     }
 
     public InFlightBatches inFlight() {
@@ -70,17 +143,142 @@ public final class ZmqIngest implements AutoCloseable {
         return replays;
     }
 
-    @Override
-    public void close() {
+    /** A scheduled task that throws is never run again: supervision must outlive any one failed round. */
+    private void superviseGuarded() {
+        try {
+            supervise();
+        } catch (RuntimeException e) {
+            LOG.error("ingest supervision round failed", e);
+        } catch (Error e) {
+            PollerThread.forwardToDefaultHandler(Thread.currentThread(), e);
+        }
+    }
+
+    /** One supervision round: every poller that failed is replaced. */
+    synchronized void supervise() {
+        if (closed) {
+            return;
+        }
+        for (int i = 0; i < threads.length; i++) {
+            String failure = threads[i].failure();
+            if (failure != null) {
+                try {
+                    replace(i, failure);
+                } catch (RuntimeException e) {
+                    // Keep supervising: the next round tries again.
+                    LOG.error("replacing ingest thread {} failed", i, e);
+                }
+            }
+        }
+    }
+
+    /** Test access: the poller that serves {@code listener}. */
+    synchronized PollerThread threadOf(Listener listener) {
+        return owners.get(listener);
+    }
+
+    private void replace(int index, String failure) {
+        PollerThread dead = threads[index];
+        dead.shutdown();
+        PollerThread fresh = newThread(index);
+        PollerThread[] next = threads.clone();
+        next[index] = fresh;
+        threads = next;
+        restarts.incrementAndGet();
+        List<Listener> moved = new ArrayList<>();
+        owners.forEach((l, t) -> {
+            if (t == dead) {
+                moved.add(l);
+            }
+        });
+        String reason = "ingest thread " + dead.getName() + " failed (" + failure + "); resubscribing";
+        degraded = reason + " " + moved.size() + " listeners";
+        LOG.error("{} {} listeners", reason, moved.size());
+        List<Future<Void>> reopened = new ArrayList<>();
+        for (Listener l : moved) {
+            // Failed, with the cause, until the replacement's socket connects again.
+            l.markFailed(reason);
+            owners.put(l, fresh);
+            Promise<Void> done = Promise.promise();
+            reopened.add(done.future());
+            fresh.add(l, done);
+        }
+        // Commands the dead thread never ran: opens move to the replacement, closes are done already.
+        Thread abandon = new Thread(() -> {
+            waitForStop(dead);
+            for (PollerThread.Command c : dead.takePending()) {
+                if (c instanceof PollerThread.Add a) {
+                    moveOpen(a, fresh);
+                } else if (c instanceof PollerThread.Remove r) {
+                    r.done().complete();
+                }
+            }
+            ZmqContexts.closeWithin(dead.context(), CONTEXT_CLOSE_WAIT, dead.getName());
+        }, dead.getName() + "-abandon");
+        abandon.setDaemon(true);
+        abandon.start();
+        pendingReopens++;
+        Future.join(reopened).onComplete(ar -> reopened());
+    }
+
+    private synchronized void moveOpen(PollerThread.Add a, PollerThread fresh) {
+        if (closed || owners.get(a.listener()) == null) {
+            a.done().complete();
+            return;
+        }
+        owners.put(a.listener(), fresh);
+        fresh.add(a.listener(), a.done());
+    }
+
+    private synchronized void reopened() {
+        if (--pendingReopens == 0) {
+            degraded = null;
+        }
+    }
+
+    private static void waitForStop(PollerThread t) {
+        try {
+            t.join(THREAD_STOP_WAIT.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Stops the pollers and replays and closes every ZMQ context, all within {@code budget}: a context whose I/O thread
+     * died never finishes closing, and shutdown must not hang on it.
+     */
+    public void close(Duration budget) {
+        long deadline = System.nanoTime() + budget.toNanos();
+        synchronized (this) {
+            closed = true;
+        }
+        supervisor.shutdownNow();
         replays.close();
-        threads.forEach(PollerThread::shutdown);
+        for (PollerThread t : threads) {
+            t.shutdown();
+        }
+        List<org.zeromq.ZContext> contexts = new ArrayList<>();
         for (PollerThread t : threads) {
             try {
-                t.join(2000);
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            t.takePending().forEach(c -> {
+                if (c instanceof PollerThread.Add a) {
+                    a.done().complete();
+                } else if (c instanceof PollerThread.Remove r) {
+                    r.done().complete();
+                }
+            });
+            contexts.add(t.context());
         }
-        ctx.close();
+        ZmqContexts.closeAllWithin(contexts, Duration.ofNanos(Math.max(deadline - System.nanoTime(), 0)), "ingest");
+    }
+
+    @Override
+    public void close() {
+        close(DEFAULT_CLOSE_BUDGET);
     }
 }

@@ -15,9 +15,9 @@ final class ZmqSockets {
     }
 
     /** A SUB for all topics with the listener options, not yet connected (so a monitor can be attached first). */
-    static ZMQ.Socket subscriber(ZContext ctx, String endpoint) {
+    static ZMQ.Socket subscriber(ZContext ctx, String endpoint, long maxMessageBytes) {
         ZMQ.Socket s = ctx.createSocket(SocketType.SUB);
-        applyCommon(s, endpoint);
+        applyCommon(s, endpoint, maxMessageBytes);
         s.setRcvHWM(RECEIVE_HWM);
         s.subscribe(new byte[0]);
         return s;
@@ -46,8 +46,13 @@ final class ZmqSockets {
         return frames;
     }
 
-    static void applyCommon(ZMQ.Socket s, String endpoint) {
+    /**
+     * Options of every socket that talks to an engine. The size limit is checked by JeroMQ against a frame's declared
+     * length before it allocates the frame, so a hostile header cannot make it reserve memory.
+     */
+    static void applyCommon(ZMQ.Socket s, String endpoint, long maxMessageBytes) {
         s.setLinger(0);
+        s.setMaxMsgSize(maxMessageBytes);
         s.setReconnectIVL(100);
         s.setReconnectIVLMax(5000);
         s.setTCPKeepAlive(1);

@@ -22,9 +22,12 @@ public final class IndexerMetrics {
      *
      * @param listeners       listener count by status name, every status present (zeros included)
      * @param recoverySeconds how long startup recovery took; 0 when the node recovered from no one
+     * @param ingestRestarts  ingest threads replaced after a failure
+     * @param ingestDegraded  an ingest thread failed and its listeners are not all open again yet
      */
     public record Snapshot(int models, int workers, Map<String, Integer> listeners, List<PartitionFigures> partitions,
-                           int clusterMembers, double recoverySeconds, long recoveredEvents, long accessLogDropped) {
+                           int clusterMembers, double recoverySeconds, long recoveredEvents, long accessLogDropped,
+                           long ingestRestarts, boolean ingestDegraded) {
     }
 
     public static String render(Snapshot s, HttpRequestMetrics http, EventCounters events, String micrometer) {
@@ -79,9 +82,16 @@ public final class IndexerMetrics {
                 "Engine restarts detected by a seq going back; the engine's old blocks were dropped.")
                 .sample("kvindexer_engine_restarts_fenced_total", events.warningCount(WarningKind.ENGINE_RESTART));
         out.family("kvindexer_decode_errors_total", "counter",
-                "Input that could not be decoded: whole ZMQ frames (kind=frame) or single events (kind=event).")
+                "ZMQ input that could not be decoded: messages of the wrong shape or over the size limit, and "
+                        + "connections dropped for them (kind=frame), or whole batches skipped (kind=batch).")
                 .sample("kvindexer_decode_errors_total", events.warningCount(WarningKind.MALFORMED_FRAME), "kind", "frame")
-                .sample("kvindexer_decode_errors_total", events.warningCount(WarningKind.DECODE_ERROR), "kind", "event");
+                .sample("kvindexer_decode_errors_total", events.warningCount(WarningKind.DECODE_ERROR), "kind", "batch");
+        out.family("kvindexer_ingest_restarts_total", "counter",
+                "Ingest threads replaced because they or their ZMQ I/O thread died; their listeners were resubscribed.")
+                .sample("kvindexer_ingest_restarts_total", s.ingestRestarts());
+        out.family("kvindexer_ingest_degraded", "gauge",
+                "1 while a failed ingest thread's listeners are being opened again (/ready answers 503), else 0.")
+                .sample("kvindexer_ingest_degraded", s.ingestDegraded() ? 1 : 0);
         out.family("kvindexer_blocks", "gauge", "(block, holder) pairs held, by partition and storage tier.");
         for (PartitionFigures p : s.partitions()) {
             for (StorageTier t : StorageTier.values()) {

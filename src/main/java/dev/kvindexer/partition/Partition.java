@@ -7,6 +7,7 @@ import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.index.StoreOutcome;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -35,6 +36,7 @@ public final class Partition {
     /** Watermarks of an exact snapshot for streams not registered here yet: their blocks are in the index. */
     private final Map<StreamKey, Long> installedNotOpen = new HashMap<>();
     private boolean bootstrapped;
+    private final LogThrottle standardGapLog = new LogThrottle();
 
     private record StreamKey(long workerId, int dpRank) {
     }
@@ -46,6 +48,8 @@ public final class Partition {
     private final class Stream implements StreamSequencer.Actions {
         final StreamId id;
         final StreamSequencer sequencer;
+        /** Gaps, losses and restarts of a misbehaving engine can come thousands a second: one line per interval. */
+        final LogThrottle gapLog = new LogThrottle();
         String defaultLora;
 
         Stream(StreamId id) {
@@ -66,13 +70,19 @@ public final class Partition {
                 index.removeWorkerDpRank(id.workerId(), id.dpRank());
             }
             counters.warning(WarningKind.ENGINE_RESTART, 1);
-            LOG.warn("engine restart detected {} at seq={}: its blocks were cleared", id, Long.toUnsignedString(trigger.seq()));
+            if (gapLog.admit()) {
+                LOG.warn("engine restart detected {} at seq={}: its blocks were cleared{}", id,
+                        Long.toUnsignedString(trigger.seq()), gapLog.heldBackNote());
+            }
         }
 
         @Override
         public void requestReplay(long start, long end, long replayId) {
             counters.gap(EventCounters.GAP_ZMQ_SEQ);
-            LOG.info("gap on {}: replaying [{}, {})", id, Long.toUnsignedString(start), Long.toUnsignedString(end));
+            if (gapLog.admit()) {
+                LOG.info("gap on {}: replaying [{}, {}){}", id, Long.toUnsignedString(start), Long.toUnsignedString(end),
+                        gapLog.heldBackNote());
+            }
             replays.accept(new ReplayRequest(address, id, sequencer.generation(), replayId, sequencer.replayEndpoint(),
                     index.blockSize(), defaultLora, start, end));
         }
@@ -81,8 +91,10 @@ public final class Partition {
         public void lost(long start, long end) {
             counters.gap(EventCounters.GAP_ZMQ_SEQ);
             counters.warning(WarningKind.BATCHES_LOST, end - start);
-            LOG.warn("No replay endpoint configured; batches lost {} range=[{}, {})", id, Long.toUnsignedString(start),
-                    Long.toUnsignedString(end));
+            if (gapLog.admit()) {
+                LOG.warn("No replay endpoint configured; batches lost {} range=[{}, {}){}", id,
+                        Long.toUnsignedString(start), Long.toUnsignedString(end), gapLog.heldBackNote());
+            }
         }
 
         @Override
@@ -250,9 +262,9 @@ public final class Partition {
         }
         counters.warning(WarningKind.STALE_EVENT, stale);
         counters.warning(WarningKind.EVENT_ID_GAP, gaps);
-        if (gaps > 0) {
-            LOG.warn("standardized events of model={} tenant={}: {} event_ids missing", key.modelName(), key.tenantId(),
-                    gaps);
+        if (gaps > 0 && standardGapLog.admit()) {
+            LOG.warn("standardized events of model={} tenant={}: {} event_ids missing{}", key.modelName(),
+                    key.tenantId(), gaps, standardGapLog.heldBackNote());
         }
         return new PartitionMessages.StandardEventsApplied(applied, stale, gaps);
     }

@@ -168,14 +168,24 @@ public final class EngineBatchDecoder {
         }
     }
 
-    /** Non-nil non-negative int → that rank; nil, negative, too large or another type → NO_RANK. */
-    private int readRank() throws IOException {
+    /**
+     * Non-nil non-negative int → that rank; nil, negative or another type → NO_RANK (SPEC §4.2); a rank over
+     * {@link EventBatch#MAX_RANK} makes the whole batch malformed rather than create a phantom owner.
+     */
+    private int readRank() throws IOException, MalformedBatchException {
         if (in.peekType() != ValueType.INTEGER) {
             in.skip();
             return EventBatch.NO_RANK;
         }
         long v = in.integerBits();
-        return v >= 0 && v <= Integer.MAX_VALUE ? (int) v : EventBatch.NO_RANK;
+        if (v < 0) {
+            return EventBatch.NO_RANK;
+        }
+        if (v > EventBatch.MAX_RANK) {
+            throw new MalformedBatchException("batch dp_rank " + Long.toUnsignedString(v) + " is over "
+                    + EventBatch.MAX_RANK);
+        }
+        return (int) v;
     }
 
     private void startBatch(byte[] payload, int offset, int length) throws IOException {

@@ -81,6 +81,15 @@ class DumpParserTest {
     }
 
     @Test
+    void partitionsWhoseNamesHoldColonsAreReadBackApart() throws IOException {
+        String json = new JsonObject()
+                .put(new PartitionKey("x:y", "z").dumpKey(), JsonObject.of("block_size", 4, "events", List.of()))
+                .put(new PartitionKey("x", "y:z").dumpKey(), JsonObject.of("block_size", 8, "events", List.of()))
+                .encode();
+        assertEquals(List.of("partition x:y|z bs=4", "partition x|y:z bs=8"), parse(json).log);
+    }
+
+    @Test
     void ourDumpRoundTripsThroughTheParserT5() throws IOException {
         // SPEC 6.10 T5: device [11,12], host_pinned [13], disk [14], engine hashes chained as HV12.
         long e11 = 11;

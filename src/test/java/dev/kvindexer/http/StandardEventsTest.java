@@ -176,6 +176,7 @@ class StandardEventsTest {
         assertRefused(post(good, stored(1, 2, 1).put("token_ids", new JsonArray(List.of(1, 2)))), 422, "need 4");
         assertRefused(post(good, stored(1, 2, 1).put("parent_hash", null)), 422, "`parent_hash` is required");
         assertRefused(post(good, stored(1, 2, 1).put("block_size", 16)), 422, "block_size 16 differs");
+        assertRefused(post(good, stored(1, 2, 1).put("dp_rank", 1_000_000)), 422, "`dp_rank`: 1000000 is over 65535");
         assertRefused(post(good, event(1, "evicted")), 422, "unknown value `evicted`");
         JsonObject untyped = event(1, "cleared");
         untyped.remove("event_type");

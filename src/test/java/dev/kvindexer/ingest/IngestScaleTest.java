@@ -56,7 +56,8 @@ class IngestScaleTest {
         Vertx vertx = Vertx.vertx();
         LocalCodec.registerAll(vertx.eventBus());
         // No partition consumes this address, so nothing is ever taken: the bound alone limits what is read.
-        ZmqIngest ingest = new ZmqIngest(vertx, 1, 5, new EventCounters(), (w, d) -> null, ReadyGate.open());
+        ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(1, 5, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
+                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), (w, d) -> null, ReadyGate.open());
         try (TestPublisher pub = new TestPublisher()) {
             Listener l = new Listener(1, 0, pub.endpoint(), null, new PartitionKey("m", "t"), "kvindexer.partition.none", 16, 0);
             ingest.start(l).toCompletionStage().toCompletableFuture().get();

@@ -41,7 +41,11 @@ public final class IngestHarness implements AutoCloseable {
     }
 
     public static IngestHarness start() throws Exception {
-        return new IngestHarness(IndexerNode.start(ServeConfig.local(0)));
+        return start(ServeConfig.local(0));
+    }
+
+    public static IngestHarness start(ServeConfig config) throws Exception {
+        return new IngestHarness(IndexerNode.start(config));
     }
 
     public IndexerNode node() {

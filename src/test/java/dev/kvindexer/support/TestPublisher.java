@@ -29,11 +29,16 @@ public final class TestPublisher implements AutoCloseable {
         return endpoint;
     }
 
-    /** Blocks until a subscriber's subscription message arrives. */
+    /** Blocks until a subscriber's subscription message arrives; unsubscriptions of departed ones are skipped. */
     public void awaitSubscriber() {
-        byte[] sub = socket.recv(0);
-        if (sub == null || sub.length == 0 || sub[0] != 1) {
-            throw new AssertionError("no subscription arrived at " + endpoint);
+        while (true) {
+            byte[] msg = socket.recv(0);
+            if (msg == null || msg.length == 0) {
+                throw new AssertionError("no subscription arrived at " + endpoint);
+            }
+            if (msg[0] == 1) {
+                return;
+            }
         }
     }
 

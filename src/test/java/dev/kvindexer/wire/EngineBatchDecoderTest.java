@@ -396,12 +396,23 @@ class EngineBatchDecoderTest {
     }
 
     @Test
+    void aRankOverTheBoundMakesTheBatchMalformedInsteadOfCreatingAPhantomOwner() {
+        for (Object rank : new Object[] {EventBatch.MAX_RANK + 1, 1_000_000, 1L << 40}) {
+            MalformedBatchException e = assertThrows(MalformedBatchException.class,
+                    () -> new EngineBatchDecoder(4).decode(1, Pack.batch(rank, removed(list(5)))));
+            assertTrue(e.getMessage().contains("dp_rank"), e.getMessage());
+            assertThrows(MalformedBatchException.class, () -> new EngineBatchDecoder(4).decode(1,
+                    Pack.of(map("events", list(removed(list(5))), "data_parallel_rank", rank))));
+        }
+    }
+
+    @Test
     void rankElementRules() throws Exception {
         assertEquals(EventBatch.NO_RANK, new EngineBatchDecoder(4).decode(1, Pack.batch(null)).dpRank());
         assertEquals(EventBatch.NO_RANK, new EngineBatchDecoder(4).decode(1, Pack.batch(-1)).dpRank());
         assertEquals(EventBatch.NO_RANK, new EngineBatchDecoder(4).decode(1, Pack.batch("x")).dpRank());
-        assertEquals(EventBatch.NO_RANK, new EngineBatchDecoder(4).decode(1, Pack.batch(1L << 40)).dpRank());
         assertEquals(5, new EngineBatchDecoder(4).decode(1, Pack.batch(5)).dpRank());
+        assertEquals(EventBatch.MAX_RANK, new EngineBatchDecoder(4).decode(1, Pack.batch(EventBatch.MAX_RANK)).dpRank());
         // extra trailing batch elements (a proposed publisher id) are ignored
         byte[] extra = Pack.of(list(1.5, list(), 2, new byte[16], "more"));
         assertEquals(2, new EngineBatchDecoder(4).decode(1, extra).dpRank());

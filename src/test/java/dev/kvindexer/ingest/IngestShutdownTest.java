@@ -1,0 +1,53 @@
+package dev.kvindexer.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.cluster.ReadyGate;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.partition.LocalCodec;
+import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.TestPublisher;
+import io.vertx.core.Vertx;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.zeromq.SocketType;
+import org.zeromq.ZMQ;
+
+/** Shutdown finishes within its budget whatever state ZMQ is in. */
+class IngestShutdownTest {
+    @Test
+    void closeReturnsWithinItsBudgetWhenAContextCannotTerminate() throws Exception {
+        Vertx vertx = Vertx.vertx();
+        LocalCodec.registerAll(vertx.eventBus());
+        ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
+                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), (w, d) -> null, ReadyGate.open());
+        ZMQ.Socket stuck = null;
+        try (TestPublisher pub = new TestPublisher()) {
+            Listener l = new Listener(1, 0, pub.endpoint(), null, new PartitionKey("m", "t"), "nowhere", 16, 0);
+            ingest.start(l).toCompletionStage().toCompletableFuture().get();
+            pub.awaitSubscriber();
+            // A socket its ZContext does not know of and nobody closes, as one left by a thread that died: the
+            // context's termination waits for it forever.
+            stuck = ingest.threadOf(l).context().getContext().socket(SocketType.PUB);
+
+            long start = System.nanoTime();
+            ingest.close(Duration.ofSeconds(2));
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertTrue(took.compareTo(Duration.ofSeconds(6)) < 0, "close took " + took);
+            assertTrue(closerStillWaiting(), "the context really could not terminate");
+        } finally {
+            if (stuck != null) {
+                stuck.close();
+            }
+            vertx.close().toCompletionStage().toCompletableFuture().get();
+        }
+        Await.until("the abandoned close finished once the socket was closed", Duration.ofSeconds(10),
+                () -> !closerStillWaiting());
+    }
+
+    private static boolean closerStillWaiting() {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals("ingest-close") && t.isAlive());
+    }
+}
