@@ -16,8 +16,14 @@ public final class TestPublisher implements AutoCloseable {
     private final String endpoint;
 
     public TestPublisher() {
+        this(1000);
+    }
+
+    /** @param sendHighWaterMark messages queued per subscriber before more are dropped; 0 for no limit */
+    public TestPublisher(int sendHighWaterMark) {
         socket = ctx.createSocket(SocketType.XPUB);
         socket.setLinger(0);
+        socket.setSndHWM(sendHighWaterMark);
         socket.setReceiveTimeOut(10_000);
         // Pass on every subscription, not only the first per topic, so a second indexer can be awaited too.
         socket.setXpubVerbose(true);
