@@ -1,5 +1,6 @@
 package dev.kvindexer;
 
+import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.cluster.ClusterMembership;
 import dev.kvindexer.cluster.ClusterRegistrar;
 import dev.kvindexer.cluster.HazelcastConfigs;
@@ -50,16 +51,19 @@ public final class IndexerNode {
     private final ZmqIngest ingest;
     private final NodeServices services;
     private final ClusterRegistrar clusterRegistrar;
+    private final HazelcastInstance hazelcast;
     /** The HTTP verticles' deployments: undeployed first on close, so no request is taken while the node winds down. */
     private final List<String> httpDeployments = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int httpPort;
     private volatile RecoveryReport recovery = RecoveryReport.NONE;
 
-    private IndexerNode(Vertx vertx, ZmqIngest ingest, NodeServices services, ClusterRegistrar clusterRegistrar) {
+    private IndexerNode(Vertx vertx, ZmqIngest ingest, NodeServices services, ClusterRegistrar clusterRegistrar,
+                        HazelcastInstance hazelcast) {
         this.vertx = vertx;
         this.ingest = ingest;
         this.services = services;
         this.clusterRegistrar = clusterRegistrar;
+        this.hazelcast = hazelcast;
     }
 
     /**
@@ -120,7 +124,8 @@ public final class IndexerNode {
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
                 ingest, config.testEndpoints(), gate, membership, accessLog, meters);
-        return new IndexerNode(vertx, ingest, services, clusterRegistrar);
+        return new IndexerNode(vertx, ingest, services, clusterRegistrar,
+                manager == null ? null : manager.getHazelcastInstance());
     }
 
     private String advertisedUrl(ServeConfig config) {
@@ -222,6 +227,11 @@ public final class IndexerNode {
 
     public Vertx vertx() {
         return vertx;
+    }
+
+    /** This node's Hazelcast member, or null when it is standalone. */
+    public HazelcastInstance hazelcast() {
+        return hazelcast;
     }
 
     public NodeServices services() {
