@@ -1,8 +1,10 @@
 package dev.kvindexer;
 
 import com.hazelcast.core.HazelcastInstance;
+import dev.kvindexer.cluster.AntiEntropy;
 import dev.kvindexer.cluster.ClusterMembership;
 import dev.kvindexer.cluster.ClusterRegistrar;
+import dev.kvindexer.cluster.ClusterValues;
 import dev.kvindexer.cluster.HazelcastConfigs;
 import dev.kvindexer.cluster.PeerRecovery;
 import dev.kvindexer.cluster.PeerSet;
@@ -52,6 +54,7 @@ public final class IndexerNode {
     private final NodeServices services;
     private final ClusterRegistrar clusterRegistrar;
     private final HazelcastInstance hazelcast;
+    private AntiEntropy antiEntropy;
     /** The HTTP verticles' deployments: undeployed first on close, so no request is taken while the node winds down. */
     private final List<String> httpDeployments = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int httpPort;
@@ -100,6 +103,9 @@ public final class IndexerNode {
             }
             await(node.registerStartupWorkers(config));
             node.recoverAndOpenGate(config);
+            if (config.clustered()) {
+                node.startAntiEntropy(config.cluster().reconcileInterval());
+            }
         } catch (Exception e) {
             node.close();
             throw e;
@@ -118,14 +124,24 @@ public final class IndexerNode {
                 registry::listener, gate);
         Watermarks watermarks = new Watermarks();
         RegistrationService local = new RegistrationService(vertx, registry, ingest, counters, watermarks);
-        ClusterRegistrar clusterRegistrar = manager == null ? null : new ClusterRegistrar(vertx, manager, local);
-        ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager));
+        ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
+        ClusterRegistrar clusterRegistrar = manager == null ? null
+                : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
+        ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
                 ingest, config.testEndpoints(), gate, membership, accessLog, meters);
         return new IndexerNode(vertx, ingest, services, clusterRegistrar,
                 manager == null ? null : manager.getHazelcastInstance());
+    }
+
+    /** From now on the node also reconciles everything on membership changes and every {@code interval}. */
+    private synchronized void startAntiEntropy(java.time.Duration interval) {
+        ClusterMembership membership = services.membership();
+        antiEntropy = new AntiEntropy(vertx, hazelcast, interval,
+                () -> Future.join(clusterRegistrar.reconcileAll(), membership.reassert().otherwiseEmpty()).mapEmpty());
+        antiEntropy.start();
     }
 
     private String advertisedUrl(ServeConfig config) {
@@ -247,6 +263,11 @@ public final class IndexerNode {
         // HTTP first: a load balancer's next attempt goes to another replica instead of a node winding down.
         for (String id : httpDeployments) {
             quietly(vertx.undeploy(id), deadline);
+        }
+        synchronized (this) {
+            if (antiEntropy != null) {
+                antiEntropy.stop();
+            }
         }
         if (services.membership() != null) {
             quietly(services.membership().leave(), deadline);

@@ -9,6 +9,7 @@ import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -97,6 +98,11 @@ public final class ServeCommand implements Callable<Integer> {
             + "(env KVINDEXER_CLUSTER_CONFIG; default: the bundled cluster.xml).")
     String clusterConfig;
 
+    @Option(names = "--cluster-reconcile-interval", paramLabel = "SECONDS", description = "How often a node "
+            + "reconciles all its registrations with the cluster's, besides on joining and on every membership change "
+            + "(env KVINDEXER_CLUSTER_RECONCILE_INTERVAL; default: ${DEFAULT-VALUE}).")
+    long clusterReconcileInterval;
+
     @Option(names = "--slot-tracker-port", description = "Also run the slot tracker service (as `slot-tracker` does) "
             + "on this port, same host (env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
     Integer slotTrackerPort;
@@ -168,7 +174,7 @@ public final class ServeCommand implements Callable<Integer> {
             return config;
         }
         return config.withCluster(new ClusterSettings(clusterName, commaList(clusterMembers), clusterHost, clusterPort,
-                advertiseUrl, clusterConfig));
+                advertiseUrl, clusterConfig, Duration.ofSeconds(clusterReconcileInterval)));
     }
 
     private static List<String> commaList(String value) {

@@ -4,6 +4,7 @@ import com.hazelcast.config.AdvancedNetworkConfig;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.EndpointConfig;
 import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.MapConfig;
 import com.hazelcast.config.ServerSocketEndpointConfig;
 import com.hazelcast.config.XmlConfigBuilder;
 import com.hazelcast.instance.EndpointQualifier;
@@ -22,10 +23,13 @@ import java.util.Map;
  *
  * <p>Whatever the file says, a member listens for members only, on the cluster host only: no client, REST or memcache
  * endpoint (a Hazelcast client that knows the cluster name could otherwise read and write the registrations), and no
- * wildcard bind unless the cluster host itself is a wildcard.
+ * wildcard bind unless the cluster host itself is a wildcard. The node's own maps keep a copy on every member (up to
+ * Hazelcast's maximum of seven), so losing all members but one loses no registration.
  */
 public final class HazelcastConfigs {
     static final String BUNDLED = "cluster.xml";
+    /** The maps of {@link ClusterRegistrar} and {@link ClusterMembership}. */
+    static final String NODE_MAPS = "kvindexer.*";
 
     private HazelcastConfigs() {
     }
@@ -44,6 +48,7 @@ public final class HazelcastConfigs {
         // Without this Hazelcast binds every interface and only announces the chosen one.
         config.setProperty("hazelcast.socket.bind.any", String.valueOf(wildcard));
         membersOnly(config.getAdvancedNetworkConfig(), settings, wildcard);
+        config.addMapConfig(new MapConfig(NODE_MAPS).setBackupCount(MapConfig.MAX_BACKUP_COUNT).setAsyncBackupCount(0));
         return config;
     }
 

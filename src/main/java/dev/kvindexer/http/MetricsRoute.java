@@ -48,7 +48,7 @@ final class MetricsRoute {
                     node.accessLog() == null ? 0 : node.accessLog().dropped());
             ctx.response().setStatusCode(200).putHeader("content-type", PrometheusText.CONTENT_TYPE)
                     .end(IndexerMetrics.render(snapshot, node.meters().http(), node.counters(),
-                            node.meters().micrometerScrape()));
+                            node.meters().cluster(), node.meters().micrometerScrape()));
         });
     }
 

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.hazelcast.config.AdvancedNetworkConfig;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.MapConfig;
 import com.hazelcast.config.ServerSocketEndpointConfig;
 import com.hazelcast.instance.EndpointQualifier;
 import dev.kvindexer.config.ClusterSettings;
@@ -43,6 +44,10 @@ class HazelcastConfigsTest {
         assertEquals("false", c.getProperty("hazelcast.socket.bind.any"));
         assertEquals("false", c.getProperty("hazelcast.phone.home.enabled"));
         assertEquals(Set.of(EndpointQualifier.MEMBER), n.getEndpointConfigs().keySet(), "no client, REST or memcache endpoint");
+        MapConfig registrations = c.getMapConfig(ClusterRegistrar.MAP);
+        assertEquals(MapConfig.MAX_BACKUP_COUNT, registrations.getBackupCount(), "a copy on every member");
+        assertEquals(MapConfig.MAX_BACKUP_COUNT, c.getMapConfig(ClusterRegistrar.TOMBSTONES).getBackupCount());
+        assertEquals(MapConfig.MAX_BACKUP_COUNT, c.getMapConfig(ClusterMembership.MAP).getBackupCount());
         assertNotSame(c, HazelcastConfigs.load(settings), "every node gets its own Config");
     }
 
