@@ -81,7 +81,7 @@ public final class IndexerNode {
         Vertx vertx;
         if (config.clustered()) {
             manager = new HazelcastClusterManager(HazelcastConfigs.load(config.cluster()));
-            options.getEventBusOptions().setHost(config.cluster().host()).setPort(0);
+            options.getEventBusOptions().setHost(config.cluster().host()).setPort(config.cluster().busPort());
             vertx = await(builder.with(options).withClusterManager(manager).buildClustered());
         } else {
             vertx = builder.build();

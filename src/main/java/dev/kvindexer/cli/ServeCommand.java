@@ -90,6 +90,10 @@ public final class ServeCommand implements Callable<Integer> {
             + "(env KVINDEXER_CLUSTER_PORT; default: ${DEFAULT-VALUE}).")
     int clusterPort;
 
+    @Option(names = "--cluster-bus-port", description = "Port of the event bus between nodes, on the cluster host; "
+            + "0 takes a free one (env KVINDEXER_CLUSTER_BUS_PORT; default: ${DEFAULT-VALUE}).")
+    int clusterBusPort;
+
     @Option(names = "--advertise-url", description = "HTTP URL other nodes use to reach this one "
             + "(env KVINDEXER_ADVERTISE_URL; default: http://<cluster-host>:<port>).")
     String advertiseUrl;
@@ -174,7 +178,7 @@ public final class ServeCommand implements Callable<Integer> {
             return config;
         }
         return config.withCluster(new ClusterSettings(clusterName, commaList(clusterMembers), clusterHost, clusterPort,
-                advertiseUrl, clusterConfig, Duration.ofSeconds(clusterReconcileInterval)));
+                advertiseUrl, clusterConfig, Duration.ofSeconds(clusterReconcileInterval), clusterBusPort));
     }
 
     private static List<String> commaList(String value) {
