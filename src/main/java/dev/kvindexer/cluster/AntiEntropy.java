@@ -54,7 +54,11 @@ public final class AntiEntropy {
             timer = -1;
         }
         if (listener != null) {
-            hazelcast.getCluster().removeMembershipListener(listener);
+            try {
+                hazelcast.getCluster().removeMembershipListener(listener);
+            } catch (RuntimeException memberAlreadyGone) {
+                // Shutting down either way; a member that stopped has no listeners left.
+            }
             listener = null;
         }
     }

@@ -95,7 +95,8 @@ public final class ClusterRegistrar implements Registrar {
                     });
                     return consumer.completion();
                 })
-                .compose(v -> reconcileAll())
+                // Joining: applying everything is the point, not a repair.
+                .compose(v -> reconcileAll(false))
                 .onSuccess(v -> LOG.info("joined the cluster registry with {} registrations", registry.listeners().size()));
     }
 
@@ -193,6 +194,10 @@ public final class ClusterRegistrar implements Registrar {
      * comment; what it had to change is counted as a repair. Never fails.
      */
     public Future<Void> reconcileAll() {
+        return reconcileAll(true);
+    }
+
+    private Future<Void> reconcileAll(boolean countRepairs) {
         List<String> rewritten = new ArrayList<>();
         return queue.<Void>submit(() -> map.entries().compose(entries -> {
                     TreeSet<String> keys = new TreeSet<>();
@@ -204,7 +209,7 @@ public final class ClusterRegistrar implements Registrar {
                     registry.listeners().forEach(l -> keys.add(ClusterValues.key(l.workerId(), l.dpRank())));
                     Future<Void> chain = Future.succeededFuture();
                     for (String key : keys) {
-                        chain = chain.compose(v -> settle(key, entries.get(key), true, rewritten).recover(t -> {
+                        chain = chain.compose(v -> settle(key, entries.get(key), countRepairs, rewritten).recover(t -> {
                             LOG.error("cluster registration {} cannot be applied on this node: {}", key, t.getMessage());
                             return Future.succeededFuture();
                         }));
@@ -222,9 +227,11 @@ public final class ClusterRegistrar implements Registrar {
     /**
      * Settles one key given what the map holds under it ({@code value}, null when absent). A refused value changes
      * nothing here: neither applied nor taken as an unregistration. Keys this node wrote back are added to
-     * {@code rewritten}, for the others to hear of. Runs on the queue.
+     * {@code rewritten}, for the others to hear of; that is always a repair, other changes only when
+     * {@code countRepairs} (a periodic or membership reconcile, where any difference means something was missed).
+     * Runs on the queue.
      */
-    private Future<Void> settle(String key, Object value, boolean full, List<String> rewritten) {
+    private Future<Void> settle(String key, Object value, boolean countRepairs, List<String> rewritten) {
         ClusterValues.RegistrationKey k = values.registrationKey(key, ClusterValues.REGISTRATIONS);
         if (k == null) {
             return Future.succeededFuture();
@@ -232,14 +239,14 @@ public final class ClusterRegistrar implements Registrar {
         Listener current = registry.listener(k.instanceId(), k.dpRank());
         if (value != null) {
             RegisterRequest wanted = values.registration(key, value);
-            return wanted == null ? Future.succeededFuture() : apply(current, wanted, full);
+            return wanted == null ? Future.succeededFuture() : apply(current, wanted, countRepairs);
         }
         if (current == null) {
             return Future.succeededFuture();
         }
         return tombstones.get(key).compose(tombstone -> {
             if (tombstone != null && values.tombstone(key, tombstone)) {
-                if (full) {
+                if (countRepairs) {
                     counters.repaired(UNREGISTERED);
                 }
                 LOG.info("registration {} was unregistered in the cluster; removing it here", key);
@@ -254,16 +261,16 @@ public final class ClusterRegistrar implements Registrar {
                     return Future.succeededFuture();
                 }
                 RegisterRequest wanted = values.registration(key, previous);
-                return wanted == null ? Future.succeededFuture() : apply(current, wanted, full);
+                return wanted == null ? Future.succeededFuture() : apply(current, wanted, countRepairs);
             });
         });
     }
 
-    private Future<Void> apply(Listener current, RegisterRequest wanted, boolean full) {
+    private Future<Void> apply(Listener current, RegisterRequest wanted, boolean countRepairs) {
         if (current != null && wanted.sameAs(current)) {
             return Future.succeededFuture();
         }
-        if (full) {
+        if (countRepairs) {
             counters.repaired(current == null ? REGISTERED : REPLACED);
         }
         Future<Void> removed = current == null ? Future.succeededFuture() : unregisterLocally(current);
