@@ -169,8 +169,9 @@ public final class IndexerNode {
             // The listeners just connected; give their subscriptions time to reach the engines before the dump
             // is taken, so little is published in between (the reference waits the same second).
             Thread.sleep(SLOW_JOINER_MILLIS);
-            recovery = new PeerRecovery(vertx, services.registrations(), config.blockSize(),
-                    config.security().authToken()).recover(sources);
+            Registry registry = services.registry();
+            recovery = new PeerRecovery(vertx, services.registrations(), config.blockSize(), config.security().authToken(),
+                    config.clustered() ? (key, worker) -> key.equals(registry.partitionOf(worker)) : null).recover(sources);
             services.meters().recovered(recovery.millis(), recovery.events());
             config.peers().forEach(services.peers()::add);
         }

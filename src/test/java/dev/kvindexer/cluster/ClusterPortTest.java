@@ -74,7 +74,7 @@ class ClusterPortTest {
         config.setClusterName(cluster.name());
         config.setProperty("hazelcast.phone.home.enabled", "false");
         config.getNetworkConfig().addAddress("127.0.0.1:" + memberPort(node));
-        config.getConnectionStrategyConfig().getConnectionRetryConfig().setClusterConnectTimeoutMillis(3_000);
+        config.getConnectionStrategyConfig().getConnectionRetryConfig().setClusterConnectTimeoutMillis(2_000);
         HazelcastInstance client = null;
         try {
             client = HazelcastClient.newHazelcastClient(config);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.WarningKind;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
@@ -262,6 +263,39 @@ class ClusterTest {
         } finally {
             publishing.set(false);
             traffic.join();
+        }
+    }
+
+    /**
+     * A clustered node recovers only workers the cluster registers. Its peer here (named with --peers) also follows an
+     * engine the cluster does not register, as a node that missed the unregistration would: those blocks would stay
+     * on the new node for good, since nothing there ever subscribes to that engine or removes them.
+     */
+    @Test
+    void aClusteredNodeLeavesOutRecoveredBlocksOfWorkersTheClusterDoesNotRegister() throws Exception {
+        IndexerNode n1 = cluster.start();
+        SimulatedEngine a = engine(901);
+        SimulatedEngine orphan = engine(902);
+        register(n1, a);
+        IndexerNode peer = IndexerNode.start(ServeConfig.local(0));
+        try {
+            register(peer, a);
+            register(peer, orphan);
+            awaitSubscribers(a, 2);
+            awaitSubscribers(orphan, 1);
+            SyntheticPrompts prompts = SyntheticPrompts.standard(901, BLOCK);
+            for (int i = 0; i < 20; i++) {
+                (i % 2 == 0 ? a : orphan).submit(prompts.next());
+            }
+            awaitIdle(a, orphan);
+            awaitBlocks("the peer holds both engines' blocks", peer, truth(a, orphan));
+
+            IndexerNode n2 = cluster.start(c -> c.withPeers(List.of("http://127.0.0.1:" + peer.httpPort())));
+            assertTrue(n2.recovery().events() > 0, n2.recovery().toString());
+            awaitBlocks("the new node holds only the registered engine's blocks", n2, truth(a));
+            assertEquals(1, workerCount(n2));
+        } finally {
+            peer.close();
         }
     }
 
