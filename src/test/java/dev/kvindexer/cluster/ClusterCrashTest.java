@@ -43,10 +43,8 @@ class ClusterCrashTest {
     Path logs;
 
     @AfterEach
-    void stop() throws InterruptedException {
-        for (ChildNode c : children) {
-            c.close();
-        }
+    void stop() {
+        children.forEach(ChildNode::close);
         fixture.close();
         cluster.close();
     }
