@@ -1,7 +1,10 @@
 package dev.kvindexer;
 
+import com.hazelcast.core.HazelcastInstance;
+import dev.kvindexer.cluster.AntiEntropy;
 import dev.kvindexer.cluster.ClusterMembership;
 import dev.kvindexer.cluster.ClusterRegistrar;
+import dev.kvindexer.cluster.ClusterValues;
 import dev.kvindexer.cluster.HazelcastConfigs;
 import dev.kvindexer.cluster.PeerRecovery;
 import dev.kvindexer.cluster.PeerSet;
@@ -50,16 +53,20 @@ public final class IndexerNode {
     private final ZmqIngest ingest;
     private final NodeServices services;
     private final ClusterRegistrar clusterRegistrar;
+    private final HazelcastInstance hazelcast;
+    private AntiEntropy antiEntropy;
     /** The HTTP verticles' deployments: undeployed first on close, so no request is taken while the node winds down. */
     private final List<String> httpDeployments = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int httpPort;
     private volatile RecoveryReport recovery = RecoveryReport.NONE;
 
-    private IndexerNode(Vertx vertx, ZmqIngest ingest, NodeServices services, ClusterRegistrar clusterRegistrar) {
+    private IndexerNode(Vertx vertx, ZmqIngest ingest, NodeServices services, ClusterRegistrar clusterRegistrar,
+                        HazelcastInstance hazelcast) {
         this.vertx = vertx;
         this.ingest = ingest;
         this.services = services;
         this.clusterRegistrar = clusterRegistrar;
+        this.hazelcast = hazelcast;
     }
 
     /**
@@ -74,7 +81,7 @@ public final class IndexerNode {
         Vertx vertx;
         if (config.clustered()) {
             manager = new HazelcastClusterManager(HazelcastConfigs.load(config.cluster()));
-            options.getEventBusOptions().setHost(config.cluster().host()).setPort(0);
+            options.getEventBusOptions().setHost(config.cluster().host()).setPort(config.cluster().busPort());
             vertx = await(builder.with(options).withClusterManager(manager).buildClustered());
         } else {
             vertx = builder.build();
@@ -97,6 +104,9 @@ public final class IndexerNode {
             }
             await(node.registerStartupWorkers(config));
             node.recoverAndOpenGate(config);
+            if (config.clustered()) {
+                node.startAntiEntropy(config.cluster().reconcileInterval());
+            }
         } catch (Exception e) {
             node.close();
             throw e;
@@ -115,13 +125,24 @@ public final class IndexerNode {
                 config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY), counters, registry::listener, gate);
         Watermarks watermarks = new Watermarks();
         RegistrationService local = new RegistrationService(vertx, registry, ingest, counters, watermarks);
-        ClusterRegistrar clusterRegistrar = manager == null ? null : new ClusterRegistrar(vertx, manager, local);
-        ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager));
+        ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
+        ClusterRegistrar clusterRegistrar = manager == null ? null
+                : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
+        ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
                 ingest, config.testEndpoints(), gate, membership, accessLog, meters);
-        return new IndexerNode(vertx, ingest, services, clusterRegistrar);
+        return new IndexerNode(vertx, ingest, services, clusterRegistrar,
+                manager == null ? null : manager.getHazelcastInstance());
+    }
+
+    /** From now on the node also reconciles everything on membership changes and every {@code interval}. */
+    private synchronized void startAntiEntropy(java.time.Duration interval) {
+        ClusterMembership membership = services.membership();
+        antiEntropy = new AntiEntropy(vertx, hazelcast, interval,
+                () -> Future.join(clusterRegistrar.reconcileAll(), membership.reassert().otherwiseEmpty()).mapEmpty());
+        antiEntropy.start();
     }
 
     /**
@@ -164,8 +185,9 @@ public final class IndexerNode {
             // The listeners just connected; give their subscriptions time to reach the engines before the dump
             // is taken, so little is published in between (the reference waits the same second).
             Thread.sleep(SLOW_JOINER_MILLIS);
-            recovery = new PeerRecovery(vertx, services.registrations(), config.blockSize(),
-                    config.security().authToken()).recover(sources);
+            Registry registry = services.registry();
+            recovery = new PeerRecovery(vertx, services.registrations(), config.blockSize(), config.security().authToken(),
+                    config.clustered() ? (key, worker) -> key.equals(registry.partitionOf(worker)) : null).recover(sources);
             services.meters().recovered(recovery.millis(), recovery.events());
             config.peers().forEach(services.peers()::add);
         }
@@ -240,6 +262,11 @@ public final class IndexerNode {
         return vertx;
     }
 
+    /** This node's Hazelcast member, or null when it is standalone. */
+    public HazelcastInstance hazelcast() {
+        return hazelcast;
+    }
+
     public NodeServices services() {
         return services;
     }
@@ -253,6 +280,11 @@ public final class IndexerNode {
         // HTTP first: a load balancer's next attempt goes to another replica instead of a node winding down.
         for (String id : httpDeployments) {
             quietly(vertx.undeploy(id), deadline);
+        }
+        synchronized (this) {
+            if (antiEntropy != null) {
+                antiEntropy.stop();
+            }
         }
         if (services.membership() != null) {
             quietly(services.membership().leave(), deadline);

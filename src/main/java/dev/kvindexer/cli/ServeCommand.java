@@ -9,6 +9,7 @@ import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -89,6 +90,10 @@ public final class ServeCommand implements Callable<Integer> {
             + "(env KVINDEXER_CLUSTER_PORT; default: ${DEFAULT-VALUE}).")
     int clusterPort;
 
+    @Option(names = "--cluster-bus-port", description = "Port of the event bus between nodes, on the cluster host; "
+            + "0 takes a free one (env KVINDEXER_CLUSTER_BUS_PORT; default: ${DEFAULT-VALUE}).")
+    int clusterBusPort;
+
     @Option(names = "--advertise-url", description = "HTTP URL other nodes use to reach this one "
             + "(env KVINDEXER_ADVERTISE_URL; default: http://<cluster-host>:<port>).")
     String advertiseUrl;
@@ -96,6 +101,11 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--cluster-config", description = "Hazelcast XML to start from "
             + "(env KVINDEXER_CLUSTER_CONFIG; default: the bundled cluster.xml).")
     String clusterConfig;
+
+    @Option(names = "--cluster-reconcile-interval", paramLabel = "SECONDS", description = "How often a node "
+            + "reconciles all its registrations with the cluster's, besides on joining and on every membership change "
+            + "(env KVINDEXER_CLUSTER_RECONCILE_INTERVAL; default: ${DEFAULT-VALUE}).")
+    long clusterReconcileInterval;
 
     @Option(names = "--slot-tracker-port", description = "Also run the slot tracker service (as `slot-tracker` does) "
             + "on this port, same host (env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
@@ -168,7 +178,7 @@ public final class ServeCommand implements Callable<Integer> {
             return config;
         }
         return config.withCluster(new ClusterSettings(clusterName, commaList(clusterMembers), clusterHost, clusterPort,
-                advertiseUrl, clusterConfig));
+                advertiseUrl, clusterConfig, Duration.ofSeconds(clusterReconcileInterval), clusterBusPort));
     }
 
     private static List<String> commaList(String value) {

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiPredicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +40,7 @@ public final class PeerRecovery {
     private final RegistrationService registrations;
     private final Integer fallbackBlockSize;
     private final String authToken;
+    private final BiPredicate<PartitionKey, Long> registered;
     /**
      * HTTP/1.1: the JDK client's default HTTP/2 starts every cleartext connection with an h2c upgrade, a path with a
      * history of stalls on both sides, and what a peer serves here is one long body anyway.
@@ -49,12 +51,18 @@ public final class PeerRecovery {
     /**
      * @param fallbackBlockSize block size for partitions of the oldest dump shape (no block_size), or null to skip them
      * @param authToken         this node's bearer token, sent to peers (a cluster shares one), or null
+     * @param registered        whether a worker is registered in a partition here: the blocks and watermarks of any
+     *                          other worker are left out (a clustered node, whose registrations are the cluster's and
+     *                          applied before recovery: a peer's orphans must not become blocks no one removes); null
+     *                          loads every worker, as Dynamo's recovery does
      */
-    public PeerRecovery(Vertx vertx, RegistrationService registrations, Integer fallbackBlockSize, String authToken) {
+    public PeerRecovery(Vertx vertx, RegistrationService registrations, Integer fallbackBlockSize, String authToken,
+                        BiPredicate<PartitionKey, Long> registered) {
         this.vertx = vertx;
         this.registrations = registrations;
         this.fallbackBlockSize = fallbackBlockSize;
         this.authToken = authToken;
+        this.registered = registered;
     }
 
     /** Recovers from the first peer that answers with a parsable dump; reports which peer and what it loaded. */
@@ -156,6 +164,15 @@ public final class PeerRecovery {
         if (blockSize <= 0) {
             LOG.warn("skipped recovered partition {}: the dump has no block_size and --block-size is not set", key.dumpKey());
             return 0;
+        }
+        if (registered != null) {
+            int before = c.events.size();
+            c.events.removeIf(e -> !registered.test(key, e.workerId()));
+            c.watermarks.removeIf(w -> !registered.test(key, w.workerId()));
+            if (c.events.size() < before) {
+                LOG.warn("left out {} recovered events of {} from workers not registered in the cluster", before - c.events.size(),
+                        key.dumpKey());
+            }
         }
         try {
             Future<Object> applied = registrations.ensurePartition(key, blockSize)

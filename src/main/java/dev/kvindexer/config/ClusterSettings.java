@@ -1,5 +1,6 @@
 package dev.kvindexer.config;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -11,12 +12,24 @@ import java.util.List;
  * @param port         first Hazelcast port; the next free one is taken when it is in use
  * @param advertiseUrl HTTP URL other nodes recover from, or null for {@code http://host:<http port>}
  * @param configFile   Hazelcast XML to start from, or null for the cluster.xml bundled from the repo root
+ * @param reconcileInterval how often a node reconciles all its registrations with the cluster map (besides on join
+ *                          and on every membership change); at most {@link #MAX_RECONCILE_INTERVAL}, which keeps it
+ *                          far below how long an unregistration's tombstone lasts
+ * @param busPort      port of the Vert.x event bus between nodes, on {@code host}; 0 takes a free one at startup
  */
 public record ClusterSettings(String name, List<String> members, String host, int port, String advertiseUrl,
-                              String configFile) {
+                              String configFile, Duration reconcileInterval, int busPort) {
     public static final String DEFAULT_NAME = "kvindexer";
     public static final String LOOPBACK = "127.0.0.1";
     public static final int DEFAULT_PORT = 5701;
+    public static final Duration DEFAULT_RECONCILE_INTERVAL = Duration.ofSeconds(10);
+    public static final Duration MAX_RECONCILE_INTERVAL = Duration.ofMinutes(5);
+
+    /** With the default reconcile interval and an event-bus port picked at startup. */
+    public ClusterSettings(String name, List<String> members, String host, int port, String advertiseUrl,
+                           String configFile) {
+        this(name, members, host, port, advertiseUrl, configFile, DEFAULT_RECONCILE_INTERVAL, 0);
+    }
 
     public ClusterSettings {
         members = List.copyOf(members);
@@ -29,6 +42,18 @@ public record ClusterSettings(String name, List<String> members, String host, in
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("--cluster-port must be 1-65535, got " + port);
         }
+        if (reconcileInterval == null || reconcileInterval.isNegative() || reconcileInterval.isZero()
+                || reconcileInterval.compareTo(MAX_RECONCILE_INTERVAL) > 0) {
+            throw new IllegalArgumentException("--cluster-reconcile-interval must be from 1 to "
+                    + MAX_RECONCILE_INTERVAL.toSeconds() + " seconds, got " + reconcileInterval);
+        }
+        if (busPort < 0 || busPort > 65535) {
+            throw new IllegalArgumentException("--cluster-bus-port must be 0-65535, got " + busPort);
+        }
+    }
+
+    public ClusterSettings withReconcileInterval(Duration interval) {
+        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, interval, busPort);
     }
 
     /** A cluster on this machine only, as tests and the README's three-node example use it. */

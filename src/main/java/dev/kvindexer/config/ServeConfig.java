@@ -55,6 +55,11 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
                 testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes);
     }
 
+    public ServeConfig withPeers(List<String> urls) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, urls,
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes);
+    }
+
     public ServeConfig withMaxEventBytes(long bytes) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
                 testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes);

@@ -49,7 +49,7 @@ final class MetricsRoute {
                     node.ingest().restarts(), node.ingest().degradedReason() != null);
             ctx.response().setStatusCode(200).putHeader("content-type", PrometheusText.CONTENT_TYPE)
                     .end(IndexerMetrics.render(snapshot, node.meters().http(), node.counters(),
-                            node.meters().micrometerScrape()));
+                            node.meters().cluster(), node.meters().micrometerScrape()));
         });
     }
 

@@ -30,7 +30,8 @@ public final class IndexerMetrics {
                            long ingestRestarts, boolean ingestDegraded) {
     }
 
-    public static String render(Snapshot s, HttpRequestMetrics http, EventCounters events, String micrometer) {
+    public static String render(Snapshot s, HttpRequestMetrics http, EventCounters events, ClusterCounters cluster,
+                                String micrometer) {
         PrometheusText out = new PrometheusText();
         http.render(out);
         out.family("dynamo_kvindexer_models", "gauge", "Number of active model+routing-group indexers")
@@ -52,6 +53,7 @@ public final class IndexerMetrics {
         events.warningSnapshot().forEach((kind, n) -> out.sample("dynamo_kvrouter_kv_cache_event_warnings", n,
                 "warning_kind", kind));
         ours(out, s, events, applied);
+        cluster(out, cluster);
         return out.raw(micrometer).toString();
     }
 
@@ -112,5 +114,21 @@ public final class IndexerMetrics {
                 .sample("kvindexer_cluster_members", s.clusterMembers());
         out.family("kvindexer_access_log_dropped_total", "counter", "Access-log lines dropped because the writer fell behind.")
                 .sample("kvindexer_access_log_dropped_total", s.accessLogDropped());
+    }
+
+    private static void cluster(PrometheusText out, ClusterCounters cluster) {
+        out.family("kvindexer_cluster_values_rejected_total", "counter",
+                "Values from cluster maps or the event bus that were ignored: source (registrations, tombstones, members, "
+                        + "announcements) and reason (invalid, unsigned, bad_signature).");
+        cluster.rejectedSnapshot().forEach((k, n) -> {
+            String[] sourceReason = k.split("\\|", 2);
+            out.sample("kvindexer_cluster_values_rejected_total", n, "source", sourceReason[0], "reason", sourceReason[1]);
+        });
+        out.family("kvindexer_cluster_repairs_total", "counter",
+                "Differences a full reconcile with the cluster map found and repaired, by action.");
+        cluster.repairSnapshot().forEach((action, n) -> out.sample("kvindexer_cluster_repairs_total", n, "action", action));
+        out.family("kvindexer_cluster_reconciles_total", "counter",
+                "Full reconciles of this node's registrations with the cluster map (join, membership change, period).")
+                .sample("kvindexer_cluster_reconciles_total", cluster.reconcileCount());
     }
 }

@@ -1,8 +1,12 @@
 package dev.kvindexer.metrics;
 
-/** What a node measures beyond its event counters: HTTP requests, its Vert.x and JVM meters, and startup recovery. */
+/**
+ * What a node measures beyond its event counters: HTTP requests, its Vert.x and JVM meters, startup recovery and its
+ * cluster's repairs and refused values.
+ */
 public final class NodeMeters {
     private final HttpRequestMetrics http = new HttpRequestMetrics();
+    private final ClusterCounters cluster = new ClusterCounters();
     private final VertxMeters vertx;
     private volatile double recoverySeconds;
     private volatile long recoveredEvents;
@@ -14,6 +18,10 @@ public final class NodeMeters {
 
     public HttpRequestMetrics http() {
         return http;
+    }
+
+    public ClusterCounters cluster() {
+        return cluster;
     }
 
     /** The Micrometer registry's text, or nothing. */

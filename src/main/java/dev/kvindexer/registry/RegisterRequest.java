@@ -13,6 +13,12 @@ public record RegisterRequest(long instanceId, int dpRank, String endpoint, Stri
         this(instanceId, dpRank, endpoint, replayEndpoint, partition, blockSize, Publisher.DYNAMO);
     }
 
+    /** The registration a listener was started for. */
+    public static RegisterRequest of(Listener l) {
+        return new RegisterRequest(l.workerId(), l.dpRank(), l.endpoint(), l.replayEndpoint(), l.partitionKey(),
+                l.blockSize(), l.publisher());
+    }
+
     /** True when {@code l} is this very registration (so registering again changes nothing). */
     public boolean sameAs(Listener l) {
         return l.workerId() == instanceId && l.dpRank() == dpRank && l.endpoint().equals(endpoint)

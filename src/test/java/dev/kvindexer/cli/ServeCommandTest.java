@@ -13,6 +13,7 @@ import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -107,9 +108,10 @@ class ServeCommandTest {
     void clusterFlagsSetNameMembersHostPortAndUrl() {
         ClusterSettings s = parse("--cluster", "--cluster-name", "prod", "--cluster-members", "10.0.0.1, 10.0.0.2:5710",
                 "--cluster-host", "10.0.0.1", "--cluster-port", "5801", "--advertise-url", "http://idx-1:8090",
-                "--cluster-config", "/etc/kvindexer/cluster.xml").cluster();
+                "--cluster-config", "/etc/kvindexer/cluster.xml", "--cluster-reconcile-interval", "3",
+                "--cluster-bus-port", "5802").cluster();
         assertEquals(new ClusterSettings("prod", List.of("10.0.0.1", "10.0.0.2:5710"), "10.0.0.1", 5801,
-                "http://idx-1:8090", "/etc/kvindexer/cluster.xml"), s);
+                "http://idx-1:8090", "/etc/kvindexer/cluster.xml", Duration.ofSeconds(3), 5802), s);
     }
 
     @Test
@@ -117,13 +119,17 @@ class ServeCommandTest {
         assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-members", " , "));
         assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-port", "0"));
         assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-name", " "));
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-reconcile-interval", "0"));
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-reconcile-interval", "301"));
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-bus-port", "65536"));
     }
 
     @Test
     void helpNamesEveryClusterOptionWithItsEnvironmentVariable() {
         String help = Main.commandLine(new String[0], Map.of()).getSubcommands().get("serve").getUsageMessage();
         for (String env : List.of("KVINDEXER_CLUSTER", "KVINDEXER_CLUSTER_NAME", "KVINDEXER_CLUSTER_MEMBERS",
-                "KVINDEXER_CLUSTER_HOST", "KVINDEXER_CLUSTER_PORT", "KVINDEXER_ADVERTISE_URL", "KVINDEXER_CLUSTER_CONFIG")) {
+                "KVINDEXER_CLUSTER_HOST", "KVINDEXER_CLUSTER_PORT", "KVINDEXER_ADVERTISE_URL", "KVINDEXER_CLUSTER_CONFIG",
+                "KVINDEXER_CLUSTER_RECONCILE_INTERVAL", "KVINDEXER_CLUSTER_BUS_PORT")) {
             assertTrue(help.contains(env), env + " in\n" + help);
         }
         assertNull(parse().cluster());

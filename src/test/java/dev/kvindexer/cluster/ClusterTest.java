@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.WarningKind;
-import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.sim.IndexerRegistrar;
@@ -14,7 +14,6 @@ import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterNodes;
-import dev.kvindexer.support.DumpBlocks;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.json.JsonArray;
@@ -22,12 +21,9 @@ import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -40,61 +36,47 @@ import org.junit.jupiter.api.Test;
  * and joining, and exact recovery of a node that joins while engines publish.
  */
 class ClusterTest {
-    private static final String MODEL = "m";
-    private static final String PARTITION = MODEL + ":default";
-    private static final int BLOCK = 16;
-    private static final int CAPACITY = 96;
-    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final String MODEL = ClusterFixture.MODEL;
+    private static final String PARTITION = ClusterFixture.PARTITION;
+    private static final int BLOCK = ClusterFixture.BLOCK;
+    private static final Duration WAIT = ClusterFixture.WAIT;
     private static final int RING = 256;
 
     private final ClusterNodes cluster = new ClusterNodes();
-    private final List<SimulatedEngine> engines = new ArrayList<>();
+    private final ClusterFixture fixture = new ClusterFixture();
 
     @AfterEach
     void stop() {
-        engines.forEach(SimulatedEngine::close);
+        fixture.close();
         cluster.close();
     }
 
     private SimulatedEngine engine(long instanceId) {
-        return engine(EngineConfig.local(instanceId, 0));
+        return fixture.engine(instanceId);
     }
 
     private SimulatedEngine engine(EngineConfig base) {
-        SimulatedEngine e = SimulatedEngine.start(base.withCache(BLOCK, CAPACITY, 0).withFormat(BatchEncoder.Format.VLLM_MAP));
-        engines.add(e);
-        return e;
+        return fixture.engine(base);
     }
 
-    /** One client per node: the polls below run every 10 ms, and a JDK client per request means a thread each. */
-    private final Map<Integer, HttpJson> clients = new ConcurrentHashMap<>();
-
     private HttpJson http(IndexerNode node) {
-        return clients.computeIfAbsent(node.httpPort(), HttpJson::new);
+        return fixture.http(node.httpPort());
     }
 
     private void register(IndexerNode via, SimulatedEngine e) {
-        HttpResponse<String> r = http(via).post("/register", IndexerRegistrar.body(e, MODEL, "default").encode());
-        assertEquals(201, r.statusCode(), r.body());
+        fixture.register(via.httpPort(), e);
     }
 
     private static void awaitSubscribers(SimulatedEngine e, long n) throws InterruptedException {
-        assertTrue(e.awaitSubscribers(n, WAIT), "expected " + n + " subscriptions on " + e.endpoint()
-                + ", saw " + e.subscriptions());
+        ClusterFixture.awaitSubscribers(e, n);
     }
 
     private static void awaitIdle(SimulatedEngine... of) throws InterruptedException {
-        for (SimulatedEngine e : of) {
-            assertTrue(e.awaitIdle(WAIT), "engine " + e.endpoint() + " idle");
-        }
+        ClusterFixture.awaitIdle(of);
     }
 
     private static Set<HeldBlock> truth(SimulatedEngine... of) {
-        Set<HeldBlock> out = new HashSet<>();
-        for (SimulatedEngine e : of) {
-            out.addAll(e.held());
-        }
-        return out;
+        return ClusterFixture.truth(of);
     }
 
     private JsonObject dump(IndexerNode node) {
@@ -104,24 +86,13 @@ class ClusterTest {
     }
 
     private Set<HeldBlock> blocks(IndexerNode node) {
-        return DumpBlocks.parse(http(node).get("/dump").body(), PARTITION);
+        return fixture.blocks(node.httpPort());
     }
 
     /** Waits until a node holds exactly {@code expected}. */
     private void awaitBlocks(String what, IndexerNode node, Set<HeldBlock> expected) {
-        Object[] last = {Set.of()};
-        try {
-            Await.until(what, WAIT, () -> {
-                Set<HeldBlock> now = blocks(node);
-                last[0] = now;
-                return now.equals(expected);
-            });
-        } catch (AssertionError e) {
-            @SuppressWarnings("unchecked")
-            Set<HeldBlock> seen = (Set<HeldBlock>) last[0];
-            throw new AssertionError(e.getMessage() + ": " + DumpBlocks.diff(expected, seen)
-                    + "\nwarnings: " + node.services().counters().warningSnapshot(), e);
-        }
+        fixture.awaitBlocks(what, node.httpPort(), expected,
+                () -> "\nwarnings: " + node.services().counters().warningSnapshot());
     }
 
     /** The stream watermarks of a node's partition (our exact-snapshot extension of /dump). */
@@ -146,7 +117,7 @@ class ClusterTest {
     }
 
     private int workerCount(IndexerNode node) {
-        return new JsonArray(http(node).get("/workers").body()).size();
+        return fixture.workerCount(node.httpPort());
     }
 
     @Test
@@ -292,6 +263,39 @@ class ClusterTest {
         } finally {
             publishing.set(false);
             traffic.join();
+        }
+    }
+
+    /**
+     * A clustered node recovers only workers the cluster registers. Its peer here (named with --peers) also follows an
+     * engine the cluster does not register, as a node that missed the unregistration would: those blocks would stay
+     * on the new node for good, since nothing there ever subscribes to that engine or removes them.
+     */
+    @Test
+    void aClusteredNodeLeavesOutRecoveredBlocksOfWorkersTheClusterDoesNotRegister() throws Exception {
+        IndexerNode n1 = cluster.start();
+        SimulatedEngine a = engine(901);
+        SimulatedEngine orphan = engine(902);
+        register(n1, a);
+        IndexerNode peer = IndexerNode.start(ServeConfig.local(0));
+        try {
+            register(peer, a);
+            register(peer, orphan);
+            awaitSubscribers(a, 2);
+            awaitSubscribers(orphan, 1);
+            SyntheticPrompts prompts = SyntheticPrompts.standard(901, BLOCK);
+            for (int i = 0; i < 20; i++) {
+                (i % 2 == 0 ? a : orphan).submit(prompts.next());
+            }
+            awaitIdle(a, orphan);
+            awaitBlocks("the peer holds both engines' blocks", peer, truth(a, orphan));
+
+            IndexerNode n2 = cluster.start(c -> c.withPeers(List.of("http://127.0.0.1:" + peer.httpPort())));
+            assertTrue(n2.recovery().events() > 0, n2.recovery().toString());
+            awaitBlocks("the new node holds only the registered engine's blocks", n2, truth(a));
+            assertEquals(1, workerCount(n2));
+        } finally {
+            peer.close();
         }
     }
 

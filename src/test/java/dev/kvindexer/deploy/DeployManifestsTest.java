@@ -17,8 +17,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
@@ -72,6 +74,12 @@ class DeployManifestsTest {
         return out;
     }
 
+    private static Map<String, String> env(Map<String, Object> container) {
+        Map<String, String> out = new HashMap<>();
+        list(container.get("env")).forEach(e -> out.put((String) map(e).get("name"), (String) map(e).get("value")));
+        return out;
+    }
+
     private static String probePath(Map<String, Object> container, String probe) {
         Map<String, Object> get = at(container, probe, "httpGet");
         assertEquals("http", get.get("port"), probe + " on the http port");
@@ -89,7 +97,12 @@ class DeployManifestsTest {
         List<Map<String, Object>> docs = documents("kvindexer.yaml");
         Map<String, Object> set = kind(docs, "StatefulSet", "kvindexer");
         Map<String, Object> container = onlyContainer(set);
-        assertEquals(Map.of("http", ServeConfig.DEFAULT_PORT, "hazelcast", ClusterSettings.DEFAULT_PORT), ports(container));
+        Map<String, Integer> ports = ports(container);
+        assertEquals(Set.of("http", "hazelcast", "cluster-bus"), ports.keySet());
+        assertEquals(ServeConfig.DEFAULT_PORT, ports.get("http"));
+        assertEquals(ClusterSettings.DEFAULT_PORT, ports.get("hazelcast"));
+        assertEquals(String.valueOf(ports.get("cluster-bus")), env(container).get("KVINDEXER_CLUSTER_BUS_PORT"),
+                "the event bus listens on the port the manifest names");
         assertEquals("/ready", probePath(container, "readinessProbe"));
         assertEquals("/health", probePath(container, "livenessProbe"));
         assertEquals(List.of("serve", "--cluster"), container.get("args"));
@@ -121,6 +134,43 @@ class DeployManifestsTest {
         } finally {
             node.close();
         }
+    }
+
+    /**
+     * Hazelcast and the event bus carry the registrations every replica subscribes to: only the replicas may reach
+     * them, while the HTTP API stays open to routers and registrars.
+     */
+    @Test
+    void theNetworkPolicyAdmitsTheClusterPortsOnlyFromTheReplicasThemselves() throws Exception {
+        List<Map<String, Object>> docs = documents("kvindexer.yaml");
+        Map<String, Object> set = kind(docs, "StatefulSet", "kvindexer");
+        Map<String, Integer> containerPorts = ports(onlyContainer(set));
+        Object podLabels = at(set, "spec", "template", "metadata").get("labels");
+        Map<String, Object> policy = kind(docs, "NetworkPolicy", "kvindexer");
+        assertEquals(podLabels, at(policy, "spec", "podSelector").get("matchLabels"), "the policy covers the replicas");
+        assertEquals(List.of("Ingress"), at(policy, "spec").get("policyTypes"));
+        Set<String> cluster = Set.of("hazelcast", "cluster-bus");
+        boolean replicasReachCluster = false;
+        boolean anyoneReachesHttp = false;
+        for (Object r : list(at(policy, "spec").get("ingress"))) {
+            Map<String, Object> rule = map(r);
+            assertTrue(rule.get("ports") != null, "a rule without ports admits every port: " + rule);
+            Set<String> names = new HashSet<>();
+            list(rule.get("ports")).forEach(p -> names.add((String) map(p).get("port")));
+            assertTrue(containerPorts.keySet().containsAll(names), "the policy names the container's ports: " + names);
+            if (rule.get("from") == null) {
+                assertEquals(Set.of("http"), names, "from anywhere, HTTP only");
+                anyoneReachesHttp = true;
+                continue;
+            }
+            for (Object source : list(rule.get("from"))) {
+                assertEquals(Map.of("podSelector", Map.of("matchLabels", podLabels)), source,
+                        "the only other sources are the replicas (no namespace selector or IP block)");
+            }
+            replicasReachCluster |= names.containsAll(cluster);
+        }
+        assertTrue(replicasReachCluster, "replicas reach each other's Hazelcast and event-bus ports");
+        assertTrue(anyoneReachesHttp, "routers and registrars reach HTTP");
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.kvindexer.config.ServeConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.UnaryOperator;
 
 /** Real clustered nodes in this JVM on loopback, in a cluster of their own (random name); closed together. */
 public final class ClusterNodes implements AutoCloseable {
@@ -16,9 +17,19 @@ public final class ClusterNodes implements AutoCloseable {
         return ServeConfig.local(0).withCluster(ClusterSettings.loopback(name));
     }
 
+    /** The random cluster name these nodes share. */
+    public String name() {
+        return name;
+    }
+
     /** Starts a node; returns once it has joined, subscribed to every registered worker, recovered and opened its gate. */
     public IndexerNode start() throws Exception {
-        IndexerNode node = IndexerNode.start(config());
+        return start(UnaryOperator.identity());
+    }
+
+    /** Starts a node with its configuration adjusted (a token, a shorter reconcile interval). */
+    public IndexerNode start(UnaryOperator<ServeConfig> adjust) throws Exception {
+        IndexerNode node = IndexerNode.start(adjust.apply(config()));
         synchronized (running) {
             running.add(node);
         }

@@ -1,0 +1,61 @@
+package dev.kvindexer.metrics;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * What a clustered node counts about its cluster: values from other nodes it refused, and what its full reconciles
+ * (anti-entropy) had to change. Empty on a standalone node.
+ */
+public final class ClusterCounters {
+    private final Map<String, LongAdder> rejected = new ConcurrentHashMap<>();
+    private final Map<String, LongAdder> repairs = new ConcurrentHashMap<>();
+    private final LongAdder reconciles = new LongAdder();
+
+    /** A value read from a cluster map or the event bus was ignored; {@code source} says where, {@code reason} why. */
+    public void rejected(String source, String reason) {
+        rejected.computeIfAbsent(source + "|" + reason, k -> new LongAdder()).increment();
+    }
+
+    /** A full reconcile changed this node's registrations, or the cluster map, in the way {@code action} names. */
+    public void repaired(String action) {
+        repairs.computeIfAbsent(action, k -> new LongAdder()).increment();
+    }
+
+    /** A full reconcile ran to its end. */
+    public void reconciled() {
+        reconciles.increment();
+    }
+
+    public long rejectedCount(String source, String reason) {
+        LongAdder n = rejected.get(source + "|" + reason);
+        return n == null ? 0 : n.sum();
+    }
+
+    public long repairCount(String action) {
+        LongAdder n = repairs.get(action);
+        return n == null ? 0 : n.sum();
+    }
+
+    public long reconcileCount() {
+        return reconciles.sum();
+    }
+
+    /** Rejections by {@code source|reason}, sorted. */
+    public Map<String, Long> rejectedSnapshot() {
+        return snapshot(rejected);
+    }
+
+    /** Repairs by action, sorted. */
+    public Map<String, Long> repairSnapshot() {
+        return snapshot(repairs);
+    }
+
+    private static Map<String, Long> snapshot(Map<String, LongAdder> counts) {
+        Map<String, Long> out = new TreeMap<>();
+        counts.forEach((k, n) -> out.put(k, n.sum()));
+        return out;
+    }
+}

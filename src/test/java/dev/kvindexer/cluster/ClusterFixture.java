@@ -1,0 +1,121 @@
+package dev.kvindexer.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.sim.BatchEncoder;
+import dev.kvindexer.sim.EngineConfig;
+import dev.kvindexer.sim.HeldBlock;
+import dev.kvindexer.sim.IndexerRegistrar;
+import dev.kvindexer.sim.SimulatedEngine;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.DumpBlocks;
+import dev.kvindexer.support.HttpJson;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * What the cluster tests share: simulated engines in partition {@value #PARTITION} (closed with the fixture), and
+ * HTTP views of nodes by port (in this JVM or child processes alike): registering, /workers and /dump as block sets.
+ */
+final class ClusterFixture implements AutoCloseable {
+    static final String MODEL = "m";
+    static final String PARTITION = MODEL + ":default";
+    static final int BLOCK = 16;
+    static final int CAPACITY = 96;
+    static final Duration WAIT = Duration.ofSeconds(20);
+
+    private final List<SimulatedEngine> engines = new ArrayList<>();
+    /** One client per node: the polls run every 10 ms, and a JDK client per request means a thread each. */
+    private final Map<Integer, HttpJson> clients = new ConcurrentHashMap<>();
+
+    SimulatedEngine engine(long instanceId) {
+        return engine(EngineConfig.local(instanceId, 0));
+    }
+
+    SimulatedEngine engine(EngineConfig base) {
+        SimulatedEngine e = SimulatedEngine.start(base.withCache(BLOCK, CAPACITY, 0).withFormat(BatchEncoder.Format.VLLM_MAP));
+        synchronized (engines) {
+            engines.add(e);
+        }
+        return e;
+    }
+
+    HttpJson http(int port) {
+        return clients.computeIfAbsent(port, HttpJson::new);
+    }
+
+    void register(int port, SimulatedEngine e) {
+        HttpResponse<String> r = http(port).post("/register", IndexerRegistrar.body(e, MODEL, "default").encode());
+        assertEquals(201, r.statusCode(), r.body());
+    }
+
+    static void awaitSubscribers(SimulatedEngine e, long n) throws InterruptedException {
+        assertTrue(e.awaitSubscribers(n, WAIT), "expected " + n + " subscriptions on " + e.endpoint()
+                + ", saw " + e.subscriptions());
+    }
+
+    static void awaitIdle(SimulatedEngine... of) throws InterruptedException {
+        for (SimulatedEngine e : of) {
+            assertTrue(e.awaitIdle(WAIT), "engine " + e.endpoint() + " idle");
+        }
+    }
+
+    static Set<HeldBlock> truth(SimulatedEngine... of) {
+        Set<HeldBlock> out = new HashSet<>();
+        for (SimulatedEngine e : of) {
+            out.addAll(e.held());
+        }
+        return out;
+    }
+
+    Set<HeldBlock> blocks(int port) {
+        return DumpBlocks.parse(http(port).get("/dump").body(), PARTITION);
+    }
+
+    /** Waits until the node on {@code port} holds exactly {@code expected}; {@code context} is added to a failure. */
+    void awaitBlocks(String what, int port, Set<HeldBlock> expected, Supplier<String> context) {
+        Object[] last = {Set.of()};
+        try {
+            Await.until(what, WAIT, () -> {
+                Set<HeldBlock> now = blocks(port);
+                last[0] = now;
+                return now.equals(expected);
+            });
+        } catch (AssertionError e) {
+            @SuppressWarnings("unchecked")
+            Set<HeldBlock> seen = (Set<HeldBlock>) last[0];
+            throw new AssertionError(e.getMessage() + ": " + DumpBlocks.diff(expected, seen) + context.get(), e);
+        }
+    }
+
+    String workers(int port) {
+        return http(port).get("/workers").body();
+    }
+
+    int workerCount(int port) {
+        return new JsonArray(workers(port)).size();
+    }
+
+    static <T> T await(Future<T> future) throws Exception {
+        return future.toCompletionStage().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() {
+        synchronized (engines) {
+            engines.forEach(SimulatedEngine::close);
+            engines.clear();
+        }
+    }
+}
