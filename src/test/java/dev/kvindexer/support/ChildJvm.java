@@ -1,8 +1,8 @@
 package dev.kvindexer.support;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,38 +13,67 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code kvindexer <args>} in a JVM of its own, on the test classpath, for what only a separate process shows: a
- * SIGKILL, an exit status, a process that will not die. Its output goes to a file the test can read.
+ * {@code kvindexer <args>} in a JVM of its own, for what only a separate process shows: a SIGKILL, an exit status, a
+ * process that will not die, its resident memory. It runs this test run's classpath (surefire's manifest-only booter
+ * jar works as a {@code -cp}: the JVM follows its Class-Path) with the {@code --add-opens} the test JVM got, and
+ * writes its output to a file the test can read.
  */
 public final class ChildJvm implements AutoCloseable {
     private final Process process;
     private final Path output;
+    private final boolean ownsOutput;
 
-    private ChildJvm(Process process, Path output) {
+    private ChildJvm(Process process, Path output, boolean ownsOutput) {
         this.process = process;
         this.output = output;
+        this.ownsOutput = ownsOutput;
     }
 
     /** Starts {@code dev.kvindexer.Main} with the JVM options {@code jvm} and the command line {@code args}. */
     public static ChildJvm start(List<String> jvm, String... args) {
+        try {
+            return start(Files.createTempFile("kvindexer-child", ".log"), true, jvm, List.of(args));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** As {@link #start(List, String...)}, writing to {@code output}, which stays when the process is closed. */
+    public static ChildJvm start(Path output, List<String> jvm, List<String> args) {
+        return start(output, false, jvm, args);
+    }
+
+    private static ChildJvm start(Path output, boolean ownsOutput, List<String> jvm, List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        String opens = System.getProperty("kvindexer.jvmOpens", "");
-        if (!opens.isBlank()) {
-            command.addAll(Arrays.asList(opens.trim().split("\\s+")));
-        }
+        command.addAll(moduleOptions());
         command.addAll(jvm);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add("dev.kvindexer.Main");
-        command.addAll(Arrays.asList(args));
+        command.addAll(args);
         try {
-            Path out = Files.createTempFile("kvindexer-child", ".log");
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-            return new ChildJvm(p, out);
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+            return new ChildJvm(p, output, ownsOutput);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The --add-opens and --add-exports this JVM was started with (Hazelcast needs them). */
+    private static List<String> moduleOptions() {
+        List<String> in = ManagementFactory.getRuntimeMXBean().getInputArguments();
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < in.size(); i++) {
+            String a = in.get(i);
+            if (a.startsWith("--add-opens") || a.startsWith("--add-exports")) {
+                out.add(a);
+                if (!a.contains("=") && i + 1 < in.size()) {
+                    out.add(in.get(++i));
+                }
+            }
+        }
+        return out;
     }
 
     public Process process() {
@@ -61,24 +90,37 @@ public final class ChildJvm implements AutoCloseable {
         try {
             return Files.readString(output, StandardCharsets.UTF_8);
         } catch (IOException e) {
-            return "(cannot read " + output + ": " + e + ")";
+            return "";
         }
     }
 
-    /** SIGKILL: the process gets no chance to leave a cluster or close a socket. */
+    /** The end of the output, for failure messages. */
+    public String tail() {
+        String text = output();
+        return text.length() > 4000 ? text.substring(text.length() - 4000) : text;
+    }
+
+    /** SIGKILL: the process ends at once, without a shutdown hook, a word to its cluster or a closed socket. */
     public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor(30, TimeUnit.SECONDS);
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
-            kill();
+            try {
+                kill();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
-        File f = output.toFile();
-        if (!f.delete()) {
-            f.deleteOnExit();
+        if (ownsOutput) {
+            try {
+                Files.deleteIfExists(output);
+            } catch (IOException e) {
+                output.toFile().deleteOnExit();
+            }
         }
     }
 }
