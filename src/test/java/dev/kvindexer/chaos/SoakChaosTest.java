@@ -11,6 +11,7 @@ import dev.kvindexer.sim.IndexerRegistrar;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ChaosReport;
 import dev.kvindexer.support.ChildJvm;
 import dev.kvindexer.support.DumpBlocks;
 import dev.kvindexer.support.HostileZmtpPublisher;

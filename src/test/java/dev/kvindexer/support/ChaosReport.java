@@ -1,4 +1,4 @@
-package dev.kvindexer.chaos;
+package dev.kvindexer.support;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,10 +12,10 @@ import java.util.Locale;
  * Figures of a chaos run, as Markdown lines in {@code target/chaos/<name>.md} (and on standard output), to be copied
  * into RELIABILITY.md with the command that produced them.
  */
-final class ChaosReport {
+public final class ChaosReport {
     private final Path file;
 
-    ChaosReport(String name) {
+    public ChaosReport(String name) {
         this.file = Path.of("target", "chaos", name + ".md");
         try {
             Files.createDirectories(file.getParent());
@@ -25,7 +25,7 @@ final class ChaosReport {
         }
     }
 
-    void line(String format, Object... args) {
+    public void line(String format, Object... args) {
         String text = String.format(Locale.ROOT, format, args);
         System.out.println(text);
         try {
@@ -36,12 +36,12 @@ final class ChaosReport {
     }
 
     /** Minutes of a run: {@code -Dkvindexer.chaos.minutes=N}, else {@code defaultMinutes}. */
-    static double minutes(double defaultMinutes) {
+    public static double minutes(double defaultMinutes) {
         return Double.parseDouble(System.getProperty("kvindexer.chaos.minutes", Double.toString(defaultMinutes)));
     }
 
     /** Resident set size of a process in bytes (Linux /proc), or -1 where that cannot be read. */
-    static long rssBytes(long pid) {
+    public static long rssBytes(long pid) {
         try {
             for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
                 if (line.startsWith("VmRSS:")) {

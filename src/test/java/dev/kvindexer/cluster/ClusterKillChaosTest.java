@@ -1,0 +1,152 @@
+package dev.kvindexer.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.kvindexer.IndexerNode;
+import dev.kvindexer.sim.EngineConfig;
+import dev.kvindexer.sim.HeldBlock;
+import dev.kvindexer.sim.SimulatedEngine;
+import dev.kvindexer.sim.SyntheticPrompts;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ChaosReport;
+import dev.kvindexer.support.ChildNode;
+import dev.kvindexer.support.ClusterNodes;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Cycle after cycle for minutes: one or both child nodes of a three-node cluster killed with SIGKILL while engines
+ * publish, sometimes a worker unregistered and registered again while they are down, then the nodes started again.
+ * After every cycle all three must list the same workers and hold exactly what the engines hold; the report gives
+ * how long that took.
+ */
+@Tag("chaos")
+class ClusterKillChaosTest {
+    private static final int ENGINES = 12;
+    private static final Duration START = Duration.ofSeconds(90);
+    private static final Duration CONVERGE = Duration.ofSeconds(60);
+
+    private final ClusterNodes cluster = new ClusterNodes();
+    private final ClusterFixture fixture = new ClusterFixture();
+    private final List<ChildNode> children = new ArrayList<>();
+    private final AtomicBoolean publishing = new AtomicBoolean();
+    @TempDir
+    Path logs;
+    private int started;
+
+    @AfterEach
+    void stop() {
+        children.forEach(ChildNode::close);
+        fixture.close();
+        cluster.close();
+    }
+
+    private ChildNode child() {
+        ChildNode c = ChildNode.start(logs, "node-" + started++, List.of("--cluster", "--cluster-name", cluster.name(),
+                "--cluster-members", "127.0.0.1", "--cluster-host", "127.0.0.1", "--threads", "2",
+                "--ingest-threads", "1", "--cluster-reconcile-interval", "1"));
+        children.add(c);
+        return c;
+    }
+
+    @Test
+    void nodesKilledAgainAndAgainUnderLoadAlwaysComeBackExact() throws Exception {
+        double minutes = ChaosReport.minutes(5);
+        ChaosReport report = new ChaosReport("cluster-kill");
+        IndexerNode survivor = cluster.start(c -> c.withCluster(c.cluster().withReconcileInterval(Duration.ofSeconds(1))));
+        ChildNode[] nodes = {child(), child()};
+        for (ChildNode n : nodes) {
+            n.awaitReady(START);
+        }
+        List<Integer> ports = List.of(survivor.httpPort(), nodes[0].httpPort(), nodes[1].httpPort());
+        List<SimulatedEngine> engines = new ArrayList<>();
+        for (int i = 0; i < ENGINES; i++) {
+            SimulatedEngine e = fixture.engine(EngineConfig.local(901 + i, 0));
+            engines.add(e);
+            fixture.register(ports.get(i % 3), e);
+        }
+        SplittableRandom rnd = new SplittableRandom(901);
+        List<Long> convergeMillis = new ArrayList<>();
+        int singleKills = 0;
+        int doubleKills = 0;
+        int churned = 0;
+        long end = System.nanoTime() + (long) (minutes * 60e9);
+        while (System.nanoTime() < end) {
+            Thread traffic = traffic(engines);
+            LockSupport.parkNanos(Duration.ofSeconds(2).toNanos());
+            boolean both = rnd.nextBoolean();
+            List<Integer> victims = both ? List.of(0, 1) : List.of(rnd.nextInt(2));
+            for (int v : victims) {
+                nodes[v].kill();
+            }
+            if (both) {
+                doubleKills++;
+            } else {
+                singleKills++;
+            }
+            Await.equal("members after the kill", START, 3 - victims.size(),
+                    () -> survivor.hazelcast().getCluster().getMembers().size());
+            if (rnd.nextInt(3) == 0) {
+                // Churn while nodes are down: the restarted ones must learn the unregister and the new registration.
+                SimulatedEngine e = engines.get(rnd.nextInt(ENGINES));
+                assertEquals(200, fixture.http(survivor.httpPort()).post("/unregister", new JsonObject()
+                        .put("instance_id", e.instanceId()).put("model_name", ClusterFixture.MODEL).encode()).statusCode());
+                fixture.register(survivor.httpPort(), e);
+                churned++;
+            }
+            LockSupport.parkNanos(Duration.ofSeconds(2).toNanos());
+            for (int v : victims) {
+                nodes[v] = child();
+            }
+            for (int v : victims) {
+                nodes[v].awaitReady(START);
+            }
+            publishing.set(false);
+            traffic.join();
+            ClusterFixture.awaitIdle(engines.toArray(new SimulatedEngine[0]));
+            long from = System.nanoTime();
+            Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(new SimulatedEngine[0]));
+            String workers = fixture.workers(survivor.httpPort());
+            assertEquals(ENGINES, new JsonArray(workers).size(), workers);
+            for (int port : List.of(survivor.httpPort(), nodes[0].httpPort(), nodes[1].httpPort())) {
+                Await.equal("/workers of node " + port, CONVERGE, workers, () -> fixture.workers(port));
+                fixture.awaitBlocks("node " + port + " holds what the engines hold", port, truth, () -> "");
+            }
+            convergeMillis.add((System.nanoTime() - from) / 1_000_000);
+        }
+        List<Long> sorted = convergeMillis.stream().sorted().toList();
+        report.line("| run | %.1f min, 3 nodes (2 in their own JVMs, killed with SIGKILL), %d engines publishing |",
+                minutes, ENGINES);
+        report.line("| cycles / single kills / double kills / churned registrations | %d / %d / %d / %d |",
+                sorted.size(), singleKills, doubleKills, churned);
+        report.line("| every cycle converged (same /workers, dumps equal the engines) | yes, %d of %d |",
+                sorted.size(), sorted.size());
+        report.line("| convergence after the engines went idle, min / median / max | %d / %d / %d ms |",
+                sorted.get(0), sorted.get(sorted.size() / 2), sorted.get(sorted.size() - 1));
+    }
+
+    private Thread traffic(List<SimulatedEngine> engines) {
+        publishing.set(true);
+        SyntheticPrompts prompts = SyntheticPrompts.standard(started, ClusterFixture.BLOCK);
+        Thread t = new Thread(() -> {
+            for (int i = 0; publishing.get(); i++) {
+                engines.get(i % engines.size()).submit(prompts.next());
+                LockSupport.parkNanos(2_000_000);
+            }
+        }, "traffic");
+        t.start();
+        return t;
+    }
+}
