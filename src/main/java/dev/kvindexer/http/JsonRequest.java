@@ -282,11 +282,19 @@ public final class JsonRequest {
             } else if (strings && v instanceof String) {
                 out[i] = decimal(field, i, ((String) v).trim());
             } else {
-                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + v + ", expected "
+                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + shown(v) + ", expected "
                         + (strings ? "a u64" : "i64"));
             }
         }
         return out;
+    }
+
+    /**
+     * An element as an error shows it: an array or object by its kind, since its text may be as large as the body and
+     * as deep as the nesting bound.
+     */
+    private static String shown(Object v) {
+        return v instanceof JsonArray ? "(an array)" : v instanceof JsonObject ? "(an object)" : String.valueOf(v);
     }
 
     private static long decimal(String field, int i, String s) {
