@@ -45,7 +45,8 @@ final class MetricsRoute {
                     node.registry().instanceCount(), listenersByState(), found,
                     node.membership() == null ? 1 : node.membership().memberCount(),
                     node.meters().recoverySeconds(), node.meters().recoveredEvents(),
-                    node.accessLog() == null ? 0 : node.accessLog().dropped());
+                    node.accessLog() == null ? 0 : node.accessLog().dropped(),
+                    node.accessLog() == null ? 0 : node.accessLog().writeErrors());
             ctx.response().setStatusCode(200).putHeader("content-type", PrometheusText.CONTENT_TYPE)
                     .end(IndexerMetrics.render(snapshot, node.meters().http(), node.counters(),
                             node.meters().micrometerScrape()));

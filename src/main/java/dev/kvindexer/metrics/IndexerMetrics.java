@@ -24,7 +24,8 @@ public final class IndexerMetrics {
      * @param recoverySeconds how long startup recovery took; 0 when the node recovered from no one
      */
     public record Snapshot(int models, int workers, Map<String, Integer> listeners, List<PartitionFigures> partitions,
-                           int clusterMembers, double recoverySeconds, long recoveredEvents, long accessLogDropped) {
+                           int clusterMembers, double recoverySeconds, long recoveredEvents, long accessLogDropped,
+                           long accessLogWriteErrors) {
     }
 
     public static String render(Snapshot s, HttpRequestMetrics http, EventCounters events, String micrometer) {
@@ -102,5 +103,8 @@ public final class IndexerMetrics {
                 .sample("kvindexer_cluster_members", s.clusterMembers());
         out.family("kvindexer_access_log_dropped_total", "counter", "Access-log lines dropped because the writer fell behind.")
                 .sample("kvindexer_access_log_dropped_total", s.accessLogDropped());
+        out.family("kvindexer_access_log_write_errors_total", "counter",
+                "Access-log writes that failed; the file is opened again for the next line.")
+                .sample("kvindexer_access_log_write_errors_total", s.accessLogWriteErrors());
     }
 }
