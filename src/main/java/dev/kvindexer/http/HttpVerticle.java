@@ -175,7 +175,15 @@ public final class HttpVerticle extends VerticleBase {
         postJson(router, path, bodyLimit, true, ctx -> {
             boolean untyped = ctx.get(UNTYPED) != null;
             boolean msgpack = MsgpackBodies.isMsgpackRequest(ctx);
-            Flavor requested = Flavor.requested(ctx);
+            Flavor requested;
+            try {
+                requested = Flavor.requested(ctx);
+            } catch (HttpError e) {
+                throw msgpack ? asMooncake(e) : e;
+            }
+            if (msgpack && requested == Flavor.DYNAMO) {
+                throw JsonRoutes.unsupportedMediaType(); // the Dynamo flavor reads JSON only, whatever the bytes
+            }
             JsonRequest body;
             try {
                 body = JsonRequest.of(ctx);
