@@ -26,7 +26,7 @@ public final class RawHttp implements AutoCloseable {
         }
     }
 
-    /** An answer as it came off the wire. */
+    /** An answer as it came off the wire; the body's bytes are its ISO-8859-1 characters. */
     public record Answer(int status, String headers, String body) {
         public String header(String name) {
             for (String line : headers.split("\r\n")) {
@@ -114,7 +114,7 @@ public final class RawHttp implements AutoCloseable {
             Answer headers = parse(head.toString(StandardCharsets.ISO_8859_1));
             String length = headers.header("content-length");
             byte[] body = in.readNBytes(length == null ? 0 : Integer.parseInt(length));
-            return new Answer(headers.status(), headers.headers(), new String(body, StandardCharsets.UTF_8));
+            return new Answer(headers.status(), headers.headers(), new String(body, StandardCharsets.ISO_8859_1));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
