@@ -219,7 +219,7 @@ public final class IndexerNode {
         List<HttpVerticle> verticles = new ArrayList<>();
         Future<Void> chain = Future.succeededFuture();
         for (int i = 0; i < config.threads(); i++) {
-            HttpVerticle v = new HttpVerticle(services, config.security(), config.host(), port);
+            HttpVerticle v = new HttpVerticle(services, config.security(), config.http(), config.host(), port);
             verticles.add(v);
             chain = chain.compose(ignored -> vertx.deployVerticle(v).map(id -> {
                 httpDeployments.add(id);

@@ -42,13 +42,14 @@ public final class SlotTrackerCommand implements Callable<Integer> {
             + "(env KVINDEXER_SLOT_TRACKER_CLEANUP_INTERVAL_SECONDS; default: ${DEFAULT-VALUE}).")
     long cleanupIntervalSeconds;
 
-    @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection that sends "
-            + "and receives nothing for this long (env KVINDEXER_SLOT_TRACKER_HTTP_IDLE_TIMEOUT; "
+    @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection that has "
+            + "delivered no complete request head this long after it opened or last answered, silent or trickling "
+            + "bytes (env KVINDEXER_SLOT_TRACKER_HTTP_IDLE_TIMEOUT; "
             + "default: ${DEFAULT-VALUE}).")
     long httpIdleTimeout;
 
     @Option(names = "--http-request-timeout", paramLabel = "SECONDS", description = "Answer 408 and close when a "
-            + "request's headers and body have not all arrived this long after it began "
+            + "request's body has not all arrived this long after its headers "
             + "(env KVINDEXER_SLOT_TRACKER_HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
     long httpRequestTimeout;
 

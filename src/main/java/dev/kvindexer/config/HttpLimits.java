@@ -6,9 +6,10 @@ import java.time.Duration;
  * How long an HTTP client may hold a connection without finishing its work, so slow or stalled clients cannot pile
  * up connections. Both services (indexer and slot tracker) take the same limits.
  *
- * @param idleTimeout    a connection that sends and receives nothing for this long is closed
- * @param requestTimeout a request whose headers and body have not all arrived this long after it began is answered
- *                       408 and its connection closed
+ * @param idleTimeout    a connection that has delivered no complete request head this long after it opened or after its
+ *                       last answer is closed, whether it sends nothing or trickles bytes
+ * @param requestTimeout a request whose body has not all arrived this long after its headers is answered 408 and its
+ *                       connection closed
  */
 public record HttpLimits(Duration idleTimeout, Duration requestTimeout) {
     public static final HttpLimits DEFAULT = new HttpLimits(Duration.ofSeconds(60), Duration.ofSeconds(30));

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * The access log (SPEC §7.11): one JSON object per answered request, {@code ts} (RFC 3339 with milliseconds),
  * {@code trace_id}, {@code method}, {@code path}, {@code model}, {@code status}, {@code duration_ms}. Event loops only
  * queue a line; one writer thread owns the file, so no event loop blocks on disk. A full queue drops lines (counted)
- * rather than slow requests down.
+ * rather than slow requests down. No request and no failing disk stops the log: what UTF-8 cannot encode is escaped,
+ * and a failed write is counted and the file opened again for the next line.
  */
 public final class AccessLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AccessLog.class);
@@ -38,9 +39,13 @@ public final class AccessLog implements AutoCloseable {
     private final ZoneId zone;
     private final BlockingQueue<String> queue = new ArrayBlockingQueue<>(65_536);
     private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong writeErrors = new AtomicLong();
     private final AtomicBoolean reopenRequested = new AtomicBoolean();
     private final Thread writer;
-    private BufferedWriter out; // the writer thread's, after open()
+    /** The writer thread's; null after a failure or a reopen request, until the next line opens the file by name. */
+    private BufferedWriter out;
+    /** Whether the last write failed, so a failing disk is logged once, not once per line. */
+    private boolean failing;
 
     private AccessLog(AccessLogSettings settings) throws IOException {
         this.settings = settings;
@@ -66,13 +71,13 @@ public final class AccessLog implements AutoCloseable {
         long start = System.nanoTime();
         ctx.addBodyEndHandler(v -> {
             double ms = (System.nanoTime() - start) / 1_000_000.0;
-            String line = "{\"ts\":\"" + TS.format(OffsetDateTime.now(zone))
+            String line = encodable("{\"ts\":\"" + TS.format(OffsetDateTime.now(zone))
                     + "\",\"trace_id\":" + quoted(ctx.request().getHeader(settings.traceIdHeader()))
                     + ",\"method\":\"" + ctx.request().method().name()
                     + "\",\"path\":" + Json.encode(ctx.request().path())
                     + ",\"model\":" + quoted(JsonRequest.modelOf(ctx))
                     + ",\"status\":" + ctx.response().getStatusCode()
-                    + ",\"duration_ms\":" + String.format(Locale.ROOT, "%.3f", ms) + "}";
+                    + ",\"duration_ms\":" + String.format(Locale.ROOT, "%.3f", ms) + "}");
             if (!queue.offer(line)) {
                 dropped.incrementAndGet();
             }
@@ -81,6 +86,34 @@ public final class AccessLog implements AutoCloseable {
 
     private static String quoted(String s) {
         return s == null ? "null" : Json.encode(s);
+    }
+
+    /**
+     * The line with every lone UTF-16 surrogate (a model name sent as the JSON {@code "m\\ud800"}, say) written as a
+     * JSON escape: UTF-8 has no form for one, and the writer would fail on it. Client text only ever sits inside the
+     * line's JSON strings, where the escape stands for the same character.
+     */
+    private static String encodable(String line) {
+        StringBuilder out = null;
+        int n = line.length();
+        for (int i = 0; i < n; i++) {
+            char c = line.charAt(i);
+            boolean pair = Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(line.charAt(i + 1));
+            if (pair) {
+                if (out != null) {
+                    out.append(c).append(line.charAt(i + 1));
+                }
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                if (out == null) {
+                    out = new StringBuilder(n + 16).append(line, 0, i);
+                }
+                out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+            } else if (out != null) {
+                out.append(c);
+            }
+        }
+        return out == null ? line : out.toString();
     }
 
     /**
@@ -98,31 +131,70 @@ public final class AccessLog implements AutoCloseable {
         return dropped.get();
     }
 
+    /** Writes (or opens, or closes) of the file that failed. */
+    public long writeErrors() {
+        return writeErrors.get();
+    }
+
     private void run() {
         try {
             while (true) {
                 String line = queue.take();
                 if (reopenRequested.getAndSet(false)) {
-                    out.close();
-                    out = openFile();
+                    closeFile();
                 }
                 if (line == STOP) {
-                    out.close();
+                    closeFile();
                     return;
                 }
-                if (line == REOPEN) {
-                    continue;
-                }
-                out.write(line);
-                out.write('\n');
-                if (queue.isEmpty()) {
-                    out.flush();
+                if (line != REOPEN) {
+                    write(line);
                 }
             }
-        } catch (IOException e) {
-            LOG.error("access log {} failed; no more lines are written: {}", settings.file(), e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    private void write(String line) {
+        try {
+            if (out == null) {
+                out = openFile();
+            }
+            out.write(line);
+            out.write('\n');
+            if (queue.isEmpty()) {
+                out.flush();
+            }
+            if (failing) {
+                LOG.info("access log {} is written again", settings.file());
+                failing = false;
+            }
+        } catch (IOException | RuntimeException e) {
+            failed(e);
+            closeFile();
+        }
+    }
+
+    /** Closes the file, flushing what is buffered; the next line opens it again by name. */
+    private void closeFile() {
+        if (out == null) {
+            return;
+        }
+        try {
+            out.close();
+        } catch (IOException | RuntimeException e) {
+            failed(e);
+        }
+        out = null;
+    }
+
+    private void failed(Exception e) {
+        writeErrors.incrementAndGet();
+        if (!failing) {
+            LOG.warn("access log {} failed, lines are lost until it can be opened again: {}", settings.file(),
+                    e.toString());
+            failing = true;
         }
     }
 

@@ -1,14 +1,12 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.metrics.HttpRequestMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpServer;
-import io.vertx.core.http.HttpServerOptions;
-import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -30,27 +28,23 @@ public final class HttpVerticle extends VerticleBase {
 
     private final NodeServices node;
     private final SecuritySettings security;
+    private final HttpLimits limits;
     private final Buffer openApi = JsonRoutes.openApiDocument("indexer.json");
     private final String host;
     private final int port;
-    private HttpServer server;
+    private HttpEdge server;
 
-    public HttpVerticle(NodeServices node, SecuritySettings security, String host, int port) {
+    public HttpVerticle(NodeServices node, SecuritySettings security, HttpLimits limits, String host, int port) {
         this.node = node;
         this.security = security;
+        this.limits = limits;
         this.host = host;
         this.port = port;
     }
 
     @Override
     public Future<?> start() {
-        HttpServerOptions options = new HttpServerOptions();
-        if (security.tls()) {
-            options.setSsl(true).setKeyCertOptions(new PemKeyCertOptions()
-                    .setCertPath(security.tlsCert().toString()).setKeyPath(security.tlsKey().toString()));
-        }
-        server = vertx.createHttpServer(options);
-        return server.requestHandler(router()).listen(port, host);
+        return HttpEdge.listen(vertx, router(), limits, security, host, port).onSuccess(edge -> server = edge);
     }
 
     Router router() {
@@ -75,7 +69,7 @@ public final class HttpVerticle extends VerticleBase {
                 requests.record(routePaths.contains(path) ? path : HttpRequestMetrics.UNKNOWN,
                         ctx.request().method().name(), ctx.response().getStatusCode(), System.nanoTime() - start);
             });
-            if (JsonRoutes.refusedOversizedBody(ctx)) {
+            if (JsonRoutes.refusedBeforeRouting(ctx)) {
                 return;
             }
             // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
@@ -181,7 +175,15 @@ public final class HttpVerticle extends VerticleBase {
         postJson(router, path, bodyLimit, true, ctx -> {
             boolean untyped = ctx.get(UNTYPED) != null;
             boolean msgpack = MsgpackBodies.isMsgpackRequest(ctx);
-            Flavor requested = Flavor.requested(ctx);
+            Flavor requested;
+            try {
+                requested = Flavor.requested(ctx);
+            } catch (HttpError e) {
+                throw msgpack ? asMooncake(e) : e;
+            }
+            if (msgpack && requested == Flavor.DYNAMO) {
+                throw JsonRoutes.unsupportedMediaType(); // the Dynamo flavor reads JSON only, whatever the bytes
+            }
             JsonRequest body;
             try {
                 body = JsonRequest.of(ctx);

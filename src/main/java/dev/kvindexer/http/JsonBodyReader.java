@@ -3,14 +3,15 @@ package dev.kvindexer.http;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.Deque;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Parses a request body into the values {@code Json.decodeValue} gives, except that a {@code token_ids} array of
@@ -20,7 +21,15 @@ import java.util.Map;
  * by {@link RawTokenIds} when it can be, and Jackson then parses only the rest.
  */
 final class JsonBodyReader {
-    private static final JsonFactory FACTORY = new JsonFactory();
+    /**
+     * How deep arrays and objects may nest in a request body, JSON or msgpack: Jackson's default bound, which JSON
+     * bodies have always had, so that both encodings refuse the same documents and neither recursion nears the
+     * stack's end.
+     */
+    static final int MAX_NESTING_DEPTH = StreamReadConstraints.DEFAULT_MAX_DEPTH;
+    private static final JsonFactory FACTORY = JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_NESTING_DEPTH).build())
+            .build();
     private static final String TOKENS = "token_ids";
     private static final long U32_MAX = 0xFFFF_FFFFL;
 
@@ -66,12 +75,49 @@ final class JsonBodyReader {
         }
     }
 
+    /** The value that starts at the current token, read to its end. */
     private static Object value(JsonParser p) throws IOException {
-        switch (p.currentToken()) {
-            case START_OBJECT:
-                return object(p);
-            case START_ARRAY:
-                return new JsonArray(rest(p, new ArrayList<>()));
+        Deque<BodyContainer> open = new ArrayDeque<>();
+        JsonToken t = p.currentToken();
+        while (true) {
+            Object value;
+            if (t == null) {
+                throw new DecodeException("Unexpected end of input");
+            } else if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+                open.push(new BodyContainer(t == JsonToken.START_OBJECT, 16));
+                t = p.nextToken();
+                continue;
+            } else if (t == JsonToken.FIELD_NAME) {
+                BodyContainer object = open.element();
+                object.key = p.currentName();
+                t = p.nextToken();
+                if (!TOKENS.equals(object.key) || t != JsonToken.START_ARRAY) {
+                    continue;
+                }
+                List<Object> read = new ArrayList<>();
+                value = tokens(p, read);
+                if (value == null) {
+                    // Something else than a u32: the array is read as usual from here, so errors stay the same.
+                    open.push(new BodyContainer(read));
+                    t = p.currentToken();
+                    continue;
+                }
+            } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
+                value = open.pop().value();
+            } else {
+                value = scalar(p, t);
+            }
+            BodyContainer parent = open.peek();
+            if (parent == null) {
+                return value;
+            }
+            parent.add(value);
+            t = p.nextToken();
+        }
+    }
+
+    private static Object scalar(JsonParser p, JsonToken t) throws IOException {
+        switch (t) {
             case VALUE_STRING:
                 return p.getText();
             case VALUE_NUMBER_INT:
@@ -84,29 +130,15 @@ final class JsonBodyReader {
             case VALUE_NULL:
                 return null;
             default:
-                throw new DecodeException("Unexpected token " + p.currentToken());
+                throw new DecodeException("Unexpected token " + t);
         }
     }
 
-    private static JsonObject object(JsonParser p) throws IOException {
-        Map<String, Object> map = new LinkedHashMap<>();
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            p.nextToken();
-            map.put(name, TOKENS.equals(name) && p.currentToken() == JsonToken.START_ARRAY ? tokens(p) : value(p));
-        }
-        return new JsonObject(map);
-    }
-
-    /** The elements of an array up to its end, after those already in {@code into}. */
-    private static List<Object> rest(JsonParser p, List<Object> into) throws IOException {
-        while (p.nextToken() != JsonToken.END_ARRAY) {
-            into.add(value(p));
-        }
-        return into;
-    }
-
-    private static Object tokens(JsonParser p) throws IOException {
+    /**
+     * The u32 numbers of the array whose start is the current token, packed; or null when some element is anything
+     * else, with the numbers before it added to {@code readSoFar} and that element the current token.
+     */
+    private static PackedTokens tokens(JsonParser p, List<Object> readSoFar) throws IOException {
         int[] out = new int[64];
         int n = 0;
         JsonToken t;
@@ -123,13 +155,10 @@ final class JsonBodyReader {
         if (t == JsonToken.END_ARRAY) {
             return new PackedTokens(n == out.length ? out : java.util.Arrays.copyOf(out, n));
         }
-        // Something else than a u32: read the array as usual, so the caller reports it as it always has.
-        List<Object> values = new ArrayList<>(n + 16);
         for (int i = 0; i < n; i++) {
-            values.add(Integer.toUnsignedLong(out[i]) > Integer.MAX_VALUE ? (Object) Integer.toUnsignedLong(out[i])
+            readSoFar.add(Integer.toUnsignedLong(out[i]) > Integer.MAX_VALUE ? (Object) Integer.toUnsignedLong(out[i])
                     : (Object) out[i]);
         }
-        values.add(value(p));
-        return new JsonArray(rest(p, values));
+        return null;
     }
 }

@@ -147,7 +147,7 @@ public final class JsonRequest {
     String optionalId(String field) {
         Object v = body.getValue(field);
         if (v == null || v instanceof String) {
-            return (String) v;
+            return optionalString(field);
         }
         if (v instanceof Integer || v instanceof Long || v instanceof BigInteger) {
             return Long.toUnsignedString(u64(field, v));
@@ -175,15 +175,36 @@ public final class JsonRequest {
         return s;
     }
 
+    /**
+     * A string member, or null when absent. Every string a request names something with (a model, a group, an
+     * instance, an adapter) comes through here, so this is where one that is no Unicode text is refused: a lone UTF-16
+     * surrogate, which JSON can spell as an escape, could not be written as UTF-8 into logs, metrics labels or a peer's
+     * dump.
+     */
     public String optionalString(String field) {
         Object v = body.getValue(field);
         if (v == null) {
             return null;
         }
-        if (!(v instanceof String)) {
+        if (!(v instanceof String s)) {
             throw HttpError.shape("`" + field + "`: invalid type, expected a string");
         }
-        return (String) v;
+        if (hasLoneSurrogate(s)) {
+            throw HttpError.shape("`" + field + "`: invalid value, a lone UTF-16 surrogate is no Unicode character");
+        }
+        return s;
+    }
+
+    private static boolean hasLoneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     public long requiredU64(String field) {
@@ -282,11 +303,19 @@ public final class JsonRequest {
             } else if (strings && v instanceof String) {
                 out[i] = decimal(field, i, ((String) v).trim());
             } else {
-                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + v + ", expected "
+                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + shown(v) + ", expected "
                         + (strings ? "a u64" : "i64"));
             }
         }
         return out;
+    }
+
+    /**
+     * An element as an error shows it: an array or object by its kind, since its text may be as large as the body and
+     * as deep as the nesting bound.
+     */
+    private static String shown(Object v) {
+        return v instanceof JsonArray ? "(an array)" : v instanceof JsonObject ? "(an object)" : String.valueOf(v);
     }
 
     private static long decimal(String field, int i, String s) {

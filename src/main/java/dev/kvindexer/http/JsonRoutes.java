@@ -1,14 +1,17 @@
 package dev.kvindexer.http;
 
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.ext.web.handler.HttpException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.Locale;
 import java.util.function.Function;
 
 /**
@@ -49,10 +52,33 @@ public final class JsonRoutes {
     }
 
     /**
-     * Answers 413 and returns true for a request that is no POST yet declares a body over the default limit: only
-     * POST routes read bodies (under their own limits), so every route has one. Call it first in a catch-all handler.
+     * Answers and returns true for a request no route may take: one whose query string does not decode (400), or
+     * that is no POST yet declares a body over the default limit (413). Call it first in a catch-all handler.
      */
-    public static boolean refusedOversizedBody(RoutingContext ctx) {
+    public static boolean refusedBeforeRouting(RoutingContext ctx) {
+        return refusedOversizedBody(ctx) || refusedQuery(ctx);
+    }
+
+    /**
+     * Decodes the query string once, so a bad percent-escape is the client's 400 here rather than an exception in
+     * whichever handler reads a parameter first (Vert.x Web then keeps an empty set of parameters).
+     */
+    private static boolean refusedQuery(RoutingContext ctx) {
+        try {
+            ctx.queryParams();
+            return false;
+        } catch (HttpException | IllegalArgumentException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            Responses.error(ctx, 400, "invalid query string: " + cause.getMessage());
+            return true;
+        }
+    }
+
+    /**
+     * Only POST routes read bodies (under their own limits), so a body over the default limit on any other method is
+     * refused: every route has a limit.
+     */
+    private static boolean refusedOversizedBody(RoutingContext ctx) {
         if (ctx.request().method() == HttpMethod.POST) {
             return false;
         }
@@ -102,22 +128,40 @@ public final class JsonRoutes {
                 .putHeader("content-type", "application/json").end(document));
     }
 
-    /** Failures (413 from the body limit among them), unknown routes and wrong methods as JSON errors. */
+    /**
+     * Failures (413 from the body limit among them), unknown routes and wrong methods as JSON errors; so are the
+     * errors Vert.x Web answers by itself (a path that does not decode, a failing failure handler), by status.
+     */
     public static void answerFailures(Router router, Function<RoutingContext, String> noRoute,
                                       Function<RoutingContext, String> wrongMethod) {
         router.route().failureHandler(JsonRoutes::failure);
+        for (int status = 400; status < 600; status++) {
+            int code = status;
+            router.errorHandler(code, ctx -> Responses.error(ctx, code, reason(code)));
+        }
         router.errorHandler(404, ctx -> Responses.error(ctx, 404, noRoute.apply(ctx)));
         router.errorHandler(405, ctx -> Responses.error(ctx, 405, wrongMethod.apply(ctx)));
     }
 
+    /** The standard reason phrase of a status, lower case, as an error message. */
+    static String reason(int status) {
+        return HttpResponseStatus.valueOf(status).reasonPhrase().toLowerCase(Locale.ROOT);
+    }
+
     private static void failure(RoutingContext ctx) {
         int status = ctx.statusCode();
+        Throwable failure = ctx.failure();
         if (status == 413) {
             Responses.error(ctx, 413, "request body exceeds the limit of this route");
-        } else if (ctx.failure() != null) {
-            Responses.error(ctx, ctx.failure());
+        } else if (failure != null && status >= 400 && status < 500) {
+            Responses.error(ctx, status, reason(status) + ": " + failure.getMessage());
+        } else if (failure != null && status == 200) {
+            // BodyHandler fails a request whose body stream broke (bad chunk framing, a closed connection) with 200.
+            Responses.error(ctx, 400, "the request body could not be read: " + failure.getMessage());
+        } else if (failure != null) {
+            Responses.error(ctx, failure);
         } else {
-            Responses.error(ctx, status > 0 ? status : 500, "request failed with status " + status);
+            Responses.error(ctx, status > 0 ? status : 500, status > 0 ? reason(status) : "request failed");
         }
     }
 }

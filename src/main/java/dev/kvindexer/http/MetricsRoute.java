@@ -46,6 +46,7 @@ final class MetricsRoute {
                     node.membership() == null ? 1 : node.membership().memberCount(),
                     node.meters().recoverySeconds(), node.meters().recoveredEvents(),
                     node.accessLog() == null ? 0 : node.accessLog().dropped(),
+                    node.accessLog() == null ? 0 : node.accessLog().writeErrors(),
                     node.ingest().restarts(), node.ingest().degradedReason() != null);
             ctx.response().setStatusCode(200).putHeader("content-type", PrometheusText.CONTENT_TYPE)
                     .end(IndexerMetrics.render(snapshot, node.meters().http(), node.counters(),

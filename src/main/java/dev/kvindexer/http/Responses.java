@@ -4,6 +4,7 @@ import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.HttpException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,12 +38,21 @@ public final class Responses {
             mooncakeError(ctx, (MooncakeError) t);
             return;
         }
+        if (ctx.response().ended() || ctx.response().closed()) {
+            // Answered already (a timeout) or gone: nothing to say, and nothing went wrong here.
+            LOG.debug("request {} {} failed after its answer: {}", ctx.request().method(), ctx.request().path(),
+                    t.toString());
+            return;
+        }
         if (t instanceof HttpError) {
             status = ((HttpError) t).status();
             message = t.getMessage();
         } else if (t instanceof RegistryException) {
             status = ((RegistryException) t).status();
             message = t.getMessage();
+        } else if (t instanceof HttpException h && h.getStatusCode() < 500) {
+            status = h.getStatusCode();
+            message = h.getPayload() != null ? h.getPayload() : JsonRoutes.reason(status);
         } else {
             status = 500;
             message = "internal error: " + t;

@@ -137,12 +137,14 @@ final class StandardEventsRoute {
             // Without tokens the local hashes are unknowable: the sequence hashes place the blocks (SPEC §5.5).
             return new KvEvent.StoredBySequence(tier, hasParent, parent, blocks);
         }
-        if (tokens.length < blocks.length * blockSize) {
+        // In longs: a block size near 2^31 times a few blocks overflows an int.
+        long needed = (long) blocks.length * blockSize;
+        if (tokens.length < needed) {
             throw new HttpError(422, "`token_ids` holds " + tokens.length + " tokens, " + blocks.length + " blocks of "
-                    + blockSize + " need " + (blocks.length * blockSize));
+                    + blockSize + " need " + needed);
         }
         long seed = BlockHasher.seedFor(lora == null || lora.isEmpty() ? null : lora, null);
-        long[] locals = BlockHasher.localHashes(tokens, blocks.length * blockSize, blockSize, seed);
+        long[] locals = BlockHasher.localHashes(tokens, (int) needed, blockSize, seed);
         return new KvEvent.Stored(tier, hasParent, parent, blocks, locals);
     }
 }

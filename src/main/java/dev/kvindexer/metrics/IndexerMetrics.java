@@ -27,7 +27,7 @@ public final class IndexerMetrics {
      */
     public record Snapshot(int models, int workers, Map<String, Integer> listeners, List<PartitionFigures> partitions,
                            int clusterMembers, double recoverySeconds, long recoveredEvents, long accessLogDropped,
-                           long ingestRestarts, boolean ingestDegraded) {
+                           long accessLogWriteErrors, long ingestRestarts, boolean ingestDegraded) {
     }
 
     public static String render(Snapshot s, HttpRequestMetrics http, EventCounters events, ClusterCounters cluster,
@@ -114,6 +114,9 @@ public final class IndexerMetrics {
                 .sample("kvindexer_cluster_members", s.clusterMembers());
         out.family("kvindexer_access_log_dropped_total", "counter", "Access-log lines dropped because the writer fell behind.")
                 .sample("kvindexer_access_log_dropped_total", s.accessLogDropped());
+        out.family("kvindexer_access_log_write_errors_total", "counter",
+                "Access-log writes that failed; the file is opened again for the next line.")
+                .sample("kvindexer_access_log_write_errors_total", s.accessLogWriteErrors());
     }
 
     private static void cluster(PrometheusText out, ClusterCounters cluster) {

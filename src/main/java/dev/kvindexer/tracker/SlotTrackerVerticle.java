@@ -1,7 +1,9 @@
 package dev.kvindexer.tracker;
 
+import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.metrics.PrometheusText;
+import dev.kvindexer.http.HttpEdge;
 import dev.kvindexer.http.HttpError;
 import dev.kvindexer.http.JsonRequest;
 import dev.kvindexer.http.JsonRoutes;
@@ -9,7 +11,6 @@ import dev.kvindexer.http.Responses;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -32,7 +33,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
     private final TrackerMetrics metrics = new TrackerMetrics();
     private final Supplier<String> micrometer;
     private final Buffer openApi = JsonRoutes.openApiDocument("slot-tracker.json");
-    private HttpServer server;
+    private HttpEdge server;
     private long cleanupTimer = -1;
 
     /** @param micrometer the JVM and Vert.x meters' text for /metrics (the Vert.x this verticle runs on) */
@@ -45,8 +46,8 @@ public final class SlotTrackerVerticle extends VerticleBase {
     @Override
     public Future<?> start() {
         cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> metrics.expired(tracker.expireStale()));
-        server = vertx.createHttpServer();
-        return server.requestHandler(router()).listen(config.port(), config.host());
+        return HttpEdge.listen(vertx, router(), config.http(), SecuritySettings.NONE, config.host(), config.port())
+                .onSuccess(edge -> server = edge);
     }
 
     @Override
@@ -67,7 +68,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
             String path = ctx.request().path();
             String route = ROUTES.contains(path) ? path : "other";
             ctx.addHeadersEndHandler(v -> metrics.answered(route, ctx.response().getStatusCode()));
-            if (!JsonRoutes.refusedOversizedBody(ctx)) {
+            if (!JsonRoutes.refusedBeforeRouting(ctx)) {
                 ctx.next();
             }
         });

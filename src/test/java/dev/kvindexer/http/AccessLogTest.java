@@ -9,6 +9,7 @@ import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,6 +17,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -86,6 +88,44 @@ class AccessLogTest {
         assertEquals(200, lines.get(2).getInteger("status"));
         assertEquals("llama", lines.get(3).getString("model"), "a GET's model_name parameter");
         assertEquals(404, lines.get(4).getInteger("status"));
+    }
+
+    @Test
+    void aLoneSurrogateIsEscapedAndTheLogGoesOn() throws Exception {
+        Path log = dir.resolve("access.log");
+        node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogSettings(log, "x-request-id", false)));
+        HttpJson http = new HttpJson(node.httpPort());
+        http.post("/query", "{\"model_name\":\"m\\ud800\",\"token_ids\":[1]}");
+        http.get("/health");
+        http.post("/query", "{\"model\":\"\\udc00\\ud83d\\ude00x\\ud83d\",\"token_ids\":[1]}");
+        Await.until("three lines", Duration.ofSeconds(10), () -> lines(log).size() >= 3);
+        String text = Files.readString(log, StandardCharsets.UTF_8);
+        assertTrue(text.contains("\"model\":\"m\\ud800\""), text);
+        List<JsonObject> lines = lines(log);
+        assertEquals("m\ud800", lines.get(0).getString("model"), "the escape stands for the same name");
+        assertEquals("/health", lines.get(1).getString("path"));
+        assertEquals("\udc00\ud83d\ude00x\ud83d", lines.get(2).getString("model"), "a pair is kept as it is");
+        assertEquals(0, MetricsPage.of(http).value("kvindexer_access_log_write_errors_total"));
+    }
+
+    @Test
+    void aFailedWriteIsCountedAndTheFileOpenedAgainForTheNextLine() throws Exception {
+        Path log = dir.resolve("access.log");
+        node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogSettings(log, "x-request-id", false)));
+        HttpJson http = new HttpJson(node.httpPort());
+        http.get("/health");
+        Await.until("the first line", Duration.ofSeconds(10), () -> lines(log).size() == 1);
+        // Rotated away, and a directory where the file was: no line can be written until it is gone.
+        Files.move(log, dir.resolve("access.log.1"));
+        Files.createDirectory(log);
+        assertEquals(200, http.post("/reopen_logs", "").statusCode());
+        http.get("/health");
+        Await.until("write errors counted", Duration.ofSeconds(10),
+                () -> MetricsPage.of(http).value("kvindexer_access_log_write_errors_total") >= 2);
+        Files.delete(log);
+        http.get("/workers");
+        Await.until("a line in a new file", Duration.ofSeconds(10), () -> Files.isRegularFile(log)
+                && lines(log).stream().anyMatch(l -> l.getString("path").equals("/workers")));
     }
 
     @Test

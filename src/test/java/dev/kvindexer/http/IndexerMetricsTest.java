@@ -152,6 +152,8 @@ class IndexerMetricsTest {
         assertEquals(0, page.value("kvindexer_recovery_duration_seconds"));
         assertEquals(0, page.value("kvindexer_recovered_events"));
         assertEquals(0, page.value("kvindexer_access_log_dropped_total"));
+        assertEquals(0, page.value("kvindexer_access_log_write_errors_total"));
+        assertEquals("counter", page.type("kvindexer_access_log_write_errors_total"));
         assertEquals("gauge", page.type("jvm_memory_used_bytes"), "JVM meters through vertx-micrometer");
         assertTrue(page.toString().contains("\njvm_threads_live_threads "), page.toString());
         assertTrue(page.toString().contains("\nvertx_http_server_requests_total{"), "Vert.x HTTP server meters:\n" + page);

@@ -3,6 +3,7 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.support.HttpJson;
@@ -26,8 +27,9 @@ class IndexerOpenApiTest {
             String checkedIn = new String(getClass().getResourceAsStream("/openapi/indexer.json").readAllBytes(),
                     StandardCharsets.UTF_8);
             assertEquals(checkedIn, served.body());
-            OpenApiCoverage.assertCovers(new HttpVerticle(node.services(), SecuritySettings.NONE, "127.0.0.1", 0).routerOn(node.vertx()),
-                    new JsonObject(served.body()));
+            HttpVerticle verticle = new HttpVerticle(node.services(), SecuritySettings.NONE, HttpLimits.DEFAULT,
+                    "127.0.0.1", 0);
+            OpenApiCoverage.assertCovers(verticle.routerOn(node.vertx()), new JsonObject(served.body()));
         } finally {
             node.close();
         }

@@ -143,6 +143,9 @@ class MooncakeMsgpackTest {
         HttpResponse<byte[]> dynamo = http.postBytes("/query?flavor=dynamo", Pack.of(query(List.of(1))), MSGPACK);
         assertEquals(415, dynamo.statusCode(), "the Dynamo flavor reads JSON only");
         assertTrue(decoded(dynamo).getString("error").contains("application/json"));
+        assertEquals(415, http.postBytes("/query?flavor=dynamo", new byte[] {(byte) 0xc1}, MSGPACK).statusCode(),
+                "whatever the bytes");
+        assertError(http.postBytes("/query?flavor=bogus", Pack.of(query(List.of(1))), MSGPACK), 400, "unknown flavor");
         assertEquals(415, http.postBytes("/events", Pack.of(Map.of("event_type", "cleared")), MSGPACK).statusCode(),
                 "standardized events over HTTP are JSON");
         assertEquals(1, new JsonArray(http.get("/services").body()).size(), "the refused registration changed nothing");

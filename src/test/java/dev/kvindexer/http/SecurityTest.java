@@ -17,6 +17,8 @@ import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.util.List;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 
@@ -118,6 +120,42 @@ class SecurityTest {
                     "plain HTTP gets no answer from a TLS port");
         } finally {
             node.close();
+        }
+    }
+
+    @Test
+    void tlsOffersOnlyForwardSecretSuitesOnTls12And13() throws Exception {
+        Path cert = resource("tls/test-cert.pem");
+        IndexerNode node = start(new SecuritySettings(null, false, cert, resource("tls/test-key.pem")));
+        try {
+            SSLContext trust = trusting(cert);
+            int port = node.httpPort();
+            for (String staticKeyOrCbc : List.of("TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA",
+                    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256")) {
+                SSLHandshakeException refused = assertThrows(SSLHandshakeException.class,
+                        () -> handshake(trust, port, "TLSv1.2", staticKeyOrCbc), staticKeyOrCbc);
+                // The server's alert, not the client's own refusal to offer the suite.
+                assertTrue(refused.getMessage().contains("Received fatal alert"), staticKeyOrCbc + ": " + refused);
+            }
+            for (String forwardSecret : List.of("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+                    "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256")) {
+                assertEquals(forwardSecret, handshake(trust, port, "TLSv1.2", forwardSecret));
+            }
+            assertEquals("TLS_AES_128_GCM_SHA256", handshake(trust, port, "TLSv1.3", "TLS_AES_128_GCM_SHA256"));
+        } finally {
+            node.close();
+        }
+    }
+
+    /** A handshake offering only {@code suite} over {@code protocol}; the suite agreed on. */
+    private static String handshake(SSLContext trust, int port, String protocol, String suite) throws Exception {
+        try (SSLSocket socket = (SSLSocket) trust.getSocketFactory().createSocket("127.0.0.1", port)) {
+            socket.setSoTimeout(10_000);
+            socket.setEnabledProtocols(new String[] {protocol});
+            socket.setEnabledCipherSuites(new String[] {suite});
+            socket.startHandshake();
+            return socket.getSession().getCipherSuite();
         }
     }
 

@@ -191,6 +191,17 @@ class StandardEventsTest {
         assertEquals(8, gpuTokens());
     }
 
+    @Test
+    void aBlockSizeNear2To31TimesTheBlockCountDoesNotOverflow() {
+        int huge = (1 << 30) + 1;
+        JsonObject register = new JsonObject().put("endpoint", "tcp://127.0.0.1:1").put("type", "vLLM")
+                .put("modelname", "big").put("instance_id", "big-engine").put("block_size", huge);
+        assertEquals(200, http.post("/register", register.encode()).statusCode());
+        JsonObject event = stored(0, 0, 3).put("model_name", "big").put("block_size", huge)
+                .put("backend_id", "big-engine");
+        assertRefused(post(event), 422, "need " + 3L * huge);
+    }
+
     private static void assertRefused(HttpResponse<String> r, int status, String text) {
         assertEquals(status, r.statusCode(), r.body());
         assertTrue(new JsonObject(r.body()).getString("error").contains(text), r.body());

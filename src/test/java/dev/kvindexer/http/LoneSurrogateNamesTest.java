@@ -1,0 +1,118 @@
+package dev.kvindexer.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.IndexerNode;
+import dev.kvindexer.cli.SlotTrackerCommand;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.tracker.SlotTrackerVerticle;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A name in a request body (model, group, instance, adapter, request id) that holds a lone UTF-16 surrogate, which
+ * JSON can spell as an escape, is no Unicode text: 422 in the Dynamo flavor and on the slot tracker, Mooncake's 400
+ * invalid_request in its flavor, and nothing changes. Surrogate pairs (an emoji) are names like any other.
+ */
+class LoneSurrogateNamesTest {
+    private static final String LONE = "\\ud800";
+    private static final String LONE_LOW = "\\udc00x";
+    private static IndexerNode node;
+    private static HttpJson http;
+
+    @BeforeAll
+    static void start() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        http = new HttpJson(node.httpPort());
+    }
+
+    @AfterAll
+    static void stop() {
+        node.close();
+    }
+
+    private static String dynamoRegister(String model, String group) {
+        return "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + model + "\","
+                + "\"routing_group\":\"" + group + "\",\"block_size\":4}";
+    }
+
+    private static String mooncakeRegister(String model, String instance, String lora) {
+        return "{\"endpoint\":\"tcp://127.0.0.1:1\",\"type\":\"vLLM\",\"modelname\":\"" + model + "\",\"instance_id\":\""
+                + instance + "\",\"block_size\":4,\"lora_name\":\"" + lora + "\"}";
+    }
+
+    private static void assertDynamo422(HttpResponse<String> r, String field) {
+        assertEquals(422, r.statusCode(), r.body());
+        assertTrue(new JsonObject(r.body()).getString("error").contains("`" + field + "`: invalid value, a lone UTF-16"),
+                r.body());
+    }
+
+    private static void assertMooncake400(HttpResponse<String> r) {
+        assertEquals(400, r.statusCode(), r.body());
+        JsonObject e = new JsonObject(r.body());
+        assertEquals(MooncakeError.INVALID_REQUEST, e.getString("error"), r.body());
+        assertTrue(e.getString("reason").contains("lone UTF-16 surrogate"), r.body());
+    }
+
+    @Test
+    void dynamoNamesWithALoneSurrogateAre422AndChangeNothing() {
+        assertDynamo422(http.post("/register", dynamoRegister("m" + LONE, "g")), "model_name");
+        assertDynamo422(http.post("/register", dynamoRegister("m", LONE_LOW)), "routing_group");
+        assertDynamo422(http.post("/register", dynamoRegister("m", "g").replace("routing_group", "tenant_id")
+                .replace("\"g\"", "\"" + LONE + "\"")), "tenant_id");
+        assertEquals("[]", http.get("/workers").body(), "no refused registration took effect");
+        assertEquals(201, http.post("/register", dynamoRegister("m\\ud83d\\ude00", "g")).statusCode(),
+                "a surrogate pair is a character like any other");
+        assertDynamo422(http.post("/query", "{\"model_name\":\"m" + LONE + "\",\"token_ids\":[1]}"), "model_name");
+        assertDynamo422(http.post("/query", "{\"model_name\":\"m\\ud83d\\ude00\",\"routing_group\":\"g\","
+                + "\"lora_name\":\"" + LONE + "\",\"token_ids\":[1,2,3,4]}"), "lora_name");
+        assertDynamo422(http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"" + LONE + "\"}"), "model_name");
+        assertEquals(1, new JsonArray(http.get("/workers").body()).size());
+        assertEquals(200, http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\\ud83d\\ude00\","
+                + "\"routing_group\":\"g\"}").statusCode());
+    }
+
+    @Test
+    void mooncakeNamesWithALoneSurrogateAreItsInvalidRequest() {
+        assertMooncake400(http.post("/register", mooncakeRegister("m" + LONE, "engine-a", "l")));
+        assertMooncake400(http.post("/register", mooncakeRegister("m", "engine" + LONE, "l")));
+        assertMooncake400(http.post("/register", mooncakeRegister("m", "engine-a", LONE_LOW)));
+        assertMooncake400(http.post("/register", mooncakeRegister("m", "engine-a", "l").replace("}",
+                ",\"tenant_id\":\"" + LONE + "\"}")));
+        assertEquals("[]", http.get("/services").body(), "no refused registration took effect");
+        assertMooncake400(http.post("/query", "{\"model\":\"m" + LONE + "\",\"token_ids\":[1]}"));
+        assertMooncake400(http.post("/unregister", "{\"instance_id\":\"" + LONE + "\"}"));
+    }
+
+    @Test
+    void slotTrackerNamesWithALoneSurrogateAre422() throws Exception {
+        Vertx vertx = Vertx.vertx();
+        try {
+            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0), () -> "");
+            HttpJson slots = new HttpJson(tracker.actualPort());
+            String register = "{\"worker_id\":7,\"model_name\":\"m\",\"tenant_id\":\"t\",\"block_size\":16,"
+                    + "\"dp_start\":0,\"dp_size\":1}";
+            for (String field : List.of("model_name", "tenant_id")) {
+                assertDynamo422(slots.post("/register", register.replace("\"" + field + "\":\"",
+                        "\"" + field + "\":\"" + LONE)), field);
+            }
+            assertEquals("[]", slots.get("/workers").body());
+            assertEquals(201, slots.post("/register", register).statusCode());
+            assertDynamo422(slots.post("/add", "{\"model_name\":\"m\",\"tenant_id\":\"t\",\"request_id\":\"r" + LONE
+                    + "\",\"worker_id\":7,\"dp_rank\":0,\"sequence_hashes\":[1]}"), "request_id");
+            assertTrue(slots.get("/loads").body().contains("\"active_prefill_tokens\":0"), slots.get("/loads").body());
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+    }
+}
