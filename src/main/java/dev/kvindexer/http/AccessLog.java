@@ -93,7 +93,7 @@ public final class AccessLog implements AutoCloseable {
      * JSON escape: UTF-8 has no form for one, and the writer would fail on it. Client text only ever sits inside the
      * line's JSON strings, where the escape stands for the same character.
      */
-    private static String encodable(String line) {
+    static String encodable(String line) {
         StringBuilder out = null;
         int n = line.length();
         for (int i = 0; i < n; i++) {

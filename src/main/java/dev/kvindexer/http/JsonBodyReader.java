@@ -89,7 +89,7 @@ final class JsonBodyReader {
                 continue;
             } else if (t == JsonToken.FIELD_NAME) {
                 BodyContainer object = open.element();
-                object.key = p.currentName();
+                object.key = text(p.currentName());
                 t = p.nextToken();
                 if (!TOKENS.equals(object.key) || t != JsonToken.START_ARRAY) {
                     continue;
@@ -116,10 +116,27 @@ final class JsonBodyReader {
         }
     }
 
+    /**
+     * A string as JSON spelled it, refused when an escape left a lone UTF-16 surrogate in it, which is no Unicode text
+     * (it could not be written as UTF-8 into logs, labels or a peer's dump). The reference's parser refuses such a
+     * body as a syntax error, with this wording.
+     */
+    private static String text(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new DecodeException("lone leading surrogate in hex escape");
+            }
+        }
+        return s;
+    }
+
     private static Object scalar(JsonParser p, JsonToken t) throws IOException {
         switch (t) {
             case VALUE_STRING:
-                return p.getText();
+                return text(p.getText());
             case VALUE_NUMBER_INT:
             case VALUE_NUMBER_FLOAT:
                 return p.getNumberValue();

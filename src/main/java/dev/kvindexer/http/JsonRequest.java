@@ -175,12 +175,7 @@ public final class JsonRequest {
         return s;
     }
 
-    /**
-     * A string member, or null when absent. Every string a request names something with (a model, a group, an
-     * instance, an adapter) comes through here, so this is where one that is no Unicode text is refused: a lone UTF-16
-     * surrogate, which JSON can spell as an escape, could not be written as UTF-8 into logs, metrics labels or a peer's
-     * dump.
-     */
+    /** A string member, or null when absent. */
     public String optionalString(String field) {
         Object v = body.getValue(field);
         if (v == null) {
@@ -189,22 +184,7 @@ public final class JsonRequest {
         if (!(v instanceof String s)) {
             throw HttpError.shape("`" + field + "`: invalid type, expected a string");
         }
-        if (hasLoneSurrogate(s)) {
-            throw HttpError.shape("`" + field + "`: invalid value, a lone UTF-16 surrogate is no Unicode character");
-        }
         return s;
-    }
-
-    private static boolean hasLoneSurrogate(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     public long requiredU64(String field) {

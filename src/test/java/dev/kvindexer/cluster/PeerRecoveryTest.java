@@ -107,9 +107,12 @@ class PeerRecoveryTest {
                 return false;
             }
         });
-        var notReady = http.get("/ready");
-        assertEquals(503, notReady.statusCode());
-        assertTrue(notReady.body().contains("waiting for 1 registered workers"), notReady.body());
+        // HTTP answers while the node is still "starting"; the initial-workers wait follows.
+        Await.until("the gate waits for one registered worker", WAIT, () -> {
+            var notReady = http.get("/ready");
+            assertEquals(503, notReady.statusCode(), notReady.body());
+            return notReady.body().contains("waiting for 1 registered workers");
+        });
         assertEquals(201, http.post("/register", "{\"instance_id\":5,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\","
                 + "\"block_size\":4}").statusCode());
         IndexerNode node = starting.get(10, java.util.concurrent.TimeUnit.SECONDS);
