@@ -30,11 +30,13 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * A node in its own JVM, with the production JVM options and a 512 MiB heap, under everything at once for minutes:
@@ -43,6 +45,8 @@ import org.junit.jupiter.api.Test;
  * blocks must be exactly in the index and nothing may have answered 5xx.
  */
 @Tag("chaos")
+// Chaos runs last as long as they are asked to (-Dkvindexer.chaos.minutes), far beyond the default test timeout.
+@Timeout(value = 3, unit = TimeUnit.HOURS)
 class SoakChaosTest {
     private static final String MODEL = "m";
     private static final int BLOCK = 16;

@@ -19,11 +19,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -33,6 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * how long that took.
  */
 @Tag("chaos")
+// Chaos runs last as long as they are asked to (-Dkvindexer.chaos.minutes), far beyond the default test timeout.
+@Timeout(value = 3, unit = TimeUnit.HOURS)
 class ClusterKillChaosTest {
     private static final int ENGINES = 12;
     private static final Duration START = Duration.ofSeconds(90);
