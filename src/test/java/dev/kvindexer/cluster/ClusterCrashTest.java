@@ -117,13 +117,13 @@ class ClusterCrashTest {
             traffic.join();
             ClusterFixture.awaitIdle(engines.toArray(new SimulatedEngine[0]));
 
-            String workers = fixture.workers(survivor.httpPort());
+            String workers = fixture.sharedWorkers(survivor.httpPort());
             assertEquals(ENGINES, new JsonArray(workers).size(), workers);
             Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(new SimulatedEngine[0]));
             assertFalse(truth.isEmpty());
             for (int port : List.of(survivor.httpPort(), again.get(0), again.get(1))) {
                 try {
-                    Await.equal("/workers of node " + port, ClusterFixture.WAIT, workers, () -> fixture.workers(port));
+                    Await.equal("/workers of node " + port, ClusterFixture.WAIT, workers, () -> fixture.sharedWorkers(port));
                 } catch (AssertionError e) {
                     throw new AssertionError(e.getMessage() + logs(), e);
                 }

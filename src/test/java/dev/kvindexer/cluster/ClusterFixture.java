@@ -13,6 +13,7 @@ import dev.kvindexer.support.DumpBlocks;
 import dev.kvindexer.support.HttpJson;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -101,6 +102,21 @@ final class ClusterFixture implements AutoCloseable {
 
     String workers(int port) {
         return http(port).get("/workers").body();
+    }
+
+    /**
+     * /workers as every node must agree on it: a listener's {@code last_error} is what happened to that node's own
+     * socket (a replay that came back short, say), so it is left out.
+     */
+    String sharedWorkers(int port) {
+        JsonArray workers = new JsonArray(workers(port));
+        for (int i = 0; i < workers.size(); i++) {
+            JsonObject listeners = workers.getJsonObject(i).getJsonObject("listeners");
+            for (String rank : listeners.fieldNames()) {
+                listeners.getJsonObject(rank).remove("last_error");
+            }
+        }
+        return workers.encode();
     }
 
     int workerCount(int port) {

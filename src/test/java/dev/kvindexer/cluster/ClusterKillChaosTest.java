@@ -122,10 +122,10 @@ class ClusterKillChaosTest {
             ClusterFixture.awaitIdle(engines.toArray(new SimulatedEngine[0]));
             long from = System.nanoTime();
             Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(new SimulatedEngine[0]));
-            String workers = fixture.workers(survivor.httpPort());
+            String workers = fixture.sharedWorkers(survivor.httpPort());
             assertEquals(ENGINES, new JsonArray(workers).size(), workers);
             for (int port : List.of(survivor.httpPort(), nodes[0].httpPort(), nodes[1].httpPort())) {
-                Await.equal("/workers of node " + port, CONVERGE, workers, () -> fixture.workers(port));
+                Await.equal("/workers of node " + port, CONVERGE, workers, () -> fixture.sharedWorkers(port));
                 fixture.awaitBlocks("node " + port + " holds what the engines hold", port, truth, () -> "");
             }
             convergeMillis.add((System.nanoTime() - from) / 1_000_000);
