@@ -1,0 +1,113 @@
+package dev.kvindexer.index;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.kvindexer.index.BlockKeyIndex.SharedTier;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The Conductor context index answers the reference's cases (SPEC §11.10). */
+class BlockKeyIndexTest {
+    private static final long K0 = 3236607068019569386L;
+    private static final long K1 = 2758186210834249151L;
+    private static final long K2 = 5191110061519319221L;
+    private static final long K3 = 77L;
+
+    private final BlockKeyIndex index = new BlockKeyIndex();
+
+    private static BlockKeyIndex.PromptKeys prompt(long... keys) {
+        return new BlockKeyIndex.PromptKeys() {
+            @Override
+            public int blocks() {
+                return keys.length;
+            }
+
+            @Override
+            public long key(int i) {
+                return keys[i];
+            }
+        };
+    }
+
+    private int[] walk(BlockKeyIndex.PromptKeys prompt, int... owners) {
+        int[] out = new int[3 * owners.length];
+        index.walk(prompt, owners, out);
+        return out;
+    }
+
+    @Test
+    void theSharedCacheVectorOfTheReference() {
+        // Instance "1" rank 0 is owner 1, instance "2" rank 1 is owner 2; the Store holds all three blocks twice.
+        index.storeGpu(1, K0);
+        index.storeGpu(1, K1);
+        for (long k : new long[] {K0, K1, K2}) {
+            index.addShared(SharedTier.CPU, k);
+            index.addShared(SharedTier.DISK, k);
+        }
+        assertArrayEquals(new int[] {2, 3, 3, 0, 3, 3}, walk(prompt(K0, K1, K2), 1, 2));
+        assertEquals(3, index.keyCount());
+    }
+
+    @Test
+    void theCursorNeverGoesBackToAHigherTier() {
+        index.storeGpu(1, K0);
+        index.storeGpu(1, K1);
+        index.addShared(SharedTier.CPU, K2);
+        index.addShared(SharedTier.DISK, K3);
+        index.storeGpu(1, K3);
+        assertArrayEquals(new int[] {2, 3, 4}, walk(prompt(K0, K1, K2, K3), 1));
+        BlockKeyIndex diskOnly = new BlockKeyIndex();
+        diskOnly.addShared(SharedTier.DISK, K0);
+        int[] out = new int[3];
+        diskOnly.walk(prompt(K0), new int[] {1}, out);
+        assertArrayEquals(new int[] {0, 0, 1}, out, "a disk-only first block: gpu 0, cpu 0, disk 1");
+    }
+
+    @Test
+    void gpuBlocksOfOneOwnerNeverExtendAnother() {
+        index.storeGpu(2, K0);
+        index.storeGpu(1, K1);
+        assertArrayEquals(new int[] {0, 0, 0, 1, 1, 1}, walk(prompt(K0, K1), 1, 2));
+    }
+
+    @Test
+    void keysAreHashedOnlyAsFarAsTheFurthestWalkGoes() {
+        index.storeGpu(1, K0);
+        AtomicInteger hashed = new AtomicInteger();
+        BlockKeyIndex.PromptKeys lazy = new BlockKeyIndex.PromptKeys() {
+            @Override
+            public int blocks() {
+                return 1000;
+            }
+
+            @Override
+            public long key(int i) {
+                hashed.incrementAndGet();
+                return i == 0 ? K0 : 1000 + i;
+            }
+        };
+        assertArrayEquals(new int[] {1, 1, 1, 0, 0, 0}, walk(lazy, 1, 2));
+        assertEquals(2, hashed.get(), "block 0, then block 1 where every walk stopped; each once");
+    }
+
+    @Test
+    void removalsAndClearsLeaveNoEmptyKeys() {
+        index.storeGpu(1, K0);
+        index.storeGpu(1, K0);
+        index.storeGpu(2, K0);
+        index.storeGpu(1, K1);
+        index.addShared(SharedTier.CPU, K2);
+        index.addShared(SharedTier.CPU, K2);
+        index.removeGpu(1, K0);
+        assertArrayEquals(new int[] {0, 0, 0, 1, 1, 1}, walk(prompt(K0), 1, 2), "stored twice, removed once: gone");
+        index.clearGpu(1);
+        index.removeGpu(2, K0);
+        index.removeShared(SharedTier.CPU, K2);
+        assertEquals(1, index.keyCount(), "one CPU copy of K2 is left");
+        index.removeShared(SharedTier.CPU, K2);
+        index.removeShared(SharedTier.DISK, K2);
+        index.removeGpu(3, K1);
+        assertEquals(0, index.keyCount());
+    }
+}
