@@ -1,0 +1,336 @@
+package dev.kvindexer.http;
+
+import dev.kvindexer.http.ConductorBody.InvalidUtf8;
+import dev.kvindexer.http.ConductorBody.MapValue;
+import dev.kvindexer.http.ConductorBody.Nil;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The C++ Mooncake Conductor's request contract (SPEC §11.7, §11.8, §11.10): which keys each route allows, each
+ * field's type and range, the order in which the first failure is chosen, and the exact texts and reason codes.
+ * Turns a {@link ConductorBody} into a checked request or throws the {@link ConductorError} the C++ answers.
+ */
+final class ConductorRequests {
+    private static final Set<String> REGISTER_KEYS = Set.of("block_size", "cache_group", "dp_rank", "endpoint",
+            "hash_profile", "instance_id", "lora_name", "modelname", "replay_endpoint", "tenant_id", "type");
+    private static final Set<String> PROFILE_KEYS = Set.of("strategy", "algorithm", "python_hash_seed",
+            "index_projection");
+    private static final Set<String> UNREGISTER_KEYS = Set.of("instance_id", "dp_rank", "tenant_id");
+    private static final Set<String> QUERY_KEYS = Set.of("model", "block_size", "token_ids", "tenant_id", "lora_name",
+            "cache_salt", "instance_id");
+    static final String DEFAULT_TENANT = "default";
+
+    private ConductorRequests() {
+    }
+
+    /** The hash profile of a registration, as sent (SPEC §11.9). */
+    record Profile(String strategy, String algorithm, String pythonHashSeed, String indexProjection) {
+    }
+
+    /** A checked {@code POST /register}; {@code cacheGroup} is null when the request did not name one. */
+    record Registration(String endpoint, String type, String modelName, String instanceId, long blockSize,
+                        int dpRank, Profile profile, String replayEndpoint, String loraName, String tenantId,
+                        Integer cacheGroup) {
+        /** {@code <instance_id>|<tenant_id>|<dp_rank>}, the service key of the C++. */
+        String serviceKey() {
+            return ConductorRequests.serviceKey(instanceId, tenantId, dpRank);
+        }
+    }
+
+    /** A checked {@code POST /unregister}. */
+    record Unregistration(String instanceId, String tenantId, int dpRank) {
+        String serviceKey() {
+            return ConductorRequests.serviceKey(instanceId, tenantId, dpRank);
+        }
+    }
+
+    /**
+     * A checked {@code POST /query}. {@code hashable} is false when the LoRA name or salt is not UTF-8 text, which
+     * the C++ cannot hash: such a query matches nothing.
+     */
+    record Query(String model, long blockSize, int[] tokens, String tenantId, String loraName, String cacheSalt,
+                 String instanceId, boolean hashable) {
+    }
+
+    static String serviceKey(String instanceId, String tenantId, int dpRank) {
+        return instanceId + "|" + tenantId + "|" + dpRank;
+    }
+
+    static Registration register(MapValue body) {
+        allowedKeys(body, REGISTER_KEYS);
+        String endpoint = requiredText(body, "endpoint");
+        String type = requiredText(body, "type");
+        String model = requiredText(body, "modelname");
+        String instance = requiredText(body, "instance_id");
+        Object size = body.get("block_size");
+        if (!body.has("block_size")) {
+            throw missing("block_size");
+        }
+        long blockSize = integer(size, "block_size");
+        if (blockSize <= 0) {
+            throw ConductorError.invalid(ConductorError.OUT_OF_RANGE, "block_size must be greater than zero",
+                    "block_size");
+        }
+        String replay = optionalText(body, "replay_endpoint", "");
+        String lora = optionalText(body, "lora_name", "");
+        String tenant = optionalText(body, "tenant_id", "");
+        Integer cacheGroup = cacheGroup(body);
+        Profile profile = profile(body);
+        if (!type.equals("vLLM") && !type.equals("Mooncake")) {
+            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "type must be vLLM or Mooncake", "type");
+        }
+        if (tenant.isEmpty()) {
+            tenant = DEFAULT_TENANT;
+        }
+        if (!body.has("dp_rank")) {
+            throw missing("dp_rank");
+        }
+        long rank = integer(body.get("dp_rank"), "dp_rank");
+        if (rank < 0 || rank > Integer.MAX_VALUE) {
+            throw ConductorError.invalid(ConductorError.OUT_OF_RANGE, "dp_rank must be a non-negative int", "dp_rank");
+        }
+        return new Registration(endpoint, type, model, instance, blockSize, (int) rank, profile, replay, lora, tenant,
+                cacheGroup);
+    }
+
+    static Unregistration unregister(MapValue body) {
+        allowedKeys(body, UNREGISTER_KEYS);
+        String instance = requiredText(body, "instance_id");
+        String tenant = optionalText(body, "tenant_id", "");
+        if (tenant.isEmpty()) {
+            tenant = DEFAULT_TENANT;
+        }
+        if (!body.has("dp_rank")) {
+            throw missing("dp_rank");
+        }
+        Object rank = body.get("dp_rank");
+        if (!(rank instanceof Long r) || r < 0 || r > Integer.MAX_VALUE) {
+            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "dp_rank must be a non-negative int", "dp_rank");
+        }
+        return new Unregistration(instance, tenant, (int) (long) r);
+    }
+
+    static Query query(MapValue body) {
+        String model = null;
+        Long blockSize = null;
+        int[] tokens = null;
+        String tenant = "";
+        String lora = "";
+        String salt = null;
+        String instance = null;
+        boolean hashable = true;
+        // Keys are checked in their wire order: the first bad one answers.
+        for (ConductorBody.Entry e : body.entries()) {
+            if (!(e.key() instanceof String key)) {
+                throw nonStringKey();
+            }
+            Object v = e.value();
+            switch (key) {
+                case "model" -> model = nonEmptyText(v, key);
+                case "block_size" -> {
+                    if (!(v instanceof Long) && !(v instanceof BigInteger)) {
+                        throw invalidType(key + " must be an integer", key);
+                    }
+                    if (!(v instanceof Long n) || n <= 0) {
+                        throw ConductorError.invalid(ConductorError.OUT_OF_RANGE, "block_size must be a positive integer",
+                                key);
+                    }
+                    blockSize = n;
+                }
+                case "token_ids" -> tokens = tokens(v);
+                case "tenant_id" -> tenant = text(v, key);
+                case "lora_name" -> {
+                    hashable &= !(v instanceof InvalidUtf8);
+                    lora = v instanceof InvalidUtf8 ? "" : text(v, key);
+                }
+                case "cache_salt" -> {
+                    if (v == Nil.INSTANCE) {
+                        salt = null;
+                    } else if (v instanceof InvalidUtf8) {
+                        hashable = false;
+                    } else if (v instanceof String s) {
+                        salt = s.isEmpty() ? null : s;
+                    } else {
+                        throw invalidType("cache_salt must be a string or null", key);
+                    }
+                }
+                case "instance_id" -> instance = text(v, key);
+                default -> throw unknownField(key);
+            }
+        }
+        if (model == null) {
+            throw missing("model");
+        }
+        if (blockSize == null) {
+            throw missing("block_size");
+        }
+        if (tokens == null) {
+            throw missing("token_ids");
+        }
+        return new Query(model, blockSize, tokens, tenant.isEmpty() ? DEFAULT_TENANT : tenant, lora, salt, instance,
+                hashable);
+    }
+
+    private static int[] tokens(Object v) {
+        if (v instanceof byte[] bin) {
+            if (bin.length % 4 != 0) {
+                throw ConductorError.invalid(ConductorError.INVALID_VALUE, "token_ids bin size must be a multiple of 4",
+                        "token_ids");
+            }
+            int[] out = new int[bin.length / 4];
+            ByteBuffer.wrap(bin).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(out);
+            return out;
+        }
+        if (v instanceof List<?> list) {
+            int[] out = new int[list.size()];
+            for (int i = 0; i < out.length; i++) {
+                Object t = list.get(i);
+                if (!(t instanceof Long) && !(t instanceof BigInteger)) {
+                    throw ConductorError.invalidElement(ConductorError.INVALID_TYPE, "token_ids element must be an integer",
+                            "token_ids", i);
+                }
+                if (!(t instanceof Long n) || n < Integer.MIN_VALUE || n > Integer.MAX_VALUE) {
+                    throw ConductorError.invalidElement(ConductorError.OUT_OF_RANGE,
+                            "token_ids element is outside the int32 range", "token_ids", i);
+                }
+                out[i] = (int) (long) n;
+            }
+            return out;
+        }
+        throw invalidType("token_ids must be a bin or an array", "token_ids");
+    }
+
+    /** Step 2 of the register and unregister orders: every key, in wire order, must be a str the route allows. */
+    private static void allowedKeys(MapValue body, Set<String> allowed) {
+        for (ConductorBody.Entry e : body.entries()) {
+            if (!(e.key() instanceof String key)) {
+                throw nonStringKey();
+            }
+            if (!allowed.contains(key)) {
+                throw unknownField(key);
+            }
+        }
+    }
+
+    private static Integer cacheGroup(MapValue body) {
+        if (!body.has("cache_group")) {
+            return null;
+        }
+        Object v = body.get("cache_group");
+        if (v == Nil.INSTANCE) {
+            return null;
+        }
+        if (!(v instanceof Long) && !(v instanceof BigInteger)) {
+            throw invalidType("cache_group must be an integer or null", "cache_group");
+        }
+        if (!(v instanceof Long n) || n != 0) {
+            throw ConductorError.invalid(ConductorError.UNSUPPORTED, "only cache group zero is supported", "cache_group");
+        }
+        return 0;
+    }
+
+    /** Step 7 of the register order (SPEC §11.7, §11.9). */
+    private static Profile profile(MapValue body) {
+        if (!body.has("hash_profile")) {
+            throw missing("hash_profile");
+        }
+        if (!(body.get("hash_profile") instanceof MapValue p)) {
+            throw invalidType("hash_profile must be a map", "hash_profile");
+        }
+        allowedKeys(p, PROFILE_KEYS);
+        String strategy = requiredText(p, "strategy");
+        String algorithm = requiredText(p, "algorithm");
+        String seed = p.get("python_hash_seed") instanceof InvalidUtf8 ? null : requiredText(p, "python_hash_seed");
+        String projection = requiredText(p, "index_projection");
+        if (!algorithm.equals("sha256_cbor") && !algorithm.equals("sha256")) {
+            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "unsupported hash algorithm: " + algorithm,
+                    "algorithm");
+        }
+        if (!strategy.equals("vllm_v1")) {
+            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "unsupported hash strategy: " + strategy,
+                    "strategy");
+        }
+        if (!projection.equals("low64_be")) {
+            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "unsupported index projection: " + projection,
+                    "index_projection");
+        }
+        String seedError = seed == null ? "python_hash_seed must contain valid UTF-8" : seedError(seed);
+        if (seedError != null) {
+            throw ConductorError.invalid(ConductorError.INVALID_VALUE, seedError, "python_hash_seed");
+        }
+        return new Profile(strategy, algorithm, seed, projection);
+    }
+
+    /** The text a bad {@code python_hash_seed} gets, or null for a good one: "random" or ASCII digits in u32. */
+    static String seedError(String seed) {
+        if (seed.equals("random")) {
+            return null;
+        }
+        if (!seed.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return "python_hash_seed must be \"random\" or ASCII decimal text in 0..4294967295";
+        }
+        String digits = seed.replaceFirst("^0+(?=.)", "");
+        if (digits.length() > 10 || Long.parseLong(digits) > 0xFFFF_FFFFL) {
+            return "python_hash_seed must be in range 0..4294967295";
+        }
+        return null;
+    }
+
+    /** Step 3: present, a str, not empty; in that order. */
+    private static String requiredText(MapValue body, String field) {
+        if (!body.has(field)) {
+            throw missing(field);
+        }
+        return nonEmptyText(body.get(field), field);
+    }
+
+    private static String nonEmptyText(Object v, String field) {
+        String s = text(v, field);
+        if (s.isEmpty()) {
+            throw ConductorError.invalid(ConductorError.INVALID_VALUE, field + " must not be empty", field);
+        }
+        return s;
+    }
+
+    private static String optionalText(MapValue body, String field, String absent) {
+        return body.has(field) ? text(body.get(field), field) : absent;
+    }
+
+    /** A str (nil is a wrong type too); one that is not UTF-8 is refused, since nothing could log or list it. */
+    private static String text(Object v, String field) {
+        if (v instanceof String s) {
+            return s;
+        }
+        if (v instanceof InvalidUtf8) {
+            throw ConductorError.invalid(ConductorError.INVALID_VALUE, field + " must contain valid UTF-8", field);
+        }
+        throw invalidType(field + " must be a string", field);
+    }
+
+    private static long integer(Object v, String field) {
+        if (!(v instanceof Long n)) {
+            throw invalidType(field + " must be an integer", field);
+        }
+        return n;
+    }
+
+    private static ConductorError missing(String field) {
+        return ConductorError.invalid(ConductorError.MISSING, field + " is required", field);
+    }
+
+    private static ConductorError invalidType(String text, String field) {
+        return ConductorError.invalid(ConductorError.INVALID_TYPE, text, field);
+    }
+
+    private static ConductorError unknownField(String name) {
+        return ConductorError.invalid(ConductorError.UNKNOWN_FIELD, "unsupported request field: " + name, name);
+    }
+
+    private static ConductorError nonStringKey() {
+        return ConductorError.invalid(ConductorError.INVALID_MSGPACK, "map keys must be strings", null);
+    }
+}

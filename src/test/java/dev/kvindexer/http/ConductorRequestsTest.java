@@ -1,0 +1,261 @@
+package dev.kvindexer.http;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+
+/** The C++ Conductor's request checks (SPEC §11.7, §11.8, §11.10): the first failure, its reason, field and text. */
+class ConductorRequestsTest {
+    /** Packs maps (in insertion order), lists, strings, longs, BigIntegers, doubles, booleans, byte[], null as nil. */
+    private static byte[] pack(Object value) {
+        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            write(p, value);
+            return p.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void write(MessageBufferPacker p, Object v) throws IOException {
+        if (v == null) {
+            p.packNil();
+        } else if (v instanceof Map<?, ?> m) {
+            p.packMapHeader(m.size());
+            for (Map.Entry<?, ?> e : m.entrySet()) {
+                write(p, e.getKey());
+                write(p, e.getValue());
+            }
+        } else if (v instanceof List<?> l) {
+            p.packArrayHeader(l.size());
+            for (Object o : l) {
+                write(p, o);
+            }
+        } else if (v instanceof String s) {
+            p.packString(s);
+        } else if (v instanceof BigInteger b) {
+            p.packBigInteger(b);
+        } else if (v instanceof Double d) {
+            p.packDouble(d);
+        } else if (v instanceof Boolean b) {
+            p.packBoolean(b);
+        } else if (v instanceof byte[] b) {
+            p.packBinaryHeader(b.length).writePayload(b);
+        } else {
+            p.packLong(((Number) v).longValue());
+        }
+    }
+
+    private static Map<String, Object> profile() {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("strategy", "vllm_v1");
+        p.put("algorithm", "sha256_cbor");
+        p.put("python_hash_seed", "0");
+        p.put("index_projection", "low64_be");
+        return p;
+    }
+
+    private static Map<String, Object> registration() {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("endpoint", "tcp://127.0.0.1:5557");
+        r.put("type", "vLLM");
+        r.put("modelname", "test-model");
+        r.put("instance_id", "engine-a");
+        r.put("block_size", 16);
+        r.put("dp_rank", 0);
+        r.put("hash_profile", profile());
+        return r;
+    }
+
+    private static ConductorRequests.Registration register(Map<String, Object> body) {
+        return ConductorRequests.register(ConductorBody.read(pack(body)));
+    }
+
+    private static void refused(Function<ConductorBody.MapValue, ?> check, Object body, String reason, String field,
+                                String text) {
+        ConductorError e = assertThrows(ConductorError.class, () -> check.apply(ConductorBody.read(
+                body instanceof byte[] raw ? raw : pack(body))));
+        assertEquals(400, e.status());
+        assertEquals(reason, e.reason(), e.getMessage());
+        assertEquals(field, e.field(), e.getMessage());
+        if (text != null) {
+            assertEquals(text, e.getMessage());
+        }
+    }
+
+    private static void registerRefused(Consumer<Map<String, Object>> change, String reason, String field,
+                                        String text) {
+        Map<String, Object> body = registration();
+        change.accept(body);
+        refused(ConductorRequests::register, body, reason, field, text);
+    }
+
+    private static void profileRefused(Consumer<Map<String, Object>> change, String reason, String field) {
+        Map<String, Object> p = profile();
+        change.accept(p);
+        registerRefused(r -> r.put("hash_profile", p), reason, field, null);
+    }
+
+    @Test
+    void aValidRegistrationWithItsDefaults() {
+        ConductorRequests.Registration r = register(registration());
+        assertEquals("engine-a|default|0", r.serviceKey());
+        assertEquals("", r.replayEndpoint());
+        assertEquals("", r.loraName());
+        assertNull(r.cacheGroup());
+        assertEquals(new ConductorRequests.Profile("vllm_v1", "sha256_cbor", "0", "low64_be"), r.profile());
+        Map<String, Object> body = registration();
+        body.put("tenant_id", "");
+        body.put("cache_group", 0);
+        assertEquals("default", register(body).tenantId());
+        assertEquals(0, register(body).cacheGroup());
+    }
+
+    @Test
+    void theRegisterTableOfTheReference() {
+        registerRefused(r -> r.remove("block_size"), "missing", "block_size", "block_size is required");
+        registerRefused(r -> r.put("tenant_id", null), "invalid_type", "tenant_id", "tenant_id must be a string");
+        registerRefused(r -> r.put("instance_id", 3), "invalid_type", "instance_id", "instance_id must be a string");
+        registerRefused(r -> r.put("additionalsalt", "s"), "unknown_field", "additionalsalt",
+                "unsupported request field: additionalsalt");
+        registerRefused(r -> r.remove("dp_rank"), "missing", "dp_rank", "dp_rank is required");
+        registerRefused(r -> r.remove("hash_profile"), "missing", "hash_profile", "hash_profile is required");
+        for (String algorithm : List.of("md5", "sha512", "xxhash", "SHA256")) {
+            profileRefused(p -> p.put("algorithm", algorithm), "invalid_value", "algorithm");
+        }
+        profileRefused(p -> p.put("root_digest", "00"), "unknown_field", "root_digest");
+        profileRefused(p -> {
+            p.remove("python_hash_seed");
+            p.put("python_hash_sead", "0");
+        }, "unknown_field", "python_hash_sead");
+        List<Object> wrongTypes = new ArrayList<>(List.of(0L, true, List.of("0"), Map.of("a", "b")));
+        wrongTypes.add(null);
+        for (Object seed : wrongTypes) {
+            profileRefused(p -> p.put("python_hash_seed", seed), "invalid_type", "python_hash_seed");
+        }
+        for (String seed : List.of("", "-1", "+1", " 0", "0 ", "4294967296", "not-a-seed")) {
+            profileRefused(p -> p.put("python_hash_seed", seed), "invalid_value", "python_hash_seed");
+        }
+        registerRefused(r -> r.put("cache_group", 1), "unsupported", "cache_group", "only cache group zero is supported");
+        registerRefused(r -> r.put("cache_group", List.of(0, 1)), "invalid_type", "cache_group",
+                "cache_group must be an integer or null");
+    }
+
+    @Test
+    void theFirstFailureInTheReferencesOrderAnswers() {
+        // An unknown key wins over every missing field; a field error wins over the type check of step 8.
+        registerRefused(r -> {
+            r.clear();
+            r.put("model", "m");
+        }, "unknown_field", "model", null);
+        registerRefused(r -> {
+            r.put("type", "SGLang");
+            r.put("block_size", 0);
+        }, "out_of_range", "block_size", "block_size must be greater than zero");
+        registerRefused(r -> r.put("type", "SGLang"), "invalid_value", "type", "type must be vLLM or Mooncake");
+        registerRefused(r -> r.put("endpoint", ""), "invalid_value", "endpoint", "endpoint must not be empty");
+        registerRefused(r -> r.put("block_size", new BigInteger("9223372036854775808")), "invalid_type", "block_size",
+                "block_size must be an integer");
+        registerRefused(r -> r.put("dp_rank", 2147483648L), "out_of_range", "dp_rank", "dp_rank must be a non-negative int");
+        profileRefused(p -> p.put("strategy", "vllm_v2"), "invalid_value", "strategy");
+        profileRefused(p -> {
+            p.put("strategy", "vllm_v2");
+            p.put("algorithm", "md5");
+        }, "invalid_value", "algorithm");
+        profileRefused(p -> p.put("python_hash_seed", "4294967296"), "invalid_value", "python_hash_seed");
+        assertEquals("python_hash_seed must be in range 0..4294967295", ConductorRequests.seedError("4294967296"));
+        assertNull(ConductorRequests.seedError("004294967295"), "leading zeros are allowed");
+        assertNull(ConductorRequests.seedError("random"));
+    }
+
+    @Test
+    void bodiesThatAreNoMapOfStrings() {
+        refused(ConductorRequests::register, new byte[] {(byte) 0xc1}, "invalid_msgpack", null, "Invalid msgpack object");
+        refused(ConductorRequests::register, List.of(1), "invalid_msgpack", null, "request body must be a msgpack map");
+        refused(ConductorRequests::register, new byte[] {(byte) 0xdf, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff},
+                "invalid_msgpack", null, "Invalid msgpack object");
+        Map<Object, Object> numericKey = new LinkedHashMap<>();
+        numericKey.put(1, "x");
+        refused(ConductorRequests::register, numericKey, "invalid_msgpack", null, "map keys must be strings");
+        byte[] trailing = new byte[pack(registration()).length + 1];
+        System.arraycopy(pack(registration()), 0, trailing, 0, trailing.length - 1);
+        trailing[trailing.length - 1] = (byte) 0xc1;
+        assertEquals("engine-a", ConductorRequests.register(ConductorBody.read(trailing)).instanceId(),
+                "bytes after the first value are ignored, as msgpack-c does");
+    }
+
+    @Test
+    void unregisterChecks() {
+        Map<String, Object> body = new LinkedHashMap<>(Map.of("instance_id", "engine-a", "dp_rank", 0));
+        assertEquals("engine-a|default|0", ConductorRequests.unregister(ConductorBody.read(pack(body))).serviceKey());
+        refused(ConductorRequests::unregister, Map.of("instance_id", "e"), "missing", "dp_rank", "dp_rank is required");
+        refused(ConductorRequests::unregister, Map.of("instance_id", "e", "dp_rank", -1), "invalid_value", "dp_rank",
+                "dp_rank must be a non-negative int");
+        refused(ConductorRequests::unregister, Map.of("instance_id", "e", "dp_rank", 0, "modelname", "m"),
+                "unknown_field", "modelname", null);
+    }
+
+    @Test
+    void queryChecksInWireOrder() {
+        Map<String, Object> q = new LinkedHashMap<>();
+        q.put("model", "test-model");
+        q.put("block_size", 16);
+        q.put("token_ids", new byte[] {1, 0, 0, 0, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+        ConductorRequests.Query query = ConductorRequests.query(ConductorBody.read(pack(q)));
+        assertArrayEquals(new int[] {1, -1}, query.tokens(), "a bin holds little-endian int32s");
+        assertEquals("default", query.tenantId());
+        assertNull(query.cacheSalt());
+
+        Map<String, Object> bad = new LinkedHashMap<>();
+        bad.put("token_ids", List.of(1, 2147483648L));
+        bad.put("python_hash_seed", "0");
+        ConductorError e = assertThrows(ConductorError.class, () -> ConductorRequests.query(ConductorBody.read(pack(bad))));
+        assertEquals("out_of_range", e.reason());
+        assertEquals(1, e.index(), "the element at fault");
+        Map<String, Object> unknownFirst = new LinkedHashMap<>();
+        unknownFirst.put("python_hash_seed", "0");
+        unknownFirst.put("token_ids", List.of("x"));
+        refused(ConductorRequests::query, unknownFirst, "unknown_field", "python_hash_seed", null);
+        refused(ConductorRequests::query, Map.of("model", "m", "token_ids", List.of()), "missing", "block_size", null);
+        refused(ConductorRequests::query, Map.of("model", "m", "block_size", 0, "token_ids", List.of()), "out_of_range",
+                "block_size", "block_size must be a positive integer");
+        refused(ConductorRequests::query, Map.of("model", "m", "block_size", 4, "token_ids", new byte[3]),
+                "invalid_value", "token_ids", "token_ids bin size must be a multiple of 4");
+        refused(ConductorRequests::query, Map.of("model", "m", "block_size", 4, "token_ids", "1,2"), "invalid_type",
+                "token_ids", "token_ids must be a bin or an array");
+        refused(ConductorRequests::query, Map.of("model", "m", "block_size", 4, "token_ids", List.of(), "cache_salt", 1),
+                "invalid_type", "cache_salt", "cache_salt must be a string or null");
+        Map<String, Object> nilSalt = new LinkedHashMap<>(Map.of("model", "m", "block_size", 4, "token_ids", List.of()));
+        nilSalt.put("cache_salt", null);
+        assertNull(ConductorRequests.query(ConductorBody.read(pack(nilSalt))).cacheSalt());
+        assertFalse(ConductorRequests.query(ConductorBody.read(invalidUtf8Lora())).hashable(),
+                "a LoRA name that is no UTF-8 cannot be hashed: the query matches nothing");
+    }
+
+    private static byte[] invalidUtf8Lora() {
+        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            p.packMapHeader(4);
+            p.packString("model").packString("m");
+            p.packString("block_size").packLong(4);
+            p.packString("token_ids").packArrayHeader(0);
+            p.packString("lora_name").packRawStringHeader(2).writePayload(new byte[] {(byte) 0xc3, 0x28});
+            return p.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
