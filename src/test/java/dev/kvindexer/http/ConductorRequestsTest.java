@@ -6,58 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import dev.kvindexer.wire.Pack;
 import org.junit.jupiter.api.Test;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
 
 /** The C++ Conductor's request checks (SPEC §11.7, §11.8, §11.10): the first failure, its reason, field and text. */
 class ConductorRequestsTest {
-    /** Packs maps (in insertion order), lists, strings, longs, BigIntegers, doubles, booleans, byte[], null as nil. */
     private static byte[] pack(Object value) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            write(p, value);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void write(MessageBufferPacker p, Object v) throws IOException {
-        if (v == null) {
-            p.packNil();
-        } else if (v instanceof Map<?, ?> m) {
-            p.packMapHeader(m.size());
-            for (Map.Entry<?, ?> e : m.entrySet()) {
-                write(p, e.getKey());
-                write(p, e.getValue());
-            }
-        } else if (v instanceof List<?> l) {
-            p.packArrayHeader(l.size());
-            for (Object o : l) {
-                write(p, o);
-            }
-        } else if (v instanceof String s) {
-            p.packString(s);
-        } else if (v instanceof BigInteger b) {
-            p.packBigInteger(b);
-        } else if (v instanceof Double d) {
-            p.packDouble(d);
-        } else if (v instanceof Boolean b) {
-            p.packBoolean(b);
-        } else if (v instanceof byte[] b) {
-            p.packBinaryHeader(b.length).writePayload(b);
-        } else {
-            p.packLong(((Number) v).longValue());
-        }
+        return Pack.of(value);
     }
 
     private static Map<String, Object> profile() {
@@ -168,7 +129,7 @@ class ConductorRequestsTest {
         }, "out_of_range", "block_size", "block_size must be greater than zero");
         registerRefused(r -> r.put("type", "SGLang"), "invalid_value", "type", "type must be vLLM or Mooncake");
         registerRefused(r -> r.put("endpoint", ""), "invalid_value", "endpoint", "endpoint must not be empty");
-        registerRefused(r -> r.put("block_size", new BigInteger("9223372036854775808")), "invalid_type", "block_size",
+        registerRefused(r -> r.put("block_size", new Pack.U64(Long.MIN_VALUE)), "invalid_type", "block_size",
                 "block_size must be an integer");
         registerRefused(r -> r.put("dp_rank", 2147483648L), "out_of_range", "dp_rank", "dp_rank must be a non-negative int");
         profileRefused(p -> p.put("strategy", "vllm_v2"), "invalid_value", "strategy");
@@ -247,15 +208,8 @@ class ConductorRequestsTest {
     }
 
     private static byte[] invalidUtf8Lora() {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(4);
-            p.packString("model").packString("m");
-            p.packString("block_size").packLong(4);
-            p.packString("token_ids").packArrayHeader(0);
-            p.packString("lora_name").packRawStringHeader(2).writePayload(new byte[] {(byte) 0xc3, 0x28});
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        Map<String, Object> q = new LinkedHashMap<>(Map.of("model", "m", "block_size", 4, "token_ids", List.of()));
+        q.put("lora_name", new Pack.Raw(new byte[] {(byte) 0xa2, (byte) 0xc3, 0x28}));
+        return pack(q);
     }
 }
