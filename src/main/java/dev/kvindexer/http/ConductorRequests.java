@@ -1,8 +1,9 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.http.ConductorBody.InvalidUtf8;
-import dev.kvindexer.http.ConductorBody.MapValue;
-import dev.kvindexer.http.ConductorBody.Nil;
+import dev.kvindexer.wire.MsgpackValues.Entry;
+import dev.kvindexer.wire.MsgpackValues.InvalidUtf8;
+import dev.kvindexer.wire.MsgpackValues.MapValue;
+import dev.kvindexer.wire.MsgpackValues.Nil;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -12,7 +13,7 @@ import java.util.Set;
 /**
  * The C++ Mooncake Conductor's request contract (SPEC §11.7, §11.8, §11.10): which keys each route allows, each
  * field's type and range, the order in which the first failure is chosen, and the exact texts and reason codes.
- * Turns a {@link ConductorBody} into a checked request or throws the {@link ConductorError} the C++ answers.
+ * Turns the root map of a {@link ConductorBody} into a checked request or throws the {@link ConductorError} the C++ answers.
  */
 final class ConductorRequests {
     private static final Set<String> REGISTER_KEYS = Set.of("block_size", "cache_group", "dp_rank", "endpoint",
@@ -124,7 +125,7 @@ final class ConductorRequests {
         String instance = null;
         boolean hashable = true;
         // Keys are checked in their wire order: the first bad one answers.
-        for (ConductorBody.Entry e : body.entries()) {
+        for (Entry e : body.entries()) {
             if (!(e.key() instanceof String key)) {
                 throw nonStringKey();
             }
@@ -206,7 +207,7 @@ final class ConductorRequests {
 
     /** Step 2 of the register and unregister orders: every key, in wire order, must be a str the route allows. */
     private static void allowedKeys(MapValue body, Set<String> allowed) {
-        for (ConductorBody.Entry e : body.entries()) {
+        for (Entry e : body.entries()) {
             if (!(e.key() instanceof String key)) {
                 throw nonStringKey();
             }

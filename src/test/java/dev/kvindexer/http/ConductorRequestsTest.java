@@ -46,7 +46,7 @@ class ConductorRequestsTest {
         return ConductorRequests.register(ConductorBody.read(pack(body)));
     }
 
-    private static void refused(Function<ConductorBody.MapValue, ?> check, Object body, String reason, String field,
+    private static void refused(Function<dev.kvindexer.wire.MsgpackValues.MapValue, ?> check, Object body, String reason, String field,
                                 String text) {
         ConductorError e = assertThrows(ConductorError.class, () -> check.apply(ConductorBody.read(
                 body instanceof byte[] raw ? raw : pack(body))));

@@ -1,0 +1,162 @@
+package dev.kvindexer.wire;
+
+import java.io.IOException;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.msgpack.core.MessageFormat;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+
+/**
+ * Reads one msgpack value into Java values that keep the distinctions a strict contract makes (the C++ Mooncake
+ * Conductor's, SPEC §11.6, §11.11): nil apart from absent ({@link Nil}), str apart from bin ({@code String} or
+ * {@link InvalidUtf8} against {@code byte[]}), i64 apart from larger uints ({@code Long} against {@code BigInteger}),
+ * int apart from float ({@code Double}), maps in wire order ({@link MapValue}), arrays as {@code List}. Every declared
+ * length is checked against the bytes left before anything is allocated, and values nest at most {@link #MAX_DEPTH}
+ * deep: no field of those contracts nests more than three levels.
+ */
+public final class MsgpackValues {
+    public static final int MAX_DEPTH = 32;
+
+    /** msgpack nil. */
+    public enum Nil { INSTANCE }
+
+    /** A str whose bytes are not UTF-8 (msgpack-c does not check; strict readers refuse it where it matters). */
+    public record InvalidUtf8(byte[] bytes) {
+    }
+
+    /** A map key that is not a str. */
+    public record NonStringKey() {
+    }
+
+    /** An extension value, which no field of these contracts accepts. */
+    public record Extension() {
+    }
+
+    /** One map entry: the key is a {@link String} or a {@link NonStringKey}. */
+    public record Entry(Object key, Object value) {
+    }
+
+    /** A map, its entries in wire order. */
+    public record MapValue(List<Entry> entries) {
+        /** The value of the first entry named {@code name}, or null when there is none. */
+        public Object get(String name) {
+            for (Entry e : entries) {
+                if (name.equals(e.key())) {
+                    return e.value();
+                }
+            }
+            return null;
+        }
+
+        public boolean has(String name) {
+            for (Entry e : entries) {
+                if (name.equals(e.key())) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /** Bytes that hold no whole msgpack value within the bounds. */
+    public static final class Malformed extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Malformed(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private final MessageUnpacker in;
+    private final long length;
+
+    private MsgpackValues(byte[] bytes) {
+        this.in = MessagePack.newDefaultUnpacker(bytes);
+        this.length = bytes.length;
+    }
+
+    /** The first value of {@code bytes}; whatever follows it is ignored, as msgpack-c's {@code unpack} does. */
+    public static Object first(byte[] bytes) throws Malformed {
+        MsgpackValues reader = new MsgpackValues(bytes);
+        try (MessageUnpacker in = reader.in) {
+            if (!in.hasNext()) {
+                throw new Malformed("no value");
+            }
+            return reader.value(0);
+        } catch (IOException | RuntimeException e) {
+            throw new Malformed(e.getMessage());
+        }
+    }
+
+    private Object value(int depth) throws IOException, Malformed {
+        if (depth > MAX_DEPTH) {
+            throw new Malformed("values nest deeper than " + MAX_DEPTH + " levels");
+        }
+        MessageFormat format = in.getNextFormat();
+        switch (format.getValueType()) {
+            case NIL:
+                in.unpackNil();
+                return Nil.INSTANCE;
+            case BOOLEAN:
+                return in.unpackBoolean();
+            case INTEGER:
+                if (format == MessageFormat.UINT64) {
+                    BigInteger u = in.unpackBigInteger();
+                    return u.bitLength() < Long.SIZE ? (Object) u.longValue() : u;
+                }
+                return in.unpackLong();
+            case FLOAT:
+                return in.unpackDouble();
+            case STRING: {
+                byte[] utf8 = payload(in.unpackRawStringHeader());
+                try {
+                    return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(utf8)).toString();
+                } catch (CharacterCodingException e) {
+                    return new InvalidUtf8(utf8);
+                }
+            }
+            case BINARY:
+                return payload(in.unpackBinaryHeader());
+            case ARRAY: {
+                int n = in.unpackArrayHeader();
+                ensureRemaining(n);
+                List<Object> out = new ArrayList<>(Math.min(n, 16));
+                for (int i = 0; i < n; i++) {
+                    out.add(value(depth + 1));
+                }
+                return out;
+            }
+            case MAP: {
+                int n = in.unpackMapHeader();
+                ensureRemaining(2L * n);
+                List<Entry> entries = new ArrayList<>(Math.min(n, 16));
+                for (int i = 0; i < n; i++) {
+                    Object key = value(depth + 1);
+                    entries.add(new Entry(key instanceof String ? key : new NonStringKey(), value(depth + 1)));
+                }
+                return new MapValue(entries);
+            }
+            default: {
+                int declared = in.unpackExtensionTypeHeader().getLength();
+                payload(declared);
+                return new Extension();
+            }
+        }
+    }
+
+    private byte[] payload(int declared) throws IOException, Malformed {
+        ensureRemaining(declared);
+        return in.readPayload(declared);
+    }
+
+    private void ensureRemaining(long needed) throws Malformed {
+        if (needed > length - in.getTotalReadBytes()) {
+            throw new Malformed(needed + " bytes declared with " + (length - in.getTotalReadBytes()) + " left");
+        }
+    }
+}
