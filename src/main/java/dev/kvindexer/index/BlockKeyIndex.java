@@ -1,5 +1,6 @@
 package dev.kvindexer.index;
 
+import dev.kvindexer.event.StorageTier;
 import it.unimi.dsi.fastutil.ints.Int2ObjectOpenHashMap;
 import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
@@ -33,11 +34,6 @@ public final class BlockKeyIndex {
             }
             return false;
         }
-    }
-
-    /** The shared tiers a Mooncake Store object can be in. */
-    public enum SharedTier {
-        CPU, DISK
     }
 
     private final Long2ObjectOpenHashMap<Holders> keys = new Long2ObjectOpenHashMap<>();
@@ -97,14 +93,17 @@ public final class BlockKeyIndex {
         }
     }
 
-    /** One more Store object holds {@code key} in {@code tier} (its binding is kept by the caller). */
-    public void addShared(SharedTier tier, long key) {
+    /**
+     * One more Store object holds {@code key} in {@code tier}, {@link StorageTier#HOST_PINNED} (CPU) or
+     * {@link StorageTier#DISK}; the caller keeps its binding.
+     */
+    public void addShared(StorageTier tier, long key) {
         Holders h = keys.get(key);
         if (h == null) {
             h = new Holders();
             keys.put(key, h);
         }
-        if (tier == SharedTier.CPU) {
+        if (tier == StorageTier.HOST_PINNED) {
             h.cpu++;
         } else {
             h.disk++;
@@ -112,14 +111,14 @@ public final class BlockKeyIndex {
     }
 
     /** One Store object that held {@code key} in {@code tier} is gone. */
-    public void removeShared(SharedTier tier, long key) {
+    public void removeShared(StorageTier tier, long key) {
         Holders h = keys.get(key);
         if (h == null) {
             return;
         }
-        if (tier == SharedTier.CPU && h.cpu > 0) {
+        if (tier == StorageTier.HOST_PINNED && h.cpu > 0) {
             h.cpu--;
-        } else if (tier == SharedTier.DISK && h.disk > 0) {
+        } else if (tier == StorageTier.DISK && h.disk > 0) {
             h.disk--;
         }
         if (h.empty()) {

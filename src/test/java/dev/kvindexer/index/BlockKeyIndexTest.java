@@ -3,7 +3,7 @@ package dev.kvindexer.index;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.index.BlockKeyIndex.SharedTier;
+import dev.kvindexer.event.StorageTier;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -42,8 +42,8 @@ class BlockKeyIndexTest {
         index.storeGpu(1, K0);
         index.storeGpu(1, K1);
         for (long k : new long[] {K0, K1, K2}) {
-            index.addShared(SharedTier.CPU, k);
-            index.addShared(SharedTier.DISK, k);
+            index.addShared(StorageTier.HOST_PINNED, k);
+            index.addShared(StorageTier.DISK, k);
         }
         assertArrayEquals(new int[] {2, 3, 3, 0, 3, 3}, walk(prompt(K0, K1, K2), 1, 2));
         assertEquals(3, index.keyCount());
@@ -53,12 +53,12 @@ class BlockKeyIndexTest {
     void theCursorNeverGoesBackToAHigherTier() {
         index.storeGpu(1, K0);
         index.storeGpu(1, K1);
-        index.addShared(SharedTier.CPU, K2);
-        index.addShared(SharedTier.DISK, K3);
+        index.addShared(StorageTier.HOST_PINNED, K2);
+        index.addShared(StorageTier.DISK, K3);
         index.storeGpu(1, K3);
         assertArrayEquals(new int[] {2, 3, 4}, walk(prompt(K0, K1, K2, K3), 1));
         BlockKeyIndex diskOnly = new BlockKeyIndex();
-        diskOnly.addShared(SharedTier.DISK, K0);
+        diskOnly.addShared(StorageTier.DISK, K0);
         int[] out = new int[3];
         diskOnly.walk(prompt(K0), new int[] {1}, out);
         assertArrayEquals(new int[] {0, 0, 1}, out, "a disk-only first block: gpu 0, cpu 0, disk 1");
@@ -97,16 +97,16 @@ class BlockKeyIndexTest {
         index.storeGpu(1, K0);
         index.storeGpu(2, K0);
         index.storeGpu(1, K1);
-        index.addShared(SharedTier.CPU, K2);
-        index.addShared(SharedTier.CPU, K2);
+        index.addShared(StorageTier.HOST_PINNED, K2);
+        index.addShared(StorageTier.HOST_PINNED, K2);
         index.removeGpu(1, K0);
         assertArrayEquals(new int[] {0, 0, 0, 1, 1, 1}, walk(prompt(K0), 1, 2), "stored twice, removed once: gone");
         index.clearGpu(1);
         index.removeGpu(2, K0);
-        index.removeShared(SharedTier.CPU, K2);
+        index.removeShared(StorageTier.HOST_PINNED, K2);
         assertEquals(1, index.keyCount(), "one CPU copy of K2 is left");
-        index.removeShared(SharedTier.CPU, K2);
-        index.removeShared(SharedTier.DISK, K2);
+        index.removeShared(StorageTier.HOST_PINNED, K2);
+        index.removeShared(StorageTier.DISK, K2);
         index.removeGpu(3, K1);
         assertEquals(0, index.keyCount());
     }

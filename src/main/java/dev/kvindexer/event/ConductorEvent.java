@@ -1,0 +1,45 @@
+package dev.kvindexer.event;
+
+/**
+ * What the C++ Mooncake Conductor's registrations publish, once checked (SPEC §11.11): GPU blocks of a {@code vLLM}
+ * registration, named by vLLM's own block keys, and Mooncake Store objects of a {@code Mooncake} registration, which
+ * name the context they belong to. Keys are the low 64 bits of vLLM's block hash, unsigned in a long.
+ */
+public sealed interface ConductorEvent permits ConductorEvent.GpuStored, ConductorEvent.GpuRemoved,
+        ConductorEvent.GpuCleared, ConductorEvent.ObjectStored, ConductorEvent.ObjectRemoved,
+        ConductorEvent.ObjectsCleared {
+
+    /** The registration holds these keys on GPU. */
+    record GpuStored(long[] keys) implements ConductorEvent {
+    }
+
+    /** The registration no longer holds these keys on GPU. */
+    record GpuRemoved(long[] keys) implements ConductorEvent {
+    }
+
+    /** The registration dropped every GPU block. */
+    record GpuCleared() implements ConductorEvent {
+        public static final GpuCleared INSTANCE = new GpuCleared();
+    }
+
+    /**
+     * A Store object holds one block in {@code tier} ({@link StorageTier#HOST_PINNED} for CPU or
+     * {@link StorageTier#DISK}) of the context (tenant, model, LoRA, block size); {@code blockHash} is the hex text of
+     * the connector's block hash, whose last 16 digits are {@code key}.
+     */
+    record ObjectStored(String tenantId, String modelName, String loraName, long blockSize, String backendId,
+                        String objectKey, StorageTier tier, long key, String blockHash) implements ConductorEvent {
+    }
+
+    /**
+     * A Store object is gone. The binding it was stored with is found by (backend, tenant, object, tier); the other
+     * members, when not null, must agree with it.
+     */
+    record ObjectRemoved(String tenantId, String modelName, String loraName, Long blockSize, String backendId,
+                         String objectKey, StorageTier tier, Long key) implements ConductorEvent {
+    }
+
+    /** Every object of {@code backendId} for {@code tenantId} is gone, in both tiers and every context. */
+    record ObjectsCleared(String backendId, String tenantId) implements ConductorEvent {
+    }
+}

@@ -1,0 +1,337 @@
+package dev.kvindexer.wire;
+
+import dev.kvindexer.event.ConductorEvent;
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.wire.MsgpackValues.InvalidUtf8;
+import dev.kvindexer.wire.MsgpackValues.MapValue;
+import dev.kvindexer.wire.MsgpackValues.Nil;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Decodes the batches of the C++ Mooncake Conductor's registrations as strictly as it does (SPEC §11.11): a
+ * {@code vLLM} registration's GPU block events, checked against what was registered, or a {@code Mooncake}
+ * registration's Store object events. A batch whose envelope is wrong is refused whole; an event that breaks a rule
+ * is skipped and counted, and the rest of the batch applies. The registration's type alone picks the rules.
+ */
+public final class ConductorBatchDecoder {
+    /** The events of one batch that passed, and how many were skipped with the first reason. */
+    public record Batch(List<ConductorEvent> events, int rejected, String firstRejection) {
+    }
+
+    private static final Set<String> STORED_ONLY = Set.of("parent_block_hash", "token_ids", "block_size", "lora_id",
+            "lora_name", "kv_cache_spec_kind", "kv_cache_spec_sliding_window", "extra_keys");
+    private static final List<String> STORED_REQUIRED = List.of("type", "block_hashes", "parent_block_hash",
+            "token_ids", "block_size", "lora_id", "medium", "lora_name");
+    private static final List<String> STORE_EVENT_REQUIRED = List.of("event_id", "timestamp", "event_type",
+            "model_name", "block_size", "additional_salt", "lora_name", "tenant_id", "backend_id", "medium", "dp_rank");
+    private static final Set<String> STORE_STORED_ONLY = Set.of("parent_hash", "token_ids", "parent_block_hash");
+
+    private final boolean engine;
+    private final int registeredRank;
+    private final long blockSize;
+    private final String loraName;
+
+    private ConductorBatchDecoder(boolean engine, int registeredRank, long blockSize, String loraName) {
+        this.engine = engine;
+        this.registeredRank = registeredRank;
+        this.blockSize = blockSize;
+        this.loraName = loraName;
+    }
+
+    /** For a {@code vLLM} registration: its rank, block size and LoRA name ("" for the base model). */
+    public static ConductorBatchDecoder forEngine(int registeredRank, long blockSize, String loraName) {
+        return new ConductorBatchDecoder(true, registeredRank, blockSize, loraName);
+    }
+
+    /** For a {@code Mooncake} registration (the Store master's publisher). */
+    public static ConductorBatchDecoder forStore() {
+        return new ConductorBatchDecoder(false, -1, 0, "");
+    }
+
+    /** Thrown for one event that breaks a rule; the batch goes on without it. */
+    private static final class Rejected extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Rejected(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    public Batch decode(byte[] payload) throws MalformedBatchException {
+        Object root;
+        try {
+            root = MsgpackValues.first(payload);
+        } catch (MsgpackValues.Malformed e) {
+            throw new MalformedBatchException("undecodable batch: " + e.getMessage());
+        }
+        if (!(root instanceof List<?> envelope) || envelope.size() != 3) {
+            throw new MalformedBatchException("a batch is an array of exactly 3 elements");
+        }
+        Object ts = envelope.get(0);
+        if (engine ? !(ts instanceof Double d && Double.isFinite(d)) : !(ts instanceof Long t && t >= 0)) {
+            throw new MalformedBatchException(engine ? "batch timestamp must be a finite float"
+                    : "batch timestamp must be a non-negative integer (milliseconds)");
+        }
+        if (!(envelope.get(1) instanceof List<?> events)) {
+            throw new MalformedBatchException("batch events must be an array");
+        }
+        Object rank = envelope.get(2);
+        if (rank != Nil.INSTANCE && !(rank instanceof Long r && r >= 0)) {
+            throw new MalformedBatchException("batch dp_rank must be nil or a non-negative integer");
+        }
+        if (engine && rank instanceof Long r && r != registeredRank) {
+            throw new MalformedBatchException("batch dp_rank " + r + " is not the registered rank " + registeredRank);
+        }
+        List<ConductorEvent> out = new ArrayList<>(events.size());
+        int rejected = 0;
+        String first = null;
+        for (Object e : events) {
+            try {
+                if (!(e instanceof MapValue event)) {
+                    throw new Rejected("an event must be a map");
+                }
+                ConductorEvent decoded = engine ? engineEvent(event) : storeEvent(event, (Long) ts);
+                if (decoded != null) {
+                    out.add(decoded);
+                }
+            } catch (Rejected r) {
+                rejected++;
+                if (first == null) {
+                    first = r.getMessage();
+                }
+            }
+        }
+        return new Batch(out, rejected, first);
+    }
+
+    /** A vLLM event; null for one the rules ignore (another medium). */
+    private ConductorEvent engineEvent(MapValue e) throws Rejected {
+        String type = string(e.get("type"), "type");
+        switch (type) {
+            case "BlockStored" -> {
+                for (String key : STORED_REQUIRED) {
+                    require(e, key);
+                }
+                if (!(e.get("block_size") instanceof Long size) || size != blockSize) {
+                    throw new Rejected("block_size differs from the registration's " + blockSize);
+                }
+                if (e.get("lora_id") != Nil.INSTANCE) {
+                    throw new Rejected("lora_id cannot be validated against trusted registration");
+                }
+                Object lora = e.get("lora_name");
+                if (!(lora == Nil.INSTANCE ? "" : lora).equals(loraName)) {
+                    throw new Rejected("lora_name differs from the registration's");
+                }
+                Object group = e.get("group_idx");
+                if (group != null && group != Nil.INSTANCE && !(group instanceof Long g && g == 0)) {
+                    throw new Rejected("only group_idx 0 is indexed");
+                }
+                Object kind = e.get("kv_cache_spec_kind");
+                if (kind != null && kind != Nil.INSTANCE && !"full_attention".equals(kind)) {
+                    throw new Rejected("only full_attention blocks are indexed");
+                }
+                Object window = e.get("kv_cache_spec_sliding_window");
+                if (window != null && window != Nil.INSTANCE) {
+                    throw new Rejected("sliding-window blocks are not indexed");
+                }
+                return onGpu(e) ? new ConductorEvent.GpuStored(keys(e.get("block_hashes"))) : null;
+            }
+            case "BlockRemoved" -> {
+                require(e, "block_hashes");
+                require(e, "medium");
+                for (String key : STORED_ONLY) {
+                    if (e.has(key)) {
+                        throw new Rejected("BlockRemoved carries " + key);
+                    }
+                }
+                return onGpu(e) ? new ConductorEvent.GpuRemoved(keys(e.get("block_hashes"))) : null;
+            }
+            case "AllBlocksCleared" -> {
+                for (String key : STORED_REQUIRED) {
+                    if (!key.equals("type") && e.has(key)) {
+                        throw new Rejected("AllBlocksCleared carries " + key);
+                    }
+                }
+                return ConductorEvent.GpuCleared.INSTANCE;
+            }
+            default -> throw new Rejected("unknown event type " + type);
+        }
+    }
+
+    /** The medium must be GPU, in any case; any other, nil included, makes the event one to ignore. */
+    private static boolean onGpu(MapValue e) {
+        return e.get("medium") instanceof String m && m.equalsIgnoreCase("gpu");
+    }
+
+    /** Block hashes as keys: a uint is the key; a bin of 8 bytes or more gives its last 8 bytes, big-endian. */
+    private static long[] keys(Object hashes) throws Rejected {
+        if (!(hashes instanceof List<?> list)) {
+            throw new Rejected("block_hashes must be an array");
+        }
+        long[] out = new long[list.size()];
+        for (int i = 0; i < out.length; i++) {
+            Object h = list.get(i);
+            if (h instanceof Long v && v >= 0) {
+                out[i] = v;
+            } else if (h instanceof BigInteger b) {
+                out[i] = b.longValue();
+            } else if (h instanceof byte[] bin && bin.length >= 8) {
+                long k = 0;
+                for (int j = bin.length - 8; j < bin.length; j++) {
+                    k = (k << 8) | (bin[j] & 0xffL);
+                }
+                out[i] = k;
+            } else {
+                throw new Rejected("block_hashes[" + i + "] is neither a uint nor a bin of 8 bytes or more");
+            }
+        }
+        return out;
+    }
+
+    /** A Store master event; null for one the rules ignore (another medium). */
+    private ConductorEvent storeEvent(MapValue e, long batchTimestamp) throws Rejected {
+        for (String key : STORE_EVENT_REQUIRED) {
+            require(e, key);
+        }
+        if (!(e.get("event_id") instanceof Long id && id >= 0) && !(e.get("event_id") instanceof BigInteger)) {
+            throw new Rejected("event_id must be a uint");
+        }
+        if (!(e.get("timestamp") instanceof Long t) || t != batchTimestamp) {
+            throw new Rejected("timestamp differs from the batch's");
+        }
+        String eventType = string(e.get("event_type"), "event_type");
+        String legacy = switch (eventType) {
+            case "stored" -> "BlockStored";
+            case "removed" -> "BlockRemoved";
+            case "cleared" -> "AllBlocksCleared";
+            default -> throw new Rejected("unknown event_type " + eventType);
+        };
+        if (e.has("type") && !legacy.equals(e.get("type"))) {
+            throw new Rejected("type " + e.get("type") + " does not match event_type " + eventType);
+        }
+        String tenant = string(e.get("tenant_id"), "tenant_id");
+        String backend = string(e.get("backend_id"), "backend_id");
+        if (!(e.get("dp_rank") instanceof Long rank) || rank < 0) {
+            throw new Rejected("dp_rank must be a non-negative integer");
+        }
+        if (eventType.equals("cleared")) {
+            if (e.has("object_key")) {
+                throw new Rejected("a cleared event names no object");
+            }
+            if (backend.isEmpty() || tenant.isEmpty()) {
+                throw new Rejected("a cleared event needs backend_id and tenant_id");
+            }
+            return new ConductorEvent.ObjectsCleared(backend, tenant);
+        }
+        require(e, "group_id");
+        require(e, "seq_hashes");
+        require(e, "base_block_idx");
+        Object group = e.get("group_id");
+        if (group != Nil.INSTANCE && !(group instanceof String g && (g.isEmpty() || g.matches("0+")))) {
+            throw new Rejected("only group 0 is indexed");
+        }
+        String model = optionalString(e.get("model_name"), "model_name");
+        String lora = optionalString(e.get("lora_name"), "lora_name");
+        Object size = e.get("block_size");
+        if (size != Nil.INSTANCE && !(size instanceof Long)) {
+            throw new Rejected("block_size must be an integer or nil");
+        }
+        StorageTier tier = sharedTier(e.get("medium"));
+        String objectKey = e.get("object_key") instanceof String k ? k : "";
+        if (tier == null) {
+            return null;
+        }
+        if (backend.isEmpty() || objectKey.isEmpty()) {
+            throw new Rejected("backend_id and object_key must not be empty");
+        }
+        List<?> seqHashes = e.get("seq_hashes") instanceof List<?> l ? l : null;
+        if (seqHashes == null) {
+            throw new Rejected("seq_hashes must be an array");
+        }
+        if (e.has("block_hashes") && !seqHashes.equals(e.get("block_hashes"))) {
+            throw new Rejected("block_hashes differs from seq_hashes");
+        }
+        if (eventType.equals("stored")) {
+            require(e, "parent_hash");
+            require(e, "token_ids");
+            if (e.has("parent_block_hash") && !e.get("parent_block_hash").equals(e.get("parent_hash"))) {
+                throw new Rejected("parent_block_hash differs from parent_hash");
+            }
+            String hash = e.get("connector_block_hash") instanceof String h ? h : null;
+            long key = connectorKey(hash);
+            if (!seqHashes.isEmpty() && !(seqHashes.size() == 1 && Long.valueOf(key).equals(asKey(seqHashes.get(0))))) {
+                throw new Rejected("seq_hashes must be empty or exactly the connector block hash's key");
+            }
+            if (model == null || !(size instanceof Long s)) {
+                throw new Rejected("a stored object names its model and block size");
+            }
+            return new ConductorEvent.ObjectStored(tenant, model, lora == null ? "" : lora, s, backend, objectKey, tier,
+                    key, hash);
+        }
+        for (String key : STORE_STORED_ONLY) {
+            if (e.has(key)) {
+                throw new Rejected("a removed event carries " + key);
+            }
+        }
+        String hash = e.get("connector_block_hash") instanceof String h ? h : null;
+        Long key = hash != null ? connectorKey(hash) : seqHashes.isEmpty() ? null : asKey(seqHashes.get(0));
+        return new ConductorEvent.ObjectRemoved(tenant, model, lora, size instanceof Long s ? s : null, backend,
+                objectKey, tier, key);
+    }
+
+    private static Long asKey(Object seqHash) {
+        if (seqHash instanceof Long v && v >= 0) {
+            return v;
+        }
+        return seqHash instanceof BigInteger b ? b.longValue() : null;
+    }
+
+    /** CPU or disk, in any case; null for any other medium. */
+    private static StorageTier sharedTier(Object medium) {
+        if (!(medium instanceof String m)) {
+            return null;
+        }
+        return switch (m.toLowerCase(Locale.ROOT)) {
+            case "cpu" -> StorageTier.HOST_PINNED;
+            case "disk" -> StorageTier.DISK;
+            default -> null;
+        };
+    }
+
+    /** The key in a connector block hash: optional 0x, 16 or more hex digits, even length; the last 16 digits. */
+    static long connectorKey(String hash) throws Rejected {
+        if (hash == null) {
+            throw new Rejected("connector_block_hash is required");
+        }
+        String digits = hash.startsWith("0x") || hash.startsWith("0X") ? hash.substring(2) : hash;
+        if (digits.length() < 16 || digits.length() % 2 != 0
+                || !digits.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+            throw new Rejected("connector_block_hash must be an even number of 16 or more hex digits");
+        }
+        return Long.parseUnsignedLong(digits.substring(digits.length() - 16), 16);
+    }
+
+    private static void require(MapValue e, String key) throws Rejected {
+        if (!e.has(key)) {
+            throw new Rejected("the event has no " + key);
+        }
+    }
+
+    private static String string(Object v, String field) throws Rejected {
+        if (v instanceof String s) {
+            return s;
+        }
+        if (v instanceof InvalidUtf8) {
+            throw new Rejected(field + " is not UTF-8");
+        }
+        throw new Rejected(field + " must be a string");
+    }
+
+    private static String optionalString(Object v, String field) throws Rejected {
+        return v == Nil.INSTANCE || v == null ? null : string(v, field);
+    }
+}

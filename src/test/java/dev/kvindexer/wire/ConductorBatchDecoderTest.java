@@ -1,0 +1,155 @@
+package dev.kvindexer.wire;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.event.ConductorEvent;
+import dev.kvindexer.event.StorageTier;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The C++ Conductor's event rules (SPEC §11.11), for both registration types. */
+class ConductorBatchDecoderTest {
+    private static final long K0 = 3236607068019569386L;
+    private static final String D0 = "202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea";
+    private static final long TS = 1_700_000_000_123L;
+
+    private final ConductorBatchDecoder engine = ConductorBatchDecoder.forEngine(0, 16, "");
+    private final ConductorBatchDecoder store = ConductorBatchDecoder.forStore();
+
+    private static Map<String, Object> stored(Object... hashes) {
+        Map<String, Object> e = new LinkedHashMap<>();
+        e.put("type", "BlockStored");
+        e.put("block_hashes", Arrays.asList(hashes));
+        e.put("parent_block_hash", null);
+        e.put("token_ids", List.of());
+        e.put("block_size", 16);
+        e.put("lora_id", null);
+        e.put("medium", "GPU");
+        e.put("lora_name", null);
+        return e;
+    }
+
+    private static byte[] engineBatch(Object rank, Object... events) {
+        return Pack.of(Arrays.asList(1.5, Arrays.asList(events), rank));
+    }
+
+    private static Map<String, Object> object(String type) {
+        Map<String, Object> e = new LinkedHashMap<>();
+        e.put("event_id", 1);
+        e.put("timestamp", TS);
+        e.put("event_type", type);
+        e.put("model_name", "test-model");
+        e.put("block_size", 16);
+        e.put("additional_salt", null);
+        e.put("lora_name", null);
+        e.put("tenant_id", "default");
+        e.put("backend_id", "backend-a");
+        e.put("medium", "cpu");
+        e.put("dp_rank", 0);
+        if (!type.equals("cleared")) {
+            e.put("group_id", "0");
+            e.put("object_key", "test-model@tp_rank:0@pcp0@dcp0@pp_rank:0@" + D0);
+            e.put("connector_block_hash", D0);
+            e.put("seq_hashes", List.of(new Pack.U64(K0)));
+            e.put("base_block_idx", null);
+        }
+        if (type.equals("stored")) {
+            e.put("parent_hash", null);
+            e.put("token_ids", null);
+        }
+        return e;
+    }
+
+    private static byte[] storeBatch(Object... events) {
+        return Pack.of(Arrays.asList(TS, Arrays.asList(events), 0));
+    }
+
+    @Test
+    void gpuBlocksByUintOrByTheLastEightBytesOfABin() throws Exception {
+        byte[] digest = new byte[32];
+        for (int i = 0; i < 8; i++) {
+            digest[24 + i] = (byte) (K0 >>> (56 - 8 * i));
+        }
+        ConductorBatchDecoder.Batch b = engine.decode(engineBatch(0, stored(new Pack.U64(K0), digest)));
+        assertEquals(0, b.rejected(), b.firstRejection());
+        assertArrayEquals(new long[] {K0, K0}, ((ConductorEvent.GpuStored) b.events().get(0)).keys());
+    }
+
+    @Test
+    void aLoraIdIsRejectedWithoutBlockingItsSibling() throws Exception {
+        Map<String, Object> lora = stored(1);
+        lora.put("lora_id", 7);
+        ConductorBatchDecoder.Batch b = engine.decode(engineBatch(null, lora, stored(2)));
+        assertEquals(1, b.rejected());
+        assertTrue(b.firstRejection().contains("lora_id"), b.firstRejection());
+        assertArrayEquals(new long[] {2}, ((ConductorEvent.GpuStored) b.events().get(0)).keys());
+    }
+
+    @Test
+    void eventsTheRulesRefuseOrIgnore() throws Exception {
+        Map<String, Object> cpu = stored(1);
+        cpu.put("medium", "cpu");
+        Map<String, Object> otherSize = stored(2);
+        otherSize.put("block_size", 32);
+        Map<String, Object> noParent = stored(3);
+        noParent.remove("parent_block_hash");
+        Map<String, Object> removedWithTokens = new LinkedHashMap<>(Map.of("type", "BlockRemoved",
+                "block_hashes", List.of(4), "medium", "gpu", "token_ids", List.of()));
+        Map<String, Object> negative = stored(-5);
+        ConductorBatchDecoder.Batch b = engine.decode(engineBatch(0, cpu, otherSize, noParent, removedWithTokens,
+                negative, List.of("BlockStored"), Map.of("type", "AllBlocksCleared")));
+        assertEquals(List.of(ConductorEvent.GpuCleared.INSTANCE), b.events(), "a CPU block is ignored, not refused");
+        assertEquals(5, b.rejected());
+    }
+
+    @Test
+    void aBatchOfAnotherRankOrShapeIsRefusedWhole() {
+        assertThrows(MalformedBatchException.class, () -> engine.decode(engineBatch(1, stored(1))));
+        assertThrows(MalformedBatchException.class, () -> engine.decode(Pack.of(List.of(1.5, List.of()))));
+        assertThrows(MalformedBatchException.class, () -> engine.decode(Pack.of(List.of(1, List.of(), 0))),
+                "an engine's timestamp is a float");
+        assertThrows(MalformedBatchException.class, () -> store.decode(Pack.of(List.of(1.5, List.of(), 0))),
+                "the Store master's is integer milliseconds");
+        assertThrows(MalformedBatchException.class, () -> engine.decode(new byte[] {(byte) 0xdd, 0x7f, 0, 0, 0}));
+    }
+
+    @Test
+    void theStoreMastersObjectEvents() throws Exception {
+        ConductorBatchDecoder.Batch b = store.decode(storeBatch(object("stored"), object("removed"),
+                object("cleared")));
+        assertEquals(0, b.rejected(), b.firstRejection());
+        assertEquals(new ConductorEvent.ObjectStored("default", "test-model", "", 16, "backend-a",
+                "test-model@tp_rank:0@pcp0@dcp0@pp_rank:0@" + D0, StorageTier.HOST_PINNED, K0, D0), b.events().get(0));
+        ConductorEvent.ObjectRemoved removed = (ConductorEvent.ObjectRemoved) b.events().get(1);
+        assertEquals(K0, removed.key());
+        assertEquals(new ConductorEvent.ObjectsCleared("backend-a", "default"), b.events().get(2));
+    }
+
+    @Test
+    void storeEventsTheRulesRefuseOrIgnore() throws Exception {
+        Map<String, Object> gpu = object("stored");
+        gpu.put("medium", "gpu");
+        Map<String, Object> late = object("stored");
+        late.put("timestamp", TS + 1);
+        Map<String, Object> otherKey = object("stored");
+        otherKey.put("seq_hashes", List.of(1));
+        Map<String, Object> shortHash = object("stored");
+        shortHash.put("connector_block_hash", "0xabc");
+        Map<String, Object> prefixed = object("stored");
+        prefixed.put("connector_block_hash", "0X" + D0);
+        prefixed.put("seq_hashes", List.of());
+        Map<String, Object> removedWithParent = object("removed");
+        removedWithParent.put("parent_hash", null);
+        ConductorBatchDecoder.Batch b = store.decode(storeBatch(gpu, late, otherKey, shortHash, prefixed,
+                removedWithParent));
+        assertEquals(4, b.rejected());
+        assertEquals(1, b.events().size(), "a GPU medium is ignored; the 0X-prefixed hash with no seq_hashes passes");
+        assertEquals(K0, ((ConductorEvent.ObjectStored) b.events().get(0)).key());
+    }
+}
