@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.wire.MsgpackValues.Entry;
 import dev.kvindexer.wire.MsgpackValues.InvalidUtf8;
 import dev.kvindexer.wire.MsgpackValues.MapValue;
@@ -247,38 +248,23 @@ final class ConductorRequests {
         String algorithm = requiredText(p, "algorithm");
         String seed = p.get("python_hash_seed") instanceof InvalidUtf8 ? null : requiredText(p, "python_hash_seed");
         String projection = requiredText(p, "index_projection");
-        if (!algorithm.equals("sha256_cbor") && !algorithm.equals("sha256")) {
+        if (HashProfile.Algorithm.of(algorithm) == null) {
             throw ConductorError.invalid(ConductorError.INVALID_VALUE, "unsupported hash algorithm: " + algorithm,
                     "algorithm");
         }
-        if (!strategy.equals("vllm_v1")) {
+        if (!strategy.equals(HashProfile.STRATEGY)) {
             throw ConductorError.invalid(ConductorError.INVALID_VALUE, "unsupported hash strategy: " + strategy,
                     "strategy");
         }
-        if (!projection.equals("low64_be")) {
+        if (!projection.equals(HashProfile.INDEX_PROJECTION)) {
             throw ConductorError.invalid(ConductorError.INVALID_VALUE, "unsupported index projection: " + projection,
                     "index_projection");
         }
-        String seedError = seed == null ? "python_hash_seed must contain valid UTF-8" : seedError(seed);
+        String seedError = seed == null ? "python_hash_seed must contain valid UTF-8" : HashProfile.seedError(seed);
         if (seedError != null) {
             throw ConductorError.invalid(ConductorError.INVALID_VALUE, seedError, "python_hash_seed");
         }
         return new Profile(strategy, algorithm, seed, projection);
-    }
-
-    /** The text a bad {@code python_hash_seed} gets, or null for a good one: "random" or ASCII digits in u32. */
-    static String seedError(String seed) {
-        if (seed.equals("random")) {
-            return null;
-        }
-        if (!seed.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            return "python_hash_seed must be \"random\" or ASCII decimal text in 0..4294967295";
-        }
-        String digits = seed.replaceFirst("^0+(?=.)", "");
-        if (digits.length() > 10 || Long.parseLong(digits) > 0xFFFF_FFFFL) {
-            return "python_hash_seed must be in range 0..4294967295";
-        }
-        return null;
     }
 
     /** Step 3: present, a str, not empty; in that order. */

@@ -138,9 +138,6 @@ class ConductorRequestsTest {
             p.put("algorithm", "md5");
         }, "invalid_value", "algorithm");
         profileRefused(p -> p.put("python_hash_seed", "4294967296"), "invalid_value", "python_hash_seed");
-        assertEquals("python_hash_seed must be in range 0..4294967295", ConductorRequests.seedError("4294967296"));
-        assertNull(ConductorRequests.seedError("004294967295"), "leading zeros are allowed");
-        assertNull(ConductorRequests.seedError("random"));
     }
 
     @Test
