@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.conductor.ConductorRegistration;
 import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.wire.MsgpackValues.Entry;
 import dev.kvindexer.wire.MsgpackValues.InvalidUtf8;
@@ -29,20 +30,6 @@ final class ConductorRequests {
     private ConductorRequests() {
     }
 
-    /** The hash profile of a registration, as sent (SPEC §11.9). */
-    record Profile(String strategy, String algorithm, String pythonHashSeed, String indexProjection) {
-    }
-
-    /** A checked {@code POST /register}; {@code cacheGroup} is null when the request did not name one. */
-    record Registration(String endpoint, String type, String modelName, String instanceId, long blockSize,
-                        int dpRank, Profile profile, String replayEndpoint, String loraName, String tenantId,
-                        Integer cacheGroup) {
-        /** {@code <instance_id>|<tenant_id>|<dp_rank>}, the service key of the C++. */
-        String serviceKey() {
-            return ConductorRequests.serviceKey(instanceId, tenantId, dpRank);
-        }
-    }
-
     /** A checked {@code POST /unregister}. */
     record Unregistration(String instanceId, String tenantId, int dpRank) {
         String serviceKey() {
@@ -62,7 +49,7 @@ final class ConductorRequests {
         return instanceId + "|" + tenantId + "|" + dpRank;
     }
 
-    static Registration register(MapValue body) {
+    static ConductorRegistration register(MapValue body) {
         allowedKeys(body, REGISTER_KEYS);
         String endpoint = requiredText(body, "endpoint");
         String type = requiredText(body, "type");
@@ -81,7 +68,7 @@ final class ConductorRequests {
         String lora = optionalText(body, "lora_name", "");
         String tenant = optionalText(body, "tenant_id", "");
         Integer cacheGroup = cacheGroup(body);
-        Profile profile = profile(body);
+        HashProfile profile = profile(body);
         if (!type.equals("vLLM") && !type.equals("Mooncake")) {
             throw ConductorError.invalid(ConductorError.INVALID_VALUE, "type must be vLLM or Mooncake", "type");
         }
@@ -95,8 +82,8 @@ final class ConductorRequests {
         if (rank < 0 || rank > Integer.MAX_VALUE) {
             throw ConductorError.invalid(ConductorError.OUT_OF_RANGE, "dp_rank must be a non-negative int", "dp_rank");
         }
-        return new Registration(endpoint, type, model, instance, blockSize, (int) rank, profile, replay, lora, tenant,
-                cacheGroup);
+        return new ConductorRegistration(endpoint, type, model, instance, blockSize, (int) rank, profile, replay, lora,
+                tenant, cacheGroup);
     }
 
     static Unregistration unregister(MapValue body) {
@@ -236,7 +223,7 @@ final class ConductorRequests {
     }
 
     /** Step 7 of the register order (SPEC §11.7, §11.9). */
-    private static Profile profile(MapValue body) {
+    private static HashProfile profile(MapValue body) {
         if (!body.has("hash_profile")) {
             throw missing("hash_profile");
         }
@@ -264,7 +251,7 @@ final class ConductorRequests {
         if (seedError != null) {
             throw ConductorError.invalid(ConductorError.INVALID_VALUE, seedError, "python_hash_seed");
         }
-        return new Profile(strategy, algorithm, seed, projection);
+        return new HashProfile(HashProfile.Algorithm.of(algorithm), seed);
     }
 
     /** Step 3: present, a str, not empty; in that order. */

@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import dev.kvindexer.conductor.ConductorRegistration;
+import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.wire.Pack;
 import org.junit.jupiter.api.Test;
 
@@ -42,7 +44,7 @@ class ConductorRequestsTest {
         return r;
     }
 
-    private static ConductorRequests.Registration register(Map<String, Object> body) {
+    private static ConductorRegistration register(Map<String, Object> body) {
         return ConductorRequests.register(ConductorBody.read(pack(body)));
     }
 
@@ -73,12 +75,12 @@ class ConductorRequestsTest {
 
     @Test
     void aValidRegistrationWithItsDefaults() {
-        ConductorRequests.Registration r = register(registration());
+        ConductorRegistration r = register(registration());
         assertEquals("engine-a|default|0", r.serviceKey());
         assertEquals("", r.replayEndpoint());
         assertEquals("", r.loraName());
         assertNull(r.cacheGroup());
-        assertEquals(new ConductorRequests.Profile("vllm_v1", "sha256_cbor", "0", "low64_be"), r.profile());
+        assertEquals(new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "0"), r.profile());
         Map<String, Object> body = registration();
         body.put("tenant_id", "");
         body.put("cache_group", 0);

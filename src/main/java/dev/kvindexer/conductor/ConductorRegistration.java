@@ -1,0 +1,30 @@
+package dev.kvindexer.conductor;
+
+import dev.kvindexer.hash.HashProfile;
+
+/**
+ * One checked registration of the C++ Mooncake Conductor (SPEC §11.7): a {@code vLLM} engine rank whose GPU blocks
+ * feed its context, or a {@code Mooncake} Store publisher whose objects feed whatever contexts they name.
+ * {@code tenantId} is already normalised ({@code ""} is {@code default}); {@code cacheGroup} is null when the request
+ * did not name one (only 0 is accepted).
+ */
+public record ConductorRegistration(String endpoint, String type, String modelName, String instanceId, long blockSize,
+                                    int dpRank, HashProfile profile, String replayEndpoint, String loraName,
+                                    String tenantId, Integer cacheGroup) {
+    public static final String ENGINE = "vLLM";
+    public static final String STORE = "Mooncake";
+
+    /** {@code <instance_id>|<tenant_id>|<dp_rank>}, the reference's service key. */
+    public String serviceKey() {
+        return instanceId + "|" + tenantId + "|" + dpRank;
+    }
+
+    public boolean engine() {
+        return ENGINE.equals(type);
+    }
+
+    /** The context this registration names (an engine's own; a Store publisher's only for the profile check). */
+    public ConductorState.ContextKey context() {
+        return new ConductorState.ContextKey(tenantId, modelName, loraName, blockSize);
+    }
+}

@@ -1,0 +1,297 @@
+package dev.kvindexer.conductor;
+
+import dev.kvindexer.event.ConductorEvent;
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.hash.HashProfile;
+import dev.kvindexer.hash.VllmBlockHasher;
+import dev.kvindexer.index.BlockKeyIndex;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * What the C++ Mooncake Conductor knows (SPEC §11.7–11.12): its registrations by service key, its contexts (tenant,
+ * model, LoRA, block size) each bound for good to the hash profile of its first engine and holding a
+ * {@link BlockKeyIndex}, and the Store objects bound to their blocks. Registering, events, unregistering and queries
+ * follow the reference's rules. Plain Java and single-threaded; {@link ConductorVerticle} owns it.
+ */
+public final class ConductorState {
+    /** A context's identity: the exact 4-tuple a query must name to reach it. */
+    public record ContextKey(String tenantId, String model, String lora, long blockSize) {
+    }
+
+    /** What one Store object is bound to, so its removal finds the block it stood for. */
+    private record Binding(ContextKey context, long key, String blockHash) {
+    }
+
+    /** A Store object's identity within its registration: (backend, tenant, object key, tier). */
+    private record ObjectId(String backendId, String tenantId, String objectKey, StorageTier tier) {
+    }
+
+    private static final class Context {
+        final ContextKey key;
+        final HashProfile profile;
+        final VllmBlockHasher hasher;
+        final BlockKeyIndex index = new BlockKeyIndex();
+        /** instance id → registered ranks, both in order, for answers and /global_view. */
+        final TreeMap<String, TreeSet<Integer>> ranks = new TreeMap<>();
+
+        Context(ContextKey key, HashProfile profile) {
+            this.key = key;
+            this.profile = profile;
+            this.hasher = new VllmBlockHasher(profile);
+        }
+    }
+
+    private static final class Service {
+        final ConductorRegistration registration;
+        final int owner;
+        final Map<ObjectId, Binding> bindings = new HashMap<>();
+
+        Service(ConductorRegistration registration, int owner) {
+            this.registration = registration;
+            this.owner = owner;
+        }
+    }
+
+    /** What a registration did. */
+    public sealed interface Registered permits Added, Unchanged, Refused {
+    }
+
+    /** A new registration: its listener must be started. */
+    public record Added(ConductorRegistration registration) implements Registered {
+    }
+
+    /** The same registration was active already: nothing to start. */
+    public record Unchanged() implements Registered {
+    }
+
+    /** Refused with the reference's {@code invalid_registration} text; nothing changed. */
+    public record Refused(String error) implements Registered {
+    }
+
+    /** One context as /global_view lists it. */
+    public record ContextView(ContextKey key, HashProfile profile, int prefixCount, Map<String, List<Integer>> instances) {
+    }
+
+    /** Per instance (in order), per rank (in order), blocks matched through GPU, CPU and disk. */
+    public record Matches(Map<String, Map<Integer, int[]>> instances) {
+    }
+
+    private final Map<ContextKey, Context> contexts = new LinkedHashMap<>();
+    private final TreeMap<String, Service> services = new TreeMap<>();
+    private int nextOwner;
+
+    public Registered register(ConductorRegistration r) {
+        String key = r.serviceKey();
+        Service existing = services.get(key);
+        if (existing != null) {
+            return existing.registration.equals(r) ? new Unchanged()
+                    : new Refused("conflicting registration for service key: " + key);
+        }
+        for (Service s : services.values()) {
+            if (s.registration.endpoint().equals(r.endpoint())) {
+                return new Refused("conflicting active registration for endpoint: " + r.endpoint());
+            }
+        }
+        Context context = contexts.get(r.context());
+        if (context != null && !context.profile.equals(r.profile())) {
+            return new Refused(r.engine()
+                    ? "failed to register prefix context: registration conflicts with the ContextKey hash profile"
+                    : "failed to bind shared-cache profile: hash profile conflicts with the registered ContextKey profile");
+        }
+        if (r.engine()) {
+            if (context == null) {
+                context = new Context(r.context(), r.profile());
+                contexts.put(r.context(), context);
+            }
+            context.ranks.computeIfAbsent(r.instanceId(), i -> new TreeSet<>()).add(r.dpRank());
+        }
+        services.put(key, new Service(r, nextOwner++));
+        return new Added(r);
+    }
+
+    /** Ends a registration and drops what it contributed; null when no such service key is registered. */
+    public ConductorRegistration unregister(String serviceKey) {
+        Service s = services.remove(serviceKey);
+        if (s == null) {
+            return null;
+        }
+        ConductorRegistration r = s.registration;
+        if (r.engine()) {
+            Context context = contexts.get(r.context());
+            context.index.clearGpu(s.owner);
+            TreeSet<Integer> ranks = context.ranks.get(r.instanceId());
+            ranks.remove(r.dpRank());
+            if (ranks.isEmpty()) {
+                context.ranks.remove(r.instanceId());
+            }
+        } else {
+            s.bindings.forEach((id, b) -> unbind(id, b));
+        }
+        return r;
+    }
+
+    /** Applies one checked event of a registration; returns why it was refused, or null. */
+    public String apply(String serviceKey, ConductorEvent event) {
+        Service s = services.get(serviceKey);
+        if (s == null) {
+            return "no registration " + serviceKey;
+        }
+        if (s.registration.engine()) {
+            BlockKeyIndex index = contexts.get(s.registration.context()).index;
+            if (event instanceof ConductorEvent.GpuStored stored) {
+                for (long k : stored.keys()) {
+                    index.storeGpu(s.owner, k);
+                }
+            } else if (event instanceof ConductorEvent.GpuRemoved removed) {
+                for (long k : removed.keys()) {
+                    index.removeGpu(s.owner, k);
+                }
+            } else if (event instanceof ConductorEvent.GpuCleared) {
+                index.clearGpu(s.owner);
+            } else {
+                return "an engine registration publishes no Store objects";
+            }
+            return null;
+        }
+        if (event instanceof ConductorEvent.ObjectStored stored) {
+            return bind(s, stored);
+        } else if (event instanceof ConductorEvent.ObjectRemoved removed) {
+            return release(s, removed);
+        } else if (event instanceof ConductorEvent.ObjectsCleared cleared) {
+            Iterator<Map.Entry<ObjectId, Binding>> it = s.bindings.entrySet().iterator();
+            while (it.hasNext()) {
+                Map.Entry<ObjectId, Binding> e = it.next();
+                if (e.getKey().backendId().equals(cleared.backendId()) && e.getKey().tenantId().equals(cleared.tenantId())) {
+                    unbind(e.getKey(), e.getValue());
+                    it.remove();
+                }
+            }
+            return null;
+        }
+        return "a Store registration publishes no GPU blocks";
+    }
+
+    private String bind(Service s, ConductorEvent.ObjectStored e) {
+        ContextKey key = new ContextKey(e.tenantId(), e.modelName(), e.loraName(), e.blockSize());
+        Context context = contexts.get(key);
+        if (context == null) {
+            return "Mooncake profile binding rejected: ContextKey is not registered";
+        }
+        if (!context.profile.equals(s.registration.profile())) {
+            return "Mooncake profile binding rejected: hash profile conflicts with the registered ContextKey profile";
+        }
+        ObjectId id = new ObjectId(e.backendId(), e.tenantId(), e.objectKey(), e.tier());
+        Binding binding = new Binding(key, e.key(), e.blockHash());
+        Binding before = s.bindings.get(id);
+        if (before != null) {
+            return before.equals(binding) ? null : "object " + e.objectKey() + " is bound to another block already";
+        }
+        s.bindings.put(id, binding);
+        context.index.addShared(e.tier(), e.key());
+        return null;
+    }
+
+    private String release(Service s, ConductorEvent.ObjectRemoved e) {
+        ObjectId id = new ObjectId(e.backendId(), e.tenantId(), e.objectKey(), e.tier());
+        Binding b = s.bindings.get(id);
+        if (b == null) {
+            return null;
+        }
+        ContextKey c = b.context();
+        boolean agrees = (e.modelName() == null || e.modelName().equals(c.model()))
+                && (e.loraName() == null || e.loraName().equals(c.lora()))
+                && (e.blockSize() == null || e.blockSize() == c.blockSize())
+                && (e.key() == null || e.key() == b.key());
+        if (!agrees) {
+            return "removal of " + e.objectKey() + " does not match its stored binding";
+        }
+        s.bindings.remove(id);
+        unbind(id, b);
+        return null;
+    }
+
+    private void unbind(ObjectId id, Binding b) {
+        Context context = contexts.get(b.context());
+        if (context != null) {
+            context.index.removeShared(id.tier(), b.key());
+        }
+    }
+
+    /**
+     * SPEC §11.10: the prompt's complete blocks hashed with the context's profile, walked GPU → CPU → disk for every
+     * registered rank of every (or the one named) instance. An unknown context or instance matches nothing.
+     */
+    public Matches query(ContextKey key, String instanceId, int[] tokens, String cacheSalt) {
+        Context context = contexts.get(key);
+        if (context == null || (instanceId != null && !context.ranks.containsKey(instanceId))) {
+            return new Matches(Map.of());
+        }
+        Map<String, TreeSet<Integer>> selected = instanceId == null ? context.ranks
+                : Map.of(instanceId, context.ranks.get(instanceId));
+        List<Integer> owners = new ArrayList<>();
+        for (Map.Entry<String, TreeSet<Integer>> e : selected.entrySet()) {
+            for (int rank : e.getValue()) {
+                owners.add(services.get(serviceKeyOf(e.getKey(), key.tenantId(), rank)).owner);
+            }
+        }
+        int blockSize = (int) Math.min(key.blockSize(), Integer.MAX_VALUE);
+        VllmBlockHasher.Chain chain = context.hasher.chain(tokens, blockSize, key.lora(), cacheSalt);
+        int[] out = new int[3 * owners.size()];
+        context.index.walk(new BlockKeyIndex.PromptKeys() {
+            @Override
+            public int blocks() {
+                return chain.blocks();
+            }
+
+            @Override
+            public long key(int i) {
+                return chain.nextKey();
+            }
+        }, owners.stream().mapToInt(Integer::intValue).toArray(), out);
+        Map<String, Map<Integer, int[]>> result = new TreeMap<>();
+        int o = 0;
+        for (Map.Entry<String, TreeSet<Integer>> e : selected.entrySet()) {
+            Map<Integer, int[]> ranks = new TreeMap<>();
+            for (int rank : e.getValue()) {
+                ranks.put(rank, new int[] {out[3 * o], out[3 * o + 1], out[3 * o + 2]});
+                o++;
+            }
+            result.put(e.getKey(), ranks);
+        }
+        return new Matches(result);
+    }
+
+    private static String serviceKeyOf(String instanceId, String tenantId, int rank) {
+        return instanceId + "|" + tenantId + "|" + rank;
+    }
+
+    /** Every active registration, by service key. */
+    public List<ConductorRegistration> services() {
+        List<ConductorRegistration> out = new ArrayList<>();
+        services.values().forEach(s -> out.add(s.registration));
+        return out;
+    }
+
+    /** Every context, including those whose last rank has gone: the reference never deletes one. */
+    public List<ContextView> contexts() {
+        List<ContextView> out = new ArrayList<>();
+        for (Context c : contexts.values()) {
+            Map<String, List<Integer>> instances = new TreeMap<>();
+            c.ranks.forEach((instance, ranks) -> instances.put(instance, List.copyOf(ranks)));
+            out.add(new ContextView(c.key, c.profile, c.index.keyCount(), instances));
+        }
+        return out;
+    }
+
+    /** Test access: whether the registration is active. */
+    boolean active(String serviceKey) {
+        return services.containsKey(serviceKey);
+    }
+}

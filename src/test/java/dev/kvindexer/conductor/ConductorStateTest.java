@@ -1,0 +1,111 @@
+package dev.kvindexer.conductor;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.event.ConductorEvent;
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.hash.HashProfile;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/** The C++ Conductor's registration rules and its end-to-end query vector (SPEC §11.7, §11.10, §11.11). */
+class ConductorStateTest {
+    private static final HashProfile PROFILE = new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "0");
+    /** VH2: tokens 1..48, block size 16, seed "0", sha256_cbor. */
+    private static final long[] KEYS = {3236607068019569386L, 2758186210834249151L, 5191110061519319221L};
+    private static final String[] DIGESTS = {"202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea",
+        "4a0a393805c6d2f0ed831000d41bb65980336c4c04895d5e26470bbec927f5bf",
+        "7db7c8652c5c4a69d8f91e08e8decadf88d48c3339d35aad480a8718e6d0b0b5"};
+    private static final ConductorState.ContextKey CONTEXT = new ConductorState.ContextKey("default", "test-model", "", 16);
+    private static final int[] TOKENS = IntStream.rangeClosed(1, 48).toArray();
+
+    private final ConductorState state = new ConductorState();
+
+    private static ConductorRegistration engine(String instance, int rank, String endpoint, HashProfile profile) {
+        return new ConductorRegistration(endpoint, "vLLM", "test-model", instance, 16, rank, profile, "", "", "default",
+                null);
+    }
+
+    private static ConductorRegistration store(String endpoint) {
+        return new ConductorRegistration(endpoint, "Mooncake", "test-model", "shared-pool", 16, 0, PROFILE, "", "",
+                "default", null);
+    }
+
+    private static ConductorEvent.ObjectStored object(int block, StorageTier tier) {
+        return new ConductorEvent.ObjectStored("default", "test-model", "", 16, "backend-a", "obj-" + block + tier,
+                tier, KEYS[block], DIGESTS[block]);
+    }
+
+    @Test
+    void theReferencesSharedCacheResponse() {
+        state.register(engine("1", 0, "tcp://e1", PROFILE));
+        state.register(engine("2", 1, "tcp://e2", PROFILE));
+        state.register(store("tcp://master"));
+        assertNull(state.apply("1|default|0", new ConductorEvent.GpuStored(new long[] {KEYS[0], KEYS[1]})));
+        for (int b = 0; b < 3; b++) {
+            assertNull(state.apply("shared-pool|default|0", object(b, StorageTier.HOST_PINNED)));
+            assertNull(state.apply("shared-pool|default|0", object(b, StorageTier.DISK)));
+        }
+        Map<String, Map<Integer, int[]>> m = state.query(CONTEXT, null, TOKENS, null).instances();
+        assertEquals(List.of("1", "2"), List.copyOf(m.keySet()));
+        assertArrayEquals(new int[] {2, 3, 3}, m.get("1").get(0));
+        assertArrayEquals(new int[] {0, 3, 3}, m.get("2").get(1));
+        assertEquals(3, state.contexts().get(0).prefixCount());
+        assertEquals(Map.of("1", List.of(0), "2", List.of(1)), state.contexts().get(0).instances());
+
+        assertTrue(state.query(CONTEXT, "missing", TOKENS, null).instances().isEmpty());
+        assertEquals(List.of("2"), List.copyOf(state.query(CONTEXT, "2", TOKENS, null).instances().keySet()));
+        for (ConductorState.ContextKey other : List.of(new ConductorState.ContextKey("other", "test-model", "", 16),
+                new ConductorState.ContextKey("default", "missing-model", "", 16),
+                new ConductorState.ContextKey("default", "test-model", "other", 16),
+                new ConductorState.ContextKey("default", "test-model", "", 32))) {
+            assertTrue(state.query(other, null, TOKENS, null).instances().isEmpty(), other.toString());
+        }
+        Map<Integer, int[]> salted = state.query(CONTEXT, "1", TOKENS, "tenant-salt").instances().get("1");
+        assertArrayEquals(new int[] {0, 0, 0}, salted.get(0), "a salted query meets no unsalted block");
+        assertArrayEquals(new int[] {0, 0, 0}, state.query(CONTEXT, "1", new int[0], null).instances().get("1").get(0),
+                "no tokens: every registered rank, zeros");
+    }
+
+    @Test
+    void registrationConflictsAsTheReferenceNamesThem() {
+        assertInstanceOf(ConductorState.Added.class, state.register(engine("e", 0, "tcp://a", PROFILE)));
+        assertInstanceOf(ConductorState.Unchanged.class, state.register(engine("e", 0, "tcp://a", PROFILE)));
+        assertEquals(new ConductorState.Refused("conflicting registration for service key: e|default|0"),
+                state.register(engine("e", 0, "tcp://b", PROFILE)));
+        assertEquals(new ConductorState.Refused("conflicting active registration for endpoint: tcp://a"),
+                state.register(engine("f", 0, "tcp://a", PROFILE)));
+        HashProfile seed1 = new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "1");
+        assertEquals(new ConductorState.Refused(
+                "failed to register prefix context: registration conflicts with the ContextKey hash profile"),
+                state.register(engine("g", 0, "tcp://g", seed1)));
+        ConductorRegistration otherStore = new ConductorRegistration("tcp://m", "Mooncake", "test-model", "pool", 16, 0,
+                seed1, "", "", "default", null);
+        assertEquals(new ConductorState.Refused("failed to bind shared-cache profile: hash profile conflicts with the "
+                + "registered ContextKey profile"), state.register(otherStore));
+        assertEquals(1, state.services().size(), "refusals changed nothing");
+    }
+
+    @Test
+    void storeObjectsNeedAContextAndGoWithTheirRegistration() {
+        state.register(store("tcp://master"));
+        assertEquals("Mooncake profile binding rejected: ContextKey is not registered",
+                state.apply("shared-pool|default|0", object(0, StorageTier.HOST_PINNED)));
+        state.register(engine("1", 0, "tcp://e1", PROFILE));
+        assertNull(state.apply("shared-pool|default|0", object(0, StorageTier.HOST_PINNED)));
+        assertArrayEquals(new int[] {0, 1, 1}, state.query(CONTEXT, null, TOKENS, null).instances().get("1").get(0));
+        ConductorRegistration gone = state.unregister("shared-pool|default|0");
+        assertEquals("shared-pool", gone.instanceId());
+        assertArrayEquals(new int[] {0, 0, 0}, state.query(CONTEXT, null, TOKENS, null).instances().get("1").get(0));
+        assertNull(state.unregister("shared-pool|default|0"), "already gone");
+        state.unregister("1|default|0");
+        assertEquals(1, state.contexts().size(), "a context outlives its last rank");
+        assertEquals(Map.of(), state.contexts().get(0).instances());
+    }
+}
