@@ -18,6 +18,7 @@ public final class Listener {
     private final int blockSize;
     private final long generation;
     private final Publisher publisher;
+    private final ConductorFeed conductor;
     private final AtomicReference<ListenerState> state = new AtomicReference<>(ListenerState.PENDING);
     private volatile String lastError;
 
@@ -29,6 +30,14 @@ public final class Listener {
 
     public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partitionKey,
                     String partitionAddress, int blockSize, long generation, Publisher publisher) {
+        this(workerId, dpRank, endpoint, replayEndpoint, partitionKey, partitionAddress, blockSize, generation,
+                publisher, null);
+    }
+
+    private Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partitionKey,
+                     String partitionAddress, int blockSize, long generation, Publisher publisher,
+                     ConductorFeed conductor) {
+        this.conductor = conductor;
         this.publisher = publisher;
         this.workerId = workerId;
         this.dpRank = dpRank;
@@ -77,6 +86,19 @@ public final class Listener {
         return publisher;
     }
 
+    /**
+     * A C++ Conductor registration's stream (SPEC §11.11): no partition, no sequence tracking (its Store publisher
+     * has no replay), batches to the conductor.
+     */
+    public static Listener forConductor(String endpoint, int dpRank, ConductorFeed feed) {
+        return new Listener(0, dpRank, endpoint, null, null, null, 0, 0, Publisher.DYNAMO, feed);
+    }
+
+    /** Where a Conductor registration's batches go, or null for a partition's stream. */
+    public ConductorFeed conductor() {
+        return conductor;
+    }
+
     public ListenerState state() {
         return state.get();
     }
@@ -123,6 +145,7 @@ public final class Listener {
 
     @Override
     public String toString() {
-        return "instance=" + Long.toUnsignedString(workerId) + " dp_rank=" + dpRank + " endpoint=" + endpoint;
+        String who = conductor != null ? "service=" + conductor.serviceKey() : "instance=" + Long.toUnsignedString(workerId);
+        return who + " dp_rank=" + dpRank + " endpoint=" + endpoint;
     }
 }

@@ -3,9 +3,9 @@ package dev.kvindexer.ingest;
 import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
-import dev.kvindexer.metrics.WarningKind;
 import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.wire.ConductorBatchDecoder;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
@@ -91,7 +91,8 @@ final class PollerThread extends Thread {
 
         Subscription(Listener listener) {
             this.listener = listener;
-            this.decoder = new EngineBatchDecoder(listener.blockSize(), listener.publisher().defaultLora());
+            this.decoder = listener.conductor() != null ? null
+                    : new EngineBatchDecoder(listener.blockSize(), listener.publisher().defaultLora());
             this.socket = ZmqSockets.subscriber(ctx, listener.endpoint(), maxEventBytes);
             ZMQ.Socket pair = null;
             try {
@@ -344,7 +345,7 @@ final class PollerThread extends Thread {
                 continue;
             }
             awaitingRetry--;
-            counters.warning(WarningKind.MALFORMED_FRAME, 1);
+            counters.undecodable(EventCounters.UNDECODABLE_FRAME, 1);
             problem(s, "connection dropped after a protocol error (a message over --max-event-bytes "
                     + maxEventBytes + " or malformed ZMTP); reconnecting");
             s.close();
@@ -377,20 +378,42 @@ final class PollerThread extends Thread {
     private void handle(Subscription sub, List<byte[]> frames) {
         Listener l = sub.listener;
         if (frames.size() != 3) {
-            counters.warning(WarningKind.MALFORMED_FRAME, 1);
+            counters.undecodable(EventCounters.UNDECODABLE_FRAME, 1);
             problem(sub, "skipped a message of " + frames.size() + " frames (expected 3)");
+            return;
+        }
+        if (l.conductor() != null) {
+            toConductor(sub, l.conductor(), frames);
             return;
         }
         EventBatch batch;
         try {
             batch = sub.decoder.decode(LiveFrames.seq(frames.get(1)), frames.get(2));
         } catch (MalformedBatchException e) {
-            counters.warning(WarningKind.DECODE_ERROR, 1);
+            counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
             problem(sub, "skipped a malformed batch: " + e.getMessage());
             return;
         }
         inFlight.sent();
         PartitionBus.send(bus, l.partitionAddress(), new PartitionMessages.ApplyBatch(l.workerId(), l.dpRank(), l.generation(), batch));
+    }
+
+    private void toConductor(Subscription sub, ConductorFeed feed, List<byte[]> frames) {
+        ConductorBatchDecoder.Batch batch;
+        try {
+            LiveFrames.seq(frames.get(1));
+            batch = feed.decoder().decode(frames.get(2));
+        } catch (MalformedBatchException e) {
+            counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
+            problem(sub, "skipped a malformed batch: " + e.getMessage());
+            return;
+        }
+        if (batch.rejected() > 0) {
+            counters.undecodable(EventCounters.UNDECODABLE_EVENT, batch.rejected());
+            problem(sub, "skipped " + batch.rejected() + " events: " + batch.firstRejection());
+        }
+        inFlight.sent();
+        feed.conductor().apply(feed.serviceKey(), batch.events(), inFlight::taken);
     }
 
     private void problem(Subscription sub, String what) {

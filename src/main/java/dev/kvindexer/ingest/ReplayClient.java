@@ -118,7 +118,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                         break;
                     }
                 } catch (MalformedBatchException e) {
-                    counters.warning(WarningKind.DECODE_ERROR, 1);
+                    counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
                     LOG.warn("replayed batch skipped {}: {}", r.stream(), e.getMessage());
                 }
             }

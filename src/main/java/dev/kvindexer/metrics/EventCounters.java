@@ -17,11 +17,18 @@ public final class EventCounters {
     public static final String GAP_EVENT_ID = "event_id";
     public static final String REPLAY_COMPLETE = "complete";
     public static final String REPLAY_INCOMPLETE = "incomplete";
+    /** ZMQ input that could not be decoded: a message of the wrong shape or size (and the connection it cost). */
+    public static final String UNDECODABLE_FRAME = "frame";
+    /** A whole batch skipped. */
+    public static final String UNDECODABLE_BATCH = "batch";
+    /** One event skipped; the rest of its batch applied. */
+    public static final String UNDECODABLE_EVENT = "event";
 
     private final ConcurrentHashMap<String, LongAdder> applied = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> warnings = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> gaps = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> replays = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, LongAdder> undecodable = new ConcurrentHashMap<>();
 
     /** Counts {@code n} events of {@code eventType} (stored, removed, cleared) that ended with {@code status}. */
     public void applied(String eventType, String status, long n) {
@@ -30,6 +37,19 @@ public final class EventCounters {
 
     public void warning(String kind, long n) {
         add(warnings, kind, n);
+    }
+
+    /**
+     * {@code n} pieces of ZMQ input of {@code kind} ({@link #UNDECODABLE_FRAME}, {@link #UNDECODABLE_BATCH} or
+     * {@link #UNDECODABLE_EVENT}) could not be decoded; they also count as Dynamo's warning of that name.
+     */
+    public void undecodable(String kind, long n) {
+        add(undecodable, kind, n);
+        warning(kind.equals(UNDECODABLE_FRAME) ? WarningKind.MALFORMED_FRAME : WarningKind.DECODE_ERROR, n);
+    }
+
+    public long undecodableCount(String kind) {
+        return count(undecodable, kind);
     }
 
     /** One gap detected, of {@link #GAP_ZMQ_SEQ} or {@link #GAP_EVENT_ID}. */

@@ -85,9 +85,12 @@ public final class IndexerMetrics {
                 .sample("kvindexer_engine_restarts_fenced_total", events.warningCount(WarningKind.ENGINE_RESTART));
         out.family("kvindexer_decode_errors_total", "counter",
                 "ZMQ input that could not be decoded: messages of the wrong shape or over the size limit, and "
-                        + "connections dropped for them (kind=frame), or whole batches skipped (kind=batch).")
-                .sample("kvindexer_decode_errors_total", events.warningCount(WarningKind.MALFORMED_FRAME), "kind", "frame")
-                .sample("kvindexer_decode_errors_total", events.warningCount(WarningKind.DECODE_ERROR), "kind", "batch");
+                        + "connections dropped for them (kind=frame), whole batches skipped (kind=batch), single events "
+                        + "skipped from a batch that applied otherwise (kind=event).");
+        for (String kind : List.of(EventCounters.UNDECODABLE_FRAME, EventCounters.UNDECODABLE_BATCH,
+                EventCounters.UNDECODABLE_EVENT)) {
+            out.sample("kvindexer_decode_errors_total", events.undecodableCount(kind), "kind", kind);
+        }
         out.family("kvindexer_ingest_restarts_total", "counter",
                 "Ingest threads replaced because they or their ZMQ I/O thread died; their listeners were resubscribed.")
                 .sample("kvindexer_ingest_restarts_total", s.ingestRestarts());

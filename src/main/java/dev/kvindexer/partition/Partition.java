@@ -198,7 +198,7 @@ public final class Partition {
     }
 
     private void applyBatch(long workerId, int rank, EventBatch batch) {
-        counters.warning(WarningKind.DECODE_ERROR, batch.malformedEvents());
+        counters.undecodable(EventCounters.UNDECODABLE_EVENT, batch.malformedEvents());
         counters.warning(WarningKind.BLOCK_SIZE_MISMATCH, batch.blockSizeMismatches());
         counters.warning(WarningKind.FILTERED_GROUP, batch.filteredEvents());
         for (KvEvent event : batch.events()) {

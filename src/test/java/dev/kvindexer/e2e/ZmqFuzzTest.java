@@ -80,6 +80,7 @@ class ZmqFuzzTest {
             assertEquals(0.0, metrics.value("kvindexer_ingest_restarts_total"));
             assertTrue(metrics.value("kvindexer_decode_errors_total{kind=\"frame\"}") > 1000, metrics.toString());
             assertTrue(metrics.value("kvindexer_decode_errors_total{kind=\"batch\"}") > 1000, metrics.toString());
+            assertTrue(metrics.value("kvindexer_decode_errors_total{kind=\"event\"}") > 100, metrics.toString());
         }
     }
 

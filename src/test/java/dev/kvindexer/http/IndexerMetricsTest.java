@@ -137,6 +137,7 @@ class IndexerMetricsTest {
             assertEquals(1, page.value("kvindexer_engine_restarts_fenced_total"));
             assertEquals(1, page.value("kvindexer_decode_errors_total{kind=\"frame\"}"));
             assertEquals(1, page.value("kvindexer_decode_errors_total{kind=\"batch\"}"));
+            assertEquals(0, page.value("kvindexer_decode_errors_total{kind=\"event\"}"), "no batch lost a single event");
             assertEquals(0, page.value("kvindexer_replays_total{outcome=\"complete\"}"), "no replay endpoint, no replay");
             // The restart dropped the old process's blocks; only the new one's block is left.
             assertEquals(1, page.value("kvindexer_blocks{model=\"m\",tenant=\"default\",tier=\"device\"}"));
