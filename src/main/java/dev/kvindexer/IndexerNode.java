@@ -10,6 +10,7 @@ import dev.kvindexer.cluster.PeerRecovery;
 import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.cluster.RecoveryReport;
+import dev.kvindexer.conductor.Conductor;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
@@ -23,6 +24,7 @@ import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.partition.LocalCodec;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.Watermarks;
+import dev.kvindexer.registry.ConductorRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.RegistrationService;
@@ -131,8 +133,9 @@ public final class IndexerNode {
         ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
+        ConductorRegistrar conductor = new ConductorRegistrar(await(Conductor.deploy(vertx)), ingest);
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
-                ingest, config.testEndpoints(), gate, membership, accessLog, meters);
+                ingest, config.testEndpoints(), gate, membership, accessLog, meters, conductor);
         return new IndexerNode(vertx, ingest, services, clusterRegistrar,
                 manager == null ? null : manager.getHazelcastInstance());
     }

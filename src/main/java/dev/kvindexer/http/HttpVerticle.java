@@ -104,12 +104,22 @@ public final class HttpVerticle extends VerticleBase {
         router.get("/workers").handler(JsonRoutes.guard(dynamo::workers));
         router.get("/dump").handler(JsonRoutes.guard(dynamo::dump));
         router.get("/peers").handler(JsonRoutes.guard(dynamo::peers));
-        router.get("/services").handler(JsonRoutes.guard(mooncake::services));
+        ConductorRoutes conductor = new ConductorRoutes(node.conductor());
+        router.get("/services").handler(JsonRoutes.guard(ctx -> {
+            if (ConductorRoutes.asksForMsgpack(ctx)) {
+                conductor.services(ctx);
+            } else {
+                mooncake.services(ctx);
+            }
+        }));
+        router.get("/global_view").handler(conductor::globalView);
         // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor).
-        sharedPostJson(router, "/query", QUERY_BODY_LIMIT, dynamo::query, mooncake::query);
-        sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, dynamo::queryByHash, mooncake::queryByHash);
-        sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT, dynamo::register, (c, f) -> mooncake.register(c));
-        sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c));
+        sharedPostJson(router, "/query", QUERY_BODY_LIMIT, dynamo::query, mooncake::query, conductor::query);
+        sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, dynamo::queryByHash, mooncake::queryByHash, null);
+        sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT, dynamo::register, (c, f) -> mooncake.register(c),
+                conductor::register);
+        sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c),
+                conductor::unregister);
         postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(vertx, node)::post);
         router.post("/reopen_logs").handler(BodyHandler.create(false).setBodyLimit(DEFAULT_BODY_LIMIT)).handler(ctx -> {
             if (accessLog != null) {
@@ -170,8 +180,12 @@ public final class HttpVerticle extends VerticleBase {
         void handle(RoutingContext ctx, Flavor shape);
     }
 
+    /**
+     * A route both APIs share. {@code conductor}, when not null, serves msgpack bodies: the C++ Conductor's contract
+     * (SPEC §11.13); JSON bodies go to the Dynamo or the Python Conductor's flavor as the body shows.
+     */
     private static void sharedPostJson(Router router, String path, long bodyLimit, Handler<RoutingContext> dynamo,
-                                       MooncakeHandler mooncake) {
+                                       MooncakeHandler mooncake, Handler<RoutingContext> conductor) {
         postJson(router, path, bodyLimit, true, ctx -> {
             boolean untyped = ctx.get(UNTYPED) != null;
             boolean msgpack = MsgpackBodies.isMsgpackRequest(ctx);
@@ -183,6 +197,14 @@ public final class HttpVerticle extends VerticleBase {
             }
             if (msgpack && requested == Flavor.DYNAMO) {
                 throw JsonRoutes.unsupportedMediaType(); // the Dynamo flavor reads JSON only, whatever the bytes
+            }
+            if (msgpack && conductor != null) {
+                try {
+                    conductor.handle(ctx);
+                } catch (ConductorError e) {
+                    ConductorRoutes.error(ctx, e);
+                }
+                return;
             }
             JsonRequest body;
             try {

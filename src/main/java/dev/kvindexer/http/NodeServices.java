@@ -7,6 +7,7 @@ import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.partition.Watermarks;
+import dev.kvindexer.registry.ConductorRegistrar;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.RegistrationService;
 import dev.kvindexer.registry.Registry;
@@ -22,11 +23,12 @@ import java.util.TreeSet;
  * @param membership    the cluster's other nodes, or null on a standalone node
  * @param accessLog     the access log, or null when none is configured
  * @param meters        HTTP, Vert.x, JVM and recovery measurements for /metrics
+ * @param conductor     the C++ Mooncake Conductor's registrations and state (msgpack requests, SPEC §11)
  */
 public record NodeServices(Registrar registrar, RegistrationService registrations, Registry registry, PeerSet peers,
                            EventCounters counters, Watermarks watermarks, ZmqIngest ingest, boolean testEndpoints,
                            ReadyGate gate, ClusterMembership membership, AccessLog accessLog,
-                           NodeMeters meters) {
+                           NodeMeters meters, ConductorRegistrar conductor) {
 
     /** Why /ready answers 503: the startup gate is closed or ingest is recovering from a failure; null when ready. */
     public String notReadyReason() {

@@ -1,0 +1,239 @@
+package dev.kvindexer.http;
+
+import dev.kvindexer.conductor.ConductorRegistration;
+import dev.kvindexer.conductor.ConductorState;
+import dev.kvindexer.hash.HashProfile;
+import dev.kvindexer.registry.ConductorRegistrar;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.ext.web.RoutingContext;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessagePacker;
+
+/**
+ * The C++ Mooncake Conductor's routes (SPEC §11.6–11.13): msgpack {@code /register}, {@code /unregister} and
+ * {@code /query} with its strict checks, and {@code GET /services} and {@code /global_view} in its shapes. Every answer
+ * is a msgpack map with {@code Content-Type: application/msgpack}.
+ */
+final class ConductorRoutes {
+    static final String MSGPACK = "application/msgpack";
+
+    private final ConductorRegistrar registrar;
+
+    ConductorRoutes(ConductorRegistrar registrar) {
+        this.registrar = registrar;
+    }
+
+    /** Whether a GET asks for the Conductor's msgpack answer rather than the Python Conductor's JSON one. */
+    static boolean asksForMsgpack(RoutingContext ctx) {
+        String accept = ctx.request().getHeader("accept");
+        return accept != null && MsgpackBodies.isMsgpackType(accept);
+    }
+
+    void register(RoutingContext ctx) {
+        ConductorRegistration r = ConductorRequests.register(ConductorBody.read(body(ctx)));
+        answer(ctx, registrar.register(r).map(outcome -> {
+            if (outcome instanceof ConductorState.Refused refused) {
+                throw ConductorError.invalid(ConductorError.INVALID_REGISTRATION, refused.error(), null);
+            }
+            return pack(200, p -> {
+                p.packMapHeader(2);
+                p.packString("status").packString("registered successfully");
+                p.packString("instance_id").packString(r.instanceId());
+            });
+        }));
+    }
+
+    void unregister(RoutingContext ctx) {
+        ConductorRequests.Unregistration u = ConductorRequests.unregister(ConductorBody.read(body(ctx)));
+        String key = u.serviceKey();
+        answer(ctx, registrar.unregister(key).map(removed -> {
+            if (removed == null) {
+                throw ConductorError.operational(404, "service not found: " + key);
+            }
+            return pack(200, p -> {
+                p.packMapHeader(2);
+                p.packString("status").packString("unregistered successfully");
+                p.packString("removed_instances").packArrayHeader(1).packString(key);
+            });
+        }));
+    }
+
+    void query(RoutingContext ctx) {
+        ConductorRequests.Query q = ConductorRequests.query(ConductorBody.read(body(ctx)));
+        if (!q.hashable()) {
+            send(ctx, noInstances());
+            return;
+        }
+        ConductorState.ContextKey key = new ConductorState.ContextKey(q.tenantId(), q.model(), q.loraName(), q.blockSize());
+        answer(ctx, registrar.conductor().query(key, q.instanceId(), q.tokens(), q.cacheSalt())
+                .map(m -> matches(m, q.blockSize())));
+    }
+
+    void services(RoutingContext ctx) {
+        answer(ctx, registrar.conductor().services().map(all -> pack(200, p -> {
+            p.packMapHeader(2);
+            p.packString("count").packInt(all.size());
+            p.packString("services").packArrayHeader(all.size());
+            for (ConductorRegistration r : all) {
+                p.packMapHeader(11);
+                p.packString("Endpoint").packString(r.endpoint());
+                p.packString("ReplayEndpoint").packString(r.replayEndpoint());
+                p.packString("Type").packString(r.type());
+                p.packString("ModelName").packString(r.modelName());
+                p.packString("LoraName").packString(r.loraName());
+                p.packString("TenantID").packString(r.tenantId());
+                p.packString("InstanceID").packString(r.instanceId());
+                p.packString("BlockSize").packLong(r.blockSize());
+                p.packString("DPRank").packInt(r.dpRank());
+                p.packString("CacheGroup");
+                if (r.cacheGroup() == null) {
+                    p.packNil();
+                } else {
+                    p.packInt(r.cacheGroup());
+                }
+                p.packString("HashProfile");
+                profile(p, r.profile());
+            }
+        })));
+    }
+
+    void globalView(RoutingContext ctx) {
+        answer(ctx, registrar.conductor().contexts().map(all -> pack(200, p -> {
+            p.packMapHeader(2);
+            p.packString("context_count").packInt(all.size());
+            p.packString("contexts").packArrayHeader(all.size());
+            for (ConductorState.ContextView c : all) {
+                p.packMapHeader(7);
+                p.packString("model_name").packString(c.key().model());
+                p.packString("lora_name").packString(c.key().lora());
+                p.packString("block_size").packLong(c.key().blockSize());
+                p.packString("tenant_id").packString(c.key().tenantId());
+                p.packString("prefix_count").packInt(c.prefixCount());
+                p.packString("hash_profile");
+                profile(p, c.profile());
+                p.packString("instances").packMapHeader(c.instances().size());
+                for (Map.Entry<String, List<Integer>> e : c.instances().entrySet()) {
+                    p.packString(e.getKey()).packArrayHeader(e.getValue().size());
+                    for (int rank : e.getValue()) {
+                        p.packInt(rank);
+                    }
+                }
+            }
+        })));
+    }
+
+    private static void profile(MessagePacker p, HashProfile profile) throws IOException {
+        p.packMapHeader(5);
+        p.packString("strategy").packString(HashProfile.STRATEGY);
+        p.packString("algorithm").packString(profile.algorithm().wireName());
+        p.packString("python_hash_seed").packString(profile.pythonHashSeed());
+        p.packString("root_digest").packString(profile.rootDigestHex());
+        p.packString("index_projection").packString(HashProfile.INDEX_PROJECTION);
+    }
+
+    /** SPEC §11.10's answer: per instance its six members in order, ranks in numeric order, in tokens. */
+    private static Reply matches(ConductorState.Matches m, long blockSize) {
+        return pack(200, p -> {
+            p.packMapHeader(1);
+            p.packString("instances").packMapHeader(m.instances().size());
+            for (Map.Entry<String, Map<Integer, int[]>> instance : m.instances().entrySet()) {
+                Map<Integer, int[]> ranks = instance.getValue();
+                long gpu = 0;
+                long cpu = 0;
+                long disk = 0;
+                for (int[] r : ranks.values()) {
+                    gpu = Math.max(gpu, r[0] * blockSize);
+                    cpu = Math.max(cpu, r[1] * blockSize);
+                    disk = Math.max(disk, r[2] * blockSize);
+                }
+                p.packString(instance.getKey()).packMapHeader(6);
+                p.packString("longest_matched").packLong(disk);
+                p.packString("dp").packMapHeader(ranks.size());
+                for (Map.Entry<Integer, int[]> r : ranks.entrySet()) {
+                    p.packString(Integer.toString(r.getKey())).packLong(r.getValue()[0] * blockSize);
+                }
+                p.packString("rank_matches").packMapHeader(ranks.size());
+                for (Map.Entry<Integer, int[]> r : ranks.entrySet()) {
+                    p.packString(Integer.toString(r.getKey())).packMapHeader(3);
+                    p.packString("gpu").packLong(r.getValue()[0] * blockSize);
+                    p.packString("cpu").packLong(r.getValue()[1] * blockSize);
+                    p.packString("disk").packLong(r.getValue()[2] * blockSize);
+                }
+                p.packString("gpu").packLong(gpu);
+                p.packString("cpu").packLong(cpu);
+                p.packString("disk").packLong(disk);
+            }
+        });
+    }
+
+    private static Reply noInstances() {
+        return pack(200, p -> p.packMapHeader(1).packString("instances").packMapHeader(0));
+    }
+
+    /** The error in the C++ envelope. */
+    static void error(RoutingContext ctx, ConductorError e) {
+        send(ctx, pack(e.status(), p -> {
+            int members = 1 + (e.reason() != null ? 1 : 0) + (e.field() != null ? 1 : 0) + (e.index() >= 0 ? 1 : 0);
+            p.packMapHeader(members);
+            p.packString("error").packString(e.getMessage());
+            if (e.reason() != null) {
+                p.packString("reason").packString(e.reason());
+            }
+            if (e.field() != null) {
+                p.packString("field").packString(e.field());
+            }
+            if (e.index() >= 0) {
+                p.packString("index").packLong(e.index());
+            }
+        }));
+    }
+
+    private static byte[] body(RoutingContext ctx) {
+        Buffer b = ctx.body().buffer();
+        return b == null ? new byte[0] : b.getBytes();
+    }
+
+    private record Reply(int status, byte[] body) {
+    }
+
+    @FunctionalInterface
+    private interface Packing {
+        void write(MessageBufferPacker p) throws IOException;
+    }
+
+    private static Reply pack(int status, Packing packing) {
+        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            packing.write(p);
+            return new Reply(status, p.toByteArray());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void answer(RoutingContext ctx, Future<Reply> reply) {
+        reply.onComplete(ar -> {
+            if (ar.succeeded()) {
+                send(ctx, ar.result());
+            } else if (ar.cause() instanceof ConductorError e) {
+                error(ctx, e);
+            } else if (ar.cause() instanceof ConductorRegistrar.SubscribeFailed f) {
+                error(ctx, ConductorError.operational(500, "Failed to subscribe: " + f.getMessage()));
+            } else {
+                error(ctx, ConductorError.operational(500, "internal error: " + ar.cause()));
+            }
+        });
+    }
+
+    private static void send(RoutingContext ctx, Reply reply) {
+        if (ctx.response().ended() || ctx.response().closed()) {
+            return;
+        }
+        ctx.response().setStatusCode(reply.status()).putHeader("content-type", MSGPACK).end(Buffer.buffer(reply.body()));
+    }
+}

@@ -1,0 +1,76 @@
+package dev.kvindexer.registry;
+
+import dev.kvindexer.conductor.Conductor;
+import dev.kvindexer.conductor.ConductorRegistration;
+import dev.kvindexer.conductor.ConductorState;
+import dev.kvindexer.ingest.ConductorFeed;
+import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.ingest.ZmqEndpoint;
+import dev.kvindexer.ingest.ZmqIngest;
+import dev.kvindexer.wire.ConductorBatchDecoder;
+import io.vertx.core.Future;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Carries out the C++ Mooncake Conductor's registrations (SPEC §11.7, §11.8): the conductor decides, then this class
+ * opens or closes the registration's ZMQ subscription, so a refused registration never subscribes and an ended one
+ * never feeds the conductor again.
+ */
+public final class ConductorRegistrar {
+    private static final Logger LOG = LoggerFactory.getLogger(ConductorRegistrar.class);
+
+    private final Conductor conductor;
+    private final ZmqIngest ingest;
+    private final Map<String, Listener> listeners = new ConcurrentHashMap<>();
+
+    public ConductorRegistrar(Conductor conductor, ZmqIngest ingest) {
+        this.conductor = conductor;
+        this.ingest = ingest;
+    }
+
+    public Conductor conductor() {
+        return conductor;
+    }
+
+    /** What a registration did; a subscription that cannot start fails with {@link SubscribeFailed}. */
+    public Future<ConductorState.Registered> register(ConductorRegistration r) {
+        return conductor.register(r).compose(outcome -> {
+            if (!(outcome instanceof ConductorState.Added)) {
+                return Future.succeededFuture(outcome);
+            }
+            String invalid = ZmqEndpoint.invalidReason(r.endpoint());
+            if (invalid != null) {
+                return conductor.unregister(r.serviceKey()).transform(ignored -> Future.failedFuture(new SubscribeFailed(
+                        "failed to start ZMQ client: initial connection failed: failed to connect to " + r.endpoint()
+                                + ": Invalid argument")));
+            }
+            ConductorBatchDecoder decoder = r.engine()
+                    ? ConductorBatchDecoder.forEngine(r.dpRank(), r.blockSize(), r.loraName())
+                    : ConductorBatchDecoder.forStore();
+            Listener listener = Listener.forConductor(r.endpoint(), r.dpRank(),
+                    new ConductorFeed(r.serviceKey(), decoder, conductor));
+            listeners.put(r.serviceKey(), listener);
+            LOG.info("conductor registration {} type={} endpoint={}", r.serviceKey(), r.type(), r.endpoint());
+            return ingest.start(listener).map(outcome);
+        });
+    }
+
+    /** The registration that ended, or null when none had that service key. */
+    public Future<ConductorRegistration> unregister(String serviceKey) {
+        Listener listener = listeners.remove(serviceKey);
+        Future<Void> stopped = listener == null ? Future.succeededFuture() : ingest.stop(listener);
+        return stopped.compose(v -> conductor.unregister(serviceKey));
+    }
+
+    /** The subscription of a new registration could not start (the C++ answers 500 "Failed to subscribe: ..."). */
+    public static final class SubscribeFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        SubscribeFailed(String message) {
+            super(message, null, false, false);
+        }
+    }
+}

@@ -1,0 +1,270 @@
+package dev.kvindexer.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.sim.BatchEncoder;
+import dev.kvindexer.sim.EngineEvent;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.TestPublisher;
+import dev.kvindexer.wire.Pack;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+
+/**
+ * The C++ Mooncake Conductor's HTTP contract for msgpack requests (SPEC §11.6–11.13, conformance rows M1–M7) against
+ * a running node, with engines and a Store master publishing over real ZMQ.
+ */
+class ConductorConformanceTest {
+    private static final String MSGPACK = "application/msgpack";
+    private static final Duration WAIT = Duration.ofSeconds(15);
+    /** VH2: tokens 1..48, block size 16, sha256_cbor, seed "0". */
+    private static final long[] KEYS = {3236607068019569386L, 2758186210834249151L, 5191110061519319221L};
+    private static final String[] DIGESTS = {"202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea",
+        "4a0a393805c6d2f0ed831000d41bb65980336c4c04895d5e26470bbec927f5bf",
+        "7db7c8652c5c4a69d8f91e08e8decadf88d48c3339d35aad480a8718e6d0b0b5"};
+    private static final String ROOT = "4e1195df020de59e0d65a33a4279f1183e7ae4e5d980e309f8b55adff2e61c3e";
+
+    private IndexerNode node;
+    private HttpJson http;
+    private final List<TestPublisher> publishers = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        http = new HttpJson(node.httpPort());
+    }
+
+    @AfterEach
+    void stop() {
+        publishers.forEach(TestPublisher::close);
+        node.close();
+    }
+
+    private TestPublisher publisher() {
+        TestPublisher p = new TestPublisher();
+        publishers.add(p);
+        return p;
+    }
+
+    /** A msgpack answer read independently of our encoder (msgpack-core's own rendering), keys in wire order. */
+    private static String decoded(HttpResponse<byte[]> r) {
+        assertEquals(MSGPACK, r.headers().firstValue("content-type").orElse(null));
+        try (MessageUnpacker in = MessagePack.newDefaultUnpacker(r.body())) {
+            return in.unpackValue().toJson();
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private HttpResponse<byte[]> post(String path, Object body) {
+        return http.postBytes(path, body instanceof byte[] raw ? raw : Pack.of(body), MSGPACK);
+    }
+
+    private HttpResponse<byte[]> get(String path) throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
+                .header("Accept", MSGPACK).GET().build();
+        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(request,
+                HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static Map<String, Object> profile(String seed) {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("strategy", "vllm_v1");
+        p.put("algorithm", "sha256_cbor");
+        p.put("python_hash_seed", seed);
+        p.put("index_projection", "low64_be");
+        return p;
+    }
+
+    private static Map<String, Object> registration(String type, String instance, int rank, String endpoint, String seed) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("endpoint", endpoint);
+        r.put("type", type);
+        r.put("modelname", "test-model");
+        r.put("instance_id", instance);
+        r.put("block_size", 16);
+        r.put("dp_rank", rank);
+        r.put("hash_profile", profile(seed));
+        return r;
+    }
+
+    private void register(String type, String instance, int rank, TestPublisher pub) {
+        HttpResponse<byte[]> r = post("/register", registration(type, instance, rank, pub.endpoint(), "0"));
+        assertEquals(200, r.statusCode(), decoded(r));
+        assertEquals("{\"status\":\"registered successfully\",\"instance_id\":\"" + instance + "\"}", decoded(r));
+        pub.awaitSubscriber();
+    }
+
+    private static byte[] bin(int[] tokens) {
+        ByteBuffer b = ByteBuffer.allocate(tokens.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        for (int t : tokens) {
+            b.putInt(t);
+        }
+        return b.array();
+    }
+
+    private static Map<String, Object> query(Object tokens) {
+        Map<String, Object> q = new LinkedHashMap<>();
+        q.put("model", "test-model");
+        q.put("block_size", 16);
+        q.put("token_ids", tokens);
+        return q;
+    }
+
+    private static Map<String, Object> object(int block, String medium) {
+        Map<String, Object> e = new LinkedHashMap<>();
+        e.put("event_id", block);
+        e.put("timestamp", 1_700_000_000_123L);
+        e.put("event_type", "stored");
+        e.put("model_name", "test-model");
+        e.put("block_size", 16);
+        e.put("additional_salt", null);
+        e.put("lora_name", null);
+        e.put("tenant_id", "default");
+        e.put("backend_id", "backend-a");
+        e.put("medium", medium);
+        e.put("dp_rank", 0);
+        e.put("group_id", "0");
+        e.put("object_key", "test-model@tp_rank:0@pcp0@dcp0@pp_rank:0@" + DIGESTS[block] + "@" + medium);
+        e.put("connector_block_hash", DIGESTS[block]);
+        e.put("seq_hashes", List.of(new Pack.U64(KEYS[block])));
+        e.put("base_block_idx", null);
+        e.put("parent_hash", null);
+        e.put("token_ids", null);
+        return e;
+    }
+
+    @Test
+    void m1m2TheReferencesSharedCacheResponseOverZmq() throws Exception {
+        TestPublisher engine1 = publisher();
+        TestPublisher engine2 = publisher();
+        TestPublisher master = publisher();
+        register("vLLM", "1", 0, engine1);
+        register("vLLM", "2", 1, engine2);
+        register("Mooncake", "shared-pool", 0, master);
+        engine1.publish("", 0, BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(new EngineEvent.Store(
+                new long[] {KEYS[0], KEYS[1]}, null, IntStream.rangeClosed(1, 32).toArray(), 16, "GPU", null)), 0));
+        List<Object> objects = new ArrayList<>();
+        for (int b = 0; b < 3; b++) {
+            objects.add(object(b, "cpu"));
+            objects.add(object(b, "disk"));
+        }
+        master.publish("", 1, Pack.of(Arrays.asList(1_700_000_000_123L, objects, 0)));
+
+        String expected = "{\"instances\":{"
+                + "\"1\":{\"longest_matched\":48,\"dp\":{\"0\":32},\"rank_matches\":{\"0\":{\"gpu\":32,\"cpu\":48,\"disk\":48}},"
+                + "\"gpu\":32,\"cpu\":48,\"disk\":48},"
+                + "\"2\":{\"longest_matched\":48,\"dp\":{\"1\":0},\"rank_matches\":{\"1\":{\"gpu\":0,\"cpu\":48,\"disk\":48}},"
+                + "\"gpu\":0,\"cpu\":48,\"disk\":48}}}";
+        byte[] tokens = bin(IntStream.rangeClosed(1, 48).toArray());
+        Await.equal("the reference's answer", WAIT, expected, () -> decoded(post("/query", query(tokens))));
+        assertEquals(expected, decoded(post("/query", query(IntStream.rangeClosed(1, 48).boxed().toList()))),
+                "token_ids as an array answer the same");
+    }
+
+    @Test
+    void m3UnknownContextsAndInstancesMatchNothing() {
+        register("vLLM", "1", 0, publisher());
+        for (Map.Entry<String, Object> change : List.of(Map.entry("model", (Object) "missing-model"),
+                Map.entry("tenant_id", (Object) "other"), Map.entry("lora_name", (Object) "other"),
+                Map.entry("block_size", (Object) 32), Map.entry("instance_id", (Object) "missing"))) {
+            Map<String, Object> q = query(List.of(1, 2, 3));
+            q.put(change.getKey(), change.getValue());
+            HttpResponse<byte[]> r = post("/query", q);
+            assertEquals(200, r.statusCode());
+            assertEquals("{\"instances\":{}}", decoded(r), change.toString());
+        }
+        assertEquals("{\"instances\":{\"1\":{\"longest_matched\":0,\"dp\":{\"0\":0},\"rank_matches\":{\"0\":"
+                + "{\"gpu\":0,\"cpu\":0,\"disk\":0}},\"gpu\":0,\"cpu\":0,\"disk\":0}}}",
+                decoded(post("/query", query(List.of()))), "no tokens: every registered rank with zeros");
+    }
+
+    @Test
+    void m4M5ValidationAnswersInTheConductorsEnvelope() {
+        HttpResponse<byte[]> r = post("/query", new byte[] {(byte) 0xc1});
+        assertEquals(400, r.statusCode());
+        assertEquals("{\"error\":\"Invalid msgpack object\",\"reason\":\"invalid_msgpack\"}", decoded(r));
+        Map<String, Object> noSize = registration("vLLM", "e", 0, "tcp://127.0.0.1:1", "0");
+        noSize.remove("block_size");
+        assertEquals("{\"error\":\"block_size is required\",\"reason\":\"missing\",\"field\":\"block_size\"}",
+                decoded(post("/register", noSize)));
+        Map<String, Object> badToken = query(List.of(1, 2147483648L));
+        assertEquals("{\"error\":\"token_ids element is outside the int32 range\",\"reason\":\"out_of_range\","
+                + "\"field\":\"token_ids\",\"index\":1}", decoded(post("/query", badToken)));
+    }
+
+    @Test
+    void m5RegisteringTwiceIsOneSubscriptionAndAConflictingProfileChangesNothing() throws Exception {
+        TestPublisher engine = publisher();
+        register("vLLM", "engine-a", 0, engine);
+        HttpResponse<byte[]> again = post("/register", registration("vLLM", "engine-a", 0, engine.endpoint(), "0"));
+        assertEquals(200, again.statusCode(), decoded(again));
+        HttpResponse<byte[]> conflict = post("/register", registration("vLLM", "engine-b", 0, publisher().endpoint(), "1"));
+        assertEquals(400, conflict.statusCode());
+        assertEquals("{\"error\":\"failed to register prefix context: registration conflicts with the ContextKey hash "
+                + "profile\",\"reason\":\"invalid_registration\"}", decoded(conflict));
+        assertEquals(1, new JsonObject(decoded(get("/services"))).getInteger("count"));
+        HttpResponse<byte[]> bad = post("/register", registration("vLLM", "engine-c", 0, "not-an-endpoint", "0"));
+        assertEquals(500, bad.statusCode());
+        assertEquals("{\"error\":\"Failed to subscribe: failed to start ZMQ client: initial connection failed: failed to "
+                + "connect to not-an-endpoint: Invalid argument\"}", decoded(bad));
+        assertEquals(1, new JsonObject(decoded(get("/services"))).getInteger("count"), "the failed one left nothing");
+    }
+
+    @Test
+    void m6UnregisterRules() {
+        HttpResponse<byte[]> unknown = post("/unregister", Map.of("instance_id", "engine-a", "dp_rank", 0));
+        assertEquals(404, unknown.statusCode());
+        assertEquals("{\"error\":\"service not found: engine-a|default|0\"}", decoded(unknown));
+        assertEquals("{\"error\":\"dp_rank is required\",\"reason\":\"missing\",\"field\":\"dp_rank\"}",
+                decoded(post("/unregister", Map.of("instance_id", "engine-a"))));
+        Map<String, Object> extra = new LinkedHashMap<>(Map.of("instance_id", "engine-a", "dp_rank", 0));
+        extra.put("modelname", "m");
+        assertEquals("{\"error\":\"unsupported request field: modelname\",\"reason\":\"unknown_field\","
+                + "\"field\":\"modelname\"}", decoded(post("/unregister", extra)));
+        register("vLLM", "engine-a", 0, publisher());
+        assertEquals("{\"status\":\"unregistered successfully\",\"removed_instances\":[\"engine-a|default|0\"]}",
+                decoded(post("/unregister", Map.of("instance_id", "engine-a", "dp_rank", 0))));
+    }
+
+    @Test
+    void m7ServicesAndGlobalView() throws Exception {
+        TestPublisher rank0 = publisher();
+        TestPublisher rank1 = publisher();
+        register("vLLM", "engine-a", 0, rank0);
+        register("vLLM", "engine-a", 1, rank1);
+        String profile = "{\"strategy\":\"vllm_v1\",\"algorithm\":\"sha256_cbor\",\"python_hash_seed\":\"0\","
+                + "\"root_digest\":\"" + ROOT + "\",\"index_projection\":\"low64_be\"}";
+        assertEquals("{\"context_count\":1,\"contexts\":[{\"model_name\":\"test-model\",\"lora_name\":\"\","
+                + "\"block_size\":16,\"tenant_id\":\"default\",\"prefix_count\":0,\"hash_profile\":" + profile
+                + ",\"instances\":{\"engine-a\":[0,1]}}]}", decoded(get("/global_view")));
+        String services = decoded(get("/services"));
+        assertEquals("{\"count\":2,\"services\":[{\"Endpoint\":\"" + rank0.endpoint() + "\",\"ReplayEndpoint\":\"\","
+                + "\"Type\":\"vLLM\",\"ModelName\":\"test-model\",\"LoraName\":\"\",\"TenantID\":\"default\","
+                + "\"InstanceID\":\"engine-a\",\"BlockSize\":16,\"DPRank\":0,\"CacheGroup\":null,\"HashProfile\":"
+                + profile + "}", services.substring(0, services.indexOf("},{") + 1));
+        assertFalse(http.get("/services").body().contains("engine-a"), "the Python Conductor's JSON list is its own");
+    }
+}
