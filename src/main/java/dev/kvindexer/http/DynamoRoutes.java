@@ -93,6 +93,30 @@ final class DynamoRoutes {
         ask(ctx, partition, hashes);
     }
 
+    /**
+     * Dynamo's remote-indexer lookup (SPEC §11.1): the router sends every device-tier lookup here and reads the match
+     * tier by tier, in blocks. Keyed by {@code routing_group} alone; any other member is ignored.
+     */
+    void queryTieredByHash(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        long[] hashes = body.i64Array("block_hashes");
+        String model = body.requiredString("model_name");
+        String group = body.stringWithDefault("routing_group");
+        String tenant = group == null ? PartitionKey.DEFAULT_TENANT : group;
+        PartitionEntry partition = node.registry().partition(new PartitionKey(model, tenant))
+                .orElseThrow(() -> noIndexer(model, tenant));
+        PartitionBus.<PartitionMessages.TieredReply>request(vertx.eventBus(), partition.address(),
+                        new PartitionMessages.TieredQuery(hashes))
+                .onComplete(ar -> {
+                    if (ar.succeeded()) {
+                        Responses.json(ctx, 200, TieredJson.render(ar.result().body()));
+                    } else {
+                        Responses.error(ctx, ar.cause() instanceof io.vertx.core.eventbus.ReplyException
+                                ? noIndexer(model, tenant) : ar.cause());
+                    }
+                });
+    }
+
     private PartitionEntry partition(JsonRequest body) {
         String model = body.requiredString("model_name");
         String group = group(body);

@@ -120,6 +120,7 @@ public final class HttpVerticle extends VerticleBase {
                 conductor::register);
         sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c),
                 conductor::unregister);
+        postJson(router, "/query_tiered_by_hash", DEFAULT_BODY_LIMIT, false, dynamo::queryTieredByHash);
         postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(vertx, node)::post);
         router.post("/reopen_logs").handler(BodyHandler.create(false).setBodyLimit(DEFAULT_BODY_LIMIT)).handler(ctx -> {
             if (accessLog != null) {

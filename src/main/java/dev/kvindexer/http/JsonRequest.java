@@ -175,6 +175,17 @@ public final class JsonRequest {
         return s;
     }
 
+    /**
+     * A string member that may be left out but not sent as null, as Rust reads a non-optional string with a default:
+     * null when absent.
+     */
+    String stringWithDefault(String field) {
+        if (body.containsKey(field) && body.getValue(field) == null) {
+            throw HttpError.shape("`" + field + "`: invalid type: null, expected a string");
+        }
+        return optionalString(field);
+    }
+
     /** A string member, or null when absent. */
     public String optionalString(String field) {
         Object v = body.getValue(field);
@@ -261,6 +272,20 @@ public final class JsonRequest {
     /** An array of 64-bit hashes: signed i64 as the reference sends them, unsigned values above 2^63 accepted too. */
     public long[] hashArray(String field) {
         return hashes(field, false);
+    }
+
+    /** Signed 64-bit integers only, as Dynamo's {@code Vec<i64>} reads them: a larger number is a shape error. */
+    long[] i64Array(String field) {
+        JsonArray arr = requiredArray(field);
+        long[] out = new long[arr.size()];
+        for (int i = 0; i < out.length; i++) {
+            Object v = arr.getValue(i);
+            if (!(v instanceof Integer) && !(v instanceof Long)) {
+                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + shown(v) + ", expected i64");
+            }
+            out[i] = ((Number) v).longValue();
+        }
+        return out;
     }
 
     /**

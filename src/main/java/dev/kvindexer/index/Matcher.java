@@ -1,5 +1,9 @@
 package dev.kvindexer.index;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
 /**
  * The query walk (SPEC §6.7 exact device match, then §6.8 lower-tier extension). Scratch arrays are reused
  * between queries because the index is single-threaded; only the answer's two columns are allocated.
@@ -133,7 +137,88 @@ final class Matcher {
         }
     }
 
+    /**
+     * The walk of {@link #match} kept tier by tier (SPEC §11.1): device depths, then per existing lower-tier index
+     * the extension of every owner in its continuation, zeros included.
+     */
+    TieredMatch matchTiered(long[] localHashes) {
+        ensureCapacity(owners.idLimit(), Math.max(localHashes.length, 1));
+        List<TieredMatch.Tier> tiers = new ArrayList<>();
+        TieredMatch.Owners device;
+        if (localHashes.length == 0) {
+            device = columns(new int[0], new int[0]);
+            for (int slot = 0; slot < LowerTiers.COUNT; slot++) {
+                if (lower[slot] != null) {
+                    tiers.add(new TieredMatch.Tier(LowerTiers.tier(slot), device));
+                }
+            }
+            return new TieredMatch(device, tiers);
+        }
+        walkDevice(localHashes, true);
+        int[] ids = new int[touchedCount];
+        int[] blocks = new int[touchedCount];
+        int n = 0;
+        for (int i = 0; i < touchedCount; i++) {
+            int id = touched[i];
+            if (gpu[id] > 0 && !owners.byId(id).store) {
+                ids[n] = id;
+                blocks[n++] = gpu[id];
+            }
+        }
+        device = columns(Arrays.copyOf(ids, n), Arrays.copyOf(blocks, n));
+        extendLower(localHashes, (slot, tierExt) -> {
+            int[] tierIds = new int[touchedCount];
+            int[] hits = new int[touchedCount];
+            int k = 0;
+            for (int i = 0; i < touchedCount; i++) {
+                int id = touched[i];
+                if (!owners.byId(id).store) {
+                    tierIds[k] = id;
+                    hits[k++] = tierExt[id];
+                }
+            }
+            tiers.add(new TieredMatch.Tier(LowerTiers.tier(slot), columns(Arrays.copyOf(tierIds, k),
+                    Arrays.copyOf(hits, k))));
+        });
+        reset();
+        return new TieredMatch(device, tiers);
+    }
+
+    /** Owner ids and their counts as sorted (worker, rank) columns. */
+    private TieredMatch.Owners columns(int[] ids, int[] counts) {
+        Integer[] order = new Integer[ids.length];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> {
+            Owner x = owners.byId(ids[a]);
+            Owner y = owners.byId(ids[b]);
+            int c = Long.compareUnsigned(x.workerId, y.workerId);
+            return c != 0 ? c : Integer.compare(x.dpRank, y.dpRank);
+        });
+        long[] workers = new long[ids.length];
+        int[] ranks = new int[ids.length];
+        int[] sorted = new int[ids.length];
+        for (int i = 0; i < order.length; i++) {
+            Owner o = owners.byId(ids[order[i]]);
+            workers[i] = o.workerId;
+            ranks[i] = o.dpRank;
+            sorted[i] = counts[order[i]];
+        }
+        return new TieredMatch.Owners(workers, ranks, sorted);
+    }
+
+    /** Sees each lower-tier index's extensions once its slot is walked (tiered answers only). */
+    @FunctionalInterface
+    private interface TierRecorder {
+        void tier(int slot, int[] tierExt);
+    }
+
     private void extendLower(long[] localHashes) {
+        extendLower(localHashes, null);
+    }
+
+    private void extendLower(long[] localHashes, TierRecorder recorder) {
         // Owners with a device score continue from their own engine hash at their matched depth.
         for (int i = 0; i < touchedCount; i++) {
             int id = touched[i];
@@ -143,7 +228,13 @@ final class Matcher {
         }
         for (int slot = 0; slot < LowerTiers.COUNT; slot++) {
             LowerTierIndex t = lower[slot];
-            if (t == null || t.edgeCount() == 0) {
+            if (t == null) {
+                continue;
+            }
+            if (t.edgeCount() == 0) {
+                if (recorder != null) {
+                    recorder.tier(slot, ext[slot]);
+                }
                 continue;
             }
             LowerEdge rootEdge = t.rootEdge(localHashes[0]);
@@ -171,6 +262,9 @@ final class Matcher {
                     contPos[id] = pos + k;
                     contLast[id] = lastOut[0];
                 }
+            }
+            if (recorder != null) {
+                recorder.tier(slot, tierExt);
             }
         }
     }
@@ -212,14 +306,22 @@ final class Matcher {
             if (d > 0 && !o.store) {
                 out.add(o.workerId, o.dpRank, g, c, d);
             }
+        }
+        reset();
+        return out.build();
+    }
+
+    /** Leaves the scratch arrays zero for the next query, touching only what this one touched. */
+    private void reset() {
+        for (int i = 0; i < touchedCount; i++) {
+            int id = touched[i];
             gpu[id] = 0;
-            host[id] = 0;
-            disk[id] = 0;
-            external[id] = 0;
+            for (int[] tierExt : ext) {
+                tierExt[id] = 0;
+            }
             inCont[id] = false;
         }
         touchedCount = 0;
-        return out.build();
     }
 
     private void touch(int id) {

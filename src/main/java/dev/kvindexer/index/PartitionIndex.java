@@ -180,6 +180,14 @@ public final class PartitionIndex {
     }
 
     /**
+     * The walk of {@link #match(long[])} tier by tier, for Dynamo's {@code /query_tiered_by_hash} (SPEC §11.1). Only
+     * blocks stored with their tokens take part: the Dynamo router asks by local hash.
+     */
+    public TieredMatch matchTiered(long[] localHashes) {
+        return matcher.matchTiered(localHashes);
+    }
+
+    /**
      * The rolling sequence hashes of a prompt's local hashes when blocks stored without tokens need them for a
      * query, else null: compute them once and hand them to {@link #matchOwners} and
      * {@link #sharedReach(long[], long[])}.

@@ -29,6 +29,8 @@ public final class LocalCodec<T> implements MessageCodec<T, T> {
         register(bus, PartitionMessages.Recovered.class);
         register(bus, PartitionMessages.Query.class);
         register(bus, PartitionMessages.QueryReply.class);
+        register(bus, PartitionMessages.TieredQuery.class);
+        register(bus, PartitionMessages.TieredReply.class);
         register(bus, PartitionMessages.ApplyStandardEvents.class);
         register(bus, PartitionMessages.StandardEventsApplied.class);
         register(bus, PartitionMessages.Dump.class);

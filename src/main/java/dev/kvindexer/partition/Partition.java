@@ -284,6 +284,10 @@ public final class Partition {
         }
     }
 
+    public PartitionMessages.TieredReply tieredQuery(PartitionMessages.TieredQuery query) {
+        return new PartitionMessages.TieredReply(index.blockSize(), index.matchTiered(query.localHashes()));
+    }
+
     public PartitionMessages.QueryReply query(PartitionMessages.Query query) {
         long[] local = query.sequenceHashes() ? index.localHashesOfSequence(query.hashes()) : query.hashes();
         long[] seq = query.sequenceHashes() ? query.hashes() : index.sequenceHashesFor(local);

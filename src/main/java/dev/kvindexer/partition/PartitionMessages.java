@@ -5,6 +5,7 @@ import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.OwnerMatches;
+import dev.kvindexer.index.TieredMatch;
 import java.util.List;
 
 /** The messages a partition actor accepts and answers, all immutable and sent with local codecs. */
@@ -62,6 +63,13 @@ public final class PartitionMessages {
         public List<OwnerMatch> matches() {
             return owners.toList();
         }
+    }
+
+    /** A prompt's local hashes, to be matched tier by tier (Dynamo's /query_tiered_by_hash). */
+    public record TieredQuery(long[] localHashes) {
+    }
+
+    public record TieredReply(int blockSize, TieredMatch match) {
     }
 
     /** One event of a peer's dump, for the owner (worker, dp_rank) that held it. */

@@ -43,6 +43,8 @@ public final class PartitionVerticle extends VerticleBase {
             msg.reply(Boolean.TRUE);
         } else if (body instanceof PartitionMessages.Query) {
             msg.reply(partition.query((PartitionMessages.Query) body));
+        } else if (body instanceof PartitionMessages.TieredQuery q) {
+            msg.reply(partition.tieredQuery(q));
         } else if (body instanceof PartitionMessages.OpenStream) {
             partition.openStream((PartitionMessages.OpenStream) body);
             msg.reply(Boolean.TRUE);

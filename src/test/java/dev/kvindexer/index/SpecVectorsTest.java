@@ -6,6 +6,7 @@ import static dev.kvindexer.index.IndexFixture.store;
 import static dev.kvindexer.index.IndexFixture.storeUnder;
 import static dev.kvindexer.index.IndexFixture.tiers;
 import static dev.kvindexer.index.IndexFixture.w;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -156,5 +157,38 @@ class SpecVectorsTest {
         assertEquals(new TierBreakdown.InstanceBreakdown(8, 8, 8, new int[] {0}, new long[] {8}, 8, 8),
                 b.instance(8));
         assertEquals(2, b.instances().size());
+    }
+
+    /** SPEC §11.1: the same setup answered tier by tier, as Dynamo's /query_tiered_by_hash renders it. */
+    @Test
+    void t7TieredAsTheRemoteIndexerAsksForIt() {
+        PartitionIndex index = new PartitionIndex(4);
+        long[] dev = {HV12[0], HV12[1]};
+        long[] loc = {11, 12};
+        index.store(8, 0, StorageTier.DEVICE, false, 0, dev, loc);
+        index.store(7, 0, StorageTier.DEVICE, false, 0, dev, loc);
+        index.store(7, 0, StorageTier.HOST_PINNED, true, HV12[1], new long[] {HV12[2]}, new long[] {13});
+
+        TieredMatch t = index.matchTiered(new long[] {11, 12, 13});
+        assertArrayEquals(new long[] {7, 8}, t.device().workers(), "sorted by worker id");
+        assertArrayEquals(new int[] {2, 2}, t.device().blocks(), "device depth in blocks");
+        assertEquals(1, t.lowerTiers().size(), "only the tier that has an index");
+        TieredMatch.Tier host = t.lowerTiers().get(0);
+        assertEquals(StorageTier.HOST_PINNED, host.tier());
+        assertArrayEquals(new long[] {7, 8}, host.hits().workers());
+        assertArrayEquals(new int[] {1, 0}, host.hits().blocks(), "every owner of the continuation, zeros included");
+
+        TieredMatch cold = index.matchTiered(new long[] {99});
+        assertEquals(0, cold.device().size());
+        assertEquals(0, cold.lowerTiers().get(0).hits().size(), "an empty continuation still lists the tier");
+        assertEquals(Map.of("7:0", 3, "8:0", 2), scoresWithTiers(index), "a tiered query leaves nothing behind");
+    }
+
+    private static Map<String, Integer> scoresWithTiers(PartitionIndex index) {
+        Map<String, Integer> out = new java.util.TreeMap<>();
+        for (OwnerMatch m : index.match(new long[] {11, 12, 13})) {
+            out.put(m.workerId() + ":" + m.dpRank(), m.diskBlocks());
+        }
+        return out;
     }
 }

@@ -1,0 +1,108 @@
+package dev.kvindexer.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.sim.BatchEncoder;
+import dev.kvindexer.sim.EngineEvent;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.TestPublisher;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the newest Dynamo router asks of a remote indexer (SPEC §11.1, conformance rows D1a–D1c), against a running
+ * node fed over real ZMQ: the T7 setup of SPEC §6.10 with the blocks' real local hashes.
+ */
+class DynamoConformanceTest {
+    private static final Duration WAIT = Duration.ofSeconds(15);
+    private IndexerNode node;
+    private HttpJson http;
+    private TestPublisher w7;
+    private TestPublisher w8;
+
+    @BeforeEach
+    void start() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        http = new HttpJson(node.httpPort());
+        w7 = new TestPublisher();
+        w8 = new TestPublisher();
+    }
+
+    @AfterEach
+    void stop() {
+        w7.close();
+        w8.close();
+        node.close();
+    }
+
+    private void register(long instance, TestPublisher pub) {
+        HttpResponse<String> r = http.post("/register", new JsonObject().put("instance_id", instance)
+                .put("endpoint", pub.endpoint()).put("model_name", "test-model").put("block_size", 4).encode());
+        assertEquals(201, r.statusCode(), r.body());
+        pub.awaitSubscriber();
+    }
+
+    private static byte[] batch(EngineEvent... events) {
+        return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, Arrays.asList(events), 0);
+    }
+
+    @Test
+    void d1TheRemoteIndexersTieredLookup() {
+        register(7, w7);
+        register(8, w8);
+        int[] tokens = IntStream.rangeClosed(1, 12).toArray();
+        EngineEvent device = new EngineEvent.Store(new long[] {101, 102}, null, Arrays.copyOf(tokens, 8), 4, "GPU", null);
+        w7.publish("", 0, batch(device, new EngineEvent.Store(new long[] {103}, 102L,
+                Arrays.copyOfRange(tokens, 8, 12), 4, "CPU", null)));
+        w8.publish("", 0, batch(device));
+        long[] local = BlockHasher.localHashes(tokens, 4, BlockHasher.BASE_SEED);
+        JsonObject query = new JsonObject().put("block_hashes", new JsonArray(Arrays.stream(local).boxed().toList()))
+                .put("model_name", "test-model").put("routing_group", "default");
+        String expected = "{\"block_size\":4,\"tiered\":{\"device\":{\"scores\":[[{\"worker_id\":7,\"dp_rank\":0},2],"
+                + "[{\"worker_id\":8,\"dp_rank\":0},2]],\"frequencies\":[]},\"lower_tier\":[[\"host_pinned\",{\"hits\":"
+                + "[[{\"worker_id\":7,\"dp_rank\":0},1],[{\"worker_id\":8,\"dp_rank\":0},0]]}]]}}";
+        Await.equal("D1a: the body of SPEC 11.1", WAIT, expected,
+                () -> http.post("/query_tiered_by_hash", query.encode()).body());
+        HttpResponse<String> salted = http.post("/query_tiered_by_hash", query.copy().put("cache_salt", "s").encode());
+        assertEquals(200, salted.statusCode(), "D1c: cache_salt is ignored here");
+        assertEquals(expected, salted.body());
+        JsonObject tenantOnly = query.copy().put("tenant_id", "other");
+        tenantOnly.remove("routing_group");
+        assertEquals(expected, http.post("/query_tiered_by_hash", tenantOnly.encode()).body(),
+                "no routing_group: the default group; tenant_id is ignored");
+        assertEquals(422, http.post("/query_tiered_by_hash", query.copy().putNull("routing_group").encode()).statusCode(),
+                "a routing_group sent as null is no string");
+
+        HttpResponse<String> unknown = http.post("/query_tiered_by_hash", query.copy().put("model_name", "x").encode());
+        assertEquals(404, unknown.statusCode());
+        assertEquals("{\"error\":\"no indexer for model=x routing_group=default\"}", unknown.body(), "D1b");
+        HttpResponse<String> tooLarge = http.post("/query_tiered_by_hash", "{\"block_hashes\":[9223372036854775808],"
+                + "\"model_name\":\"test-model\"}");
+        assertEquals(422, tooLarge.statusCode(), "block hashes are i64: " + tooLarge.body());
+        assertEquals(415, http.post("/query_tiered_by_hash", query.encode(), "text/plain").statusCode());
+    }
+
+    @Test
+    void aPartitionWithNoLowerTierAnswersAnEmptyList() {
+        register(7, w7);
+        w7.publish("", 0, batch(new EngineEvent.Store(new long[] {1}, null, new int[] {5, 6, 7, 8}, 4, "GPU", null)));
+        long[] local = BlockHasher.localHashes(new int[] {5, 6, 7, 8}, 4, BlockHasher.BASE_SEED);
+        String body = new JsonObject().put("block_hashes", new JsonArray(List.of(local[0])))
+                .put("model_name", "test-model").encode();
+        Await.equal("a device-only partition", WAIT, "{\"block_size\":4,\"tiered\":{\"device\":{\"scores\":"
+                + "[[{\"worker_id\":7,\"dp_rank\":0},1]],\"frequencies\":[]},\"lower_tier\":[]}}",
+                () -> http.post("/query_tiered_by_hash", body).body());
+    }
+}
