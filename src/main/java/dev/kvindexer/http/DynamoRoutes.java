@@ -47,7 +47,7 @@ final class DynamoRoutes {
             throw new HttpError(400, "invalid ZMQ endpoint `" + endpoint + "`: " + reason);
         }
         if (replay != null && (reason = ZmqEndpoint.invalidReason(replay)) != null) {
-            throw new HttpError(400, "invalid replay endpoint `" + replay + "`: " + reason);
+            throw new HttpError(400, "invalid replay endpoint `" + replay + "`: invalid ZMQ endpoint `" + replay + "`: " + reason);
         }
         if (blockSize == 0) {
             throw new HttpError(400, "block_size must be positive");

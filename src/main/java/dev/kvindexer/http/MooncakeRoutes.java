@@ -97,7 +97,7 @@ final class MooncakeRoutes {
             throw invalid(code, "invalid ZMQ endpoint `" + endpoint + "`: " + reason, "endpoint");
         }
         if (replay != null && (reason = ZmqEndpoint.invalidReason(replay)) != null) {
-            throw invalid(code, "invalid replay endpoint `" + replay + "`: " + reason, "replay_endpoint");
+            throw invalid(code, "invalid replay endpoint `" + replay + "`: invalid ZMQ endpoint `" + replay + "`: " + reason, "replay_endpoint");
         }
         long id = InstanceIds.of(instance);
         String name = InstanceIds.isCanonicalDecimal(instance) ? null : instance;

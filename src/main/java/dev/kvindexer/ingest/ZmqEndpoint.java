@@ -1,8 +1,8 @@
 package dev.kvindexer.ingest;
 
 /**
- * ZMQ endpoint validation as the reference's {@code validate_endpoint} (SPEC §7.12), plus the SPEC's
- * recommended port-range and non-empty-path checks.
+ * ZMQ endpoint validation exactly as Dynamo's {@code validate_endpoint} (SPEC §11.2): the same accepted forms, the same
+ * first failing step and the same reason texts, so a registration gets the answer Dynamo would give.
  */
 public final class ZmqEndpoint {
     private ZmqEndpoint() {
@@ -15,38 +15,53 @@ public final class ZmqEndpoint {
             return "missing scheme";
         }
         String scheme = endpoint.substring(0, sep);
-        String rest = endpoint.substring(sep + 3);
+        String address = endpoint.substring(sep + 3);
+        if (address.isEmpty()) {
+            return "missing address";
+        }
         switch (scheme) {
             case "ipc":
             case "inproc":
-                return rest.isEmpty() ? "missing " + scheme + " path" : null;
+                return null;
             case "tcp":
-                return tcpReason(rest);
+                return tcpReason(address);
             default:
-                return "unsupported scheme " + scheme;
+                return "unsupported scheme `" + scheme + "`";
         }
     }
 
-    private static String tcpReason(String hostPort) {
-        int colon = hostPort.lastIndexOf(':');
-        int bracket = hostPort.lastIndexOf(']');
-        if (colon < 0 || colon < bracket) {
+    private static String tcpReason(String address) {
+        int colon = address.lastIndexOf(':');
+        if (colon < 0) {
             return "missing TCP port";
         }
-        String host = hostPort.substring(0, colon);
-        String port = hostPort.substring(colon + 1);
-        if (host.isEmpty() || host.equals("[]")) {
+        String host = address.substring(0, colon);
+        if (host.isEmpty()) {
             return "missing TCP host";
         }
-        if (host.startsWith("[") != host.endsWith("]")) {
-            return "malformed IPv6 host " + host;
+        if (host.startsWith("[")) {
+            if (!host.endsWith("]")) {
+                return "missing closing `]`";
+            }
+        } else if (host.indexOf(':') >= 0) {
+            return "missing TCP port"; // an IPv6 address without brackets
         }
-        if (port.isEmpty()) {
-            return "missing TCP port";
+        String portError = u16Error(address.substring(colon + 1));
+        return portError == null ? null : "invalid TCP port: " + portError;
+    }
+
+    /** Why Rust's {@code u16::from_str} refuses {@code text}, in its words, or null when it parses. */
+    private static String u16Error(String text) {
+        String digits = text.startsWith("+") ? text.substring(1) : text;
+        if (text.isEmpty()) {
+            return "cannot parse integer from empty string";
         }
-        if (port.length() > 5 || !port.chars().allMatch(c -> c >= '0' && c <= '9')
-                || Integer.parseInt(port) > 65535) {
-            return "invalid TCP port " + port;
+        if (digits.isEmpty() || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return "invalid digit found in string";
+        }
+        String significant = digits.replaceFirst("^0+(?=.)", "");
+        if (significant.length() > 5 || Integer.parseInt(significant) > 65535) {
+            return "number too large to fit in target type";
         }
         return null;
     }

@@ -95,6 +95,20 @@ class DynamoConformanceTest {
     }
 
     @Test
+    void d2d3EndpointsAreCheckedAsDynamoChecksThem() {
+        String base = "{\"instance_id\":1,\"endpoint\":\"tcp://::1:5557\",\"model_name\":\"m\",\"block_size\":16}";
+        HttpResponse<String> d2 = http.post("/register", base);
+        assertEquals(400, d2.statusCode());
+        assertEquals("{\"error\":\"invalid ZMQ endpoint `tcp://::1:5557`: missing TCP port\"}", d2.body());
+        HttpResponse<String> d3 = http.post("/register", base.replace("tcp://::1:5557", "tcp://127.0.0.1:1")
+                .replace("}", ",\"replay_endpoint\":\"udp://h:1\"}"));
+        assertEquals(400, d3.statusCode());
+        assertEquals("{\"error\":\"invalid replay endpoint `udp://h:1`: invalid ZMQ endpoint `udp://h:1`: "
+                + "unsupported scheme `udp`\"}", d3.body());
+        assertEquals("[]", http.get("/workers").body(), "refused registrations change nothing");
+    }
+
+    @Test
     void aPartitionWithNoLowerTierAnswersAnEmptyList() {
         register(7, w7);
         w7.publish("", 0, batch(new EngineEvent.Store(new long[] {1}, null, new int[] {5, 6, 7, 8}, 4, "GPU", null)));

@@ -91,7 +91,7 @@ class DynamoHttpTest {
         assertError(http.post("/register", register(1, 0, "v", "t", 4).replace("tcp://127.0.0.1:1", "tcp://host")),
                 400, "invalid ZMQ endpoint `tcp://host`: missing TCP port");
         assertError(http.post("/register", register(1, 0, "v", "t", 4).replace("}", ",\"replay_endpoint\":\"udp://h:1\"}")),
-                400, "invalid replay endpoint `udp://h:1`: unsupported scheme udp");
+                400, "invalid replay endpoint `udp://h:1`: invalid ZMQ endpoint `udp://h:1`: unsupported scheme `udp`");
         assertError(http.post("/register", register(1, 0, "v", "t", 0)), 400, "block_size must be positive");
         assertEquals("[]", http.get("/workers?model_name=v").body(), "rejected registrations change nothing");
     }
