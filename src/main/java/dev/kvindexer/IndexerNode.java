@@ -135,7 +135,7 @@ public final class IndexerNode {
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         ConductorRegistrar conductor = new ConductorRegistrar(await(Conductor.deploy(vertx)), ingest);
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
-                ingest, config.testEndpoints(), gate, membership, accessLog, meters, conductor);
+                ingest, config.testEndpoints(), gate, membership, accessLog, meters, conductor, config.tenantFallback());
         return new IndexerNode(vertx, ingest, services, clusterRegistrar,
                 manager == null ? null : manager.getHazelcastInstance());
     }

@@ -57,13 +57,20 @@ public final class ServeCommand implements Callable<Integer> {
             + "default: ${DEFAULT-VALUE}).")
     String modelName;
 
-    @Option(names = "--tenant-id", description = "Tenant of the --workers (env KVINDEXER_TENANT_ID; "
-            + "default: ${DEFAULT-VALUE}).")
+    /** Hidden, as Dynamo hides it. */
+    @Option(names = "--tenant-id", hidden = true, description = "Ignored; with --tenant-fallback the group of the "
+            + "--workers when --routing-group is absent (env KVINDEXER_TENANT_ID; default: ${DEFAULT-VALUE}).")
     String tenantId;
 
-    @Option(names = "--routing-group", description = "Group of the --workers; wins over --tenant-id "
-            + "(env KVINDEXER_ROUTING_GROUP; default: none).")
+    @Option(names = "--routing-group", description = "Group of the --workers "
+            + "(env KVINDEXER_ROUTING_GROUP; default: default).")
     String routingGroup;
+
+    @Option(names = "--tenant-fallback", fallbackValue = "true", arity = "0..1",
+            description = "Older Dynamo group rule: tenant_id names the group when routing_group is absent (requests "
+                    + "and --tenant-id) and GET /workers echoes it; off, tenant_id is ignored as Dynamo ignores it "
+                    + "(env KVINDEXER_TENANT_FALLBACK; default: ${DEFAULT-VALUE}).")
+    boolean tenantFallback;
 
     @Option(names = "--peers", description = "Comma-separated peer indexer URLs for startup recovery "
             + "(env KVINDEXER_PEERS; default: none).")
@@ -167,11 +174,11 @@ public final class ServeCommand implements Callable<Integer> {
 
     ServeConfig config() {
         ServeConfig config = new ServeConfig(host, port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize,
-                modelName, routingGroup != null ? routingGroup : tenantId, commaList(peers),
+                modelName, workersGroup(), commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
         config = config.withSecurity(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
-                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes);
+                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes).withTenantFallback(tenantFallback);
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
         }
@@ -180,6 +187,13 @@ public final class ServeCommand implements Callable<Integer> {
         }
         return config.withCluster(new ClusterSettings(clusterName, commaList(clusterMembers), clusterHost, clusterPort,
                 advertiseUrl, clusterConfig, Duration.ofSeconds(clusterReconcileInterval), clusterBusPort));
+    }
+
+    private String workersGroup() {
+        if (routingGroup != null) {
+            return routingGroup;
+        }
+        return tenantFallback && tenantId != null ? tenantId : "default";
     }
 
     private static List<String> commaList(String value) {

@@ -84,7 +84,8 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--model-name", defaultValue = "default", description = "Model registered with --register (default: ${DEFAULT-VALUE}).")
     String modelName;
 
-    @Option(names = "--tenant-id", defaultValue = "default", description = "Tenant registered with --register (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"--routing-group", "--tenant-id"}, defaultValue = "default",
+            description = "Routing group registered with --register (default: ${DEFAULT-VALUE}).")
     String tenantId;
 
     @Option(names = "--instance-id-base", defaultValue = "1", description = "Instance id of engine 0; engine i gets base + i (default: ${DEFAULT-VALUE}).")
@@ -203,7 +204,7 @@ public final class SimulateCommand implements Callable<Integer> {
             for (int t : first) {
                 tokens.add(Integer.toUnsignedLong(t));
             }
-            String body = new io.vertx.core.json.JsonObject().put("model_name", modelName).put("tenant_id", tenantId)
+            String body = new io.vertx.core.json.JsonObject().put("model_name", modelName).put("routing_group", tenantId)
                     .put("token_ids", tokens).encode();
             java.nio.file.Files.writeString(sampleQuery, body);
             System.out.println("sample /query body (" + first.length + " tokens) written to " + sampleQuery);

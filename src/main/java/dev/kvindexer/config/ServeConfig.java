@@ -18,12 +18,14 @@ import java.util.List;
  * @param http          idle and request timeouts of HTTP connections
  * @param maxEventBytes largest ZMQ message taken from a publisher; a larger one is a decode error and its connection
  *                      is dropped before the message is buffered
+ * @param tenantFallback the Dynamo API's older group rule: {@code tenant_id} names the group when
+ *                       {@code routing_group} is absent, and {@code /workers} echoes it (off: tenant_id is ignored)
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
                           boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster,
                           AccessLogSettings accessLog, SecuritySettings security, HttpLimits http,
-                          long maxEventBytes) {
+                          long maxEventBytes, boolean tenantFallback) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
@@ -32,37 +34,42 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
                        Integer blockSize, String modelName, String tenantId, List<String> peers,
                        boolean testEndpoints, int minInitialWorkers) {
         this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
-                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES);
+                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES, false);
     }
 
     public ServeConfig withCluster(ClusterSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes);
+                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, tenantFallback);
     }
 
     public ServeConfig withAccessLog(AccessLogSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes);
+                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, tenantFallback);
     }
 
     public ServeConfig withSecurity(SecuritySettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes);
+                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, tenantFallback);
     }
 
     public ServeConfig withHttpLimits(HttpLimits limits) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, tenantFallback);
     }
 
     public ServeConfig withPeers(List<String> urls) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, urls,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, tenantFallback);
     }
 
     public ServeConfig withMaxEventBytes(long bytes) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, tenantFallback);
+    }
+
+    public ServeConfig withTenantFallback(boolean on) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, on);
     }
 
     public boolean clustered() {

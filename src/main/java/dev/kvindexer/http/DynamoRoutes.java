@@ -25,10 +25,18 @@ final class DynamoRoutes {
         this.node = node;
     }
 
-    /** routing_group wins over tenant_id (SPEC §1.2); null when neither is given. */
-    static String group(JsonRequest body) {
-        String g = body.optionalString("routing_group");
-        return g != null ? g : body.optionalString("tenant_id");
+    /**
+     * The group of a /register or /query body (SPEC §11.3, §11.4): routing_group, "default" when absent. Both it and
+     * tenant_id must be strings when present (null is a shape error, as serde reads a string with a default);
+     * tenant_id is otherwise ignored unless the node keeps the old fallback.
+     */
+    private String group(JsonRequest body) {
+        String group = body.stringWithDefault("routing_group");
+        String tenant = body.stringWithDefault("tenant_id");
+        if (group == null && node.tenantFallback()) {
+            group = tenant;
+        }
+        return group == null ? PartitionKey.DEFAULT_TENANT : group;
     }
 
     void register(RoutingContext ctx) {
@@ -52,7 +60,7 @@ final class DynamoRoutes {
         if (blockSize == 0) {
             throw new HttpError(400, "block_size must be positive");
         }
-        PartitionKey key = new PartitionKey(model, group == null ? PartitionKey.DEFAULT_TENANT : group);
+        PartitionKey key = new PartitionKey(model, group);
         RegisterRequest request = new RegisterRequest(instanceId, dpRank, endpoint, replay, key, blockSize);
         Responses.ok(ctx, node.registrar().register(request), 201);
     }
@@ -61,24 +69,31 @@ final class DynamoRoutes {
         JsonRequest body = JsonRequest.of(ctx);
         long instanceId = body.requiredU64("instance_id");
         String model = body.requiredString("model_name");
-        String group = group(body);
+        // Both optional here, null meaning absent; without a group the instance goes wherever it is, every rank.
+        String group = body.optionalString("routing_group");
+        String tenant = body.optionalString("tenant_id");
         Integer dpRank = body.optionalRank("dp_rank");
+        if (node.tenantFallback()) {
+            group = group != null ? group : tenant;
+        } else if (group == null) {
+            dpRank = null;
+        }
         Responses.ok(ctx, node.registrar().unregister(instanceId, model, group, dpRank), 200);
     }
 
     void workers(RoutingContext ctx) {
         String model = ctx.queryParams().get("model_name");
         String group = ctx.queryParams().get("routing_group");
-        if (group == null) {
+        if (group == null && node.tenantFallback()) {
             group = ctx.queryParams().get("tenant_id");
         }
-        Responses.json(ctx, 200, WorkersJson.render(node.registry().workers(model, group)));
+        Responses.json(ctx, 200, WorkersJson.render(node.registry().workers(model, group), node.tenantFallback()));
     }
 
     void query(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
         int[] tokens = body.u32Array("token_ids");
-        PartitionEntry partition = partition(body);
+        PartitionEntry partition = partition(body.requiredString("model_name"), group(body));
         long seed = BlockHasher.seedFor(body.optionalString("lora_name"), body.optionalString("cache_salt"));
         long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
         ask(ctx, partition, hashes);
@@ -86,11 +101,15 @@ final class DynamoRoutes {
 
     void queryByHash(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
-        long[] hashes = body.hashArray("block_hashes");
-        PartitionEntry partition = partition(body);
-        // v1.2 behaviour: cache_salt is parsed and ignored; the hashes must already carry it.
-        body.optionalString("cache_salt");
-        ask(ctx, partition, hashes);
+        long[] hashes = body.i64Array("block_hashes");
+        String model = body.requiredString("model_name");
+        String group = group(body);
+        // Checked before the partition: a salted lookup is refused even for a model nobody registered.
+        if (body.optionalString("cache_salt") != null) {
+            throw new HttpError(400, "cache_salt is not accepted by /query_by_hash; "
+                    + "block_hashes must already include the intended cache salt");
+        }
+        ask(ctx, partition(model, group), hashes);
     }
 
     /**
@@ -103,8 +122,7 @@ final class DynamoRoutes {
         String model = body.requiredString("model_name");
         String group = body.stringWithDefault("routing_group");
         String tenant = group == null ? PartitionKey.DEFAULT_TENANT : group;
-        PartitionEntry partition = node.registry().partition(new PartitionKey(model, tenant))
-                .orElseThrow(() -> noIndexer(model, tenant));
+        PartitionEntry partition = partition(model, tenant);
         PartitionBus.<PartitionMessages.TieredReply>request(vertx.eventBus(), partition.address(),
                         new PartitionMessages.TieredQuery(hashes))
                 .onComplete(ar -> {
@@ -117,12 +135,8 @@ final class DynamoRoutes {
                 });
     }
 
-    private PartitionEntry partition(JsonRequest body) {
-        String model = body.requiredString("model_name");
-        String group = group(body);
-        String tenant = group == null ? PartitionKey.DEFAULT_TENANT : group;
-        return node.registry().partition(new PartitionKey(model, tenant))
-                .orElseThrow(() -> noIndexer(model, tenant));
+    private PartitionEntry partition(String model, String group) {
+        return node.registry().partition(new PartitionKey(model, group)).orElseThrow(() -> noIndexer(model, group));
     }
 
     private static HttpError noIndexer(String model, String tenant) {

@@ -281,7 +281,7 @@ public final class JsonRequest {
         for (int i = 0; i < out.length; i++) {
             Object v = arr.getValue(i);
             if (!(v instanceof Integer) && !(v instanceof Long)) {
-                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + shown(v) + ", expected i64");
+                throw HttpError.shape(field + "[" + i + "]: " + serdeUnexpected(v) + ", expected i64");
             }
             out[i] = ((Number) v).longValue();
         }
@@ -313,6 +313,23 @@ public final class JsonRequest {
             }
         }
         return out;
+    }
+
+    /** What serde says of a JSON value a number type cannot take, e.g. {@code invalid type: string "1"}. */
+    private static String serdeUnexpected(Object v) {
+        if (v instanceof BigInteger b) {
+            return "invalid value: integer `" + b + "`";
+        }
+        if (v instanceof Number n) {
+            return "invalid type: floating point `" + n + "`";
+        }
+        if (v instanceof String str) {
+            return "invalid type: string " + io.vertx.core.json.Json.encode(str.length() > 64 ? str.substring(0, 64) : str);
+        }
+        if (v instanceof Boolean b) {
+            return "invalid type: boolean `" + b + "`";
+        }
+        return v == null ? "invalid type: null" : v instanceof JsonArray ? "invalid type: sequence" : "invalid type: map";
     }
 
     /**

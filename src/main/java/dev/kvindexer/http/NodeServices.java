@@ -24,11 +24,12 @@ import java.util.TreeSet;
  * @param accessLog     the access log, or null when none is configured
  * @param meters        HTTP, Vert.x, JVM and recovery measurements for /metrics
  * @param conductor     the C++ Mooncake Conductor's registrations and state (msgpack requests, SPEC §11)
+ * @param tenantFallback the Dynamo API takes tenant_id as the group when routing_group is absent, and echoes it
  */
 public record NodeServices(Registrar registrar, RegistrationService registrations, Registry registry, PeerSet peers,
                            EventCounters counters, Watermarks watermarks, ZmqIngest ingest, boolean testEndpoints,
                            ReadyGate gate, ClusterMembership membership, AccessLog accessLog,
-                           NodeMeters meters, ConductorRegistrar conductor) {
+                           NodeMeters meters, ConductorRegistrar conductor, boolean tenantFallback) {
 
     /** Why /ready answers 503: the startup gate is closed or ingest is recovering from a failure; null when ready. */
     public String notReadyReason() {

@@ -15,7 +15,8 @@ final class WorkersJson {
     private WorkersJson() {
     }
 
-    static String render(List<Registry.WorkerView> workers) {
+    /** {@code echoTenant}: also show the group as {@code tenant_id}, for clients of the older group rule. */
+    static String render(List<Registry.WorkerView> workers, boolean echoTenant) {
         StringBuilder sb = new StringBuilder("[");
         for (int w = 0; w < workers.size(); w++) {
             Registry.WorkerView v = workers.get(w);
@@ -43,7 +44,7 @@ final class WorkersJson {
                     .append(",\"source\":\"zmq\",\"status\":\"").append(ListenerState.aggregate(states).jsonName())
                     .append("\",\"model_name\":").append(Json.encode(v.key().modelName()))
                     .append(",\"routing_group\":").append(group)
-                    .append(",\"tenant_id\":").append(group)
+                    .append(echoTenant ? ",\"tenant_id\":" + group : "")
                     .append(",\"block_size\":").append(v.blockSize())
                     .append(",\"endpoints\":").append(endpoints).append('}')
                     .append(",\"listeners\":").append(listeners).append("}}");

@@ -31,7 +31,7 @@ public final class IndexerRegistrar {
                 .put("replay_endpoint", engine.replayEndpoint())
                 .put("model_name", modelName)
                 .put("block_size", engine.config().blockSize())
-                .put("tenant_id", tenantId);
+                .put("routing_group", tenantId);
     }
 
     /** Registers one rank; 201 (and 200) succeed, anything else throws with the indexer's answer. */

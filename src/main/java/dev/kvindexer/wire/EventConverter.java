@@ -141,16 +141,19 @@ final class EventConverter {
         return Outcome.APPENDED;
     }
 
-    /** SPEC §4.11 precedence: tagged extra_keys salt, then top-level cache_salt, then SGLang metadata. */
+    /**
+     * The reference's precedence: a top-level cache_salt that is not null, even empty, then the tagged extra_keys
+     * salt, then SGLang's metadata salt.
+     */
     private static String saltOf(RawEvent ev) {
+        if (ev.cacheSalt != null) {
+            return ev.cacheSalt;
+        }
         if (ev.extraKeys != null) {
             String s = ev.extraKeys.cacheSalt(ev.loraName);
             if (s != null) {
                 return s;
             }
-        }
-        if (ev.cacheSalt != null && !ev.cacheSalt.isEmpty()) {
-            return ev.cacheSalt;
         }
         return ev.metadataSalt;
     }

@@ -394,8 +394,8 @@ final class EventReader {
     }
 
     /**
-     * {@code extra_keys}: nil, or one entry per block, each nil or a list of items. String items and
-     * the first element of tuple items are kept; other shapes are ignored (an optional field).
+     * {@code extra_keys}: nil, or one entry per block, each nil or a list of items. String items and the identifier of
+     * {@code [identifier, offset]} pairs are kept; other shapes are ignored, where the reference drops the whole batch.
      */
     private void readExtraKeys(RawEvent ev) throws IOException {
         if (in.tryNil()) {
@@ -427,9 +427,12 @@ final class EventReader {
             items.add(new ExtraKeys.Item(in.string(), true));
         } else if (t == ValueType.ARRAY) {
             int len = in.arrayHeader();
-            if (len > 0 && in.peekType() == ValueType.STRING) {
-                items.add(new ExtraKeys.Item(in.string(), false));
-                in.skip(len - 1);
+            if (len == 2 && in.peekType() == ValueType.STRING) {
+                String identifier = in.string();
+                if (in.peekType() == ValueType.INTEGER) {
+                    items.add(new ExtraKeys.Item(identifier, false));
+                }
+                in.skip();
             } else {
                 in.skip(len);
             }

@@ -1,5 +1,7 @@
 package dev.kvindexer.wire;
 
+import dev.kvindexer.hash.BlockHasher;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -13,7 +15,7 @@ final class ExtraKeys {
     static final String SALT_PREFIX = "dynamo-cache-salt:";
     private static final int MM_DIGEST_LENGTH = 64;
 
-    /** A string item; {@code bare} false for the identifier of a tuple such as {@code (hash, offset)}. */
+    /** A string item; {@code bare} false for the identifier of an {@code (identifier, offset)} pair. */
     record Item(String value, boolean bare) {
     }
 
@@ -56,7 +58,11 @@ final class ExtraKeys {
         return null;
     }
 
-    /** The block's mm hashes (unsorted), or null when it has none. Items equal to the LoRA name are not mm. */
+    /**
+     * The block's mm hashes (unsorted), or null when it has none. A bare string is multimodal only as a vLLM digest
+     * that is not the LoRA name, since bare strings also carry LoRA names and salts; the pair shape marks its
+     * identifier as multimodal, so any non-empty one counts, hashed when it is no digest.
+     */
     long[] mmHashes(int block, String loraName) {
         if (block >= blocks.size()) {
             return null;
@@ -64,16 +70,22 @@ final class ExtraKeys {
         long[] out = null;
         int n = 0;
         for (Item item : blocks.get(block)) {
-            if (item.bare() && item.value().equals(loraName)) {
-                continue;
-            }
-            if (!isMmDigest(item.value())) {
+            String v = item.value();
+            long mm;
+            if (isMmDigest(v)) {
+                if (item.bare() && v.equals(loraName)) {
+                    continue;
+                }
+                mm = Long.parseUnsignedLong(v.substring(0, 16), 16);
+            } else if (!item.bare() && !v.isEmpty()) {
+                mm = BlockHasher.hashBytes(v.getBytes(StandardCharsets.UTF_8), 0L);
+            } else {
                 continue;
             }
             if (out == null) {
                 out = new long[blocks.get(block).size()];
             }
-            out[n++] = Long.parseUnsignedLong(item.value().substring(0, 16), 16);
+            out[n++] = mm;
         }
         return out == null ? null : Arrays.copyOf(out, n);
     }

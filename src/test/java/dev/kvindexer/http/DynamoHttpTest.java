@@ -1,6 +1,7 @@
 package dev.kvindexer.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.IndexerNode;
@@ -31,7 +32,7 @@ class DynamoHttpTest {
 
     private static String register(long id, int dp, String model, String tenant, int bs) {
         return "{\"instance_id\":" + Long.toUnsignedString(id) + ",\"dp_rank\":" + dp
-                + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + model + "\",\"tenant_id\":\"" + tenant
+                + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + model + "\",\"routing_group\":\"" + tenant
                 + "\",\"block_size\":" + bs + "}";
     }
 
@@ -63,7 +64,7 @@ class DynamoHttpTest {
         assertError(http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1.5]}"), 422, "`token_ids[0]`");
         assertError(http.post("/query", "{\"model_name\":7,\"token_ids\":[1]}"), 422, "`model_name`");
         assertError(http.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[18446744073709551616]}"),
-                422, "`block_hashes[0]`");
+                422, "block_hashes[0]: invalid value: integer `18446744073709551616`, expected i64");
         assertError(http.post("/register", register(1, 0, "m", "t", 4).replace("\"instance_id\":1", "\"instance_id\":-1")),
                 422, "`instance_id`");
         assertError(http.post("/register", "{\"endpoint\":\"tcp://h:1\",\"model_name\":\"m\",\"block_size\":4}"),
@@ -120,12 +121,13 @@ class DynamoHttpTest {
         assertEquals(4, w.getInteger("block_size"));
         assertEquals("tcp://127.0.0.1:1", w.getJsonObject("endpoints").getString("1"));
         assertTrue(w.getJsonObject("listeners").containsKey("0"));
-        assertEquals(1, new JsonArray(http.get("/workers?tenant_id=acme").body()).size());
+        assertFalse(w.containsKey("tenant_id"), "the group is routing_group alone");
+        assertEquals(2, new JsonArray(http.get("/workers?tenant_id=acme").body()).size(), "tenant_id is ignored");
         assertEquals(1, new JsonArray(http.get("/workers?model_name=mistral").body()).size());
         assertEquals("[]", http.get("/workers?model_name=nonexistent").body());
 
         HttpResponse<String> shortPrompt = http.post("/query",
-                "{\"model_name\":\"llama3\",\"tenant_id\":\"acme\",\"token_ids\":[1,2,3]}");
+                "{\"model_name\":\"llama3\",\"routing_group\":\"acme\",\"token_ids\":[1,2,3]}");
         assertEquals(200, shortPrompt.statusCode());
         assertEquals("{\"scores\":{},\"frequencies\":[],\"instances\":{}}", shortPrompt.body());
         assertError(http.post("/query", "{\"model_name\":\"llama3\",\"token_ids\":[1,2,3,4]}"), 404,
@@ -140,13 +142,13 @@ class DynamoHttpTest {
         assertError(http.post("/unregister", "{\"instance_id\":20,\"model_name\":\"mistral\"}"), 404,
                 "instance 20 is registered for model=llama3 routing_group=acme");
         assertError(http.post("/unregister", "{\"instance_id\":99,\"model_name\":\"llama3\"}"), 404, "instance 99 not found");
-        assertError(http.post("/unregister", "{\"instance_id\":20,\"model_name\":\"llama3\",\"dp_rank\":7}"), 404,
+        assertError(http.post("/unregister", "{\"instance_id\":20,\"model_name\":\"llama3\",\"routing_group\":\"acme\",\"dp_rank\":7}"), 404,
                 "instance 20 dp_rank 7 not found");
-        assertEquals(200, http.post("/unregister", "{\"instance_id\":20,\"model_name\":\"llama3\",\"dp_rank\":1}").statusCode());
+        assertEquals(200, http.post("/unregister", "{\"instance_id\":20,\"model_name\":\"llama3\",\"routing_group\":\"acme\",\"dp_rank\":1}").statusCode());
         assertEquals(1, new JsonArray(http.get("/workers?model_name=llama3").body()).getJsonObject(0)
                 .getJsonObject("listeners").size());
-        assertEquals(200, http.post("/unregister", "{\"instance_id\":20,\"model_name\":\"llama3\",\"tenant_id\":\"acme\"}").statusCode());
-        assertError(http.post("/query", "{\"model_name\":\"llama3\",\"tenant_id\":\"acme\",\"token_ids\":[1,2,3,4]}"),
+        assertEquals(200, http.post("/unregister", "{\"instance_id\":20,\"model_name\":\"llama3\",\"routing_group\":\"acme\"}").statusCode());
+        assertError(http.post("/query", "{\"model_name\":\"llama3\",\"routing_group\":\"acme\",\"token_ids\":[1,2,3,4]}"),
                 404, "no indexer for model=llama3 routing_group=acme");
         assertEquals(200, http.post("/unregister", "{\"instance_id\":21,\"model_name\":\"mistral\"}").statusCode());
         assertEquals("{}", http.get("/dump").body());

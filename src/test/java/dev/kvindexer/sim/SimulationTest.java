@@ -81,7 +81,7 @@ class SimulationTest {
             assertEquals(e.replayEndpoint(), b.getString("replay_endpoint"));
             assertEquals("m", b.getString("model_name"));
             assertEquals(16, b.getInteger("block_size"));
-            assertEquals("t", b.getString("tenant_id"));
+            assertEquals("t", b.getString("routing_group"));
         } finally {
             server.stop(0);
         }

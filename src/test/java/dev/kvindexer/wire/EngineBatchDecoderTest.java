@@ -421,9 +421,9 @@ class EngineBatchDecoderTest {
     @Test
     void saltPrecedenceAndMultimodal() throws Exception {
         long salted = u("17009624042690211646"); // HV9: tokens 0..3, salt tenant-a
-        // extra_keys tagged salt wins over the top-level key
+        // the tagged extra_keys salt applies when no top-level cache_salt is given
         Map<String, Object> tagged = stored(list(1), "extra_keys", list(list("dynamo-cache-salt:tenant-a")),
-                "cache_salt", "other");
+                "cache_salt", null);
         // a LoRA name equal to the first item is passed over, salt still found
         Map<String, Object> withLora = stored(list(2), "extra_keys", list(list("adapter-a", "dynamo-cache-salt:tenant-a")));
         withLora.put("lora_name", "adapter-a");
@@ -440,6 +440,52 @@ class EngineBatchDecoderTest {
         assertArrayEquals(new long[] {HV5[0]}, ((KvEvent.Stored) b.events().get(2)).tokensHashes());
         long expectedMm = BlockHasher.hashTokensWithMm(new int[] {0, 1, 2, 3}, 0, 4, new long[] {1, 255}, 1337);
         assertArrayEquals(new long[] {expectedMm}, ((KvEvent.Stored) b.events().get(3)).tokensHashes());
+
+        // a top-level cache_salt that is not null wins over the tagged item, even an empty one (no salt at all)
+        Map<String, Object> topLevel = stored(list(5), "extra_keys", list(list("dynamo-cache-salt:other")),
+                "cache_salt", "tenant-a");
+        Map<String, Object> empty = stored(list(6), "extra_keys", list(list("dynamo-cache-salt:other")), "cache_salt", "");
+        EventBatch top = new EngineBatchDecoder(4).decode(2, Pack.batch(0, topLevel, empty));
+        assertArrayEquals(new long[] {salted}, ((KvEvent.Stored) top.events().get(0)).tokensHashes());
+        assertArrayEquals(new long[] {HV5[0]}, ((KvEvent.Stored) top.events().get(1)).tokensHashes());
+    }
+
+    /** SPEC §11.5's D8 vectors: tokens [151655] x 4, block size 4, one extra_keys item or pair per event. */
+    @Test
+    void multimodalIdentifiersAsDynamoHashesThem() throws Exception {
+        assertEquals(u("14437604544409538977"), BlockHasher.hashBytes(
+                "opaque-renderer-image-0".getBytes(java.nio.charset.StandardCharsets.UTF_8), 0), "MM1");
+        String d = "e1b13b308a3def0286abaa7bffae69be3fd9276f0d74a523364b3e7977922369";
+        long mb0 = u("3745411083916171343");
+        long mb1 = u("16259676455799718861");
+        long mb2 = u("8746905179780434584");
+        long mb3 = u("16508790456774063579");
+        int[] tokens = {151655, 151655, 151655, 151655};
+        long loraSeed = BlockHasher.seedFor(d, null);
+        long saltSeed = BlockHasher.seedFor(null, "tenant-a");
+        Object[][] cases = {
+            {"MM1", list(list("opaque-renderer-image-0", -3)), null, mb1},
+            {"MM2", list(list(d, 0)), null, mb2},
+            {"MM3", list(d), null, mb2},
+            {"MM4", list(d.toUpperCase(java.util.Locale.ROOT)), null, mb2},
+            {"MM5", list("opaque-renderer-image-0"), null, mb0},
+            {"MM6", list(list("", 0)), null, mb0},
+            {"MM7", list(d), d, BlockHasher.hashTokens(tokens, 0, 4, loraSeed)},
+            {"MM8", list("dynamo-cache-salt:tenant-a"), null, BlockHasher.hashTokens(tokens, 0, 4, saltSeed)},
+            {"MB3", list(list(d, 0), list("opaque-renderer-image-0", -3)), null, mb3},
+            {"an unsigned offset", list(list("opaque-renderer-image-0", new Pack.U64(-1L))), null, mb1},
+            {"a pair of another shape is no identifier", list(list("opaque-renderer-image-0", "x"),
+                    list("opaque-renderer-image-0", -3, 1), map("type", "MultiModalKey")), null, mb0},
+        };
+        for (Object[] c : cases) {
+            Map<String, Object> event = map("type", "BlockStored", "block_hashes", list(1), "parent_block_hash", null,
+                    "token_ids", list(151655, 151655, 151655, 151655), "block_size", 4, "lora_id", null,
+                    "medium", "GPU", "lora_name", c[2], "extra_keys", list(c[1]));
+            EventBatch b = new EngineBatchDecoder(4).decode(1, Pack.batch(0, event));
+            assertNoCounts(b);
+            assertEquals(Long.toUnsignedString((Long) c[3]),
+                    Long.toUnsignedString(((KvEvent.Stored) b.events().get(0)).tokensHashes()[0]), (String) c[0]);
+        }
     }
 
     @Test
