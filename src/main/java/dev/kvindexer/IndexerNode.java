@@ -133,9 +133,10 @@ public final class IndexerNode {
         ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
-        ConductorRegistrar conductor = new ConductorRegistrar(await(Conductor.deploy(vertx)), ingest);
+        ConductorRegistrar conductor = new ConductorRegistrar(await(Conductor.deploy(vertx)), ingest,
+                config.compat().loraIds());
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
-                ingest, config.testEndpoints(), gate, membership, accessLog, meters, conductor, config.tenantFallback());
+                ingest, config.testEndpoints(), gate, membership, accessLog, meters, conductor, config.compat().tenantFallback());
         return new IndexerNode(vertx, ingest, services, clusterRegistrar,
                 manager == null ? null : manager.getHazelcastInstance());
     }

@@ -2,6 +2,7 @@ package dev.kvindexer.cli;
 
 import dev.kvindexer.IndexerNode;
 import dev.kvindexer.config.AccessLogSettings;
+import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
@@ -71,6 +72,12 @@ public final class ServeCommand implements Callable<Integer> {
                     + "and --tenant-id) and GET /workers echoes it; off, tenant_id is ignored as Dynamo ignores it "
                     + "(env KVINDEXER_TENANT_FALLBACK; default: ${DEFAULT-VALUE}).")
     boolean tenantFallback;
+
+    @Option(names = "--conductor-lora-ids", fallbackValue = "true", arity = "0..1",
+            description = "C++ Conductor engine registrations accept BlockStored events with a lora_id when their "
+                    + "lora_name is the registration's; the Conductor refuses them all, so its LoRA contexts never "
+                    + "gain GPU blocks from current vLLM (env KVINDEXER_CONDUCTOR_LORA_IDS; default: ${DEFAULT-VALUE}).")
+    boolean conductorLoraIds;
 
     @Option(names = "--peers", description = "Comma-separated peer indexer URLs for startup recovery "
             + "(env KVINDEXER_PEERS; default: none).")
@@ -178,7 +185,7 @@ public final class ServeCommand implements Callable<Integer> {
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
         config = config.withSecurity(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
-                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes).withTenantFallback(tenantFallback);
+                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes).withCompat(new ClientCompat(tenantFallback, conductorLoraIds));
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
         }

@@ -18,14 +18,13 @@ import java.util.List;
  * @param http          idle and request timeouts of HTTP connections
  * @param maxEventBytes largest ZMQ message taken from a publisher; a larger one is a decode error and its connection
  *                      is dropped before the message is buffered
- * @param tenantFallback the Dynamo API's older group rule: {@code tenant_id} names the group when
- *                       {@code routing_group} is absent, and {@code /workers} echoes it (off: tenant_id is ignored)
+ * @param compat        deliberate departures from the newest reference clients
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
                           boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster,
                           AccessLogSettings accessLog, SecuritySettings security, HttpLimits http,
-                          long maxEventBytes, boolean tenantFallback) {
+                          long maxEventBytes, ClientCompat compat) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
@@ -34,42 +33,42 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
                        Integer blockSize, String modelName, String tenantId, List<String> peers,
                        boolean testEndpoints, int minInitialWorkers) {
         this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
-                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES, false);
+                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES, ClientCompat.NEWEST);
     }
 
     public ServeConfig withCluster(ClusterSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, tenantFallback);
+                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, compat);
     }
 
     public ServeConfig withAccessLog(AccessLogSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, tenantFallback);
+                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, compat);
     }
 
     public ServeConfig withSecurity(SecuritySettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, tenantFallback);
+                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, compat);
     }
 
     public ServeConfig withHttpLimits(HttpLimits limits) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, tenantFallback);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, compat);
     }
 
     public ServeConfig withPeers(List<String> urls) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, urls,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, tenantFallback);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat);
     }
 
     public ServeConfig withMaxEventBytes(long bytes) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, tenantFallback);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, compat);
     }
 
-    public ServeConfig withTenantFallback(boolean on) {
+    public ServeConfig withCompat(ClientCompat settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, on);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, settings);
     }
 
     public boolean clustered() {

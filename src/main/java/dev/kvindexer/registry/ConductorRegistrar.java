@@ -24,11 +24,14 @@ public final class ConductorRegistrar {
 
     private final Conductor conductor;
     private final ZmqIngest ingest;
+    private final boolean loraIds;
     private final Map<String, Listener> listeners = new ConcurrentHashMap<>();
 
-    public ConductorRegistrar(Conductor conductor, ZmqIngest ingest) {
+    /** {@code loraIds}: engine events may carry a lora_id when their lora_name is the registration's. */
+    public ConductorRegistrar(Conductor conductor, ZmqIngest ingest, boolean loraIds) {
         this.conductor = conductor;
         this.ingest = ingest;
+        this.loraIds = loraIds;
     }
 
     public Conductor conductor() {
@@ -48,7 +51,7 @@ public final class ConductorRegistrar {
                                 + ": Invalid argument")));
             }
             ConductorBatchDecoder decoder = r.engine()
-                    ? ConductorBatchDecoder.forEngine(r.dpRank(), r.blockSize(), r.loraName())
+                    ? ConductorBatchDecoder.forEngine(r.dpRank(), r.blockSize(), r.loraName(), loraIds)
                     : ConductorBatchDecoder.forStore();
             Listener listener = Listener.forConductor(r.endpoint(), r.dpRank(),
                     new ConductorFeed(r.serviceKey(), decoder, conductor));

@@ -34,22 +34,27 @@ public final class ConductorBatchDecoder {
     private final int registeredRank;
     private final long blockSize;
     private final String loraName;
+    private final boolean loraIds;
 
-    private ConductorBatchDecoder(boolean engine, int registeredRank, long blockSize, String loraName) {
+    private ConductorBatchDecoder(boolean engine, int registeredRank, long blockSize, String loraName, boolean loraIds) {
         this.engine = engine;
         this.registeredRank = registeredRank;
         this.blockSize = blockSize;
         this.loraName = loraName;
+        this.loraIds = loraIds;
     }
 
-    /** For a {@code vLLM} registration: its rank, block size and LoRA name ("" for the base model). */
-    public static ConductorBatchDecoder forEngine(int registeredRank, long blockSize, String loraName) {
-        return new ConductorBatchDecoder(true, registeredRank, blockSize, loraName);
+    /**
+     * For a {@code vLLM} registration: its rank, block size and LoRA name ("" for the base model). {@code loraIds}
+     * accepts a set lora_id, which the reference always refuses, when the event's lora_name is the registration's.
+     */
+    public static ConductorBatchDecoder forEngine(int registeredRank, long blockSize, String loraName, boolean loraIds) {
+        return new ConductorBatchDecoder(true, registeredRank, blockSize, loraName, loraIds);
     }
 
     /** For a {@code Mooncake} registration (the Store master's publisher). */
     public static ConductorBatchDecoder forStore() {
-        return new ConductorBatchDecoder(false, -1, 0, "");
+        return new ConductorBatchDecoder(false, -1, 0, "", false);
     }
 
     /** Thrown for one event that breaks a rule; the batch goes on without it. */
@@ -119,7 +124,7 @@ public final class ConductorBatchDecoder {
                 if (!(e.get("block_size") instanceof Long size) || size != blockSize) {
                     throw new Rejected("block_size differs from the registration's " + blockSize);
                 }
-                if (e.get("lora_id") != Nil.INSTANCE) {
+                if (e.get("lora_id") != Nil.INSTANCE && !(loraIds && !loraName.isEmpty())) {
                     throw new Rejected("lora_id cannot be validated against trusted registration");
                 }
                 Object lora = e.get("lora_name");

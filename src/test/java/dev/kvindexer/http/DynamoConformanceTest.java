@@ -3,6 +3,7 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.kvindexer.IndexerNode;
+import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.sim.BatchEncoder;
@@ -204,7 +205,7 @@ class DynamoConformanceTest {
     @Test
     void theOlderTenantRuleOnlyWhenAskedFor() throws Exception {
         node.close();
-        node = IndexerNode.start(ServeConfig.local(0).withTenantFallback(true));
+        node = IndexerNode.start(ServeConfig.local(0).withCompat(new ClientCompat(true, false)));
         http = new HttpJson(node.httpPort());
         assertEquals(201, http.post("/register", "{\"instance_id\":20,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":"
                 + "\"llama3\",\"tenant_id\":\"acme\",\"block_size\":4}").statusCode());

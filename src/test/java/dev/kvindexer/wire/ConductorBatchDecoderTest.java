@@ -19,7 +19,7 @@ class ConductorBatchDecoderTest {
     private static final String D0 = "202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea";
     private static final long TS = 1_700_000_000_123L;
 
-    private final ConductorBatchDecoder engine = ConductorBatchDecoder.forEngine(0, 16, "");
+    private final ConductorBatchDecoder engine = ConductorBatchDecoder.forEngine(0, 16, "", false);
     private final ConductorBatchDecoder store = ConductorBatchDecoder.forStore();
 
     private static Map<String, Object> stored(Object... hashes) {
@@ -89,6 +89,28 @@ class ConductorBatchDecoderTest {
         assertEquals(1, b.rejected());
         assertTrue(b.firstRejection().contains("lora_id"), b.firstRejection());
         assertArrayEquals(new long[] {2}, ((ConductorEvent.GpuStored) b.events().get(0)).keys());
+    }
+
+    @Test
+    void aLoraIdIsAcceptedOnlyWhenAskedForAndItsNameIsTheRegistrations() throws Exception {
+        Map<String, Object> lora = stored(1);
+        lora.put("lora_id", 7);
+        lora.put("lora_name", "sql-adapter");
+        Map<String, Object> other = stored(2);
+        other.put("lora_id", 8);
+        other.put("lora_name", "other-adapter");
+        byte[] batch = engineBatch(null, lora, other);
+        assertEquals(2, ConductorBatchDecoder.forEngine(0, 16, "sql-adapter", false).decode(batch).rejected(),
+                "the reference refuses every lora_id");
+        ConductorBatchDecoder.Batch lenient = ConductorBatchDecoder.forEngine(0, 16, "sql-adapter", true).decode(batch);
+        assertEquals(1, lenient.rejected(), lenient.firstRejection());
+        assertTrue(lenient.firstRejection().contains("lora_name"), lenient.firstRejection());
+        assertArrayEquals(new long[] {1}, ((ConductorEvent.GpuStored) lenient.events().get(0)).keys());
+        assertEquals(1, ConductorBatchDecoder.forEngine(0, 16, "", true).decode(engineBatch(null, stored(3))).events().size());
+        Map<String, Object> baseWithId = stored(4);
+        baseWithId.put("lora_id", 7);
+        assertEquals(1, ConductorBatchDecoder.forEngine(0, 16, "", true).decode(engineBatch(null, baseWithId)).rejected(),
+                "a base-model registration has no adapter a lora_id could name");
     }
 
     @Test
