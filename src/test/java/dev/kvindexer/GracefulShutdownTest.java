@@ -10,6 +10,7 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import org.junit.jupiter.api.Test;
+import dev.kvindexer.node.IndexerNode;
 
 /**
  * What SIGTERM does ({@link IndexerNode#close()}, run by the shutdown hook): the node stops taking requests and closes

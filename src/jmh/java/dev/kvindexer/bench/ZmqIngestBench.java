@@ -1,6 +1,6 @@
 package dev.kvindexer.bench;
 
-import dev.kvindexer.IndexerNode;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.sim.BatchEncoder;

@@ -1,6 +1,6 @@
 package dev.kvindexer.cli;
 
-import dev.kvindexer.IndexerNode;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ClusterSettings;
@@ -231,7 +231,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (slotTracker() != null) {
             try {
                 SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), slotTracker(),
-                        node.services().meters()::micrometerScrape);
+                        node::micrometerScrape);
                 LOG.info("slot tracker listening on http://{}:{}", config.host(), tracker.actualPort());
             } catch (Exception e) {
                 System.err.println("kvindexer serve: slot tracker startup failed: " + e.getMessage());

@@ -1,10 +1,10 @@
 package dev.kvindexer.cluster;
 
-import dev.kvindexer.ingest.ZmqEndpoint;
+import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.registry.InstanceIds;
-import dev.kvindexer.registry.Publisher;
+import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.registry.RegisterRequest;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;

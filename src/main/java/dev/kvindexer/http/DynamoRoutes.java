@@ -1,7 +1,7 @@
 package dev.kvindexer.http;
 
 import dev.kvindexer.hash.BlockHasher;
-import dev.kvindexer.ingest.ZmqEndpoint;
+import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionMessages;

@@ -2,12 +2,12 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.ingest.Listener;
-import dev.kvindexer.ingest.ZmqEndpoint;
+import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.PartitionEntry;
-import dev.kvindexer.registry.Publisher;
+import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Vertx;

@@ -1,7 +1,7 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.registry.Publisher;
+import dev.kvindexer.ingest.Publisher;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**

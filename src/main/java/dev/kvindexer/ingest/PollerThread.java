@@ -1,6 +1,5 @@
 package dev.kvindexer.ingest;
 
-import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.PartitionBus;
@@ -11,6 +10,7 @@ import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
 import io.vertx.core.Promise;
 import io.vertx.core.eventbus.EventBus;
+import java.util.function.BooleanSupplier;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -22,6 +22,8 @@ import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
+import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.partition.InFlightBatches;
 
 /**
  * One ingest thread: owns a JeroMQ context of its own and many SUB sockets in it, polls them together, decodes each
@@ -64,7 +66,7 @@ final class PollerThread extends Thread {
     private final EventBus bus;
     private final EventCounters counters;
     private final InFlightBatches inFlight;
-    private final ReadyGate gate;
+    private final BooleanSupplier gateOpen;
     private final ConcurrentLinkedQueue<Command> commands = new ConcurrentLinkedQueue<>();
     private final List<Subscription> subscriptions = new ArrayList<>();
     private final AtomicInteger load = new AtomicInteger();
@@ -119,7 +121,7 @@ final class PollerThread extends Thread {
     }
 
     PollerThread(String name, long maxEventBytes, EventBus bus, EventCounters counters, InFlightBatches inFlight,
-                 ReadyGate gate) {
+                 BooleanSupplier gateOpen) {
         super(name);
         setDaemon(true);
         this.ctx = ZmqContexts.create((t, e) -> ioThreadDied(t, e));
@@ -127,7 +129,7 @@ final class PollerThread extends Thread {
         this.bus = bus;
         this.counters = counters;
         this.inFlight = inFlight;
-        this.gate = gate;
+        this.gateOpen = gateOpen;
     }
 
     int load() {
@@ -193,7 +195,7 @@ final class PollerThread extends Thread {
                     pause();
                     continue;
                 }
-                if (!gate.isOpen()) {
+                if (!gateOpen.getAsBoolean()) {
                     // Startup recovery: let ZMQ buffer. Touching each socket still lets JeroMQ send its
                     // subscription and finish connecting, which it only does on the owning thread.
                     subscriptions.forEach(s -> s.socket.getEvents());

@@ -1,10 +1,10 @@
 package dev.kvindexer.ingest;
 
-import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.metrics.EventCounters;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import java.util.function.BooleanSupplier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.kvindexer.partition.InFlightBatches;
 
 /**
  * The node's ZMQ ingest: a fixed pool of {@link PollerThread}s sharing all listeners, so thousands of engines never
@@ -42,7 +43,7 @@ public final class ZmqIngest implements AutoCloseable {
     private final Vertx vertx;
     private final Settings settings;
     private final EventCounters counters;
-    private final ReadyGate gate;
+    private final BooleanSupplier gateOpen;
     /** Replaced under this object's lock; read without it (a stale read sees the old thread, which is harmless). */
     private volatile PollerThread[] threads;
     private final Map<Listener, PollerThread> owners = new ConcurrentHashMap<>();
@@ -55,13 +56,16 @@ public final class ZmqIngest implements AutoCloseable {
     private int pendingReopens;
     private boolean closed;
 
-    /** @param listeners finds a stream's current listener, for replay errors */
+    /**
+     * @param listeners finds a stream's current listener, for replay errors
+     * @param gateOpen  false while the node recovers: listeners connect and let ZMQ buffer until it turns true
+     */
     public ZmqIngest(Vertx vertx, Settings settings, EventCounters counters, ReplayClient.ListenerDirectory listeners,
-                     ReadyGate gate) {
+                     BooleanSupplier gateOpen) {
         this.vertx = vertx;
         this.settings = settings;
         this.counters = counters;
-        this.gate = gate;
+        this.gateOpen = gateOpen;
         this.inFlight = new InFlightBatches(settings.maxInFlightBatches());
         this.replays = new ReplayClient(vertx.eventBus(), counters, listeners, 2, settings.maxEventBytes());
         this.threads = new PollerThread[settings.threads()];
@@ -79,7 +83,7 @@ public final class ZmqIngest implements AutoCloseable {
 
     private PollerThread newThread(int index) {
         PollerThread t = new PollerThread("kvindexer-ingest-" + index, settings.maxEventBytes(), vertx.eventBus(),
-                counters, inFlight, gate);
+                counters, inFlight, gateOpen);
         t.start();
         return t;
     }

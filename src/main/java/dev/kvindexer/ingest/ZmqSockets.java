@@ -5,6 +5,7 @@ import java.util.List;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
+import dev.kvindexer.config.ZmqEndpoint;
 
 /** Creates listener sockets with the reference's options (SPEC §3.3) and a high-water mark for bursts. */
 final class ZmqSockets {

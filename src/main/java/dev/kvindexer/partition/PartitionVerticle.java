@@ -1,6 +1,6 @@
 package dev.kvindexer.partition;
 
-import dev.kvindexer.ingest.InFlightBatches;
+import dev.kvindexer.partition.InFlightBatches;
 import dev.kvindexer.metrics.EventCounters;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;

@@ -3,6 +3,7 @@ package dev.kvindexer.registry;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.partition.PartitionKey;
 import java.util.Objects;
+import dev.kvindexer.ingest.Publisher;
 
 /** A validated registration of one ZMQ publisher (instance, dp_rank) into a partition. */
 public record RegisterRequest(long instanceId, int dpRank, String endpoint, String replayEndpoint,

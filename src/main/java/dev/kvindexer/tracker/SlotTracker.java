@@ -23,8 +23,6 @@ import java.util.function.LongSupplier;
  * reference counted so a block shared by two requests counts once and stays until both are gone.
  */
 public final class SlotTracker {
-    /** Requests older than this are dropped by {@link #expireStale()} (SPEC §9.3). */
-    public static final long DEFAULT_REQUEST_TTL_MILLIS = 300_000;
     /** The largest DP range one registration may name: every rank is listed by /loads, so it must stay bounded. */
     public static final long MAX_DP_SIZE = 4096;
     private static final long U32_LIMIT = 1L << 32;

@@ -4,7 +4,7 @@ import static dev.kvindexer.cluster.ClusterFixture.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import dev.kvindexer.IndexerNode;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.registry.RegisterRequest;

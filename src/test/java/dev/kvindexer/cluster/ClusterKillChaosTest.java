@@ -2,7 +2,7 @@ package dev.kvindexer.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.IndexerNode;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.sim.SimulatedEngine;

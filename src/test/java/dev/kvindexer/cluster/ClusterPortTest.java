@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.client.config.ClientConfig;
 import com.hazelcast.core.HazelcastInstance;
-import dev.kvindexer.IndexerNode;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.ClusterNodes;
 import java.io.IOException;
 import java.net.ConnectException;

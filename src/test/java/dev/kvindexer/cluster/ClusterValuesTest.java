@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.registry.InstanceIds;
-import dev.kvindexer.registry.Publisher;
+import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.registry.RegisterRequest;
 import io.vertx.core.json.JsonObject;
 import java.util.List;

@@ -2,7 +2,7 @@ package dev.kvindexer.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.IndexerNode;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.hash.BlockHasher;

@@ -2,7 +2,7 @@ package dev.kvindexer.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.IndexerNode;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;

@@ -3,8 +3,7 @@ package dev.kvindexer.ingest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.IndexerNode;
-import dev.kvindexer.cluster.ReadyGate;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.LocalCodec;
@@ -57,7 +56,7 @@ class IngestScaleTest {
         LocalCodec.registerAll(vertx.eventBus());
         // No partition consumes this address, so nothing is ever taken: the bound alone limits what is read.
         ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(1, 5, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), (w, d) -> null, ReadyGate.open());
+                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), (w, d) -> null, () -> true);
         try (TestPublisher pub = new TestPublisher()) {
             Listener l = new Listener(1, 0, pub.endpoint(), null, new PartitionKey("m", "t"), "kvindexer.partition.none", 16, 0);
             ingest.start(l).toCompletionStage().toCompletableFuture().get();

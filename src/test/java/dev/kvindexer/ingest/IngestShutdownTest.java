@@ -2,7 +2,6 @@ package dev.kvindexer.ingest;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.LocalCodec;
@@ -22,7 +21,7 @@ class IngestShutdownTest {
         Vertx vertx = Vertx.vertx();
         LocalCodec.registerAll(vertx.eventBus());
         ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), (w, d) -> null, ReadyGate.open());
+                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), (w, d) -> null, () -> true);
         ZMQ.Socket stuck = null;
         try (TestPublisher pub = new TestPublisher()) {
             Listener l = new Listener(1, 0, pub.endpoint(), null, new PartitionKey("m", "t"), "nowhere", 16, 0);

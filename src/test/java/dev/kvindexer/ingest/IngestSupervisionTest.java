@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.cluster.ReadyGate;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.LocalCodec;
@@ -44,7 +43,7 @@ class IngestSupervisionTest {
         LocalCodec.registerAll(vertx.eventBus());
         // Supervision only when the test asks for it, so each step can be looked at.
         ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(2, 1000, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                Duration.ofHours(1)), new EventCounters(), (w, d) -> null, ReadyGate.open());
+                Duration.ofHours(1)), new EventCounters(), (w, d) -> null, () -> true);
         vertx.eventBus().<PartitionMessages.ApplyBatch>localConsumer(ADDRESS, m -> {
             received.computeIfAbsent(m.body().workerId(), k -> new AtomicLong()).incrementAndGet();
             ingest.inFlight().taken();

@@ -1,6 +1,6 @@
 package dev.kvindexer.support;
 
-import dev.kvindexer.IndexerNode;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import java.util.ArrayList;

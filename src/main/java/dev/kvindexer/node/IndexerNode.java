@@ -1,4 +1,4 @@
-package dev.kvindexer;
+package dev.kvindexer.node;
 
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.cluster.AntiEntropy;
@@ -8,7 +8,7 @@ import dev.kvindexer.cluster.ClusterValues;
 import dev.kvindexer.cluster.HazelcastConfigs;
 import dev.kvindexer.cluster.PeerRecovery;
 import dev.kvindexer.cluster.PeerSet;
-import dev.kvindexer.cluster.ReadyGate;
+import dev.kvindexer.node.ReadyGate;
 import dev.kvindexer.cluster.RecoveryReport;
 import dev.kvindexer.conductor.Conductor;
 import dev.kvindexer.config.ClusterSettings;
@@ -48,7 +48,7 @@ public final class IndexerNode {
     /** Decoded batches allowed between the ingest threads and the partitions (bounded memory under a flood). */
     static final int MAX_IN_FLIGHT_BATCHES = 10_000;
     static final long SLOW_JOINER_MILLIS = 1000;
-    /** SIGTERM to exit: the whole of {@link #close()} (issue 7: within 10 s, inside Kubernetes' default grace period). */
+    /** SIGTERM to exit: the whole of {@link #close()} (inside Kubernetes' default grace period of 30 s). */
     public static final java.time.Duration CLOSE_BUDGET = java.time.Duration.ofSeconds(10);
 
     private final Vertx vertx;
@@ -56,6 +56,7 @@ public final class IndexerNode {
     private final NodeServices services;
     private final ClusterRegistrar clusterRegistrar;
     private final HazelcastInstance hazelcast;
+    private final ReadyGate gate;
     private AntiEntropy antiEntropy;
     /** The HTTP verticles' deployments: undeployed first on close, so no request is taken while the node winds down. */
     private final List<String> httpDeployments = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -63,8 +64,9 @@ public final class IndexerNode {
     private volatile RecoveryReport recovery = RecoveryReport.NONE;
 
     private IndexerNode(Vertx vertx, ZmqIngest ingest, NodeServices services, ClusterRegistrar clusterRegistrar,
-                        HazelcastInstance hazelcast) {
+                        HazelcastInstance hazelcast, ReadyGate gate) {
         this.vertx = vertx;
+        this.gate = gate;
         this.ingest = ingest;
         this.services = services;
         this.clusterRegistrar = clusterRegistrar;
@@ -124,7 +126,7 @@ public final class IndexerNode {
         boolean gated = config.clustered() || !config.peers().isEmpty() || config.minInitialWorkers() > 0;
         ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
         ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(config.ingestThreads(), MAX_IN_FLIGHT_BATCHES,
-                config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY), counters, registry::listener, gate);
+                config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY), counters, registry::listener, gate::isOpen);
         Watermarks watermarks = new Watermarks();
         RegistrationService local = new RegistrationService(vertx, registry, ingest, counters, watermarks);
         ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
@@ -136,9 +138,10 @@ public final class IndexerNode {
         ConductorRegistrar conductor = new ConductorRegistrar(await(Conductor.deploy(vertx)), ingest,
                 config.compat().loraIds());
         NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
-                ingest, config.testEndpoints(), gate, membership, accessLog, meters, conductor, config.compat().tenantFallback());
+                ingest, config.testEndpoints(), gate::reason, membership, accessLog, meters, conductor,
+                config.compat().tenantFallback());
         return new IndexerNode(vertx, ingest, services, clusterRegistrar,
-                manager == null ? null : manager.getHazelcastInstance());
+                manager == null ? null : manager.getHazelcastInstance(), gate);
     }
 
     /** From now on the node also reconciles everything on membership changes and every {@code interval}. */
@@ -176,7 +179,6 @@ public final class IndexerNode {
      * node, or several starting at once) starts empty instead of waiting, so nodes never wait for each other.
      */
     private void recoverAndOpenGate(ServeConfig config) throws Exception {
-        ReadyGate gate = services.gate();
         List<String> sources = config.peers();
         if (sources.isEmpty() && services.membership() != null) {
             sources = await(services.membership().peers(true));
@@ -273,6 +275,11 @@ public final class IndexerNode {
 
     public NodeServices services() {
         return services;
+    }
+
+    /** The node's Micrometer registry in Prometheus text, for a service sharing its process (the slot tracker). */
+    public String micrometerScrape() {
+        return services.meters().micrometerScrape();
     }
 
     /**

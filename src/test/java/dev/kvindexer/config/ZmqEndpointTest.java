@@ -1,4 +1,4 @@
-package dev.kvindexer.ingest;
+package dev.kvindexer.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,4 +1,4 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.node;
 
 /**
  * The node's startup gate (SPEC §10.1): closed, with a reason, until recovery and the initial-workers wait are

@@ -1,4 +1,4 @@
-package dev.kvindexer.registry;
+package dev.kvindexer.ingest;
 
 import java.util.Locale;
 

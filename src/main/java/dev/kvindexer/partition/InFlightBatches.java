@@ -1,4 +1,4 @@
-package dev.kvindexer.ingest;
+package dev.kvindexer.partition;
 
 import java.util.concurrent.atomic.AtomicInteger;
 

@@ -1,0 +1,74 @@
+package dev.kvindexer;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The package structure README's "Layers" section draws: packages form layers, every dependency points down, no
+ * package cycle, and the protocol and index core stay free of Vert.x so they can be tested and benchmarked alone.
+ */
+class ArchitectureTest {
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importMainClasses() {
+        classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("dev.kvindexer");
+    }
+
+    @Test
+    void noPackageCycles() {
+        slices().matching("dev.kvindexer.(*)..").should().beFreeOfCycles().check(classes);
+    }
+
+    @Test
+    void layersOnlyReachDown() {
+        layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("Launch").definedBy("dev.kvindexer")
+                .layer("Cli").definedBy("dev.kvindexer.cli..")
+                .layer("Node").definedBy("dev.kvindexer.node..")
+                .layer("Http").definedBy("dev.kvindexer.http..")
+                .layer("Tracker").definedBy("dev.kvindexer.tracker..")
+                .layer("Cluster").definedBy("dev.kvindexer.cluster..")
+                .layer("Registry").definedBy("dev.kvindexer.registry..")
+                .layer("Ingest").definedBy("dev.kvindexer.ingest..")
+                .layer("Partition").definedBy("dev.kvindexer.partition..")
+                .layer("Conductor").definedBy("dev.kvindexer.conductor..")
+                .layer("Simulator").definedBy("dev.kvindexer.sim..")
+                .layer("Wire").definedBy("dev.kvindexer.wire..")
+                .layer("Index").definedBy("dev.kvindexer.index..")
+                .layer("Vocabulary").definedBy("dev.kvindexer.event..", "dev.kvindexer.hash..")
+                .layer("Support").definedBy("dev.kvindexer.config..", "dev.kvindexer.metrics..")
+                .whereLayer("Cli").mayOnlyBeAccessedByLayers("Launch")
+                .whereLayer("Node").mayOnlyBeAccessedByLayers("Cli")
+                .whereLayer("Tracker").mayOnlyBeAccessedByLayers("Cli")
+                .whereLayer("Simulator").mayOnlyBeAccessedByLayers("Cli")
+                // The slot tracker still borrows the web helpers of http.
+                .whereLayer("Http").mayOnlyBeAccessedByLayers("Node", "Tracker")
+                .whereLayer("Cluster").mayOnlyBeAccessedByLayers("Node", "Http")
+                .whereLayer("Registry").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster")
+                .whereLayer("Ingest").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "Registry")
+                .whereLayer("Conductor").mayOnlyBeAccessedByLayers("Node", "Http", "Registry", "Ingest")
+                .whereLayer("Partition").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "Registry", "Ingest")
+                .whereLayer("Wire").mayOnlyBeAccessedByLayers("Http", "Registry", "Ingest", "Simulator")
+                .whereLayer("Index").mayOnlyBeAccessedByLayers("Http", "Partition", "Conductor")
+                .whereLayer("Vocabulary").mayNotAccessAnyLayer()
+                .whereLayer("Support").mayOnlyAccessLayers("Vocabulary")
+                .check(classes);
+    }
+
+    @Test
+    void protocolAndIndexCoreKnowNoVertx() {
+        noClasses().that().resideInAnyPackage("dev.kvindexer.index..", "dev.kvindexer.hash..", "dev.kvindexer.wire..",
+                        "dev.kvindexer.event..")
+                .should().dependOnClassesThat().resideInAPackage("io.vertx..")
+                .check(classes);
+    }
+}
