@@ -6,7 +6,7 @@ import dev.kvindexer.index.PartitionIndex;
 import java.util.SplittableRandom;
 
 /**
- * Issue 8 item 3: heap bytes per (block, holder) pair of the index core at about ten million pairs, measured as the
+ * Heap bytes per (block, holder) pair of the index core at about ten million pairs, measured as the
  * heap in use after full GCs with the index built, minus the same before, divided by the pairs held.
  *
  * <p>Prompts of 128 blocks, each stored whole by {@code holders} distinct workers out of 64 (engine hashes are the

@@ -7,7 +7,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
- * Issue 8 item 1: replays the Mooncake conversation trace through 16 simulated engines on the index core, in process,
+ * Replays the Mooncake conversation trace through 16 simulated engines on the index core, in process,
  * one thread, and reports block operations per second (each stored, removed and queried block is one, as Dynamo's
  * Flash Indexer post counts) beside the same operations on a raw primitive hash map.
  *

@@ -18,7 +18,7 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * Issue 8 item 2a: engines publish vLLM batches over real ZMQ on loopback; how many blocks per second does an
+ * Engines publish vLLM batches over real ZMQ on loopback; how many blocks per second does an
  * indexer node apply, against a bare JeroMQ SUB receiving the same frames in the same run?
  *
  * <p>Each engine alternates a batch storing a fresh 16-block chain (256 tokens, block size 16) and a batch removing

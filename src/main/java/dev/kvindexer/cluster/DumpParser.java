@@ -11,7 +11,7 @@ import java.io.IOException;
 import java.io.InputStream;
 
 /**
- * Streams a Dynamo-shaped /dump (SPEC §7.9) into a {@link DumpSink} without building the document in memory:
+ * Streams a Dynamo-shaped /dump (SPEC §7.9) into a {@link DumpHandler} without building the document in memory:
  * {@code {"model:group": {"block_size": n, "events": [RouterEvent...]}}}, the oldest shape whose value is the
  * bare events array, and {@code {"error": ...}} values. Hashes are unsigned u64 numbers. Unknown members are
  * skipped, so dumps of newer Dynamo peers (residency_domain, start_position) load too. Our own two extensions,
@@ -25,7 +25,7 @@ public final class DumpParser {
     }
 
     /** Parses the whole document; throws IOException (with the JSON location) on malformed input. */
-    public static void parse(InputStream in, DumpSink sink) throws IOException {
+    public static void parse(InputStream in, DumpHandler sink) throws IOException {
         try (JsonParser p = JSON.createParser(in)) {
             expect(p.nextToken(), JsonToken.START_OBJECT, p);
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -52,7 +52,7 @@ public final class DumpParser {
         return parsed;
     }
 
-    private static void partitionObject(JsonParser p, PartitionKey key, DumpSink sink) throws IOException {
+    private static void partitionObject(JsonParser p, PartitionKey key, DumpHandler sink) throws IOException {
         int blockSize = 0;
         boolean started = false;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -85,7 +85,7 @@ public final class DumpParser {
     }
 
     /** {@code [[event_id, copies], ...]}: our extension, after the events it refers to. */
-    private static void refCounts(JsonParser p, DumpSink sink) throws IOException {
+    private static void refCounts(JsonParser p, DumpHandler sink) throws IOException {
         while (p.nextToken() == JsonToken.START_ARRAY) {
             expect(p.nextToken(), JsonToken.VALUE_NUMBER_INT, p);
             int eventIndex = p.getIntValue();
@@ -100,7 +100,7 @@ public final class DumpParser {
     }
 
     /** {@code [{"worker_id": u64, "dp_rank": u32, "seq": u64}, ...]}: our extension. */
-    private static void watermarks(JsonParser p, DumpSink sink) throws IOException {
+    private static void watermarks(JsonParser p, DumpHandler sink) throws IOException {
         while (p.nextToken() == JsonToken.START_OBJECT) {
             long worker = 0;
             int dpRank = 0;
@@ -129,13 +129,13 @@ public final class DumpParser {
         }
     }
 
-    private static void events(JsonParser p, DumpSink sink, boolean bySequence) throws IOException {
+    private static void events(JsonParser p, DumpHandler sink, boolean bySequence) throws IOException {
         while (p.nextToken() == JsonToken.START_OBJECT) {
             routerEvent(p, sink, bySequence);
         }
     }
 
-    private static void routerEvent(JsonParser p, DumpSink sink, boolean bySequence) throws IOException {
+    private static void routerEvent(JsonParser p, DumpHandler sink, boolean bySequence) throws IOException {
         long worker = 0;
         boolean hasWorker = false;
         StorageTier tier = StorageTier.DEVICE;

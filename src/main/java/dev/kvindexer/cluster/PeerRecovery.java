@@ -113,7 +113,7 @@ public final class PeerRecovery {
                 throw new IOException("status " + response.statusCode());
             }
             Map<PartitionKey, Collected> out = new LinkedHashMap<>();
-            DumpParser.parse(in, new DumpSink() {
+            DumpParser.parse(in, new DumpHandler() {
                 Collected current;
 
                 @Override

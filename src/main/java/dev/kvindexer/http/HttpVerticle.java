@@ -21,7 +21,7 @@ public final class HttpVerticle extends VerticleBase {
     /** The reference framework's default for every other route. */
     static final long DEFAULT_BODY_LIMIT = JsonRoutes.DEFAULT_BODY_LIMIT;
 
-    /** Routes that change state or administer the node: the bearer token guards them (issue 7 item 6). */
+    /** Routes that change state or administer the node: the bearer token guards them. */
     static final List<String> GUARDED = List.of("/register", "/unregister", "/events", "/register_peer",
             "/deregister_peer", "/reopen_logs");
     static final List<String> GUARDED_TEST_ROUTES = List.of("/test/pause_listener", "/test/resume_listener");

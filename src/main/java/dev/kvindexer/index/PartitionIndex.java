@@ -260,9 +260,9 @@ public final class PartitionIndex {
      * Every held block as a single-block stored event, device tier breadth-first (parents before children,
      * each owner's own engine hashes), then the lower tiers. A device block is emitted for an owner only
      * when the owner also holds every ancestor: anything else could neither be replayed nor matched. A block held
-     * more than once is followed by {@link DumpSink#copies}.
+     * more than once is followed by {@link BlockVisitor#copies}.
      */
-    public void dump(DumpSink sink) {
+    public void dump(BlockVisitor sink) {
         ArrayDeque<DeviceNode> queue = new ArrayDeque<>();
         ArrayDeque<long[]> chains = new ArrayDeque<>(); // owners holding the whole path to the queued node
         tree.root.forEachChild(c -> {
@@ -310,7 +310,7 @@ public final class PartitionIndex {
             });
         }
         if (bySequence != null) {
-            bySequence.dump(new DumpSink() {
+            bySequence.dump(new BlockVisitor() {
                 @Override
                 public void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
                                    long blockHash, long tokensHash) {
@@ -325,7 +325,7 @@ public final class PartitionIndex {
         }
     }
 
-    private static void reportCopies(DumpSink sink, int copies) {
+    private static void reportCopies(BlockVisitor sink, int copies) {
         if (copies > 1) {
             sink.copies(copies);
         }

@@ -1,7 +1,7 @@
 package dev.kvindexer.partition;
 
 import dev.kvindexer.event.StorageTier;
-import dev.kvindexer.index.DumpSink;
+import dev.kvindexer.index.BlockVisitor;
 
 /**
  * Renders a partition's dump value in Dynamo's shape (SPEC §7.9), {@code {"block_size":n,"events":[RouterEvent...]}}:
@@ -10,7 +10,7 @@ import dev.kvindexer.index.DumpSink;
  * for every block held more than once, and {@code watermarks}, the last applied seq of every stream. A third,
  * {@code sequence_events}, is written only when blocks were stored without tokens.
  */
-final class DumpWriter implements DumpSink {
+final class DumpWriter implements BlockVisitor {
     private final StringBuilder out;
     private final StringBuilder sequenceEvents = new StringBuilder();
     private final StringBuilder refCounts = new StringBuilder();

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.OptionSpec;
 
-/** Issue 7 item 2: flag > env KVINDEXER_* > --config FILE > conf/*.json, and a help that shows all of it. */
+/** Flag > env KVINDEXER_* > --config FILE > conf/*.json, and a help that shows all of it. */
 class LayeredConfigurationTest {
     @TempDir
     Path dir;

@@ -207,7 +207,7 @@ class ClusterTest {
     }
 
     /**
-     * Issue item 2: engines publish continuously while a second node joins. It subscribes, buffers, installs node 1's
+     * Engines publish continuously while a second node joins. It subscribes, buffers, installs node 1's
      * snapshot with its watermarks, drops what the snapshot already covers and replays any hole, so once traffic stops
      * both nodes hold exactly what the engines hold, and each other's canonical dump. The engines can replay only their
      * last {@value #RING} batches and have published far more before the join, so the history can only have come from
@@ -315,7 +315,7 @@ class ClusterTest {
         assertEquals(1, workerCount(n1), "a registration on either applies on the other");
     }
 
-    /** Issue 7 item 6: a node with another cluster name, on the same hosts and ports, stays out of the cluster. */
+    /** A node with another cluster name, on the same hosts and ports, stays out of the cluster. */
     @Test
     void aNodeWithAnotherClusterNameDoesNotJoin() throws Exception {
         IndexerNode n1 = cluster.start();

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 class DumpParserTest {
     /** Collects what the parser emits and applies it to one index per partition. */
-    private static final class Collector implements DumpSink {
+    private static final class Collector implements DumpHandler {
         final List<String> log = new ArrayList<>();
         PartitionIndex index;
 

@@ -91,7 +91,7 @@ class LosslessIngestTest {
     }
 
     /**
-     * Issue items 1 and 4: two engines drop 5 % of their live batches (the dropped ones stay in their replay rings);
+     * Two engines drop 5 % of their live batches (the dropped ones stay in their replay rings);
      * the indexer notices each hole at the next live batch, replays it, and ends up holding exactly what the engines
      * hold, through evictions and a CPU tier, with either replay reply style.
      *
@@ -136,7 +136,7 @@ class LosslessIngestTest {
     }
 
     /**
-     * Issue item 1, the hard case: with 20 % drops and steady traffic, a batch is often lost while an earlier hole is
+     * With 20 % drops and steady traffic, a batch is often lost while an earlier hole is
      * still being replayed (the engine already served the replay, the next live batch waits behind it). That new hole
      * must be replayed as well, not written off as lost.
      */
@@ -163,7 +163,7 @@ class LosslessIngestTest {
     }
 
     /**
-     * Issue item 2: after an engine restart (new process, empty cache, seq back to 0) the indexer clears what the
+     * After an engine restart (new process, empty cache, seq back to 0) the indexer clears what the
      * old process held and converges on the new process's truth. RANDOM hashing roots every process differently, as
      * vLLM without PYTHONHASHSEED does, so no old block can survive by coincidence.
      */
@@ -193,7 +193,7 @@ class LosslessIngestTest {
     }
 
     /**
-     * Issue item 3: a paused listener misses live traffic; after resume the next live batch reveals the hole, replay
+     * A paused listener misses live traffic; after resume the next live batch reveals the hole, replay
      * fills it, and the dump equals the truth again.
      */
     @Test
@@ -233,7 +233,7 @@ class LosslessIngestTest {
     }
 
     /**
-     * Issue item 5: a registration whose engine is not up yet stays pending (the SUB is not connected) and turns
+     * A registration whose engine is not up yet stays pending (the SUB is not connected) and turns
      * active once the engine binds; then events flow.
      */
     @Test
@@ -262,7 +262,7 @@ class LosslessIngestTest {
     }
 
     /**
-     * Issue item 6: the watermark outlives an unregister. After re-registration the first live batch is past the old
+     * The watermark outlives an unregister. After re-registration the first live batch is past the old
      * watermark, so the engine is known to have kept running (not mistaken for a restart) and the indexer replays
      * what it is missing: the batches published while unregistered and also those up to the watermark, whose blocks
      * the unregister removed although the engine still holds many of them. The dump equals the truth again.
@@ -301,7 +301,7 @@ class LosslessIngestTest {
     }
 
     /**
-     * Issue item 6, the other half of keeping the watermark: an engine that restarted while unregistered starts again
+     * An engine that restarted while unregistered starts again
      * at seq 0, at or below the surviving watermark, so its first live batch after re-registration is recognised as a
      * restart (SPEC §3.7) instead of being dropped as stale, and the dump converges on the new process's truth.
      */
@@ -328,7 +328,7 @@ class LosslessIngestTest {
     }
 
     /**
-     * Issue item 7: a hole the engine cannot replay (its replay endpoint does not answer) is reported, not hidden:
+     * A hole the engine cannot replay (its replay endpoint does not answer) is reported, not hidden:
      * the replay_incomplete counter rises and the listener's last_error says so, yet the listener stays active and
      * later batches still apply. The indexer never invents blocks: its dump stays a subset of the truth.
      */

@@ -22,7 +22,7 @@ import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 
-/** Issue 7 item 6: the bearer token, --auth-all, body limits on every route, and TLS. */
+/** The bearer token, --auth-all, body limits on every route, and TLS. */
 class SecurityTest {
     private static final String TOKEN = "s3cret-token";
     private static final String REGISTER = "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\","

@@ -9,7 +9,7 @@ final class DumpReplay {
 
     static PartitionIndex replay(PartitionIndex source) {
         PartitionIndex copy = new PartitionIndex(source.blockSize());
-        source.dump(new DumpSink() {
+        source.dump(new BlockVisitor() {
             Runnable last;
 
             @Override

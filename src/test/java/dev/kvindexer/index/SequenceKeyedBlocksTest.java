@@ -121,7 +121,7 @@ class SequenceKeyedBlocksTest {
         storeSeq(A, StorageTier.DEVICE, null, seq[0], seq[1]);
         storeSeq(A, StorageTier.DEVICE, seq[0], seq[1]);
         List<String> out = new ArrayList<>();
-        index.dump(new DumpSink() {
+        index.dump(new BlockVisitor() {
             @Override
             public void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
                                long blockHash, long tokensHash) {

@@ -4,7 +4,7 @@ import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.partition.PartitionKey;
 
 /** Receives a peer's /dump, partition by partition, event by event, in document order. */
-public interface DumpSink {
+public interface DumpHandler {
     /** A partition begins; {@code blockSize} is 0 when the dump is of the oldest shape (a bare events array). */
     void partition(PartitionKey key, int blockSize);
 
