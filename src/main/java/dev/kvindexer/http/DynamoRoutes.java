@@ -120,31 +120,31 @@ final class DynamoRoutes {
         JsonRequest body = JsonRequest.of(ctx);
         long[] hashes = body.i64Array("block_hashes");
         String model = body.requiredString("model_name");
-        String group = body.stringWithDefault("routing_group");
-        String tenant = group == null ? PartitionKey.DEFAULT_TENANT : group;
-        PartitionEntry partition = partition(model, tenant);
-        PartitionBus.<PartitionMessages.TieredReply>request(vertx.eventBus(), partition.address(),
-                        new PartitionMessages.TieredQuery(hashes))
-                .onComplete(ar -> {
-                    if (ar.succeeded()) {
-                        Responses.json(ctx, 200, TieredJson.render(ar.result().body()));
-                    } else {
-                        Responses.error(ctx, ar.cause() instanceof io.vertx.core.eventbus.ReplyException
-                                ? noIndexer(model, tenant) : ar.cause());
-                    }
-                });
+        String routingGroup = body.stringWithDefault("routing_group");
+        PartitionEntry partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT_TENANT : routingGroup);
+        PartitionQuery.askTiered(vertx, partition, hashes, noIndexer(partition.key())).onComplete(ar -> {
+            if (ar.succeeded()) {
+                Responses.json(ctx, 200, TieredJson.render(ar.result()));
+            } else {
+                Responses.error(ctx, ar.cause());
+            }
+        });
     }
 
     private PartitionEntry partition(String model, String group) {
         return node.registry().partition(new PartitionKey(model, group)).orElseThrow(() -> noIndexer(model, group));
     }
 
-    private static HttpError noIndexer(String model, String tenant) {
-        return new HttpError(404, "no indexer for model=" + model + " routing_group=" + tenant);
+    private static HttpError noIndexer(String model, String group) {
+        return new HttpError(404, "no indexer for model=" + model + " routing_group=" + group);
+    }
+
+    private static HttpError noIndexer(PartitionKey key) {
+        return noIndexer(key.modelName(), key.tenantId());
     }
 
     private void ask(RoutingContext ctx, PartitionEntry partition, long[] hashes) {
-        PartitionQuery.ask(vertx, partition, hashes, noIndexer(partition.key().modelName(), partition.key().tenantId()))
+        PartitionQuery.ask(vertx, partition, hashes, noIndexer(partition.key()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         PartitionMessages.QueryReply r = ar.result();

@@ -28,7 +28,17 @@ final class PartitionQuery {
 
     static Future<PartitionMessages.QueryReply> ask(Vertx vertx, PartitionEntry partition, PartitionMessages.Query query,
                                                     HttpError gone) {
-        return PartitionBus.<PartitionMessages.QueryReply>request(vertx.eventBus(), partition.address(), query)
+        return request(vertx, partition, query, gone);
+    }
+
+    /** The match tier by tier, for Dynamo's remote-indexer lookup; fails as {@link #ask} does. */
+    static Future<PartitionMessages.TieredReply> askTiered(Vertx vertx, PartitionEntry partition, long[] hashes,
+                                                           HttpError gone) {
+        return request(vertx, partition, new PartitionMessages.TieredQuery(hashes), gone);
+    }
+
+    private static <R> Future<R> request(Vertx vertx, PartitionEntry partition, Object message, HttpError gone) {
+        return PartitionBus.<R>request(vertx.eventBus(), partition.address(), message)
                 .map(m -> m.body())
                 .recover(t -> Future.failedFuture(isNoHandler(t) ? gone
                         : new HttpError(500, "indexer failure: " + t.getMessage())));
