@@ -64,6 +64,14 @@ class ArchitectureTest {
                 .check(classes);
     }
 
+    /** A partition is reached through its handle: its state and actor are the partition package's own. */
+    @Test
+    void onlyThePartitionPackageTouchesAPartitionsState() {
+        noClasses().that().resideOutsideOfPackage("dev.kvindexer.partition..")
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.kvindexer.partition.Partition")
+                .check(classes);
+    }
+
     @Test
     void protocolAndIndexCoreKnowNoVertx() {
         noClasses().that().resideInAnyPackage("dev.kvindexer.index..", "dev.kvindexer.hash..", "dev.kvindexer.wire..",

@@ -176,7 +176,7 @@ public final class ZmqIngestBench {
                 }
             }
             awaitSubscribers(pubs);
-            EventCounters counters = node.services().counters();
+            EventCounters counters = node.counters();
             long expectedEvents = (long) payloads.length * payloads[0].length;
             long t0 = System.nanoTime();
             sendAll(pubs, payloads);

@@ -1,13 +1,10 @@
 package dev.kvindexer.cluster;
 
 import dev.kvindexer.event.KvEvent;
-import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.partition.PartitionMessages;
-import dev.kvindexer.registry.PartitionEntry;
+import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.registry.RegistrationService;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -36,7 +33,6 @@ public final class PeerRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(PeerRecovery.class);
     static final Duration DUMP_TIMEOUT = Duration.ofSeconds(10);
 
-    private final Vertx vertx;
     private final RegistrationService registrations;
     private final Integer fallbackBlockSize;
     private final String authToken;
@@ -56,9 +52,8 @@ public final class PeerRecovery {
      *                          applied before recovery: a peer's orphans must not become blocks no one removes); null
      *                          loads every worker, as Dynamo's recovery does
      */
-    public PeerRecovery(Vertx vertx, RegistrationService registrations, Integer fallbackBlockSize, String authToken,
+    public PeerRecovery(RegistrationService registrations, Integer fallbackBlockSize, String authToken,
                         BiPredicate<PartitionKey, Long> registered) {
-        this.vertx = vertx;
         this.registrations = registrations;
         this.fallbackBlockSize = fallbackBlockSize;
         this.authToken = authToken;
@@ -94,8 +89,8 @@ public final class PeerRecovery {
 
     private static final class Collected {
         int blockSize;
-        final List<PartitionMessages.RecoveredEvent> events = new ArrayList<>();
-        final List<PartitionMessages.StreamWatermark> watermarks = new ArrayList<>();
+        final List<PeerSnapshot.Event> events = new ArrayList<>();
+        final List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
         boolean exact;
         /** Events of the document before extra copies were appended: ref_counts refer to these. */
         int documentEvents;
@@ -124,7 +119,7 @@ public final class PeerRecovery {
 
                 @Override
                 public void event(long workerId, int dpRank, KvEvent event) {
-                    current.events.add(new PartitionMessages.RecoveredEvent(workerId, dpRank, event));
+                    current.events.add(new PeerSnapshot.Event(workerId, dpRank, event));
                     current.documentEvents++;
                 }
 
@@ -134,7 +129,7 @@ public final class PeerRecovery {
                         throw new IOException("ref_counts names event " + eventIndex + " of " + current.documentEvents);
                     }
                     // Storing the same block again is what raises its count (SPEC §4.14).
-                    PartitionMessages.RecoveredEvent e = current.events.get(eventIndex);
+                    PeerSnapshot.Event e = current.events.get(eventIndex);
                     for (int i = 1; i < copies; i++) {
                         current.events.add(e);
                     }
@@ -147,7 +142,7 @@ public final class PeerRecovery {
 
                 @Override
                 public void watermark(long workerId, int dpRank, long seq) {
-                    current.watermarks.add(new PartitionMessages.StreamWatermark(workerId, dpRank, seq));
+                    current.watermarks.add(new PeerSnapshot.StreamWatermark(workerId, dpRank, seq));
                 }
 
                 @Override
@@ -175,9 +170,8 @@ public final class PeerRecovery {
             }
         }
         try {
-            Future<Object> applied = registrations.ensurePartition(key, blockSize)
-                    .compose((PartitionEntry p) -> PartitionBus.request(vertx.eventBus(), p.address(), new PartitionMessages.Recovered(c.events, c.watermarks, c.exact)))
-                    .map(m -> m.body());
+            Future<Void> applied = registrations.ensurePartition(key, blockSize)
+                    .compose(p -> p.recover(new PeerSnapshot(c.events, c.watermarks, c.exact)));
             applied.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
             return c.events.size();
         } catch (ExecutionException | TimeoutException e) {

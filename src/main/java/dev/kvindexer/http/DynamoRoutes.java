@@ -2,14 +2,12 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.config.ZmqEndpoint;
-import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.partition.PartitionMessages;
-import dev.kvindexer.registry.PartitionEntry;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
@@ -17,11 +15,9 @@ import java.util.List;
 
 /** Handlers of the Dynamo-flavor API (SPEC §7): parse, validate, ask the registry or a partition, render. */
 final class DynamoRoutes {
-    private final Vertx vertx;
     private final NodeServices node;
 
-    DynamoRoutes(Vertx vertx, NodeServices node) {
-        this.vertx = vertx;
+    DynamoRoutes(NodeServices node) {
         this.node = node;
     }
 
@@ -93,7 +89,7 @@ final class DynamoRoutes {
     void query(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
         int[] tokens = body.u32Array("token_ids");
-        PartitionEntry partition = partition(body.requiredString("model_name"), group(body));
+        PartitionRef partition = partition(body.requiredString("model_name"), group(body));
         long seed = BlockHasher.seedFor(body.optionalString("lora_name"), body.optionalString("cache_salt"));
         long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
         ask(ctx, partition, hashes);
@@ -121,8 +117,8 @@ final class DynamoRoutes {
         long[] hashes = body.i64Array("block_hashes");
         String model = body.requiredString("model_name");
         String routingGroup = body.stringWithDefault("routing_group");
-        PartitionEntry partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT_TENANT : routingGroup);
-        PartitionQuery.askTiered(vertx, partition, hashes, noIndexer(partition.key())).onComplete(ar -> {
+        PartitionRef partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT_TENANT : routingGroup);
+        PartitionQuery.answered(partition.queryTiered(hashes), noIndexer(partition.key())).onComplete(ar -> {
             if (ar.succeeded()) {
                 Responses.json(ctx, 200, TieredJson.render(ar.result()));
             } else {
@@ -131,7 +127,7 @@ final class DynamoRoutes {
         });
     }
 
-    private PartitionEntry partition(String model, String group) {
+    private PartitionRef partition(String model, String group) {
         return node.registry().partition(new PartitionKey(model, group)).orElseThrow(() -> noIndexer(model, group));
     }
 
@@ -143,11 +139,11 @@ final class DynamoRoutes {
         return noIndexer(key.modelName(), key.tenantId());
     }
 
-    private void ask(RoutingContext ctx, PartitionEntry partition, long[] hashes) {
-        PartitionQuery.ask(vertx, partition, hashes, noIndexer(partition.key()))
+    private void ask(RoutingContext ctx, PartitionRef partition, long[] hashes) {
+        PartitionQuery.answered(partition.query(hashes), noIndexer(partition.key()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
-                        PartitionMessages.QueryReply r = ar.result();
+                        QueryResult r = ar.result();
                         Responses.json(ctx, 200, ScoreJson.render(
                                 PartitionQuery.withSharedReach(r, () -> node.registry().members(partition.key())), r.blockSize()));
                     } else {
@@ -157,12 +153,10 @@ final class DynamoRoutes {
     }
 
     void dump(RoutingContext ctx) {
-        List<PartitionEntry> partitions = node.registry().partitions();
+        List<PartitionRef> partitions = node.registry().partitions();
         List<Future<String>> parts = new ArrayList<>();
-        for (PartitionEntry p : partitions) {
-            parts.add(PartitionBus.<PartitionMessages.DumpReply>request(vertx.eventBus(), p.address(), PartitionMessages.Dump.INSTANCE)
-                    .map(m -> m.body().json())
-                    .otherwise(t -> "{\"error\":" + Json.encode(String.valueOf(t.getMessage())) + "}"));
+        for (PartitionRef p : partitions) {
+            parts.add(p.dump().otherwise(t -> "{\"error\":" + Json.encode(String.valueOf(t.getMessage())) + "}"));
         }
         Future.join(parts).onComplete(ar -> {
             StringBuilder sb = new StringBuilder("{");
@@ -197,7 +191,7 @@ final class DynamoRoutes {
     }
 
     void peers(RoutingContext ctx) {
-        node.allPeers().onComplete(ar -> {
+        node.peers().all().onComplete(ar -> {
             if (ar.failed()) {
                 Responses.error(ctx, new HttpError(503, "cluster membership unavailable: " + ar.cause().getMessage()));
                 return;

@@ -54,10 +54,10 @@ public final class HttpVerticle extends VerticleBase {
     /** Every route of the indexer on {@code vertx} (package-private for the OpenAPI coverage test). */
     Router routerOn(io.vertx.core.Vertx vertx) {
         Router router = Router.router(vertx);
-        DynamoRoutes dynamo = new DynamoRoutes(vertx, node);
-        MooncakeRoutes mooncake = new MooncakeRoutes(vertx, node);
+        DynamoRoutes dynamo = new DynamoRoutes(node);
+        MooncakeRoutes mooncake = new MooncakeRoutes(node);
         AccessLog accessLog = node.accessLog();
-        HttpRequestMetrics requests = node.meters().http();
+        HttpRequestMetrics requests = node.requestMetrics();
         Set<String> routePaths = new HashSet<>();
         router.route().handler(ctx -> {
             if (accessLog != null) {
@@ -91,10 +91,10 @@ public final class HttpVerticle extends VerticleBase {
             }
         }
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
-        router.get("/metrics").handler(new MetricsRoute(vertx, node)::get);
+        router.get("/metrics").handler(new MetricsRoute(node)::get);
         JsonRoutes.serveOpenApi(router, openApi);
         router.get("/ready").handler(ctx -> {
-            String waiting = node.notReadyReason();
+            String waiting = node.readiness().notReadyReason();
             if (waiting == null) {
                 Responses.json(ctx, 200, "{\"status\":\"ready\"}");
             } else {
@@ -121,7 +121,7 @@ public final class HttpVerticle extends VerticleBase {
         sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c),
                 conductor::unregister);
         postJson(router, "/query_tiered_by_hash", DEFAULT_BODY_LIMIT, false, dynamo::queryTieredByHash);
-        postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(vertx, node)::post);
+        postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(node)::post);
         router.post("/reopen_logs").handler(BodyHandler.create(false).setBodyLimit(DEFAULT_BODY_LIMIT)).handler(ctx -> {
             if (accessLog != null) {
                 accessLog.reopen();

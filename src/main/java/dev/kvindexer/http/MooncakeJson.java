@@ -3,7 +3,7 @@ package dev.kvindexer.http;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.TierBreakdown;
 import dev.kvindexer.ingest.Listener;
-import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.json.Json;
@@ -27,7 +27,7 @@ final class MooncakeJson {
      * @param reply    the partition's matches; a registered rank without one has the shared stores' reach
      */
     static String render(Flavor shape, String tenant, List<Registry.Member> members, Long only,
-                         PartitionMessages.QueryReply reply) {
+                         QueryResult reply) {
         List<OwnerMatch> matches = reply.matches();
         int blockSize = reply.blockSize();
         Map<Long, String> names = new HashMap<>();

@@ -4,27 +4,26 @@ import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.InstanceIds;
-import dev.kvindexer.registry.PartitionEntry;
 import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.RegistryException;
-import io.vertx.core.Vertx;
+import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Handlers of the Mooncake Conductor API (SPEC §8) on the routes it shares with Dynamo: the same registry,
  * listeners and partitions, Mooncake's field names, string instance ids, status texts and response shapes.
  */
 final class MooncakeRoutes {
-    private final Vertx vertx;
     private final NodeServices node;
 
-    MooncakeRoutes(Vertx vertx, NodeServices node) {
-        this.vertx = vertx;
+    MooncakeRoutes(NodeServices node) {
         this.node = node;
     }
 
@@ -179,10 +178,10 @@ final class MooncakeRoutes {
                     + "hashed with; use lora_name", "lora_id");
         }
         String salt = body.optionalString("cache_salt");
-        PartitionEntry partition = partition(body);
+        PartitionRef partition = partition(body);
         long seed = BlockHasher.seedFor(emptyToNull(lora), salt);
-        answer(ctx, shape, body, partition,
-                new PartitionMessages.Query(BlockHasher.localHashes(tokens, partition.blockSize(), seed)));
+        long[] local = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
+        answer(ctx, shape, body, partition, p -> p.query(local));
     }
 
     /**
@@ -196,15 +195,14 @@ final class MooncakeRoutes {
             throw invalid(MooncakeError.INVALID_REQUEST, "missing field `seq_hashes`", "seq_hashes");
         }
         long[] hashes = body.u64OrStringArray(field);
-        PartitionEntry partition = partition(body);
-        answer(ctx, shape, body, partition, new PartitionMessages.Query(hashes, true));
+        answer(ctx, shape, body, partition(body), p -> p.queryBySequenceHashes(hashes));
     }
 
     /** The partition of (model, tenant_id), checked against the request's block_size when it gives one. */
-    private PartitionEntry partition(JsonRequest body) {
+    private PartitionRef partition(JsonRequest body) {
         String model = model(body, MooncakeError.INVALID_REQUEST);
         PartitionKey key = new PartitionKey(model, tenant(body));
-        PartitionEntry partition = node.registry().partition(key).orElseThrow(() -> notFound(key));
+        PartitionRef partition = node.registry().partition(key).orElseThrow(() -> notFound(key));
         Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
         if (blockSize != null && blockSize != partition.blockSize()) {
             throw invalid(MooncakeError.INVALID_REQUEST, "block_size " + blockSize + " does not match the block size "
@@ -213,12 +211,12 @@ final class MooncakeRoutes {
         return partition;
     }
 
-    private void answer(RoutingContext ctx, Flavor shape, JsonRequest body, PartitionEntry partition,
-                        PartitionMessages.Query query) {
+    private void answer(RoutingContext ctx, Flavor shape, JsonRequest body, PartitionRef partition,
+                        Function<PartitionRef, Future<QueryResult>> query) {
         PartitionKey key = partition.key();
         String only = body.optionalId("instance_id");
         Long onlyId = only == null ? null : InstanceIds.of(only);
-        PartitionQuery.ask(vertx, partition, query, notFound(key))
+        PartitionQuery.answered(query.apply(partition), notFound(key))
                 .map(r -> MooncakeJson.render(shape, key.tenantId(), node.registry().members(key), onlyId, r))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {

@@ -2,50 +2,32 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.index.OwnerKey;
 import dev.kvindexer.index.OwnerMatch;
-import dev.kvindexer.partition.PartitionBus;
-import dev.kvindexer.partition.PartitionMessages;
-import dev.kvindexer.registry.PartitionEntry;
+import dev.kvindexer.partition.PartitionGoneException;
+import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
 
-/** Asks a partition actor to match a prompt's local hashes, for either flavor's query routes. */
+/** What either flavor's query routes make of a partition's match: its failures as HTTP errors, shared reach. */
 final class PartitionQuery {
     private PartitionQuery() {
     }
 
-    /** Fails with {@code gone} when the partition was removed between the registry lookup and the request. */
-    static Future<PartitionMessages.QueryReply> ask(Vertx vertx, PartitionEntry partition, long[] hashes, HttpError gone) {
-        return ask(vertx, partition, new PartitionMessages.Query(hashes), gone);
-    }
-
-    static Future<PartitionMessages.QueryReply> ask(Vertx vertx, PartitionEntry partition, PartitionMessages.Query query,
-                                                    HttpError gone) {
-        return request(vertx, partition, query, gone);
-    }
-
-    /** The match tier by tier, for Dynamo's remote-indexer lookup; fails as {@link #ask} does. */
-    static Future<PartitionMessages.TieredReply> askTiered(Vertx vertx, PartitionEntry partition, long[] hashes,
-                                                           HttpError gone) {
-        return request(vertx, partition, new PartitionMessages.TieredQuery(hashes), gone);
-    }
-
-    private static <R> Future<R> request(Vertx vertx, PartitionEntry partition, Object message, HttpError gone) {
-        return PartitionBus.<R>request(vertx.eventBus(), partition.address(), message)
-                .map(m -> m.body())
-                .recover(t -> Future.failedFuture(isNoHandler(t) ? gone
-                        : new HttpError(500, "indexer failure: " + t.getMessage())));
+    /**
+     * Fails with {@code gone} when the partition was removed between the registry lookup and the request, and with
+     * a 500 for any other failure of the partition.
+     */
+    static <T> Future<T> answered(Future<T> asked, HttpError gone) {
+        return asked.recover(t -> Future.failedFuture(t instanceof PartitionGoneException ? gone
+                : new HttpError(500, "indexer failure: " + t.getMessage())));
     }
 
     /** A registered rank that holds nothing of the prompt itself: the shared stores' reach, gpu 0. */
-    static OwnerMatch sharedOnly(long workerId, int dpRank, PartitionMessages.QueryReply reply) {
+    static OwnerMatch sharedOnly(long workerId, int dpRank, QueryResult reply) {
         return new OwnerMatch(workerId, dpRank, 0, reply.sharedReach()[0], reply.sharedReach()[1]);
     }
 
@@ -53,7 +35,7 @@ final class PartitionQuery {
      * The matches plus, when the partition's Mooncake Stores hold a prefix of the prompt, an entry for every
      * registered engine rank that has none: the Dynamo flavor lists every instance with a block in any tier.
      */
-    static List<OwnerMatch> withSharedReach(PartitionMessages.QueryReply reply, Supplier<List<Registry.Member>> registered) {
+    static List<OwnerMatch> withSharedReach(QueryResult reply, Supplier<List<Registry.Member>> registered) {
         List<OwnerMatch> matches = reply.matches();
         if (reply.sharedReach()[1] == 0) {
             return matches; // no store holds the prompt: the common case costs nothing
@@ -70,9 +52,5 @@ final class PartitionQuery {
             }
         }
         return out;
-    }
-
-    private static boolean isNoHandler(Throwable t) {
-        return t instanceof ReplyException && ((ReplyException) t).failureType() == ReplyFailure.NO_HANDLERS;
     }
 }

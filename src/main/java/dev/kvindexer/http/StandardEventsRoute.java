@@ -5,13 +5,11 @@ import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.BlockHasher;
-import dev.kvindexer.partition.PartitionBus;
 import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.StandardEventsApplied;
 import dev.kvindexer.registry.InstanceIds;
-import dev.kvindexer.registry.PartitionEntry;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
@@ -29,11 +27,9 @@ import java.util.Map;
  * is placed by its sequence hashes alone.
  */
 final class StandardEventsRoute {
-    private final Vertx vertx;
     private final NodeServices node;
 
-    StandardEventsRoute(Vertx vertx, NodeServices node) {
-        this.vertx = vertx;
+    StandardEventsRoute(NodeServices node) {
         this.node = node;
     }
 
@@ -49,7 +45,7 @@ final class StandardEventsRoute {
         if (events.isEmpty()) {
             throw new HttpError(422, "`events` is empty");
         }
-        Map<PartitionEntry, List<StandardEvent>> byPartition = new LinkedHashMap<>();
+        Map<PartitionRef, List<StandardEvent>> byPartition = new LinkedHashMap<>();
         for (int i = 0; i < events.size(); i++) {
             try {
                 parse(events.get(i), byPartition);
@@ -57,9 +53,8 @@ final class StandardEventsRoute {
                 throw new HttpError(e.status(), (listed == null ? "" : "events[" + i + "]: ") + e.getMessage());
             }
         }
-        List<Future<PartitionMessages.StandardEventsApplied>> results = new ArrayList<>();
-        byPartition.forEach((partition, batch) -> results.add(PartitionBus.<PartitionMessages.StandardEventsApplied>request(
-                vertx.eventBus(), partition.address(), new PartitionMessages.ApplyStandardEvents(batch)).map(m -> m.body())));
+        List<Future<StandardEventsApplied>> results = new ArrayList<>();
+        byPartition.forEach((partition, batch) -> results.add(partition.applyStandard(batch)));
         Future.all(results).onComplete(ar -> {
             if (ar.failed()) {
                 Responses.error(ctx, new HttpError(500, "indexer failure: " + ar.cause().getMessage()));
@@ -68,7 +63,7 @@ final class StandardEventsRoute {
             int applied = 0;
             int stale = 0;
             long gaps = 0;
-            for (Future<PartitionMessages.StandardEventsApplied> f : results) {
+            for (Future<StandardEventsApplied> f : results) {
                 applied += f.result().applied();
                 stale += f.result().stale();
                 gaps += f.result().gaps();
@@ -78,13 +73,13 @@ final class StandardEventsRoute {
         });
     }
 
-    private void parse(JsonRequest e, Map<PartitionEntry, List<StandardEvent>> out) {
+    private void parse(JsonRequest e, Map<PartitionRef, List<StandardEvent>> out) {
         String type = e.requiredString("event_type");
         long eventId = e.requiredU64("event_id");
         String model = e.requiredString("model_name");
         String tenant = e.optionalString("tenant_id");
         PartitionKey key = new PartitionKey(model, tenant == null ? PartitionKey.DEFAULT_TENANT : tenant);
-        PartitionEntry partition = node.registry().partition(key).orElseThrow(() -> new HttpError(404,
+        PartitionRef partition = node.registry().partition(key).orElseThrow(() -> new HttpError(404,
                 "no indexer for model=" + key.modelName() + " tenant_id=" + key.tenantId()));
         String backend = e.optionalId("backend_id");
         if (backend == null) {

@@ -1,7 +1,7 @@
 package dev.kvindexer.http;
 
 import dev.kvindexer.index.TieredMatch;
-import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.partition.TieredQueryResult;
 
 /**
  * The body of {@code /query_tiered_by_hash} (SPEC §11.1), as Dynamo's router parses it: every member present (the
@@ -11,7 +11,7 @@ final class TieredJson {
     private TieredJson() {
     }
 
-    static String render(PartitionMessages.TieredReply reply) {
+    static String render(TieredQueryResult reply) {
         TieredMatch m = reply.match();
         StringBuilder sb = new StringBuilder(128).append("{\"block_size\":").append(reply.blockSize())
                 .append(",\"tiered\":{\"device\":{\"scores\":");

@@ -1,7 +1,7 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.ingest.Publisher;
+import dev.kvindexer.partition.PartitionRef;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -13,39 +13,33 @@ public final class Listener {
     private final int dpRank;
     private final String endpoint;
     private final String replayEndpoint;
-    private final PartitionKey partitionKey;
-    private final String partitionAddress;
-    private final int blockSize;
+    private final PartitionRef partition;
     private final long generation;
     private final Publisher publisher;
     private final ConductorFeed conductor;
     private final AtomicReference<ListenerState> state = new AtomicReference<>(ListenerState.PENDING);
     private volatile String lastError;
 
-    public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partitionKey,
-                    String partitionAddress, int blockSize, long generation) {
-        this(workerId, dpRank, endpoint, replayEndpoint, partitionKey, partitionAddress, blockSize, generation,
-                Publisher.DYNAMO);
+    public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionRef partition,
+                    long generation) {
+        this(workerId, dpRank, endpoint, replayEndpoint, partition, generation, Publisher.DYNAMO);
     }
 
-    public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partitionKey,
-                    String partitionAddress, int blockSize, long generation, Publisher publisher) {
-        this(workerId, dpRank, endpoint, replayEndpoint, partitionKey, partitionAddress, blockSize, generation,
-                publisher, null);
+    /** A stream whose batches go to {@code partition}. */
+    public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionRef partition,
+                    long generation, Publisher publisher) {
+        this(workerId, dpRank, endpoint, replayEndpoint, partition, generation, publisher, null);
     }
 
-    private Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partitionKey,
-                     String partitionAddress, int blockSize, long generation, Publisher publisher,
-                     ConductorFeed conductor) {
+    private Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionRef partition,
+                     long generation, Publisher publisher, ConductorFeed conductor) {
         this.conductor = conductor;
         this.publisher = publisher;
         this.workerId = workerId;
         this.dpRank = dpRank;
         this.endpoint = endpoint;
         this.replayEndpoint = replayEndpoint;
-        this.partitionKey = partitionKey;
-        this.partitionAddress = partitionAddress;
-        this.blockSize = blockSize;
+        this.partition = partition;
         this.generation = generation;
     }
 
@@ -66,16 +60,17 @@ public final class Listener {
         return replayEndpoint;
     }
 
-    public PartitionKey partitionKey() {
-        return partitionKey;
+    /** Where the stream's batches go; null for a Conductor registration's stream. */
+    public PartitionRef partition() {
+        return partition;
     }
 
-    public String partitionAddress() {
-        return partitionAddress;
+    public PartitionKey partitionKey() {
+        return partition == null ? null : partition.key();
     }
 
     public int blockSize() {
-        return blockSize;
+        return partition == null ? 0 : partition.blockSize();
     }
 
     public long generation() {
@@ -91,7 +86,7 @@ public final class Listener {
      * has no replay), batches to the conductor.
      */
     public static Listener forConductor(String endpoint, int dpRank, ConductorFeed feed) {
-        return new Listener(0, dpRank, endpoint, null, null, null, 0, 0, Publisher.DYNAMO, feed);
+        return new Listener(0, dpRank, endpoint, null, null, 0, Publisher.DYNAMO, feed);
     }
 
     /** Where a Conductor registration's batches go, or null for a partition's stream. */
@@ -134,8 +129,7 @@ public final class Listener {
 
     /** A new generation of this stream, pending, for a resume. */
     public Listener nextGeneration(long newGeneration) {
-        return new Listener(workerId, dpRank, endpoint, replayEndpoint, partitionKey, partitionAddress, blockSize,
-                newGeneration, publisher);
+        return new Listener(workerId, dpRank, endpoint, replayEndpoint, partition, newGeneration, publisher);
     }
 
     /** Records an error that did not stop the listener (shown as last_error). */

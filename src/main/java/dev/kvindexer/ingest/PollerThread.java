@@ -2,14 +2,11 @@ package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
-import dev.kvindexer.partition.PartitionBus;
-import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.wire.ConductorBatchDecoder;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
 import io.vertx.core.Promise;
-import io.vertx.core.eventbus.EventBus;
 import java.util.function.BooleanSupplier;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,7 +60,6 @@ final class PollerThread extends Thread {
 
     private final ZContext ctx;
     private final long maxEventBytes;
-    private final EventBus bus;
     private final EventCounters counters;
     private final InFlightBatches inFlight;
     private final BooleanSupplier gateOpen;
@@ -120,13 +116,12 @@ final class PollerThread extends Thread {
         }
     }
 
-    PollerThread(String name, long maxEventBytes, EventBus bus, EventCounters counters, InFlightBatches inFlight,
+    PollerThread(String name, long maxEventBytes, EventCounters counters, InFlightBatches inFlight,
                  BooleanSupplier gateOpen) {
         super(name);
         setDaemon(true);
         this.ctx = ZmqContexts.create((t, e) -> ioThreadDied(t, e));
         this.maxEventBytes = maxEventBytes;
-        this.bus = bus;
         this.counters = counters;
         this.inFlight = inFlight;
         this.gateOpen = gateOpen;
@@ -396,8 +391,7 @@ final class PollerThread extends Thread {
             problem(sub, "skipped a malformed batch: " + e.getMessage());
             return;
         }
-        inFlight.sent();
-        PartitionBus.send(bus, l.partitionAddress(), new PartitionMessages.ApplyBatch(l.workerId(), l.dpRank(), l.generation(), batch));
+        l.partition().applyLive(l.workerId(), l.dpRank(), l.generation(), batch);
     }
 
     private void toConductor(Subscription sub, ConductorFeed feed, List<byte[]> frames) {

@@ -4,14 +4,11 @@ import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;
-import dev.kvindexer.partition.PartitionBus;
-import dev.kvindexer.partition.PartitionMessages;
 import dev.kvindexer.partition.ReplayRequest;
 import dev.kvindexer.partition.StreamId;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
-import io.vertx.core.eventbus.EventBus;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,7 +37,6 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
     private static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(1);
 
     private final long maxEventBytes;
-    private final EventBus bus;
     private final EventCounters counters;
     private final ListenerDirectory listeners;
     private final ExecutorService executor;
@@ -53,10 +49,8 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
         Listener find(long workerId, int dpRank);
     }
 
-    public ReplayClient(EventBus bus, EventCounters counters, ListenerDirectory listeners, int threads,
-                        long maxEventBytes) {
+    public ReplayClient(EventCounters counters, ListenerDirectory listeners, int threads, long maxEventBytes) {
         this.maxEventBytes = maxEventBytes;
-        this.bus = bus;
         this.counters = counters;
         this.listeners = listeners;
         AtomicInteger n = new AtomicInteger();
@@ -111,8 +105,8 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                     long seq = LiveFrames.seq(frames.get(frames.size() - 2));
                     outcome.received(seq);
                     EventBatch batch = decoder.decode(seq, payload);
-                    PartitionBus.send(bus, r.partitionAddress(), new PartitionMessages.ReplayedBatch(r.stream().workerId(),
-                            r.stream().dpRank(), r.generation(), r.replayId(), batch));
+                    r.partition().applyReplayed(r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId(),
+                            batch);
                     if (Long.compareUnsigned(seq, r.end() - 1) >= 0) {
                         // The rest of the tail is what live ingest holds from r.end() on.
                         break;
@@ -126,8 +120,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
             outcome.failed(e.toString());
         } finally {
             ZmqContexts.closeWithin(ctx, CLOSE_WAIT, "replay");
-            PartitionBus.send(bus, r.partitionAddress(), new PartitionMessages.ReplayFinished(r.stream().workerId(),
-                    r.stream().dpRank(), r.generation(), r.replayId()));
+            r.partition().replayFinished(r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId());
         }
         String reason = outcome.incompleteReason();
         LogThrottle throttle = logs.computeIfAbsent(r.stream(), s -> new LogThrottle());

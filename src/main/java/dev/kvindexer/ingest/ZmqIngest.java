@@ -57,17 +57,15 @@ public final class ZmqIngest implements AutoCloseable {
     private boolean closed;
 
     /**
-     * @param listeners finds a stream's current listener, for replay errors
      * @param gateOpen  false while the node recovers: listeners connect and let ZMQ buffer until it turns true
      */
-    public ZmqIngest(Vertx vertx, Settings settings, EventCounters counters, ReplayClient.ListenerDirectory listeners,
-                     BooleanSupplier gateOpen) {
+    public ZmqIngest(Vertx vertx, Settings settings, EventCounters counters, BooleanSupplier gateOpen) {
         this.vertx = vertx;
         this.settings = settings;
         this.counters = counters;
         this.gateOpen = gateOpen;
         this.inFlight = new InFlightBatches(settings.maxInFlightBatches());
-        this.replays = new ReplayClient(vertx.eventBus(), counters, listeners, 2, settings.maxEventBytes());
+        this.replays = new ReplayClient(counters, this::running, 2, settings.maxEventBytes());
         this.threads = new PollerThread[settings.threads()];
         for (int i = 0; i < threads.length; i++) {
             threads[i] = newThread(i);
@@ -82,8 +80,8 @@ public final class ZmqIngest implements AutoCloseable {
     }
 
     private PollerThread newThread(int index) {
-        PollerThread t = new PollerThread("kvindexer-ingest-" + index, settings.maxEventBytes(), vertx.eventBus(),
-                counters, inFlight, gateOpen);
+        PollerThread t = new PollerThread("kvindexer-ingest-" + index, settings.maxEventBytes(), counters, inFlight,
+                gateOpen);
         t.start();
         return t;
     }
@@ -103,6 +101,16 @@ public final class ZmqIngest implements AutoCloseable {
         owners.put(listener, t);
         t.add(listener, done);
         return done.future();
+    }
+
+    /** The listener this ingest runs for stream (worker, dp_rank), or null: where a failed replay shows. */
+    private Listener running(long workerId, int dpRank) {
+        for (Listener l : owners.keySet()) {
+            if (l.partition() != null && l.workerId() == workerId && l.dpRank() == dpRank) {
+                return l;
+            }
+        }
+        return null;
     }
 
     /** Closes the listener's socket; completes when nothing more will be received from it. */

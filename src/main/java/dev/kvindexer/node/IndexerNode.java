@@ -7,8 +7,7 @@ import dev.kvindexer.cluster.ClusterRegistrar;
 import dev.kvindexer.cluster.ClusterValues;
 import dev.kvindexer.cluster.HazelcastConfigs;
 import dev.kvindexer.cluster.PeerRecovery;
-import dev.kvindexer.cluster.PeerSet;
-import dev.kvindexer.node.ReadyGate;
+import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.cluster.RecoveryReport;
 import dev.kvindexer.conductor.Conductor;
 import dev.kvindexer.config.ClusterSettings;
@@ -17,11 +16,12 @@ import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.http.AccessLog;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
+import dev.kvindexer.http.Readiness;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.metrics.VertxMeters;
-import dev.kvindexer.partition.LocalCodec;
+import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.ConductorRegistrar;
@@ -52,25 +52,28 @@ public final class IndexerNode {
     public static final java.time.Duration CLOSE_BUDGET = java.time.Duration.ofSeconds(10);
 
     private final Vertx vertx;
-    private final ZmqIngest ingest;
+    private final Parts parts;
     private final NodeServices services;
-    private final ClusterRegistrar clusterRegistrar;
-    private final HazelcastInstance hazelcast;
-    private final ReadyGate gate;
     private AntiEntropy antiEntropy;
     /** The HTTP verticles' deployments: undeployed first on close, so no request is taken while the node winds down. */
     private final List<String> httpDeployments = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int httpPort;
     private volatile RecoveryReport recovery = RecoveryReport.NONE;
 
-    private IndexerNode(Vertx vertx, ZmqIngest ingest, NodeServices services, ClusterRegistrar clusterRegistrar,
-                        HazelcastInstance hazelcast, ReadyGate gate) {
+    /**
+     * The node's components as assembled. {@code clusterRegistrar}, {@code membership} and {@code hazelcast} are null
+     * on a standalone node, {@code accessLog} when none is configured.
+     */
+    private record Parts(EventCounters counters, Watermarks watermarks, ZmqIngest ingest, Registry registry,
+                         RegistrationService registrations, ClusterRegistrar clusterRegistrar,
+                         ClusterMembership membership, PeerDirectory peers, AccessLog accessLog, NodeMeters meters,
+                         HazelcastInstance hazelcast, ReadyGate gate) {
+    }
+
+    private IndexerNode(Vertx vertx, Parts parts, NodeServices services) {
         this.vertx = vertx;
-        this.gate = gate;
-        this.ingest = ingest;
+        this.parts = parts;
         this.services = services;
-        this.clusterRegistrar = clusterRegistrar;
-        this.hazelcast = hazelcast;
     }
 
     /**
@@ -102,9 +105,9 @@ public final class IndexerNode {
             // HTTP first (SPEC 10.1 [REC]): /health answers and /register can satisfy the initial-workers wait.
             await(node.deployHttp(config));
             if (config.clustered()) {
-                await(node.services.membership().announce(node.advertisedUrl(config)));
+                await(node.parts.membership().announce(node.advertisedUrl(config)));
                 // Subscribe to every registered worker before recovering, so nothing published meanwhile is missed.
-                await(node.clusterRegistrar.start());
+                await(node.parts.clusterRegistrar().start());
             }
             await(node.registerStartupWorkers(config));
             node.recoverAndOpenGate(config);
@@ -120,15 +123,15 @@ public final class IndexerNode {
 
     private static IndexerNode assemble(Vertx vertx, HazelcastClusterManager manager, ServeConfig config,
                                         NodeMeters meters) throws Exception {
-        LocalCodec.registerAll(vertx.eventBus());
         EventCounters counters = new EventCounters();
-        Registry registry = new Registry();
         boolean gated = config.clustered() || !config.peers().isEmpty() || config.minInitialWorkers() > 0;
         ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
         ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(config.ingestThreads(), MAX_IN_FLIGHT_BATCHES,
-                config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY), counters, registry::listener, gate::isOpen);
+                config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY), counters, gate::isOpen);
         Watermarks watermarks = new Watermarks();
-        RegistrationService local = new RegistrationService(vertx, registry, ingest, counters, watermarks);
+        PartitionHost partitions = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight());
+        Registry registry = new Registry(partitions);
+        RegistrationService local = new RegistrationService(registry, partitions, ingest);
         ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
         ClusterRegistrar clusterRegistrar = manager == null ? null
                 : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
@@ -137,17 +140,22 @@ public final class IndexerNode {
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         ConductorRegistrar conductor = new ConductorRegistrar(await(Conductor.deploy(vertx)), ingest,
                 config.compat().loraIds());
-        NodeServices services = new NodeServices(registrar, local, registry, new PeerSet(), counters, watermarks,
-                ingest, config.testEndpoints(), gate::reason, membership, accessLog, meters, conductor,
-                config.compat().tenantFallback());
-        return new IndexerNode(vertx, ingest, services, clusterRegistrar,
-                manager == null ? null : manager.getHazelcastInstance(), gate);
+        PeerDirectory peers = new PeerDirectory(membership);
+        Parts parts = new Parts(counters, watermarks, ingest, registry, local, clusterRegistrar, membership, peers,
+                accessLog, meters, manager == null ? null : manager.getHazelcastInstance(), gate);
+        // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
+        Readiness readiness = new Readiness(List.of(gate::reason, ingest::degradedReason));
+        NodeMetrics metrics = new NodeMetrics(registry, ingest, counters, meters, membership, accessLog);
+        NodeServices services = new NodeServices(registrar, local, registry, peers, conductor, readiness,
+                metrics::render, meters.http(), accessLog, config.testEndpoints(), config.compat().tenantFallback());
+        return new IndexerNode(vertx, parts, services);
     }
 
     /** From now on the node also reconciles everything on membership changes and every {@code interval}. */
     private synchronized void startAntiEntropy(java.time.Duration interval) {
-        ClusterMembership membership = services.membership();
-        antiEntropy = new AntiEntropy(vertx, hazelcast, interval,
+        ClusterMembership membership = parts.membership();
+        ClusterRegistrar clusterRegistrar = parts.clusterRegistrar();
+        antiEntropy = new AntiEntropy(vertx, parts.hazelcast(), interval,
                 () -> Future.join(clusterRegistrar.reconcileAll(), membership.reassert().otherwiseEmpty()).mapEmpty());
         antiEntropy.start();
     }
@@ -180,31 +188,32 @@ public final class IndexerNode {
      */
     private void recoverAndOpenGate(ServeConfig config) throws Exception {
         List<String> sources = config.peers();
-        if (sources.isEmpty() && services.membership() != null) {
-            sources = await(services.membership().peers(true));
+        if (sources.isEmpty() && parts.membership() != null) {
+            sources = await(parts.membership().peers(true));
             if (sources.isEmpty()) {
                 LOG.info("no ready node in the cluster to recover from; starting with an empty index");
             }
         }
         if (!sources.isEmpty()) {
-            gate.waitingFor("recovering from peers " + sources);
+            parts.gate().waitingFor("recovering from peers " + sources);
             // The listeners just connected; give their subscriptions time to reach the engines before the dump
             // is taken, so little is published in between (the reference waits the same second).
             Thread.sleep(SLOW_JOINER_MILLIS);
-            Registry registry = services.registry();
-            recovery = new PeerRecovery(vertx, services.registrations(), config.blockSize(), config.security().authToken(),
+            Registry registry = parts.registry();
+            recovery = new PeerRecovery(parts.registrations(), config.blockSize(), config.security().authToken(),
                     config.clustered() ? (key, worker) -> key.equals(registry.partitionOf(worker)) : null).recover(sources);
-            services.meters().recovered(recovery.millis(), recovery.events());
-            config.peers().forEach(services.peers()::add);
+            parts.meters().recovered(recovery.millis(), recovery.events());
+            config.peers().forEach(parts.peers()::add);
         }
         int wanted = config.minInitialWorkers();
-        while (services.registry().instanceCount() < wanted) {
-            gate.waitingFor("waiting for " + wanted + " registered workers, have " + services.registry().instanceCount());
+        while (parts.registry().instanceCount() < wanted) {
+            parts.gate().waitingFor("waiting for " + wanted + " registered workers, have "
+                    + parts.registry().instanceCount());
             Thread.sleep(100);
         }
-        gate.openGate();
-        if (services.membership() != null) {
-            await(services.membership().markReady());
+        parts.gate().openGate();
+        if (parts.membership() != null) {
+            await(parts.membership().markReady());
         }
     }
 
@@ -270,16 +279,37 @@ public final class IndexerNode {
 
     /** This node's Hazelcast member, or null when it is standalone. */
     public HazelcastInstance hazelcast() {
-        return hazelcast;
+        return parts.hazelcast();
     }
 
     public NodeServices services() {
         return services;
     }
 
+    public EventCounters counters() {
+        return parts.counters();
+    }
+
+    public Watermarks watermarks() {
+        return parts.watermarks();
+    }
+
+    public ZmqIngest ingest() {
+        return parts.ingest();
+    }
+
+    public NodeMeters meters() {
+        return parts.meters();
+    }
+
+    /** The cluster's membership, or null on a standalone node. */
+    public ClusterMembership membership() {
+        return parts.membership();
+    }
+
     /** The node's Micrometer registry in Prometheus text, for a service sharing its process (the slot tracker). */
     public String micrometerScrape() {
-        return services.meters().micrometerScrape();
+        return parts.meters().micrometerScrape();
     }
 
     /**
@@ -297,18 +327,18 @@ public final class IndexerNode {
                 antiEntropy.stop();
             }
         }
-        if (services.membership() != null) {
-            quietly(services.membership().leave(), deadline);
+        if (parts.membership() != null) {
+            quietly(parts.membership().leave(), deadline);
         }
-        if (clusterRegistrar != null) {
-            quietly(clusterRegistrar.stop(), deadline);
+        if (parts.clusterRegistrar() != null) {
+            quietly(parts.clusterRegistrar().stop(), deadline);
         }
         // Shutting down anyway: sockets are closed with their threads below.
-        quietly(services.registrations().stopAll(), deadline);
+        quietly(parts.registrations().stopAll(), deadline);
         quietly(vertx.close(), deadline);
-        ingest.close(java.time.Duration.ofNanos(Math.max(deadline - System.nanoTime(), 0)));
-        if (services.accessLog() != null) {
-            services.accessLog().close();
+        parts.ingest().close(java.time.Duration.ofNanos(Math.max(deadline - System.nanoTime(), 0)));
+        if (parts.accessLog() != null) {
+            parts.accessLog().close();
         }
     }
 

@@ -11,6 +11,7 @@ import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Consumer;
@@ -25,7 +26,7 @@ public final class Partition {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
 
     private final PartitionKey key;
-    private final String address;
+    private final PartitionRef self;
     private final PartitionIndex index;
     private final EventCounters counters;
     private final Watermarks watermarks;
@@ -83,8 +84,8 @@ public final class Partition {
                 LOG.info("gap on {}: replaying [{}, {}){}", id, Long.toUnsignedString(start), Long.toUnsignedString(end),
                         gapLog.heldBackNote());
             }
-            replays.accept(new ReplayRequest(address, id, sequencer.generation(), replayId, sequencer.replayEndpoint(),
-                    index.blockSize(), defaultLora, start, end));
+            replays.accept(new ReplayRequest(self, id, sequencer.generation(), replayId, sequencer.replayEndpoint(),
+                    defaultLora, start, end));
         }
 
         @Override
@@ -103,10 +104,11 @@ public final class Partition {
         }
     }
 
-    public Partition(PartitionKey key, int blockSize, String address, EventCounters counters, Watermarks watermarks,
+    /** {@code self} is the handle replayed batches are sent back to. */
+    public Partition(PartitionKey key, int blockSize, PartitionRef self, EventCounters counters, Watermarks watermarks,
                      Consumer<ReplayRequest> replays) {
         this.key = key;
-        this.address = address;
+        this.self = self;
         this.index = new PartitionIndex(blockSize);
         this.counters = counters;
         this.watermarks = watermarks;
@@ -121,7 +123,7 @@ public final class Partition {
         return index;
     }
 
-    public void openStream(PartitionMessages.OpenStream open) {
+    public void openStream(StreamSpec open) {
         StreamKey k = new StreamKey(open.workerId(), open.dpRank());
         Stream s = streams.get(k);
         if (s == null) {
@@ -149,8 +151,8 @@ public final class Partition {
      * Applies a peer's dump before any live batch of this node (the ready gate holds them back). An exact snapshot
      * sets every stream's watermark; a Dynamo dump has none, so streams take their first live batch as is.
      */
-    public void recover(PartitionMessages.Recovered recovered) {
-        for (PartitionMessages.RecoveredEvent e : recovered.events()) {
+    public void recover(PeerSnapshot recovered) {
+        for (PeerSnapshot.Event e : recovered.events()) {
             applyEvent(e.workerId(), e.dpRank(), e.event());
         }
         if (!recovered.exact()) {
@@ -158,7 +160,7 @@ public final class Partition {
             streams.values().forEach(st -> st.sequencer.bootstrappedFromPeer());
             return;
         }
-        for (PartitionMessages.StreamWatermark w : recovered.watermarks()) {
+        for (PeerSnapshot.StreamWatermark w : recovered.watermarks()) {
             StreamKey k = new StreamKey(w.workerId(), w.dpRank());
             Stream s = streams.get(k);
             if (s != null) {
@@ -170,24 +172,24 @@ public final class Partition {
     }
 
     /** A live batch; dropped when its stream is closed or belongs to an older listener generation. */
-    public void onLive(PartitionMessages.ApplyBatch msg) {
-        Stream s = stream(msg.workerId(), msg.registeredRank(), msg.generation());
+    public void onLive(long workerId, int registeredRank, long generation, EventBatch batch) {
+        Stream s = stream(workerId, registeredRank, generation);
         if (s != null) {
-            s.sequencer.onLive(msg.batch());
+            s.sequencer.onLive(batch);
         }
     }
 
-    public void onReplayed(PartitionMessages.ReplayedBatch msg) {
-        Stream s = stream(msg.workerId(), msg.registeredRank(), msg.generation());
+    public void onReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch) {
+        Stream s = stream(workerId, registeredRank, generation);
         if (s != null) {
-            s.sequencer.onReplayed(msg.replayId(), msg.batch());
+            s.sequencer.onReplayed(replayId, batch);
         }
     }
 
-    public void onReplayFinished(PartitionMessages.ReplayFinished msg) {
-        Stream s = stream(msg.workerId(), msg.registeredRank(), msg.generation());
+    public void onReplayFinished(long workerId, int registeredRank, long generation, long replayId) {
+        Stream s = stream(workerId, registeredRank, generation);
         if (s != null) {
-            s.sequencer.onReplayFinished(msg.replayId());
+            s.sequencer.onReplayFinished(replayId);
         }
     }
 
@@ -207,16 +209,13 @@ public final class Partition {
     }
 
     private void applyEvent(long workerId, int rank, KvEvent event) {
-        if (event instanceof KvEvent.Stored) {
-            KvEvent.Stored s = (KvEvent.Stored) event;
+        if (event instanceof KvEvent.Stored s) {
             stored(workerId, rank, index.store(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
                     s.blockHashes(), s.tokensHashes()));
-        } else if (event instanceof KvEvent.StoredBySequence) {
-            KvEvent.StoredBySequence s = (KvEvent.StoredBySequence) event;
+        } else if (event instanceof KvEvent.StoredBySequence s) {
             stored(workerId, rank, index.storeBySequence(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
                     s.sequenceHashes()));
-        } else if (event instanceof KvEvent.Removed) {
-            KvEvent.Removed r = (KvEvent.Removed) event;
+        } else if (event instanceof KvEvent.Removed r) {
             int missing = index.remove(workerId, rank, r.tier(), r.blockHashes());
             counters.applied("removed", missing == 0 ? "ok" : "block_not_found", 1);
         } else {
@@ -238,11 +237,11 @@ public final class Partition {
      * stale, and the ids skipped before a newer one are counted as a gap. Nothing can replay them (no replay protocol
      * exists for these events), so the gap is reported, and the event applies.
      */
-    public PartitionMessages.StandardEventsApplied applyStandard(PartitionMessages.ApplyStandardEvents msg) {
+    public StandardEventsApplied applyStandard(List<StandardEvent> events) {
         int applied = 0;
         int stale = 0;
         long gaps = 0;
-        for (StandardEvent e : msg.events()) {
+        for (StandardEvent e : events) {
             long[] last = standardStreams.get(e.stream());
             if (last != null && Long.compareUnsigned(e.eventId(), last[1]) <= 0) {
                 stale++;
@@ -266,47 +265,48 @@ public final class Partition {
             LOG.warn("standardized events of model={} tenant={}: {} event_ids missing{}", key.modelName(),
                     key.tenantId(), gaps, standardGapLog.heldBackNote());
         }
-        return new PartitionMessages.StandardEventsApplied(applied, stale, gaps);
+        return new StandardEventsApplied(applied, stale, gaps);
     }
 
     /** Unregistration: the streams close (their watermarks stay in {@link Watermarks}) and their blocks go. */
-    public void removeStreams(PartitionMessages.RemoveStreams msg) {
-        if (msg.wholeWorker()) {
-            streams.keySet().removeIf(k -> k.workerId() == msg.workerId());
-            installedNotOpen.keySet().removeIf(k -> k.workerId() == msg.workerId());
-            standardStreams.values().removeIf(v -> v[0] == msg.workerId());
-            index.removeWorker(msg.workerId());
-            index.markSharedStore(msg.workerId(), false);
+    public void removeStreams(long workerId, int dpRank, boolean lastOfWorker) {
+        if (dpRank < 0 || lastOfWorker) {
+            streams.keySet().removeIf(k -> k.workerId() == workerId);
+            installedNotOpen.keySet().removeIf(k -> k.workerId() == workerId);
+            standardStreams.values().removeIf(v -> v[0] == workerId);
+            index.removeWorker(workerId);
+            index.markSharedStore(workerId, false);
         } else {
-            streams.remove(new StreamKey(msg.workerId(), msg.dpRank()));
-            installedNotOpen.remove(new StreamKey(msg.workerId(), msg.dpRank()));
-            index.removeWorkerDpRank(msg.workerId(), msg.dpRank());
+            streams.remove(new StreamKey(workerId, dpRank));
+            installedNotOpen.remove(new StreamKey(workerId, dpRank));
+            index.removeWorkerDpRank(workerId, dpRank);
         }
     }
 
-    public PartitionMessages.TieredReply tieredQuery(PartitionMessages.TieredQuery query) {
-        return new PartitionMessages.TieredReply(index.blockSize(), index.matchTiered(query.localHashes()));
+    public TieredQueryResult tieredQuery(long[] localHashes) {
+        return new TieredQueryResult(index.blockSize(), index.matchTiered(localHashes));
     }
 
-    public PartitionMessages.QueryReply query(PartitionMessages.Query query) {
-        long[] local = query.sequenceHashes() ? index.localHashesOfSequence(query.hashes()) : query.hashes();
-        long[] seq = query.sequenceHashes() ? query.hashes() : index.sequenceHashesFor(local);
-        return new PartitionMessages.QueryReply(index.blockSize(), index.matchOwners(local, seq), index.sharedReach(local, seq));
+    /** {@code hashes} are local hashes, or with {@code sequenceHashes} rolling sequence hashes. */
+    public QueryResult query(long[] hashes, boolean sequenceHashes) {
+        long[] local = sequenceHashes ? index.localHashesOfSequence(hashes) : hashes;
+        long[] seq = sequenceHashes ? hashes : index.sequenceHashesFor(local);
+        return new QueryResult(index.blockSize(), index.matchOwners(local, seq), index.sharedReach(local, seq));
+    }
+
+    public PartitionStats stats() {
+        StorageTier[] tiers = StorageTier.values();
+        long[] held = new long[tiers.length];
+        for (StorageTier t : tiers) {
+            held[t.ordinal()] = index.heldBlocks(t);
+        }
+        return new PartitionStats(held, index.blockCount());
     }
 
     /**
      * The partition's /dump value: an exact snapshot, because the actor takes it in one step together with the
      * watermark of every stream whose blocks it holds.
      */
-    public PartitionMessages.StatsReply stats() {
-        StorageTier[] tiers = StorageTier.values();
-        long[] held = new long[tiers.length];
-        for (StorageTier t : tiers) {
-            held[t.ordinal()] = index.heldBlocks(t);
-        }
-        return new PartitionMessages.StatsReply(held, index.blockCount());
-    }
-
     public String dumpJson() {
         DumpWriter writer = new DumpWriter(index.blockSize());
         index.dump(writer);

@@ -2,14 +2,11 @@ package dev.kvindexer.registry;
 
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
-import dev.kvindexer.metrics.EventCounters;
-import dev.kvindexer.partition.PartitionBus;
+import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.partition.PartitionMessages;
-import dev.kvindexer.partition.PartitionVerticle;
-import dev.kvindexer.partition.Watermarks;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.StreamSpec;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -23,19 +20,15 @@ import org.slf4j.LoggerFactory;
 public final class RegistrationService implements Registrar {
     private static final Logger LOG = LoggerFactory.getLogger(RegistrationService.class);
 
-    private final Vertx vertx;
     private final Registry registry;
+    private final PartitionHost host;
     private final ZmqIngest ingest;
-    private final EventCounters counters;
-    private final Watermarks watermarks;
 
-    public RegistrationService(Vertx vertx, Registry registry, ZmqIngest ingest, EventCounters counters,
-                               Watermarks watermarks) {
-        this.vertx = vertx;
+    /** {@code host} must be the one {@code registry} allocates its partitions from. */
+    public RegistrationService(Registry registry, PartitionHost host, ZmqIngest ingest) {
         this.registry = registry;
+        this.host = host;
         this.ingest = ingest;
-        this.counters = counters;
-        this.watermarks = watermarks;
     }
 
     public Registry registry() {
@@ -51,7 +44,7 @@ public final class RegistrationService implements Registrar {
         } catch (RegistryException e) {
             return Future.failedFuture(e);
         }
-        PartitionEntry partition = reg.partition();
+        PartitionRef partition = reg.partition();
         Listener listener = reg.listener();
         if (reg.createdPartition()) {
             deploy(partition);
@@ -68,16 +61,14 @@ public final class RegistrationService implements Registrar {
     }
 
     /** Opens the listener's generation in its partition, then its socket, so no batch precedes its stream. */
-    private Future<Void> start(PartitionEntry partition, Listener listener) {
-        return partition.deployed()
-                .compose(id -> PartitionBus.request(vertx.eventBus(), partition.address(), new PartitionMessages.OpenStream(
-                        listener.workerId(), listener.dpRank(), listener.generation(), listener.replayEndpoint(),
-                        listener.publisher().defaultLora(), listener.publisher().isStore())))
-                .compose(reply -> ingest.start(listener));
+    private Future<Void> start(PartitionRef partition, Listener listener) {
+        return partition.openStream(new StreamSpec(listener.workerId(), listener.dpRank(), listener.generation(),
+                        listener.replayEndpoint(), listener.publisher().defaultLora(), listener.publisher().isStore()))
+                .compose(v -> ingest.start(listener));
     }
 
     /** The partition a peer's dump fills, deployed; fails when it exists here with another block size. */
-    public Future<PartitionEntry> ensurePartition(PartitionKey key, int blockSize) {
+    public Future<PartitionRef> ensurePartition(PartitionKey key, int blockSize) {
         Registry.Registration reg = registry.ensurePartition(key, blockSize);
         if (reg == null) {
             return Future.failedFuture(new RegistryException(409, "block_size mismatch for " + Registry.describe(key)
@@ -86,7 +77,7 @@ public final class RegistrationService implements Registrar {
         if (reg.createdPartition()) {
             deploy(reg.partition());
         }
-        return reg.partition().deployed().map(id -> reg.partition());
+        return reg.partition().ready().map(v -> reg.partition());
     }
 
     /** Test endpoint: stops consuming; events published meanwhile are missed and come back through replay. */
@@ -111,15 +102,10 @@ public final class RegistrationService implements Registrar {
         }
     }
 
-    private void deploy(PartitionEntry partition) {
-        try {
-            vertx.deployVerticle(new PartitionVerticle(partition.key(), partition.blockSize(), partition.incarnation(),
-                    counters, watermarks, ingest.replays(), ingest.inFlight())).onComplete(partition.deployedPromise());
-            LOG.info("partition created model={} tenant={} block_size={}", partition.key().modelName(),
-                    partition.key().tenantId(), partition.blockSize());
-        } catch (RuntimeException e) {
-            partition.deployedPromise().tryFail(e);
-        }
+    private void deploy(PartitionRef partition) {
+        host.start(partition);
+        LOG.info("partition created model={} tenant={} block_size={}", partition.key().modelName(),
+                partition.key().tenantId(), partition.blockSize());
     }
 
     /** Unregisters per SPEC §7.4; fails with {@link RegistryException} when nothing matches. */
@@ -131,22 +117,20 @@ public final class RegistrationService implements Registrar {
         } catch (RegistryException e) {
             return Future.failedFuture(e);
         }
-        PartitionEntry partition = u.partition();
+        PartitionRef partition = u.partition();
         List<Future<Void>> stops = new ArrayList<>();
         for (Listener l : u.listeners()) {
             stops.add(ingest.stop(l));
             LOG.info("unregistered {}", l);
         }
         return Future.all(stops)
-                .compose(v -> partition.deployed())
-                .compose(id -> PartitionBus.request(vertx.eventBus(), partition.address(), u.removal())
-                        .compose(reply -> u.partitionRemoved() ? undeploy(partition, id) : Future.succeededFuture()))
-                .mapEmpty();
+                .compose(v -> partition.removeStreams(u.instanceId(), u.dpRank(), u.lastOfInstance()))
+                .compose(v -> u.partitionRemoved() ? undeploy(partition) : Future.succeededFuture());
     }
 
-    private Future<Void> undeploy(PartitionEntry partition, String deploymentId) {
+    private Future<Void> undeploy(PartitionRef partition) {
         LOG.info("partition removed model={} tenant={}", partition.key().modelName(), partition.key().tenantId());
-        return vertx.undeploy(deploymentId);
+        return host.stop(partition);
     }
 
     /** Stops every listener (shutdown). */

@@ -2,8 +2,9 @@ package dev.kvindexer.registry;
 
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
+import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.partition.PartitionRef;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -20,11 +21,16 @@ import java.util.TreeMap;
  */
 public final class Registry {
     /** Written under the registry's lock, read without it: every query looks its partition up here. */
-    private final Map<PartitionKey, PartitionEntry> partitions = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<PartitionKey, PartitionRef> partitions = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<PartitionKey, List<Long>> partitionInstances = new HashMap<>();
     private final Map<Long, Instance> instances = new HashMap<>();
-    private long nextIncarnation;
+    private final PartitionHost host;
     private long nextGeneration;
+
+    /** {@code host} allocates the handle of every partition a registration creates. */
+    public Registry(PartitionHost host) {
+        this.host = host;
+    }
 
     private static final class Instance {
         final long id;
@@ -41,12 +47,18 @@ public final class Registry {
     }
 
     /** What a successful registration created. */
-    public record Registration(PartitionEntry partition, boolean createdPartition, Listener listener) {
+    public record Registration(PartitionRef partition, boolean createdPartition, Listener listener) {
     }
 
-    /** What an unregistration removed, and the partition command that removes its blocks. */
-    public record Unregistration(PartitionEntry partition, List<Listener> listeners,
-                                 PartitionMessages.RemoveStreams removal, boolean partitionRemoved) {
+    /**
+     * What an unregistration removed: the listeners, and the streams whose blocks go, one rank ({@code dpRank >= 0})
+     * or the whole instance ({@code dpRank < 0} or {@code lastOfInstance}).
+     */
+    public record Unregistration(PartitionRef partition, List<Listener> listeners, long instanceId, int dpRank,
+                                 boolean lastOfInstance, boolean partitionRemoved) {
+        public boolean wholeInstance() {
+            return dpRank < 0 || lastOfInstance;
+        }
     }
 
     /** A registered instance for /workers: its listeners ordered by dp_rank; {@code name} is its Mooncake string id. */
@@ -60,10 +72,10 @@ public final class Registry {
     public synchronized Registration register(RegisterRequest r) throws RegistryException {
         checkRegister(r);
         Instance inst = instances.get(r.instanceId());
-        PartitionEntry partition = partitions.get(r.partition());
+        PartitionRef partition = partitions.get(r.partition());
         boolean created = partition == null;
         if (created) {
-            partition = new PartitionEntry(r.partition(), r.blockSize(), nextIncarnation++);
+            partition = host.allocate(r.partition(), r.blockSize());
             partitions.put(r.partition(), partition);
             partitionInstances.put(r.partition(), new ArrayList<>());
         }
@@ -72,8 +84,8 @@ public final class Registry {
             instances.put(r.instanceId(), inst);
             partitionInstances.get(r.partition()).add(r.instanceId());
         }
-        Listener listener = new Listener(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint(),
-                r.partition(), partition.address(), partition.blockSize(), nextGeneration++, r.publisher());
+        Listener listener = new Listener(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint(), partition,
+                nextGeneration++, r.publisher());
         inst.listeners.put(r.dpRank(), listener);
         return new Registration(partition, created, listener);
     }
@@ -93,7 +105,7 @@ public final class Registry {
         if (inst != null && inst.listeners.containsKey(r.dpRank())) {
             throw duplicate(r.instanceId(), r.dpRank());
         }
-        PartitionEntry partition = partitions.get(r.partition());
+        PartitionRef partition = partitions.get(r.partition());
         if (partition != null && partition.blockSize() != r.blockSize()) {
             throw new RegistryException(409, "block_size mismatch for " + describe(r.partition())
                     + ": existing=" + partition.blockSize() + ", requested=" + r.blockSize());
@@ -147,21 +159,19 @@ public final class Registry {
     public synchronized Unregistration unregister(long instanceId, String modelName, String tenantId, Integer dpRank)
             throws RegistryException {
         Instance inst = matchingInstance(instanceId, modelName, tenantId);
-        PartitionEntry partition = partitions.get(inst.key);
+        PartitionRef partition = partitions.get(inst.key);
         List<Listener> removed;
-        PartitionMessages.RemoveStreams removal;
         if (dpRank == null) {
             removed = new ArrayList<>(inst.listeners.values());
             inst.listeners.clear();
-            removal = new PartitionMessages.RemoveStreams(instanceId, -1, true);
         } else {
             Listener l = inst.listeners.remove(dpRank);
             if (l == null) {
                 throw rankNotFound(instanceId, dpRank);
             }
             removed = List.of(l);
-            removal = new PartitionMessages.RemoveStreams(instanceId, dpRank, inst.listeners.isEmpty());
         }
+        boolean lastOfInstance = inst.listeners.isEmpty();
         boolean partitionRemoved = false;
         if (inst.listeners.isEmpty()) {
             instances.remove(instanceId);
@@ -173,7 +183,8 @@ public final class Registry {
                 partitionRemoved = true;
             }
         }
-        return new Unregistration(partition, removed, removal, partitionRemoved);
+        return new Unregistration(partition, removed, instanceId, dpRank == null ? -1 : dpRank, lastOfInstance,
+                partitionRemoved);
     }
 
     /**
@@ -181,11 +192,11 @@ public final class Registry {
      * block size, whose blocks could never match here.
      */
     public synchronized Registration ensurePartition(PartitionKey key, int blockSize) {
-        PartitionEntry p = partitions.get(key);
+        PartitionRef p = partitions.get(key);
         if (p != null) {
             return p.blockSize() == blockSize ? new Registration(p, false, null) : null;
         }
-        p = new PartitionEntry(key, blockSize, nextIncarnation++);
+        p = host.allocate(key, blockSize);
         partitions.put(key, p);
         partitionInstances.put(key, new ArrayList<>());
         return new Registration(p, true, null);
@@ -209,7 +220,7 @@ public final class Registry {
     }
 
     /** What a resume replaced: the old listener and its new generation, pending. */
-    public record Resumption(PartitionEntry partition, Listener previous, Listener next) {
+    public record Resumption(PartitionRef partition, Listener previous, Listener next) {
     }
 
     /** Starts a new listener generation for a paused or failed listener (test endpoint). */
@@ -237,13 +248,13 @@ public final class Registry {
         return l;
     }
 
-    public Optional<PartitionEntry> partition(PartitionKey key) {
+    public Optional<PartitionRef> partition(PartitionKey key) {
         return Optional.ofNullable(partitions.get(key));
     }
 
     /** Every partition, in the order of their /dump keys ({@code model:group}), as /dump and /metrics list them. */
-    public synchronized List<PartitionEntry> partitions() {
-        List<PartitionEntry> out = new ArrayList<>(partitions.values());
+    public synchronized List<PartitionRef> partitions() {
+        List<PartitionRef> out = new ArrayList<>(partitions.values());
         out.sort((a, b) -> a.key().dumpKey().compareTo(b.key().dumpKey()));
         return out;
     }

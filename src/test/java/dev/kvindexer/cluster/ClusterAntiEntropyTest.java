@@ -45,7 +45,7 @@ class ClusterAntiEntropyTest {
     }
 
     private static long repairs(List<IndexerNode> nodes, String action) {
-        return nodes.stream().mapToLong(n -> n.services().meters().cluster().repairCount(action)).sum();
+        return nodes.stream().mapToLong(n -> n.meters().cluster().repairCount(action)).sum();
     }
 
     private void awaitWorkers(List<IndexerNode> nodes, int n, String what) {

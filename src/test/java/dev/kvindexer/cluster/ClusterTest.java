@@ -92,7 +92,7 @@ class ClusterTest {
     /** Waits until a node holds exactly {@code expected}. */
     private void awaitBlocks(String what, IndexerNode node, Set<HeldBlock> expected) {
         fixture.awaitBlocks(what, node.httpPort(), expected,
-                () -> "\nwarnings: " + node.services().counters().warningSnapshot());
+                () -> "\nwarnings: " + node.counters().warningSnapshot());
     }
 
     /** The stream watermarks of a node's partition (our exact-snapshot extension of /dump). */
@@ -173,7 +173,7 @@ class ClusterTest {
         assertEquals(3, metrics.value("kvindexer_cluster_members"));
         awaitBlocks("the returning node recovered everything", back, blocks(n1));
         assertEquals(watermarks(n1), watermarks(back), "and resumes every stream where node 1 is");
-        assertEquals(0, back.services().counters().warningCount(WarningKind.ENGINE_RESTART));
+        assertEquals(0, back.counters().warningCount(WarningKind.ENGINE_RESTART));
 
         HttpResponse<String> unregister = http(n3).post("/unregister", "{\"instance_id\":101,\"model_name\":\"m\"}");
         assertEquals(200, unregister.statusCode(), unregister.body());
@@ -255,10 +255,10 @@ class ClusterTest {
             assertEquals(blocks(n1), blocks(n2));
             assertEquals(watermarks(n1), watermarks(n2));
             for (IndexerNode n : List.of(n1, n2)) {
-                assertEquals(0, n.services().counters().warningCount(WarningKind.BATCHES_LOST));
-                assertEquals(0, n.services().counters().warningCount(WarningKind.REPLAY_INCOMPLETE));
-                assertEquals(0, n.services().counters().warningCount(WarningKind.ENGINE_RESTART));
-                assertEquals(0, n.services().counters().appliedCount("stored", "parent_block_not_found"));
+                assertEquals(0, n.counters().warningCount(WarningKind.BATCHES_LOST));
+                assertEquals(0, n.counters().warningCount(WarningKind.REPLAY_INCOMPLETE));
+                assertEquals(0, n.counters().warningCount(WarningKind.ENGINE_RESTART));
+                assertEquals(0, n.counters().appliedCount("stored", "parent_block_not_found"));
             }
         } finally {
             publishing.set(false);

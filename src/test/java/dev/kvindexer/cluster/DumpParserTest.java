@@ -96,7 +96,7 @@ class DumpParserTest {
         long e12 = Long.parseUnsignedLong("10497221074644697006");
         long e13 = 8340346278797266542L;
         long e14 = 4128529435866013841L;
-        Partition source = new Partition(new PartitionKey("test-model", "default"), 4, "unused", new EventCounters(),
+        Partition source = new Partition(new PartitionKey("test-model", "default"), 4, null, new EventCounters(),
                 new Watermarks(), r -> { });
         PartitionIndex idx = source.index();
         idx.store(7, 0, StorageTier.DEVICE, false, 0, new long[] {e11, e12}, new long[] {11, 12});
@@ -113,13 +113,13 @@ class DumpParserTest {
 
     @Test
     void ourDumpCarriesReferenceCountsAndTheWatermarkOfEveryStream() throws IOException {
-        Partition source = new Partition(new PartitionKey("m", "t"), 4, "unused", new EventCounters(), new Watermarks(),
+        Partition source = new Partition(new PartitionKey("m", "t"), 4, null, new EventCounters(), new Watermarks(),
                 r -> { });
-        source.openStream(new dev.kvindexer.partition.PartitionMessages.OpenStream(7, 0, 1, null));
-        source.onLive(new dev.kvindexer.partition.PartitionMessages.ApplyBatch(7, 0, 1, new dev.kvindexer.event.EventBatch(
+        source.openStream(new dev.kvindexer.partition.StreamSpec(7, 0, 1, null));
+        source.onLive(7, 0, 1, new dev.kvindexer.event.EventBatch(
                 0, dev.kvindexer.event.EventBatch.NO_RANK, List.of(
                 new KvEvent.Stored(StorageTier.DEVICE, false, 0, new long[] {1, 2}, new long[] {11, 12}),
-                new KvEvent.Stored(StorageTier.DEVICE, true, 1, new long[] {2}, new long[] {12})), 0, 0, 0)));
+                new KvEvent.Stored(StorageTier.DEVICE, true, 1, new long[] {2}, new long[] {12})), 0, 0, 0));
         String json = source.dumpJson();
         assertTrue(json.endsWith(",\"ref_counts\":[[1,2]],\"watermarks\":[{\"worker_id\":7,\"dp_rank\":0,\"seq\":0}]}"), json);
         Collector c = parse("{\"m:t\":" + json + "}");
@@ -132,7 +132,7 @@ class DumpParserTest {
     void blocksStoredWithoutTokensRoundTripInTheirOwnMember() throws IOException {
         long[] local = BlockHasher.localHashes(new int[] {1, 2, 3, 4, 5, 6}, 2, BlockHasher.BASE_SEED);
         long[] seq = BlockHasher.sequenceHashes(local);
-        Partition source = new Partition(new PartitionKey("m", "t"), 2, "unused", new EventCounters(), new Watermarks(),
+        Partition source = new Partition(new PartitionKey("m", "t"), 2, null, new EventCounters(), new Watermarks(),
                 r -> { });
         PartitionIndex idx = source.index();
         idx.store(7, 0, StorageTier.DEVICE, false, 0, new long[] {70}, new long[] {local[0]});

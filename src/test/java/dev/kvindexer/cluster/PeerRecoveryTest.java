@@ -67,7 +67,7 @@ class PeerRecoveryTest {
                 engine.publish("", 2, BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0,
                         List.of(new EngineEvent.Remove(new long[] {300}, "GPU")), 0));
                 Await.until("replica applied the live removal", WAIT, () -> httpB.post("/query", QUERY).body().contains("\"gpu\":8"));
-                assertEquals(0, b.services().counters().warningCount(WarningKind.BATCHES_LOST));
+                assertEquals(0, b.counters().warningCount(WarningKind.BATCHES_LOST));
             } finally {
                 if (b != null) {
                     b.close();

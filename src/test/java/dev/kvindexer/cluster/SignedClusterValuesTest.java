@@ -52,7 +52,7 @@ class SignedClusterValuesTest {
 
     /** What a registering node sends after writing the map: node {@code to} reconciles {@code key}, then answers. */
     private static void announce(IndexerNode via, IndexerNode to, ClusterValues as, String key) throws Exception {
-        await(via.vertx().eventBus().request(ClusterRegistrar.CHANGED_PREFIX + to.services().membership().nodeId(),
+        await(via.vertx().eventBus().request(ClusterRegistrar.CHANGED_PREFIX + to.membership().nodeId(),
                 as.announcement(key)));
     }
 
@@ -81,17 +81,17 @@ class SignedClusterValuesTest {
         assertEquals(1, metrics.value("kvindexer_cluster_values_rejected_total{source=\"registrations\",reason=\"bad_signature\"}"));
 
         // An announcement without the signature is not even read as a key.
-        long before = n1.services().meters().cluster().reconcileCount();
+        long before = n1.meters().cluster().reconcileCount();
         announce(n2, n1, unsigned, ClusterValues.key(701, 0));
-        assertEquals(1, n1.services().meters().cluster().rejectedCount(ClusterValues.ANNOUNCEMENTS, ClusterValues.UNSIGNED));
-        assertEquals(before, n1.services().meters().cluster().reconcileCount());
+        assertEquals(1, n1.meters().cluster().rejectedCount(ClusterValues.ANNOUNCEMENTS, ClusterValues.UNSIGNED));
+        assertEquals(before, n1.meters().cluster().reconcileCount());
 
         // A member entry pointing elsewhere, signed with another token: never a peer (it would get the token).
-        String n2Id = n2.services().membership().nodeId();
+        String n2Id = n2.membership().nodeId();
         AsyncMap<Object, Object> members = await(n2.vertx().sharedData().getAsyncMap(ClusterMembership.MAP));
         await(members.put(n2Id, otherToken.member(n2Id, "http://127.0.0.1:9", true)));
         String peers = fixture.http(n1.httpPort()).get("/peers").body();
         assertFalse(peers.contains("127.0.0.1:9\""), peers);
-        assertTrue(n1.services().meters().cluster().rejectedCount(ClusterValues.MEMBERS, ClusterValues.BAD_SIGNATURE) >= 1);
+        assertTrue(n1.meters().cluster().rejectedCount(ClusterValues.MEMBERS, ClusterValues.BAD_SIGNATURE) >= 1);
     }
 }

@@ -277,11 +277,11 @@ class LosslessIngestTest {
         Set<HeldBlock> beforeUnregister = truth(e);
         h.awaitDumpEquals("converged before unregister", beforeUnregister);
         StreamId stream = new StreamId(new PartitionKey(IngestHarness.MODEL, IngestHarness.TENANT), 61, 0);
-        assertEquals(29, h.node().services().watermarks().seqOrMinusOne(stream));
+        assertEquals(29, h.node().watermarks().seqOrMinusOne(stream));
 
         h.post("/unregister", new JsonObject().put("instance_id", 61).put("model_name", IngestHarness.MODEL), 200);
         assertTrue(h.dump().stream().noneMatch(b -> b.worker() == 61), "unregister removes the worker's blocks");
-        assertEquals(29, h.node().services().watermarks().seqOrMinusOne(stream), "the watermark stays");
+        assertEquals(29, h.node().watermarks().seqOrMinusOne(stream), "the watermark stays");
 
         submit(e, prompts, 5);
         awaitIdle(e);
@@ -295,7 +295,7 @@ class LosslessIngestTest {
 
         h.awaitDumpEquals("converged after re-registration", held);
         assertTrue(e.replaysServed() > served, "the batches published while unregistered came back by replay");
-        assertEquals(e.generationBatches() - 1, h.node().services().watermarks().seqOrMinusOne(stream));
+        assertEquals(e.generationBatches() - 1, h.node().watermarks().seqOrMinusOne(stream));
         assertEquals(0, warnings(WarningKind.ENGINE_RESTART), "a re-registered running engine is not a restart");
         assertNoLoss();
     }

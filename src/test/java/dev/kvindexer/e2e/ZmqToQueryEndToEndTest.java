@@ -108,8 +108,8 @@ class ZmqToQueryEndToEndTest {
             Await.equal("both engines applied", WAIT, "{\"scores\":{\"1\":{\"0\":4},\"2\":{\"1\":8}},\"frequencies\":[],"
                     + "\"instances\":{\"1\":{\"longest_matched\":4,\"gpu\":4,\"dp\":{\"0\":4},\"cpu\":4,\"disk\":4},"
                     + "\"2\":{\"longest_matched\":12,\"gpu\":8,\"dp\":{\"1\":8},\"cpu\":12,\"disk\":12}}}", () -> query(12));
-            assertEquals(1, node.services().counters().warningCount(WarningKind.MALFORMED_FRAME));
-            assertEquals(1, node.services().counters().warningCount(WarningKind.DECODE_ERROR));
+            assertEquals(1, node.counters().warningCount(WarningKind.MALFORMED_FRAME));
+            assertEquals(1, node.counters().warningCount(WarningKind.DECODE_ERROR));
             JsonObject listener = new JsonArray(http.get("/workers").body()).getJsonObject(1)
                     .getJsonObject("listeners").getJsonObject("0");
             assertEquals("active", listener.getString("status"));
@@ -126,9 +126,9 @@ class ZmqToQueryEndToEndTest {
         try (TestPublisher pub = new TestPublisher()) {
             register(1, 0, pub, "a", 16);
             pub.publish("kv@pod-a@test-model", 0, HexFormat.of().parseHex("93cb3ff80000000000009388a474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573920102b1706172656e745f626c6f636b5f68617368c0a9746f6b656e5f696473dc00200102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20aa626c6f636b5f73697a6510a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c083a474797065ac426c6f636b52656d6f766564ac626c6f636b5f6861736865739102a66d656469756da347505581a474797065b0416c6c426c6f636b73436c656172656400"));
-            Await.until("vector A applied", WAIT, () -> node.services().counters().appliedCount("cleared", "ok") == 1);
-            assertEquals(1, node.services().counters().appliedCount("stored", "ok"));
-            assertEquals(1, node.services().counters().appliedCount("removed", "ok"));
+            Await.until("vector A applied", WAIT, () -> node.counters().appliedCount("cleared", "ok") == 1);
+            assertEquals(1, node.counters().appliedCount("stored", "ok"));
+            assertEquals(1, node.counters().appliedCount("removed", "ok"));
             assertEquals("{\"scores\":{},\"frequencies\":[],\"instances\":{}}", http.post("/query",
                     "{\"model_name\":\"a\",\"token_ids\":" + new JsonArray(IntStream.rangeClosed(1, 32).boxed().toList()) + "}").body());
         }

@@ -112,7 +112,7 @@ class HttpFuzzTest {
         // What /services and /peers show is read in the node itself, which is quicker than asking over HTTP.
         NodeServices services = node.services();
         indexerState = new Watched(() -> indexerWire.get("/workers") + indexerWire.get("/dump")
-                + MooncakeJson.services(services.registry().workers(null, null)) + services.peers().list(),
+                + MooncakeJson.services(services.registry().workers(null, null)) + services.peers().registered(),
                 HttpFuzzTest::seedIndexer);
         trackerState = new Watched(() -> trackerWire.get("/workers") + trackerWire.get("/loads"),
                 HttpFuzzTest::seedTracker);

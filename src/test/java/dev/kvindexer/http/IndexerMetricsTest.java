@@ -105,7 +105,7 @@ class IndexerMetricsTest {
             engine.publish("", 0, batch(
                     new EngineEvent.Store(new long[] {1, 2}, null, new int[] {0, 1, 2, 3, 4, 5, 6, 7}, 4, "GPU", null),
                     new EngineEvent.Store(new long[] {3}, 2L, new int[] {8, 9, 10, 11}, 4, "CPU_PINNED", null)));
-            Await.until("seq 0 applied", WAIT, () -> node.services().counters().appliedCount("stored", "ok") == 2);
+            Await.until("seq 0 applied", WAIT, () -> node.counters().appliedCount("stored", "ok") == 2);
             MetricsPage held = metrics();
             assertEquals("gauge", held.type("kvindexer_blocks"));
             assertEquals(2, held.value("kvindexer_blocks{model=\"m\",tenant=\"default\",tier=\"device\"}"));
@@ -119,7 +119,7 @@ class IndexerMetricsTest {
             engine.publish("", 5, batch(new EngineEvent.Remove(new long[] {99}, "GPU"))); // gap [1, 5), no replay
             engine.publish("", 0, batch(                                 // seq back to 0: a restarted engine
                     new EngineEvent.Store(new long[] {7}, null, new int[] {0, 1, 2, 3}, 4, "GPU", null)));
-            Await.until("restart fenced", WAIT, () -> node.services().counters().appliedCount("stored", "ok") == 3);
+            Await.until("restart fenced", WAIT, () -> node.counters().appliedCount("stored", "ok") == 3);
             MetricsPage page = metrics();
 
             assertEquals(3, page.value("dynamo_kvrouter_kv_cache_events_applied{event_type=\"stored\",status=\"ok\"}"));

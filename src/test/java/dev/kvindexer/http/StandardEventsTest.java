@@ -96,8 +96,8 @@ class StandardEventsTest {
         JsonObject removeLast = event(5, "removed").put("seq_hashes", new JsonArray().add(u64(seq[2])));
         assertEquals("{\"status\":\"ok\",\"applied\":1,\"stale\":0,\"gaps\":3}", post(removeLast).body());
         assertEquals(8, gpuTokens());
-        assertEquals(1, node.services().counters().warningCount(WarningKind.STALE_EVENT));
-        assertEquals(3, node.services().counters().warningCount(WarningKind.EVENT_ID_GAP));
+        assertEquals(1, node.counters().warningCount(WarningKind.STALE_EVENT));
+        assertEquals(3, node.counters().warningCount(WarningKind.EVENT_ID_GAP));
         MetricsPage metrics = MetricsPage.of(http);
         assertEquals(1, metrics.value("kvindexer_gaps_total{source=\"event_id\"}"), "one gap, of three event_ids");
         assertEquals(3, metrics.value("dynamo_kvrouter_kv_cache_event_warnings{warning_kind=\"event_id_gap\"}"));

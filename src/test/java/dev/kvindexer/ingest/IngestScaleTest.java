@@ -6,7 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
-import dev.kvindexer.partition.LocalCodec;
+import dev.kvindexer.partition.PartitionHost;
+import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.support.Await;
@@ -41,7 +42,7 @@ class IngestScaleTest {
             assertEquals(200, workers.size());
             int after = Thread.activeCount();
             assertTrue(after - before <= 8, "threads grew from " + before + " to " + after);
-            assertEquals(1, node.services().ingest().threadCount());
+            assertEquals(1, node.ingest().threadCount());
             for (int i = 0; i < workers.size(); i++) {
                 assertEquals("pending", workers.getJsonObject(i).getString("status"), "no engine there: " + workers.getJsonObject(i));
             }
@@ -53,12 +54,11 @@ class IngestScaleTest {
     @Test
     void inFlightBatchesStopAtTheBoundWhenPartitionsDoNotKeepUp() throws Exception {
         Vertx vertx = Vertx.vertx();
-        LocalCodec.registerAll(vertx.eventBus());
         // No partition consumes this address, so nothing is ever taken: the bound alone limits what is read.
         ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(1, 5, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), (w, d) -> null, () -> true);
+                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), () -> true);
         try (TestPublisher pub = new TestPublisher()) {
-            Listener l = new Listener(1, 0, pub.endpoint(), null, new PartitionKey("m", "t"), "kvindexer.partition.none", 16, 0);
+            Listener l = new Listener(1, 0, pub.endpoint(), null, unstarted(vertx, ingest), 0);
             ingest.start(l).toCompletionStage().toCompletableFuture().get();
             pub.awaitSubscriber();
             byte[] empty = BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(), 0);
@@ -74,5 +74,11 @@ class IngestScaleTest {
             ingest.close();
             vertx.close().toCompletionStage().toCompletableFuture().get();
         }
+    }
+
+    /** A partition that is never deployed: what is sent to it is never taken. */
+    private static dev.kvindexer.partition.PartitionRef unstarted(Vertx vertx, ZmqIngest ingest) {
+        return new PartitionHost(vertx, new EventCounters(), new Watermarks(), ingest.replays(), ingest.inFlight())
+                .allocate(new PartitionKey("m", "t"), 16);
     }
 }

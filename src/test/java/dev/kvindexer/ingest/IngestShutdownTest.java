@@ -4,7 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
-import dev.kvindexer.partition.LocalCodec;
+import dev.kvindexer.partition.PartitionHost;
+import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.TestPublisher;
@@ -19,12 +20,11 @@ class IngestShutdownTest {
     @Test
     void closeReturnsWithinItsBudgetWhenAContextCannotTerminate() throws Exception {
         Vertx vertx = Vertx.vertx();
-        LocalCodec.registerAll(vertx.eventBus());
         ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), (w, d) -> null, () -> true);
+                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), () -> true);
         ZMQ.Socket stuck = null;
         try (TestPublisher pub = new TestPublisher()) {
-            Listener l = new Listener(1, 0, pub.endpoint(), null, new PartitionKey("m", "t"), "nowhere", 16, 0);
+            Listener l = new Listener(1, 0, pub.endpoint(), null, unstarted(vertx, ingest), 0);
             ingest.start(l).toCompletionStage().toCompletableFuture().get();
             pub.awaitSubscriber();
             // A socket its ZContext does not know of and nobody closes, as one left by a thread that died: the
@@ -48,5 +48,11 @@ class IngestShutdownTest {
 
     private static boolean closerStillWaiting() {
         return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals("ingest-close") && t.isAlive());
+    }
+
+    /** A partition that is never deployed: what is sent to it is never taken. */
+    private static dev.kvindexer.partition.PartitionRef unstarted(Vertx vertx, ZmqIngest ingest) {
+        return new PartitionHost(vertx, new EventCounters(), new Watermarks(), ingest.replays(), ingest.inFlight())
+                .allocate(new PartitionKey("m", "t"), 16);
     }
 }

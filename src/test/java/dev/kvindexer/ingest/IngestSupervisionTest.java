@@ -8,18 +8,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
-import dev.kvindexer.partition.LocalCodec;
+import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.partition.PartitionMessages;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.StreamId;
+import dev.kvindexer.partition.StreamSpec;
+import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.Vertx;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,24 +30,24 @@ import org.junit.jupiter.api.Test;
  */
 class IngestSupervisionTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
-    private static final String ADDRESS = "kvindexer.partition.test";
+    private static final PartitionKey KEY = new PartitionKey("m", "t");
     private static final byte[] EMPTY_BATCH = BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(), 0);
 
     private Vertx vertx;
     private ZmqIngest ingest;
-    private final Map<Long, AtomicLong> received = new ConcurrentHashMap<>();
+    private final Watermarks watermarks = new Watermarks();
+    private PartitionRef partition;
 
     @BeforeEach
-    void start() {
+    void start() throws Exception {
         vertx = Vertx.vertx();
-        LocalCodec.registerAll(vertx.eventBus());
+        EventCounters counters = new EventCounters();
         // Supervision only when the test asks for it, so each step can be looked at.
         ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(2, 1000, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                Duration.ofHours(1)), new EventCounters(), (w, d) -> null, () -> true);
-        vertx.eventBus().<PartitionMessages.ApplyBatch>localConsumer(ADDRESS, m -> {
-            received.computeIfAbsent(m.body().workerId(), k -> new AtomicLong()).incrementAndGet();
-            ingest.inFlight().taken();
-        });
+                Duration.ofHours(1)), counters, () -> true);
+        PartitionHost host = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight());
+        partition = host.allocate(KEY, 16);
+        host.start(partition).toCompletionStage().toCompletableFuture().get();
     }
 
     @AfterEach
@@ -57,21 +57,18 @@ class IngestSupervisionTest {
     }
 
     private Listener listen(long worker, TestPublisher pub) throws Exception {
-        Listener l = new Listener(worker, 0, pub.endpoint(), null, new PartitionKey("m", "t"), ADDRESS, 16, 0);
+        partition.openStream(new StreamSpec(worker, 0, 0, null)).toCompletionStage().toCompletableFuture().get();
+        Listener l = new Listener(worker, 0, pub.endpoint(), null, partition, 0);
         ingest.start(l).toCompletionStage().toCompletableFuture().get();
         pub.awaitSubscriber();
         return l;
     }
 
-    private long received(long worker) {
-        AtomicLong n = received.get(worker);
-        return n == null ? 0 : n.get();
-    }
-
+    /** Publishes batch {@code seq}, always above the last one the worker published, and awaits its partition's watermark. */
     private void publishAndAwait(TestPublisher pub, long worker, long seq) {
-        long before = received(worker);
         pub.publish("", seq, EMPTY_BATCH);
-        Await.until("worker " + worker + " receives seq " + seq, WAIT, () -> received(worker) > before);
+        Await.until("the partition applies seq " + seq + " of worker " + worker, WAIT,
+                () -> watermarks.seqOrMinusOne(new StreamId(KEY, worker, 0)) == seq);
     }
 
     @Test

@@ -6,7 +6,6 @@ import static dev.kvindexer.ingest.ListenerState.PAUSED;
 import static dev.kvindexer.ingest.ListenerState.PENDING;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.partition.PartitionKey;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -21,7 +20,7 @@ class ListenerStateTest {
 
     @Test
     void transitionsFollowTheLifecycle() {
-        Listener l = new Listener(1, 0, "tcp://h:1", null, new PartitionKey("m", "t"), "a", 16, 0);
+        Listener l = new Listener(1, 0, "tcp://h:1", null, null, 0);
         assertEquals(PENDING, l.state());
         l.markActive();
         assertEquals(ACTIVE, l.state());

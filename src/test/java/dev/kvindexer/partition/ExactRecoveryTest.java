@@ -20,7 +20,7 @@ class ExactRecoveryTest {
     private static final long WORKER = 7;
     private final EventCounters counters = new EventCounters();
     private final List<ReplayRequest> replays = new ArrayList<>();
-    private final Partition partition = new Partition(new PartitionKey("m", "t"), 4, "p", counters, new Watermarks(),
+    private final Partition partition = new Partition(new PartitionKey("m", "t"), 4, null, counters, new Watermarks(),
             replays::add);
 
     private static EventBatch storeBatch(long seq, long hash, Long parent) {
@@ -29,21 +29,21 @@ class ExactRecoveryTest {
     }
 
     private void open() {
-        partition.openStream(new PartitionMessages.OpenStream(WORKER, 0, 1, "tcp://engine:1"));
+        partition.openStream(new StreamSpec(WORKER, 0, 1, "tcp://engine:1"));
     }
 
     private void live(EventBatch b) {
-        partition.onLive(new PartitionMessages.ApplyBatch(WORKER, 0, 1, b));
+        partition.onLive(WORKER, 0, 1, b);
     }
 
     /** The snapshot a peer took after applying seqs 0..2 (blocks 10 → 11 → 12). */
     private void installSnapshotAtSeq2() {
-        List<PartitionMessages.RecoveredEvent> events = List.of(
-                new PartitionMessages.RecoveredEvent(WORKER, 0, storeBatch(0, 10, null).events().get(0)),
-                new PartitionMessages.RecoveredEvent(WORKER, 0, storeBatch(1, 11, 10L).events().get(0)),
-                new PartitionMessages.RecoveredEvent(WORKER, 0, storeBatch(2, 12, 11L).events().get(0)));
-        partition.recover(new PartitionMessages.Recovered(events,
-                List.of(new PartitionMessages.StreamWatermark(WORKER, 0, 2)), true));
+        List<PeerSnapshot.Event> events = List.of(
+                new PeerSnapshot.Event(WORKER, 0, storeBatch(0, 10, null).events().get(0)),
+                new PeerSnapshot.Event(WORKER, 0, storeBatch(1, 11, 10L).events().get(0)),
+                new PeerSnapshot.Event(WORKER, 0, storeBatch(2, 12, 11L).events().get(0)));
+        partition.recover(new PeerSnapshot(events,
+                List.of(new PeerSnapshot.StreamWatermark(WORKER, 0, 2)), true));
     }
 
     private int held() {
@@ -93,8 +93,8 @@ class ExactRecoveryTest {
         open();
         live(storeBatch(0, 10, null));
         live(storeBatch(1, 11, 10L));
-        partition.openStream(new PartitionMessages.OpenStream(WORKER, 0, 2, "tcp://engine:1"));
-        partition.onLive(new PartitionMessages.ApplyBatch(WORKER, 0, 2, storeBatch(0, 20, null)));
+        partition.openStream(new StreamSpec(WORKER, 0, 2, "tcp://engine:1"));
+        partition.onLive(WORKER, 0, 2, storeBatch(0, 20, null));
         assertEquals(1, counters.warningCount(WarningKind.ENGINE_RESTART));
         assertEquals(1, held(), "the restarted engine's first block only");
     }
@@ -102,8 +102,8 @@ class ExactRecoveryTest {
     @Test
     void aDynamoDumpHasNoWatermarksSoTheFirstLiveBatchOnlySetsOne() {
         open();
-        partition.recover(new PartitionMessages.Recovered(List.of(
-                new PartitionMessages.RecoveredEvent(WORKER, 0, storeBatch(0, 10, null).events().get(0))), List.of(), false));
+        partition.recover(new PeerSnapshot(List.of(
+                new PeerSnapshot.Event(WORKER, 0, storeBatch(0, 10, null).events().get(0))), List.of(), false));
         live(storeBatch(9, 11, 10L));
         assertTrue(replays.isEmpty());
         assertEquals(2, held());

@@ -5,15 +5,29 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.partition.InFlightBatches;
+import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.partition.Watermarks;
+import io.vertx.core.Vertx;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 class RegistryTest {
     private static final PartitionKey LLAMA = new PartitionKey("llama", "default");
     private static final PartitionKey MISTRAL = new PartitionKey("mistral", "acme");
 
-    private final Registry registry = new Registry();
+    /** The registry only allocates partition handles: nothing is deployed or sent. */
+    private static final Vertx VERTX = Vertx.vertx();
+    private final Registry registry = new Registry(new PartitionHost(VERTX, new EventCounters(), new Watermarks(),
+            r -> { }, new InFlightBatches(1)));
+
+    @AfterAll
+    static void closeVertx() throws Exception {
+        VERTX.close().toCompletionStage().toCompletableFuture().get();
+    }
 
     private Registry.Registration register(long id, int dp, PartitionKey key, int bs) throws RegistryException {
         return registry.register(new RegisterRequest(id, dp, "tcp://127.0.0.1:5557", null, key, bs));
@@ -54,11 +68,11 @@ class RegistryTest {
                 assertThrows(RegistryException.class, () -> registry.unregister(1, "llama", "default", 5)).getMessage());
 
         Registry.Unregistration rank1 = registry.unregister(1, "llama", null, 1);
-        assertFalse(rank1.removal().wholeWorker());
+        assertFalse(rank1.wholeInstance());
         assertFalse(rank1.partitionRemoved());
 
         Registry.Unregistration rank0 = registry.unregister(1, "llama", "default", 0);
-        assertTrue(rank0.removal().wholeWorker(), "last listener removes the whole worker");
+        assertTrue(rank0.wholeInstance(), "last listener removes the whole worker");
         assertFalse(rank0.partitionRemoved());
 
         Registry.Unregistration last = registry.unregister(2, "llama", null, null);

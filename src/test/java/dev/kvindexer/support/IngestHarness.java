@@ -57,7 +57,7 @@ public final class IngestHarness implements AutoCloseable {
     }
 
     public EventCounters counters() {
-        return node.services().counters();
+        return node.counters();
     }
 
     /** Starts an engine that is closed with the harness. */

@@ -211,7 +211,7 @@ class SlotTrackerHttpTest {
         IndexerNode node = IndexerNode.start(ServeConfig.local(0));
         try {
             SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), SlotTrackerConfig.on("127.0.0.1", 0),
-                    node.services().meters()::micrometerScrape);
+                    node.meters()::micrometerScrape);
             HttpJson trackerHttp = new HttpJson(tracker.actualPort());
             assertAnswer(201, OK, trackerHttp.post("/register", REGISTER));
             assertEquals(200, new HttpJson(node.httpPort()).get("/workers").statusCode());

@@ -1,0 +1,155 @@
+package dev.kvindexer.partition;
+
+import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.StandardEvent;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import java.util.List;
+
+/**
+ * A partition actor of this node, reached over the local event bus. Every send is local-only: a clustered event bus
+ * then delivers in-JVM without asking Hazelcast who consumes the address.
+ */
+final class LocalPartition implements PartitionRef {
+    static final DeliveryOptions LOCAL = new DeliveryOptions().setLocalOnly(true).setCodecName(LocalCodec.NAME);
+
+    private final PartitionKey key;
+    private final int blockSize;
+    private final String address;
+    private final Vertx vertx;
+    private final InFlightBatches inFlight;
+    private final Promise<Void> ready = Promise.promise();
+    private volatile String deploymentId;
+
+    /**
+     * The incarnation makes a partition re-created after its last worker left a distinct consumer, so a slow
+     * undeploy never shares an address with it.
+     */
+    LocalPartition(PartitionKey key, int blockSize, long incarnation, Vertx vertx, InFlightBatches inFlight) {
+        this.key = key;
+        this.blockSize = blockSize;
+        this.address = "kvindexer.partition." + incarnation;
+        this.vertx = vertx;
+        this.inFlight = inFlight;
+    }
+
+    String address() {
+        return address;
+    }
+
+    void deployed(String id) {
+        deploymentId = id;
+        ready.tryComplete();
+    }
+
+    void deployFailed(Throwable t) {
+        ready.tryFail(t);
+    }
+
+    /** The actor's deployment, once {@link #ready()} succeeded. */
+    String deploymentId() {
+        return deploymentId;
+    }
+
+    @Override
+    public PartitionKey key() {
+        return key;
+    }
+
+    @Override
+    public int blockSize() {
+        return blockSize;
+    }
+
+    @Override
+    public Future<Void> ready() {
+        return ready.future();
+    }
+
+    @Override
+    public Future<Void> openStream(StreamSpec stream) {
+        return request(new PartitionCommand.OpenStream(stream)).mapEmpty();
+    }
+
+    @Override
+    public Future<Void> removeStreams(long workerId, int dpRank, boolean lastOfWorker) {
+        return request(new PartitionCommand.RemoveStreams(workerId, dpRank, lastOfWorker)).mapEmpty();
+    }
+
+    @Override
+    public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch) {
+        inFlight.sent();
+        send(new PartitionCommand.ApplyLive(workerId, registeredRank, generation, batch));
+    }
+
+    @Override
+    public void applyReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch) {
+        send(new PartitionCommand.ApplyReplayed(workerId, registeredRank, generation, replayId, batch));
+    }
+
+    @Override
+    public void replayFinished(long workerId, int registeredRank, long generation, long replayId) {
+        send(new PartitionCommand.ReplayFinished(workerId, registeredRank, generation, replayId));
+    }
+
+    @Override
+    public Future<Void> recover(PeerSnapshot snapshot) {
+        return request(new PartitionCommand.Recover(snapshot)).mapEmpty();
+    }
+
+    @Override
+    public Future<QueryResult> query(long[] localHashes) {
+        return request(new PartitionCommand.Query(localHashes, false));
+    }
+
+    @Override
+    public Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes) {
+        return request(new PartitionCommand.Query(sequenceHashes, true));
+    }
+
+    @Override
+    public Future<TieredQueryResult> queryTiered(long[] localHashes) {
+        return request(new PartitionCommand.TieredQuery(localHashes));
+    }
+
+    @Override
+    public Future<StandardEventsApplied> applyStandard(List<StandardEvent> events) {
+        return request(new PartitionCommand.ApplyStandard(events));
+    }
+
+    @Override
+    public Future<String> dump() {
+        return request(new PartitionCommand.Dump());
+    }
+
+    @Override
+    public Future<PartitionStats> stats() {
+        return request(new PartitionCommand.Stats());
+    }
+
+    private void send(PartitionCommand command) {
+        vertx.eventBus().send(address, command, LOCAL);
+    }
+
+    private <R> Future<R> request(PartitionCommand command) {
+        Future<Void> deployed = ready.future();
+        Future<Message<R>> asked = deployed.succeeded() ? vertx.eventBus().request(address, command, LOCAL)
+                : deployed.compose(v -> vertx.eventBus().request(address, command, LOCAL));
+        return asked.map(Message::body).recover(t -> Future.failedFuture(isNoHandler(t)
+                ? new PartitionGoneException(key) : t));
+    }
+
+    private static boolean isNoHandler(Throwable t) {
+        return t instanceof ReplyException e && e.failureType() == ReplyFailure.NO_HANDLERS;
+    }
+
+    @Override
+    public String toString() {
+        return "partition " + key.dumpKey() + " at " + address;
+    }
+}

@@ -1,0 +1,105 @@
+package dev.kvindexer.partition;
+
+import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.StandardEvent;
+import java.util.List;
+
+/**
+ * The partition actor's protocol: what {@link LocalPartition} sends and {@link PartitionVerticle} runs, one command at
+ * a time on the partition's event loop. Each command knows which {@link Partition} operation it is and what it
+ * answers ({@link #DONE} when the answer is only that it ran).
+ */
+sealed interface PartitionCommand {
+    Object DONE = Boolean.TRUE;
+
+    Object runOn(Partition partition);
+
+    record OpenStream(StreamSpec stream) implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            partition.openStream(stream);
+            return DONE;
+        }
+    }
+
+    record ApplyLive(long workerId, int registeredRank, long generation, EventBatch batch) implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            partition.onLive(workerId, registeredRank, generation, batch);
+            return DONE;
+        }
+    }
+
+    record ApplyReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch)
+            implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            partition.onReplayed(workerId, registeredRank, generation, replayId, batch);
+            return DONE;
+        }
+    }
+
+    record ReplayFinished(long workerId, int registeredRank, long generation, long replayId)
+            implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            partition.onReplayFinished(workerId, registeredRank, generation, replayId);
+            return DONE;
+        }
+    }
+
+    record RemoveStreams(long workerId, int dpRank, boolean lastOfWorker) implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            partition.removeStreams(workerId, dpRank, lastOfWorker);
+            return DONE;
+        }
+    }
+
+    record Recover(PeerSnapshot snapshot) implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            partition.recover(snapshot);
+            return DONE;
+        }
+    }
+
+    record Query(long[] hashes, boolean sequenceHashes) implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.query(hashes, sequenceHashes);
+        }
+    }
+
+    record TieredQuery(long[] localHashes) implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.tieredQuery(localHashes);
+        }
+    }
+
+    record ApplyStandard(List<StandardEvent> events) implements PartitionCommand {
+        public ApplyStandard {
+            events = List.copyOf(events);
+        }
+
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.applyStandard(events);
+        }
+    }
+
+    record Dump() implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.dumpJson();
+        }
+    }
+
+    record Stats() implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.stats();
+        }
+    }
+}

@@ -1,0 +1,8 @@
+package dev.kvindexer.partition;
+
+/** The partition was removed (its last worker left) between looking its handle up and asking it. */
+public final class PartitionGoneException extends RuntimeException {
+    public PartitionGoneException(PartitionKey key) {
+        super("partition " + key.dumpKey() + " is gone", null, false, false);
+    }
+}

@@ -1,0 +1,71 @@
+package dev.kvindexer.partition;
+
+import dev.kvindexer.metrics.EventCounters;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/** Runs this node's partition actors: allocates their handles, deploys and undeploys them. */
+public final class PartitionHost {
+    private final Vertx vertx;
+    private final EventCounters counters;
+    private final Watermarks watermarks;
+    private final Consumer<ReplayRequest> replays;
+    private final InFlightBatches inFlight;
+    private final AtomicLong incarnations = new AtomicLong();
+
+    /**
+     * @param replays  where a partition asks for a stream's missed batches to be fetched from its engine
+     * @param inFlight the bound on live batches sent and not yet taken, shared with ingest
+     */
+    public PartitionHost(Vertx vertx, EventCounters counters, Watermarks watermarks, Consumer<ReplayRequest> replays,
+                         InFlightBatches inFlight) {
+        this.vertx = vertx;
+        this.counters = counters;
+        this.watermarks = watermarks;
+        this.replays = replays;
+        this.inFlight = inFlight;
+        try {
+            vertx.eventBus().registerCodec(new LocalCodec());
+        } catch (IllegalStateException alreadyRegistered) {
+            // Another host on the same Vert.x instance registered the same stateless codec.
+        }
+    }
+
+    /** A handle on a new partition, not started: no I/O, so a registry can allocate under its lock. */
+    public PartitionRef allocate(PartitionKey key, int blockSize) {
+        return new LocalPartition(key, blockSize, incarnations.getAndIncrement(), vertx, inFlight);
+    }
+
+    /** Deploys the partition's actor; the handle's {@link PartitionRef#ready()} completes with it. */
+    public Future<Void> start(PartitionRef ref) {
+        LocalPartition p = local(ref);
+        try {
+            vertx.deployVerticle(new PartitionVerticle(p, counters, watermarks, replays, inFlight))
+                    .onComplete(ar -> {
+                        if (ar.succeeded()) {
+                            p.deployed(ar.result());
+                        } else {
+                            p.deployFailed(ar.cause());
+                        }
+                    });
+        } catch (RuntimeException e) {
+            p.deployFailed(e);
+        }
+        return p.ready();
+    }
+
+    /** Undeploys the partition's actor once it was deployed; later requests fail with {@link PartitionGoneException}. */
+    public Future<Void> stop(PartitionRef ref) {
+        LocalPartition p = local(ref);
+        return p.ready().compose(v -> vertx.undeploy(p.deploymentId()));
+    }
+
+    private static LocalPartition local(PartitionRef ref) {
+        if (ref instanceof LocalPartition p) {
+            return p;
+        }
+        throw new IllegalArgumentException(ref + " is not hosted on this node");
+    }
+}

@@ -1,0 +1,63 @@
+package dev.kvindexer.partition;
+
+import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.StandardEvent;
+import io.vertx.core.Future;
+import java.util.List;
+
+/**
+ * A handle on one partition: every caller outside this package reaches a partition only through these operations,
+ * never through its messages. Requests wait until the partition is ready; one removed meanwhile fails with
+ * {@link PartitionGoneException}. The handle names no node, so an implementation that reaches a partition on another
+ * member over the clustered event bus can stand in without any caller changing.
+ */
+public interface PartitionRef {
+    PartitionKey key();
+
+    int blockSize();
+
+    /** Completes once the partition accepts commands. */
+    Future<Void> ready();
+
+    /** A listener generation of a stream starts (registration or resume); batches of older generations drop. */
+    Future<Void> openStream(StreamSpec stream);
+
+    /**
+     * Unregistration of one rank ({@code dpRank >= 0}) or of the whole worker ({@code dpRank < 0} or
+     * {@code lastOfWorker}): the streams close and their blocks go.
+     */
+    Future<Void> removeStreams(long workerId, int dpRank, boolean lastOfWorker);
+
+    /**
+     * A decoded live batch of stream (workerId, registeredRank) from listener {@code generation}; fire and forget.
+     * Counted in flight until the partition takes it, so ingest reads no further than partitions keep up.
+     */
+    void applyLive(long workerId, int registeredRank, long generation, EventBatch batch);
+
+    /** A batch that replay {@code replayId} fetched from the engine, in seq order; fire and forget. */
+    void applyReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch);
+
+    /** Replay {@code replayId} has ended: every batch it fetched was sent before this. */
+    void replayFinished(long workerId, int registeredRank, long generation, long replayId);
+
+    /** Applies a peer's dump of this partition before any live batch. */
+    Future<Void> recover(PeerSnapshot snapshot);
+
+    /** Matches a prompt's local hashes, already seeded and chunked with this partition's block size. */
+    Future<QueryResult> query(long[] localHashes);
+
+    /** Matches the rolling sequence hashes of Mooncake's {@code /query_by_hash}. */
+    Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes);
+
+    /** Matches a prompt's local hashes tier by tier (Dynamo's {@code /query_tiered_by_hash}). */
+    Future<TieredQueryResult> queryTiered(long[] localHashes);
+
+    /** Standardized KV events (POST /events), applied in order under their streams' event_id rules. */
+    Future<StandardEventsApplied> applyStandard(List<StandardEvent> events);
+
+    /** The partition's /dump value: the JSON object with block_size, events and every stream's watermark. */
+    Future<String> dump();
+
+    /** Size figures for /metrics. */
+    Future<PartitionStats> stats();
+}
