@@ -42,6 +42,7 @@ class ArchitectureTest {
                 .layer("Partition").definedBy("dev.kvindexer.partition..")
                 .layer("Conductor").definedBy("dev.kvindexer.conductor..")
                 .layer("Simulator").definedBy("dev.kvindexer.sim..")
+                .layer("Web").definedBy("dev.kvindexer.web..")
                 .layer("Wire").definedBy("dev.kvindexer.wire..")
                 .layer("Index").definedBy("dev.kvindexer.index..")
                 .layer("Vocabulary").definedBy("dev.kvindexer.event..", "dev.kvindexer.hash..")
@@ -50,8 +51,7 @@ class ArchitectureTest {
                 .whereLayer("Node").mayOnlyBeAccessedByLayers("Cli")
                 .whereLayer("Tracker").mayOnlyBeAccessedByLayers("Cli")
                 .whereLayer("Simulator").mayOnlyBeAccessedByLayers("Cli")
-                // The slot tracker still borrows the web helpers of http.
-                .whereLayer("Http").mayOnlyBeAccessedByLayers("Node", "Tracker")
+                .whereLayer("Http").mayOnlyBeAccessedByLayers("Node")
                 .whereLayer("Cluster").mayOnlyBeAccessedByLayers("Node", "Http")
                 .whereLayer("Registry").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster")
                 .whereLayer("Ingest").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "Registry")
@@ -59,6 +59,8 @@ class ArchitectureTest {
                 .whereLayer("Partition").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "Registry", "Ingest")
                 .whereLayer("Wire").mayOnlyBeAccessedByLayers("Http", "Registry", "Ingest", "Simulator")
                 .whereLayer("Index").mayOnlyBeAccessedByLayers("Http", "Partition", "Conductor")
+                .whereLayer("Web").mayOnlyBeAccessedByLayers("Node", "Http", "Tracker")
+                .whereLayer("Web").mayOnlyAccessLayers("Support")
                 .whereLayer("Vocabulary").mayNotAccessAnyLayer()
                 .whereLayer("Support").mayOnlyAccessLayers("Vocabulary")
                 .check(classes);

@@ -1,5 +1,7 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.web.HttpError;
+
 /**
  * An error in the C++ Mooncake Conductor's shape (SPEC §11.6): {@code {"error": <text>, "reason": <code>,
  * "field"?, "index"?}} for a request that fails validation, or {@code {"error": <text>}} alone for an operational

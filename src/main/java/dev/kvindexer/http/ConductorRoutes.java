@@ -4,6 +4,7 @@ import dev.kvindexer.conductor.ConductorRegistration;
 import dev.kvindexer.conductor.ConductorState;
 import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.registry.ConductorRegistrar;
+import dev.kvindexer.web.MsgpackBodies;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.RoutingContext;

@@ -1,12 +1,15 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.RegistryException;
+import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
@@ -58,7 +61,7 @@ final class DynamoRoutes {
         }
         PartitionKey key = new PartitionKey(model, group);
         RegisterRequest request = new RegisterRequest(instanceId, dpRank, endpoint, replay, key, blockSize);
-        Responses.ok(ctx, node.registrar().register(request), 201);
+        Responses.ok(ctx, refusalsAsHttp(node.registrar().register(request)), 201);
     }
 
     void unregister(RoutingContext ctx) {
@@ -74,7 +77,7 @@ final class DynamoRoutes {
         } else if (group == null) {
             dpRank = null;
         }
-        Responses.ok(ctx, node.registrar().unregister(instanceId, model, group, dpRank), 200);
+        Responses.ok(ctx, refusalsAsHttp(node.registrar().unregister(instanceId, model, group, dpRank)), 200);
     }
 
     void workers(RoutingContext ctx) {
@@ -170,12 +173,14 @@ final class DynamoRoutes {
 
     void pauseListener(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
-        Responses.ok(ctx, node.registrations().pause(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0)), 200);
+        Responses.ok(ctx, refusalsAsHttp(node.registrations().pause(body.requiredU64("instance_id"),
+                body.optionalU32("dp_rank", 0))), 200);
     }
 
     void resumeListener(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
-        Responses.ok(ctx, node.registrations().resume(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0)), 200);
+        Responses.ok(ctx, refusalsAsHttp(node.registrations().resume(body.requiredU64("instance_id"),
+                body.optionalU32("dp_rank", 0))), 200);
     }
 
     void registerPeer(RoutingContext ctx) {
@@ -203,5 +208,11 @@ final class DynamoRoutes {
             }
             Responses.json(ctx, 200, sb.append(']').toString());
         });
+    }
+
+    /** The registry refuses with the reference's status and text (SPEC 7.3, 7.4): the answer as is. */
+    private static <T> Future<T> refusalsAsHttp(Future<T> operation) {
+        return operation.recover(t -> Future.failedFuture(t instanceof RegistryException r
+                ? new HttpError(r.status(), r.getMessage()) : t));
     }
 }

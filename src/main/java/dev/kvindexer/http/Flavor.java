@@ -1,5 +1,7 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonRequest;
 import io.vertx.ext.web.RoutingContext;
 import java.util.Locale;
 

@@ -3,6 +3,15 @@ package dev.kvindexer.http;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.metrics.HttpRequestMetrics;
+import dev.kvindexer.web.AccessLog;
+import dev.kvindexer.web.BearerAuth;
+import dev.kvindexer.web.HttpEdge;
+import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.JsonRoutes;
+import dev.kvindexer.web.MsgpackBodies;
+import dev.kvindexer.web.RequestPreamble;
+import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
@@ -10,9 +19,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 /** The HTTP adapter of the indexer; one instance per event loop, all sharing the port. */
 public final class HttpVerticle extends VerticleBase {
@@ -57,28 +64,9 @@ public final class HttpVerticle extends VerticleBase {
         DynamoRoutes dynamo = new DynamoRoutes(node);
         MooncakeRoutes mooncake = new MooncakeRoutes(node);
         AccessLog accessLog = node.accessLog();
-        HttpRequestMetrics requests = node.requestMetrics();
-        Set<String> routePaths = new HashSet<>();
-        router.route().handler(ctx -> {
-            if (accessLog != null) {
-                accessLog.track(ctx);
-            }
-            long start = System.nanoTime();
-            ctx.addBodyEndHandler(v -> {
-                String path = ctx.request().path();
-                requests.record(routePaths.contains(path) ? path : HttpRequestMetrics.UNKNOWN,
-                        ctx.request().method().name(), ctx.response().getStatusCode(), System.nanoTime() - start);
-            });
-            if (JsonRoutes.refusedBeforeRouting(ctx)) {
-                return;
-            }
-            // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
-            String accept = ctx.request().getHeader("accept");
-            if (MsgpackBodies.isMsgpackType(accept)) {
-                MsgpackBodies.answerIn(ctx, accept);
-            }
-            ctx.next();
-        });
+        // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
+        RequestPreamble preamble = RequestPreamble.install(router, HttpRequestMetrics.UNKNOWN,
+                node.requestMetrics()::record, accessLog, true);
         if (security.authToken() != null) {
             BearerAuth auth = new BearerAuth(security.authToken());
             if (security.authAll()) {
@@ -136,12 +124,7 @@ public final class HttpVerticle extends VerticleBase {
         }
         JsonRoutes.answerFailures(router, ctx -> "no route for " + ctx.request().method() + " " + ctx.request().path(),
                 ctx -> "method " + ctx.request().method() + " not allowed on " + ctx.request().path());
-        // The endpoint label is a route's path, so the label set stays bounded whatever paths clients send.
-        router.getRoutes().forEach(r -> {
-            if (r.getPath() != null) {
-                routePaths.add(r.getPath());
-            }
-        });
+        preamble.labelRoutes(router);
         return router;
     }
 

@@ -1,6 +1,8 @@
 package dev.kvindexer.http;
 
 import dev.kvindexer.metrics.PrometheusText;
+import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.Responses;
 import io.vertx.ext.web.RoutingContext;
 
 /** {@code GET /metrics}: the page the node renders, as Prometheus text. */

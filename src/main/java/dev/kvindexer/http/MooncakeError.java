@@ -1,5 +1,8 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.web.HttpError;
+import io.vertx.core.json.Json;
+
 /**
  * An error in the Mooncake Conductor's shape (SPEC §8.2–8.4): {@code {"error": <code>, "reason": <text>}} plus the
  * offending {@code field} when there is one.
@@ -25,5 +28,15 @@ final class MooncakeError extends HttpError {
     /** The offending request member, or null. */
     String field() {
         return field;
+    }
+
+    @Override
+    public String body() {
+        StringBuilder sb = new StringBuilder("{\"error\":").append(Json.encode(code))
+                .append(",\"reason\":").append(Json.encode(getMessage()));
+        if (field != null) {
+            sb.append(",\"field\":").append(Json.encode(field));
+        }
+        return sb.append('}').toString();
     }
 }

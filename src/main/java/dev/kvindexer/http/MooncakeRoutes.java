@@ -1,15 +1,17 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.ingest.Listener;
-import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.InstanceIds;
-import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.RegistryException;
+import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;

@@ -6,6 +6,8 @@ import dev.kvindexer.registry.ConductorRegistrar;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.RegistrationService;
 import dev.kvindexer.registry.Registry;
+import dev.kvindexer.web.AccessLog;
+import dev.kvindexer.web.Readiness;
 import io.vertx.core.Future;
 import java.util.function.Supplier;
 

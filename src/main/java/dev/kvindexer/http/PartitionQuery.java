@@ -5,6 +5,7 @@ import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.partition.PartitionGoneException;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.Registry;
+import dev.kvindexer.web.HttpError;
 import io.vertx.core.Future;
 import java.util.ArrayList;
 import java.util.HashSet;

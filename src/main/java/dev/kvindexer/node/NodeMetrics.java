@@ -1,7 +1,6 @@
 package dev.kvindexer.node;
 
 import dev.kvindexer.cluster.ClusterMembership;
-import dev.kvindexer.http.AccessLog;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.ingest.ZmqIngest;
@@ -10,6 +9,7 @@ import dev.kvindexer.metrics.IndexerMetrics;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.registry.Registry;
+import dev.kvindexer.web.AccessLog;
 import io.vertx.core.Future;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

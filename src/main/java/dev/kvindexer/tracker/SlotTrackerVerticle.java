@@ -3,11 +3,12 @@ package dev.kvindexer.tracker;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.metrics.PrometheusText;
-import dev.kvindexer.http.HttpEdge;
-import dev.kvindexer.http.HttpError;
-import dev.kvindexer.http.JsonRequest;
-import dev.kvindexer.http.JsonRoutes;
-import dev.kvindexer.http.Responses;
+import dev.kvindexer.web.HttpEdge;
+import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.JsonRoutes;
+import dev.kvindexer.web.RequestPreamble;
+import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
@@ -16,18 +17,14 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.math.BigInteger;
-import java.util.Set;
-import java.util.function.Supplier;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The slot tracker's HTTP adapter (SPEC §9): Dynamo's routes, codes and bodies over a {@link SlotTracker} that only
  * this verticle's context touches, plus /metrics and the periodic stale-request cleanup. Deploy one instance.
  */
 public final class SlotTrackerVerticle extends VerticleBase {
-    private static final Set<String> ROUTES = Set.of("/health", "/metrics", "/register", "/unregister", "/workers",
-            "/add", "/prefill_complete", "/free", "/loads", "/potential_loads", "/openapi.json");
-
     private final SlotTrackerConfig config;
     private final SlotTracker tracker;
     private final TrackerMetrics metrics = new TrackerMetrics();
@@ -64,14 +61,8 @@ public final class SlotTrackerVerticle extends VerticleBase {
     /** Every route this service serves (package-private for the OpenAPI coverage test). */
     Router router() {
         Router router = Router.router(vertx);
-        router.route().handler(ctx -> {
-            String path = ctx.request().path();
-            String route = ROUTES.contains(path) ? path : "other";
-            ctx.addHeadersEndHandler(v -> metrics.answered(route, ctx.response().getStatusCode()));
-            if (!JsonRoutes.refusedBeforeRouting(ctx)) {
-                ctx.next();
-            }
-        });
+        RequestPreamble preamble = RequestPreamble.install(router, "other",
+                (route, method, status, nanos) -> metrics.answered(route, status), null, false);
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         JsonRoutes.serveOpenApi(router, openApi);
         router.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
@@ -118,6 +109,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
             Responses.json(ctx, 200, out.encode());
         });
         JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
+        preamble.labelRoutes(router);
         return router;
     }
 

@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonBodyReader;
+import dev.kvindexer.web.MsgpackBodyReader;
 import dev.kvindexer.wire.Pack;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

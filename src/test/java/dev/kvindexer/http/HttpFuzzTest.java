@@ -3,13 +3,16 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.cli.SlotTrackerCommand;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.RawHttp;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
+import dev.kvindexer.web.JsonBodyReader;
+import dev.kvindexer.web.MsgpackBodies;
+import dev.kvindexer.web.MsgpackBodyReader;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

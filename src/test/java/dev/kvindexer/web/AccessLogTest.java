@@ -1,12 +1,12 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.MetricsPage;

@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import io.vertx.core.json.JsonArray;
 import java.io.IOException;
@@ -22,7 +22,7 @@ import org.msgpack.value.ValueType;
  * containers nest no deeper than in JSON bodies. A forged header or a deep body is then a 400 like any other
  * malformed body.
  */
-final class MsgpackBodyReader {
+public final class MsgpackBodyReader {
     private static final String FAILED = "Failed to parse the request body as msgpack: ";
     private static final String TOKENS = "token_ids";
     /**
@@ -40,7 +40,7 @@ final class MsgpackBodyReader {
     }
 
     /** The body as the JSON value it stands for; 400 when it is not one whole msgpack value. */
-    static Object read(byte[] body) {
+    public static Object read(byte[] body) {
         MsgpackBodyReader reader = new MsgpackBodyReader(body);
         try (MessageUnpacker in = reader.in) {
             Object value = reader.value();

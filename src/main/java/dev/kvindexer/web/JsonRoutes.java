@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.vertx.core.Handler;
@@ -42,7 +42,7 @@ public final class JsonRoutes {
     }
 
     /** A POST route whose {@code contentCheck} answers a refused Content-Type or passes the request on. */
-    static void post(Router router, String path, long bodyLimit, Handler<RoutingContext> contentCheck,
+    public static void post(Router router, String path, long bodyLimit, Handler<RoutingContext> contentCheck,
                      Handler<RoutingContext> handler) {
         router.route(HttpMethod.POST, path).handler(contentCheck);
         // A second route for the same path: Vert.x Web wants body handlers ahead of user handlers on a route.
@@ -144,7 +144,7 @@ public final class JsonRoutes {
     }
 
     /** The standard reason phrase of a status, lower case, as an error message. */
-    static String reason(int status) {
+    public static String reason(int status) {
         return HttpResponseStatus.valueOf(status).reasonPhrase().toLowerCase(Locale.ROOT);
     }
 

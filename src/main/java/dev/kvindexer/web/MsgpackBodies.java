@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.Json;
@@ -17,7 +17,7 @@ import org.msgpack.core.MessagePack;
  * every Mooncake route, check and error is the JSON one. {@code token_ids} may be a {@code bin} of little-endian u32s
  * (the C++ motivation: "4 bytes per token, no per-element parsing"); any bin value is read that way.
  */
-final class MsgpackBodies {
+public final class MsgpackBodies {
     /** The content type a response is written in; set for a msgpack request or an Accept that asks for msgpack. */
     private static final String RESPONSE_TYPE = "kvindexer.msgpack-response";
 
@@ -25,33 +25,33 @@ final class MsgpackBodies {
     }
 
     /** application/msgpack, application/x-msgpack or application/vnd.msgpack, ignoring parameters. */
-    static boolean isMsgpackType(String header) {
+    public static boolean isMsgpackType(String header) {
         String mime = JsonRequest.mediaType(header);
         return "application/msgpack".equals(mime) || "application/x-msgpack".equals(mime)
                 || "application/vnd.msgpack".equals(mime);
     }
 
     /** Answers this request in msgpack, in the media type of {@code header} (the request's Content-Type or Accept). */
-    static void answerIn(RoutingContext ctx, String header) {
+    public static void answerIn(RoutingContext ctx, String header) {
         ctx.put(RESPONSE_TYPE, JsonRequest.mediaType(header));
     }
 
     /** The msgpack type to answer in, or null for JSON. */
-    static String responseType(RoutingContext ctx) {
+    public static String responseType(RoutingContext ctx) {
         return ctx.get(RESPONSE_TYPE);
     }
 
-    static boolean isMsgpackRequest(RoutingContext ctx) {
+    public static boolean isMsgpackRequest(RoutingContext ctx) {
         return isMsgpackType(ctx.request().getHeader("content-type"));
     }
 
     /** The body as the JSON value it stands for; 400 when it is not one whole msgpack value. */
-    static Object decode(Buffer body) {
+    public static Object decode(Buffer body) {
         return MsgpackBodyReader.read(body.getBytes());
     }
 
     /** A JSON document (our answers are small) as msgpack with the same structure. */
-    static Buffer encode(String json) {
+    public static Buffer encode(String json) {
         try (MessageBufferPacker out = MessagePack.newDefaultBufferPacker()) {
             pack(out, json.isEmpty() ? null : Json.decodeValue(json));
             return Buffer.buffer(out.toByteArray());

@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -20,13 +20,13 @@ import java.util.List;
  * else in it is read as usual, so the shape errors stay the same. The root object's array is read from the raw bytes
  * by {@link RawTokenIds} when it can be, and Jackson then parses only the rest.
  */
-final class JsonBodyReader {
+public final class JsonBodyReader {
     /**
      * How deep arrays and objects may nest in a request body, JSON or msgpack: Jackson's default bound, which JSON
      * bodies have always had, so that both encodings refuse the same documents and neither recursion nears the
      * stack's end.
      */
-    static final int MAX_NESTING_DEPTH = StreamReadConstraints.DEFAULT_MAX_DEPTH;
+    public static final int MAX_NESTING_DEPTH = StreamReadConstraints.DEFAULT_MAX_DEPTH;
     private static final JsonFactory FACTORY = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_NESTING_DEPTH).build())
             .build();
@@ -34,14 +34,14 @@ final class JsonBodyReader {
     private static final long U32_MAX = 0xFFFF_FFFFL;
 
     /** The token ids of a {@code token_ids} array that held only u32 numbers. */
-    record PackedTokens(int[] tokens) {
+    public record PackedTokens(int[] tokens) {
     }
 
     private JsonBodyReader() {
     }
 
     /** @throws DecodeException for text that is not one JSON value */
-    static Object read(byte[] body) {
+    public static Object read(byte[] body) {
         RawTokenIds raw = RawTokenIds.find(body);
         if (raw != null) {
             // The rest of the body is small; should it fail, the whole body is parsed again for the usual error.

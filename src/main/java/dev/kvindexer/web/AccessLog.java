@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import dev.kvindexer.config.AccessLogSettings;
 import io.vertx.core.json.Json;

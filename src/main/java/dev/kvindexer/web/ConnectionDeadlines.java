@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import dev.kvindexer.config.HttpLimits;
 import io.vertx.core.Vertx;

@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import io.vertx.core.Handler;
 import io.vertx.ext.web.RoutingContext;
@@ -6,11 +6,11 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 
 /** Lets a request through only with {@code Authorization: Bearer <token>}; any other gets 401 and goes no further. */
-final class BearerAuth implements Handler<RoutingContext> {
+public final class BearerAuth implements Handler<RoutingContext> {
     private static final String SCHEME = "Bearer ";
     private final byte[] expected;
 
-    BearerAuth(String token) {
+    public BearerAuth(String token) {
         this.expected = token.getBytes(StandardCharsets.UTF_8);
     }
 

@@ -1,6 +1,5 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
-import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
@@ -32,50 +31,28 @@ public final class Responses {
     }
 
     public static void error(RoutingContext ctx, Throwable t) {
-        int status;
-        String message;
-        if (t instanceof MooncakeError) {
-            mooncakeError(ctx, (MooncakeError) t);
-            return;
-        }
         if (ctx.response().ended() || ctx.response().closed()) {
             // Answered already (a timeout) or gone: nothing to say, and nothing went wrong here.
             LOG.debug("request {} {} failed after its answer: {}", ctx.request().method(), ctx.request().path(),
                     t.toString());
             return;
         }
-        if (t instanceof HttpError) {
-            status = ((HttpError) t).status();
-            message = t.getMessage();
-        } else if (t instanceof RegistryException) {
-            status = ((RegistryException) t).status();
-            message = t.getMessage();
+        if (t instanceof HttpError e) {
+            json(ctx, e.status(), e.body());
         } else if (t instanceof HttpException h && h.getStatusCode() < 500) {
-            status = h.getStatusCode();
-            message = h.getPayload() != null ? h.getPayload() : JsonRoutes.reason(status);
+            error(ctx, h.getStatusCode(), h.getPayload() != null ? h.getPayload() : JsonRoutes.reason(h.getStatusCode()));
         } else {
-            status = 500;
-            message = "internal error: " + t;
             LOG.error("request {} {} failed", ctx.request().method(), ctx.request().path(), t);
+            error(ctx, 500, "internal error: " + t);
         }
-        error(ctx, status, message);
     }
 
     public static void error(RoutingContext ctx, int status, String message) {
         json(ctx, status, "{\"error\":" + Json.encode(message) + "}");
     }
 
-    static void mooncakeError(RoutingContext ctx, MooncakeError e) {
-        StringBuilder sb = new StringBuilder("{\"error\":").append(Json.encode(e.code()))
-                .append(",\"reason\":").append(Json.encode(e.getMessage()));
-        if (e.field() != null) {
-            sb.append(",\"field\":").append(Json.encode(e.field()));
-        }
-        json(ctx, e.status(), sb.append('}').toString());
-    }
-
     /** Answers {@code {"status":"ok"}} with {@code status} when the operation succeeds, else its error. */
-    static void ok(RoutingContext ctx, Future<?> operation, int status) {
+    public static void ok(RoutingContext ctx, Future<?> operation, int status) {
         operation.onComplete(ar -> {
             if (ar.succeeded()) {
                 json(ctx, status, OK);

@@ -1,4 +1,6 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
+
+import io.vertx.core.json.Json;
 
 /** A request that cannot be served, with the status to answer and the message for {@code {"error": ...}}. */
 public class HttpError extends RuntimeException {
@@ -13,8 +15,13 @@ public class HttpError extends RuntimeException {
         return status;
     }
 
+    /** The response body: {@code {"error": message}}, or the shape a client's API gives its errors. */
+    public String body() {
+        return "{\"error\":" + Json.encode(getMessage()) + "}";
+    }
+
     /** Valid JSON of the wrong shape: the reference answers 422 with serde's wording. */
-    static HttpError shape(String detail) {
+    public static HttpError shape(String detail) {
         return new HttpError(422, "Failed to deserialize the JSON body into the target type: " + detail);
     }
 }

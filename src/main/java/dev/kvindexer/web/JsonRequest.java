@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
@@ -24,7 +24,7 @@ public final class JsonRequest {
     }
 
     /** True for application/json and application/*+json, ignoring parameters such as charset. */
-    static boolean isJsonContentType(String header) {
+    public static boolean isJsonContentType(String header) {
         String mime = mediaType(header);
         return mime != null && (mime.equals("application/json") || (mime.startsWith("application/") && mime.endsWith("+json")));
     }
@@ -33,7 +33,7 @@ public final class JsonRequest {
      * The media type of a Content-Type or the first of an Accept header, lower case, without parameters; null for no
      * header.
      */
-    static String mediaType(String header) {
+    public static String mediaType(String header) {
         if (header == null) {
             return null;
         }
@@ -83,7 +83,7 @@ public final class JsonRequest {
      * The model a request named (Dynamo {@code model_name}, Mooncake {@code model} or {@code modelname}, or the
      * {@code model_name} query parameter), for the access log; null when none, or the body was never read or valid.
      */
-    static String modelOf(RoutingContext ctx) {
+    public static String modelOf(RoutingContext ctx) {
         JsonRequest cached = ctx.get(CONTEXT_KEY);
         if (cached != null) {
             for (String key : new String[] {"model_name", "model", "modelname"}) {
@@ -96,12 +96,12 @@ public final class JsonRequest {
     }
 
     /** A JSON object nested in a request body (one element of an array member), read with the same rules. */
-    static JsonRequest of(JsonObject object) {
+    public static JsonRequest of(JsonObject object) {
         return new JsonRequest(object);
     }
 
     /** The JSON objects of an array member; null when the member is absent. */
-    java.util.List<JsonObject> optionalObjects(String field) {
+    public java.util.List<JsonObject> optionalObjects(String field) {
         Object v = body.getValue(field);
         if (v == null) {
             return null;
@@ -139,12 +139,12 @@ public final class JsonRequest {
         return body.getValue(field) != null;
     }
 
-    boolean isString(String field) {
+    public boolean isString(String field) {
         return body.getValue(field) instanceof String;
     }
 
     /** A string id, or an integer given in its place (Mooncake accepts both for instance_id); null when absent. */
-    String optionalId(String field) {
+    public String optionalId(String field) {
         Object v = body.getValue(field);
         if (v == null || v instanceof String) {
             return optionalString(field);
@@ -156,7 +156,7 @@ public final class JsonRequest {
     }
 
     /** A signed 64-bit integer, or null when absent. */
-    Long optionalI64(String field) {
+    public Long optionalI64(String field) {
         Object v = body.getValue(field);
         if (v == null) {
             return null;
@@ -179,7 +179,7 @@ public final class JsonRequest {
      * A string member that may be left out but not sent as null, as Rust reads a non-optional string with a default:
      * null when absent.
      */
-    String stringWithDefault(String field) {
+    public String stringWithDefault(String field) {
         if (body.containsKey(field) && body.getValue(field) == null) {
             throw HttpError.shape("`" + field + "`: invalid type: null, expected a string");
         }
@@ -229,7 +229,7 @@ public final class JsonRequest {
     }
 
     /** A u32 that fits a non-negative int (ranks, block sizes); larger values are out of range for us. */
-    int optionalU32(String field, int defaultValue) {
+    public int optionalU32(String field, int defaultValue) {
         Object v = body.getValue(field);
         if (v == null) {
             return defaultValue;
@@ -244,12 +244,12 @@ public final class JsonRequest {
         return (int) n;
     }
 
-    Integer optionalRank(String field) {
+    public Integer optionalRank(String field) {
         return has(field) ? optionalU32(field, 0) : null;
     }
 
     /** An array of u32 token ids, kept as int bit patterns. */
-    int[] u32Array(String field) {
+    public int[] u32Array(String field) {
         if (body.getValue(field) instanceof JsonBodyReader.PackedTokens packed) {
             return packed.tokens();
         }
@@ -275,7 +275,7 @@ public final class JsonRequest {
     }
 
     /** Signed 64-bit integers only, as Dynamo's {@code Vec<i64>} reads them: a larger number is a shape error. */
-    long[] i64Array(String field) {
+    public long[] i64Array(String field) {
         JsonArray arr = requiredArray(field);
         long[] out = new long[arr.size()];
         for (int i = 0; i < out.length; i++) {
@@ -292,7 +292,7 @@ public final class JsonRequest {
      * Mooncake's {@code seq_hashes}: u64 numbers, negative numbers taken as their 64-bit pattern, or decimal strings
      * (older drafts), each a rolling sequence hash.
      */
-    long[] u64OrStringArray(String field) {
+    public long[] u64OrStringArray(String field) {
         return hashes(field, true);
     }
 

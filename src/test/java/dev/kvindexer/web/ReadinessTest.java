@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

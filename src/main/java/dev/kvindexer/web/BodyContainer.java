@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.web;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
