@@ -2,9 +2,9 @@ package dev.kvindexer.cluster;
 
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.metrics.ClusterCounters;
+import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
-import dev.kvindexer.registry.RegistrationService;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Future;
@@ -60,7 +60,7 @@ public final class ClusterRegistrar implements Registrar {
 
     private final Vertx vertx;
     private final ClusterManager manager;
-    private final RegistrationService local;
+    private final LocalRegistrar local;
     private final Registry registry;
     private final ClusterValues values;
     private final ClusterCounters counters;
@@ -69,7 +69,7 @@ public final class ClusterRegistrar implements Registrar {
     private AsyncMap<Object, Object> tombstones;
     private MessageConsumer<Object> consumer;
 
-    public ClusterRegistrar(Vertx vertx, ClusterManager manager, RegistrationService local, ClusterValues values,
+    public ClusterRegistrar(Vertx vertx, ClusterManager manager, LocalRegistrar local, ClusterValues values,
                             ClusterCounters counters) {
         this.vertx = vertx;
         this.manager = manager;
@@ -106,7 +106,7 @@ public final class ClusterRegistrar implements Registrar {
 
     @Override
     public Future<Void> register(RegisterRequest r) {
-        String key = ClusterValues.key(r.instanceId(), r.dpRank());
+        String key = ClusterValues.key(r.workerId(), r.dpRank());
         // Other nodes need telling only when the map was written (even if rolled back since); a refusal changed nothing.
         boolean[] written = {false};
         Future<Void> applied = queue.submit(() -> {
@@ -118,7 +118,7 @@ public final class ClusterRegistrar implements Registrar {
             return map.putIfAbsent(key, values.registration(r)).compose(previous -> {
                 if (previous != null) {
                     // Registered through another node a moment ago; this node has not reconciled it yet.
-                    return Future.failedFuture(Registry.duplicate(r.instanceId(), r.dpRank()));
+                    return Future.failedFuture(Registry.duplicate(r.workerId(), r.dpRank()));
                 }
                 written[0] = true;
                 // After the write: a reconcile that finds neither key nor tombstone must not see the old tombstone.
@@ -130,18 +130,18 @@ public final class ClusterRegistrar implements Registrar {
     }
 
     @Override
-    public Future<Void> unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {
+    public Future<Void> unregister(long workerId, String modelName, String tenantId, Integer dpRank) {
         List<String> keys = new ArrayList<>();
         Future<Void> applied = queue.submit(() -> {
             try {
-                registry.ranksToUnregister(instanceId, modelName, tenantId, dpRank)
-                        .forEach(rank -> keys.add(ClusterValues.key(instanceId, rank)));
+                registry.ranksToUnregister(workerId, modelName, tenantId, dpRank)
+                        .forEach(rank -> keys.add(ClusterValues.key(workerId, rank)));
             } catch (RegistryException e) {
                 return Future.failedFuture(e);
             }
             List<Future<Void>> removals = new ArrayList<>();
             keys.forEach(k -> removals.add(withdraw(k)));
-            return Future.all(removals).compose(v -> local.unregister(instanceId, modelName, tenantId, dpRank));
+            return Future.all(removals).compose(v -> local.unregister(workerId, modelName, tenantId, dpRank));
         });
         return applied.eventually(() -> announce(keys));
     }
@@ -236,7 +236,7 @@ public final class ClusterRegistrar implements Registrar {
         if (k == null) {
             return Future.succeededFuture();
         }
-        Listener current = registry.listener(k.instanceId(), k.dpRank());
+        Listener current = registry.listener(k.workerId(), k.dpRank());
         if (value != null) {
             RegisterRequest wanted = values.registration(key, value);
             return wanted == null ? Future.succeededFuture() : apply(current, wanted, countRepairs);

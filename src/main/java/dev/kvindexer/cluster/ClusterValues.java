@@ -1,10 +1,10 @@
 package dev.kvindexer.cluster;
 
 import dev.kvindexer.config.ZmqEndpoint;
-import dev.kvindexer.metrics.ClusterCounters;
-import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.registry.InstanceIds;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Publisher;
+import dev.kvindexer.metrics.ClusterCounters;
+import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.RegisterRequest;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
@@ -53,10 +53,10 @@ public final class ClusterValues {
     }
 
     /** A registration's key in the cluster map: {@code instance_id:dp_rank}, both unsigned decimal. */
-    public record RegistrationKey(long instanceId, int dpRank) {
+    public record RegistrationKey(long workerId, int dpRank) {
         @Override
         public String toString() {
-            return Long.toUnsignedString(instanceId) + ":" + dpRank;
+            return Long.toUnsignedString(workerId) + ":" + dpRank;
         }
     }
 
@@ -71,13 +71,13 @@ public final class ClusterValues {
         }
     }
 
-    static String key(long instanceId, int dpRank) {
-        return new RegistrationKey(instanceId, dpRank).toString();
+    static String key(long workerId, int dpRank) {
+        return new RegistrationKey(workerId, dpRank).toString();
     }
 
     /** The registration as stored under its key. */
     String registration(RegisterRequest r) {
-        return seal(REGISTRATIONS, key(r.instanceId(), r.dpRank()), canonical(r));
+        return seal(REGISTRATIONS, key(r.workerId(), r.dpRank()), canonical(r));
     }
 
     /** The registration stored under {@code key}, or null when the key or the value is refused. */
@@ -169,7 +169,7 @@ public final class ClusterValues {
     /** The stored form, field by field in a fixed order: these are also the bytes the signature covers. */
     static JsonObject canonical(RegisterRequest r) {
         return new JsonObject()
-                .put("instance_id", Long.toUnsignedString(r.instanceId()))
+                .put("instance_id", Long.toUnsignedString(r.workerId()))
                 .put("dp_rank", r.dpRank())
                 .put("endpoint", r.endpoint())
                 .put("replay_endpoint", r.replayEndpoint())
@@ -185,7 +185,7 @@ public final class ClusterValues {
     /** What /register would have accepted, and nothing that contradicts the key it is stored under. */
     private static RegisterRequest decode(RegistrationKey k, JsonObject o) throws Refused {
         String id = string(o, "instance_id", false);
-        if (!InstanceIds.isCanonicalDecimal(id) || Long.parseUnsignedLong(id) != k.instanceId()) {
+        if (!InstanceIds.isCanonicalDecimal(id) || Long.parseUnsignedLong(id) != k.workerId()) {
             throw new Refused("instance_id does not match the key");
         }
         if (nonNegative(o, "dp_rank", Integer.MAX_VALUE) != k.dpRank()) {
@@ -199,14 +199,14 @@ public final class ClusterValues {
             throw new Refused("block_size must be positive");
         }
         String name = string(o, "instance_name", true);
-        if (name != null && (InstanceIds.isCanonicalDecimal(name) || InstanceIds.of(name) != k.instanceId())) {
+        if (name != null && (InstanceIds.isCanonicalDecimal(name) || InstanceIds.of(name) != k.workerId())) {
             throw new Refused("instance_name does not name the instance id");
         }
         String type = string(o, "type", true);
         if (type != null && !type.equals(Publisher.canonicalType(type))) {
             throw new Refused("unknown publisher type");
         }
-        return new RegisterRequest(k.instanceId(), k.dpRank(), endpoint, replay,
+        return new RegisterRequest(k.workerId(), k.dpRank(), endpoint, replay,
                 new PartitionKey(string(o, "model_name", false), string(o, "tenant_id", false)), blockSize,
                 new Publisher(name, type, string(o, "lora_name", true), string(o, "additional_salt", true)));
     }

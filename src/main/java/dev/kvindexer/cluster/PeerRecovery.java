@@ -1,9 +1,11 @@
 package dev.kvindexer.cluster;
 
+import dev.kvindexer.dump.DumpHandler;
+import dev.kvindexer.dump.DumpParser;
 import dev.kvindexer.event.KvEvent;
-import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.partition.PeerSnapshot;
-import dev.kvindexer.registry.RegistrationService;
+import dev.kvindexer.registry.LocalRegistrar;
 import io.vertx.core.Future;
 import java.io.IOException;
 import java.io.InputStream;
@@ -33,7 +35,7 @@ public final class PeerRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(PeerRecovery.class);
     static final Duration DUMP_TIMEOUT = Duration.ofSeconds(10);
 
-    private final RegistrationService registrations;
+    private final LocalRegistrar registrations;
     private final Integer fallbackBlockSize;
     private final String authToken;
     private final BiPredicate<PartitionKey, Long> registered;
@@ -52,7 +54,7 @@ public final class PeerRecovery {
      *                          applied before recovery: a peer's orphans must not become blocks no one removes); null
      *                          loads every worker, as Dynamo's recovery does
      */
-    public PeerRecovery(RegistrationService registrations, Integer fallbackBlockSize, String authToken,
+    public PeerRecovery(LocalRegistrar registrations, Integer fallbackBlockSize, String authToken,
                         BiPredicate<PartitionKey, Long> registered) {
         this.registrations = registrations;
         this.fallbackBlockSize = fallbackBlockSize;

@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** One {@code --workers} entry: {@code instance_id[:dp_rank]=endpoint} (SPEC §7.12). */
-public record WorkerSpec(long instanceId, int dpRank, String endpoint) {
+public record WorkerSpec(long workerId, int dpRank, String endpoint) {
 
     /** Parses the comma-separated list; throws IllegalArgumentException naming the bad entry. */
     public static List<WorkerSpec> parseList(String spec) {

@@ -1,8 +1,9 @@
 package dev.kvindexer.http;
 
 import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.dump.DumpWriter;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.RegisterRequest;
@@ -40,7 +41,7 @@ final class DynamoRoutes {
 
     void register(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
-        long instanceId = body.requiredU64("instance_id");
+        long workerId = body.requiredU64("instance_id");
         String endpoint = body.requiredString("endpoint");
         String model = body.requiredString("model_name");
         int blockSize = body.requiredU32("block_size");
@@ -60,13 +61,13 @@ final class DynamoRoutes {
             throw new HttpError(400, "block_size must be positive");
         }
         PartitionKey key = new PartitionKey(model, group);
-        RegisterRequest request = new RegisterRequest(instanceId, dpRank, endpoint, replay, key, blockSize);
+        RegisterRequest request = new RegisterRequest(workerId, dpRank, endpoint, replay, key, blockSize);
         Responses.ok(ctx, refusalsAsHttp(node.registrar().register(request)), 201);
     }
 
     void unregister(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
-        long instanceId = body.requiredU64("instance_id");
+        long workerId = body.requiredU64("instance_id");
         String model = body.requiredString("model_name");
         // Both optional here, null meaning absent; without a group the instance goes wherever it is, every rank.
         String group = body.optionalString("routing_group");
@@ -77,7 +78,7 @@ final class DynamoRoutes {
         } else if (group == null) {
             dpRank = null;
         }
-        Responses.ok(ctx, refusalsAsHttp(node.registrar().unregister(instanceId, model, group, dpRank)), 200);
+        Responses.ok(ctx, refusalsAsHttp(node.registrar().unregister(workerId, model, group, dpRank)), 200);
     }
 
     void workers(RoutingContext ctx) {
@@ -159,16 +160,10 @@ final class DynamoRoutes {
         List<PartitionRef> partitions = node.registry().partitions();
         List<Future<String>> parts = new ArrayList<>();
         for (PartitionRef p : partitions) {
-            parts.add(p.dump().otherwise(t -> "{\"error\":" + Json.encode(String.valueOf(t.getMessage())) + "}"));
+            parts.add(p.dump().otherwise(t -> DumpWriter.failedPartition(t.getMessage())));
         }
-        Future.join(parts).onComplete(ar -> {
-            StringBuilder sb = new StringBuilder("{");
-            for (int i = 0; i < partitions.size(); i++) {
-                sb.append(i == 0 ? "" : ",").append(Json.encode(partitions.get(i).key().dumpKey())).append(':')
-                        .append(parts.get(i).result());
-            }
-            Responses.json(ctx, 200, sb.append('}').toString());
-        });
+        Future.join(parts).onComplete(ar -> Responses.json(ctx, 200, DumpWriter.document(
+                partitions.stream().map(PartitionRef::key).toList(), parts.stream().map(Future::result).toList())));
     }
 
     void pauseListener(RoutingContext ctx) {

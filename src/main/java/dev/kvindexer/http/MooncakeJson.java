@@ -37,10 +37,10 @@ final class MooncakeJson {
             byOwner.computeIfAbsent(m.workerId(), k -> new HashMap<>()).put(m.dpRank(), m);
         }
         for (Registry.Member member : members) {
-            if (member.store() || (only != null && member.instanceId() != only)) {
+            if (member.store() || (only != null && member.workerId() != only)) {
                 continue;
             }
-            long id = member.instanceId();
+            long id = member.workerId();
             names.put(id, InstanceIds.display(id, member.name()));
             Map<Integer, OwnerMatch> matched = byOwner.getOrDefault(id, Map.of());
             for (int rank : member.dpRanks()) {
@@ -113,7 +113,7 @@ final class MooncakeJson {
                         .append(",\"modelname\":").append(Json.encode(w.key().modelName()))
                         .append(",\"lora_name\":").append(Json.encode(l.publisher().defaultLora()))
                         .append(",\"tenant_id\":").append(Json.encode(w.key().tenantId()))
-                        .append(",\"instance_id\":").append(Json.encode(InstanceIds.display(w.instanceId(), w.name())))
+                        .append(",\"instance_id\":").append(Json.encode(InstanceIds.display(w.workerId(), w.name())))
                         .append(",\"block_size\":").append(w.blockSize())
                         .append(",\"dp_rank\":").append(l.dpRank())
                         .append(",\"additionalsalt\":").append(Json.encode(l.publisher().additionalSalt()))

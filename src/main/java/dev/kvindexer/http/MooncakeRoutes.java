@@ -1,10 +1,10 @@
 package dev.kvindexer.http;
 
 import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.Publisher;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.InstanceIds;

@@ -3,8 +3,8 @@ package dev.kvindexer.http;
 import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.metrics.HttpRequestMetrics;
 import dev.kvindexer.registry.ConductorRegistrar;
+import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registrar;
-import dev.kvindexer.registry.RegistrationService;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.AccessLog;
 import dev.kvindexer.web.Readiness;
@@ -26,7 +26,7 @@ import java.util.function.Supplier;
  * @param testEndpoints  whether the test-only routes are served
  * @param tenantFallback the Dynamo API takes tenant_id as the group when routing_group is absent, and echoes it
  */
-public record NodeServices(Registrar registrar, RegistrationService registrations, Registry registry,
+public record NodeServices(Registrar registrar, LocalRegistrar registrations, Registry registry,
                            PeerDirectory peers, ConductorRegistrar conductor, Readiness readiness,
                            Supplier<Future<String>> metricsPage, HttpRequestMetrics requestMetrics,
                            AccessLog accessLog, boolean testEndpoints, boolean tenantFallback) {

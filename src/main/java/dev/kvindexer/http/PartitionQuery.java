@@ -47,8 +47,8 @@ final class PartitionQuery {
         matches.forEach(m -> seen.add(new OwnerKey(m.workerId(), m.dpRank())));
         for (Registry.Member member : members) {
             for (int rank : member.dpRanks()) {
-                if (!member.store() && !seen.contains(new OwnerKey(member.instanceId(), rank))) {
-                    out.add(sharedOnly(member.instanceId(), rank, reply));
+                if (!member.store() && !seen.contains(new OwnerKey(member.workerId(), rank))) {
+                    out.add(sharedOnly(member.workerId(), rank, reply));
                 }
             }
         }

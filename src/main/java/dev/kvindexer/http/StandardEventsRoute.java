@@ -2,10 +2,10 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.BlockHasher;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.StandardEventsApplied;
 import dev.kvindexer.registry.InstanceIds;

@@ -39,7 +39,7 @@ final class WorkersJson {
             }
             String group = Json.encode(v.key().tenantId());
             sb.append(w == 0 ? "" : ",")
-                    .append("{\"instance_id\":").append(Long.toUnsignedString(v.instanceId()))
+                    .append("{\"instance_id\":").append(Long.toUnsignedString(v.workerId()))
                     .append(v.name() == null ? "" : ",\"instance_name\":" + Json.encode(v.name()))
                     .append(",\"source\":\"zmq\",\"status\":\"").append(ListenerState.aggregate(states).jsonName())
                     .append("\",\"model_name\":").append(Json.encode(v.key().modelName()))

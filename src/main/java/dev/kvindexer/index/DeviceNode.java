@@ -8,7 +8,7 @@ import java.util.function.Consumer;
  * One prefix position of the device tree (SPEC §6.1). Most nodes have a single child, so it is kept
  * inline and a map is allocated only on the second child.
  */
-final class DeviceNode extends HolderBits {
+final class DeviceNode extends OwnerBits {
     final long localHash;
     /** The first writer's engine hash; owners with another engine hash for this block are in altHashes. */
     final long blockHash;

@@ -90,7 +90,7 @@ final class DeviceTree {
             node = new DeviceNode(parent, local, h);
             parent.putChild(node);
         }
-        Holdings<DeviceNode> held = o.device;
+        OwnerBlocks<DeviceNode> held = o.device;
         DeviceNode before = find(o, h);
         if (before == node) {
             held.addCopy(h);
@@ -132,7 +132,7 @@ final class DeviceTree {
         if (o == null) {
             return blockHashes.length;
         }
-        Holdings<DeviceNode> held = o.device;
+        OwnerBlocks<DeviceNode> held = o.device;
         int missing = 0;
         for (long h : blockHashes) {
             DeviceNode node = find(o, h);
@@ -176,7 +176,7 @@ final class DeviceTree {
     /** Takes the owner off a node; an emptied node detaches itself and its subtree (SPEC §6.3). */
     private void leave(Owner o, DeviceNode node) {
         long h = node.hashOf(o.id);
-        Holdings<DeviceNode> held = o.device;
+        OwnerBlocks<DeviceNode> held = o.device;
         held.byHash.remove(h, node); // only if it is this node's entry (nodes do not override equals)
         held.resetCopies(h);
         node.removeHolder(o.id);

@@ -69,7 +69,7 @@ final class LowerTierIndex {
 
     /** SPEC §6.6; a block whose edge exists with another child hash rejects the rest of the chain. */
     void store(Owner o, boolean hasParent, long parentHash, long[] blockHashes, long[] localHashes) {
-        Holdings<LowerEdge> held = o.lower(slot);
+        OwnerBlocks<LowerEdge> held = o.lower(slot);
         boolean hasPrev = hasParent;
         long prev = parentHash;
         for (int i = 0; i < blockHashes.length; i++) {
@@ -100,7 +100,7 @@ final class LowerTierIndex {
 
     /** Returns the number of hashes the owner did not hold in this tier. */
     int remove(Owner o, long[] blockHashes) {
-        Holdings<LowerEdge> held = o.lowerIfAny(slot);
+        OwnerBlocks<LowerEdge> held = o.lowerIfAny(slot);
         if (held == null) {
             return blockHashes.length;
         }
@@ -118,7 +118,7 @@ final class LowerTierIndex {
     }
 
     void clearOwner(Owner o) {
-        Holdings<LowerEdge> held = o.lowerIfAny(slot);
+        OwnerBlocks<LowerEdge> held = o.lowerIfAny(slot);
         if (held == null) {
             return;
         }

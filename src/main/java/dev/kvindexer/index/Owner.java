@@ -13,10 +13,10 @@ final class Owner {
      * Device hashes the shared engine-hash table does not lead to for this owner, and the copy counts of all
      * (DeviceTree); the owner's device blocks are counted in {@link #deviceBlocks}.
      */
-    final Holdings<DeviceNode> device = new Holdings<>();
+    final OwnerBlocks<DeviceNode> device = new OwnerBlocks<>();
     int deviceBlocks;
     @SuppressWarnings("unchecked")
-    private final Holdings<LowerEdge>[] lower = new Holdings[LowerTiers.COUNT];
+    private final OwnerBlocks<LowerEdge>[] lower = new OwnerBlocks[LowerTiers.COUNT];
 
     Owner(long workerId, int dpRank, int id) {
         this.workerId = workerId;
@@ -24,16 +24,16 @@ final class Owner {
         this.id = id;
     }
 
-    Holdings<LowerEdge> lower(int slot) {
-        Holdings<LowerEdge> h = lower[slot];
+    OwnerBlocks<LowerEdge> lower(int slot) {
+        OwnerBlocks<LowerEdge> h = lower[slot];
         if (h == null) {
-            lower[slot] = h = new Holdings<>();
+            lower[slot] = h = new OwnerBlocks<>();
         }
         return h;
     }
 
     /** Null when the owner never stored in that lower tier. */
-    Holdings<LowerEdge> lowerIfAny(int slot) {
+    OwnerBlocks<LowerEdge> lowerIfAny(int slot) {
         return lower[slot];
     }
 
@@ -41,7 +41,7 @@ final class Owner {
         if (tier == StorageTier.DEVICE) {
             return deviceBlocks;
         }
-        Holdings<LowerEdge> h = lower[LowerTiers.slot(tier)];
+        OwnerBlocks<LowerEdge> h = lower[LowerTiers.slot(tier)];
         return h == null ? 0 : h.size();
     }
 

@@ -412,7 +412,7 @@ public final class PartitionIndex {
         if (tier == StorageTier.DEVICE) {
             return tree.copies(o, blockHash);
         }
-        Holdings<LowerEdge> h = o.lowerIfAny(LowerTiers.slot(tier));
+        OwnerBlocks<LowerEdge> h = o.lowerIfAny(LowerTiers.slot(tier));
         return h == null ? 0 : h.copies(blockHash);
     }
 

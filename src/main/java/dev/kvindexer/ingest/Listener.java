@@ -1,6 +1,6 @@
 package dev.kvindexer.ingest;
 
-import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import java.util.concurrent.atomic.AtomicReference;
 

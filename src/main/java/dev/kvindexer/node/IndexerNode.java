@@ -13,6 +13,7 @@ import dev.kvindexer.conductor.Conductor;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
 import dev.kvindexer.ingest.ZmqIngest;
@@ -20,12 +21,11 @@ import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.partition.PartitionHost;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.ConductorRegistrar;
+import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
-import dev.kvindexer.registry.RegistrationService;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.registry.RegistryException;
 import dev.kvindexer.web.AccessLog;
@@ -65,7 +65,7 @@ public final class IndexerNode {
      * on a standalone node, {@code accessLog} when none is configured.
      */
     private record Parts(EventCounters counters, Watermarks watermarks, ZmqIngest ingest, Registry registry,
-                         RegistrationService registrations, ClusterRegistrar clusterRegistrar,
+                         LocalRegistrar registrations, ClusterRegistrar clusterRegistrar,
                          ClusterMembership membership, PeerDirectory peers, AccessLog accessLog, NodeMeters meters,
                          HazelcastInstance hazelcast, ReadyGate gate) {
     }
@@ -131,7 +131,7 @@ public final class IndexerNode {
         Watermarks watermarks = new Watermarks();
         PartitionHost partitions = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight());
         Registry registry = new Registry(partitions);
-        RegistrationService local = new RegistrationService(registry, partitions, ingest);
+        LocalRegistrar local = new LocalRegistrar(registry, partitions, ingest);
         ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
         ClusterRegistrar clusterRegistrar = manager == null ? null
                 : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
@@ -206,9 +206,9 @@ public final class IndexerNode {
             config.peers().forEach(parts.peers()::add);
         }
         int wanted = config.minInitialWorkers();
-        while (parts.registry().instanceCount() < wanted) {
+        while (parts.registry().workerCount() < wanted) {
             parts.gate().waitingFor("waiting for " + wanted + " registered workers, have "
-                    + parts.registry().instanceCount());
+                    + parts.registry().workerCount());
             Thread.sleep(100);
         }
         parts.gate().openGate();
@@ -252,9 +252,9 @@ public final class IndexerNode {
         Future<Void> chain = Future.succeededFuture();
         PartitionKey key = new PartitionKey(config.modelName(), config.tenantId());
         for (WorkerSpec w : config.workers()) {
-            RegisterRequest r = new RegisterRequest(w.instanceId(), w.dpRank(), w.endpoint(), null, key, config.blockSize());
+            RegisterRequest r = new RegisterRequest(w.workerId(), w.dpRank(), w.endpoint(), null, key, config.blockSize());
             chain = chain.compose(v -> services.registrar().register(r).recover(t -> {
-                if (config.clustered() && t instanceof RegistryException && ((RegistryException) t).status() == 409) {
+                if (config.clustered() && t instanceof RegistryException refused && refused.status() == 409) {
                     LOG.warn("--workers entry {} not registered: {}", w, t.getMessage());
                     return Future.succeededFuture();
                 }

@@ -53,7 +53,7 @@ final class NodeMetrics {
                 }
             }
             IndexerMetrics.Snapshot snapshot = new IndexerMetrics.Snapshot(partitions.size(),
-                    registry.instanceCount(), listenersByState(), found,
+                    registry.workerCount(), listenersByState(), found,
                     membership == null ? 1 : membership.memberCount(),
                     meters.recoverySeconds(), meters.recoveredEvents(),
                     accessLog == null ? 0 : accessLog.dropped(),

@@ -1,6 +1,7 @@
 package dev.kvindexer.partition;
 
 import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

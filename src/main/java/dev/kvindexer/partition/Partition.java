@@ -1,11 +1,13 @@
 package dev.kvindexer.partition;
 
+import dev.kvindexer.dump.DumpWriter;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.index.StoreOutcome;
-import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;

@@ -1,5 +1,6 @@
 package dev.kvindexer.partition;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.EventCounters;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,5 +1,7 @@
 package dev.kvindexer.partition;
 
+import dev.kvindexer.event.PartitionKey;
+
 /** One engine stream as registered: (partition, instance, registered dp_rank). */
 public record StreamId(PartitionKey partition, long workerId, int dpRank) {
     @Override

@@ -1,17 +1,17 @@
 package dev.kvindexer.registry;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
-import dev.kvindexer.partition.PartitionKey;
-import java.util.Objects;
 import dev.kvindexer.ingest.Publisher;
+import java.util.Objects;
 
 /** A validated registration of one ZMQ publisher (instance, dp_rank) into a partition. */
-public record RegisterRequest(long instanceId, int dpRank, String endpoint, String replayEndpoint,
+public record RegisterRequest(long workerId, int dpRank, String endpoint, String replayEndpoint,
                               PartitionKey partition, int blockSize, Publisher publisher) {
     /** A Dynamo registration: numeric id, no publisher details. */
-    public RegisterRequest(long instanceId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partition,
+    public RegisterRequest(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionKey partition,
                            int blockSize) {
-        this(instanceId, dpRank, endpoint, replayEndpoint, partition, blockSize, Publisher.DYNAMO);
+        this(workerId, dpRank, endpoint, replayEndpoint, partition, blockSize, Publisher.DYNAMO);
     }
 
     /** The registration a listener was started for. */
@@ -22,7 +22,7 @@ public record RegisterRequest(long instanceId, int dpRank, String endpoint, Stri
 
     /** True when {@code l} is this very registration (so registering again changes nothing). */
     public boolean sameAs(Listener l) {
-        return l.workerId() == instanceId && l.dpRank() == dpRank && l.endpoint().equals(endpoint)
+        return l.workerId() == workerId && l.dpRank() == dpRank && l.endpoint().equals(endpoint)
                 && Objects.equals(l.replayEndpoint(), replayEndpoint) && l.partitionKey().equals(partition)
                 && l.blockSize() == blockSize && l.publisher().equals(publisher);
     }

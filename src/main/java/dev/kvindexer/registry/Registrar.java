@@ -3,12 +3,12 @@ package dev.kvindexer.registry;
 import io.vertx.core.Future;
 
 /**
- * What {@code /register} and {@code /unregister} do: apply to this node alone ({@link RegistrationService}) or to
+ * What {@code /register} and {@code /unregister} do: apply to this node alone ({@link LocalRegistrar}) or to
  * every node of the cluster ({@code cluster.ClusterRegistrar}). Failures are {@link RegistryException}s.
  */
 public interface Registrar {
     Future<Void> register(RegisterRequest request);
 
     /** SPEC §7.4: {@code tenantId} null means any group of the model; {@code dpRank} null means every rank. */
-    Future<Void> unregister(long instanceId, String modelName, String tenantId, Integer dpRank);
+    Future<Void> unregister(long workerId, String modelName, String tenantId, Integer dpRank);
 }

@@ -1,9 +1,9 @@
 package dev.kvindexer.registry;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.partition.PartitionHost;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -15,15 +15,15 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * Which instances and listeners are registered in which partition, with the reference's conflict rules
- * (SPEC §7.3, §7.4). Pure state with no I/O: {@link RegistrationService} performs the side effects.
+ * Which byId and listeners are registered in which partition, with the reference's conflict rules
+ * (SPEC §7.3, §7.4). Pure state with no I/O: {@link LocalRegistrar} performs the side effects.
  * Registrations are rare, so one lock keeps the rules simple and atomic.
  */
 public final class Registry {
     /** Written under the registry's lock, read without it: every query looks its partition up here. */
     private final Map<PartitionKey, PartitionRef> partitions = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<PartitionKey, List<Long>> partitionInstances = new HashMap<>();
-    private final Map<Long, Instance> instances = new HashMap<>();
+    private final Map<Long, Worker> byId = new HashMap<>();
     private final PartitionHost host;
     private long nextGeneration;
 
@@ -32,14 +32,14 @@ public final class Registry {
         this.host = host;
     }
 
-    private static final class Instance {
+    private static final class Worker {
         final long id;
         final PartitionKey key;
         /** The Mooncake string id, or null for a numeric id. */
         final String name;
         final TreeMap<Integer, Listener> listeners = new TreeMap<>();
 
-        Instance(long id, PartitionKey key, String name) {
+        Worker(long id, PartitionKey key, String name) {
             this.id = id;
             this.key = key;
             this.name = name;
@@ -52,26 +52,26 @@ public final class Registry {
 
     /**
      * What an unregistration removed: the listeners, and the streams whose blocks go, one rank ({@code dpRank >= 0})
-     * or the whole instance ({@code dpRank < 0} or {@code lastOfInstance}).
+     * or the whole worker ({@code dpRank < 0} or {@code lastOfWorker}).
      */
-    public record Unregistration(PartitionRef partition, List<Listener> listeners, long instanceId, int dpRank,
-                                 boolean lastOfInstance, boolean partitionRemoved) {
-        public boolean wholeInstance() {
-            return dpRank < 0 || lastOfInstance;
+    public record Unregistration(PartitionRef partition, List<Listener> listeners, long workerId, int dpRank,
+                                 boolean lastOfWorker, boolean partitionRemoved) {
+        public boolean wholeWorker() {
+            return dpRank < 0 || lastOfWorker;
         }
     }
 
     /** A registered instance for /workers: its listeners ordered by dp_rank; {@code name} is its Mooncake string id. */
-    public record WorkerView(long instanceId, String name, PartitionKey key, int blockSize, List<Listener> listeners) {
+    public record WorkerView(long workerId, String name, PartitionKey key, int blockSize, List<Listener> listeners) {
     }
 
     /** An instance of a partition with its registered ranks, for responses that list every instance. */
-    public record Member(long instanceId, String name, boolean store, int[] dpRanks) {
+    public record Member(long workerId, String name, boolean store, int[] dpRanks) {
     }
 
     public synchronized Registration register(RegisterRequest r) throws RegistryException {
         checkRegister(r);
-        Instance inst = instances.get(r.instanceId());
+        Worker worker = byId.get(r.workerId());
         PartitionRef partition = partitions.get(r.partition());
         boolean created = partition == null;
         if (created) {
@@ -79,31 +79,31 @@ public final class Registry {
             partitions.put(r.partition(), partition);
             partitionInstances.put(r.partition(), new ArrayList<>());
         }
-        if (inst == null) {
-            inst = new Instance(r.instanceId(), r.partition(), r.publisher().name());
-            instances.put(r.instanceId(), inst);
-            partitionInstances.get(r.partition()).add(r.instanceId());
+        if (worker == null) {
+            worker = new Worker(r.workerId(), r.partition(), r.publisher().name());
+            byId.put(r.workerId(), worker);
+            partitionInstances.get(r.partition()).add(r.workerId());
         }
-        Listener listener = new Listener(r.instanceId(), r.dpRank(), r.endpoint(), r.replayEndpoint(), partition,
+        Listener listener = new Listener(r.workerId(), r.dpRank(), r.endpoint(), r.replayEndpoint(), partition,
                 nextGeneration++, r.publisher());
-        inst.listeners.put(r.dpRank(), listener);
+        worker.listeners.put(r.dpRank(), listener);
         return new Registration(partition, created, listener);
     }
 
     /** Throws what {@link #register} would refuse {@code r} with, changing nothing. */
     public synchronized void checkRegister(RegisterRequest r) throws RegistryException {
-        String id = Long.toUnsignedString(r.instanceId());
-        Instance inst = instances.get(r.instanceId());
-        if (inst != null && !Objects.equals(inst.name, r.publisher().name())) {
-            throw new RegistryException(409, "instance id collision: `" + InstanceIds.display(r.instanceId(),
-                    r.publisher().name()) + "` and `" + InstanceIds.display(inst.id, inst.name) + "` map to the same id");
+        String id = Long.toUnsignedString(r.workerId());
+        Worker worker = byId.get(r.workerId());
+        if (worker != null && !Objects.equals(worker.name, r.publisher().name())) {
+            throw new RegistryException(409, "instance id collision: `" + InstanceIds.display(r.workerId(),
+                    r.publisher().name()) + "` and `" + InstanceIds.display(worker.id, worker.name) + "` map to the same id");
         }
-        if (inst != null && !inst.key.equals(r.partition())) {
+        if (worker != null && !worker.key.equals(r.partition())) {
             throw new RegistryException(409, "instance " + id + " is already registered for "
-                    + describe(inst.key));
+                    + describe(worker.key));
         }
-        if (inst != null && inst.listeners.containsKey(r.dpRank())) {
-            throw duplicate(r.instanceId(), r.dpRank());
+        if (worker != null && worker.listeners.containsKey(r.dpRank())) {
+            throw duplicate(r.workerId(), r.dpRank());
         }
         PartitionRef partition = partitions.get(r.partition());
         if (partition != null && partition.blockSize() != r.blockSize()) {
@@ -113,8 +113,8 @@ public final class Registry {
     }
 
     /** The reference's answer to registering a (instance, dp_rank) twice. */
-    public static RegistryException duplicate(long instanceId, int dpRank) {
-        return new RegistryException(409, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
+    public static RegistryException duplicate(long workerId, int dpRank) {
+        return new RegistryException(409, "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
                 + " already registered");
     }
 
@@ -122,33 +122,33 @@ public final class Registry {
      * The dp_ranks {@link #unregister} would remove, or what it would refuse with; changes nothing. A null
      * {@code modelName} matches any model (Mooncake keys registrations by instance, tenant and rank only).
      */
-    public synchronized List<Integer> ranksToUnregister(long instanceId, String modelName, String tenantId,
+    public synchronized List<Integer> ranksToUnregister(long workerId, String modelName, String tenantId,
                                                         Integer dpRank) throws RegistryException {
-        Instance inst = matchingInstance(instanceId, modelName, tenantId);
+        Worker worker = matchingInstance(workerId, modelName, tenantId);
         if (dpRank == null) {
-            return new ArrayList<>(inst.listeners.keySet());
+            return new ArrayList<>(worker.listeners.keySet());
         }
-        if (!inst.listeners.containsKey(dpRank)) {
-            throw rankNotFound(instanceId, dpRank);
+        if (!worker.listeners.containsKey(dpRank)) {
+            throw rankNotFound(workerId, dpRank);
         }
         return List.of(dpRank);
     }
 
-    private Instance matchingInstance(long instanceId, String modelName, String tenantId) throws RegistryException {
-        String id = Long.toUnsignedString(instanceId);
-        Instance inst = instances.get(instanceId);
-        if (inst == null) {
+    private Worker matchingInstance(long workerId, String modelName, String tenantId) throws RegistryException {
+        String id = Long.toUnsignedString(workerId);
+        Worker worker = byId.get(workerId);
+        if (worker == null) {
             throw new RegistryException(404, "instance " + id + " not found");
         }
-        if ((modelName != null && !inst.key.modelName().equals(modelName))
-                || (tenantId != null && !inst.key.tenantId().equals(tenantId))) {
-            throw new RegistryException(404, "instance " + id + " is registered for " + describe(inst.key));
+        if ((modelName != null && !worker.key.modelName().equals(modelName))
+                || (tenantId != null && !worker.key.tenantId().equals(tenantId))) {
+            throw new RegistryException(404, "instance " + id + " is registered for " + describe(worker.key));
         }
-        return inst;
+        return worker;
     }
 
-    private static RegistryException rankNotFound(long instanceId, int dpRank) {
-        return new RegistryException(404, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
+    private static RegistryException rankNotFound(long workerId, int dpRank) {
+        return new RegistryException(404, "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
                 + " not found");
     }
 
@@ -156,34 +156,34 @@ public final class Registry {
      * Unregisters per SPEC §7.4. {@code tenantId} null means any group of the model; {@code dpRank} null means
      * every rank of the instance.
      */
-    public synchronized Unregistration unregister(long instanceId, String modelName, String tenantId, Integer dpRank)
+    public synchronized Unregistration unregister(long workerId, String modelName, String tenantId, Integer dpRank)
             throws RegistryException {
-        Instance inst = matchingInstance(instanceId, modelName, tenantId);
-        PartitionRef partition = partitions.get(inst.key);
+        Worker worker = matchingInstance(workerId, modelName, tenantId);
+        PartitionRef partition = partitions.get(worker.key);
         List<Listener> removed;
         if (dpRank == null) {
-            removed = new ArrayList<>(inst.listeners.values());
-            inst.listeners.clear();
+            removed = new ArrayList<>(worker.listeners.values());
+            worker.listeners.clear();
         } else {
-            Listener l = inst.listeners.remove(dpRank);
+            Listener l = worker.listeners.remove(dpRank);
             if (l == null) {
-                throw rankNotFound(instanceId, dpRank);
+                throw rankNotFound(workerId, dpRank);
             }
             removed = List.of(l);
         }
-        boolean lastOfInstance = inst.listeners.isEmpty();
+        boolean lastOfWorker = worker.listeners.isEmpty();
         boolean partitionRemoved = false;
-        if (inst.listeners.isEmpty()) {
-            instances.remove(instanceId);
-            List<Long> members = partitionInstances.get(inst.key);
-            members.remove(Long.valueOf(instanceId));
+        if (worker.listeners.isEmpty()) {
+            byId.remove(workerId);
+            List<Long> members = partitionInstances.get(worker.key);
+            members.remove(Long.valueOf(workerId));
             if (members.isEmpty()) {
-                partitions.remove(inst.key);
-                partitionInstances.remove(inst.key);
+                partitions.remove(worker.key);
+                partitionInstances.remove(worker.key);
                 partitionRemoved = true;
             }
         }
-        return new Unregistration(partition, removed, instanceId, dpRank == null ? -1 : dpRank, lastOfInstance,
+        return new Unregistration(partition, removed, workerId, dpRank == null ? -1 : dpRank, lastOfWorker,
                 partitionRemoved);
     }
 
@@ -203,17 +203,17 @@ public final class Registry {
     }
 
     /** The current listener of (instance, dp_rank), or null. */
-    public synchronized Listener listener(long instanceId, int dpRank) {
-        Instance inst = instances.get(instanceId);
-        return inst == null ? null : inst.listeners.get(dpRank);
+    public synchronized Listener listener(long workerId, int dpRank) {
+        Worker worker = byId.get(workerId);
+        return worker == null ? null : worker.listeners.get(dpRank);
     }
 
     /** Pauses a pending or active listener (test endpoint); returns it so its socket can be closed. */
-    public synchronized Listener pause(long instanceId, int dpRank) throws RegistryException {
-        Listener l = existing(instanceId, dpRank);
+    public synchronized Listener pause(long workerId, int dpRank) throws RegistryException {
+        Listener l = existing(workerId, dpRank);
         ListenerState before = l.pause();
         if (!before.pausable()) {
-            throw new RegistryException(409, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
+            throw new RegistryException(409, "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
                     + " cannot be paused from status " + before.jsonName());
         }
         return l;
@@ -224,26 +224,26 @@ public final class Registry {
     }
 
     /** Starts a new listener generation for a paused or failed listener (test endpoint). */
-    public synchronized Resumption resume(long instanceId, int dpRank) throws RegistryException {
-        Listener l = existing(instanceId, dpRank);
+    public synchronized Resumption resume(long workerId, int dpRank) throws RegistryException {
+        Listener l = existing(workerId, dpRank);
         ListenerState state = l.state();
         if (state != ListenerState.PAUSED && state != ListenerState.FAILED) {
-            throw new RegistryException(409, "instance " + Long.toUnsignedString(instanceId) + " dp_rank " + dpRank
+            throw new RegistryException(409, "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
                     + " cannot be resumed from status " + state.jsonName());
         }
         Listener next = l.nextGeneration(nextGeneration++);
-        instances.get(instanceId).listeners.put(dpRank, next);
+        byId.get(workerId).listeners.put(dpRank, next);
         return new Resumption(partitions.get(l.partitionKey()), l, next);
     }
 
-    private Listener existing(long instanceId, int dpRank) throws RegistryException {
-        Instance inst = instances.get(instanceId);
-        if (inst == null) {
-            throw new RegistryException(404, "instance " + Long.toUnsignedString(instanceId) + " not found");
+    private Listener existing(long workerId, int dpRank) throws RegistryException {
+        Worker worker = byId.get(workerId);
+        if (worker == null) {
+            throw new RegistryException(404, "instance " + Long.toUnsignedString(workerId) + " not found");
         }
-        Listener l = inst.listeners.get(dpRank);
+        Listener l = worker.listeners.get(dpRank);
         if (l == null) {
-            throw rankNotFound(instanceId, dpRank);
+            throw rankNotFound(workerId, dpRank);
         }
         return l;
     }
@@ -259,49 +259,49 @@ public final class Registry {
         return out;
     }
 
-    /** Registered instances matching the optional filters, sorted by unsigned instance id. */
+    /** Registered workers matching the optional filters, sorted by unsigned instance id. */
     public synchronized List<WorkerView> workers(String modelName, String tenantId) {
         List<WorkerView> out = new ArrayList<>();
-        for (Instance inst : instances.values()) {
-            if ((modelName == null || inst.key.modelName().equals(modelName))
-                    && (tenantId == null || inst.key.tenantId().equals(tenantId))
-                    && !inst.listeners.isEmpty()) {
-                out.add(new WorkerView(inst.id, inst.name, inst.key, partitions.get(inst.key).blockSize(),
-                        Collections.unmodifiableList(new ArrayList<>(inst.listeners.values()))));
+        for (Worker worker : byId.values()) {
+            if ((modelName == null || worker.key.modelName().equals(modelName))
+                    && (tenantId == null || worker.key.tenantId().equals(tenantId))
+                    && !worker.listeners.isEmpty()) {
+                out.add(new WorkerView(worker.id, worker.name, worker.key, partitions.get(worker.key).blockSize(),
+                        Collections.unmodifiableList(new ArrayList<>(worker.listeners.values()))));
             }
         }
-        out.sort((a, b) -> Long.compareUnsigned(a.instanceId(), b.instanceId()));
+        out.sort((a, b) -> Long.compareUnsigned(a.workerId(), b.workerId()));
         return out;
     }
 
     /** The partition an instance is registered in, or null. */
-    public synchronized PartitionKey partitionOf(long instanceId) {
-        Instance inst = instances.get(instanceId);
-        return inst == null ? null : inst.key;
+    public synchronized PartitionKey partitionOf(long workerId) {
+        Worker worker = byId.get(workerId);
+        return worker == null ? null : worker.key;
     }
 
     /** Every instance registered in a partition with its ranks, ordered by unsigned id. */
     public synchronized List<Member> members(PartitionKey key) {
         List<Member> out = new ArrayList<>();
         for (long id : partitionInstances.getOrDefault(key, List.of())) {
-            Instance inst = instances.get(id);
-            int[] ranks = inst.listeners.keySet().stream().mapToInt(Integer::intValue).toArray();
-            boolean store = !inst.listeners.isEmpty() && inst.listeners.firstEntry().getValue().publisher().isStore();
-            out.add(new Member(id, inst.name, store, ranks));
+            Worker worker = byId.get(id);
+            int[] ranks = worker.listeners.keySet().stream().mapToInt(Integer::intValue).toArray();
+            boolean store = !worker.listeners.isEmpty() && worker.listeners.firstEntry().getValue().publisher().isStore();
+            out.add(new Member(id, worker.name, store, ranks));
         }
-        out.sort((a, b) -> Long.compareUnsigned(a.instanceId(), b.instanceId()));
+        out.sort((a, b) -> Long.compareUnsigned(a.workerId(), b.workerId()));
         return out;
     }
 
-    public synchronized int instanceCount() {
-        return instances.size();
+    public synchronized int workerCount() {
+        return byId.size();
     }
 
     /** Every listener currently registered (for shutdown). */
     public synchronized List<Listener> listeners() {
         List<Listener> out = new ArrayList<>();
-        for (Instance inst : instances.values()) {
-            out.addAll(inst.listeners.values());
+        for (Worker worker : byId.values()) {
+            out.addAll(worker.listeners.values());
         }
         return out;
     }

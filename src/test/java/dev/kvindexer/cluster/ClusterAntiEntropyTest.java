@@ -4,9 +4,9 @@ import static dev.kvindexer.cluster.ClusterFixture.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.ClusterCounters;
-import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.metrics.ClusterCounters;
-import dev.kvindexer.partition.PartitionKey;
-import dev.kvindexer.registry.InstanceIds;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Publisher;
+import dev.kvindexer.metrics.ClusterCounters;
+import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.RegisterRequest;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
@@ -32,7 +32,7 @@ class ClusterValuesTest {
     private final ClusterValues signed = new ClusterValues("s3cret", counters);
 
     private static String key(RegisterRequest r) {
-        return ClusterValues.key(r.instanceId(), r.dpRank());
+        return ClusterValues.key(r.workerId(), r.dpRank());
     }
 
     @Test

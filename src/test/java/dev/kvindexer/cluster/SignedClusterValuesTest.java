@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.ClusterCounters;
-import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.support.ClusterNodes;

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.metrics.WarningKind;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.StreamId;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.DropSchedule;

@@ -3,12 +3,12 @@ package dev.kvindexer.ingest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.HttpJson;

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.PartitionHost;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.StreamId;
 import dev.kvindexer.partition.StreamSpec;

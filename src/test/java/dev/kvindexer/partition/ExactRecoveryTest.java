@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.WarningKind;

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.InFlightBatches;
 import dev.kvindexer.partition.PartitionHost;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.Watermarks;
 import io.vertx.core.Vertx;
 import java.util.List;
@@ -68,11 +68,11 @@ class RegistryTest {
                 assertThrows(RegistryException.class, () -> registry.unregister(1, "llama", "default", 5)).getMessage());
 
         Registry.Unregistration rank1 = registry.unregister(1, "llama", null, 1);
-        assertFalse(rank1.wholeInstance());
+        assertFalse(rank1.wholeWorker());
         assertFalse(rank1.partitionRemoved());
 
         Registry.Unregistration rank0 = registry.unregister(1, "llama", "default", 0);
-        assertTrue(rank0.wholeInstance(), "last listener removes the whole worker");
+        assertTrue(rank0.wholeWorker(), "last listener removes the whole worker");
         assertFalse(rank0.partitionRemoved());
 
         Registry.Unregistration last = registry.unregister(2, "llama", null, null);
@@ -87,7 +87,7 @@ class RegistryTest {
         register(5, 0, MISTRAL, 8);
         register(4, 0, LLAMA, 16);
         List<Registry.WorkerView> all = registry.workers(null, null);
-        assertEquals(List.of(4L, 5L, -1L), all.stream().map(Registry.WorkerView::instanceId).toList());
+        assertEquals(List.of(4L, 5L, -1L), all.stream().map(Registry.WorkerView::workerId).toList());
         assertEquals(1, registry.workers(null, "acme").size());
         assertEquals(8, registry.workers("mistral", null).get(0).blockSize());
         assertEquals(0, registry.workers("nonexistent", null).size());

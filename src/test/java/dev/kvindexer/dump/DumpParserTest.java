@@ -1,4 +1,4 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.dump;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.Partition;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.Watermarks;
 import io.vertx.core.json.JsonObject;
 import java.io.ByteArrayInputStream;

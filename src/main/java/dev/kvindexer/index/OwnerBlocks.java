@@ -7,7 +7,7 @@ import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
  * One owner's blocks in one tier: engine hash → where it is held, with a reference count per hash.
  * Counts above one are rare, so they live in a side map that stays null until needed.
  */
-final class Holdings<T> {
+final class OwnerBlocks<T> {
     final Long2ObjectOpenHashMap<T> byHash = new Long2ObjectOpenHashMap<>();
     private Long2IntOpenHashMap extraCopies; // copies beyond the first
 

@@ -1,9 +1,9 @@
 package dev.kvindexer.registry;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.partition.PartitionHost;
-import dev.kvindexer.partition.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.StreamSpec;
 import io.vertx.core.Future;
@@ -17,15 +17,15 @@ import org.slf4j.LoggerFactory;
  * closes their streams and starts and stops listeners, in an order that never lets a batch of an
  * unregistered stream reach the index.
  */
-public final class RegistrationService implements Registrar {
-    private static final Logger LOG = LoggerFactory.getLogger(RegistrationService.class);
+public final class LocalRegistrar implements Registrar {
+    private static final Logger LOG = LoggerFactory.getLogger(LocalRegistrar.class);
 
     private final Registry registry;
     private final PartitionHost host;
     private final ZmqIngest ingest;
 
     /** {@code host} must be the one {@code registry} allocates its partitions from. */
-    public RegistrationService(Registry registry, PartitionHost host, ZmqIngest ingest) {
+    public LocalRegistrar(Registry registry, PartitionHost host, ZmqIngest ingest) {
         this.registry = registry;
         this.host = host;
         this.ingest = ingest;
@@ -54,7 +54,7 @@ public final class RegistrationService implements Registrar {
                 .recover(t -> {
                     // Never leave a registration behind that can only ever show "pending".
                     LOG.error("registration of {} failed; rolled back", listener, t);
-                    return unregister(request.instanceId(), request.partition().modelName(),
+                    return unregister(request.workerId(), request.partition().modelName(),
                             request.partition().tenantId(), request.dpRank())
                             .transform(ignored -> Future.failedFuture(t));
                 });
@@ -81,9 +81,9 @@ public final class RegistrationService implements Registrar {
     }
 
     /** Test endpoint: stops consuming; events published meanwhile are missed and come back through replay. */
-    public Future<Void> pause(long instanceId, int dpRank) {
+    public Future<Void> pause(long workerId, int dpRank) {
         try {
-            Listener l = registry.pause(instanceId, dpRank);
+            Listener l = registry.pause(workerId, dpRank);
             LOG.info("paused {}", l);
             return ingest.stop(l);
         } catch (RegistryException e) {
@@ -92,9 +92,9 @@ public final class RegistrationService implements Registrar {
     }
 
     /** Test endpoint: a new listener generation, pending until connected. */
-    public Future<Void> resume(long instanceId, int dpRank) {
+    public Future<Void> resume(long workerId, int dpRank) {
         try {
-            Registry.Resumption r = registry.resume(instanceId, dpRank);
+            Registry.Resumption r = registry.resume(workerId, dpRank);
             LOG.info("resuming {}", r.next());
             return ingest.stop(r.previous()).compose(v -> start(r.partition(), r.next()));
         } catch (RegistryException e) {
@@ -110,10 +110,10 @@ public final class RegistrationService implements Registrar {
 
     /** Unregisters per SPEC §7.4; fails with {@link RegistryException} when nothing matches. */
     @Override
-    public Future<Void> unregister(long instanceId, String modelName, String tenantId, Integer dpRank) {
+    public Future<Void> unregister(long workerId, String modelName, String tenantId, Integer dpRank) {
         Registry.Unregistration u;
         try {
-            u = registry.unregister(instanceId, modelName, tenantId, dpRank);
+            u = registry.unregister(workerId, modelName, tenantId, dpRank);
         } catch (RegistryException e) {
             return Future.failedFuture(e);
         }
@@ -124,7 +124,7 @@ public final class RegistrationService implements Registrar {
             LOG.info("unregistered {}", l);
         }
         return Future.all(stops)
-                .compose(v -> partition.removeStreams(u.instanceId(), u.dpRank(), u.lastOfInstance()))
+                .compose(v -> partition.removeStreams(u.workerId(), u.dpRank(), u.lastOfWorker()))
                 .compose(v -> u.partitionRemoved() ? undeploy(partition) : Future.succeededFuture());
     }
 

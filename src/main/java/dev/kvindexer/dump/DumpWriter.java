@@ -1,5 +1,7 @@
-package dev.kvindexer.partition;
+package dev.kvindexer.dump;
 
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.BlockVisitor;
 
@@ -10,14 +12,14 @@ import dev.kvindexer.index.BlockVisitor;
  * for every block held more than once, and {@code watermarks}, the last applied seq of every stream. A third,
  * {@code sequence_events}, is written only when blocks were stored without tokens.
  */
-final class DumpWriter implements BlockVisitor {
+public final class DumpWriter implements BlockVisitor {
     private final StringBuilder out;
     private final StringBuilder sequenceEvents = new StringBuilder();
     private final StringBuilder refCounts = new StringBuilder();
     private final StringBuilder watermarks = new StringBuilder();
     private long eventId;
 
-    DumpWriter(int blockSize) {
+    public DumpWriter(int blockSize) {
         out = new StringBuilder(256).append("{\"block_size\":").append(blockSize).append(",\"events\":[");
     }
 
@@ -56,7 +58,7 @@ final class DumpWriter implements BlockVisitor {
     }
 
     /** Called after the index dump, in a stable order. */
-    void watermark(long workerId, int dpRank, long seq) {
+    public void watermark(long workerId, int dpRank, long seq) {
         separate(watermarks).append("{\"worker_id\":").append(Long.toUnsignedString(workerId))
                 .append(",\"dp_rank\":").append(dpRank)
                 .append(",\"seq\":").append(Long.toUnsignedString(seq)).append('}');
@@ -70,12 +72,30 @@ final class DumpWriter implements BlockVisitor {
         return notFirst ? sb.append(',') : sb;
     }
 
-    String finish() {
+    public String finish() {
         out.append(']');
         if (sequenceEvents.length() > 0) {
             out.append(",\"sequence_events\":[").append(sequenceEvents).append(']');
         }
         return out.append(",\"ref_counts\":[").append(refCounts)
                 .append("],\"watermarks\":[").append(watermarks).append("]}").toString();
+    }
+
+    /** The value of a partition that could not dump: readers report it (DumpHandler#partitionFailed) and go on. */
+    public static String failedPartition(String error) {
+        return "{\"error\":" + quoted(String.valueOf(error)) + "}";
+    }
+
+    /** The /dump document: each partition's value under its dump key, in the order given. */
+    public static String document(java.util.List<PartitionKey> keys, java.util.List<String> values) {
+        StringBuilder sb = new StringBuilder("{");
+        for (int i = 0; i < keys.size(); i++) {
+            sb.append(i == 0 ? "" : ",").append(quoted(keys.get(i).dumpKey())).append(':').append(values.get(i));
+        }
+        return sb.append('}').toString();
+    }
+
+    private static String quoted(String s) {
+        return '"' + new String(JsonStringEncoder.getInstance().quoteAsString(s)) + '"';
     }
 }

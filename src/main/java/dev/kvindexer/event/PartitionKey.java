@@ -1,4 +1,4 @@
-package dev.kvindexer.partition;
+package dev.kvindexer.event;
 
 /** Identity of one index partition: (model_name, tenant/routing group). Queries never cross partitions. */
 public record PartitionKey(String modelName, String tenantId) {

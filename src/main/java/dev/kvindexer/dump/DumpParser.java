@@ -1,11 +1,11 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.dump;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
-import dev.kvindexer.partition.PartitionKey;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,7 +1,7 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.dump;
 
 import dev.kvindexer.event.KvEvent;
-import dev.kvindexer.partition.PartitionKey;
+import dev.kvindexer.event.PartitionKey;
 
 /** Receives a peer's /dump, partition by partition, event by event, in document order. */
 public interface DumpHandler {

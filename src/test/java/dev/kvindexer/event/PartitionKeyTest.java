@@ -1,4 +1,4 @@
-package dev.kvindexer.partition;
+package dev.kvindexer.event;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
