@@ -6,6 +6,7 @@ import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
@@ -170,6 +171,16 @@ public final class ServeCommand implements Callable<Integer> {
             + "(env KVINDEXER_MAX_EVENT_BYTES; default: ${DEFAULT-VALUE}).")
     long maxEventBytes;
 
+    @Option(names = "--recovery-max-bytes", paramLabel = "BYTES", description = "Largest dump or snapshot startup "
+            + "recovery takes from a peer; a larger one is abandoned and the next peer tried "
+            + "(env KVINDEXER_RECOVERY_MAX_BYTES; default: ${DEFAULT-VALUE}).")
+    long recoveryMaxBytes;
+
+    @Option(names = "--recovery-timeout", paramLabel = "SECONDS", description = "How long startup recovery waits for "
+            + "one peer's whole dump or snapshot before it tries the next "
+            + "(env KVINDEXER_RECOVERY_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    long recoveryTimeout;
+
     /** The slot tracker to run beside the indexer, or null. */
     SlotTrackerConfig slotTracker() {
         return slotTrackerPort == null ? null : SlotTrackerConfig.on(host, slotTrackerPort, httpLimits());
@@ -185,7 +196,8 @@ public final class ServeCommand implements Callable<Integer> {
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
         config = config.withSecurity(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
-                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes).withCompat(new ClientCompat(tenantFallback, conductorLoraIds));
+                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes).withCompat(new ClientCompat(tenantFallback, conductorLoraIds))
+                .withRecovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)));
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
         }

@@ -1,7 +1,10 @@
 package dev.kvindexer.cluster;
 
 import dev.kvindexer.dump.DumpHandler;
+import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.dump.DumpParser;
+import dev.kvindexer.dump.SnapshotReader;
+import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.partition.PeerSnapshot;
@@ -27,8 +30,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Startup recovery (SPEC §10.2): GET /dump from the first reachable peer and load it into the partitions. A Dynamo
- * peer's dump is loaded the Dynamo way; a kvindexer peer's dump carries watermarks and reference counts and is
- * installed exactly (DESIGN "Exact recovery"). A peer's dump is parsed completely before anything is applied, so a
+ * peer's JSON dump is loaded the Dynamo way; a kvindexer peer answers with its binary snapshot (SnapshotFormat),
+ * which carries watermarks and reference counts and is installed exactly (DESIGN "Exact recovery"). A peer's dump is parsed completely before anything is applied, so a
  * peer that fails half-way leaves nothing behind for the next one to duplicate. Blocking; runs on the starting thread.
  */
 public final class PeerRecovery {
@@ -39,6 +42,7 @@ public final class PeerRecovery {
     private final Integer fallbackBlockSize;
     private final String authToken;
     private final BiPredicate<PartitionKey, Long> registered;
+    private final RecoveryLimits limits;
     /**
      * HTTP/1.1: the JDK client's default HTTP/2 starts every cleartext connection with an h2c upgrade, a path with a
      * history of stalls on both sides, and what a peer serves here is one long body anyway.
@@ -53,9 +57,11 @@ public final class PeerRecovery {
      *                          other worker are left out (a clustered node, whose registrations are the cluster's and
      *                          applied before recovery: a peer's orphans must not become blocks no one removes); null
      *                          loads every worker, as Dynamo's recovery does
+     * @param limits            how large and how slow one peer's answer may be
      */
     public PeerRecovery(LocalRegistrar registrations, Integer fallbackBlockSize, String authToken,
-                        BiPredicate<PartitionKey, Long> registered) {
+                        BiPredicate<PartitionKey, Long> registered, RecoveryLimits limits) {
+        this.limits = limits;
         this.registrations = registrations;
         this.fallbackBlockSize = fallbackBlockSize;
         this.authToken = authToken;
@@ -92,25 +98,28 @@ public final class PeerRecovery {
     private static final class Collected {
         int blockSize;
         final List<PeerSnapshot.Event> events = new ArrayList<>();
+        final List<PeerSnapshot.Event> extraCopies = new ArrayList<>();
         final List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
         boolean exact;
-        /** Events of the document before extra copies were appended: ref_counts refer to these. */
+        /** Events of the document: ref_counts and a snapshot's copies name these by place. */
         int documentEvents;
     }
 
     private Map<PartitionKey, Collected> fetch(String url) throws IOException, InterruptedException {
+        // A kvindexer peer answers with its binary snapshot; a Dynamo peer knows no such type and sends its JSON.
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + "/dump"))
-                .timeout(DUMP_TIMEOUT).GET();
+                .timeout(DUMP_TIMEOUT).header("Accept", SnapshotWriter.MEDIA_TYPE + ", application/json;q=0.5").GET();
         if (authToken != null) {
             request.header("Authorization", "Bearer " + authToken);
         }
         HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
-        try (InputStream in = response.body()) {
+        try (LimitedStream in = new LimitedStream(response.body(), limits)) {
             if (response.statusCode() / 100 != 2) {
                 throw new IOException("status " + response.statusCode());
             }
             Map<PartitionKey, Collected> out = new LinkedHashMap<>();
-            DumpParser.parse(in, new DumpHandler() {
+            boolean binary = SnapshotWriter.acceptedBy(response.headers().firstValue("content-type").orElse(null));
+            DumpHandler collector = new DumpHandler() {
                 Collected current;
 
                 @Override
@@ -130,10 +139,11 @@ public final class PeerRecovery {
                     if (eventIndex >= current.documentEvents) {
                         throw new IOException("ref_counts names event " + eventIndex + " of " + current.documentEvents);
                     }
-                    // Storing the same block again is what raises its count (SPEC §4.14).
+                    // Storing the same block again is what raises its count (SPEC §4.14). The copies go after every
+                    // event of the document: a snapshot's copies come between its events, which they name by place.
                     PeerSnapshot.Event e = current.events.get(eventIndex);
                     for (int i = 1; i < copies; i++) {
-                        current.events.add(e);
+                        current.extraCopies.add(e);
                     }
                 }
 
@@ -151,17 +161,39 @@ public final class PeerRecovery {
                 public void partitionFailed(PartitionKey key, String error) {
                     LOG.warn("peer {} could not dump {}: {}", url, key.dumpKey(), error);
                 }
-            });
+            };
+            try {
+                if (binary) {
+                    SnapshotReader.read(in, limits.maxBytes(), collector);
+                } else {
+                    DumpParser.parse(in, collector);
+                }
+            } catch (IOException e) {
+                throw in.explain(e);
+            }
             return out;
         }
     }
 
-    private int apply(PartitionKey key, Collected c) throws InterruptedException {
+    /** Blocks an event places: a JSON dump has one per event, a snapshot a whole chain. */
+    private static int blocks(KvEvent event) {
+        if (event instanceof KvEvent.Stored s) {
+            return s.blockHashes().length;
+        }
+        if (event instanceof KvEvent.StoredBySequence s) {
+            return s.sequenceHashes().length;
+        }
+        return 1;
+    }
+
+    private long apply(PartitionKey key, Collected c) throws InterruptedException {
         int blockSize = c.blockSize > 0 ? c.blockSize : fallbackBlockSize == null ? 0 : fallbackBlockSize;
         if (blockSize <= 0) {
             LOG.warn("skipped recovered partition {}: the dump has no block_size and --block-size is not set", key.dumpKey());
             return 0;
         }
+        c.events.addAll(c.extraCopies);
+        c.extraCopies.clear();
         if (registered != null) {
             int before = c.events.size();
             c.events.removeIf(e -> !registered.test(key, e.workerId()));
@@ -175,7 +207,11 @@ public final class PeerRecovery {
             Future<Void> applied = registrations.ensurePartition(key, blockSize)
                     .compose(p -> p.recover(new PeerSnapshot(c.events, c.watermarks, c.exact)));
             applied.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-            return c.events.size();
+            long blocks = 0;
+            for (PeerSnapshot.Event e : c.events) {
+                blocks += blocks(e.event());
+            }
+            return blocks;
         } catch (ExecutionException | TimeoutException e) {
             LOG.warn("skipped recovered partition {}: {}", key.dumpKey(), e.getCause() != null ? e.getCause().getMessage() : e.toString());
             return 0;

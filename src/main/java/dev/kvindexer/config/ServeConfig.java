@@ -19,12 +19,13 @@ import java.util.List;
  * @param maxEventBytes largest ZMQ message taken from a publisher; a larger one is a decode error and its connection
  *                      is dropped before the message is buffered
  * @param compat        deliberate departures from the newest reference clients
+ * @param recovery      how large and how slow a peer's dump may be before recovery gives it up
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
                           boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster,
                           AccessLogSettings accessLog, SecuritySettings security, HttpLimits http,
-                          long maxEventBytes, ClientCompat compat) {
+                          long maxEventBytes, ClientCompat compat, RecoveryLimits recovery) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
@@ -33,42 +34,48 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
                        Integer blockSize, String modelName, String tenantId, List<String> peers,
                        boolean testEndpoints, int minInitialWorkers) {
         this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
-                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES, ClientCompat.NEWEST);
+                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES, ClientCompat.NEWEST,
+                RecoveryLimits.DEFAULT);
     }
 
     public ServeConfig withCluster(ClusterSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, compat);
+                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, compat, recovery);
     }
 
     public ServeConfig withAccessLog(AccessLogSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, compat);
+                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, compat, recovery);
     }
 
     public ServeConfig withSecurity(SecuritySettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, compat);
+                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, compat, recovery);
     }
 
     public ServeConfig withHttpLimits(HttpLimits limits) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, compat);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, compat, recovery);
     }
 
     public ServeConfig withPeers(List<String> urls) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, urls,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery);
     }
 
     public ServeConfig withMaxEventBytes(long bytes) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, compat);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, compat, recovery);
     }
 
     public ServeConfig withCompat(ClientCompat settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, settings);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, settings, recovery);
+    }
+
+    public ServeConfig withRecovery(RecoveryLimits limits) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, limits);
     }
 
     public boolean clustered() {
@@ -104,6 +111,7 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
         workers = List.copyOf(workers);
         security = security == null ? SecuritySettings.NONE : security;
         http = http == null ? HttpLimits.DEFAULT : http;
+        recovery = recovery == null ? RecoveryLimits.DEFAULT : recovery;
         if (maxEventBytes < 1024) {
             throw new IllegalArgumentException("--max-event-bytes must be at least 1024, got " + maxEventBytes);
         }

@@ -2,6 +2,7 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.dump.DumpWriter;
+import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.partition.PartitionRef;
@@ -12,6 +13,8 @@ import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
@@ -157,6 +160,10 @@ final class DynamoRoutes {
     }
 
     void dump(RoutingContext ctx) {
+        if (SnapshotWriter.acceptedBy(ctx.request().getHeader("accept"))) {
+            snapshot(ctx);
+            return;
+        }
         List<PartitionRef> partitions = node.registry().partitions();
         List<Future<String>> parts = new ArrayList<>();
         for (PartitionRef p : partitions) {
@@ -164,6 +171,28 @@ final class DynamoRoutes {
         }
         Future.join(parts).onComplete(ar -> Responses.json(ctx, 200, DumpWriter.document(
                 partitions.stream().map(PartitionRef::key).toList(), parts.stream().map(Future::result).toList())));
+    }
+
+    /**
+     * The binary snapshot a recovering kvindexer node asks for: the partitions one after another, each taken in one
+     * step on its actor and written before the next is asked, so one partition's payload is in memory at a time.
+     * A document that fails half-way is cut off without its end, which the reader reports.
+     */
+    private void snapshot(RoutingContext ctx) {
+        HttpServerResponse response = ctx.response().setChunked(true)
+                .putHeader("content-type", SnapshotWriter.MEDIA_TYPE);
+        Future<Void> chain = response.write(Buffer.buffer(SnapshotWriter.header()));
+        for (PartitionRef p : node.registry().partitions()) {
+            chain = chain.compose(v -> p.snapshot().transform(ar -> response.write(ar.succeeded()
+                    ? Buffer.buffer(SnapshotWriter.sectionHead(p.key(), p.blockSize(), ar.result().length))
+                            .appendBytes(ar.result())
+                    : Buffer.buffer(SnapshotWriter.failedSection(p.key(), ar.cause().getMessage())))));
+        }
+        chain.compose(v -> response.end(Buffer.buffer(SnapshotWriter.end()))).onFailure(t -> {
+            if (!response.closed()) {
+                response.reset();
+            }
+        });
     }
 
     void pauseListener(RoutingContext ctx) {

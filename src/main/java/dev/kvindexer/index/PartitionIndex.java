@@ -263,6 +263,14 @@ public final class PartitionIndex {
      * more than once is followed by {@link BlockVisitor#copies}.
      */
     public void dump(BlockVisitor sink) {
+        dump(sink, false);
+    }
+
+    /**
+     * As {@link #dump(BlockVisitor)}; {@code depthFirst} reports the device tree a branch at a time, so down a chain
+     * each block's parent is the block reported just before it.
+     */
+    public void dump(BlockVisitor sink, boolean depthFirst) {
         ArrayDeque<DeviceNode> queue = new ArrayDeque<>();
         ArrayDeque<long[]> chains = new ArrayDeque<>(); // owners holding the whole path to the queued node
         tree.root.forEachChild(c -> {
@@ -270,8 +278,8 @@ public final class PartitionIndex {
             chains.add(AT_ROOT);
         });
         while (!queue.isEmpty()) {
-            DeviceNode node = queue.poll();
-            long[] parentChain = chains.poll();
+            DeviceNode node = depthFirst ? queue.pollLast() : queue.poll();
+            long[] parentChain = depthFirst ? chains.pollLast() : chains.poll();
             int words = node.wordCount();
             long[] chain = new long[words];
             DeviceNode parent = node.parent;

@@ -201,7 +201,8 @@ public final class IndexerNode {
             Thread.sleep(SLOW_JOINER_MILLIS);
             Registry registry = parts.registry();
             recovery = new PeerRecovery(parts.registrations(), config.blockSize(), config.security().authToken(),
-                    config.clustered() ? (key, worker) -> key.equals(registry.partitionOf(worker)) : null).recover(sources);
+                    config.clustered() ? (key, worker) -> key.equals(registry.partitionOf(worker)) : null,
+                    config.recovery()).recover(sources);
             parts.meters().recovered(recovery.millis(), recovery.events());
             config.peers().forEach(parts.peers()::add);
         }

@@ -129,6 +129,11 @@ final class LocalPartition implements PartitionRef {
     }
 
     @Override
+    public Future<byte[]> snapshot() {
+        return request(new PartitionCommand.Snapshot());
+    }
+
+    @Override
     public Future<PartitionStats> stats() {
         return request(new PartitionCommand.Stats());
     }

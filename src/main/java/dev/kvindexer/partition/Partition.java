@@ -1,6 +1,7 @@
 package dev.kvindexer.partition;
 
 import dev.kvindexer.dump.DumpWriter;
+import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.PartitionKey;
@@ -312,6 +313,20 @@ public final class Partition {
     public String dumpJson() {
         DumpWriter writer = new DumpWriter(index.blockSize());
         index.dump(writer);
+        watermarks().forEach((k, seq) -> writer.watermark(k.workerId(), k.dpRank(), seq));
+        return writer.finish();
+    }
+
+    /** The same exact snapshot as {@link #dumpJson()} in the binary form nodes recover from. */
+    public byte[] snapshot() {
+        SnapshotWriter writer = new SnapshotWriter();
+        index.dump(writer, true);
+        watermarks().forEach((k, seq) -> writer.watermark(k.workerId(), k.dpRank(), seq));
+        return writer.finish();
+    }
+
+    /** The watermark of every stream whose blocks the partition holds, in stream order. */
+    private Map<StreamKey, Long> watermarks() {
         Map<StreamKey, Long> marks = new TreeMap<>(STREAM_ORDER);
         marks.putAll(installedNotOpen);
         streams.forEach((k, s) -> {
@@ -320,7 +335,6 @@ public final class Partition {
                 marks.put(k, w.seq());
             }
         });
-        marks.forEach((k, seq) -> writer.watermark(k.workerId(), k.dpRank(), seq));
-        return writer.finish();
+        return marks;
     }
 }

@@ -96,6 +96,13 @@ sealed interface PartitionCommand {
         }
     }
 
+    record Snapshot() implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.snapshot();
+        }
+    }
+
     record Stats() implements PartitionCommand {
         @Override
         public Object runOn(Partition partition) {

@@ -59,6 +59,9 @@ public interface PartitionRef {
     /** The partition's /dump value: the JSON object with block_size, events and every stream's watermark. */
     Future<String> dump();
 
+    /** The same exact snapshot as {@link #dump()}, in the binary form nodes recover from (SnapshotWriter). */
+    Future<byte[]> snapshot();
+
     /** Size figures for /metrics. */
     Future<PartitionStats> stats();
 }

@@ -1,0 +1,21 @@
+package dev.kvindexer.config;
+
+import java.time.Duration;
+
+/**
+ * Bounds on what startup recovery takes from one peer: a dump or snapshot larger than {@code maxBytes}, or still
+ * arriving {@code timeout} after it was asked for, is abandoned with an error naming the limit, and the next peer
+ * is tried.
+ */
+public record RecoveryLimits(long maxBytes, Duration timeout) {
+    public static final RecoveryLimits DEFAULT = new RecoveryLimits(16L * 1024 * 1024 * 1024, Duration.ofMinutes(10));
+
+    public RecoveryLimits {
+        if (maxBytes < 1024) {
+            throw new IllegalArgumentException("--recovery-max-bytes must be at least 1024, got " + maxBytes);
+        }
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("--recovery-timeout must be positive, got " + timeout.toSeconds());
+        }
+    }
+}
