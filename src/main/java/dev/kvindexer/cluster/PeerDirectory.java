@@ -14,8 +14,9 @@ public final class PeerDirectory {
         this.membership = membership;
     }
 
-    public void add(String url) {
-        registered.add(url);
+    /** False, changing nothing, when the URL is longer than {@link PeerSet#MAX_URL_CHARS} or the list is full. */
+    public boolean add(String url) {
+        return registered.add(url);
     }
 
     public boolean remove(String url) {

@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.dump.DumpWriter;
 import dev.kvindexer.dump.SnapshotWriter;
@@ -208,7 +209,12 @@ final class DynamoRoutes {
     }
 
     void registerPeer(RoutingContext ctx) {
-        node.peers().add(JsonRequest.of(ctx).requiredString("url"));
+        String url = JsonRequest.of(ctx).requiredString("url");
+        if (!node.peers().add(url)) {
+            throw new HttpError(url.length() > PeerSet.MAX_URL_CHARS ? 422 : 409, url.length() > PeerSet.MAX_URL_CHARS
+                    ? "`url` is longer than " + PeerSet.MAX_URL_CHARS + " characters"
+                    : "peer list is full: " + PeerSet.MAX_PEERS + " peers are registered");
+        }
         Responses.json(ctx, 201, Responses.OK);
     }
 

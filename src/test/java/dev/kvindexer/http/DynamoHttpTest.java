@@ -164,4 +164,25 @@ class DynamoHttpTest {
         assertEquals("[]", http.get("/peers").body());
         assertError(http.post("/register_peer", "{}"), 422, "missing field `url`");
     }
+
+    /** Any client may register a peer, so the list is bounded: a full list and an overlong URL change nothing. */
+    @Test
+    void thePeerListIsBounded() {
+        String tooLong = "http://" + "p".repeat(dev.kvindexer.cluster.PeerSet.MAX_URL_CHARS);
+        assertError(http.post("/register_peer", "{\"url\":\"" + tooLong + "\"}"), 422, "`url` is longer than 2048 characters");
+        try {
+            for (int i = 0; i < dev.kvindexer.cluster.PeerSet.MAX_PEERS; i++) {
+                assertEquals(201, http.post("/register_peer", "{\"url\":\"http://peer-" + i + ":8091\"}").statusCode());
+            }
+            assertError(http.post("/register_peer", "{\"url\":\"http://one-more:8091\"}"), 409,
+                    "peer list is full: 1024 peers are registered");
+            assertEquals(201, http.post("/register_peer", "{\"url\":\"http://peer-7:8091\"}").statusCode(),
+                    "registering a listed peer again is still fine");
+            assertEquals(dev.kvindexer.cluster.PeerSet.MAX_PEERS, new io.vertx.core.json.JsonArray(http.get("/peers").body()).size());
+        } finally {
+            for (int i = 0; i < dev.kvindexer.cluster.PeerSet.MAX_PEERS; i++) {
+                http.post("/deregister_peer", "{\"url\":\"http://peer-" + i + ":8091\"}");
+            }
+        }
+    }
 }
