@@ -1,9 +1,10 @@
 package dev.kvindexer.index;
 
-import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
+import it.unimi.dsi.fastutil.ints.IntArrayList;
+import it.unimi.dsi.fastutil.ints.IntIterator;
+import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
+import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The device-tier prefix tree of SPEC §6.2–6.5, keyed by local hash, with engine-hash lookups and reference
@@ -16,21 +17,26 @@ import java.util.List;
  * hash for the same block, or the same hash at another position) is kept in that owner's own map.
  */
 final class DeviceTree {
-    final DeviceNode root = new DeviceNode(null, 0L, 0L);
-    /** Engine hash → the live node first stored under it (its {@code blockHash}). */
-    private final Long2ObjectOpenHashMap<DeviceNode> byHash = new Long2ObjectOpenHashMap<>();
+    static final int NONE = -1;
+
+    final DeviceNodes nodes = new DeviceNodes();
+    private final NodeHolders holders = nodes.holders;
+    /** Engine hash → the live node first stored under it (its engine-hash column). */
+    private final NodesByEngineHash byHash = new NodesByEngineHash(nodes.records);
+    /** (node, owner) → the owner's engine hash for a node, where it differs from the node's own. */
+    private final Long2LongOpenHashMap altHashes = new Long2LongOpenHashMap();
     private final LongOpenHashSet repeatScratch = new LongOpenHashSet();
-    private long nodes;   // nodes with at least one holder, attached or detached
-    private long entries; // (owner, node) holder pairs
+    private long nodeCount; // nodes with at least one holder, attached or detached
+    private long entries;   // (owner, node) holder pairs
 
     StoreOutcome store(OwnerTable owners, long workerId, int dpRank, boolean hasParent, long parentHash,
                        long[] blockHashes, long[] localHashes) {
-        DeviceNode parent = root;
+        int parent = DeviceNodes.ROOT;
         Owner o;
         if (hasParent) {
             o = owners.find(workerId, dpRank);
-            parent = o == null ? null : find(o, parentHash);
-            if (parent == null) {
+            parent = o == null ? NONE : find(o, parentHash);
+            if (parent == NONE) {
                 return StoreOutcome.PARENT_BLOCK_NOT_FOUND;
             }
         }
@@ -75,51 +81,60 @@ final class DeviceTree {
         }
     }
 
-    /** The node where an owner holds an engine hash, attached or detached, or null. */
-    DeviceNode find(Owner o, long h) {
-        DeviceNode node = byHash.get(h);
-        if (node != null && node.hasHolder(o.id) && node.hashOf(o.id) == h) {
+    /** The node where an owner holds an engine hash, attached or detached, or {@link #NONE}. */
+    int find(Owner o, long h) {
+        int node = byHash.get(h);
+        if (node != NONE && holders.has(node, o.id) && hashOf(node, o.id) == h) {
             return node;
         }
-        return o.device.byHash.get(h);
+        Long2IntOpenHashMap own = o.device.byHash;
+        return own.isEmpty() ? NONE : own.get(h);
     }
 
-    private DeviceNode storeOne(Owner o, DeviceNode parent, long h, long local) {
-        DeviceNode node = parent.child(local);
-        if (node == null) {
-            node = new DeviceNode(parent, local, h);
-            parent.putChild(node);
+    /** The engine hash an owner holds a node under. */
+    long hashOf(int node, int owner) {
+        if (!altHashes.isEmpty()) {
+            long key = altKey(node, owner);
+            if (altHashes.containsKey(key)) {
+                return altHashes.get(key);
+            }
         }
-        OwnerBlocks<DeviceNode> held = o.device;
-        DeviceNode before = find(o, h);
+        return nodes.engine(node);
+    }
+
+    private int storeOne(Owner o, int parent, long h, long local) {
+        int node = nodes.child(parent, local);
+        if (node == NONE) {
+            node = nodes.create(parent, local, h);
+        }
+        OwnerNodes held = o.device;
+        int before = find(o, h);
         if (before == node) {
-            held.addCopy(h);
+            held.copies.addCopy(h);
             return node;
         }
-        if (before != null) {
+        if (before != NONE) {
             // The owner's hash was held at another position: it moves here with one copy.
             leave(o, before);
-            held.resetCopies(h);
         }
-        if (node.hasHolder(o.id)) {
+        if (holders.has(node, o.id)) {
             // Already held under another engine hash (block_hash mismatch): the new hash replaces it.
-            long old = node.hashOf(o.id);
+            long old = hashOf(node, o.id);
             held.byHash.remove(old, node);
-            held.resetCopies(old);
+            held.copies.reset(old);
         } else {
-            if (node.hasNoHolder()) {
-                nodes++;
+            if (holders.isEmpty(node)) {
+                nodeCount++;
             }
-            node.addHolder(o.id);
-            o.deviceBlocks++;
+            holders.add(node, o.id);
+            held.blocks++;
             entries++;
         }
-        if (h != node.blockHash || node.hashOf(o.id) != h) {
-            node.setHashOf(o.id, h);
-        }
-        if (h == node.blockHash) {
-            DeviceNode shared = byHash.putIfAbsent(h, node);
-            if (shared != null && shared != node) {
+        long blockHash = nodes.engine(node);
+        setHashOf(node, o.id, h);
+        if (h == blockHash) {
+            int shared = byHash.putIfAbsent(h, node);
+            if (shared != NONE && shared != node) {
                 held.byHash.put(h, node); // the shared entry names another position
             }
         } else {
@@ -132,14 +147,13 @@ final class DeviceTree {
         if (o == null) {
             return blockHashes.length;
         }
-        OwnerBlocks<DeviceNode> held = o.device;
         int missing = 0;
         for (long h : blockHashes) {
-            DeviceNode node = find(o, h);
-            if (node == null) {
+            int node = find(o, h);
+            if (node == NONE) {
                 missing++;
-            } else if (held.dropCopy(h)) {
-                leave(o, node);
+            } else if (o.device.copies.dropCopy(h)) {
+                leaveLastCopy(o, node, h);
             }
         }
         return missing;
@@ -147,59 +161,86 @@ final class DeviceTree {
 
     /** Copies of an engine hash an owner holds (its reference count), 0 when it does not hold it. */
     int copies(Owner o, long h) {
-        return find(o, h) == null ? 0 : o.device.copiesOfHeld(h);
+        return find(o, h) == NONE ? 0 : o.device.copies.ofHeld(h);
     }
 
     /**
-     * Takes an owner off every node it holds. The nodes are found by a pass over the shared table (a clear is rare:
+     * Takes an owner off every node it holds. The nodes are found by a pass over the node columns (a clear is rare:
      * an engine restart or reset, an unregistration) and over the owner's own map.
      */
     void clearOwner(Owner o) {
-        List<DeviceNode> mine = new ArrayList<>(o.deviceBlocks);
-        for (DeviceNode node : byHash.values()) {
-            if (node.hasHolder(o.id) && node.hashOf(o.id) == node.blockHash) {
+        IntArrayList mine = new IntArrayList(o.device.blocks);
+        int limit = nodes.idLimit();
+        for (int node = 1; node < limit; node++) {
+            if (holders.has(node, o.id) && byHash.lists(node) && hashOf(node, o.id) == nodes.engine(node)) {
                 mine.add(node);
             }
         }
-        for (DeviceNode node : o.device.byHash.values()) {
-            boolean listed = node.hashOf(o.id) == node.blockHash && byHash.get(node.blockHash) == node;
-            if (!listed) {
+        for (IntIterator it = o.device.byHash.values().iterator(); it.hasNext(); ) {
+            int node = it.nextInt();
+            if (!(hashOf(node, o.id) == nodes.engine(node) && byHash.lists(node))) {
                 mine.add(node);
             }
         }
-        for (DeviceNode node : mine) {
-            leave(o, node);
+        for (int i = 0; i < mine.size(); i++) {
+            leave(o, mine.getInt(i));
         }
         o.device.clear();
     }
 
-    /** Takes the owner off a node; an emptied node detaches itself and its subtree (SPEC §6.3). */
-    private void leave(Owner o, DeviceNode node) {
-        long h = node.hashOf(o.id);
-        OwnerBlocks<DeviceNode> held = o.device;
-        held.byHash.remove(h, node); // only if it is this node's entry (nodes do not override equals)
-        held.resetCopies(h);
-        node.removeHolder(o.id);
-        node.forgetHashOf(o.id);
-        o.deviceBlocks--;
+    /**
+     * Takes the owner off a node, with every copy; an emptied node is freed and its subtree detached (SPEC §6.3).
+     */
+    private void leave(Owner o, int node) {
+        long h = hashOf(node, o.id);
+        o.device.copies.reset(h);
+        leaveLastCopy(o, node, h);
+    }
+
+    /** {@link #leave} once the owner's last copy of {@code h} is already dropped. */
+    private void leaveLastCopy(Owner o, int node, long h) {
+        OwnerNodes held = o.device;
+        if (!held.byHash.isEmpty()) {
+            held.byHash.remove(h, node);
+        }
+        holders.remove(node, o.id);
+        forgetHashOf(node, o.id);
+        held.blocks--;
         entries--;
-        if (node.hasNoHolder()) {
-            nodes--;
-            byHash.remove(node.blockHash, node);
-            node.dropChildren();
-            DeviceNode parent = node.parent;
-            if (parent != null) {
-                parent.removeChild(node);
-                node.parent = null;
-            }
+        if (holders.isEmpty(node)) {
+            nodeCount--;
+            byHash.remove(nodes.engine(node), node);
+            nodes.release(node);
         }
     }
 
+    private void setHashOf(int node, int owner, long h) {
+        if (h == nodes.engine(node)) {
+            forgetHashOf(node, owner);
+        } else {
+            altHashes.put(altKey(node, owner), h);
+        }
+    }
+
+    private void forgetHashOf(int node, int owner) {
+        if (!altHashes.isEmpty()) {
+            altHashes.remove(altKey(node, owner));
+        }
+    }
+
+    private static long altKey(int node, int owner) {
+        return (long) node << 32 | (owner & 0xFFFFFFFFL);
+    }
+
     long nodeCount() {
-        return nodes;
+        return nodeCount;
     }
 
     long entryCount() {
         return entries;
+    }
+
+    long bytes() {
+        return nodes.bytes() + byHash.bytes() + 16L * altHashes.size() * 4 / 3;
     }
 }

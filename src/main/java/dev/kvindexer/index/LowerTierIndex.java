@@ -83,13 +83,13 @@ final class LowerTierIndex {
             }
             LowerEdge before = held.byHash.putIfAbsent(h, e);
             if (before == e) {
-                held.addCopy(h);
+                held.copies.addCopy(h);
             } else {
                 if (before != null) {
                     // The same engine hash under another parent: the owner's block moved.
                     release(o, before);
                     held.byHash.put(h, e);
-                    held.resetCopies(h);
+                    held.copies.reset(h);
                 }
                 e.addHolder(o.id);
             }
@@ -109,7 +109,7 @@ final class LowerTierIndex {
             LowerEdge e = held.byHash.get(h);
             if (e == null) {
                 missing++;
-            } else if (held.dropCopy(h)) {
+            } else if (held.copies.dropCopy(h)) {
                 held.byHash.remove(h);
                 release(o, e);
             }

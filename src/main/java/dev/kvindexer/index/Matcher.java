@@ -10,6 +10,8 @@ import java.util.List;
  */
 final class Matcher {
     private final DeviceTree tree;
+    private final DeviceNodes nodes;
+    private final NodeHolders holders;
     private final LowerTierIndex[] lower;
     private final OwnerTable owners;
 
@@ -23,11 +25,13 @@ final class Matcher {
     private int touchedCount;
 
     private long[] active = new long[1];
-    private DeviceNode[] path = new DeviceNode[128];
+    private int[] path = new int[128];
     private final long[] lastOut = new long[1];
 
     Matcher(DeviceTree tree, LowerTierIndex[] lower, OwnerTable owners) {
         this.tree = tree;
+        this.nodes = tree.nodes;
+        this.holders = tree.nodes.holders;
         this.lower = lower;
         this.owners = owners;
     }
@@ -50,15 +54,17 @@ final class Matcher {
     }
 
     private void walkDevice(long[] localHashes, boolean keepPath) {
-        DeviceNode node = tree.root.child(localHashes[0]);
-        if (node == null) {
+        DeviceNodes nodes = this.nodes;
+        NodeHolders holders = this.holders;
+        int node = nodes.child(DeviceNodes.ROOT, localHashes[0]);
+        if (node == DeviceTree.NONE) {
             return;
         }
         // Words past the id limit are zero (released owners left every node), so capping is exact.
-        int words = Math.min(node.wordCount(), active.length);
+        int words = Math.min(holders.wordCount(node), active.length);
         long[] act = active;
         for (int w = 0; w < words; w++) {
-            long bits = node.word(w);
+            long bits = holders.word(node, w);
             act[w] = bits;
             while (bits != 0) {
                 touch((w << 6) + Long.numberOfTrailingZeros(bits));
@@ -75,11 +81,11 @@ final class Matcher {
             // Up to 64 owners: the holder intersection is one AND per level.
             long a = act[0];
             for (int i = 1; i < n; i++) {
-                DeviceNode child = node.child(localHashes[i]);
-                if (child == null) {
+                int child = nodes.child(node, localHashes[i]);
+                if (child == DeviceTree.NONE) {
                     break;
                 }
-                long c = child.bits0;
+                long c = holders.word0(child);
                 long dropped = a & ~c;
                 while (dropped != 0) {
                     score[Long.numberOfTrailingZeros(dropped)] = depth;
@@ -98,8 +104,8 @@ final class Matcher {
             act[0] = a;
         } else {
             for (int i = 1; i < n; i++) {
-                DeviceNode child = node.child(localHashes[i]);
-                if (child == null) {
+                int child = nodes.child(node, localHashes[i]);
+                if (child == DeviceTree.NONE) {
                     break;
                 }
                 long left = 0;
@@ -108,7 +114,7 @@ final class Matcher {
                     if (a == 0) {
                         continue;
                     }
-                    long c = child.word(w);
+                    long c = holders.word(child, w);
                     long dropped = a & ~c;
                     while (dropped != 0) {
                         score[(w << 6) + Long.numberOfTrailingZeros(dropped)] = depth;
@@ -224,7 +230,7 @@ final class Matcher {
             int id = touched[i];
             int g = gpu[id];
             contPos[id] = g;
-            contLast[id] = path[g - 1].hashOf(id);
+            contLast[id] = tree.hashOf(path[g - 1], id);
         }
         for (int slot = 0; slot < LowerTiers.COUNT; slot++) {
             LowerTierIndex t = lower[slot];
@@ -346,7 +352,7 @@ final class Matcher {
             active = new long[words];
         }
         if (queryLength > path.length) {
-            path = new DeviceNode[Math.max(queryLength, path.length * 2)];
+            path = new int[Math.max(queryLength, path.length * 2)];
         }
     }
 }

@@ -9,12 +9,8 @@ final class Owner {
     final int id;
     /** A Mooncake Store (shared store owner, SPEC §5.3): its lower-tier blocks extend every owner's walk. */
     boolean store;
-    /**
-     * Device hashes the shared engine-hash table does not lead to for this owner, and the copy counts of all
-     * (DeviceTree); the owner's device blocks are counted in {@link #deviceBlocks}.
-     */
-    final OwnerBlocks<DeviceNode> device = new OwnerBlocks<>();
-    int deviceBlocks;
+    /** Device hashes the tree's shared engine-hash table does not lead to for this owner, and its device counts. */
+    final OwnerNodes device = new OwnerNodes();
     @SuppressWarnings("unchecked")
     private final OwnerBlocks<LowerEdge>[] lower = new OwnerBlocks[LowerTiers.COUNT];
 
@@ -39,7 +35,7 @@ final class Owner {
 
     int held(StorageTier tier) {
         if (tier == StorageTier.DEVICE) {
-            return deviceBlocks;
+            return device.blocks;
         }
         OwnerBlocks<LowerEdge> h = lower[LowerTiers.slot(tier)];
         return h == null ? 0 : h.size();

@@ -2,6 +2,7 @@ package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.BlockHasher;
+import it.unimi.dsi.fastutil.ints.IntArrayList;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -271,20 +272,23 @@ public final class PartitionIndex {
      * each block's parent is the block reported just before it.
      */
     public void dump(BlockVisitor sink, boolean depthFirst) {
-        ArrayDeque<DeviceNode> queue = new ArrayDeque<>();
+        DeviceNodes nodes = tree.nodes;
+        IntArrayList queue = new IntArrayList();
         ArrayDeque<long[]> chains = new ArrayDeque<>(); // owners holding the whole path to the queued node
-        tree.root.forEachChild(c -> {
+        nodes.forEachChild(DeviceNodes.ROOT, c -> {
             queue.add(c);
             chains.add(AT_ROOT);
         });
-        while (!queue.isEmpty()) {
-            DeviceNode node = depthFirst ? queue.pollLast() : queue.poll();
+        int head = 0;
+        while (head < queue.size()) {
+            int node = depthFirst ? queue.removeInt(queue.size() - 1) : queue.getInt(head++);
             long[] parentChain = depthFirst ? chains.pollLast() : chains.poll();
-            int words = node.wordCount();
+            int words = nodes.holders.wordCount(node);
             long[] chain = new long[words];
-            DeviceNode parent = node.parent;
+            int parent = nodes.parent(node);
+            long local = nodes.local(node);
             for (int w = 0; w < words; w++) {
-                long bits = node.word(w);
+                long bits = nodes.holders.word(node, w);
                 if (parentChain != AT_ROOT) {
                     bits &= w < parentChain.length ? parentChain[w] : 0L;
                 }
@@ -294,13 +298,13 @@ public final class PartitionIndex {
                     bits &= bits - 1;
                     Owner o = owners.byId(id);
                     boolean hasParent = parentChain != AT_ROOT;
-                    long hash = node.hashOf(id);
+                    long hash = tree.hashOf(node, id);
                     sink.stored(o.workerId, o.dpRank, StorageTier.DEVICE, hasParent,
-                            hasParent ? parent.hashOf(id) : 0L, hash, node.localHash);
+                            hasParent ? tree.hashOf(parent, id) : 0L, hash, local);
                     reportCopies(sink, tree.copies(o, hash));
                 }
             }
-            node.forEachChild(c -> {
+            nodes.forEachChild(node, c -> {
                 queue.add(c);
                 chains.add(chain);
             });
@@ -426,34 +430,34 @@ public final class PartitionIndex {
 
     /** Holders of the device node at a path of local hashes from the root; empty when there is none. */
     public List<OwnerKey> holdersAt(long... localPath) {
-        DeviceNode node = nodeAt(localPath);
-        return node == null ? List.of() : keys(node);
+        int node = nodeAt(localPath);
+        return node == DeviceTree.NONE ? List.of() : keys(node);
     }
 
     /** Children of the device node at a path of local hashes (the empty path is the root); -1 if absent. */
     public int childCountAt(long... localPath) {
-        DeviceNode node = nodeAt(localPath);
-        return node == null ? -1 : node.childCount();
+        int node = nodeAt(localPath);
+        return node == DeviceTree.NONE ? -1 : tree.nodes.childCount(node);
     }
 
     /** Holders of the device node that an owner maps an engine hash to (attached or detached). */
     public List<OwnerKey> holdersOfBlock(long workerId, int dpRank, long blockHash) {
         Owner o = owners.find(workerId, dpRank);
-        DeviceNode node = o == null ? null : tree.find(o, blockHash);
-        return node == null ? List.of() : keys(node);
+        int node = o == null ? DeviceTree.NONE : tree.find(o, blockHash);
+        return node == DeviceTree.NONE ? List.of() : keys(node);
     }
 
-    private DeviceNode nodeAt(long[] localPath) {
-        DeviceNode node = tree.root;
-        for (int i = 0; i < localPath.length && node != null; i++) {
-            node = node.child(localPath[i]);
+    private int nodeAt(long[] localPath) {
+        int node = DeviceNodes.ROOT;
+        for (int i = 0; i < localPath.length && node != DeviceTree.NONE; i++) {
+            node = tree.nodes.child(node, localPath[i]);
         }
         return node;
     }
 
-    private List<OwnerKey> keys(DeviceNode node) {
+    private List<OwnerKey> keys(int node) {
         List<OwnerKey> out = new ArrayList<>();
-        for (int id : node.holderIds()) {
+        for (int id : tree.nodes.holders.ids(node)) {
             Owner o = owners.byId(id);
             out.add(new OwnerKey(o.workerId, o.dpRank));
         }

@@ -22,23 +22,24 @@ final class SequencePath {
             return out;
         }
         int i = 0;
-        DeviceNode node = tree.root.child(seq[0]);
-        if (node != null) {
+        DeviceNodes nodes = tree.nodes;
+        int node = nodes.child(DeviceNodes.ROOT, seq[0]);
+        if (node != DeviceTree.NONE) {
             out[i++] = seq[0];
             while (i < n) {
-                DeviceNode next = childChaining(node, seq[i - 1], seq[i]);
-                if (next == null) {
+                int next = childChaining(nodes, node, seq[i - 1], seq[i]);
+                if (next == DeviceTree.NONE) {
                     break;
                 }
-                out[i++] = next.localHash;
+                out[i++] = nodes.local(next);
                 node = next;
             }
         }
         // Past the device tree, lower-tier chains continue from the engine hashes of the last block reached.
         LongArrayList frontier = new LongArrayList();
-        if (node != null) {
-            for (int id : node.holderIds()) {
-                frontier.add(node.hashOf(id));
+        if (node != DeviceTree.NONE) {
+            for (int id : nodes.holders.ids(node)) {
+                frontier.add(tree.hashOf(node, id));
             }
         }
         while (i < n) {
@@ -74,10 +75,10 @@ final class SequencePath {
         return i == n ? out : Arrays.copyOf(out, i);
     }
 
-    private static DeviceNode childChaining(DeviceNode node, long prevSeq, long seq) {
-        DeviceNode[] found = {null};
-        node.forEachChild(c -> {
-            if (found[0] == null && BlockHasher.chain(prevSeq, c.localHash) == seq) {
+    private static int childChaining(DeviceNodes nodes, int node, long prevSeq, long seq) {
+        int[] found = {DeviceTree.NONE};
+        nodes.forEachChild(node, c -> {
+            if (found[0] == DeviceTree.NONE && BlockHasher.chain(prevSeq, nodes.local(c)) == seq) {
                 found[0] = c;
             }
         });

@@ -17,16 +17,28 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class DifferentialTest {
     private static final long[] WORKERS = {0, 1, 2, -1L};
+    /** 80 owners: holder sets past one 64-bit word. */
+    private static final long[] MANY_WORKERS = java.util.stream.LongStream.range(0, 40).map(w -> w * 7919).toArray();
     private static final StorageTier[] TIERS = StorageTier.values();
 
     @ParameterizedTest
     @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
     void agreesWithReferenceModel(long seed) {
+        agrees(seed, WORKERS);
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {101, 102, 103, 104})
+    void agreesWithReferenceModelPastSixtyFourOwners(long seed) {
+        agrees(seed, MANY_WORKERS);
+    }
+
+    private static void agrees(long seed, long[] workers) {
         Random rnd = new Random(seed);
         PartitionIndex index = new PartitionIndex(4);
         ReferenceIndex ref = new ReferenceIndex();
         for (int step = 0; step < 3000; step++) {
-            String what = applyRandomOp(rnd, index, ref);
+            String what = applyRandomOp(rnd, index, ref, workers);
             for (int q = 0; q < 3; q++) {
                 long[] query = randomQuery(rnd);
                 assertSameMatches(ref.match(query), index.match(query),
@@ -36,7 +48,7 @@ class DifferentialTest {
             for (StorageTier t : new StorageTier[] {StorageTier.HOST_PINNED, StorageTier.DISK, StorageTier.EXTERNAL}) {
                 assertEquals(ref.edgeCount(t), index.lowerTierEdgeCount(t), t + " edges, seed " + seed + " step " + step);
             }
-            for (long w : WORKERS) {
+            for (long w : workers) {
                 for (int r = 0; r < 2; r++) {
                     for (StorageTier t : TIERS) {
                         assertEquals(ref.held(new OwnerKey(w, r), t).size(), index.heldBlocks(w, r, t),
@@ -50,14 +62,15 @@ class DifferentialTest {
                     long[] query = randomQuery(rnd);
                     assertSameMatches(ref.match(query), copy.match(query), "dump round trip, seed " + seed);
                 }
-                assertSameCopies(ref, index, copy, "dump round trip, seed " + seed + " step " + step);
+                assertSameCopies(ref, index, copy, workers, "dump round trip, seed " + seed + " step " + step);
             }
         }
     }
 
     /** Every block the round trip carried keeps its reference count (detached blocks are not dumped). */
-    private static void assertSameCopies(ReferenceIndex ref, PartitionIndex index, PartitionIndex copy, String context) {
-        for (long w : WORKERS) {
+    private static void assertSameCopies(ReferenceIndex ref, PartitionIndex index, PartitionIndex copy, long[] workers,
+                                         String context) {
+        for (long w : workers) {
             for (int r = 0; r < 2; r++) {
                 for (StorageTier t : TIERS) {
                     for (long h : ref.held(new OwnerKey(w, r), t)) {
@@ -72,8 +85,8 @@ class DifferentialTest {
         }
     }
 
-    private static String applyRandomOp(Random rnd, PartitionIndex index, ReferenceIndex ref) {
-        OwnerKey o = new OwnerKey(WORKERS[rnd.nextInt(WORKERS.length)], rnd.nextInt(2));
+    private static String applyRandomOp(Random rnd, PartitionIndex index, ReferenceIndex ref, long[] workers) {
+        OwnerKey o = new OwnerKey(workers[rnd.nextInt(workers.length)], rnd.nextInt(2));
         int dice = rnd.nextInt(100);
         if (dice < 55) {
             StorageTier tier = rnd.nextInt(10) < 6 ? StorageTier.DEVICE : TIERS[1 + rnd.nextInt(3)];

@@ -1,0 +1,170 @@
+package dev.kvindexer.index;
+
+import java.util.function.IntConsumer;
+
+/**
+ * The device tree's nodes addressed by int id ({@link NodeRecords}, {@link NodeHolders}), with no object per node, and
+ * the parent/child relation between them. A child created under its parent takes the id after the parent's when it is
+ * free, which is the usual case down a stored chain, so a walk down the chain reads consecutive records; other children
+ * are {@link Branches}. Ids of emptied nodes are reused.
+ */
+final class DeviceNodes {
+    static final int ROOT = 0;
+    /** Parent of the root and of detached nodes. */
+    static final int NO_PARENT = -1;
+    private static final int NONE = -1;
+    /** Parent of a free id, so that no adjacency test matches it. */
+    private static final int FREE = -2;
+
+    final NodeRecords records = new NodeRecords(FREE);
+    final NodeHolders holders = new NodeHolders(records);
+    private final Branches branches = new Branches(records);
+    private final IntConsumer detach = c -> records.setParent(c, NO_PARENT);
+    /**
+     * Freed ids, oldest first, as a doubly linked list threaded through the free nodes' local-hash entries (previous
+     * id in the high half, next in the low half), so any free id can be taken in constant time.
+     */
+    private int freeHead = NONE;
+    private int freeTail = NONE;
+    /** Ids below this have been handed out at least once. */
+    private int limit;
+
+    DeviceNodes() {
+        ensure(1);
+        records.setParent(ROOT, NO_PARENT);
+        limit = 1;
+    }
+
+    int parent(int node) {
+        return records.parent(node);
+    }
+
+    long local(int node) {
+        return records.local(node);
+    }
+
+    long engine(int node) {
+        return records.engine(node);
+    }
+
+    /** The child of {@code p} at a local hash, or -1. */
+    int child(int p, long localHash) {
+        int next = p + 1;
+        if (next < limit && records.parent(next) == p && records.local(next) == localHash) {
+            return next;
+        }
+        return branches.get(p, localHash);
+    }
+
+    /** A new node under {@code p}, placed at {@code p + 1} when that id is free. */
+    int create(int p, long localHash, long engineHash) {
+        int id = allocate(p + 1);
+        records.setLocal(id, localHash);
+        records.setEngine(id, engineHash);
+        records.setParent(id, p);
+        if (id != p + 1) {
+            branches.add(p, id);
+        }
+        return id;
+    }
+
+    /** Frees an emptied node: it leaves its parent, and its children become detached subtrees (SPEC §6.3). */
+    void release(int node) {
+        int p = records.parent(node);
+        if (p >= 0 && node != p + 1) {
+            branches.remove(p, node);
+        }
+        int next = node + 1;
+        if (next < limit && records.parent(next) == node) {
+            records.setParent(next, NO_PARENT);
+        }
+        branches.removeAll(node, detach);
+        records.setParent(node, FREE);
+        records.setLocal(node, links(freeTail, NONE));
+        if (freeTail == NONE) {
+            freeHead = node;
+        } else {
+            records.setLocal(freeTail, links(previousFree(freeTail), node));
+        }
+        freeTail = node;
+    }
+
+    void forEachChild(int p, IntConsumer action) {
+        int next = p + 1;
+        if (next < limit && records.parent(next) == p) {
+            action.accept(next);
+        }
+        branches.forEach(p, action);
+    }
+
+    int childCount(int p) {
+        int next = p + 1;
+        return (next < limit && records.parent(next) == p ? 1 : 0) + branches.count(p);
+    }
+
+    boolean isLive(int node) {
+        return records.parent(node) != FREE;
+    }
+
+    /** One past the highest id ever handed out. */
+    int idLimit() {
+        return limit;
+    }
+
+    long bytes() {
+        return records.bytes() + holders.bytes() + branches.bytes();
+    }
+
+    private int allocate(int wanted) {
+        if (wanted == limit) {
+            return grow();
+        }
+        if (wanted < limit && records.parent(wanted) == FREE) {
+            takeFree(wanted);
+            return wanted;
+        }
+        if (freeHead == NONE) {
+            return grow();
+        }
+        int id = freeHead;
+        takeFree(id);
+        return id;
+    }
+
+    private void takeFree(int id) {
+        int prev = previousFree(id);
+        int next = nextFree(id);
+        if (prev == NONE) {
+            freeHead = next;
+        } else {
+            records.setLocal(prev, links(previousFree(prev), next));
+        }
+        if (next == NONE) {
+            freeTail = prev;
+        } else {
+            records.setLocal(next, links(prev, nextFree(next)));
+        }
+    }
+
+    private int previousFree(int id) {
+        return (int) (records.local(id) >> 32);
+    }
+
+    private int nextFree(int id) {
+        return (int) records.local(id);
+    }
+
+    private static long links(int prev, int next) {
+        return (long) prev << 32 | (next & 0xFFFFFFFFL);
+    }
+
+    private int grow() {
+        int id = limit++;
+        ensure(limit);
+        return id;
+    }
+
+    private void ensure(int n) {
+        records.ensure(n);
+    }
+}

@@ -1,0 +1,202 @@
+package dev.kvindexer.index;
+
+/**
+ * Engine hash → device node id, as an open-addressing table of ints: the key is read from the node's engine-hash
+ * column rather than stored again. Linear probing with backward-shift deletion. Above the id, a slot keeps how far
+ * the entry sits from its home slot (so deleting reads no column) and a fingerprint of the hash (so a probe reads the
+ * column only when the fingerprint agrees). Which nodes are listed is kept as a bitset, so growing re-reads the
+ * column in id order rather than at random. The slots are split into segments so that a large table is no single
+ * huge array for the collector to place.
+ */
+final class NodesByEngineHash {
+    /** Node ids below this fit a slot with room for the distance bits. */
+    static final int MAX_NODES = (1 << 29) - 1;
+
+    private static final int MIN_CAPACITY = 1 << 10;
+    private static final int SEGMENT_SHIFT = 16;
+    private static final int SEGMENT_MASK = (1 << SEGMENT_SHIFT) - 1;
+    private static final int DISTANCE_BITS = 3;
+    /** A stored distance of this value means "this far or farther": the home is then read from the column. */
+    private static final int FAR = (1 << DISTANCE_BITS) - 1;
+
+    private final NodeRecords nodes;
+    private final IdBits listed = new IdBits();
+    private int[][] slots = segments(MIN_CAPACITY);
+    private int mask = MIN_CAPACITY - 1;
+    /** 64 minus log2 of the capacity: the home slot is the top bits of the mixed hash. */
+    private int homeShift = 64 - Integer.numberOfTrailingZeros(MIN_CAPACITY);
+    private int size;
+    /** Slot = fingerprint, distance, then node id + 1 in the low {@code idBits} (0 marks an empty slot). */
+    private int idBits;
+    private int idMask;
+    private int fingerprintMask;
+
+    NodesByEngineHash(NodeRecords nodes) {
+        this.nodes = nodes;
+        layout(16);
+    }
+
+    /** The node listed under a hash, or -1. */
+    int get(long hash) {
+        long m = mix(hash);
+        int fp = (int) m & fingerprintMask;
+        int[][] s = slots;
+        for (int i = (int) (m >>> homeShift); ; i = (i + 1) & mask) {
+            int slot = s[i >>> SEGMENT_SHIFT][i & SEGMENT_MASK];
+            if (slot == 0) {
+                return -1;
+            }
+            if ((slot & fingerprintMask) == fp) {
+                int node = (slot & idMask) - 1;
+                if (nodes.engine(node) == hash) {
+                    return node;
+                }
+            }
+        }
+    }
+
+    /** Lists {@code node} under its engine hash unless another node is listed there; returns that node, or -1. */
+    int putIfAbsent(long hash, int node) {
+        if (node >= idMask) {
+            widenIds(node + 1);
+        }
+        long m = mix(hash);
+        int fp = (int) m & fingerprintMask;
+        int home = (int) (m >>> homeShift);
+        int i = home;
+        for (; ; i = (i + 1) & mask) {
+            int slot = slot(i);
+            if (slot == 0) {
+                break;
+            }
+            if ((slot & fingerprintMask) == fp) {
+                int other = (slot & idMask) - 1;
+                if (nodes.engine(other) == hash) {
+                    return other;
+                }
+            }
+        }
+        setSlot(i, encode(fp, (i - home) & mask, node));
+        listed.set(node);
+        if (++size > (mask + 1) / 4 * 3) {
+            rebuild((mask + 1) * 2, idBits);
+        }
+        return -1;
+    }
+
+    /** Unlists {@code node} if it is the node listed under its hash. */
+    void remove(long hash, int node) {
+        if (!listed.get(node)) {
+            return;
+        }
+        int i = (int) (mix(hash) >>> homeShift);
+        for (int slot = slot(i); (slot & idMask) != node + 1; slot = slot(i)) {
+            if (slot == 0) {
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+        listed.clear(node);
+        size--;
+        // Backward shift: move later entries of the cluster into the gap when their home slot allows it.
+        for (int j = (i + 1) & mask; ; j = (j + 1) & mask) {
+            int slot = slot(j);
+            if (slot == 0) {
+                break;
+            }
+            int distance = distance(slot, j);
+            int gap = (j - i) & mask;
+            if (distance >= gap) {
+                setSlot(i, (slot & ~(FAR << idBits)) | Math.min(distance - gap, FAR) << idBits);
+                i = j;
+            }
+        }
+        setSlot(i, 0);
+    }
+
+    /** Whether {@code node} is the node listed under its engine hash. */
+    boolean lists(int node) {
+        return listed.get(node);
+    }
+
+    int size() {
+        return size;
+    }
+
+    long bytes() {
+        return 16 + 4L * slots.length + (16 + 4L * slots[0].length) * slots.length + 16 + listed.bytes();
+    }
+
+    /** How far the entry in slot {@code j} sits from its home slot. */
+    private int distance(int slot, int j) {
+        int d = (slot >>> idBits) & FAR;
+        if (d < FAR) {
+            return d;
+        }
+        return (j - (int) (mix(nodes.engine((slot & idMask) - 1)) >>> homeShift)) & mask;
+    }
+
+    private int encode(int fp, int distance, int node) {
+        return fp | Math.min(distance, FAR) << idBits | (node + 1);
+    }
+
+    private void widenIds(int limit) {
+        if (limit > MAX_NODES) {
+            throw new IllegalStateException("a partition's device tree holds at most " + MAX_NODES + " blocks");
+        }
+        int bits = idBits;
+        while ((1 << bits) - 1 < limit) {
+            bits++;
+        }
+        rebuild(mask + 1, Math.min(29, Math.max(bits, idBits + 4)));
+    }
+
+    private void layout(int bits) {
+        idBits = bits;
+        idMask = (1 << bits) - 1;
+        int low = bits + DISTANCE_BITS;
+        fingerprintMask = low >= 32 ? 0 : -(1 << low);
+    }
+
+    private void rebuild(int capacity, int newIdBits) {
+        layout(newIdBits);
+        slots = segments(capacity);
+        mask = capacity - 1;
+        homeShift = 64 - Integer.numberOfTrailingZeros(capacity);
+        for (int node = listed.next(0); node >= 0; node = listed.next(node + 1)) {
+            long m = mix(nodes.engine(node));
+            int home = (int) (m >>> homeShift);
+            int i = home;
+            while (slot(i) != 0) {
+                i = (i + 1) & mask;
+            }
+            setSlot(i, encode((int) m & fingerprintMask, (i - home) & mask, node));
+        }
+    }
+
+    private int slot(int i) {
+        return slots[i >>> SEGMENT_SHIFT][i & SEGMENT_MASK];
+    }
+
+    private void setSlot(int i, int value) {
+        slots[i >>> SEGMENT_SHIFT][i & SEGMENT_MASK] = value;
+    }
+
+    /** A power-of-two capacity as segments of at most 2^16 slots. */
+    private static int[][] segments(int capacity) {
+        int segment = Math.min(capacity, SEGMENT_MASK + 1);
+        int[][] s = new int[capacity / segment][];
+        for (int k = 0; k < s.length; k++) {
+            s[k] = new int[segment];
+        }
+        return s;
+    }
+
+    /**
+     * Fibonacci hashing: the top bits of the product pick the home slot, and its low word, which small or sequential
+     * hashes from tests and tools spread less well, only the fingerprint.
+     */
+    private static long mix(long h) {
+        return h * 0x9E3779B97F4A7C15L;
+    }
+}
