@@ -47,6 +47,8 @@ public final class MemoryFootprint {
                 held, index.blockCount(), WORKERS);
         System.out.printf("heap %,d bytes -> %.1f bytes per (block, holder) pair, %.1f bytes per tree node%n",
                 after - before, (after - before) / (double) held, (after - before) / (double) index.blockCount());
+        System.out.printf("the index's own account (PartitionIndex.memoryBytes, what --max-index-memory limits): %,d bytes,"
+                + " %.1f %% of the measured heap%n", index.memoryBytes(), 100.0 * index.memoryBytes() / (after - before));
         // Keep the index reachable until after the measurement.
         System.out.println("owners " + index.ownerCount());
     }

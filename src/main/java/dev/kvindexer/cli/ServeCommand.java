@@ -5,8 +5,9 @@ import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.HttpLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.IndexMemory;
 import dev.kvindexer.config.RecoveryLimits;
+import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
@@ -176,6 +177,11 @@ public final class ServeCommand implements Callable<Integer> {
             + "(env KVINDEXER_RECOVERY_MAX_BYTES; default: ${DEFAULT-VALUE}).")
     long recoveryMaxBytes;
 
+    @Option(names = "--max-index-memory", paramLabel = "SIZE", description = "Heap all partitions' indexes may hold "
+            + "together, as bytes (512m, 2g) or a share of the maximum heap (50%%); over it, the least recently stored "
+            + "or queried device blocks are evicted (env KVINDEXER_MAX_INDEX_MEMORY; default: ${DEFAULT-VALUE}).")
+    String maxIndexMemory;
+
     @Option(names = "--recovery-timeout", paramLabel = "SECONDS", description = "How long startup recovery waits for "
             + "one peer's whole dump or snapshot before it tries the next "
             + "(env KVINDEXER_RECOVERY_TIMEOUT; default: ${DEFAULT-VALUE}).")
@@ -197,7 +203,8 @@ public final class ServeCommand implements Callable<Integer> {
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
         config = config.withSecurity(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
                 .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes).withCompat(new ClientCompat(tenantFallback, conductorLoraIds))
-                .withRecovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)));
+                .withRecovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
+                .withIndexMemory(IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory()));
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
         }

@@ -20,12 +20,14 @@ import java.util.List;
  *                      is dropped before the message is buffered
  * @param compat        deliberate departures from the newest reference clients
  * @param recovery      how large and how slow a peer's dump may be before recovery gives it up
+ * @param indexMemory   the heap all partitions' indexes may hold together before they evict
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
                           boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster,
                           AccessLogSettings accessLog, SecuritySettings security, HttpLimits http,
-                          long maxEventBytes, ClientCompat compat, RecoveryLimits recovery) {
+                          long maxEventBytes, ClientCompat compat, RecoveryLimits recovery,
+                          IndexMemory indexMemory) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
@@ -35,47 +37,53 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
                        boolean testEndpoints, int minInitialWorkers) {
         this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
                 minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES, ClientCompat.NEWEST,
-                RecoveryLimits.DEFAULT);
+                RecoveryLimits.DEFAULT, null);
     }
 
     public ServeConfig withCluster(ClusterSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, compat, recovery);
+                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, compat, recovery, indexMemory);
     }
 
     public ServeConfig withAccessLog(AccessLogSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, compat, recovery);
+                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, compat, recovery, indexMemory);
     }
 
     public ServeConfig withSecurity(SecuritySettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, compat, recovery);
+                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, compat, recovery, indexMemory);
     }
 
     public ServeConfig withHttpLimits(HttpLimits limits) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, compat, recovery);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, compat, recovery, indexMemory);
     }
 
     public ServeConfig withPeers(List<String> urls) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, urls,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery, indexMemory);
     }
 
     public ServeConfig withMaxEventBytes(long bytes) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, compat, recovery);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, compat, recovery, indexMemory);
     }
 
     public ServeConfig withCompat(ClientCompat settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, settings, recovery);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, settings, recovery, indexMemory);
     }
 
     public ServeConfig withRecovery(RecoveryLimits limits) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, limits);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, limits, indexMemory);
+    }
+
+    public ServeConfig withIndexMemory(IndexMemory memory) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery,
+                memory);
     }
 
     public boolean clustered() {
@@ -112,6 +120,7 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
         security = security == null ? SecuritySettings.NONE : security;
         http = http == null ? HttpLimits.DEFAULT : http;
         recovery = recovery == null ? RecoveryLimits.DEFAULT : recovery;
+        indexMemory = indexMemory == null ? IndexMemory.defaults() : indexMemory;
         if (maxEventBytes < 1024) {
             throw new IllegalArgumentException("--max-event-bytes must be at least 1024, got " + maxEventBytes);
         }

@@ -19,6 +19,8 @@ final class Branches {
     private final Int2ObjectOpenHashMap<Long2IntOpenHashMap> many = new Int2ObjectOpenHashMap<>();
     /** Parents with at least one branch: most nodes have none, and a bit answers that without a map probe. */
     private final IdBits parents = new IdBits();
+    /** Entries over all maps of {@link #many}. */
+    private long manyEntries;
 
     Branches(NodeRecords nodes) {
         this.nodes = nodes;
@@ -42,7 +44,9 @@ final class Branches {
         long local = nodes.local(child);
         Long2IntOpenHashMap m = many.get(parent);
         if (m != null) {
-            m.put(local, child);
+            if (m.put(local, child) == NONE) {
+                manyEntries++;
+            }
             return;
         }
         int only = single.putIfAbsent(parent, child);
@@ -53,6 +57,7 @@ final class Branches {
             m.put(local, child);
             single.remove(parent);
             many.put(parent, m);
+            manyEntries += 2;
         }
     }
 
@@ -64,9 +69,12 @@ final class Branches {
         }
         Long2IntOpenHashMap m = many.get(parent);
         // A parent that had several branches keeps its map down to the last one: branch points see churn.
-        if (m != null && m.remove(nodes.local(child), child) && m.isEmpty()) {
-            many.remove(parent);
-            parents.clear(parent);
+        if (m != null && m.remove(nodes.local(child), child)) {
+            manyEntries--;
+            if (m.isEmpty()) {
+                many.remove(parent);
+                parents.clear(parent);
+            }
         }
     }
 
@@ -83,6 +91,7 @@ final class Branches {
         }
         Long2IntOpenHashMap m = many.remove(parent);
         if (m != null) {
+            manyEntries -= m.size();
             m.values().forEach(action);
         }
     }
@@ -116,10 +125,7 @@ final class Branches {
     }
 
     long bytes() {
-        long b = 16 + 8L * (single.size() * 4L / 3 + 1) * 2;
-        for (Long2IntOpenHashMap m : many.values()) {
-            b += 64 + 12L * (m.size() * 4L / 3 + 1);
-        }
-        return b + 16 + 8L * (many.size() * 4L / 3 + 1) + parents.bytes();
+        return HeapSizes.openHashMap(single.size(), 8) + HeapSizes.openHashMap(many.size(), 8)
+                + many.size() * HeapSizes.MAP_OVERHEAD + HeapSizes.openHashMap(manyEntries, 12) + parents.bytes();
     }
 }

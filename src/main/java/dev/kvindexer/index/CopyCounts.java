@@ -46,6 +46,10 @@ final class CopyCounts {
         return extra == null ? 1 : 1 + extra.get(hash);
     }
 
+    long bytes() {
+        return extra == null ? 0 : HeapSizes.openHashMap(extra.size(), 12);
+    }
+
     void clear() {
         extra = null;
     }

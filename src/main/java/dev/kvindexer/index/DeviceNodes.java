@@ -26,6 +26,7 @@ final class DeviceNodes {
      */
     private int freeHead = NONE;
     private int freeTail = NONE;
+    private int freeCount;
     /** Ids below this have been handed out at least once. */
     private int limit;
 
@@ -87,6 +88,7 @@ final class DeviceNodes {
             records.setLocal(freeTail, links(previousFree(freeTail), node));
         }
         freeTail = node;
+        freeCount++;
     }
 
     void forEachChild(int p, IntConsumer action) {
@@ -111,8 +113,9 @@ final class DeviceNodes {
         return limit;
     }
 
+    /** Heap held for live nodes: the records less those of free ids, which new nodes take first. */
     long bytes() {
-        return records.bytes() + holders.bytes() + branches.bytes();
+        return records.bytes() - (long) NodeRecords.BYTES * freeCount + holders.bytes() + branches.bytes();
     }
 
     private int allocate(int wanted) {
@@ -132,6 +135,7 @@ final class DeviceNodes {
     }
 
     private void takeFree(int id) {
+        freeCount--;
         int prev = previousFree(id);
         int next = nextFree(id);
         if (prev == NONE) {

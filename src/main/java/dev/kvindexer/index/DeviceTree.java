@@ -26,6 +26,10 @@ final class DeviceTree {
     /** (node, owner) → the owner's engine hash for a node, where it differs from the node's own. */
     private final Long2LongOpenHashMap altHashes = new Long2LongOpenHashMap();
     private final LongOpenHashSet repeatScratch = new LongOpenHashSet();
+    /** How many passes of the eviction hand a node still survives: two bits, {@link #ageHigh} and {@link #ageLow}. */
+    private final IdBits ageHigh = new IdBits();
+    private final IdBits ageLow = new IdBits();
+    private int hand = 1;
     private long nodeCount; // nodes with at least one holder, attached or detached
     private long entries;   // (owner, node) holder pairs
 
@@ -106,6 +110,9 @@ final class DeviceTree {
         int node = nodes.child(parent, local);
         if (node == NONE) {
             node = nodes.create(parent, local, h);
+        }
+        if (!ageHigh.get(node)) {
+            ageLow.set(node); // stored: spared one pass, unless a query gave it more
         }
         OwnerNodes held = o.device;
         int before = find(o, h);
@@ -240,7 +247,78 @@ final class DeviceTree {
         return entries;
     }
 
+    /** Heap held by the tree's live nodes and its tables (the owners' own maps are the owner table's). */
     long bytes() {
-        return nodes.bytes() + byHash.bytes() + 16L * altHashes.size() * 4 / 3;
+        return nodes.bytes() + byHash.bytes() + HeapSizes.openHashMap(altHashes.size(), 16) + ageHigh.bytes()
+                + ageLow.bytes();
+    }
+
+    /** Marks the deepest block a query reached: spared three passes of the eviction hand. */
+    void touch(int node) {
+        ageHigh.set(node);
+        ageLow.set(node);
+    }
+
+    /**
+     * Evicts one least recently used leaf chain: a leaf, then each parent that it leaves childless and as old. Age is
+     * a CLOCK over node ids with a two-bit counter: a store sets it to one and a query to three, and each pass of the
+     * hand takes one off, so a queried block outlives blocks only stored. Every holder of an evicted node
+     * forgets it, so a query can only miss it, never report it. Returns the nodes evicted, 0 when the tree is empty.
+     */
+    int evictLeafChain(OwnerTable owners) {
+        int limit = nodes.idLimit();
+        if (nodeCount == 0) {
+            return 0;
+        }
+        for (long scanned = 0; scanned < 4L * limit; scanned++) { // an age of three takes three passes
+            int id = hand;
+            hand = id + 1 >= limit ? 1 : id + 1;
+            if (id >= limit || !nodes.isLive(id)) {
+                continue;
+            }
+            if (age(id) > 0) {
+                // Aged on inner nodes too, so that a chain whose leaf goes can follow it up to the last touch.
+                setAge(id, age(id) - 1);
+                continue;
+            }
+            if (nodes.childCount(id) > 0) {
+                continue;
+            }
+            int evicted = 0;
+            for (int node = id; ; ) {
+                int parent = nodes.parent(node);
+                evict(owners, node);
+                evicted++;
+                if (parent <= DeviceNodes.ROOT || !nodes.isLive(parent) || nodes.childCount(parent) > 0
+                        || age(parent) > 0) {
+                    return evicted;
+                }
+                node = parent;
+            }
+        }
+        return 0;
+    }
+
+    private int age(int node) {
+        return (ageHigh.get(node) ? 2 : 0) + (ageLow.get(node) ? 1 : 0);
+    }
+
+    private void setAge(int node, int age) {
+        if ((age & 2) != 0) {
+            ageHigh.set(node);
+        } else {
+            ageHigh.clear(node);
+        }
+        if ((age & 1) != 0) {
+            ageLow.set(node);
+        } else {
+            ageLow.clear(node);
+        }
+    }
+
+    private void evict(OwnerTable owners, int node) {
+        for (int id : holders.ids(node)) {
+            leave(owners.byId(id), node);
+        }
     }
 }

@@ -187,6 +187,11 @@ final class LowerTierIndex {
         }
     }
 
+    /** Heap held by the tier's edges and their two maps (object sizes as HotSpot lays them out). */
+    long bytes() {
+        return 56L * edgeCount + HeapSizes.openHashMap(rootEdges.size(), 12) + HeapSizes.openHashMap(byParent.size(), 12);
+    }
+
     int edgeCount() {
         return edgeCount;
     }

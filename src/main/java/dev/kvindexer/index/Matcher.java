@@ -141,6 +141,7 @@ final class Matcher {
             }
             act[w] = 0;
         }
+        tree.touch(node);
     }
 
     /**

@@ -138,11 +138,8 @@ final class NodeHolders {
 
     /** Heap held by the holder sets beyond the tags, in bytes. */
     long bytes() {
-        long high = 0;
-        for (long[] words : highWords.values()) {
-            high += 16 + 8L * words.length + 16;
-        }
-        return pool.bytes() + high + 4L * freeEntries.elements().length;
+        return pool.bytes() - 8L * freeEntries.size() + HeapSizes.openHashMap(highWords.size(), 8)
+                + 32L * highWords.size() + 4L * freeEntries.elements().length;
     }
 
     /** Up to {@code limit} ids of a pooled set, ascending. */

@@ -13,6 +13,8 @@ final class NodeRecords {
     private static final int SLAB = 1 << SHIFT;
     private static final int MASK = SLAB - 1;
     private static final int STRIDE = 3;
+    /** Bytes of one node's record. */
+    static final int BYTES = 8 * STRIDE;
     private static final long TAG_BITS = 0xFFFFFFFFL;
 
     private final long emptyLinks;

@@ -41,6 +41,15 @@ final class Owner {
         return h == null ? 0 : h.size();
     }
 
+    /** Heap held by this owner and its own block maps. */
+    long bytes() {
+        long b = 64 + device.bytes();
+        for (OwnerBlocks<LowerEdge> h : lower) {
+            b += h == null ? 0 : h.bytes();
+        }
+        return b;
+    }
+
     @Override
     public String toString() {
         return Long.toUnsignedString(workerId) + ":" + dpRank;

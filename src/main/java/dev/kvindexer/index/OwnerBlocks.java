@@ -15,6 +15,10 @@ final class OwnerBlocks<T> {
         return byHash.size();
     }
 
+    long bytes() {
+        return HeapSizes.openHashMap(byHash.size(), 12) + copies.bytes();
+    }
+
     void clear() {
         byHash.clear();
         byHash.trim();

@@ -19,6 +19,10 @@ final class OwnerNodes {
         byHash.defaultReturnValue(NONE);
     }
 
+    long bytes() {
+        return HeapSizes.openHashMap(byHash.size(), 12) + copies.bytes();
+    }
+
     void clear() {
         byHash.clear();
         byHash.trim();

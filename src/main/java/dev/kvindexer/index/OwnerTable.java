@@ -141,6 +141,15 @@ final class OwnerTable {
         return byId[id];
     }
 
+    /** Heap held by the owners and the maps of blocks each keeps for itself. */
+    long bytes() {
+        long b = HeapSizes.openHashMap(byWorker.size(), 12) + 8L * byId.length;
+        for (int id = used.nextSetBit(0); id >= 0; id = used.nextSetBit(id + 1)) {
+            b += byId[id].bytes();
+        }
+        return b;
+    }
+
     List<Owner> ofWorker(long workerId) {
         Int2ObjectOpenHashMap<Owner> ranks = byWorker.get(workerId);
         return ranks == null ? List.of() : new ArrayList<>(ranks.values());

@@ -35,6 +35,9 @@ public final class PartitionIndex {
     private final Matcher matcher = new Matcher(tree, lower, owners);
     /** Blocks placed by sequence hash; null until the first one, so partitions without them pay nothing. */
     private PartitionIndex bySequence;
+    /** The least heap one evicted node gives back: its record. */
+    private static final int NODE_BYTES_FREED = NodeRecords.BYTES;
+    private long evictedBlocks;
 
     public PartitionIndex(int blockSize) {
         if (blockSize <= 0) {
@@ -350,6 +353,57 @@ public final class PartitionIndex {
             lower[slot] = t = new LowerTierIndex(tier, owners);
         }
         return t;
+    }
+
+    // ---- memory ----
+
+    /**
+     * Heap the index holds for what it indexes: node records and tables of live blocks, holder sets, owners and their
+     * maps, lower-tier edges. Structures keep their capacity when blocks go (freed node records are reused first), so
+     * the heap in use stays at the highest figure this reached.
+     */
+    public long memoryBytes() {
+        long b = tree.bytes() + owners.bytes();
+        for (LowerTierIndex t : lower) {
+            b += t == null ? 0 : t.bytes();
+        }
+        return b + (bySequence == null ? 0 : bySequence.memoryBytes());
+    }
+
+    /**
+     * Evicts least recently used device leaf chains (stored or reached by a query least recently) until
+     * {@link #memoryBytes()} is at most {@code targetBytes} or no device block is left; lower-tier edges are not
+     * evicted. An evicted block is forgotten by every holder: a query misses it, a later remove of it is a no-op
+     * counted as missing. Returns the blocks evicted.
+     */
+    public long evictTo(long targetBytes) {
+        long evicted = 0;
+        long excess = memoryBytes() - targetBytes;
+        while (excess > 0) {
+            // Each node evicted frees at least its record, so this many cannot overshoot by more than one chain.
+            long batch = excess / NODE_BYTES_FREED + 1;
+            long done = 0;
+            while (done < batch) {
+                int n = tree.evictLeafChain(owners);
+                if (n == 0 && bySequence != null) {
+                    n = (int) bySequence.evictTo(bySequence.memoryBytes() - 1);
+                }
+                if (n == 0) {
+                    evictedBlocks += evicted + done;
+                    return evicted + done;
+                }
+                done += n;
+            }
+            evicted += done;
+            excess = memoryBytes() - targetBytes;
+        }
+        evictedBlocks += evicted;
+        return evicted;
+    }
+
+    /** Device blocks evicted over the index's life. */
+    public long evictedBlocks() {
+        return evictedBlocks;
     }
 
     // ---- size figures and inspection ----

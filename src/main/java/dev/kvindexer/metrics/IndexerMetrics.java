@@ -27,7 +27,12 @@ public final class IndexerMetrics {
      */
     public record Snapshot(int models, int workers, Map<String, Integer> listeners, List<PartitionFigures> partitions,
                            int clusterMembers, double recoverySeconds, long recoveredEvents, long accessLogDropped,
-                           long accessLogWriteErrors, long ingestRestarts, boolean ingestDegraded) {
+                           long accessLogWriteErrors, long ingestRestarts, boolean ingestDegraded,
+                           IndexMemoryFigures memory) {
+    }
+
+    /** The node's index memory budget ({@code --max-index-memory}), what the indexes hold, and blocks evicted. */
+    public record IndexMemoryFigures(long budgetBytes, long usedBytes, long evictedBlocks) {
     }
 
     public static String render(Snapshot s, HttpRequestMetrics http, EventCounters events, ClusterCounters cluster,
@@ -108,6 +113,14 @@ public final class IndexerMetrics {
         for (PartitionFigures p : s.partitions()) {
             out.sample("kvindexer_device_tree_blocks", p.deviceBlocks(), "model", p.model(), "tenant", p.tenant());
         }
+        out.family("kvindexer_index_memory_budget_bytes", "gauge",
+                "Heap all partitions' indexes may hold together (--max-index-memory).")
+                .sample("kvindexer_index_memory_budget_bytes", s.memory().budgetBytes());
+        out.family("kvindexer_index_memory_used_bytes", "gauge", "Heap all partitions' indexes hold.")
+                .sample("kvindexer_index_memory_used_bytes", s.memory().usedBytes());
+        out.family("kvindexer_index_evicted_blocks_total", "counter",
+                "Device blocks evicted, least recently used first, to keep the indexes within their budget.")
+                .sample("kvindexer_index_evicted_blocks_total", s.memory().evictedBlocks());
         out.family("kvindexer_recovery_duration_seconds", "gauge",
                 "How long startup recovery from a peer took; 0 when the node recovered from no one.")
                 .sample("kvindexer_recovery_duration_seconds", s.recoverySeconds());

@@ -20,6 +20,7 @@ import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.metrics.VertxMeters;
+import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.ConductorRegistrar;
@@ -129,7 +130,9 @@ public final class IndexerNode {
         ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(config.ingestThreads(), MAX_IN_FLIGHT_BATCHES,
                 config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY), counters, gate::isOpen);
         Watermarks watermarks = new Watermarks();
-        PartitionHost partitions = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight());
+        MemoryBudget memory = new MemoryBudget(config.indexMemory().maxBytes());
+        PartitionHost partitions = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight(),
+                memory);
         Registry registry = new Registry(partitions);
         LocalRegistrar local = new LocalRegistrar(registry, partitions, ingest);
         ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
@@ -145,7 +148,7 @@ public final class IndexerNode {
                 accessLog, meters, manager == null ? null : manager.getHazelcastInstance(), gate);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
         Readiness readiness = new Readiness(List.of(gate::reason, ingest::degradedReason));
-        NodeMetrics metrics = new NodeMetrics(registry, ingest, counters, meters, membership, accessLog);
+        NodeMetrics metrics = new NodeMetrics(registry, ingest, counters, meters, membership, accessLog, memory);
         NodeServices services = new NodeServices(registrar, local, registry, peers, conductor, readiness,
                 metrics::render, meters.http(), accessLog, config.testEndpoints(), config.compat().tenantFallback());
         return new IndexerNode(vertx, parts, services);

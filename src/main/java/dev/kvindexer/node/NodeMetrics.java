@@ -7,6 +7,7 @@ import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.IndexerMetrics;
 import dev.kvindexer.metrics.NodeMeters;
+import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.AccessLog;
@@ -24,10 +25,12 @@ final class NodeMetrics {
     private final NodeMeters meters;
     private final ClusterMembership membership;
     private final AccessLog accessLog;
+    private final MemoryBudget memory;
 
     /** {@code membership} and {@code accessLog} are null when the node has none. */
     NodeMetrics(Registry registry, ZmqIngest ingest, EventCounters counters, NodeMeters meters,
-                ClusterMembership membership, AccessLog accessLog) {
+                ClusterMembership membership, AccessLog accessLog, MemoryBudget memory) {
+        this.memory = memory;
         this.registry = registry;
         this.ingest = ingest;
         this.counters = counters;
@@ -58,7 +61,9 @@ final class NodeMetrics {
                     meters.recoverySeconds(), meters.recoveredEvents(),
                     accessLog == null ? 0 : accessLog.dropped(),
                     accessLog == null ? 0 : accessLog.writeErrors(),
-                    ingest.restarts(), ingest.degradedReason() != null);
+                    ingest.restarts(), ingest.degradedReason() != null,
+                    new IndexerMetrics.IndexMemoryFigures(memory.limitBytes(), memory.usedBytes(),
+                            memory.evictedBlocks()));
             return Future.succeededFuture(IndexerMetrics.render(snapshot, meters.http(), counters, meters.cluster(),
                     meters.micrometerScrape()));
         });

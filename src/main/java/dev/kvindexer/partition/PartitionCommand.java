@@ -14,6 +14,11 @@ sealed interface PartitionCommand {
 
     Object runOn(Partition partition);
 
+    /** Whether running it may change the index, so its size is reported to the memory budget after. */
+    default boolean changesIndex() {
+        return true;
+    }
+
     record OpenStream(StreamSpec stream) implements PartitionCommand {
         @Override
         public Object runOn(Partition partition) {
@@ -66,12 +71,22 @@ sealed interface PartitionCommand {
 
     record Query(long[] hashes, boolean sequenceHashes) implements PartitionCommand {
         @Override
+        public boolean changesIndex() {
+            return false;
+        }
+
+        @Override
         public Object runOn(Partition partition) {
             return partition.query(hashes, sequenceHashes);
         }
     }
 
     record TieredQuery(long[] localHashes) implements PartitionCommand {
+        @Override
+        public boolean changesIndex() {
+            return false;
+        }
+
         @Override
         public Object runOn(Partition partition) {
             return partition.tieredQuery(localHashes);
@@ -91,6 +106,11 @@ sealed interface PartitionCommand {
 
     record Dump() implements PartitionCommand {
         @Override
+        public boolean changesIndex() {
+            return false;
+        }
+
+        @Override
         public Object runOn(Partition partition) {
             return partition.dumpJson();
         }
@@ -98,12 +118,22 @@ sealed interface PartitionCommand {
 
     record Snapshot() implements PartitionCommand {
         @Override
+        public boolean changesIndex() {
+            return false;
+        }
+
+        @Override
         public Object runOn(Partition partition) {
             return partition.snapshot();
         }
     }
 
     record Stats() implements PartitionCommand {
+        @Override
+        public boolean changesIndex() {
+            return false;
+        }
+
         @Override
         public Object runOn(Partition partition) {
             return partition.stats();

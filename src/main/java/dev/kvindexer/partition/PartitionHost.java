@@ -14,6 +14,7 @@ public final class PartitionHost {
     private final Watermarks watermarks;
     private final Consumer<ReplayRequest> replays;
     private final InFlightBatches inFlight;
+    private final MemoryBudget budget;
     private final AtomicLong incarnations = new AtomicLong();
 
     /**
@@ -22,6 +23,13 @@ public final class PartitionHost {
      */
     public PartitionHost(Vertx vertx, EventCounters counters, Watermarks watermarks, Consumer<ReplayRequest> replays,
                          InFlightBatches inFlight) {
+        this(vertx, counters, watermarks, replays, inFlight, MemoryBudget.UNLIMITED);
+    }
+
+    /** @param budget the heap this node's indexes may hold together */
+    public PartitionHost(Vertx vertx, EventCounters counters, Watermarks watermarks, Consumer<ReplayRequest> replays,
+                         InFlightBatches inFlight, MemoryBudget budget) {
+        this.budget = budget;
         this.vertx = vertx;
         this.counters = counters;
         this.watermarks = watermarks;
@@ -43,7 +51,7 @@ public final class PartitionHost {
     public Future<Void> start(PartitionRef ref) {
         LocalPartition p = local(ref);
         try {
-            vertx.deployVerticle(new PartitionVerticle(p, counters, watermarks, replays, inFlight))
+            vertx.deployVerticle(new PartitionVerticle(p, counters, watermarks, replays, inFlight, budget))
                     .onComplete(ar -> {
                         if (ar.succeeded()) {
                             p.deployed(ar.result());

@@ -16,13 +16,15 @@ final class PartitionVerticle extends VerticleBase {
     private final String address;
     private final Partition partition;
     private final InFlightBatches inFlight;
+    private final MemoryBudget.Share memory;
     private MessageConsumer<PartitionCommand> consumer;
 
     PartitionVerticle(LocalPartition ref, EventCounters counters, Watermarks watermarks,
-                      Consumer<ReplayRequest> replays, InFlightBatches inFlight) {
+                      Consumer<ReplayRequest> replays, InFlightBatches inFlight, MemoryBudget budget) {
         this.address = ref.address();
         this.partition = new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays);
         this.inFlight = inFlight;
+        this.memory = budget.share();
     }
 
     @Override
@@ -46,6 +48,9 @@ final class PartitionVerticle extends VerticleBase {
             msg.fail(500, String.valueOf(e.getMessage()));
             return;
         }
+        if (command.changesIndex()) {
+            memory.changed(partition.index());
+        }
         if (msg.replyAddress() != null) {
             msg.reply(answer, LocalPartition.LOCAL);
         }
@@ -53,6 +58,7 @@ final class PartitionVerticle extends VerticleBase {
 
     @Override
     public Future<?> stop() {
+        memory.closed();
         return consumer == null ? Future.succeededFuture() : consumer.unregister();
     }
 }

@@ -23,12 +23,21 @@ public final class ChildNode implements AutoCloseable {
 
     /** Starts {@code kvindexer serve <serveArgs> --port 0}; returns at once ({@link #awaitReady} waits). */
     public static ChildNode start(Path logDir, String name, List<String> serveArgs) {
+        // A small, quickly started JVM: tests run several nodes and the engines on two cores.
+        return start(logDir, name, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), serveArgs);
+    }
+
+    /** As {@link #start(Path, String, List)} with the JVM options {@code jvm}. */
+    public static ChildNode start(Path logDir, String name, List<String> jvm, List<String> serveArgs) {
         List<String> args = new ArrayList<>(List.of("serve"));
         args.addAll(serveArgs);
         args.addAll(List.of("--host", "127.0.0.1", "--port", "0"));
-        // A small, quickly started JVM: tests run several nodes and the engines on two cores.
-        return new ChildNode(ChildJvm.start(logDir.resolve(name + ".log"),
-                List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), args));
+        return new ChildNode(ChildJvm.start(logDir.resolve(name + ".log"), jvm, args));
+    }
+
+    /** The node's process id, to read its resident memory. */
+    public long pid() {
+        return jvm.process().pid();
     }
 
     /** Waits until the node logged that it listens, which it does once its ready gate is open; returns its HTTP port. */

@@ -1,0 +1,69 @@
+package dev.kvindexer.partition;
+
+import dev.kvindexer.index.PartitionIndex;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The heap all partitions of a node may hold in their indexes together ({@code --max-index-memory}). Each partition
+ * reports its index's size after every change; when the sum is over the budget, the reporting partition evicts its
+ * least recently used blocks down to its share of nine tenths of the budget, so partitions shrink in proportion to
+ * their size and the next changes do not evict again at once.
+ */
+public final class MemoryBudget {
+    /** No limit: for tests and tools that build partitions without a node. */
+    public static final MemoryBudget UNLIMITED = new MemoryBudget(Long.MAX_VALUE);
+
+    private final long limit;
+    private final AtomicLong used = new AtomicLong();
+    private final LongAdder evicted = new LongAdder();
+
+    public MemoryBudget(long limitBytes) {
+        this.limit = limitBytes;
+    }
+
+    public long limitBytes() {
+        return limit;
+    }
+
+    /** Heap the node's indexes hold, as last reported by each partition. */
+    public long usedBytes() {
+        return used.get();
+    }
+
+    /** Device blocks evicted to stay within the budget, over the node's life. */
+    public long evictedBlocks() {
+        return evicted.sum();
+    }
+
+    /** One partition's account: touched only by that partition's actor. */
+    Share share() {
+        return new Share();
+    }
+
+    final class Share {
+        private long reported;
+
+        /** Reports the index's size after a change, and evicts when the node is over budget. */
+        void changed(PartitionIndex index) {
+            long now = index.memoryBytes();
+            long total = used.addAndGet(now - reported);
+            reported = now;
+            if (total <= limit) {
+                return;
+            }
+            long target = (long) (now * (limit * 0.9 / total));
+            long n = index.evictTo(target);
+            evicted.add(n);
+            now = index.memoryBytes();
+            used.addAndGet(now - reported);
+            reported = now;
+        }
+
+        /** The partition is gone: its index no longer counts. */
+        void closed() {
+            used.addAndGet(-reported);
+            reported = 0;
+        }
+    }
+}
