@@ -29,8 +29,11 @@ final class DeviceNodes {
     private int freeCount;
     /** Ids below this have been handed out at least once. */
     private int limit;
+    /** Ids the engine-hash table can name: the root and at most this many minus one nodes. */
+    private final int maxIds;
 
-    DeviceNodes() {
+    DeviceNodes(int maxNodes) {
+        this.maxIds = maxNodes + 1;
         ensure(1);
         records.setParent(ROOT, NO_PARENT);
         limit = 1;
@@ -108,6 +111,11 @@ final class DeviceNodes {
         return records.parent(node) != FREE;
     }
 
+    /** Nodes in use, the root not counted. */
+    int liveCount() {
+        return limit - 1 - freeCount;
+    }
+
     /** One past the highest id ever handed out. */
     int idLimit() {
         return limit;
@@ -119,7 +127,7 @@ final class DeviceNodes {
     }
 
     private int allocate(int wanted) {
-        if (wanted == limit) {
+        if (wanted == limit && limit < maxIds) {
             return grow();
         }
         if (wanted < limit && records.parent(wanted) == FREE) {
@@ -127,6 +135,9 @@ final class DeviceNodes {
             return wanted;
         }
         if (freeHead == NONE) {
+            if (limit >= maxIds) {
+                throw new IllegalStateException("no free node id: the tree makes room before it stores");
+            }
             return grow();
         }
         int id = freeHead;

@@ -19,10 +19,11 @@ import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 final class DeviceTree {
     static final int NONE = -1;
 
-    final DeviceNodes nodes = new DeviceNodes();
-    private final NodeHolders holders = nodes.holders;
+    final DeviceNodes nodes;
+    private final int maxNodes;
+    private final NodeHolders holders;
     /** Engine hash → the live node first stored under it (its engine-hash column). */
-    private final NodesByEngineHash byHash = new NodesByEngineHash(nodes.records);
+    private final NodesByEngineHash byHash;
     /** (node, owner) → the owner's engine hash for a node, where it differs from the node's own. */
     private final Long2LongOpenHashMap altHashes = new Long2LongOpenHashMap();
     private final LongOpenHashSet repeatScratch = new LongOpenHashSet();
@@ -31,6 +32,19 @@ final class DeviceTree {
     private final IdBits ageLow = new IdBits();
     private int hand = 1;
     private long nodeCount; // nodes with at least one holder, attached or detached
+    private long evicted;
+
+    DeviceTree() {
+        this(NodesByEngineHash.MAX_NODES);
+    }
+
+    /** A tree of at most {@code maxNodes} nodes: past that, storing evicts least recently used blocks first. */
+    DeviceTree(int maxNodes) {
+        this.maxNodes = maxNodes;
+        this.nodes = new DeviceNodes(maxNodes);
+        this.holders = nodes.holders;
+        this.byHash = new NodesByEngineHash(nodes.records);
+    }
     private long entries;   // (owner, node) holder pairs
 
     StoreOutcome store(OwnerTable owners, long workerId, int dpRank, boolean hasParent, long parentHash,
@@ -46,6 +60,18 @@ final class DeviceTree {
         }
         if (!validChain(hasParent, parentHash, blockHashes)) {
             return StoreOutcome.INVALID_BLOCK_SEQUENCE;
+        }
+        if (nodes.liveCount() > maxNodes - blockHashes.length) {
+            // The tree's id space is full (only on a very large heap with a large budget): old blocks make room.
+            while (nodes.liveCount() > maxNodes - blockHashes.length && evictLeafChain(owners) > 0) {
+                // evicting
+            }
+            if (nodes.liveCount() > maxNodes - blockHashes.length) {
+                return StoreOutcome.INDEX_FULL;
+            }
+            if (hasParent && (parent = find(owners.find(workerId, dpRank), parentHash)) == NONE) {
+                return StoreOutcome.PARENT_BLOCK_NOT_FOUND;
+            }
         }
         o = owners.intern(workerId, dpRank);
         for (int i = 0; i < blockHashes.length; i++) {
@@ -239,6 +265,11 @@ final class DeviceTree {
         return (long) node << 32 | (owner & 0xFFFFFFFFL);
     }
 
+    /** Nodes evicted over the tree's life. */
+    long evicted() {
+        return evicted;
+    }
+
     long nodeCount() {
         return nodeCount;
     }
@@ -284,14 +315,15 @@ final class DeviceTree {
             if (nodes.childCount(id) > 0) {
                 continue;
             }
-            int evicted = 0;
+            int chain = 0;
             for (int node = id; ; ) {
                 int parent = nodes.parent(node);
                 evict(owners, node);
-                evicted++;
+                chain++;
                 if (parent <= DeviceNodes.ROOT || !nodes.isLive(parent) || nodes.childCount(parent) > 0
                         || age(parent) > 0) {
-                    return evicted;
+                    evicted += chain;
+                    return chain;
                 }
                 node = parent;
             }

@@ -30,20 +30,26 @@ public final class PartitionIndex {
 
     private final int blockSize;
     private final OwnerTable owners = new OwnerTable();
-    private final DeviceTree tree = new DeviceTree();
+    private final DeviceTree tree;
     private final LowerTierIndex[] lower = new LowerTierIndex[LowerTiers.COUNT];
-    private final Matcher matcher = new Matcher(tree, lower, owners);
+    private final Matcher matcher;
     /** Blocks placed by sequence hash; null until the first one, so partitions without them pay nothing. */
     private PartitionIndex bySequence;
     /** The least heap one evicted node gives back: its record. */
     private static final int NODE_BYTES_FREED = NodeRecords.BYTES;
-    private long evictedBlocks;
 
     public PartitionIndex(int blockSize) {
+        this(blockSize, NodesByEngineHash.MAX_NODES);
+    }
+
+    /** An index whose device tree holds at most {@code maxNodes} blocks (tests of the id space's end). */
+    PartitionIndex(int blockSize, int maxNodes) {
         if (blockSize <= 0) {
             throw new IllegalArgumentException("block size must be positive: " + blockSize);
         }
         this.blockSize = blockSize;
+        this.tree = new DeviceTree(maxNodes);
+        this.matcher = new Matcher(tree, lower, owners);
     }
 
     public int blockSize() {
@@ -389,7 +395,6 @@ public final class PartitionIndex {
                     n = (int) bySequence.evictTo(bySequence.memoryBytes() - 1);
                 }
                 if (n == 0) {
-                    evictedBlocks += evicted + done;
                     return evicted + done;
                 }
                 done += n;
@@ -397,13 +402,12 @@ public final class PartitionIndex {
             evicted += done;
             excess = memoryBytes() - targetBytes;
         }
-        evictedBlocks += evicted;
         return evicted;
     }
 
-    /** Device blocks evicted over the index's life. */
+    /** Device blocks evicted over the index's life, for the budget or to make room in a full tree. */
     public long evictedBlocks() {
-        return evictedBlocks;
+        return tree.evicted() + (bySequence == null ? 0 : bySequence.evictedBlocks());
     }
 
     // ---- size figures and inspection ----

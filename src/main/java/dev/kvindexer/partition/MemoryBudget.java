@@ -43,21 +43,23 @@ public final class MemoryBudget {
 
     final class Share {
         private long reported;
+        private long evictedBefore;
 
         /** Reports the index's size after a change, and evicts when the node is over budget. */
         void changed(PartitionIndex index) {
             long now = index.memoryBytes();
             long total = used.addAndGet(now - reported);
             reported = now;
-            if (total <= limit) {
-                return;
+            if (total > limit) {
+                index.evictTo((long) (now * (limit * 0.9 / total)));
+                now = index.memoryBytes();
+                used.addAndGet(now - reported);
+                reported = now;
             }
-            long target = (long) (now * (limit * 0.9 / total));
-            long n = index.evictTo(target);
-            evicted.add(n);
-            now = index.memoryBytes();
-            used.addAndGet(now - reported);
-            reported = now;
+            // Also what the index evicted on its own, to make room in a full tree.
+            long n = index.evictedBlocks();
+            evicted.add(n - evictedBefore);
+            evictedBefore = n;
         }
 
         /** The partition is gone: its index no longer counts. */

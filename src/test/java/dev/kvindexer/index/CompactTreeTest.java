@@ -92,7 +92,7 @@ class CompactTreeTest {
 
     @Test
     void aChainTakesConsecutiveIdsAndAnEmptiedNodeDetachesItsChildren() {
-        DeviceNodes nodes = new DeviceNodes();
+        DeviceNodes nodes = new DeviceNodes(1000);
         int a = nodes.create(DeviceNodes.ROOT, 11, 101);
         int b = nodes.create(a, 12, 102);
         int c = nodes.create(b, 13, 103);
@@ -124,7 +124,7 @@ class CompactTreeTest {
 
     @Test
     void freedIdsAreReusedOldestFirstAndAnyOfThemCanBeTakenForAChild() {
-        DeviceNodes nodes = new DeviceNodes();
+        DeviceNodes nodes = new DeviceNodes(1000);
         int p = DeviceNodes.ROOT;
         for (int i = 1; i <= 6; i++) {
             p = nodes.create(p, i, i);
@@ -145,7 +145,7 @@ class CompactTreeTest {
 
     @Test
     void aChildTakesTheIdAfterItsParentWhenItIsFree() {
-        DeviceNodes nodes = new DeviceNodes();
+        DeviceNodes nodes = new DeviceNodes(1000);
         int a = nodes.create(DeviceNodes.ROOT, 1, 1);
         int b = nodes.create(a, 2, 2);
         int other = nodes.create(DeviceNodes.ROOT, 3, 3);

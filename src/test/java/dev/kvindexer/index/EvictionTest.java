@@ -117,6 +117,27 @@ class EvictionTest {
         assertTrue(index.memoryBytes() <= full + 4096, "the same blocks again take the freed records");
     }
 
+    @Test
+    void aFullTreeMakesRoomForNewBlocksAndRefusesOnlyAChainLongerThanItCanHold() {
+        PartitionIndex index = new PartitionIndex(16, 100);
+        SplittableRandom rnd = new SplittableRandom(21);
+        long[] last = null;
+        for (int i = 0; i < 50; i++) {
+            last = chain(rnd);
+            storeChain(index, i % 3, last);
+            assertTrue(index.blockCount() <= 100, "at most the tree's capacity: " + index.blockCount());
+        }
+        assertEquals(50L * BLOCKS - index.blockCount(), index.evictedBlocks());
+        assertEquals(BLOCKS, index.match(last).get(0).gpuBlocks(), "the newest chain whole");
+        long[] tooLong = new long[101];
+        for (int i = 0; i < tooLong.length; i++) {
+            tooLong[i] = rnd.nextLong();
+        }
+        assertEquals(StoreOutcome.INDEX_FULL, index.store(1, 0, StorageTier.DEVICE, false, 0,
+                BlockHasher.sequenceHashes(tooLong), tooLong));
+        assertTrue(index.blockCount() <= 100);
+    }
+
     private static Map<Long, Integer> scores(List<OwnerMatch> matches) {
         Map<Long, Integer> out = new HashMap<>();
         for (OwnerMatch m : matches) {
