@@ -135,7 +135,7 @@ final class DeviceTree {
     private int storeOne(Owner o, int parent, long h, long local) {
         int node = nodes.child(parent, local);
         if (node == NONE) {
-            node = nodes.create(parent, local, h);
+            return storeNew(o, parent, h, local);
         }
         if (!ageHigh.get(node)) {
             ageLow.set(node); // stored: spared one pass, unless a query gave it more
@@ -172,6 +172,26 @@ final class DeviceTree {
             }
         } else {
             held.byHash.put(h, node);
+        }
+        return node;
+    }
+
+    /** {@link #storeOne} where the position is new: the node has no holder yet, and its engine hash is {@code h}. */
+    private int storeNew(Owner o, int parent, long h, long local) {
+        int node = nodes.create(parent, local, h);
+        setAge(node, 1);
+        OwnerNodes held = o.device;
+        int before = find(o, h);
+        if (before != NONE) {
+            // The owner's hash was held at another position: it moves here with one copy.
+            leave(o, before);
+        }
+        holders.add(node, o.id);
+        nodeCount++;
+        held.blocks++;
+        entries++;
+        if (byHash.putIfAbsent(h, node) != NONE) {
+            held.byHash.put(h, node); // the shared entry names another position
         }
         return node;
     }
