@@ -179,7 +179,7 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--max-index-memory", paramLabel = "SIZE", description = "Heap all partitions' indexes may hold "
             + "together, as bytes (512m, 2g) or a share of the maximum heap (50%%); over it, the least recently stored "
-            + "or queried device blocks are evicted (env KVINDEXER_MAX_INDEX_MEMORY; default: ${DEFAULT-VALUE}).")
+            + "or queried blocks are evicted (env KVINDEXER_MAX_INDEX_MEMORY; default: ${DEFAULT-VALUE}).")
     String maxIndexMemory;
 
     @Option(names = "--recovery-timeout", paramLabel = "SECONDS", description = "How long startup recovery waits for "

@@ -2,6 +2,9 @@ package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
 import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 
 /** One non-device tier of a partition (SPEC §6.6): edges keyed by (parent engine hash or none, local hash). */
@@ -12,6 +15,9 @@ final class LowerTierIndex {
     private final Long2ObjectOpenHashMap<LowerEdge> byParent = new Long2ObjectOpenHashMap<>();
     private int edgeCount;
     private long conflicts;
+    /** Edges oldest first, for eviction; edges dropped since are skipped, and compacted away when they pile up. */
+    private final ArrayDeque<LowerEdge> byAge = new ArrayDeque<>();
+    private long evicted;
 
     private final OwnerTable owners;
 
@@ -41,6 +47,10 @@ final class LowerTierIndex {
             rootEdges.put(localHash, e);
         }
         edgeCount++;
+        byAge.addLast(e);
+        if (byAge.size() > 2 * edgeCount + 1024) {
+            byAge.removeIf(LowerEdge::hasNoHolder);
+        }
         return e;
     }
 
@@ -187,9 +197,62 @@ final class LowerTierIndex {
         }
     }
 
-    /** Heap held by the tier's edges and their two maps (object sizes as HotSpot lays them out). */
+    /** Heap held by the tier's edges, their two maps and the age queue (object sizes as HotSpot lays them out). */
     long bytes() {
-        return 56L * edgeCount + HeapSizes.openHashMap(rootEdges.size(), 12) + HeapSizes.openHashMap(byParent.size(), 12);
+        return 56L * edgeCount + HeapSizes.openHashMap(rootEdges.size(), 12) + HeapSizes.openHashMap(byParent.size(), 12)
+                + 8L * byAge.size();
+    }
+
+    /**
+     * Evicts up to {@code max} edges, the oldest first and each from the leaves up: below the oldest edge, the first
+     * child is followed down to an edge with none, and that path is evicted upwards while each edge on it is left
+     * childless. Every holder forgets an evicted edge. Returns how many, 0 when no edge is left.
+     */
+    int evictOldest(int max) {
+        int n = 0;
+        List<LowerEdge> path = new ArrayList<>();
+        while (n < max && !byAge.isEmpty()) {
+            LowerEdge oldest = byAge.peekFirst();
+            if (oldest.hasNoHolder()) {
+                byAge.pollFirst(); // dropped by a remove, a clear or this eviction
+                continue;
+            }
+            path.clear();
+            path.add(oldest);
+            // Bounded, so that hashes chained into a cycle cannot hold the walk: its last edge goes regardless.
+            for (LowerEdge c; path.size() <= edgeCount && (c = byParent.get(path.get(path.size() - 1).childHash)) != null; ) {
+                path.add(c);
+            }
+            for (int i = path.size() - 1; i >= 0 && n < max; i--) {
+                LowerEdge e = path.get(i);
+                if (e.hasNoHolder()) {
+                    continue; // met twice on a cycle
+                }
+                if (i < path.size() - 1 && byParent.containsKey(e.childHash)) {
+                    break;
+                }
+                evict(e);
+                n++;
+            }
+        }
+        evicted += n;
+        return n;
+    }
+
+    private void evict(LowerEdge e) {
+        for (int id : e.holderIds()) {
+            Owner o = owners.byId(id);
+            OwnerBlocks<LowerEdge> held = o.lowerIfAny(slot);
+            if (held != null && held.byHash.remove(e.childHash, e)) {
+                held.copies.reset(e.childHash);
+            }
+            release(o, e);
+        }
+    }
+
+    /** Edges evicted over the tier's life. */
+    long evicted() {
+        return evicted;
     }
 
     int edgeCount() {

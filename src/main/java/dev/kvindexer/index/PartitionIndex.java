@@ -369,28 +369,32 @@ public final class PartitionIndex {
      * the heap in use stays at the highest figure this reached.
      */
     public long memoryBytes() {
-        long b = tree.bytes() + owners.bytes();
-        for (LowerTierIndex t : lower) {
-            b += t == null ? 0 : t.bytes();
-        }
-        return b + (bySequence == null ? 0 : bySequence.memoryBytes());
+        return tree.bytes() + owners.bytes() + lowerTierBytes()
+                + (bySequence == null ? 0 : bySequence.memoryBytes());
     }
 
     /**
-     * Evicts least recently used device leaf chains (stored or reached by a query least recently) until
-     * {@link #memoryBytes()} is at most {@code targetBytes} or no device block is left; lower-tier edges are not
-     * evicted. An evicted block is forgotten by every holder: a query misses it, a later remove of it is a no-op
-     * counted as missing. Returns the blocks evicted.
+     * Evicts until {@link #memoryBytes()} is at most {@code targetBytes} or nothing is left to evict: least recently
+     * used device leaf chains (stored or reached by a query least recently), and the oldest lower-tier edges with no
+     * edge below them; whichever of the two holds more gives first. An evicted block is forgotten by every holder: a
+     * query misses it, a later remove of it is a no-op counted as missing. Returns the blocks evicted.
      */
     public long evictTo(long targetBytes) {
         long evicted = 0;
         long excess = memoryBytes() - targetBytes;
         while (excess > 0) {
-            // Each node evicted frees at least its record, so this many cannot overshoot by more than one chain.
+            // Each block evicted frees at least a node record, so this many overshoot by at most a chain or a batch.
             long batch = excess / NODE_BYTES_FREED + 1;
+            boolean lowerFirst = lowerTierBytes() > tree.bytes();
             long done = 0;
             while (done < batch) {
-                int n = tree.evictLeafChain(owners);
+                int n = lowerFirst ? evictLowerTiers(batch - done) : 0;
+                if (n == 0) {
+                    n = tree.evictLeafChain(owners);
+                }
+                if (n == 0 && !lowerFirst) {
+                    n = evictLowerTiers(batch - done);
+                }
                 if (n == 0 && bySequence != null) {
                     n = (int) bySequence.evictTo(bySequence.memoryBytes() - 1);
                 }
@@ -405,9 +409,31 @@ public final class PartitionIndex {
         return evicted;
     }
 
-    /** Device blocks evicted over the index's life, for the budget or to make room in a full tree. */
+    private int evictLowerTiers(long max) {
+        int n = 0;
+        for (LowerTierIndex t : lower) {
+            if (t != null && n < max) {
+                n += t.evictOldest((int) Math.min(max - n, Integer.MAX_VALUE));
+            }
+        }
+        return n;
+    }
+
+    private long lowerTierBytes() {
+        long b = 0;
+        for (LowerTierIndex t : lower) {
+            b += t == null ? 0 : t.bytes();
+        }
+        return b;
+    }
+
+    /** Blocks evicted over the index's life, for the budget or to make room in a full tree. */
     public long evictedBlocks() {
-        return tree.evicted() + (bySequence == null ? 0 : bySequence.evictedBlocks());
+        long n = tree.evicted();
+        for (LowerTierIndex t : lower) {
+            n += t == null ? 0 : t.evicted();
+        }
+        return n + (bySequence == null ? 0 : bySequence.evictedBlocks());
     }
 
     // ---- size figures and inspection ----

@@ -119,7 +119,7 @@ public final class IndexerMetrics {
         out.family("kvindexer_index_memory_used_bytes", "gauge", "Heap all partitions' indexes hold.")
                 .sample("kvindexer_index_memory_used_bytes", s.memory().usedBytes());
         out.family("kvindexer_index_evicted_blocks_total", "counter",
-                "Device blocks evicted, least recently used first, to keep the indexes within their budget.")
+                "Blocks evicted, least recently used first, to keep the indexes within their budget.")
                 .sample("kvindexer_index_evicted_blocks_total", s.memory().evictedBlocks());
         out.family("kvindexer_recovery_duration_seconds", "gauge",
                 "How long startup recovery from a peer took; 0 when the node recovered from no one.")

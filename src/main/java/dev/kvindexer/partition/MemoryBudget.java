@@ -31,7 +31,7 @@ public final class MemoryBudget {
         return used.get();
     }
 
-    /** Device blocks evicted to stay within the budget, over the node's life. */
+    /** Blocks evicted to stay within the budget, over the node's life. */
     public long evictedBlocks() {
         return evicted.sum();
     }

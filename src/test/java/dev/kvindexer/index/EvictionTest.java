@@ -118,6 +118,45 @@ class EvictionTest {
     }
 
     @Test
+    void aFloodOfCpuTierBlocksIsEvictedOldestFirstAndOnlyFromTheLeaves() {
+        PartitionIndex index = new PartitionIndex(16);
+        SplittableRandom rnd = new SplittableRandom(13);
+        long budget = 1_000_000;
+        long[] newest = null;
+        for (int round = 0; round < 40; round++) {
+            for (int c = 0; c < 200; c++) {
+                newest = chain(rnd);
+                assertEquals(StoreOutcome.OK, index.store(c % 2, 0, StorageTier.HOST_PINNED, false, 0,
+                        BlockHasher.sequenceHashes(newest), newest));
+            }
+            index.evictTo(budget);
+            assertTrue(index.memoryBytes() <= budget, "round " + round + ": " + index.memoryBytes());
+        }
+        assertTrue(index.evictedBlocks() > 40 * 200 * BLOCKS / 2, "evicted " + index.evictedBlocks());
+        OwnerMatch m = index.match(newest).get(0);
+        assertEquals(BLOCKS, m.cpuBlocks(), "the newest chain is whole in the CPU tier");
+        // Edges go from the leaves: whatever is left of any chain is a prefix, so it still matches from the root.
+        assertTrue(index.lowerTierEdgeCount(StorageTier.HOST_PINNED) > 0);
+        PartitionIndex copy = DumpReplay.replay(index);
+        assertEquals(index.lowerTierEdgeCount(StorageTier.HOST_PINNED), copy.lowerTierEdgeCount(StorageTier.HOST_PINNED),
+                "every edge left is reachable from a root edge and dumped");
+    }
+
+    @Test
+    void lowerTierEdgesChainedIntoACycleAreEvictedToo() {
+        PartitionIndex index = new PartitionIndex(16);
+        long a = 1001;
+        long b = 1002;
+        assertEquals(StoreOutcome.OK, index.store(1, 0, StorageTier.DISK, false, 0, new long[] {a}, new long[] {1}));
+        assertEquals(StoreOutcome.OK, index.store(1, 0, StorageTier.DISK, true, a, new long[] {b}, new long[] {2}));
+        assertEquals(StoreOutcome.OK, index.store(2, 0, StorageTier.DISK, true, b, new long[] {a}, new long[] {3}));
+        assertEquals(3, index.lowerTierEdgeCount(StorageTier.DISK));
+        assertEquals(3, index.evictTo(0));
+        assertEquals(0, index.lowerTierEdgeCount(StorageTier.DISK));
+        assertEquals(0, index.heldBlocks(1, 0, StorageTier.DISK) + index.heldBlocks(2, 0, StorageTier.DISK));
+    }
+
+    @Test
     void aFullTreeMakesRoomForNewBlocksAndRefusesOnlyAChainLongerThanItCanHold() {
         PartitionIndex index = new PartitionIndex(16, 100);
         SplittableRandom rnd = new SplittableRandom(21);
