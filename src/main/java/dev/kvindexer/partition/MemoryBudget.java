@@ -6,9 +6,10 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The heap all partitions of a node may hold in their indexes together ({@code --max-index-memory}). Each partition
- * reports its index's size after every change; when the sum is over the budget, the reporting partition evicts its
- * least recently used blocks down to its share of nine tenths of the budget, so partitions shrink in proportion to
- * their size and the next changes do not evict again at once.
+ * reports its index's size after every change. When the sum is over the budget, the reporting partition evicts its
+ * least recently used blocks down to its share of nine tenths of the budget, and every other partition does the same
+ * on its next change, so partitions shrink in proportion to their size and the next changes do not evict again at
+ * once.
  */
 public final class MemoryBudget {
     /** No limit: for tests and tools that build partitions without a node. */
@@ -17,6 +18,9 @@ public final class MemoryBudget {
     private final long limit;
     private final AtomicLong used = new AtomicLong();
     private final LongAdder evicted = new LongAdder();
+    /** Counts the times the sum went over the budget; {@link #shrink} is the factor the last time asked for. */
+    private final AtomicLong overruns = new AtomicLong();
+    private volatile double shrink = 1.0;
 
     public MemoryBudget(long limitBytes) {
         this.limit = limitBytes;
@@ -44,14 +48,25 @@ public final class MemoryBudget {
     final class Share {
         private long reported;
         private long evictedBefore;
+        private long overrunsSeen;
 
         /** Reports the index's size after a change, and evicts when the node is over budget. */
         void changed(PartitionIndex index) {
             long now = index.memoryBytes();
             long total = used.addAndGet(now - reported);
             reported = now;
+            double factor = 0;
             if (total > limit) {
-                index.evictTo((long) (now * (limit * 0.9 / total)));
+                factor = limit * 0.9 / total;
+                shrink = factor;
+                overrunsSeen = overruns.incrementAndGet();
+            } else if (overruns.get() != overrunsSeen) {
+                // Another partition took the node over budget since this one last looked: it shrinks too.
+                overrunsSeen = overruns.get();
+                factor = shrink;
+            }
+            if (factor > 0) {
+                index.evictTo((long) (now * factor));
                 now = index.memoryBytes();
                 used.addAndGet(now - reported);
                 reported = now;

@@ -1,0 +1,50 @@
+package dev.kvindexer.partition;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.index.PartitionIndex;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The node-wide budget over several partitions' indexes. */
+class MemoryBudgetTest {
+
+    @Test
+    void partitionsShareTheBudgetInProportionAndTheSumStaysUnderIt() {
+        long limit = 4L * 1024 * 1024;
+        MemoryBudget budget = new MemoryBudget(limit);
+        PartitionIndex big = new PartitionIndex(16);
+        PartitionIndex small = new PartitionIndex(16);
+        MemoryBudget.Share bigShare = budget.share();
+        MemoryBudget.Share smallShare = budget.share();
+        SplittableRandom rnd = new SplittableRandom(1);
+        for (int round = 0; round < 60; round++) {
+            for (int i = 0; i < 3; i++) {
+                store(big, rnd);
+            }
+            bigShare.changed(big);
+            store(small, rnd);
+            smallShare.changed(small);
+            assertTrue(budget.usedBytes() <= limit, "round " + round + ": " + budget.usedBytes());
+            assertEquals(big.memoryBytes() + small.memoryBytes(), budget.usedBytes(), "the sum of what each reported");
+        }
+        assertTrue(budget.evictedBlocks() > 0);
+        assertEquals(big.evictedBlocks() + small.evictedBlocks(), budget.evictedBlocks());
+        assertTrue(small.blockCount() > 0 && big.blockCount() > small.blockCount(),
+                "the partition that grows faster keeps more: " + big.blockCount() + " vs " + small.blockCount());
+
+        smallShare.closed();
+        assertEquals(big.memoryBytes(), budget.usedBytes(), "a closed partition no longer counts");
+    }
+
+    /** 1,000 chains of 8 blocks. */
+    private static void store(PartitionIndex index, SplittableRandom rnd) {
+        for (int c = 0; c < 1000; c++) {
+            long[] local = rnd.longs(8).toArray();
+            index.store(c % 4, 0, StorageTier.DEVICE, false, 0, BlockHasher.sequenceHashes(local), local);
+        }
+    }
+}
