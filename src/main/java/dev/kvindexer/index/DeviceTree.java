@@ -63,10 +63,7 @@ final class DeviceTree {
         }
         if (nodes.liveCount() > maxNodes - blockHashes.length) {
             // The tree's id space is full (only on a very large heap with a large budget): old blocks make room.
-            while (nodes.liveCount() > maxNodes - blockHashes.length && evictLeafChain(owners) > 0) {
-                // evicting
-            }
-            if (nodes.liveCount() > maxNodes - blockHashes.length) {
+            if (!makeRoom(owners, blockHashes.length)) {
                 return StoreOutcome.INDEX_FULL;
             }
             if (hasParent && (parent = find(owners.find(workerId, dpRank), parentHash)) == NONE) {
@@ -78,6 +75,16 @@ final class DeviceTree {
             parent = storeOne(o, parent, blockHashes[i], localHashes[i]);
         }
         return StoreOutcome.OK;
+    }
+
+    /** Evicts until {@code n} more nodes fit; false when the tree cannot hold them even empty of everything else. */
+    private boolean makeRoom(OwnerTable owners, int n) {
+        while (nodes.liveCount() > maxNodes - n) {
+            if (evictLeafChain(owners) == 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Rejects a block equal to its parent's engine hash or repeated within the chain, before applying any. */

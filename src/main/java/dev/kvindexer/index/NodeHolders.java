@@ -101,9 +101,9 @@ final class NodeHolders {
         }
         int entry = -v - 1;
         clearBit(entry, id);
-        int[] left = idsOf(entry, 2);
-        if (left.length < 2) {
+        if (countOf(entry) < 2) {
             // Back to a single holder (or none): the pool entry is returned.
+            int[] left = idsOf(entry, 1);
             tags.setTag(node, left.length == 0 ? 0 : left[0] + 1);
             pool.set(entry, 0L);
             highWords.remove(entry);
@@ -116,7 +116,10 @@ final class NodeHolders {
         if (v >= 0) {
             return v == 0 ? 0 : 1;
         }
-        int entry = -v - 1;
+        return countOf(-v - 1);
+    }
+
+    private int countOf(int entry) {
         int n = Long.bitCount(pool.get(entry));
         long[] high = highWords.get(entry);
         if (high != null) {

@@ -2,7 +2,7 @@ package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.BlockHasher;
-import it.unimi.dsi.fastutil.ints.IntArrayList;
+import it.unimi.dsi.fastutil.ints.IntArrayFIFOQueue;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -282,15 +282,14 @@ public final class PartitionIndex {
      */
     public void dump(BlockVisitor sink, boolean depthFirst) {
         DeviceNodes nodes = tree.nodes;
-        IntArrayList queue = new IntArrayList();
+        IntArrayFIFOQueue queue = new IntArrayFIFOQueue();
         ArrayDeque<long[]> chains = new ArrayDeque<>(); // owners holding the whole path to the queued node
         nodes.forEachChild(DeviceNodes.ROOT, c -> {
-            queue.add(c);
+            queue.enqueue(c);
             chains.add(AT_ROOT);
         });
-        int head = 0;
-        while (head < queue.size()) {
-            int node = depthFirst ? queue.removeInt(queue.size() - 1) : queue.getInt(head++);
+        while (!queue.isEmpty()) {
+            int node = depthFirst ? queue.dequeueLastInt() : queue.dequeueInt();
             long[] parentChain = depthFirst ? chains.pollLast() : chains.poll();
             int words = nodes.holders.wordCount(node);
             long[] chain = new long[words];
@@ -314,7 +313,7 @@ public final class PartitionIndex {
                 }
             }
             nodes.forEachChild(node, c -> {
-                queue.add(c);
+                queue.enqueue(c);
                 chains.add(chain);
             });
         }

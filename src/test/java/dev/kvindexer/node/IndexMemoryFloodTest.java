@@ -6,21 +6,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ChaosReport;
 import dev.kvindexer.support.ChildNode;
+import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.MetricsPage;
 import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,12 +37,11 @@ class IndexMemoryFloodTest {
     private static final String HEAP = System.getProperty("kvindexer.flood.heap", "160m");
     private static final String BUDGET = System.getProperty("kvindexer.flood.budget", "24m");
     private static final long BLOCKS = Long.getLong("kvindexer.flood.blocks", 0);
-    private static final Pattern USED = Pattern.compile("(?m)^kvindexer_index_memory_used_bytes (\\d+)");
-    private static final Pattern BUDGET_LINE = Pattern.compile("(?m)^kvindexer_index_memory_budget_bytes (\\d+)");
-    private static final Pattern EVICTED = Pattern.compile("(?m)^kvindexer_index_evicted_blocks_total (\\d+)");
-    private static final Pattern STORED = Pattern.compile("(?m)^kvindexer_events_applied_total\\{event_type=\"stored\"} (\\d+)");
+    private static final String USED = "kvindexer_index_memory_used_bytes";
+    private static final String BUDGET_LINE = "kvindexer_index_memory_budget_bytes";
+    private static final String EVICTED = "kvindexer_index_evicted_blocks_total";
+    private static final String STORED = "kvindexer_events_applied_total{event_type=\"stored\"}";
 
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private ChildNode node;
     @TempDir
     Path logs;
@@ -61,17 +59,17 @@ class IndexMemoryFloodTest {
         // it, and the index cannot hide behind a heap still growing towards its maximum.
         node = ChildNode.start(logs, "flood", List.of("-Xms" + HEAP, "-Xmx" + HEAP, "-XX:+AlwaysPreTouch"),
                 List.of("--max-index-memory", BUDGET, "--threads", "2", "--ingest-threads", "1"));
-        int port = node.awaitReady(Duration.ofSeconds(60));
+        HttpJson http = new HttpJson(node.awaitReady(Duration.ofSeconds(60)));
         try (TestPublisher pub = new TestPublisher(0)) {
             JsonObject reg = new JsonObject().put("instance_id", 1).put("endpoint", pub.endpoint())
                     .put("model_name", "m").put("block_size", BLOCK);
-            assertEquals(201, post(port, "/register", reg.encode()).statusCode());
+            assertEquals(201, http.post("/register", reg.encode()).statusCode());
             pub.awaitSubscriber();
 
             SplittableRandom rnd = new SplittableRandom(11);
             long seq = 0;
             int[] lastTokens = null;
-            List<Long> rss = new java.util.ArrayList<>(); // after each round over the budget
+            List<Long> rss = new ArrayList<>(); // after each round over the budget
             int roundsOverBudget = 0;
             long budget = 0;
             for (int round = 0; BLOCKS > 0 ? seq * BLOCKS_PER_BATCH < BLOCKS : round < 40 && roundsOverBudget < 12;
@@ -85,17 +83,19 @@ class IndexMemoryFloodTest {
                 }
                 long sent = seq;
                 Await.until("the node to apply round " + round, Duration.ofSeconds(60),
-                        () -> figure(metrics(port), STORED) >= sent);
-                String m = metrics(port);
+                        () -> figure(MetricsPage.of(http), STORED) >= sent);
+                MetricsPage m = MetricsPage.of(http);
                 long used = figure(m, USED);
                 budget = figure(m, BUDGET_LINE);
                 assertTrue(budget > 0 && used <= budget, "round " + round + ": " + used + " bytes held, budget " + budget);
                 if (figure(m, EVICTED) > 0) {
                     roundsOverBudget++;
-                    rss.add(rssBytes(node.pid()));
+                    long bytes = ChaosReport.rssBytes(node.pid());
+                    assertTrue(bytes > 0, "the node's VmRSS is readable");
+                    rss.add(bytes);
                 }
             }
-            String m = metrics(port);
+            MetricsPage m = MetricsPage.of(http);
             long stored = seq * BLOCKS_PER_BATCH;
             long evicted = figure(m, EVICTED);
             assertTrue(roundsOverBudget >= 12, "the flood went well past the budget");
@@ -110,17 +110,17 @@ class IndexMemoryFloodTest {
 
             // What was stored last is held whole, and the node answers a query for it.
             JsonObject query = new JsonObject().put("model_name", "m").put("token_ids",
-                    new JsonArray(java.util.Arrays.stream(lastTokens).boxed().toList()));
+                    new JsonArray(Arrays.stream(lastTokens).boxed().toList()));
             long[] micros = new long[400];
             HttpResponse<String> r = null;
             for (int i = -200; i < micros.length; i++) { // the first 200 warm the query path up
                 long t0 = System.nanoTime();
-                r = post(port, "/query", query.encode());
+                r = http.post("/query", query.encode());
                 if (i >= 0) {
                     micros[i] = (System.nanoTime() - t0) / 1000;
                 }
             }
-            java.util.Arrays.sort(micros);
+            Arrays.sort(micros);
             System.out.printf("flood: /query of %d tokens over HTTP, one at a time: p50 %d us, p99 %d us%n",
                     lastTokens.length, micros[200], micros[396]);
             assertEquals(200, r.statusCode(), r.body());
@@ -129,36 +129,8 @@ class IndexMemoryFloodTest {
         }
     }
 
-    private HttpResponse<String> post(int port, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
-
-    private String metrics(int port) {
-        try {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).GET().build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static long figure(String metrics, Pattern p) {
-        Matcher m = p.matcher(metrics);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
-    }
-
-    /** VmRSS of a process, from /proc (Linux, where CI runs). */
-    private static long rssBytes(long pid) throws Exception {
-        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-            if (line.startsWith("VmRSS:")) {
-                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-            }
-        }
-        throw new AssertionError("no VmRSS for " + pid);
+    /** A sample of the page; 0 while a counter has none yet (no stored event applied). */
+    private static long figure(MetricsPage page, String series) {
+        return page.has(series) ? (long) page.value(series) : 0;
     }
 }
