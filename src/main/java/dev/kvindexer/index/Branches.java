@@ -40,7 +40,11 @@ final class Branches {
     }
 
     void add(int parent, int child) {
-        parents.set(parent);
+        if (!parents.get(parent)) {
+            parents.set(parent);
+            single.put(parent, child);
+            return;
+        }
         long local = nodes.local(child);
         Long2IntOpenHashMap m = many.get(parent);
         if (m != null) {
@@ -62,9 +66,13 @@ final class Branches {
     }
 
     void remove(int parent, int child) {
-        if (single.get(parent) == child) {
-            single.remove(parent);
+        int only = single.remove(parent);
+        if (only == child) {
             parents.clear(parent);
+            return;
+        }
+        if (only != NONE) {
+            single.put(parent, only); // the parent's one branch is another child: nothing to remove
             return;
         }
         Long2IntOpenHashMap m = many.get(parent);

@@ -15,6 +15,8 @@ final class DeviceNodes {
     private static final int NONE = -1;
     /** Parent of a free id, so that no adjacency test matches it. */
     private static final int FREE = -2;
+    /** How far down a free run an allocation looks for the run's start. */
+    private static final int RUN_SCAN = 64;
 
     final NodeRecords records = new NodeRecords(FREE);
     final NodeHolders holders = new NodeHolders(records);
@@ -140,7 +142,12 @@ final class DeviceNodes {
             }
             return grow();
         }
+        // Start at the lowest id of the oldest free run, so the chain that follows takes the run's next ids: leaves
+        // are evicted from the end of a chain up, so a run's ids are freed highest first.
         int id = freeHead;
+        for (int k = 0; k < RUN_SCAN && records.parent(id - 1) == FREE; k++) {
+            id--;
+        }
         takeFree(id);
         return id;
     }

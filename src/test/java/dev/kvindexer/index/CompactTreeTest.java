@@ -156,4 +156,24 @@ class CompactTreeTest {
         assertEquals(-1, nodes.child(a, 2));
         assertEquals(other, nodes.child(DeviceNodes.ROOT, 3));
     }
+
+    @Test
+    void aChainStoredWhereALeafEvictedChainWasTakesItsIdsInOrder() {
+        DeviceNodes nodes = new DeviceNodes(1000);
+        int a = nodes.create(DeviceNodes.ROOT, 1, 1);
+        int b = nodes.create(a, 2, 2);
+        int c = nodes.create(b, 3, 3);
+        int d = nodes.create(DeviceNodes.ROOT, 9, 9);
+        nodes.create(d, 10, 10); // d's next id is taken: d's new child comes from the free ids
+        // An engine evicts leaves first, so the chain's ids are freed highest first.
+        nodes.release(c);
+        nodes.release(b);
+        nodes.release(a);
+        int x = nodes.create(d, 4, 4);
+        int y = nodes.create(x, 5, 5);
+        int z = nodes.create(y, 6, 6);
+        assertEquals(a, x, "the new chain starts at the lowest id of the oldest free run");
+        assertEquals(x + 1, y);
+        assertEquals(y + 1, z);
+    }
 }
