@@ -98,6 +98,11 @@ public final class ServeCommand implements Callable<Integer> {
             + "node can join (env KVINDEXER_CLUSTER_MEMBERS; default: ${DEFAULT-VALUE}).")
     String clusterMembers;
 
+    @Option(names = "--cluster-service-dns", description = "Find the members by a DNS lookup of this name, e.g. a "
+            + "Kubernetes headless service, instead of --cluster-members; each at --cluster-port "
+            + "(env KVINDEXER_CLUSTER_SERVICE_DNS; default: none).")
+    String clusterServiceDns;
+
     @Option(names = "--cluster-host", description = "Interface for Hazelcast and the event bus, and host of the "
             + "announced HTTP URL (env KVINDEXER_CLUSTER_HOST; default: ${DEFAULT-VALUE}).")
     String clusterHost;
@@ -212,7 +217,8 @@ public final class ServeCommand implements Callable<Integer> {
             return config;
         }
         return config.withCluster(new ClusterSettings(clusterName, commaList(clusterMembers), clusterHost, clusterPort,
-                advertiseUrl, clusterConfig, Duration.ofSeconds(clusterReconcileInterval), clusterBusPort));
+                advertiseUrl, clusterConfig, Duration.ofSeconds(clusterReconcileInterval), clusterBusPort,
+                clusterServiceDns));
     }
 
     private String workersGroup() {

@@ -23,7 +23,8 @@ import java.util.Map;
  *
  * <p>Whatever the file says, a member listens for members only, on the cluster host only: no client, REST or memcache
  * endpoint (a Hazelcast client that knows the cluster name could otherwise read and write the registrations), and no
- * wildcard bind unless the cluster host itself is a wildcard. The node's own maps keep a copy on every member (up to
+ * wildcard bind unless the cluster host itself is a wildcard. Members are found by the member list, or by a DNS lookup
+ * of a Kubernetes headless service. The node's own maps keep a copy on every member (up to
  * Hazelcast's maximum of seven), so losing all members but one loses no registration.
  */
 public final class HazelcastConfigs {
@@ -69,7 +70,17 @@ public final class HazelcastConfigs {
         JoinConfig join = network.getJoin();
         join.getAutoDetectionConfig().setEnabled(false);
         join.getMulticastConfig().setEnabled(false);
-        join.getTcpIpConfig().setEnabled(true).setMembers(settings.members());
+        if (settings.serviceDns() == null) {
+            join.getKubernetesConfig().setEnabled(false);
+            join.getTcpIpConfig().setEnabled(true).setMembers(settings.members());
+            return;
+        }
+        // Hazelcast's DNS lookup mode: no Kubernetes API access (no service account, no RBAC), just the addresses
+        // of a headless service's ready pods, each at the member port every node is started with.
+        join.getTcpIpConfig().setEnabled(false);
+        join.getKubernetesConfig().setEnabled(true)
+                .setProperty("service-dns", settings.serviceDns())
+                .setProperty("service-port", String.valueOf(settings.port()));
     }
 
     private static InputStream open(String file) throws IOException {

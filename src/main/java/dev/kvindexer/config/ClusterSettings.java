@@ -16,9 +16,11 @@ import java.util.List;
  *                          and on every membership change); at most {@link #MAX_RECONCILE_INTERVAL}, which keeps it
  *                          far below how long an unregistration's tombstone lasts
  * @param busPort      port of the Vert.x event bus between nodes, on {@code host}; 0 takes a free one at startup
+ * @param serviceDns   a DNS name whose addresses are the members (a Kubernetes headless service), found by Hazelcast's
+ *                     own lookup, each at {@code port}; null joins by {@code members} instead
  */
 public record ClusterSettings(String name, List<String> members, String host, int port, String advertiseUrl,
-                              String configFile, Duration reconcileInterval, int busPort) {
+                              String configFile, Duration reconcileInterval, int busPort, String serviceDns) {
     public static final String DEFAULT_NAME = "kvindexer";
     public static final String LOOPBACK = "127.0.0.1";
     public static final int DEFAULT_PORT = 5701;
@@ -28,7 +30,7 @@ public record ClusterSettings(String name, List<String> members, String host, in
     /** With the default reconcile interval and an event-bus port picked at startup. */
     public ClusterSettings(String name, List<String> members, String host, int port, String advertiseUrl,
                            String configFile) {
-        this(name, members, host, port, advertiseUrl, configFile, DEFAULT_RECONCILE_INTERVAL, 0);
+        this(name, members, host, port, advertiseUrl, configFile, DEFAULT_RECONCILE_INTERVAL, 0, null);
     }
 
     public ClusterSettings {
@@ -50,10 +52,18 @@ public record ClusterSettings(String name, List<String> members, String host, in
         if (busPort < 0 || busPort > 65535) {
             throw new IllegalArgumentException("--cluster-bus-port must be 0-65535, got " + busPort);
         }
+        if (serviceDns != null && (serviceDns.isBlank() || serviceDns.chars().anyMatch(Character::isWhitespace))) {
+            throw new IllegalArgumentException("--cluster-service-dns must be a DNS name, got '" + serviceDns + "'");
+        }
     }
 
     public ClusterSettings withReconcileInterval(Duration interval) {
-        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, interval, busPort);
+        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, interval, busPort, serviceDns);
+    }
+
+    /** Members found by a DNS lookup of {@code dns} (null: by the member list). */
+    public ClusterSettings withServiceDns(String dns) {
+        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, reconcileInterval, busPort, dns);
     }
 
     /** A cluster on this machine only, as tests and the README's three-node example use it. */

@@ -109,9 +109,10 @@ class ServeCommandTest {
         ClusterSettings s = parse("--cluster", "--cluster-name", "prod", "--cluster-members", "10.0.0.1, 10.0.0.2:5710",
                 "--cluster-host", "10.0.0.1", "--cluster-port", "5801", "--advertise-url", "http://idx-1:8090",
                 "--cluster-config", "/etc/kvindexer/cluster.xml", "--cluster-reconcile-interval", "3",
-                "--cluster-bus-port", "5802").cluster();
+                "--cluster-bus-port", "5802", "--cluster-service-dns", "kvindexer.llm.svc.cluster.local").cluster();
         assertEquals(new ClusterSettings("prod", List.of("10.0.0.1", "10.0.0.2:5710"), "10.0.0.1", 5801,
-                "http://idx-1:8090", "/etc/kvindexer/cluster.xml", Duration.ofSeconds(3), 5802), s);
+                "http://idx-1:8090", "/etc/kvindexer/cluster.xml", Duration.ofSeconds(3), 5802,
+                "kvindexer.llm.svc.cluster.local"), s);
     }
 
     @Test
@@ -122,6 +123,7 @@ class ServeCommandTest {
         assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-reconcile-interval", "0"));
         assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-reconcile-interval", "301"));
         assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-bus-port", "65536"));
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-service-dns", " "));
     }
 
     @Test
@@ -129,7 +131,7 @@ class ServeCommandTest {
         String help = Main.commandLine(new String[0], Map.of()).getSubcommands().get("serve").getUsageMessage();
         for (String env : List.of("KVINDEXER_CLUSTER", "KVINDEXER_CLUSTER_NAME", "KVINDEXER_CLUSTER_MEMBERS",
                 "KVINDEXER_CLUSTER_HOST", "KVINDEXER_CLUSTER_PORT", "KVINDEXER_ADVERTISE_URL", "KVINDEXER_CLUSTER_CONFIG",
-                "KVINDEXER_CLUSTER_RECONCILE_INTERVAL", "KVINDEXER_CLUSTER_BUS_PORT")) {
+                "KVINDEXER_CLUSTER_RECONCILE_INTERVAL", "KVINDEXER_CLUSTER_BUS_PORT", "KVINDEXER_CLUSTER_SERVICE_DNS")) {
             assertTrue(help.contains(env), env + " in\n" + help);
         }
         assertNull(parse().cluster());

@@ -1,6 +1,7 @@
 package dev.kvindexer.deploy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -123,7 +124,12 @@ class DeployManifestsTest {
         String help = Main.commandLine(new String[0], Map.of()).getSubcommands().get("serve").getUsageMessage();
         List<String> names = new ArrayList<>();
         list(container.get("env")).forEach(e -> names.add((String) map(e).get("name")));
-        assertTrue(names.contains("KVINDEXER_CLUSTER_MEMBERS"), names.toString());
+        // Members are found by a DNS lookup of the headless Service, so scaling needs no edit of a member list.
+        Object dns = list(container.get("env")).stream().map(e -> map(e))
+                .filter(e -> "KVINDEXER_CLUSTER_SERVICE_DNS".equals(e.get("name"))).findFirst().map(e -> e.get("value"))
+                .orElse(null);
+        assertEquals("kvindexer-cluster", dns, names.toString());
+        assertFalse(names.contains("KVINDEXER_CLUSTER_MEMBERS"), "no hand-kept member list");
         names.stream().filter(n -> n.startsWith("KVINDEXER_")).forEach(n -> assertTrue(help.contains(n), n + " in serve --help"));
 
         IndexerNode node = IndexerNode.start(ServeConfig.local(0));
