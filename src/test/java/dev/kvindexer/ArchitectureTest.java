@@ -61,7 +61,7 @@ class ArchitectureTest {
                 .whereLayer("Dump").mayOnlyBeAccessedByLayers("Http", "Cluster", "Partition")
                 .whereLayer("Dump").mayOnlyAccessLayers("Index", "Vocabulary", "Support")
                 .whereLayer("Wire").mayOnlyBeAccessedByLayers("Http", "Registry", "Ingest", "Simulator")
-                .whereLayer("Index").mayOnlyBeAccessedByLayers("Http", "Dump", "Partition", "Conductor")
+                .whereLayer("Index").mayOnlyBeAccessedByLayers("Http", "Cluster", "Dump", "Partition", "Conductor")
                 .whereLayer("Web").mayOnlyBeAccessedByLayers("Node", "Http", "Tracker")
                 .whereLayer("Web").mayOnlyAccessLayers("Support")
                 .whereLayer("Vocabulary").mayNotAccessAnyLayer()

@@ -103,6 +103,11 @@ public final class ServeCommand implements Callable<Integer> {
             + "(env KVINDEXER_CLUSTER_SERVICE_DNS; default: none).")
     String clusterServiceDns;
 
+    @Option(names = "--replication-factor", description = "How many nodes hold each shard of a partition (shards "
+            + "split a partition by instance); full: every node holds everything "
+            + "(env KVINDEXER_REPLICATION_FACTOR; default: ${DEFAULT-VALUE}).")
+    String replicationFactor;
+
     @Option(names = "--cluster-host", description = "Interface for Hazelcast and the event bus, and host of the "
             + "announced HTTP URL (env KVINDEXER_CLUSTER_HOST; default: ${DEFAULT-VALUE}).")
     String clusterHost;
@@ -213,12 +218,16 @@ public final class ServeCommand implements Callable<Integer> {
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
         }
+        int replicas = ClusterSettings.parseReplicationFactor(replicationFactor);
         if (!cluster) {
+            if (replicas != ClusterSettings.FULL) {
+                throw new IllegalArgumentException("--replication-factor shards partitions across a cluster: it needs --cluster");
+            }
             return config;
         }
         return config.withCluster(new ClusterSettings(clusterName, commaList(clusterMembers), clusterHost, clusterPort,
                 advertiseUrl, clusterConfig, Duration.ofSeconds(clusterReconcileInterval), clusterBusPort,
-                clusterServiceDns));
+                clusterServiceDns, replicas));
     }
 
     private String workersGroup() {

@@ -18,19 +18,25 @@ import java.util.List;
  * @param busPort      port of the Vert.x event bus between nodes, on {@code host}; 0 takes a free one at startup
  * @param serviceDns   a DNS name whose addresses are the members (a Kubernetes headless service), found by Hazelcast's
  *                     own lookup, each at {@code port}; null joins by {@code members} instead
+ * @param replicationFactor how many nodes hold each shard of a partition ({@link #FULL}: every node holds all)
  */
 public record ClusterSettings(String name, List<String> members, String host, int port, String advertiseUrl,
-                              String configFile, Duration reconcileInterval, int busPort, String serviceDns) {
+                              String configFile, Duration reconcileInterval, int busPort, String serviceDns,
+                              int replicationFactor) {
     public static final String DEFAULT_NAME = "kvindexer";
     public static final String LOOPBACK = "127.0.0.1";
     public static final int DEFAULT_PORT = 5701;
     public static final Duration DEFAULT_RECONCILE_INTERVAL = Duration.ofSeconds(10);
     public static final Duration MAX_RECONCILE_INTERVAL = Duration.ofMinutes(5);
+    /** Replication factor of a cluster of full replicas: every node holds every shard. */
+    public static final int FULL = 0;
+    /** Hazelcast's partition table names at most this many replicas of a partition. */
+    public static final int MAX_REPLICATION_FACTOR = 7;
 
     /** With the default reconcile interval and an event-bus port picked at startup. */
     public ClusterSettings(String name, List<String> members, String host, int port, String advertiseUrl,
                            String configFile) {
-        this(name, members, host, port, advertiseUrl, configFile, DEFAULT_RECONCILE_INTERVAL, 0, null);
+        this(name, members, host, port, advertiseUrl, configFile, DEFAULT_RECONCILE_INTERVAL, 0, null, FULL);
     }
 
     public ClusterSettings {
@@ -55,15 +61,49 @@ public record ClusterSettings(String name, List<String> members, String host, in
         if (serviceDns != null && (serviceDns.isBlank() || serviceDns.chars().anyMatch(Character::isWhitespace))) {
             throw new IllegalArgumentException("--cluster-service-dns must be a DNS name, got '" + serviceDns + "'");
         }
+        if (replicationFactor < FULL || replicationFactor > MAX_REPLICATION_FACTOR) {
+            throw new IllegalArgumentException("--replication-factor must be full or 1-" + MAX_REPLICATION_FACTOR
+                    + ", got " + replicationFactor);
+        }
+    }
+
+    /** Whether partitions are split into shards held by {@link #replicationFactor} nodes each. */
+    public boolean sharded() {
+        return replicationFactor != FULL;
+    }
+
+    /** "full", or a number of nodes per shard, as {@code --replication-factor} takes it. */
+    public static int parseReplicationFactor(String value) {
+        if (value == null || value.isBlank() || value.trim().equalsIgnoreCase("full")) {
+            return FULL;
+        }
+        try {
+            int r = Integer.parseInt(value.trim());
+            if (r >= 1) {
+                return r;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--replication-factor must be full or 1-" + MAX_REPLICATION_FACTOR
+                + ", got '" + value + "'");
     }
 
     public ClusterSettings withReconcileInterval(Duration interval) {
-        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, interval, busPort, serviceDns);
+        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, interval, busPort, serviceDns,
+                replicationFactor);
     }
 
     /** Members found by a DNS lookup of {@code dns} (null: by the member list). */
     public ClusterSettings withServiceDns(String dns) {
-        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, reconcileInterval, busPort, dns);
+        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, reconcileInterval, busPort, dns,
+                replicationFactor);
+    }
+
+    /** Each shard on {@code r} nodes ({@link #FULL}: every node holds everything). */
+    public ClusterSettings withReplicationFactor(int r) {
+        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, reconcileInterval, busPort,
+                serviceDns, r);
     }
 
     /** A cluster on this machine only, as tests and the README's three-node example use it. */

@@ -152,6 +152,7 @@ final class DynamoRoutes {
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         QueryResult r = ar.result();
+                        PartitionQuery.flagMissing(ctx, r);
                         Responses.json(ctx, 200, ScoreJson.render(
                                 PartitionQuery.withSharedReach(r, () -> node.registry().members(partition.key())), r.blockSize()));
                     } else {

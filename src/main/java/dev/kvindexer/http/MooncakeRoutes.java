@@ -219,7 +219,10 @@ final class MooncakeRoutes {
         String only = body.optionalId("instance_id");
         Long onlyId = only == null ? null : InstanceIds.of(only);
         PartitionQuery.answered(query.apply(partition), notFound(key))
-                .map(r -> MooncakeJson.render(shape, key.tenantId(), node.registry().members(key), onlyId, r))
+                .map(r -> {
+                    PartitionQuery.flagMissing(ctx, r);
+                    return MooncakeJson.render(shape, key.tenantId(), node.registry().members(key), onlyId, r);
+                })
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         Responses.json(ctx, 200, ar.result());

@@ -4,6 +4,7 @@ import dev.kvindexer.index.OwnerKey;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.partition.PartitionGoneException;
 import dev.kvindexer.partition.QueryResult;
+import io.vertx.ext.web.RoutingContext;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.HttpError;
 import io.vertx.core.Future;
@@ -24,6 +25,7 @@ final class PartitionQuery {
      */
     static <T> Future<T> answered(Future<T> asked, HttpError gone) {
         return asked.recover(t -> Future.failedFuture(t instanceof PartitionGoneException ? gone
+                : t instanceof UnsupportedOperationException ? new HttpError(501, t.getMessage())
                 : new HttpError(500, "indexer failure: " + t.getMessage())));
     }
 
@@ -53,5 +55,15 @@ final class PartitionQuery {
             }
         }
         return out;
+    }
+
+    /** Response header naming how many registered instances a sharded cluster could not answer for. */
+    static final String MISSING_INSTANCES = "x-kvindexer-missing-instances";
+
+    /** Says so in a header when instances are missing from the answer (their shard had no live holder). */
+    static void flagMissing(RoutingContext ctx, QueryResult r) {
+        if (r.missingInstances() > 0) {
+            ctx.response().putHeader(MISSING_INSTANCES, Integer.toString(r.missingInstances()));
+        }
     }
 }

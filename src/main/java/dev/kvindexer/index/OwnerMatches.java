@@ -27,7 +27,7 @@ public final class OwnerMatches {
         return new Builder(capacity);
     }
 
-    static OwnerMatches of(List<OwnerMatch> matches) {
+    public static OwnerMatches of(List<OwnerMatch> matches) {
         Builder b = builder(matches.size());
         for (OwnerMatch m : matches) {
             b.add(m.workerId(), m.dpRank(), m.gpuBlocks(), m.cpuBlocks(), m.diskBlocks());

@@ -19,6 +19,8 @@ public final class Listener {
     private final ConductorFeed conductor;
     private final AtomicReference<ListenerState> state = new AtomicReference<>(ListenerState.PENDING);
     private volatile String lastError;
+    /** Whether this node has held the stream since it was registered, so queries may take its blocks from here. */
+    private volatile boolean serving = true;
 
     public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionRef partition,
                     long generation) {
@@ -110,6 +112,25 @@ public final class Listener {
         if (!state.compareAndSet(ListenerState.PENDING, ListenerState.ACTIVE)) {
             state.compareAndSet(ListenerState.FAILED, ListenerState.ACTIVE);
         }
+    }
+
+    /** Held by other nodes of a sharded cluster: no socket here, nothing of it in this node's index. */
+    public void markRemote() {
+        serving = false;
+        state.set(ListenerState.REMOTE);
+    }
+
+    /**
+     * Whether this node holds every block of the stream: it has run the listener since registration. A listener that
+     * took over a shard later has missed the history until it recovers it.
+     */
+    public boolean serving() {
+        return serving;
+    }
+
+    /** A listener started after the stream's history began, without that history. */
+    public void markNotServing() {
+        serving = false;
     }
 
     public void markFailed(String error) {

@@ -7,7 +7,9 @@ public enum ListenerState {
     PENDING("pending"),
     ACTIVE("active"),
     PAUSED("paused"),
-    FAILED("failed");
+    FAILED("failed"),
+    /** Sharded cluster: other nodes hold this instance's shard, and this node opens no socket for it. */
+    REMOTE("remote");
 
     private final String jsonName;
 
@@ -24,7 +26,7 @@ public enum ListenerState {
         return this == PENDING || this == ACTIVE;
     }
 
-    /** Instance status from its listeners: failed > pending > active > paused. */
+    /** Instance status from its listeners: failed > pending > active > paused > remote. */
     public static ListenerState aggregate(Collection<ListenerState> states) {
         if (states.contains(FAILED)) {
             return FAILED;
@@ -35,6 +37,6 @@ public enum ListenerState {
         if (states.contains(ACTIVE)) {
             return ACTIVE;
         }
-        return PAUSED;
+        return !states.isEmpty() && states.stream().allMatch(s -> s == REMOTE) ? REMOTE : PAUSED;
     }
 }

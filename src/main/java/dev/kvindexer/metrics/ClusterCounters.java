@@ -13,6 +13,9 @@ public final class ClusterCounters {
     private final Map<String, LongAdder> rejected = new ConcurrentHashMap<>();
     private final Map<String, LongAdder> repairs = new ConcurrentHashMap<>();
     private final LongAdder reconciles = new LongAdder();
+    private final LongAdder scattered = new LongAdder();
+    private final LongAdder shardRetries = new LongAdder();
+    private final LongAdder missingInstances = new LongAdder();
 
     /** A value read from a cluster map or the event bus was ignored; {@code source} says where, {@code reason} why. */
     public void rejected(String source, String reason) {
@@ -27,6 +30,33 @@ public final class ClusterCounters {
     /** A full reconcile ran to its end. */
     public void reconciled() {
         reconciles.increment();
+    }
+
+    /** A query of a sharded partition asked other nodes for the instances this node does not hold. */
+    public void scattered() {
+        scattered.increment();
+    }
+
+    /** A holder asked for instances failed, timed out or did not hold them: they were asked of the next. */
+    public void shardRetried() {
+        shardRetries.increment();
+    }
+
+    /** Instances a query could get from no live node: the answer says so and leaves them out. */
+    public void missingInstances(int n) {
+        missingInstances.add(n);
+    }
+
+    public long scatteredCount() {
+        return scattered.sum();
+    }
+
+    public long shardRetryCount() {
+        return shardRetries.sum();
+    }
+
+    public long missingInstanceCount() {
+        return missingInstances.sum();
     }
 
     public long rejectedCount(String source, String reason) {

@@ -138,7 +138,7 @@ public final class IndexerMetrics {
     private static void cluster(PrometheusText out, ClusterCounters cluster) {
         out.family("kvindexer_cluster_values_rejected_total", "counter",
                 "Values from cluster maps or the event bus that were ignored: source (registrations, tombstones, members, "
-                        + "announcements) and reason (invalid, unsigned, bad_signature).");
+                        + "announcements, shard_queries) and reason (invalid, unsigned, bad_signature).");
         cluster.rejectedSnapshot().forEach((k, n) -> {
             String[] sourceReason = k.split("\\|", 2);
             out.sample("kvindexer_cluster_values_rejected_total", n, "source", sourceReason[0], "reason", sourceReason[1]);
@@ -149,5 +149,14 @@ public final class IndexerMetrics {
         out.family("kvindexer_cluster_reconciles_total", "counter",
                 "Full reconciles of this node's registrations with the cluster map (join, membership change, period).")
                 .sample("kvindexer_cluster_reconciles_total", cluster.reconcileCount());
+        out.family("kvindexer_shard_scattered_queries_total", "counter",
+                "Queries of a sharded partition that asked other nodes for the instances this node does not hold.")
+                .sample("kvindexer_shard_scattered_queries_total", cluster.scatteredCount());
+        out.family("kvindexer_shard_retries_total", "counter",
+                "Shard holders that failed, timed out or lacked an instance, whose instances went to the next holder.")
+                .sample("kvindexer_shard_retries_total", cluster.shardRetryCount());
+        out.family("kvindexer_shard_missing_instances_total", "counter",
+                "Instances that no live node could answer for; each such answer carries x-kvindexer-missing-instances.")
+                .sample("kvindexer_shard_missing_instances_total", cluster.missingInstanceCount());
     }
 }

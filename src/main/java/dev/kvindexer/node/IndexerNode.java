@@ -3,6 +3,8 @@ package dev.kvindexer.node;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.cluster.AntiEntropy;
 import dev.kvindexer.cluster.ClusterMembership;
+import dev.kvindexer.cluster.ShardPlacement;
+import dev.kvindexer.cluster.ShardQueries;
 import dev.kvindexer.cluster.ClusterRegistrar;
 import dev.kvindexer.cluster.ClusterValues;
 import dev.kvindexer.cluster.HazelcastConfigs;
@@ -16,6 +18,7 @@ import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
+import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
@@ -51,6 +54,8 @@ public final class IndexerNode {
     static final long SLOW_JOINER_MILLIS = 1000;
     /** SIGTERM to exit: the whole of {@link #close()} (inside Kubernetes' default grace period of 30 s). */
     public static final java.time.Duration CLOSE_BUDGET = java.time.Duration.ofSeconds(10);
+    /** How long a scattered query waits for one shard holder before it asks the next. */
+    static final java.time.Duration SHARD_QUERY_TIMEOUT = java.time.Duration.ofSeconds(2);
 
     private final Vertx vertx;
     private final Parts parts;
@@ -68,7 +73,10 @@ public final class IndexerNode {
     private record Parts(EventCounters counters, Watermarks watermarks, ZmqIngest ingest, Registry registry,
                          LocalRegistrar registrations, ClusterRegistrar clusterRegistrar,
                          ClusterMembership membership, PeerDirectory peers, AccessLog accessLog, NodeMeters meters,
-                         HazelcastInstance hazelcast, ReadyGate gate) {
+                         HazelcastInstance hazelcast, ReadyGate gate, ShardQueries shards) {
+        boolean sharded() {
+            return shards != null;
+        }
     }
 
     private IndexerNode(Vertx vertx, Parts parts, NodeServices services) {
@@ -109,6 +117,11 @@ public final class IndexerNode {
                 await(node.parts.membership().announce(node.advertisedUrl(config)));
                 // Subscribe to every registered worker before recovering, so nothing published meanwhile is missed.
                 await(node.parts.clusterRegistrar().start());
+                if (node.parts.sharded()) {
+                    // Joined a cluster that already had registrations: this node takes their streams from now on,
+                    // without their history, which the shards' existing holders keep serving.
+                    node.parts.registry().listeners().forEach(Listener::markNotServing);
+                }
             }
             await(node.registerStartupWorkers(config));
             node.recoverAndOpenGate(config);
@@ -133,19 +146,28 @@ public final class IndexerNode {
         MemoryBudget memory = new MemoryBudget(config.indexMemory().maxBytes());
         PartitionHost partitions = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight(),
                 memory);
-        Registry registry = new Registry(partitions);
-        LocalRegistrar local = new LocalRegistrar(registry, partitions, ingest);
+        boolean sharded = manager != null && config.cluster().sharded();
+        ShardQueries[] shards = {null};
+        Registry registry = sharded ? new Registry(partitions, hosted -> shards[0].view(hosted)) : new Registry(partitions);
+        ShardPlacement placement = sharded
+                ? new ShardPlacement(manager.getHazelcastInstance(), config.cluster().replicationFactor()) : null;
+        LocalRegistrar local = sharded ? new LocalRegistrar(registry, partitions, ingest, placement::holdsHere)
+                : new LocalRegistrar(registry, partitions, ingest);
         ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
         ClusterRegistrar clusterRegistrar = manager == null ? null
                 : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
         ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
+        if (sharded) {
+            shards[0] = new ShardQueries(vertx, manager, registry, placement, meters.cluster(), SHARD_QUERY_TIMEOUT);
+            await(shards[0].start());
+        }
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         ConductorRegistrar conductor = new ConductorRegistrar(await(Conductor.deploy(vertx)), ingest,
                 config.compat().loraIds());
         PeerDirectory peers = new PeerDirectory(membership);
         Parts parts = new Parts(counters, watermarks, ingest, registry, local, clusterRegistrar, membership, peers,
-                accessLog, meters, manager == null ? null : manager.getHazelcastInstance(), gate);
+                accessLog, meters, manager == null ? null : manager.getHazelcastInstance(), gate, shards[0]);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
         Readiness readiness = new Readiness(List.of(gate::reason, ingest::degradedReason));
         NodeMetrics metrics = new NodeMetrics(registry, ingest, counters, meters, membership, accessLog, memory);
@@ -158,8 +180,11 @@ public final class IndexerNode {
     private synchronized void startAntiEntropy(java.time.Duration interval) {
         ClusterMembership membership = parts.membership();
         ClusterRegistrar clusterRegistrar = parts.clusterRegistrar();
+        LocalRegistrar local = parts.registrations();
+        boolean sharded = parts.sharded();
         antiEntropy = new AntiEntropy(vertx, parts.hazelcast(), interval,
-                () -> Future.join(clusterRegistrar.reconcileAll(), membership.reassert().otherwiseEmpty()).mapEmpty());
+                () -> Future.join(clusterRegistrar.reconcileAll(), membership.reassert().otherwiseEmpty())
+                        .compose(v -> sharded ? local.takeNewShards() : Future.succeededFuture()).mapEmpty());
         antiEntropy.start();
     }
 
@@ -191,7 +216,10 @@ public final class IndexerNode {
      */
     private void recoverAndOpenGate(ServeConfig config) throws Exception {
         List<String> sources = config.peers();
-        if (sources.isEmpty() && parts.membership() != null) {
+        if (parts.sharded()) {
+            // A shard's history stays with its holders (see start): nothing to load from a peer's whole dump.
+            sources = List.of();
+        } else if (sources.isEmpty() && parts.membership() != null) {
             sources = await(parts.membership().peers(true));
             if (sources.isEmpty()) {
                 LOG.info("no ready node in the cluster to recover from; starting with an empty index");
@@ -336,6 +364,9 @@ public final class IndexerNode {
         }
         if (parts.clusterRegistrar() != null) {
             quietly(parts.clusterRegistrar().stop(), deadline);
+        }
+        if (parts.sharded()) {
+            quietly(parts.shards().stop(), deadline);
         }
         // Shutting down anyway: sockets are closed with their threads below.
         quietly(parts.registrations().stopAll(), deadline);

@@ -75,6 +75,9 @@ public final class PartitionHost {
         if (ref instanceof LocalPartition p) {
             return p;
         }
+        if (ref instanceof PartitionView view) {
+            return local(view.hosted());
+        }
         throw new IllegalArgumentException(ref + " is not hosted on this node");
     }
 }

@@ -2,6 +2,7 @@ package dev.kvindexer.registry;
 
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionRef;
@@ -23,12 +24,19 @@ public final class LocalRegistrar implements Registrar {
     private final Registry registry;
     private final PartitionHost host;
     private final ZmqIngest ingest;
+    private final ShardFilter shards;
 
     /** {@code host} must be the one {@code registry} allocates its partitions from. */
     public LocalRegistrar(Registry registry, PartitionHost host, ZmqIngest ingest) {
+        this(registry, host, ingest, ShardFilter.EVERYTHING);
+    }
+
+    /** Runs listeners only for the instances {@code shards} places on this node; the others are registered remote. */
+    public LocalRegistrar(Registry registry, PartitionHost host, ZmqIngest ingest, ShardFilter shards) {
         this.registry = registry;
         this.host = host;
         this.ingest = ingest;
+        this.shards = shards;
     }
 
     public Registry registry() {
@@ -62,6 +70,10 @@ public final class LocalRegistrar implements Registrar {
 
     /** Opens the listener's generation in its partition, then its socket, so no batch precedes its stream. */
     private Future<Void> start(PartitionRef partition, Listener listener) {
+        if (!shards.holdsHere(partition.key(), listener.workerId())) {
+            listener.markRemote();
+            return Future.succeededFuture();
+        }
         return partition.openStream(new StreamSpec(listener.workerId(), listener.dpRank(), listener.generation(),
                         listener.replayEndpoint(), listener.publisher().defaultLora(), listener.publisher().isStore()))
                 .compose(v -> ingest.start(listener));
@@ -131,6 +143,25 @@ public final class LocalRegistrar implements Registrar {
     private Future<Void> undeploy(PartitionRef partition) {
         LOG.info("partition removed model={} tenant={}", partition.key().modelName(), partition.key().tenantId());
         return host.stop(partition);
+    }
+
+    /**
+     * Starts the listeners of remote instances whose shard this node now holds (after a membership change). They take
+     * the stream from now on, without its history, so they do not serve queries.
+     */
+    public Future<Void> takeNewShards() {
+        List<Future<Void>> started = new ArrayList<>();
+        for (Listener l : registry.listeners()) {
+            if (l.state() == ListenerState.REMOTE && shards.holdsHere(l.partitionKey(), l.workerId())) {
+                Listener next = registry.restartRemote(l);
+                if (next != null) {
+                    next.markNotServing();
+                    LOG.info("this node now holds the shard of {}; listening without its history", next);
+                    started.add(start(next.partition(), next));
+                }
+            }
+        }
+        return Future.join(started).mapEmpty();
     }
 
     /** Stops every listener (shutdown). */

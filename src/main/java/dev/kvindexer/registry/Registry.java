@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.UnaryOperator;
 
 /**
  * Which byId and listeners are registered in which partition, with the reference's conflict rules
@@ -25,11 +26,18 @@ public final class Registry {
     private final Map<PartitionKey, List<Long>> partitionInstances = new HashMap<>();
     private final Map<Long, Worker> byId = new HashMap<>();
     private final PartitionHost host;
+    private final UnaryOperator<PartitionRef> view;
     private long nextGeneration;
 
     /** {@code host} allocates the handle of every partition a registration creates. */
     public Registry(PartitionHost host) {
+        this(host, UnaryOperator.identity());
+    }
+
+    /** Callers get {@code view} of each partition {@code host} allocates (a sharded cluster's scatter). */
+    public Registry(PartitionHost host, UnaryOperator<PartitionRef> view) {
         this.host = host;
+        this.view = view;
     }
 
     private static final class Worker {
@@ -75,7 +83,7 @@ public final class Registry {
         PartitionRef partition = partitions.get(r.partition());
         boolean created = partition == null;
         if (created) {
-            partition = host.allocate(r.partition(), r.blockSize());
+            partition = view.apply(host.allocate(r.partition(), r.blockSize()));
             partitions.put(r.partition(), partition);
             partitionInstances.put(r.partition(), new ArrayList<>());
         }
@@ -196,7 +204,7 @@ public final class Registry {
         if (p != null) {
             return p.blockSize() == blockSize ? new Registration(p, false, null) : null;
         }
-        p = host.allocate(key, blockSize);
+        p = view.apply(host.allocate(key, blockSize));
         partitions.put(key, p);
         partitionInstances.put(key, new ArrayList<>());
         return new Registration(p, true, null);
@@ -234,6 +242,17 @@ public final class Registry {
         Listener next = l.nextGeneration(nextGeneration++);
         byId.get(workerId).listeners.put(dpRank, next);
         return new Resumption(partitions.get(l.partitionKey()), l, next);
+    }
+
+    /** A new, pending generation of a remote listener that is still registered, or null when it is gone or replaced. */
+    public synchronized Listener restartRemote(Listener remote) {
+        Worker worker = byId.get(remote.workerId());
+        if (worker == null || worker.listeners.get(remote.dpRank()) != remote || remote.state() != ListenerState.REMOTE) {
+            return null;
+        }
+        Listener next = remote.nextGeneration(nextGeneration++);
+        worker.listeners.put(remote.dpRank(), next);
+        return next;
     }
 
     private Listener existing(long workerId, int dpRank) throws RegistryException {
@@ -291,6 +310,23 @@ public final class Registry {
         }
         out.sort((a, b) -> Long.compareUnsigned(a.workerId(), b.workerId()));
         return out;
+    }
+
+    /**
+     * Whether this node holds every block of the instance: each of its listeners has run here since registration
+     * (a sharded cluster's other instances are remote, and one taken over later lacks its history).
+     */
+    public synchronized boolean servesHere(long workerId) {
+        Worker worker = byId.get(workerId);
+        if (worker == null || worker.listeners.isEmpty()) {
+            return false;
+        }
+        for (Listener l : worker.listeners.values()) {
+            if (!l.serving()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     public synchronized int workerCount() {

@@ -109,10 +109,13 @@ class ServeCommandTest {
         ClusterSettings s = parse("--cluster", "--cluster-name", "prod", "--cluster-members", "10.0.0.1, 10.0.0.2:5710",
                 "--cluster-host", "10.0.0.1", "--cluster-port", "5801", "--advertise-url", "http://idx-1:8090",
                 "--cluster-config", "/etc/kvindexer/cluster.xml", "--cluster-reconcile-interval", "3",
-                "--cluster-bus-port", "5802", "--cluster-service-dns", "kvindexer.llm.svc.cluster.local").cluster();
+                "--cluster-bus-port", "5802", "--cluster-service-dns", "kvindexer.llm.svc.cluster.local",
+                "--replication-factor", "2").cluster();
         assertEquals(new ClusterSettings("prod", List.of("10.0.0.1", "10.0.0.2:5710"), "10.0.0.1", 5801,
                 "http://idx-1:8090", "/etc/kvindexer/cluster.xml", Duration.ofSeconds(3), 5802,
-                "kvindexer.llm.svc.cluster.local"), s);
+                "kvindexer.llm.svc.cluster.local", 2), s);
+        assertTrue(s.sharded());
+        assertEquals(ClusterSettings.FULL, parse("--cluster", "--replication-factor", "full").cluster().replicationFactor());
     }
 
     @Test
@@ -124,6 +127,10 @@ class ServeCommandTest {
         assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-reconcile-interval", "301"));
         assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-bus-port", "65536"));
         assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--cluster-service-dns", " "));
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--replication-factor", "0"));
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--replication-factor", "8"));
+        assertThrows(IllegalArgumentException.class, () -> parse("--cluster", "--replication-factor", "two"));
+        assertThrows(IllegalArgumentException.class, () -> parse("--replication-factor", "2"), "needs --cluster");
     }
 
     @Test
@@ -131,7 +138,8 @@ class ServeCommandTest {
         String help = Main.commandLine(new String[0], Map.of()).getSubcommands().get("serve").getUsageMessage();
         for (String env : List.of("KVINDEXER_CLUSTER", "KVINDEXER_CLUSTER_NAME", "KVINDEXER_CLUSTER_MEMBERS",
                 "KVINDEXER_CLUSTER_HOST", "KVINDEXER_CLUSTER_PORT", "KVINDEXER_ADVERTISE_URL", "KVINDEXER_CLUSTER_CONFIG",
-                "KVINDEXER_CLUSTER_RECONCILE_INTERVAL", "KVINDEXER_CLUSTER_BUS_PORT", "KVINDEXER_CLUSTER_SERVICE_DNS")) {
+                "KVINDEXER_CLUSTER_RECONCILE_INTERVAL", "KVINDEXER_CLUSTER_BUS_PORT", "KVINDEXER_CLUSTER_SERVICE_DNS",
+                "KVINDEXER_REPLICATION_FACTOR")) {
             assertTrue(help.contains(env), env + " in\n" + help);
         }
         assertNull(parse().cluster());

@@ -1,0 +1,120 @@
+package dev.kvindexer.cluster;
+
+import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PartitionStats;
+import dev.kvindexer.partition.PartitionView;
+import dev.kvindexer.partition.PeerSnapshot;
+import dev.kvindexer.partition.QueryResult;
+import dev.kvindexer.partition.StandardEventsApplied;
+import dev.kvindexer.partition.StreamSpec;
+import dev.kvindexer.partition.TieredQueryResult;
+import io.vertx.core.Future;
+import java.util.List;
+
+/**
+ * A sharded partition as its callers see it: queries cover every instance of the cluster through
+ * {@link ShardQueries}; everything else is the shards this node hosts.
+ */
+final class ScatteredPartition implements PartitionView {
+    private final PartitionRef hosted;
+    private final ShardQueries queries;
+
+    ScatteredPartition(PartitionRef hosted, ShardQueries queries) {
+        this.hosted = hosted;
+        this.queries = queries;
+    }
+
+    @Override
+    public PartitionRef hosted() {
+        return hosted;
+    }
+
+    @Override
+    public Future<QueryResult> query(long[] localHashes) {
+        return queries.query(hosted, false, localHashes);
+    }
+
+    @Override
+    public Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes) {
+        return queries.query(hosted, true, sequenceHashes);
+    }
+
+    @Override
+    public Future<TieredQueryResult> queryTiered(long[] localHashes) {
+        return Future.failedFuture(new UnsupportedOperationException(
+                "tiered queries are not scattered across shards yet: ask a cluster with --replication-factor full"));
+    }
+
+    @Override
+    public PartitionKey key() {
+        return hosted.key();
+    }
+
+    @Override
+    public int blockSize() {
+        return hosted.blockSize();
+    }
+
+    @Override
+    public Future<Void> ready() {
+        return hosted.ready();
+    }
+
+    @Override
+    public Future<Void> openStream(StreamSpec stream) {
+        return hosted.openStream(stream);
+    }
+
+    @Override
+    public Future<Void> removeStreams(long workerId, int dpRank, boolean lastOfWorker) {
+        return hosted.removeStreams(workerId, dpRank, lastOfWorker);
+    }
+
+    @Override
+    public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch) {
+        hosted.applyLive(workerId, registeredRank, generation, batch);
+    }
+
+    @Override
+    public void applyReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch) {
+        hosted.applyReplayed(workerId, registeredRank, generation, replayId, batch);
+    }
+
+    @Override
+    public void replayFinished(long workerId, int registeredRank, long generation, long replayId) {
+        hosted.replayFinished(workerId, registeredRank, generation, replayId);
+    }
+
+    @Override
+    public Future<Void> recover(PeerSnapshot snapshot) {
+        return hosted.recover(snapshot);
+    }
+
+    @Override
+    public Future<StandardEventsApplied> applyStandard(List<StandardEvent> events) {
+        return hosted.applyStandard(events);
+    }
+
+    @Override
+    public Future<String> dump() {
+        return hosted.dump();
+    }
+
+    @Override
+    public Future<byte[]> snapshot() {
+        return hosted.snapshot();
+    }
+
+    @Override
+    public Future<PartitionStats> stats() {
+        return hosted.stats();
+    }
+
+    @Override
+    public String toString() {
+        return "sharded " + hosted;
+    }
+}

@@ -1,0 +1,105 @@
+package dev.kvindexer.cluster;
+
+import com.hazelcast.cluster.Member;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.instance.impl.HazelcastInstanceProxy;
+import com.hazelcast.internal.partition.InternalPartition;
+import com.hazelcast.internal.partition.PartitionReplica;
+import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.event.PartitionKey;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Where the shards of sharded partitions live. A shard is one instance's part of a (model, routing group) partition:
+ * a query's answer for an instance depends on that instance's blocks alone. Its Hazelcast partition is that of the
+ * key (model, group, instance), and its holders are the first {@code R} replicas Hazelcast's partition table names for
+ * it (owner, then backups), so placement follows Hazelcast's own balancing and migrations instead of a ring of ours.
+ */
+public final class ShardPlacement {
+    /** The member attribute under which the Vert.x Hazelcast cluster manager publishes a member's node id. */
+    private static final String VERTX_NODE_ID = "__vertx.nodeId";
+    private final HazelcastInstance hazelcast;
+    private final int replicationFactor;
+
+    /** {@code replicationFactor} {@link ClusterSettings#FULL}: every member holds every shard. */
+    public ShardPlacement(HazelcastInstance hazelcast, int replicationFactor) {
+        this.hazelcast = hazelcast;
+        this.replicationFactor = replicationFactor;
+    }
+
+    public boolean sharded() {
+        return replicationFactor != ClusterSettings.FULL;
+    }
+
+    public int replicationFactor() {
+        return replicationFactor;
+    }
+
+    /** The Hazelcast partition id the instance's shard of {@code key} lives in. */
+    public int shardOf(PartitionKey key, long workerId) {
+        return hazelcast.getPartitionService().getPartition(shardKey(key, workerId)).getPartitionId();
+    }
+
+    /**
+     * The Vert.x node ids of the members that hold a shard, owner first; fewer than
+     * the replication factor while the cluster has fewer members or is assigning replicas. Every member when not
+     * sharded.
+     */
+    public List<String> holders(int shard) {
+        List<String> out = new ArrayList<>();
+        if (!sharded()) {
+            hazelcast.getCluster().getMembers().forEach(m -> out.add(nodeId(m)));
+            return out;
+        }
+        Map<UUID, String> nodeIds = new HashMap<>();
+        hazelcast.getCluster().getMembers().forEach(m -> nodeIds.put(m.getUuid(), nodeId(m)));
+        InternalPartition partition = table(shard);
+        if (partition.getReplica(0) == null) {
+            // Hazelcast arranges its partitions on first use; asking for an owner has the master do it.
+            hazelcast.getPartitionService().getPartitions().iterator().next().getOwner();
+        }
+        for (int replica = 0; replica < replicationFactor && replica < InternalPartition.MAX_REPLICA_COUNT; replica++) {
+            PartitionReplica r = partition.getReplica(replica);
+            String id = r == null ? null : nodeIds.get(r.uuid());
+            if (id != null) {
+                out.add(id);
+            }
+        }
+        return out;
+    }
+
+    /** Whether this member is one of the shard's holders. */
+    public boolean holdsHere(PartitionKey key, long workerId) {
+        return !sharded() || holders(shardOf(key, workerId)).contains(localId());
+    }
+
+    /** This member's Vert.x node id. */
+    public String localId() {
+        return nodeId(hazelcast.getCluster().getLocalMember());
+    }
+
+    /** The Vert.x cluster manager names a member by an attribute of its own, not by the Hazelcast member UUID. */
+    private static String nodeId(Member m) {
+        String id = m.getAttribute(VERTX_NODE_ID);
+        return id != null ? id : m.getUuid().toString();
+    }
+
+    /**
+     * Hazelcast's public API names a partition's owner only; the backups are in the member's internal partition table,
+     * which every member keeps whole.
+     */
+    private InternalPartition table(int shard) {
+        HazelcastInstanceProxy proxy = (HazelcastInstanceProxy) hazelcast;
+        return proxy.getOriginal().node.getPartitionService().getPartition(shard);
+    }
+
+    /** NUL cannot occur in a model name or routing group taken from JSON keys, so the fields cannot run together. */
+    static String shardKey(PartitionKey key, long workerId) {
+        return "kvindexer.shard\u0000" + key.modelName() + '\u0000' + key.tenantId() + '\u0000'
+                + Long.toUnsignedString(workerId);
+    }
+}

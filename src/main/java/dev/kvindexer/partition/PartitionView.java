@@ -1,0 +1,10 @@
+package dev.kvindexer.partition;
+
+/**
+ * A handle whose queries are answered by other nodes too, such as a sharded partition's scatter; everything else is the
+ * partition hosted on this node, which {@link PartitionHost} deploys and stops.
+ */
+public interface PartitionView extends PartitionRef {
+    /** The partition this node hosts. */
+    PartitionRef hosted();
+}

@@ -1,0 +1,192 @@
+package dev.kvindexer.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.sim.HeldBlock;
+import dev.kvindexer.sim.SimulatedEngine;
+import dev.kvindexer.sim.SyntheticPrompts;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ClusterNodes;
+import dev.kvindexer.support.MetricsPage;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Sharded clusters of three real nodes: each instance's blocks live on R nodes only, and a query on any node answers
+ * exactly what a standalone node fed the same engines answers, also after a node leaves.
+ */
+class ShardedClusterTest {
+    private static final int ENGINES = 6;
+
+    private final ClusterNodes cluster = new ClusterNodes();
+    private final ClusterFixture fixture = new ClusterFixture();
+    private IndexerNode reference;
+
+    @AfterEach
+    void stop() {
+        fixture.close();
+        cluster.close();
+        if (reference != null) {
+            reference.close();
+        }
+    }
+
+    private List<IndexerNode> start(int nodes, int replicationFactor) throws Exception {
+        List<IndexerNode> out = new ArrayList<>();
+        for (int i = 0; i < nodes; i++) {
+            out.add(cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(replicationFactor))));
+        }
+        Await.until("partition table settled", ClusterFixture.WAIT,
+                () -> out.stream().allMatch(n -> n.hazelcast().getPartitionService().isClusterSafe()));
+        reference = IndexerNode.start(ServeConfig.local(0));
+        return out;
+    }
+
+    /** Engines registered through the cluster's first node and with the reference, each fed prompts. */
+    private List<SimulatedEngine> feed(List<IndexerNode> nodes, int replicationFactor, List<int[]> prompts)
+            throws Exception {
+        List<SimulatedEngine> engines = new ArrayList<>();
+        for (int i = 0; i < ENGINES; i++) {
+            SimulatedEngine e = fixture.engine(101 + i);
+            fixture.register(nodes.get(0).httpPort(), e);
+            fixture.register(reference.httpPort(), e);
+            engines.add(e);
+        }
+        for (SimulatedEngine e : engines) {
+            ClusterFixture.awaitSubscribers(e, replicationFactor + 1);
+        }
+        SyntheticPrompts source = SyntheticPrompts.standard(11, ClusterFixture.BLOCK);
+        for (int i = 0; i < 60; i++) {
+            int[] p = source.next();
+            prompts.add(p);
+            engines.get(i % ENGINES).submit(p);
+        }
+        ClusterFixture.awaitIdle(engines.toArray(SimulatedEngine[]::new));
+        fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(),
+                ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)), () -> "");
+        return engines;
+    }
+
+    private HttpResponse<String> query(IndexerNode node, int[] prompt) {
+        JsonArray tokens = new JsonArray();
+        for (int t : prompt) {
+            tokens.add(t);
+        }
+        JsonObject body = new JsonObject().put("model_name", ClusterFixture.MODEL).put("token_ids", tokens);
+        return fixture.http(node.httpPort()).post("/query", body.encode());
+    }
+
+    /** Every node answers every prompt as the reference does. */
+    private void awaitExactAnswers(List<IndexerNode> nodes, List<int[]> prompts) {
+        Await.until("every node answers like the reference", ClusterFixture.WAIT, () -> {
+            for (int[] p : prompts) {
+                String expected = query(reference, p).body();
+                for (IndexerNode n : nodes) {
+                    HttpResponse<String> r = query(n, p);
+                    if (r.statusCode() != 200 || !expected.equals(r.body())
+                            || r.headers().firstValue("x-kvindexer-missing-instances").isPresent()) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        });
+    }
+
+    /** Instance ids whose listeners this node runs (the others are remote), from /workers. */
+    private Set<Long> heldHere(IndexerNode node) {
+        Set<Long> out = new HashSet<>();
+        JsonArray workers = new JsonArray(fixture.workers(node.httpPort()));
+        for (int i = 0; i < workers.size(); i++) {
+            JsonObject w = workers.getJsonObject(i);
+            if (!"remote".equals(w.getString("status"))) {
+                out.add(Long.parseLong(String.valueOf(w.getValue("instance_id"))));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void withTwoReplicasEachInstanceLivesOnTwoNodesAndEveryNodeAnswersExactlyThroughALeave() throws Exception {
+        List<IndexerNode> nodes = start(3, 2);
+        List<int[]> prompts = new ArrayList<>();
+        List<SimulatedEngine> engines = feed(nodes, 2, prompts);
+
+        Map<Long, Integer> holders = new HashMap<>();
+        Set<HeldBlock> union = new HashSet<>();
+        for (IndexerNode n : nodes) {
+            Set<Long> here = heldHere(n);
+            here.forEach(w -> holders.merge(w, 1, Integer::sum));
+            Set<HeldBlock> blocks = fixture.blocks(n.httpPort());
+            assertTrue(blocks.stream().allMatch(b -> here.contains(b.worker())), "a node holds only its shards' blocks");
+            union.addAll(blocks);
+        }
+        for (SimulatedEngine e : engines) {
+            assertEquals(2, holders.get(e.instanceId()), "instance " + e.instanceId() + " on two nodes: " + holders);
+        }
+        assertEquals(ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)), union);
+        awaitExactAnswers(nodes, prompts);
+        for (IndexerNode n : nodes) {
+            MetricsPage m = MetricsPage.of(fixture.http(n.httpPort()));
+            assertTrue(m.value("kvindexer_shard_scattered_queries_total") > 0);
+            assertEquals(0, m.value("kvindexer_shard_retries_total"), "a healthy cluster asks each shard's holder first");
+        }
+
+        // What another member sends is untrusted: malformed bytes are refused and counted, and queries go on.
+        IndexerNode target = nodes.get(1);
+        String address = ShardQueries.ADDRESS_PREFIX + new ShardPlacement(target.hazelcast(), 2).localId();
+        Throwable refused = ClusterFixture.await(nodes.get(0).vertx().eventBus()
+                .request(address, Buffer.buffer().appendByte((byte) 1).appendByte((byte) 0).appendInt(Integer.MAX_VALUE))
+                .transform(ar -> Future.succeededFuture(ar.cause())));
+        assertTrue(refused instanceof ReplyException r && r.failureCode() == 400, String.valueOf(refused));
+        assertEquals(1, MetricsPage.of(fixture.http(target.httpPort())).value("kvindexer_cluster_values_rejected_total"
+                + "{source=\"" + ShardQueries.REJECTED_SOURCE + "\",reason=\"invalid\"}"));
+        awaitExactAnswers(nodes, prompts.subList(0, 5));
+
+        HttpResponse<String> tiered = fixture.http(nodes.get(0).httpPort()).post("/query_tiered_by_hash",
+                "{\"block_hashes\":[1,2],\"model_name\":\"" + ClusterFixture.MODEL + "\"}");
+        assertEquals(501, tiered.statusCode(), "not answered from one shard as if it were all: " + tiered.body());
+        assertTrue(new JsonObject(tiered.body()).getString("error").contains("replication-factor full"), tiered.body());
+
+        cluster.stop(nodes.get(1));
+        List<IndexerNode> left = List.of(nodes.get(0), nodes.get(2));
+        awaitExactAnswers(left, prompts);
+    }
+
+    @Test
+    void withOneReplicaALostShardIsNamedMissingNotAnsweredAsAMiss() throws Exception {
+        List<IndexerNode> nodes = start(3, 1);
+        List<int[]> prompts = new ArrayList<>();
+        feed(nodes, 1, prompts);
+        awaitExactAnswers(nodes, prompts);
+
+        IndexerNode gone = nodes.get(2);
+        int lost = heldHere(gone).size();
+        assertTrue(lost > 0 && lost < ENGINES, "the third node holds some instances: " + lost);
+        cluster.stop(gone);
+        IndexerNode asked = nodes.get(0);
+        Await.until("the answer names the lost instances", ClusterFixture.WAIT,
+                () -> query(asked, prompts.get(0)).headers().firstValue("x-kvindexer-missing-instances")
+                        .map(v -> v.equals(Integer.toString(lost))).orElse(false));
+        MetricsPage metrics = MetricsPage.of(fixture.http(asked.httpPort()));
+        assertTrue(metrics.value("kvindexer_shard_missing_instances_total") >= lost);
+        assertNull(query(asked, prompts.get(0)).headers().firstValue("x-kvindexer-missing-instances")
+                .filter(v -> !v.equals(Integer.toString(lost))).orElse(null));
+    }
+}
