@@ -1,6 +1,5 @@
 package dev.kvindexer.cluster;
 
-import dev.kvindexer.dump.DumpHandler;
 import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.dump.DumpParser;
 import dev.kvindexer.dump.SnapshotReader;
@@ -17,8 +16,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -72,7 +69,7 @@ public final class PeerRecovery {
     public RecoveryReport recover(List<String> peers) throws InterruptedException {
         long started = System.nanoTime();
         for (String url : peers) {
-            Map<PartitionKey, Collected> dump;
+            Map<PartitionKey, SnapshotCollector.Collected> dump;
             try {
                 dump = fetch(url);
             } catch (IOException e) {
@@ -81,7 +78,7 @@ public final class PeerRecovery {
             }
             long events = 0;
             boolean exact = true;
-            for (Map.Entry<PartitionKey, Collected> e : dump.entrySet()) {
+            for (Map.Entry<PartitionKey, SnapshotCollector.Collected> e : dump.entrySet()) {
                 events += apply(e.getKey(), e.getValue());
                 exact &= e.getValue().exact;
             }
@@ -95,17 +92,7 @@ public final class PeerRecovery {
         return RecoveryReport.NONE;
     }
 
-    private static final class Collected {
-        int blockSize;
-        final List<PeerSnapshot.Event> events = new ArrayList<>();
-        final List<PeerSnapshot.Event> extraCopies = new ArrayList<>();
-        final List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
-        boolean exact;
-        /** Events of the document: ref_counts and a snapshot's copies name these by place. */
-        int documentEvents;
-    }
-
-    private Map<PartitionKey, Collected> fetch(String url) throws IOException, InterruptedException {
+    private Map<PartitionKey, SnapshotCollector.Collected> fetch(String url) throws IOException, InterruptedException {
         // A kvindexer peer answers with its binary snapshot; a Dynamo peer knows no such type and sends its JSON.
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + "/dump"))
                 .timeout(DUMP_TIMEOUT).header("Accept", SnapshotWriter.MEDIA_TYPE + ", application/json;q=0.5").GET();
@@ -117,51 +104,8 @@ public final class PeerRecovery {
             if (response.statusCode() / 100 != 2) {
                 throw new IOException("status " + response.statusCode());
             }
-            Map<PartitionKey, Collected> out = new LinkedHashMap<>();
             boolean binary = SnapshotWriter.acceptedBy(response.headers().firstValue("content-type").orElse(null));
-            DumpHandler collector = new DumpHandler() {
-                Collected current;
-
-                @Override
-                public void partition(PartitionKey key, int blockSize) {
-                    current = out.computeIfAbsent(key, k -> new Collected());
-                    current.blockSize = blockSize;
-                }
-
-                @Override
-                public void event(long workerId, int dpRank, KvEvent event) {
-                    current.events.add(new PeerSnapshot.Event(workerId, dpRank, event));
-                    current.documentEvents++;
-                }
-
-                @Override
-                public void copies(int eventIndex, int copies) throws IOException {
-                    if (eventIndex >= current.documentEvents) {
-                        throw new IOException("ref_counts names event " + eventIndex + " of " + current.documentEvents);
-                    }
-                    // Storing the same block again is what raises its count (SPEC §4.14). The copies go after every
-                    // event of the document: a snapshot's copies come between its events, which they name by place.
-                    PeerSnapshot.Event e = current.events.get(eventIndex);
-                    for (int i = 1; i < copies; i++) {
-                        current.extraCopies.add(e);
-                    }
-                }
-
-                @Override
-                public void exactSnapshot() {
-                    current.exact = true;
-                }
-
-                @Override
-                public void watermark(long workerId, int dpRank, long seq) {
-                    current.watermarks.add(new PeerSnapshot.StreamWatermark(workerId, dpRank, seq));
-                }
-
-                @Override
-                public void partitionFailed(PartitionKey key, String error) {
-                    LOG.warn("peer {} could not dump {}: {}", url, key.dumpKey(), error);
-                }
-            };
+            SnapshotCollector collector = new SnapshotCollector(url);
             try {
                 if (binary) {
                     SnapshotReader.read(in, limits.maxBytes(), collector);
@@ -171,7 +115,7 @@ public final class PeerRecovery {
             } catch (IOException e) {
                 throw in.explain(e);
             }
-            return out;
+            return collector.partitions();
         }
     }
 
@@ -186,7 +130,7 @@ public final class PeerRecovery {
         return 1;
     }
 
-    private long apply(PartitionKey key, Collected c) throws InterruptedException {
+    private long apply(PartitionKey key, SnapshotCollector.Collected c) throws InterruptedException {
         int blockSize = c.blockSize > 0 ? c.blockSize : fallbackBlockSize == null ? 0 : fallbackBlockSize;
         if (blockSize <= 0) {
             LOG.warn("skipped recovered partition {}: the dump has no block_size and --block-size is not set", key.dumpKey());

@@ -109,6 +109,11 @@ final class ScatteredPartition implements PartitionView {
     }
 
     @Override
+    public Future<byte[]> snapshotOf(long[] workerIds) {
+        return hosted.snapshotOf(workerIds);
+    }
+
+    @Override
     public Future<PartitionStats> stats() {
         return hosted.stats();
     }

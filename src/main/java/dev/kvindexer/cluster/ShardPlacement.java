@@ -72,6 +72,18 @@ public final class ShardPlacement {
         return out;
     }
 
+    /**
+     * Whom to ask for an instance's shard, in order: its holders as the table names them, then every other live node,
+     * never {@code self}.
+     */
+    public java.util.ArrayDeque<String> askOrder(PartitionKey key, long workerId, List<String> liveNodes, String self) {
+        java.util.LinkedHashSet<String> order = new java.util.LinkedHashSet<>(holders(shardOf(key, workerId)));
+        order.retainAll(liveNodes);
+        order.addAll(liveNodes);
+        order.remove(self);
+        return new java.util.ArrayDeque<>(order);
+    }
+
     /** Whether this member is one of the shard's holders. */
     public boolean holdsHere(PartitionKey key, long workerId) {
         return !sharded() || holders(shardOf(key, workerId)).contains(localId());

@@ -21,7 +21,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -78,7 +77,7 @@ public final class ShardQueries {
         try {
             request = ShardQueryCodec.decodeRequest(msg.body());
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
-            counters.rejected(REJECTED_SOURCE, "invalid");
+            rejected();
             msg.fail(400, "malformed shard query: " + e.getMessage());
             return;
         }
@@ -111,6 +110,26 @@ public final class ShardQueries {
         });
     }
 
+    /** A message from another member was malformed. */
+    void rejected() {
+        counters.rejected(REJECTED_SOURCE, "invalid");
+    }
+
+    /** Whether {@code node} serves the instance (holds it since registration); false when it cannot be asked. */
+    Future<Boolean> serves(String node, PartitionKey key, long workerId) {
+        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, false, new long[0], new long[] {workerId}));
+        return vertx.eventBus().<Buffer>request(ADDRESS_PREFIX + node, request, options)
+                .map(reply -> {
+                    for (long w : ShardQueryCodec.decodeReply(reply.body()).served()) {
+                        if (w == workerId) {
+                            return true;
+                        }
+                    }
+                    return false;
+                })
+                .otherwise(false);
+    }
+
     private static Future<QueryResult> localQuery(PartitionRef hosted, boolean sequence, long[] hashes) {
         return sequence ? hosted.queryBySequenceHashes(hashes) : hosted.query(hashes);
     }
@@ -137,11 +156,7 @@ public final class ShardQueries {
         String self = manager.getNodeId();
         List<String> nodes = manager.getNodes();
         for (long w : elsewhere) {
-            LinkedHashSet<String> order = new LinkedHashSet<>(placement.holders(placement.shardOf(key, w)));
-            order.retainAll(nodes);
-            order.addAll(nodes);
-            order.remove(self);
-            candidates.put(w, new ArrayDeque<>(order));
+            candidates.put(w, placement.askOrder(key, w, nodes, self));
         }
         return local.compose(r -> {
             merge.add(r);

@@ -19,8 +19,7 @@ public final class Listener {
     private final ConductorFeed conductor;
     private final AtomicReference<ListenerState> state = new AtomicReference<>(ListenerState.PENDING);
     private volatile String lastError;
-    /** Whether this node has held the stream since it was registered, so queries may take its blocks from here. */
-    private volatile boolean serving = true;
+    private volatile boolean held;
 
     public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionRef partition,
                     long generation) {
@@ -116,21 +115,31 @@ public final class Listener {
 
     /** Held by other nodes of a sharded cluster: no socket here, nothing of it in this node's index. */
     public void markRemote() {
-        serving = false;
         state.set(ListenerState.REMOTE);
     }
 
     /**
-     * Whether this node holds every block of the stream: it has run the listener since registration. A listener that
-     * took over a shard later has missed the history until it recovers it.
+     * Whether this node holds every block of the stream: a listener runs here, started at registration or after its
+     * shard's history was installed. A remote one has nothing here.
      */
     public boolean serving() {
-        return serving;
+        return state.get() != ListenerState.REMOTE && !held;
     }
 
-    /** A listener started after the stream's history began, without that history. */
-    public void markNotServing() {
-        serving = false;
+    /**
+     * To be started held: connected and subscribed, its batches buffered by ZMQ until {@link ZmqIngest#release}. Its
+     * partition does not have its history yet, so it serves no query meanwhile.
+     */
+    public void hold() {
+        held = true;
+    }
+
+    boolean held() {
+        return held;
+    }
+
+    void release() {
+        held = false;
     }
 
     public void markFailed(String error) {

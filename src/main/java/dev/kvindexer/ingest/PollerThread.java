@@ -86,9 +86,12 @@ final class PollerThread extends Thread {
         int loggedProblems;
         /** System.nanoTime() of a lost connection not yet retried, or 0. */
         long lostAt;
+        /** Connected and subscribed, but left for ZMQ to buffer (a shard hand-over installs the history first). */
+        boolean held;
 
         Subscription(Listener listener) {
             this.listener = listener;
+            this.held = listener.held();
             this.decoder = listener.conductor() != null ? null
                     : new EngineBatchDecoder(listener.blockSize(), listener.publisher().defaultLora());
             this.socket = ZmqSockets.subscriber(ctx, listener.endpoint(), maxEventBytes);
@@ -138,6 +141,18 @@ final class PollerThread extends Thread {
 
     void remove(Listener listener, Promise<Void> done) {
         commands.add(new Remove(listener, done));
+    }
+
+    /** Starts draining a held listener's socket: what ZMQ buffered meanwhile comes first. */
+    void release(Listener listener) {
+        commands.add(new Task(() -> {
+            for (Subscription s : subscriptions) {
+                if (s.listener == listener && s.held) {
+                    s.held = false;
+                    pollerStale = true;
+                }
+            }
+        }));
     }
 
     /** Runs {@code action} on this thread. */
@@ -199,6 +214,13 @@ final class PollerThread extends Thread {
                 }
                 if (pollerStale) {
                     rebuildPoller();
+                }
+                for (int i = 0; i < subscriptions.size(); i++) {
+                    Subscription s = subscriptions.get(i);
+                    if (s.held) {
+                        // As behind the closed gate: JeroMQ finishes connecting and subscribing only when touched.
+                        s.socket.getEvents();
+                    }
                 }
                 if (poller.poll(POLL_MILLIS) > 0) {
                     for (int i = 0; i < subscriptions.size(); i++) {
@@ -302,7 +324,7 @@ final class PollerThread extends Thread {
         }
         poller = ctx.createPoller(2 * subscriptions.size());
         for (Subscription s : subscriptions) {
-            poller.register(s.socket, ZMQ.Poller.POLLIN);
+            poller.register(s.socket, s.held ? 0 : ZMQ.Poller.POLLIN);
             poller.register(s.monitor, ZMQ.Poller.POLLIN);
         }
         pollerStale = false;

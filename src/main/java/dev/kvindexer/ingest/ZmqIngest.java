@@ -86,6 +86,18 @@ public final class ZmqIngest implements AutoCloseable {
         return t;
     }
 
+    /**
+     * Lets a listener started {@linkplain Listener#hold() held} deliver: its batches, buffered by ZMQ since it
+     * subscribed, reach its partition in order from now on.
+     */
+    public synchronized void release(Listener listener) {
+        listener.release();
+        PollerThread t = owners.get(listener);
+        if (t != null) {
+            t.release(listener);
+        }
+    }
+
     /** Starts receiving for the listener on the least loaded thread; completes once its socket is open or failed. */
     public synchronized Future<Void> start(Listener listener) {
         Promise<Void> done = Promise.promise();

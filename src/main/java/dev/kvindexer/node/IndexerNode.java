@@ -3,6 +3,7 @@ package dev.kvindexer.node;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.cluster.AntiEntropy;
 import dev.kvindexer.cluster.ClusterMembership;
+import dev.kvindexer.cluster.ShardHandover;
 import dev.kvindexer.cluster.ShardPlacement;
 import dev.kvindexer.cluster.ShardQueries;
 import dev.kvindexer.cluster.ClusterRegistrar;
@@ -18,7 +19,6 @@ import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
-import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
@@ -40,6 +40,7 @@ import io.vertx.core.VertxBuilder;
 import io.vertx.core.VertxOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -73,7 +74,7 @@ public final class IndexerNode {
     private record Parts(EventCounters counters, Watermarks watermarks, ZmqIngest ingest, Registry registry,
                          LocalRegistrar registrations, ClusterRegistrar clusterRegistrar,
                          ClusterMembership membership, PeerDirectory peers, AccessLog accessLog, NodeMeters meters,
-                         HazelcastInstance hazelcast, ReadyGate gate, ShardQueries shards) {
+                         HazelcastInstance hazelcast, ReadyGate gate, ShardQueries shards, ShardHandover handover) {
         boolean sharded() {
             return shards != null;
         }
@@ -116,17 +117,18 @@ public final class IndexerNode {
             if (config.clustered()) {
                 await(node.parts.membership().announce(node.advertisedUrl(config)));
                 // Subscribe to every registered worker before recovering, so nothing published meanwhile is missed.
+                // Registrations read while joining have a history elsewhere: their shards are taken over with it.
+                node.parts.registrations().deferHeldShards(node.parts.sharded());
                 await(node.parts.clusterRegistrar().start());
-                if (node.parts.sharded()) {
-                    // Joined a cluster that already had registrations: this node takes their streams from now on,
-                    // without their history, which the shards' existing holders keep serving.
-                    node.parts.registry().listeners().forEach(Listener::markNotServing);
-                }
+                node.parts.registrations().deferHeldShards(false);
             }
             await(node.registerStartupWorkers(config));
             node.recoverAndOpenGate(config);
             if (config.clustered()) {
                 node.startAntiEntropy(config.cluster().reconcileInterval());
+            }
+            if (node.parts.sharded()) {
+                node.parts.handover().rebalance();
             }
         } catch (Exception e) {
             node.close();
@@ -157,9 +159,13 @@ public final class IndexerNode {
         ClusterRegistrar clusterRegistrar = manager == null ? null
                 : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
         ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
+        ShardHandover handover = null;
         if (sharded) {
             shards[0] = new ShardQueries(vertx, manager, registry, placement, meters.cluster(), SHARD_QUERY_TIMEOUT);
             await(shards[0].start());
+            handover = new ShardHandover(vertx, manager, registry, local, placement, shards[0],
+                    config.recovery().timeout(), config.recovery().maxBytes(), Duration.ofMillis(SLOW_JOINER_MILLIS));
+            await(handover.start());
         }
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
@@ -167,7 +173,7 @@ public final class IndexerNode {
                 config.compat().loraIds());
         PeerDirectory peers = new PeerDirectory(membership);
         Parts parts = new Parts(counters, watermarks, ingest, registry, local, clusterRegistrar, membership, peers,
-                accessLog, meters, manager == null ? null : manager.getHazelcastInstance(), gate, shards[0]);
+                accessLog, meters, manager == null ? null : manager.getHazelcastInstance(), gate, shards[0], handover);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
         Readiness readiness = new Readiness(List.of(gate::reason, ingest::degradedReason));
         NodeMetrics metrics = new NodeMetrics(registry, ingest, counters, meters, membership, accessLog, memory);
@@ -180,11 +186,10 @@ public final class IndexerNode {
     private synchronized void startAntiEntropy(java.time.Duration interval) {
         ClusterMembership membership = parts.membership();
         ClusterRegistrar clusterRegistrar = parts.clusterRegistrar();
-        LocalRegistrar local = parts.registrations();
         boolean sharded = parts.sharded();
         antiEntropy = new AntiEntropy(vertx, parts.hazelcast(), interval,
                 () -> Future.join(clusterRegistrar.reconcileAll(), membership.reassert().otherwiseEmpty())
-                        .compose(v -> sharded ? local.takeNewShards() : Future.succeededFuture()).mapEmpty());
+                        .compose(v -> sharded ? parts.handover().rebalance() : Future.succeededFuture()).mapEmpty());
         antiEntropy.start();
     }
 
@@ -366,6 +371,7 @@ public final class IndexerNode {
             quietly(parts.clusterRegistrar().stop(), deadline);
         }
         if (parts.sharded()) {
+            quietly(parts.handover().stop(), deadline);
             quietly(parts.shards().stop(), deadline);
         }
         // Shutting down anyway: sockets are closed with their threads below.

@@ -134,6 +134,11 @@ final class LocalPartition implements PartitionRef {
     }
 
     @Override
+    public Future<byte[]> snapshotOf(long[] workerIds) {
+        return request(new PartitionCommand.SnapshotOf(workerIds.clone()));
+    }
+
+    @Override
     public Future<PartitionStats> stats() {
         return request(new PartitionCommand.Stats());
     }

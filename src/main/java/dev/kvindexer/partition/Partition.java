@@ -325,6 +325,22 @@ public final class Partition {
         return writer.finish();
     }
 
+    /** {@link #snapshot()} of the given instances only: their blocks, and the watermarks of their streams. */
+    public byte[] snapshotOf(long[] workerIds) {
+        java.util.Set<Long> only = new java.util.HashSet<>();
+        for (long w : workerIds) {
+            only.add(w);
+        }
+        SnapshotWriter writer = new SnapshotWriter();
+        index.dump(new InstancesOnly(only, writer), true);
+        watermarks().forEach((k, seq) -> {
+            if (only.contains(k.workerId())) {
+                writer.watermark(k.workerId(), k.dpRank(), seq);
+            }
+        });
+        return writer.finish();
+    }
+
     /** The watermark of every stream whose blocks the partition holds, in stream order. */
     private Map<StreamKey, Long> watermarks() {
         Map<StreamKey, Long> marks = new TreeMap<>(STREAM_ORDER);

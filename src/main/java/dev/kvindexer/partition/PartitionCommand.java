@@ -128,6 +128,18 @@ sealed interface PartitionCommand {
         }
     }
 
+    record SnapshotOf(long[] workerIds) implements PartitionCommand {
+        @Override
+        public boolean changesIndex() {
+            return false;
+        }
+
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.snapshotOf(workerIds);
+        }
+    }
+
     record Stats() implements PartitionCommand {
         @Override
         public boolean changesIndex() {

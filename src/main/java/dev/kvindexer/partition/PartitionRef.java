@@ -62,6 +62,12 @@ public interface PartitionRef {
     /** The same exact snapshot as {@link #dump()}, in the binary form nodes recover from (SnapshotWriter). */
     Future<byte[]> snapshot();
 
+    /**
+     * The exact snapshot of {@link #snapshot()} limited to some instances: their blocks and their streams' watermarks,
+     * what a node taking over their shard installs before it listens.
+     */
+    Future<byte[]> snapshotOf(long[] workerIds);
+
     /** Size figures for /metrics. */
     Future<PartitionStats> stats();
 }

@@ -10,6 +10,7 @@ import dev.kvindexer.partition.StreamSpec;
 import io.vertx.core.Future;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +26,11 @@ public final class LocalRegistrar implements Registrar {
     private final PartitionHost host;
     private final ZmqIngest ingest;
     private final ShardFilter shards;
+    /**
+     * While a node joins a sharded cluster, the registrations it reads already have a history elsewhere: their
+     * listeners start remote here, and a hand-over installs that history before listening ({@link #takeOver}).
+     */
+    private volatile boolean deferHeldShards;
 
     /** {@code host} must be the one {@code registry} allocates its partitions from. */
     public LocalRegistrar(Registry registry, PartitionHost host, ZmqIngest ingest) {
@@ -70,7 +76,7 @@ public final class LocalRegistrar implements Registrar {
 
     /** Opens the listener's generation in its partition, then its socket, so no batch precedes its stream. */
     private Future<Void> start(PartitionRef partition, Listener listener) {
-        if (!shards.holdsHere(partition.key(), listener.workerId())) {
+        if (deferHeldShards || !shards.holdsHere(partition.key(), listener.workerId())) {
             listener.markRemote();
             return Future.succeededFuture();
         }
@@ -145,23 +151,58 @@ public final class LocalRegistrar implements Registrar {
         return host.stop(partition);
     }
 
+    /** See {@link #deferHeldShards}: on while the node reads the cluster's registrations as it joins. */
+    public void deferHeldShards(boolean defer) {
+        deferHeldShards = defer;
+    }
+
     /**
-     * Starts the listeners of remote instances whose shard this node now holds (after a membership change). They take
-     * the stream from now on, without its history, so they do not serve queries.
+     * Takes over an instance whose listeners are remote here, without loss: its listeners start held (subscribed,
+     * ZMQ buffering), {@code install} then puts its history into the partition (a snapshot taken after the
+     * subscriptions, with its streams' watermarks), and only then do the buffered batches flow: those the snapshot
+     * covers are dropped as stale, the rest apply, and a gap is replayed. If {@code install} fails the instance is
+     * remote again.
      */
-    public Future<Void> takeNewShards() {
-        List<Future<Void>> started = new ArrayList<>();
-        for (Listener l : registry.listeners()) {
-            if (l.state() == ListenerState.REMOTE && shards.holdsHere(l.partitionKey(), l.workerId())) {
-                Listener next = registry.restartRemote(l);
-                if (next != null) {
-                    next.markNotServing();
-                    LOG.info("this node now holds the shard of {}; listening without its history", next);
-                    started.add(start(next.partition(), next));
-                }
+    public Future<Void> takeOver(List<Listener> remote, Function<PartitionRef, Future<Void>> install) {
+        PartitionRef partition = remote.get(0).partition();
+        long workerId = remote.get(0).workerId();
+        List<Listener> started = new ArrayList<>();
+        List<Future<Void>> starts = new ArrayList<>();
+        for (Listener l : remote) {
+            Listener next = registry.restartRemote(l);
+            if (next != null) {
+                next.hold();
+                started.add(next);
+                starts.add(start(partition, next));
             }
         }
-        return Future.join(started).mapEmpty();
+        return Future.all(starts)
+                .compose(v -> install.apply(partition))
+                .onSuccess(v -> started.forEach(ingest::release))
+                .recover(t -> {
+                    List<Future<Void>> stops = new ArrayList<>();
+                    for (Listener l : started) {
+                        if (registry.toRemote(l) != null) {
+                            stops.add(ingest.stop(l));
+                        }
+                    }
+                    return Future.join(stops)
+                            .compose(v -> partition.removeStreams(workerId, -1, true))
+                            .transform(ignored -> Future.failedFuture(t));
+                });
+    }
+
+    /** Stops an instance's listeners and drops its blocks: other nodes hold its shard now. */
+    public Future<Void> letGo(List<Listener> listeners) {
+        Listener first = listeners.get(0);
+        List<Future<Void>> stops = new ArrayList<>();
+        for (Listener l : listeners) {
+            Listener remote = registry.toRemote(l);
+            if (remote != null) {
+                stops.add(ingest.stop(l));
+            }
+        }
+        return Future.all(stops).compose(v -> first.partition().removeStreams(first.workerId(), -1, true));
     }
 
     /** Stops every listener (shutdown). */

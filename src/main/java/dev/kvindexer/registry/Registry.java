@@ -255,6 +255,18 @@ public final class Registry {
         return next;
     }
 
+    /** A remote generation in place of a listener that is still registered, or null when it is gone or replaced. */
+    public synchronized Listener toRemote(Listener listener) {
+        Worker worker = byId.get(listener.workerId());
+        if (worker == null || worker.listeners.get(listener.dpRank()) != listener) {
+            return null;
+        }
+        Listener next = listener.nextGeneration(nextGeneration++);
+        next.markRemote();
+        worker.listeners.put(listener.dpRank(), next);
+        return next;
+    }
+
     private Listener existing(long workerId, int dpRank) throws RegistryException {
         Worker worker = byId.get(workerId);
         if (worker == null) {

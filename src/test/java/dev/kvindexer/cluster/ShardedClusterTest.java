@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
@@ -18,6 +19,7 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -33,6 +35,7 @@ import org.junit.jupiter.api.Test;
  */
 class ShardedClusterTest {
     private static final int ENGINES = 6;
+    private static final int SHORT_RING = 3;
 
     private final ClusterNodes cluster = new ClusterNodes();
     private final ClusterFixture fixture = new ClusterFixture();
@@ -47,10 +50,16 @@ class ShardedClusterTest {
         }
     }
 
+    private IndexerNode node(int replicationFactor) throws Exception {
+        // Reconciles (and shard hand-overs) every second, so a test need not wait for the default ten.
+        return cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(replicationFactor)
+                .withReconcileInterval(Duration.ofSeconds(1))));
+    }
+
     private List<IndexerNode> start(int nodes, int replicationFactor) throws Exception {
         List<IndexerNode> out = new ArrayList<>();
         for (int i = 0; i < nodes; i++) {
-            out.add(cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(replicationFactor))));
+            out.add(node(replicationFactor));
         }
         Await.until("partition table settled", ClusterFixture.WAIT,
                 () -> out.stream().allMatch(n -> n.hazelcast().getPartitionService().isClusterSafe()));
@@ -61,9 +70,15 @@ class ShardedClusterTest {
     /** Engines registered through the cluster's first node and with the reference, each fed prompts. */
     private List<SimulatedEngine> feed(List<IndexerNode> nodes, int replicationFactor, List<int[]> prompts)
             throws Exception {
+        return feed(nodes, replicationFactor, prompts, EngineConfig.local(0, 0).replayCapacity());
+    }
+
+    /** As above, with engines that can replay only their last {@code ring} batches. */
+    private List<SimulatedEngine> feed(List<IndexerNode> nodes, int replicationFactor, List<int[]> prompts, int ring)
+            throws Exception {
         List<SimulatedEngine> engines = new ArrayList<>();
         for (int i = 0; i < ENGINES; i++) {
-            SimulatedEngine e = fixture.engine(101 + i);
+            SimulatedEngine e = fixture.engine(EngineConfig.local(101 + i, 0).withReplayCapacity(ring));
             fixture.register(nodes.get(0).httpPort(), e);
             fixture.register(reference.httpPort(), e);
             engines.add(e);
@@ -167,6 +182,57 @@ class ShardedClusterTest {
         cluster.stop(nodes.get(1));
         List<IndexerNode> left = List.of(nodes.get(0), nodes.get(2));
         awaitExactAnswers(left, prompts);
+        // Two nodes left and two replicas wanted: the shards the leaver held are handed to the other survivor.
+        Await.until("both survivors hold every instance", ClusterFixture.WAIT,
+                () -> left.stream().allMatch(n -> heldHere(n).size() == ENGINES));
+        Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new));
+        for (IndexerNode n : left) {
+            fixture.awaitBlocks("a survivor holds every block", n.httpPort(), truth, () -> "");
+        }
+        awaitExactAnswers(left, prompts);
+    }
+
+    @Test
+    void aJoiningNodeTakesOverItsShardsWithTheirHistoryAndTheFormerHoldersLetGo() throws Exception {
+        List<IndexerNode> nodes = new ArrayList<>(start(2, 2));
+        List<int[]> prompts = new ArrayList<>();
+        // The engines replay only their last few batches and published more before the join, so the history of a
+        // shard on the new node can only come from the hand-over's snapshot.
+        List<SimulatedEngine> engines = feed(nodes, 2, prompts, SHORT_RING);
+        for (SimulatedEngine e : engines) {
+            assertTrue(e.totalBatches() > 2 * SHORT_RING, "engine " + e.instanceId() + " published " + e.totalBatches());
+        }
+        awaitExactAnswers(nodes, prompts);
+
+        IndexerNode third = node(2);
+        nodes.add(third);
+        Await.until("each instance on exactly two of three nodes, some on the new one", ClusterFixture.WAIT, () -> {
+            Map<Long, Integer> count = new HashMap<>();
+            for (IndexerNode n : nodes) {
+                heldHere(n).forEach(w -> count.merge(w, 1, Integer::sum));
+            }
+            return !heldHere(third).isEmpty() && count.size() == ENGINES
+                    && count.values().stream().allMatch(c -> c == 2);
+        });
+        // Published while and after the shards moved: the new holder resumes each stream after its snapshot.
+        SyntheticPrompts more = SyntheticPrompts.standard(23, ClusterFixture.BLOCK);
+        for (int i = 0; i < 30; i++) {
+            int[] p = more.next();
+            prompts.add(p);
+            engines.get(i % ENGINES).submit(p);
+        }
+        ClusterFixture.awaitIdle(engines.toArray(SimulatedEngine[]::new));
+        Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new));
+        fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(), truth, () -> "");
+        for (IndexerNode n : nodes) {
+            Set<Long> here = heldHere(n);
+            Set<HeldBlock> expected = new HashSet<>();
+            truth.stream().filter(b -> here.contains(b.worker())).forEach(expected::add);
+            fixture.awaitBlocks("a node holds exactly its shards' blocks, history included", n.httpPort(), expected,
+                    () -> " on the node holding " + here + " (now " + heldHere(n) + "), workers "
+                            + fixture.workers(n.httpPort()) + ", warnings " + n.counters().warningSnapshot() + ", applied " + n.counters().appliedSnapshot());
+        }
+        awaitExactAnswers(nodes, prompts);
     }
 
     @Test

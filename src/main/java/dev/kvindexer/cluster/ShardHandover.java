@@ -1,0 +1,231 @@
+package dev.kvindexer.cluster;
+
+import dev.kvindexer.dump.SnapshotReader;
+import dev.kvindexer.dump.SnapshotWriter;
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.ingest.ListenerState;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PartitionView;
+import dev.kvindexer.partition.PeerSnapshot;
+import dev.kvindexer.registry.LocalRegistrar;
+import dev.kvindexer.registry.Registry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.spi.cluster.ClusterManager;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves shards between nodes without loss as Hazelcast's partition table changes (joins, leaves, failures). A node
+ * that now holds an instance's shard takes the instance's exact snapshot from a node that serves it, installs it, and
+ * only then listens: its streams resume from the snapshot's watermarks and the engine replays what came in between
+ * (DESIGN "Exact recovery"). A node that no longer holds a shard lets it go once every current holder serves it.
+ */
+public final class ShardHandover {
+    private static final Logger LOG = LoggerFactory.getLogger(ShardHandover.class);
+    static final String ADDRESS_PREFIX = "kvindexer.shard.snapshot.";
+
+    private final Vertx vertx;
+    private final ClusterManager manager;
+    private final Registry registry;
+    private final LocalRegistrar local;
+    private final ShardPlacement placement;
+    private final ShardQueries queries;
+    private final DeliveryOptions options;
+    private final long maxBytes;
+    private final Duration settle;
+    private final AtomicBoolean running = new AtomicBoolean();
+    private MessageConsumer<Buffer> consumer;
+
+    /**
+     * {@code maxBytes} bounds a snapshot taken from another node, as for recovery from peers; {@code settle} is how
+     * long a held listener's subscription is given to reach its engine before the snapshot is taken.
+     */
+    public ShardHandover(Vertx vertx, ClusterManager manager, Registry registry, LocalRegistrar local,
+                         ShardPlacement placement, ShardQueries queries, Duration timeout, long maxBytes,
+                         Duration settle) {
+        this.vertx = vertx;
+        this.manager = manager;
+        this.registry = registry;
+        this.local = local;
+        this.placement = placement;
+        this.queries = queries;
+        this.options = new DeliveryOptions().setSendTimeout(timeout.toMillis());
+        this.maxBytes = maxBytes;
+        this.settle = settle;
+    }
+
+    /** Starts giving other nodes the snapshots of the instances this node serves. */
+    public Future<Void> start() {
+        consumer = vertx.eventBus().consumer(ADDRESS_PREFIX + manager.getNodeId(), this::giveSnapshot);
+        return consumer.completion();
+    }
+
+    public Future<Void> stop() {
+        return consumer == null ? Future.succeededFuture() : consumer.unregister();
+    }
+
+    private void giveSnapshot(Message<Buffer> msg) {
+        ShardQueryCodec.Request request;
+        try {
+            request = ShardQueryCodec.decodeRequest(msg.body());
+        } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+            queries.rejected();
+            msg.fail(400, "malformed shard snapshot request: " + e.getMessage());
+            return;
+        }
+        PartitionKey key = request.key();
+        PartitionRef partition = registry.partition(key).orElse(null);
+        for (long w : request.workers()) {
+            if (partition == null || !key.equals(registry.partitionOf(w)) || !registry.servesHere(w)) {
+                msg.fail(404, "instance " + Long.toUnsignedString(w) + " is not served here");
+                return;
+            }
+        }
+        PartitionRef hosted = partition instanceof PartitionView v ? v.hosted() : partition;
+        hosted.snapshotOf(request.workers()).onComplete(ar -> {
+            if (ar.failed()) {
+                msg.fail(500, String.valueOf(ar.cause().getMessage()));
+                return;
+            }
+            byte[] payload = ar.result();
+            msg.reply(Buffer.buffer(SnapshotWriter.header())
+                    .appendBytes(SnapshotWriter.sectionHead(key, hosted.blockSize(), payload.length))
+                    .appendBytes(payload).appendBytes(SnapshotWriter.end()));
+        });
+    }
+
+    /**
+     * One pass over this node's instances: takes over the shards it now holds, then lets go of those it no longer
+     * holds. A pass already running makes this one a no-op; a failed step is retried by the next pass.
+     */
+    public Future<Void> rebalance() {
+        if (!running.compareAndSet(false, true)) {
+            return Future.succeededFuture();
+        }
+        Map<Long, List<Listener>> take = new LinkedHashMap<>();
+        Map<Long, List<Listener>> give = new LinkedHashMap<>();
+        for (Listener l : registry.listeners()) {
+            boolean holds = placement.holdsHere(l.partitionKey(), l.workerId());
+            if (l.state() == ListenerState.REMOTE && holds) {
+                take.computeIfAbsent(l.workerId(), w -> new ArrayList<>()).add(l);
+            } else if (l.state() != ListenerState.REMOTE && !holds) {
+                give.computeIfAbsent(l.workerId(), w -> new ArrayList<>()).add(l);
+            }
+        }
+        Future<Void> chain = Future.succeededFuture();
+        for (List<Listener> ls : take.values()) {
+            chain = chain.compose(v -> takeOver(ls).recover(t -> {
+                LOG.warn("taking over the shard of instance {} failed; the next pass retries: {}",
+                        Long.toUnsignedString(ls.get(0).workerId()), t.getMessage());
+                return Future.succeededFuture();
+            }));
+        }
+        for (List<Listener> ls : give.values()) {
+            chain = chain.compose(v -> letGo(ls).recover(t -> {
+                LOG.warn("letting go of the shard of instance {} failed; the next pass retries: {}",
+                        Long.toUnsignedString(ls.get(0).workerId()), t.getMessage());
+                return Future.succeededFuture();
+            }));
+        }
+        return chain.eventually(() -> {
+            running.set(false);
+            return Future.succeededFuture();
+        });
+    }
+
+    /**
+     * Takes the instance over from a node that serves it: its listeners here start held, and after
+     * {@link #settle} (for their subscriptions to reach the engine) the snapshot is taken there and installed here.
+     */
+    private Future<Void> takeOver(List<Listener> remote) {
+        Listener first = remote.get(0);
+        PartitionKey key = first.partitionKey();
+        long worker = first.workerId();
+        ArrayDeque<String> candidates = placement.askOrder(key, worker, manager.getNodes(), manager.getNodeId());
+        // Ask first who serves it, so an instance nobody serves costs no subscription.
+        return firstServing(key, worker, candidates).compose(server -> {
+            candidates.addFirst(server);
+            return local.takeOver(remote, hosted -> vertx.timer(settle.toMillis())
+                    .compose(t -> fetch(key, worker, candidates))
+                    .compose(snapshot -> {
+                        LOG.info("taking over the shard of instance {} in {} ({} events)", Long.toUnsignedString(worker),
+                                key.dumpKey(), snapshot.events().size());
+                        return hosted.recover(snapshot);
+                    }));
+        });
+    }
+
+    private Future<String> firstServing(PartitionKey key, long worker, ArrayDeque<String> candidates) {
+        String node = candidates.poll();
+        if (node == null) {
+            return Future.failedFuture("no live node serves instance " + Long.toUnsignedString(worker));
+        }
+        return queries.serves(node, key, worker)
+                .compose(yes -> yes ? Future.succeededFuture(node) : firstServing(key, worker, candidates));
+    }
+
+    private Future<PeerSnapshot> fetch(PartitionKey key, long worker, ArrayDeque<String> candidates) {
+        String node = candidates.poll();
+        if (node == null) {
+            return Future.failedFuture("no live node serves instance " + Long.toUnsignedString(worker));
+        }
+        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, false, new long[0], new long[] {worker}));
+        return vertx.eventBus().<Buffer>request(ADDRESS_PREFIX + node, request, options)
+                .compose(reply -> vertx.<PeerSnapshot>executeBlocking(() -> parse(node, key, reply.body()), false))
+                .recover(t -> {
+                    LOG.debug("node {} gave no snapshot of instance {}: {}", node, Long.toUnsignedString(worker), t.toString());
+                    return fetch(key, worker, candidates);
+                });
+    }
+
+    private PeerSnapshot parse(String node, PartitionKey key, Buffer body) throws IOException {
+        SnapshotCollector collector = new SnapshotCollector("node " + node);
+        SnapshotReader.read(new ByteArrayInputStream(body.getBytes()), maxBytes, collector);
+        SnapshotCollector.Collected c = collector.partitions().get(key);
+        if (c == null || !c.exact) {
+            throw new IOException("the snapshot of node " + node + " lacks an exact section for " + key.dumpKey());
+        }
+        return c.snapshot();
+    }
+
+    /** Stops listening and drops the instance's blocks once every current holder of its shard serves it. */
+    private Future<Void> letGo(List<Listener> listeners) {
+        Listener first = listeners.get(0);
+        PartitionKey key = first.partitionKey();
+        long worker = first.workerId();
+        List<String> holders = placement.holders(placement.shardOf(key, worker));
+        holders.retainAll(manager.getNodes());
+        if (holders.isEmpty() || holders.contains(manager.getNodeId())) {
+            return Future.succeededFuture();
+        }
+        List<Future<Boolean>> asks = new ArrayList<>();
+        for (String node : holders) {
+            asks.add(queries.serves(node, key, worker));
+        }
+        return Future.all(asks).compose(all -> {
+            for (int i = 0; i < asks.size(); i++) {
+                if (!asks.get(i).result()) {
+                    return Future.succeededFuture();
+                }
+            }
+            LOG.info("letting go of the shard of instance {} in {}: {} serve it", Long.toUnsignedString(worker),
+                    key.dumpKey(), holders);
+            return local.letGo(listeners);
+        });
+    }
+}

@@ -1,0 +1,93 @@
+package dev.kvindexer.cluster;
+
+import dev.kvindexer.dump.DumpHandler;
+import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.partition.PeerSnapshot;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Collects a peer's dump or snapshot, partition by partition, into what {@link PeerSnapshot} installs: events in
+ * order, each block's further copies after every event of the document, and the streams' watermarks.
+ */
+final class SnapshotCollector implements DumpHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(SnapshotCollector.class);
+
+    /** One partition of the document. */
+    static final class Collected {
+        int blockSize;
+        final List<PeerSnapshot.Event> events = new ArrayList<>();
+        final List<PeerSnapshot.Event> extraCopies = new ArrayList<>();
+        final List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
+        boolean exact;
+        /** Events of the document: ref_counts and a snapshot's copies name these by place. */
+        int documentEvents;
+
+        /** The snapshot to install: the copies go after every event of the document. */
+        PeerSnapshot snapshot() {
+            List<PeerSnapshot.Event> all = new ArrayList<>(events.size() + extraCopies.size());
+            all.addAll(events);
+            all.addAll(extraCopies);
+            return new PeerSnapshot(all, watermarks, exact);
+        }
+    }
+
+    private final String source;
+    private final Map<PartitionKey, Collected> partitions = new LinkedHashMap<>();
+    private Collected current;
+
+    /** {@code source} names the peer in log lines. */
+    SnapshotCollector(String source) {
+        this.source = source;
+    }
+
+    Map<PartitionKey, Collected> partitions() {
+        return partitions;
+    }
+
+    @Override
+    public void partition(PartitionKey key, int blockSize) {
+        current = partitions.computeIfAbsent(key, k -> new Collected());
+        current.blockSize = blockSize;
+    }
+
+    @Override
+    public void event(long workerId, int dpRank, KvEvent event) {
+        current.events.add(new PeerSnapshot.Event(workerId, dpRank, event));
+        current.documentEvents++;
+    }
+
+    @Override
+    public void copies(int eventIndex, int copies) throws IOException {
+        if (eventIndex >= current.documentEvents) {
+            throw new IOException("ref_counts names event " + eventIndex + " of " + current.documentEvents);
+        }
+        // Storing the same block again is what raises its count (SPEC §4.14). A snapshot's copies come between its
+        // events, which they name by place; they are applied after every event of the document.
+        PeerSnapshot.Event e = current.events.get(eventIndex);
+        for (int i = 1; i < copies; i++) {
+            current.extraCopies.add(e);
+        }
+    }
+
+    @Override
+    public void exactSnapshot() {
+        current.exact = true;
+    }
+
+    @Override
+    public void watermark(long workerId, int dpRank, long seq) {
+        current.watermarks.add(new PeerSnapshot.StreamWatermark(workerId, dpRank, seq));
+    }
+
+    @Override
+    public void partitionFailed(PartitionKey key, String error) {
+        LOG.warn("peer {} could not dump {}: {}", source, key.dumpKey(), error);
+    }
+}
