@@ -1,0 +1,155 @@
+package dev.kvindexer.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.sim.EngineConfig;
+import dev.kvindexer.sim.HeldBlock;
+import dev.kvindexer.sim.SimulatedEngine;
+import dev.kvindexer.sim.SyntheticPrompts;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ChildNode;
+import dev.kvindexer.support.ClusterNodes;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A sharded cluster (R = 2) of one node in this JVM and two in JVMs of their own loses one child to SIGKILL while
+ * engines publish: the survivors take over the dead node's replicas, and every query on the surviving in-JVM node
+ * answers exactly what a standalone node fed the same engines answers.
+ */
+class ShardedCrashTest {
+    private static final int ENGINES = 8;
+    private static final Duration START = Duration.ofSeconds(60);
+
+    private final ClusterNodes cluster = new ClusterNodes();
+    private final ClusterFixture fixture = new ClusterFixture();
+    private final List<ChildNode> children = new ArrayList<>();
+    private IndexerNode reference;
+    @TempDir
+    Path logs;
+
+    @AfterEach
+    void stop() {
+        children.forEach(ChildNode::close);
+        fixture.close();
+        cluster.close();
+        if (reference != null) {
+            reference.close();
+        }
+    }
+
+    private ChildNode child(String name) {
+        ChildNode c = ChildNode.start(logs, name, List.of("--cluster", "--cluster-name", cluster.name(),
+                "--cluster-members", "127.0.0.1", "--cluster-host", "127.0.0.1", "--threads", "2", "--ingest-threads", "1",
+                "--cluster-reconcile-interval", "1", "--replication-factor", "2"));
+        children.add(c);
+        return c;
+    }
+
+    private String logs() {
+        StringBuilder sb = new StringBuilder();
+        children.forEach(c -> sb.append("\n--- child log:\n").append(c.tail()));
+        return sb.toString();
+    }
+
+    private String query(int port, int[] prompt) {
+        JsonArray tokens = new JsonArray();
+        for (int t : prompt) {
+            tokens.add(t);
+        }
+        HttpResponse<String> r = fixture.http(port).post("/query",
+                new JsonObject().put("model_name", ClusterFixture.MODEL).put("token_ids", tokens).encode());
+        return r.statusCode() + (r.headers().firstValue("x-kvindexer-missing-instances").isPresent() ? " missing " : " ")
+                + r.body();
+    }
+
+    @Test
+    void aNodeKilledUnderLoadLosesNoAnswer() throws Exception {
+        IndexerNode survivor = cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(2)
+                .withReconcileInterval(Duration.ofSeconds(1))));
+        ChildNode doomed = child("doomed");
+        ChildNode other = child("other");
+        doomed.awaitReady(START);
+        other.awaitReady(START);
+        Await.equal("cluster members", START, 3, () -> survivor.hazelcast().getCluster().getMembers().size());
+        reference = IndexerNode.start(ServeConfig.local(0));
+
+        List<SimulatedEngine> engines = new ArrayList<>();
+        for (int i = 0; i < ENGINES; i++) {
+            SimulatedEngine e = fixture.engine(EngineConfig.local(901 + i, 0));
+            engines.add(e);
+            fixture.register(survivor.httpPort(), e);
+            fixture.register(reference.httpPort(), e);
+        }
+        for (SimulatedEngine e : engines) {
+            ClusterFixture.awaitSubscribers(e, 3);
+        }
+
+        SyntheticPrompts source = SyntheticPrompts.standard(901, ClusterFixture.BLOCK);
+        List<int[]> prompts = new ArrayList<>();
+        AtomicBoolean publishing = new AtomicBoolean(true);
+        Thread traffic = new Thread(() -> {
+            for (int i = 0; publishing.get(); i++) {
+                int[] p = source.next();
+                synchronized (prompts) {
+                    prompts.add(p);
+                }
+                engines.get(i % ENGINES).submit(p);
+                LockSupport.parkNanos(3_000_000);
+            }
+        }, "traffic");
+        traffic.start();
+        try {
+            long before = engines.get(0).totalBatches();
+            Await.until("traffic before the kill", START, () -> engines.get(0).totalBatches() > before + 10);
+            doomed.kill();
+            Await.equal("the killed node is gone", START, 2, () -> survivor.hazelcast().getCluster().getMembers().size());
+            long afterKill = engines.get(0).totalBatches();
+            Await.until("traffic after the kill", START, () -> engines.get(0).totalBatches() > afterKill + 10);
+        } finally {
+            publishing.set(false);
+            traffic.join();
+        }
+        ClusterFixture.awaitIdle(engines.toArray(new SimulatedEngine[0]));
+        Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(new SimulatedEngine[0]));
+        fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(), truth, () -> "");
+
+        // Two nodes left with two replicas wanted: both hold every instance again, history included.
+        for (int port : List.of(survivor.httpPort(), other.httpPort())) {
+            fixture.awaitBlocks("node " + port + " holds what the engines hold", port, truth, this::logs);
+        }
+        List<int[]> asked;
+        synchronized (prompts) {
+            asked = new ArrayList<>(prompts.subList(Math.max(0, prompts.size() - 40), prompts.size()));
+        }
+        assertTrue(asked.size() > 10, "prompts were published: " + asked.size());
+        Set<String> differences = new HashSet<>();
+        Await.until("every answer equals the standalone node's", ClusterFixture.WAIT, () -> {
+            differences.clear();
+            for (int[] p : asked) {
+                String expected = query(reference.httpPort(), p);
+                for (int port : List.of(survivor.httpPort(), other.httpPort())) {
+                    String got = query(port, p);
+                    if (!expected.equals(got)) {
+                        differences.add(port + ": " + got + " vs " + expected);
+                    }
+                }
+            }
+            return differences.isEmpty();
+        });
+    }
+}
