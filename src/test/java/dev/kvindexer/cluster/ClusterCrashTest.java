@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,40 +39,31 @@ class ClusterCrashTest {
 
     private final ClusterNodes cluster = new ClusterNodes();
     private final ClusterFixture fixture = new ClusterFixture();
-    private final List<ChildNode> children = new ArrayList<>();
     @TempDir
     Path logs;
+    private ChildMembers children;
+
+    @BeforeEach
+    void children() {
+        children = new ChildMembers(logs, cluster.name());
+    }
 
     @AfterEach
     void stop() {
-        children.forEach(ChildNode::close);
+        children.close();
         fixture.close();
         cluster.close();
     }
 
-    private ChildNode child(String name) throws Exception {
-        ChildNode c = ChildNode.start(logs, name, List.of("--cluster", "--cluster-name", cluster.name(),
-                "--cluster-members", "127.0.0.1", "--cluster-host", "127.0.0.1", "--threads", "2", "--ingest-threads", "1",
-                "--cluster-reconcile-interval", "1"));
-        children.add(c);
-        return c;
-    }
-
     /** Starts two child nodes side by side and waits for both. */
     private List<Integer> startTwo(String round) throws Exception {
-        ChildNode a = child(round + "-a");
-        ChildNode b = child(round + "-b");
+        ChildNode a = children.start(round + "-a");
+        ChildNode b = children.start(round + "-b");
         return List.of(a.awaitReady(START), b.awaitReady(START));
     }
 
     private void awaitMembers(IndexerNode node, int n) {
         Await.equal("cluster members", START, n, () -> node.hazelcast().getCluster().getMembers().size());
-    }
-
-    private String logs() {
-        StringBuilder sb = new StringBuilder();
-        children.forEach(c -> sb.append("\n--- child log:\n").append(c.tail()));
-        return sb.toString();
     }
 
     @Test
@@ -102,7 +94,7 @@ class ClusterCrashTest {
         try {
             long before = engines.get(0).totalBatches();
             Await.until("traffic before the crash", START, () -> engines.get(0).totalBatches() > before + 20);
-            for (ChildNode c : List.copyOf(children)) {
+            for (ChildNode c : children.all()) {
                 c.kill();
             }
             awaitMembers(survivor, 1);
@@ -125,9 +117,9 @@ class ClusterCrashTest {
                 try {
                     Await.equal("/workers of node " + port, ClusterFixture.WAIT, workers, () -> fixture.sharedWorkers(port));
                 } catch (AssertionError e) {
-                    throw new AssertionError(e.getMessage() + logs(), e);
+                    throw new AssertionError(e.getMessage() + children.logs(), e);
                 }
-                fixture.awaitBlocks("node " + port + " holds what the engines hold", port, truth, this::logs);
+                fixture.awaitBlocks("node " + port + " holds what the engines hold", port, truth, children::logs);
             }
         } finally {
             publishing.set(false);

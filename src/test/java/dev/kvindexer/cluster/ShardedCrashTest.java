@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,33 +38,24 @@ class ShardedCrashTest {
 
     private final ClusterNodes cluster = new ClusterNodes();
     private final ClusterFixture fixture = new ClusterFixture();
-    private final List<ChildNode> children = new ArrayList<>();
     private IndexerNode reference;
     @TempDir
     Path logs;
+    private ChildMembers children;
+
+    @BeforeEach
+    void children() {
+        children = new ChildMembers(logs, cluster.name());
+    }
 
     @AfterEach
     void stop() {
-        children.forEach(ChildNode::close);
+        children.close();
         fixture.close();
         cluster.close();
         if (reference != null) {
             reference.close();
         }
-    }
-
-    private ChildNode child(String name) {
-        ChildNode c = ChildNode.start(logs, name, List.of("--cluster", "--cluster-name", cluster.name(),
-                "--cluster-members", "127.0.0.1", "--cluster-host", "127.0.0.1", "--threads", "2", "--ingest-threads", "1",
-                "--cluster-reconcile-interval", "1", "--replication-factor", "2"));
-        children.add(c);
-        return c;
-    }
-
-    private String logs() {
-        StringBuilder sb = new StringBuilder();
-        children.forEach(c -> sb.append("\n--- child log:\n").append(c.tail()));
-        return sb.toString();
     }
 
     private String query(int port, int[] prompt) {
@@ -81,8 +73,8 @@ class ShardedCrashTest {
     void aNodeKilledUnderLoadLosesNoAnswer() throws Exception {
         IndexerNode survivor = cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(2)
                 .withReconcileInterval(Duration.ofSeconds(1))));
-        ChildNode doomed = child("doomed");
-        ChildNode other = child("other");
+        ChildNode doomed = children.start("doomed", "--replication-factor", "2");
+        ChildNode other = children.start("other", "--replication-factor", "2");
         doomed.awaitReady(START);
         other.awaitReady(START);
         Await.equal("cluster members", START, 3, () -> survivor.hazelcast().getCluster().getMembers().size());
@@ -130,7 +122,7 @@ class ShardedCrashTest {
 
         // Two nodes left with two replicas wanted: both hold every instance again, history included.
         for (int port : List.of(survivor.httpPort(), other.httpPort())) {
-            fixture.awaitBlocks("node " + port + " holds what the engines hold", port, truth, this::logs);
+            fixture.awaitBlocks("node " + port + " holds what the engines hold", port, truth, children::logs);
         }
         List<int[]> asked;
         synchronized (prompts) {

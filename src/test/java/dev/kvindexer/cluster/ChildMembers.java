@@ -1,0 +1,49 @@
+package dev.kvindexer.cluster;
+
+import dev.kvindexer.support.ChildNode;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Members of a test cluster in JVMs of their own (so they can be SIGKILLed), with their logs for a failure report. */
+final class ChildMembers implements AutoCloseable {
+    private final Path logs;
+    private final String clusterName;
+    private final List<ChildNode> children = new ArrayList<>();
+
+    ChildMembers(Path logs, String clusterName) {
+        this.logs = logs;
+        this.clusterName = clusterName;
+    }
+
+    /** Starts a member that reconciles every second; {@code extra} flags are added to its command line. */
+    ChildNode start(String name, String... extra) {
+        List<String> args = new ArrayList<>(List.of("--cluster", "--cluster-name", clusterName,
+                "--cluster-members", "127.0.0.1", "--cluster-host", "127.0.0.1", "--threads", "2", "--ingest-threads", "1",
+                "--cluster-reconcile-interval", "1"));
+        args.addAll(List.of(extra));
+        ChildNode c = ChildNode.start(logs, name, args);
+        synchronized (children) {
+            children.add(c);
+        }
+        return c;
+    }
+
+    List<ChildNode> all() {
+        synchronized (children) {
+            return List.copyOf(children);
+        }
+    }
+
+    /** The tail of every member's log. */
+    String logs() {
+        StringBuilder sb = new StringBuilder();
+        all().forEach(c -> sb.append("\n--- child log:\n").append(c.tail()));
+        return sb.toString();
+    }
+
+    @Override
+    public void close() {
+        all().forEach(ChildNode::close);
+    }
+}
