@@ -3,6 +3,7 @@ package dev.kvindexer.cluster;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.partition.MergedPartition;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionStats;
 import dev.kvindexer.partition.PartitionView;
@@ -98,14 +99,15 @@ final class ScatteredPartition implements PartitionView {
         return hosted.applyStandard(events);
     }
 
+    /** The whole partition, every instance of the cluster, as one node holding all would dump it. */
     @Override
     public Future<String> dump() {
-        return hosted.dump();
+        return queries.whole(hosted).map(MergedPartition::json);
     }
 
     @Override
     public Future<byte[]> snapshot() {
-        return hosted.snapshot();
+        return queries.whole(hosted).map(MergedPartition::snapshot);
     }
 
     @Override

@@ -1,24 +1,18 @@
 package dev.kvindexer.cluster;
 
-import dev.kvindexer.dump.SnapshotReader;
-import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionView;
-import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.spi.cluster.ClusterManager;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -45,27 +39,19 @@ public final class ShardHandover {
     private final LocalRegistrar local;
     private final ShardPlacement placement;
     private final ShardQueries queries;
-    private final DeliveryOptions options;
-    private final long maxBytes;
     private final Duration settle;
     private final AtomicBoolean running = new AtomicBoolean();
     private MessageConsumer<Buffer> consumer;
 
-    /**
-     * {@code maxBytes} bounds a snapshot taken from another node, as for recovery from peers; {@code settle} is how
-     * long a held listener's subscription is given to reach its engine before the snapshot is taken.
-     */
+    /** {@code settle} is how long a held listener's subscription is given to reach its engine before the snapshot. */
     public ShardHandover(Vertx vertx, ClusterManager manager, Registry registry, LocalRegistrar local,
-                         ShardPlacement placement, ShardQueries queries, Duration timeout, long maxBytes,
-                         Duration settle) {
+                         ShardPlacement placement, ShardQueries queries, Duration settle) {
         this.vertx = vertx;
         this.manager = manager;
         this.registry = registry;
         this.local = local;
         this.placement = placement;
         this.queries = queries;
-        this.options = new DeliveryOptions().setSendTimeout(timeout.toMillis());
-        this.maxBytes = maxBytes;
         this.settle = settle;
     }
 
@@ -102,10 +88,7 @@ public final class ShardHandover {
                 msg.fail(500, String.valueOf(ar.cause().getMessage()));
                 return;
             }
-            byte[] payload = ar.result();
-            msg.reply(Buffer.buffer(SnapshotWriter.header())
-                    .appendBytes(SnapshotWriter.sectionHead(key, hosted.blockSize(), payload.length))
-                    .appendBytes(payload).appendBytes(SnapshotWriter.end()));
+            msg.reply(ShardQueries.document(key, hosted.blockSize(), ar.result()));
         });
     }
 
@@ -161,7 +144,7 @@ public final class ShardHandover {
         return firstServing(key, worker, candidates).compose(server -> {
             candidates.addFirst(server);
             return local.takeOver(remote, hosted -> vertx.timer(settle.toMillis())
-                    .compose(t -> fetch(key, worker, candidates))
+                    .compose(t -> queries.snapshot(key, worker, candidates))
                     .compose(snapshot -> {
                         LOG.info("taking over the shard of instance {} in {} ({} events)", Long.toUnsignedString(worker),
                                 key.dumpKey(), snapshot.events().size());
@@ -177,30 +160,6 @@ public final class ShardHandover {
         }
         return queries.serves(node, key, worker)
                 .compose(yes -> yes ? Future.succeededFuture(node) : firstServing(key, worker, candidates));
-    }
-
-    private Future<PeerSnapshot> fetch(PartitionKey key, long worker, ArrayDeque<String> candidates) {
-        String node = candidates.poll();
-        if (node == null) {
-            return Future.failedFuture("no live node serves instance " + Long.toUnsignedString(worker));
-        }
-        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, false, new long[0], new long[] {worker}));
-        return vertx.eventBus().<Buffer>request(ADDRESS_PREFIX + node, request, options)
-                .compose(reply -> vertx.<PeerSnapshot>executeBlocking(() -> parse(node, key, reply.body()), false))
-                .recover(t -> {
-                    LOG.debug("node {} gave no snapshot of instance {}: {}", node, Long.toUnsignedString(worker), t.toString());
-                    return fetch(key, worker, candidates);
-                });
-    }
-
-    private PeerSnapshot parse(String node, PartitionKey key, Buffer body) throws IOException {
-        SnapshotCollector collector = new SnapshotCollector("node " + node);
-        SnapshotReader.read(new ByteArrayInputStream(body.getBytes()), maxBytes, collector);
-        SnapshotCollector.Collected c = collector.partitions().get(key);
-        if (c == null || !c.exact) {
-            throw new IOException("the snapshot of node " + node + " lacks an exact section for " + key.dumpKey());
-        }
-        return c.snapshot();
     }
 
     /** Stops listening and drops the instance's blocks once every current holder of its shard serves it. */

@@ -4,7 +4,11 @@ import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.metrics.ClusterCounters;
+import dev.kvindexer.dump.SnapshotReader;
+import dev.kvindexer.dump.SnapshotWriter;
+import dev.kvindexer.partition.MergedPartition;
 import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.Registry;
@@ -15,6 +19,8 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.spi.cluster.ClusterManager;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -45,16 +51,24 @@ public final class ShardQueries {
     private final ShardPlacement placement;
     private final ClusterCounters counters;
     private final DeliveryOptions options;
+    private final DeliveryOptions snapshotOptions;
+    private final long maxSnapshotBytes;
     private MessageConsumer<Buffer> consumer;
 
+    /**
+     * {@code timeout} bounds one holder's answer to a query; {@code snapshotTimeout} and {@code maxSnapshotBytes} an
+     * instance's snapshot taken from another node, as for recovery from peers.
+     */
     public ShardQueries(Vertx vertx, ClusterManager manager, Registry registry, ShardPlacement placement,
-                        ClusterCounters counters, Duration timeout) {
+                        ClusterCounters counters, Duration timeout, Duration snapshotTimeout, long maxSnapshotBytes) {
         this.vertx = vertx;
         this.manager = manager;
         this.registry = registry;
         this.placement = placement;
         this.counters = counters;
         this.options = new DeliveryOptions().setSendTimeout(timeout.toMillis());
+        this.snapshotOptions = new DeliveryOptions().setSendTimeout(snapshotTimeout.toMillis());
+        this.maxSnapshotBytes = maxSnapshotBytes;
     }
 
     /** Starts answering other nodes' questions for the instances this node holds. */
@@ -108,6 +122,76 @@ public final class ShardQueries {
             long[] ids = served.stream().mapToLong(Long::longValue).toArray();
             msg.reply(ShardQueryCodec.encode(new ShardQueryCodec.Reply(r.blockSize(), ids, owners, r.sharedReach())));
         });
+    }
+
+    /**
+     * An instance's exact snapshot from the first of {@code candidates} that serves it (see {@link ShardHandover}),
+     * or a failure when none does.
+     */
+    Future<PeerSnapshot> snapshot(PartitionKey key, long worker, ArrayDeque<String> candidates) {
+        String node = candidates.poll();
+        if (node == null) {
+            return Future.failedFuture("no live node serves instance " + Long.toUnsignedString(worker));
+        }
+        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, false, new long[0], new long[] {worker}));
+        return vertx.eventBus().<Buffer>request(ShardHandover.ADDRESS_PREFIX + node, request, snapshotOptions)
+                .compose(reply -> vertx.<PeerSnapshot>executeBlocking(() -> parse("node " + node, key, reply.body()), false))
+                .recover(t -> {
+                    LOG.debug("node {} gave no snapshot of instance {}: {}", node, Long.toUnsignedString(worker), t.toString());
+                    return snapshot(key, worker, candidates);
+                });
+    }
+
+    /** A snapshot document of one partition section, as /dump sends it and a peer reads it. */
+    static Buffer document(PartitionKey key, int blockSize, byte[] payload) {
+        return Buffer.buffer(SnapshotWriter.header()).appendBytes(SnapshotWriter.sectionHead(key, blockSize, payload.length))
+                .appendBytes(payload).appendBytes(SnapshotWriter.end());
+    }
+
+    private PeerSnapshot parse(String source, PartitionKey key, Buffer document) throws IOException {
+        SnapshotCollector collector = new SnapshotCollector(source);
+        SnapshotReader.read(new ByteArrayInputStream(document.getBytes()), maxSnapshotBytes, collector);
+        SnapshotCollector.Collected c = collector.partitions().get(key);
+        if (c == null || !c.exact) {
+            throw new IOException("the snapshot of " + source + " lacks an exact section for " + key.dumpKey());
+        }
+        return c.snapshot();
+    }
+
+    /**
+     * The whole partition as one node holding every instance would hold it: this node's instances from its own
+     * partition, every other from a node that serves it. An instance no live node serves is left out (and logged).
+     */
+    Future<MergedPartition> whole(PartitionRef hosted) {
+        PartitionKey key = hosted.key();
+        List<Long> mine = new ArrayList<>();
+        List<Long> elsewhere = new ArrayList<>();
+        for (Registry.Member m : registry.members(key)) {
+            (registry.servesHere(m.workerId()) ? mine : elsewhere).add(m.workerId());
+        }
+        List<Future<PeerSnapshot>> parts = new ArrayList<>();
+        parts.add(hosted.snapshotOf(mine.stream().mapToLong(Long::longValue).toArray())
+                .compose(payload -> vertx.<PeerSnapshot>executeBlocking(
+                        () -> parse("this node", key, document(key, hosted.blockSize(), payload)), false)));
+        for (long w : elsewhere) {
+            parts.add(snapshot(key, w, placement.askOrder(key, w, manager.getNodes(), manager.getNodeId()))
+                    .recover(t -> {
+                        LOG.warn("the dump of {} leaves out instance {}: {}", key.dumpKey(), Long.toUnsignedString(w),
+                                t.getMessage());
+                        return Future.succeededFuture(null);
+                    }));
+        }
+        return Future.all(parts).compose(all -> vertx.executeBlocking(() -> {
+            List<PeerSnapshot.Event> events = new ArrayList<>();
+            List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
+            for (Future<PeerSnapshot> f : parts) {
+                if (f.result() != null) {
+                    events.addAll(f.result().events());
+                    watermarks.addAll(f.result().watermarks());
+                }
+            }
+            return new MergedPartition(key, hosted.blockSize(), new PeerSnapshot(events, watermarks, true));
+        }, false));
     }
 
     /** A message from another member was malformed. */

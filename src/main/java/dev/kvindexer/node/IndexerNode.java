@@ -161,10 +161,11 @@ public final class IndexerNode {
         ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
         ShardHandover handover = null;
         if (sharded) {
-            shards[0] = new ShardQueries(vertx, manager, registry, placement, meters.cluster(), SHARD_QUERY_TIMEOUT);
+            shards[0] = new ShardQueries(vertx, manager, registry, placement, meters.cluster(), SHARD_QUERY_TIMEOUT,
+                    config.recovery().timeout(), config.recovery().maxBytes());
             await(shards[0].start());
             handover = new ShardHandover(vertx, manager, registry, local, placement, shards[0],
-                    config.recovery().timeout(), config.recovery().maxBytes(), Duration.ofMillis(SLOW_JOINER_MILLIS));
+                    Duration.ofMillis(SLOW_JOINER_MILLIS));
             await(handover.start());
         }
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;

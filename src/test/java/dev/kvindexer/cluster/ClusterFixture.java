@@ -3,6 +3,10 @@ package dev.kvindexer.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
@@ -90,6 +94,40 @@ final class ClusterFixture implements AutoCloseable {
         try {
             Await.until(what, WAIT, () -> {
                 Set<HeldBlock> now = blocks(port);
+                last[0] = now;
+                return now.equals(expected);
+            });
+        } catch (AssertionError e) {
+            @SuppressWarnings("unchecked")
+            Set<HeldBlock> seen = (Set<HeldBlock>) last[0];
+            throw new AssertionError(e.getMessage() + ": " + DumpBlocks.diff(expected, seen) + context.get(), e);
+        }
+    }
+
+    /**
+     * The blocks of the partition a node hosts itself; in sharded mode its /dump gathers the whole index from every
+     * node instead.
+     */
+    Set<HeldBlock> hostedBlocks(IndexerNode node) throws Exception {
+        PartitionRef p = node.services().registry().partition(new PartitionKey(MODEL, "default")).orElse(null);
+        if (p == null) {
+            return Set.of();
+        }
+        PartitionRef hosted = p instanceof PartitionView v ? v.hosted() : p;
+        return DumpBlocks.parse("{\"" + PARTITION + "\":" + await(hosted.dump()) + "}", PARTITION);
+    }
+
+    /** Waits until the partition {@code node} hosts holds exactly {@code expected}. */
+    void awaitHostedBlocks(String what, IndexerNode node, Set<HeldBlock> expected, Supplier<String> context) {
+        Object[] last = {Set.of()};
+        try {
+            Await.until(what, WAIT, () -> {
+                Set<HeldBlock> now;
+                try {
+                    now = hostedBlocks(node);
+                } catch (Exception e) {
+                    return false;
+                }
                 last[0] = now;
                 return now.equals(expected);
             });

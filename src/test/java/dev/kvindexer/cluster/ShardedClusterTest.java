@@ -148,9 +148,13 @@ class ShardedClusterTest {
         for (IndexerNode n : nodes) {
             Set<Long> here = heldHere(n);
             here.forEach(w -> holders.merge(w, 1, Integer::sum));
-            Set<HeldBlock> blocks = fixture.blocks(n.httpPort());
+            Set<HeldBlock> blocks = fixture.hostedBlocks(n);
             assertTrue(blocks.stream().allMatch(b -> here.contains(b.worker())), "a node holds only its shards' blocks");
             union.addAll(blocks);
+        }
+        Set<HeldBlock> everything = ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new));
+        for (IndexerNode n : nodes) {
+            assertEquals(everything, fixture.blocks(n.httpPort()), "/dump on any node holds the whole index");
         }
         for (SimulatedEngine e : engines) {
             assertEquals(2, holders.get(e.instanceId()), "instance " + e.instanceId() + " on two nodes: " + holders);
@@ -187,7 +191,7 @@ class ShardedClusterTest {
                 () -> left.stream().allMatch(n -> heldHere(n).size() == ENGINES));
         Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new));
         for (IndexerNode n : left) {
-            fixture.awaitBlocks("a survivor holds every block", n.httpPort(), truth, () -> "");
+            fixture.awaitHostedBlocks("a survivor holds every block", n, truth, () -> "");
         }
         awaitExactAnswers(left, prompts);
     }
@@ -228,7 +232,7 @@ class ShardedClusterTest {
             Set<Long> here = heldHere(n);
             Set<HeldBlock> expected = new HashSet<>();
             truth.stream().filter(b -> here.contains(b.worker())).forEach(expected::add);
-            fixture.awaitBlocks("a node holds exactly its shards' blocks, history included", n.httpPort(), expected,
+            fixture.awaitHostedBlocks("a node holds exactly its shards' blocks, history included", n, expected,
                     () -> " on the node holding " + here + " (now " + heldHere(n) + "), workers "
                             + fixture.workers(n.httpPort()) + ", warnings " + n.counters().warningSnapshot() + ", applied " + n.counters().appliedSnapshot());
         }

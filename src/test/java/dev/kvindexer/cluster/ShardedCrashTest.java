@@ -121,9 +121,11 @@ class ShardedCrashTest {
         fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(), truth, () -> "");
 
         // Two nodes left with two replicas wanted: both hold every instance again, history included.
-        for (int port : List.of(survivor.httpPort(), other.httpPort())) {
-            fixture.awaitBlocks("node " + port + " holds what the engines hold", port, truth, children::logs);
-        }
+        fixture.awaitHostedBlocks("the surviving node in this JVM holds what the engines hold", survivor, truth,
+                children::logs);
+        Await.until("the other survivor listens to every engine itself", START,
+                () -> !fixture.workers(other.httpPort()).contains("\"remote\""));
+        fixture.awaitBlocks("/dump of the other survivor", other.httpPort(), truth, children::logs);
         List<int[]> asked;
         synchronized (prompts) {
             asked = new ArrayList<>(prompts.subList(Math.max(0, prompts.size() - 40), prompts.size()));
