@@ -90,44 +90,37 @@ final class ClusterFixture implements AutoCloseable {
 
     /** Waits until the node on {@code port} holds exactly {@code expected}; {@code context} is added to a failure. */
     void awaitBlocks(String what, int port, Set<HeldBlock> expected, Supplier<String> context) {
-        Object[] last = {Set.of()};
-        try {
-            Await.until(what, WAIT, () -> {
-                Set<HeldBlock> now = blocks(port);
-                last[0] = now;
-                return now.equals(expected);
-            });
-        } catch (AssertionError e) {
-            @SuppressWarnings("unchecked")
-            Set<HeldBlock> seen = (Set<HeldBlock>) last[0];
-            throw new AssertionError(e.getMessage() + ": " + DumpBlocks.diff(expected, seen) + context.get(), e);
-        }
+        awaitSet(what, () -> blocks(port), expected, context);
     }
 
     /**
      * The blocks of the partition a node hosts itself; in sharded mode its /dump gathers the whole index from every
      * node instead.
      */
-    Set<HeldBlock> hostedBlocks(IndexerNode node) throws Exception {
+    Set<HeldBlock> hostedBlocks(IndexerNode node) {
         PartitionRef p = node.services().registry().partition(new PartitionKey(MODEL, "default")).orElse(null);
         if (p == null) {
             return Set.of();
         }
         PartitionRef hosted = p instanceof PartitionView v ? v.hosted() : p;
-        return DumpBlocks.parse("{\"" + PARTITION + "\":" + await(hosted.dump()) + "}", PARTITION);
+        try {
+            return DumpBlocks.parse("{\"" + PARTITION + "\":" + await(hosted.dump()) + "}", PARTITION);
+        } catch (Exception e) {
+            throw new AssertionError("the hosted partition's dump failed", e);
+        }
     }
 
     /** Waits until the partition {@code node} hosts holds exactly {@code expected}. */
     void awaitHostedBlocks(String what, IndexerNode node, Set<HeldBlock> expected, Supplier<String> context) {
+        awaitSet(what, () -> hostedBlocks(node), expected, context);
+    }
+
+    private static void awaitSet(String what, Supplier<Set<HeldBlock>> source, Set<HeldBlock> expected,
+                                 Supplier<String> context) {
         Object[] last = {Set.of()};
         try {
             Await.until(what, WAIT, () -> {
-                Set<HeldBlock> now;
-                try {
-                    now = hostedBlocks(node);
-                } catch (Exception e) {
-                    return false;
-                }
+                Set<HeldBlock> now = source.get();
                 last[0] = now;
                 return now.equals(expected);
             });
