@@ -45,8 +45,7 @@ final class ScatteredPartition implements PartitionView {
 
     @Override
     public Future<TieredQueryResult> queryTiered(long[] localHashes) {
-        return Future.failedFuture(new UnsupportedOperationException(
-                "tiered queries are not scattered across shards yet: ask a cluster with --replication-factor full"));
+        return queries.queryTiered(hosted, localHashes);
     }
 
     @Override

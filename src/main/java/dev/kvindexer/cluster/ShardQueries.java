@@ -11,6 +11,8 @@ import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.partition.QueryResult;
+import dev.kvindexer.partition.TieredQueryResult;
+import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -30,6 +32,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,25 +105,25 @@ public final class ShardQueries {
                 served.add(w);
             }
         }
+        long[] ids = served.stream().mapToLong(Long::longValue).toArray();
         if (partition == null || served.isEmpty()) {
-            msg.reply(ShardQueryCodec.encode(new ShardQueryCodec.Reply(0, new long[0], List.of(), new int[2])));
+            msg.reply(request.kind() == ShardQueryCodec.TIERED
+                    ? ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(0, ids, EMPTY_TIERED))
+                    : ShardQueryCodec.encode(new ShardQueryCodec.Reply(0, ids, List.of(), new int[2])));
             return;
         }
         PartitionRef hosted = partition instanceof PartitionView v ? v.hosted() : partition;
-        localQuery(hosted, request.sequenceHashes(), request.hashes()).onComplete(ar -> {
-            if (ar.failed()) {
+        Future<Buffer> reply = request.kind() == ShardQueryCodec.TIERED
+                ? hosted.queryTiered(request.hashes()).map(r -> ShardQueryCodec.encode(
+                        new ShardQueryCodec.TieredReply(r.blockSize(), ids, only(r.match(), served))))
+                : localQuery(hosted, request.kind(), request.hashes()).map(r -> ShardQueryCodec.encode(
+                        new ShardQueryCodec.Reply(r.blockSize(), ids, only(r.matches(), served), r.sharedReach())));
+        reply.onComplete(ar -> {
+            if (ar.succeeded()) {
+                msg.reply(ar.result());
+            } else {
                 msg.fail(500, String.valueOf(ar.cause().getMessage()));
-                return;
             }
-            QueryResult r = ar.result();
-            List<OwnerMatch> owners = new ArrayList<>();
-            for (OwnerMatch m : r.matches()) {
-                if (served.contains(m.workerId())) {
-                    owners.add(m);
-                }
-            }
-            long[] ids = served.stream().mapToLong(Long::longValue).toArray();
-            msg.reply(ShardQueryCodec.encode(new ShardQueryCodec.Reply(r.blockSize(), ids, owners, r.sharedReach())));
         });
     }
 
@@ -133,7 +136,8 @@ public final class ShardQueries {
         if (node == null) {
             return Future.failedFuture("no live node serves instance " + Long.toUnsignedString(worker));
         }
-        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, false, new long[0], new long[] {worker}));
+        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0],
+                new long[] {worker}));
         return vertx.eventBus().<Buffer>request(ShardHandover.ADDRESS_PREFIX + node, request, snapshotOptions)
                 .compose(reply -> vertx.<PeerSnapshot>executeBlocking(() -> parse("node " + node, key, reply.body()), false))
                 .recover(t -> {
@@ -201,7 +205,8 @@ public final class ShardQueries {
 
     /** Whether {@code node} serves the instance (holds it since registration); false when it cannot be asked. */
     Future<Boolean> serves(String node, PartitionKey key, long workerId) {
-        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, false, new long[0], new long[] {workerId}));
+        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0],
+                new long[] {workerId}));
         return vertx.eventBus().<Buffer>request(ADDRESS_PREFIX + node, request, options)
                 .map(reply -> {
                     for (long w : ShardQueryCodec.decodeReply(reply.body()).served()) {
@@ -214,81 +219,80 @@ public final class ShardQueries {
                 .otherwise(false);
     }
 
-    private static Future<QueryResult> localQuery(PartitionRef hosted, boolean sequence, long[] hashes) {
-        return sequence ? hosted.queryBySequenceHashes(hashes) : hosted.query(hashes);
+    private static Future<QueryResult> localQuery(PartitionRef hosted, int kind, long[] hashes) {
+        return kind == ShardQueryCodec.SEQUENCE ? hosted.queryBySequenceHashes(hashes) : hosted.query(hashes);
     }
+
+    private static final TieredMatch EMPTY_TIERED = new TieredMatch(
+            new TieredMatch.Owners(new long[0], new int[0], new int[0]), List.of());
 
     /** A query of {@code hosted}'s partition over every instance registered in the cluster. */
     Future<QueryResult> query(PartitionRef hosted, boolean sequence, long[] hashes) {
+        int kind = sequence ? ShardQueryCodec.SEQUENCE : ShardQueryCodec.LOCAL;
+        return scatter(hosted, kind, hashes, mine -> localQuery(hosted, kind, hashes).map(r -> new QueryGather(r, mine)));
+    }
+
+    /** A tier-by-tier query (Dynamo's remote indexer) over every instance registered in the cluster. */
+    Future<TieredQueryResult> queryTiered(PartitionRef hosted, long[] hashes) {
+        return scatter(hosted, ShardQueryCodec.TIERED, hashes,
+                mine -> hosted.queryTiered(hashes).map(r -> new TieredGather(r, mine)));
+    }
+
+    /**
+     * This node's instances from {@code local}, every other instance from one holder of its shard, in rounds: each
+     * unanswered instance goes to its next candidate until it is answered or no candidate is left (missing).
+     */
+    private <R> Future<R> scatter(PartitionRef hosted, int kind, long[] hashes,
+                                  Function<Set<Long>, Future<Gather<R>>> local) {
         PartitionKey key = hosted.key();
         Set<Long> mine = new HashSet<>();
-        List<Long> elsewhere = new ArrayList<>();
+        Map<Long, ArrayDeque<String>> candidates = new LinkedHashMap<>();
+        String self = manager.getNodeId();
+        List<String> nodes = manager.getNodes();
         for (Registry.Member m : registry.members(key)) {
             if (registry.servesHere(m.workerId())) {
                 mine.add(m.workerId());
             } else {
-                elsewhere.add(m.workerId());
+                candidates.put(m.workerId(), placement.askOrder(key, m.workerId(), nodes, self));
             }
         }
-        Future<QueryResult> local = localQuery(hosted, sequence, hashes);
-        Merge merge = new Merge(mine);
-        if (elsewhere.isEmpty()) {
-            return local.map(r -> merge.add(r).result());
+        if (!candidates.isEmpty()) {
+            counters.scattered();
         }
-        counters.scattered();
-        Map<Long, ArrayDeque<String>> candidates = new LinkedHashMap<>();
-        String self = manager.getNodeId();
-        List<String> nodes = manager.getNodes();
-        for (long w : elsewhere) {
-            candidates.put(w, placement.askOrder(key, w, nodes, self));
-        }
-        return local.compose(r -> {
-            merge.add(r);
-            return ask(key, sequence, hashes, candidates, merge);
-        });
+        return local.apply(mine).compose(gather -> ask(key, kind, hashes, candidates, gather));
     }
 
-    /** One round: each unanswered instance goes to its next candidate; what stays unanswered goes round again. */
-    private Future<QueryResult> ask(PartitionKey key, boolean sequence, long[] hashes,
-                                    Map<Long, ArrayDeque<String>> candidates, Merge merge) {
+    private <R> Future<R> ask(PartitionKey key, int kind, long[] hashes, Map<Long, ArrayDeque<String>> candidates,
+                              Gather<R> gather) {
         Map<String, List<Long>> byNode = new HashMap<>();
         for (var it = candidates.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
             String node = e.getValue().poll();
             if (node == null) {
-                merge.missing();
+                gather.missing();
+                counters.missingInstances(1);
                 it.remove();
             } else {
                 byNode.computeIfAbsent(node, n -> new ArrayList<>()).add(e.getKey());
             }
         }
         if (byNode.isEmpty()) {
-            QueryResult done = merge.result();
-            if (done.missingInstances() > 0) {
-                counters.missingInstances(done.missingInstances());
-            }
-            return Future.succeededFuture(done);
+            return Future.succeededFuture(gather.result());
         }
         List<Future<Void>> replies = new ArrayList<>();
         byNode.forEach((node, workers) -> {
             long[] ids = workers.stream().mapToLong(Long::longValue).toArray();
-            Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, sequence, hashes, ids));
+            Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, kind, hashes, ids));
             replies.add(vertx.eventBus().<Buffer>request(ADDRESS_PREFIX + node, request, options)
                     .map(reply -> {
-                        ShardQueryCodec.Reply r = ShardQueryCodec.decodeReply(reply.body());
-                        Set<Long> asked = new HashSet<>(workers);
-                        for (long w : r.served()) {
-                            if (asked.contains(w)) {
-                                candidates.remove(w);
-                                merge.served(w);
-                            }
+                        synchronized (gather) {
+                            gather.addReply(reply.body(), new HashSet<>(workers)).forEach(candidates::remove);
                         }
-                        merge.addRemote(r, asked);
                         return (Void) null;
                     })
                     .recover(t -> {
                         if (t instanceof IllegalArgumentException || t instanceof IndexOutOfBoundsException) {
-                            counters.rejected(REJECTED_SOURCE, "invalid");
+                            rejected();
                         }
                         LOG.debug("shard holder {} did not answer for {} instances of {}: {}", node, workers.size(), key,
                                 t.toString());
@@ -299,63 +303,126 @@ public final class ShardQueries {
             if (!candidates.isEmpty()) {
                 counters.shardRetried();
             }
-            return ask(key, sequence, hashes, candidates, merge);
+            return ask(key, kind, hashes, candidates, gather);
         });
     }
 
-    /** The answer being assembled: this node's instances, then each holder's for the instances it served. */
-    private static final class Merge {
-        private final Set<Long> accepted;
-        private final List<OwnerMatch> owners = new ArrayList<>();
-        private final int[] reach = new int[2];
-        private int blockSize;
-        private int missing;
-
-        Merge(Set<Long> mine) {
-            this.accepted = new HashSet<>(mine);
-        }
-
-        Merge add(QueryResult local) {
-            blockSize = local.blockSize();
-            for (OwnerMatch m : local.matches()) {
-                if (accepted.contains(m.workerId())) {
-                    owners.add(m);
-                }
-            }
-            widenReach(local.sharedReach());
-            return this;
-        }
-
-        synchronized void served(long workerId) {
-            accepted.add(workerId);
-        }
-
-        /** A holder's owners, for instances asked of it and served by it, each taken once. */
-        synchronized void addRemote(ShardQueryCodec.Reply r, Set<Long> asked) {
-            Set<Long> served = new HashSet<>();
-            for (long w : r.served()) {
-                served.add(w);
-            }
-            for (OwnerMatch m : r.owners()) {
-                if (asked.contains(m.workerId()) && served.contains(m.workerId())) {
-                    owners.add(m);
-                }
-            }
-            widenReach(r.sharedReach());
-        }
-
-        private void widenReach(int[] other) {
-            reach[0] = Math.max(reach[0], other[0]);
-            reach[1] = Math.max(reach[1], other[1]);
-        }
+    /** An answer being assembled from this node's part and the holders' replies. */
+    private interface Gather<R> {
+        /** Takes a holder's reply for the instances {@code asked}; returns those among them it served. */
+        Set<Long> addReply(Buffer reply, Set<Long> asked);
 
         /** An instance no live node answered for. */
-        synchronized void missing() {
+        void missing();
+
+        R result();
+    }
+
+    private static Set<Long> servedOf(long[] served, Set<Long> asked) {
+        Set<Long> out = new HashSet<>();
+        for (long w : served) {
+            if (asked.contains(w)) {
+                out.add(w);
+            }
+        }
+        return out;
+    }
+
+    private static List<OwnerMatch> only(List<OwnerMatch> matches, Set<Long> workers) {
+        List<OwnerMatch> out = new ArrayList<>();
+        for (OwnerMatch m : matches) {
+            if (workers.contains(m.workerId())) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    private static TieredMatch only(TieredMatch m, Set<Long> workers) {
+        List<TieredMatch.Tier> tiers = new ArrayList<>();
+        m.lowerTiers().forEach(t -> tiers.add(new TieredMatch.Tier(t.tier(), only(t.hits(), workers))));
+        return new TieredMatch(only(m.device(), workers), tiers);
+    }
+
+    private static TieredMatch.Owners only(TieredMatch.Owners o, Set<Long> workers) {
+        int n = 0;
+        for (int i = 0; i < o.size(); i++) {
+            n += workers.contains(o.workers()[i]) ? 1 : 0;
+        }
+        long[] ws = new long[n];
+        int[] ranks = new int[n];
+        int[] blocks = new int[n];
+        for (int i = 0, k = 0; i < o.size(); i++) {
+            if (workers.contains(o.workers()[i])) {
+                ws[k] = o.workers()[i];
+                ranks[k] = o.ranks()[i];
+                blocks[k++] = o.blocks()[i];
+            }
+        }
+        return new TieredMatch.Owners(ws, ranks, blocks);
+    }
+
+    /** Per-instance matches: this node's instances, then each holder's for the instances it served. */
+    private static final class QueryGather implements Gather<QueryResult> {
+        private final int blockSize;
+        private final List<OwnerMatch> owners;
+        private final int[] reach;
+        private int missing;
+
+        QueryGather(QueryResult local, Set<Long> mine) {
+            blockSize = local.blockSize();
+            owners = only(local.matches(), mine);
+            reach = local.sharedReach().clone();
+        }
+
+        @Override
+        public Set<Long> addReply(Buffer body, Set<Long> asked) {
+            ShardQueryCodec.Reply r = ShardQueryCodec.decodeReply(body);
+            Set<Long> served = servedOf(r.served(), asked);
+            owners.addAll(only(r.owners(), served));
+            reach[0] = Math.max(reach[0], r.sharedReach()[0]);
+            reach[1] = Math.max(reach[1], r.sharedReach()[1]);
+            return served;
+        }
+
+        @Override
+        public void missing() {
             missing++;
         }
 
-        synchronized QueryResult result() {
+        @Override
+        public QueryResult result() {
             return new QueryResult(blockSize, OwnerMatches.of(owners), reach.clone(), missing);
+        }
+    }
+
+    /** Tier-by-tier matches of disjoint instances, merged as one index holding them all would answer. */
+    private static final class TieredGather implements Gather<TieredQueryResult> {
+        private final int blockSize;
+        private final TieredMerge merge = new TieredMerge();
+        private int missing;
+
+        TieredGather(TieredQueryResult local, Set<Long> mine) {
+            blockSize = local.blockSize();
+            merge.add(only(local.match(), mine));
+        }
+
+        @Override
+        public Set<Long> addReply(Buffer body, Set<Long> asked) {
+            ShardQueryCodec.TieredReply r = ShardQueryCodec.decodeTieredReply(body);
+            Set<Long> served = servedOf(r.served(), asked);
+            merge.add(only(r.match(), served));
+            return served;
+        }
+
+        @Override
+        public void missing() {
+            missing++;
+        }
+
+        @Override
+        public TieredQueryResult result() {
+            return new TieredQueryResult(blockSize, merge.result(), missing);
         }
     }
 }

@@ -1,7 +1,9 @@
 package dev.kvindexer.cluster;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.TieredMatch;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -21,8 +23,13 @@ final class ShardQueryCodec {
     private ShardQueryCodec() {
     }
 
+    /** Query kinds: by local hashes, by Mooncake sequence hashes, or tier by tier (Dynamo's remote indexer). */
+    static final int LOCAL = 0;
+    static final int SEQUENCE = 1;
+    static final int TIERED = 2;
+
     /** What a querying node asks of one holder: the prompt's hashes and the instances it wants answered. */
-    record Request(PartitionKey key, boolean sequenceHashes, long[] hashes, long[] workers) {
+    record Request(PartitionKey key, int kind, long[] hashes, long[] workers) {
     }
 
     /**
@@ -36,7 +43,7 @@ final class ShardQueryCodec {
         byte[] model = r.key().modelName().getBytes(StandardCharsets.UTF_8);
         byte[] group = r.key().tenantId().getBytes(StandardCharsets.UTF_8);
         Buffer b = Buffer.buffer(2 + 8 + model.length + group.length + 8 + 8 * (r.hashes().length + r.workers().length));
-        b.appendByte(VERSION).appendByte((byte) (r.sequenceHashes() ? 1 : 0));
+        b.appendByte(VERSION).appendByte((byte) r.kind());
         b.appendInt(model.length).appendBytes(model).appendInt(group.length).appendBytes(group);
         appendLongs(b, r.hashes());
         appendLongs(b, r.workers());
@@ -46,16 +53,15 @@ final class ShardQueryCodec {
     static Request decodeRequest(Buffer b) {
         Reader in = new Reader(b);
         in.version();
-        boolean sequence = switch (in.u8()) {
-            case 0 -> false;
-            case 1 -> true;
-            default -> throw new IllegalArgumentException("unknown query kind");
-        };
+        int kind = in.u8();
+        if (kind > TIERED) {
+            throw new IllegalArgumentException("unknown query kind " + kind);
+        }
         PartitionKey key = new PartitionKey(in.string(), in.string());
         long[] hashes = in.longs();
         long[] workers = in.longs();
         in.end();
-        return new Request(key, sequence, hashes, workers);
+        return new Request(key, kind, hashes, workers);
     }
 
     static Buffer encode(Reply r) {
@@ -84,6 +90,49 @@ final class ShardQueryCodec {
         int[] reach = {in.i32(), in.i32()};
         in.end();
         return new Reply(blockSize, served, owners, reach);
+    }
+
+    /** A holder's tier-by-tier answer for the instances among those asked that it serves. */
+    record TieredReply(int blockSize, long[] served, TieredMatch match) {
+    }
+
+    static Buffer encode(TieredReply r) {
+        Buffer b = Buffer.buffer(64).appendByte(VERSION).appendInt(r.blockSize());
+        appendLongs(b, r.served());
+        appendOwners(b, r.match().device());
+        b.appendInt(r.match().lowerTiers().size());
+        for (TieredMatch.Tier t : r.match().lowerTiers()) {
+            b.appendByte((byte) t.tier().ordinal());
+            appendOwners(b, t.hits());
+        }
+        return b;
+    }
+
+    static TieredReply decodeTieredReply(Buffer b) {
+        Reader in = new Reader(b);
+        in.version();
+        int blockSize = in.i32();
+        long[] served = in.longs();
+        TieredMatch.Owners device = in.owners();
+        int n = in.count(1 + 4);
+        List<TieredMatch.Tier> tiers = new ArrayList<>(n);
+        StorageTier[] all = StorageTier.values();
+        for (int i = 0; i < n; i++) {
+            int tier = in.u8();
+            if (tier == 0 || tier >= all.length) {
+                throw new IllegalArgumentException("not a lower tier: " + tier);
+            }
+            tiers.add(new TieredMatch.Tier(all[tier], in.owners()));
+        }
+        in.end();
+        return new TieredReply(blockSize, served, new TieredMatch(device, tiers));
+    }
+
+    private static void appendOwners(Buffer b, TieredMatch.Owners o) {
+        b.appendInt(o.size());
+        for (int i = 0; i < o.size(); i++) {
+            b.appendLong(o.workers()[i]).appendInt(o.ranks()[i]).appendInt(o.blocks()[i]);
+        }
     }
 
     private static void appendLongs(Buffer b, long[] values) {
@@ -135,6 +184,19 @@ final class ShardQueryCodec {
                 throw new IllegalArgumentException("count " + n + " exceeds the message");
             }
             return n;
+        }
+
+        TieredMatch.Owners owners() {
+            int n = count(16);
+            long[] workers = new long[n];
+            int[] ranks = new int[n];
+            int[] blocks = new int[n];
+            for (int i = 0; i < n; i++) {
+                workers[i] = i64();
+                ranks[i] = i32();
+                blocks[i] = i32();
+            }
+            return new TieredMatch.Owners(workers, ranks, blocks);
         }
 
         long[] longs() {

@@ -128,6 +128,7 @@ final class DynamoRoutes {
         PartitionRef partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT_TENANT : routingGroup);
         PartitionQuery.answered(partition.queryTiered(hashes), noIndexer(partition.key())).onComplete(ar -> {
             if (ar.succeeded()) {
+                PartitionQuery.flagMissing(ctx, ar.result().missingInstances());
                 Responses.json(ctx, 200, TieredJson.render(ar.result()));
             } else {
                 Responses.error(ctx, ar.cause());
@@ -152,7 +153,7 @@ final class DynamoRoutes {
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         QueryResult r = ar.result();
-                        PartitionQuery.flagMissing(ctx, r);
+                        PartitionQuery.flagMissing(ctx, r.missingInstances());
                         Responses.json(ctx, 200, ScoreJson.render(
                                 PartitionQuery.withSharedReach(r, () -> node.registry().members(partition.key())), r.blockSize()));
                     } else {

@@ -220,7 +220,7 @@ final class MooncakeRoutes {
         Long onlyId = only == null ? null : InstanceIds.of(only);
         PartitionQuery.answered(query.apply(partition), notFound(key))
                 .map(r -> {
-                    PartitionQuery.flagMissing(ctx, r);
+                    PartitionQuery.flagMissing(ctx, r.missingInstances());
                     return MooncakeJson.render(shape, key.tenantId(), node.registry().members(key), onlyId, r);
                 })
                 .onComplete(ar -> {

@@ -25,7 +25,6 @@ final class PartitionQuery {
      */
     static <T> Future<T> answered(Future<T> asked, HttpError gone) {
         return asked.recover(t -> Future.failedFuture(t instanceof PartitionGoneException ? gone
-                : t instanceof UnsupportedOperationException ? new HttpError(501, t.getMessage())
                 : new HttpError(500, "indexer failure: " + t.getMessage())));
     }
 
@@ -61,9 +60,9 @@ final class PartitionQuery {
     static final String MISSING_INSTANCES = "x-kvindexer-missing-instances";
 
     /** Says so in a header when instances are missing from the answer (their shard had no live holder). */
-    static void flagMissing(RoutingContext ctx, QueryResult r) {
-        if (r.missingInstances() > 0) {
-            ctx.response().putHeader(MISSING_INSTANCES, Integer.toString(r.missingInstances()));
+    static void flagMissing(RoutingContext ctx, int missingInstances) {
+        if (missingInstances > 0) {
+            ctx.response().putHeader(MISSING_INSTANCES, Integer.toString(missingInstances));
         }
     }
 }

@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.TieredMatch;
 import io.vertx.core.buffer.Buffer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -13,13 +15,13 @@ import org.junit.jupiter.api.Test;
 /** The node-to-node query form round-trips, and another member's malformed bytes are refused before any allocation. */
 class ShardQueryCodecTest {
     private static final ShardQueryCodec.Request REQUEST = new ShardQueryCodec.Request(new PartitionKey("llama-3", "grp"),
-            true, new long[] {1, -2, Long.MAX_VALUE}, new long[] {101, -1L});
+            ShardQueryCodec.SEQUENCE, new long[] {1, -2, Long.MAX_VALUE}, new long[] {101, -1L});
 
     @Test
     void requestsAndRepliesRoundTrip() {
         ShardQueryCodec.Request r = ShardQueryCodec.decodeRequest(ShardQueryCodec.encode(REQUEST));
         assertEquals(REQUEST.key(), r.key());
-        assertEquals(true, r.sequenceHashes());
+        assertEquals(ShardQueryCodec.SEQUENCE, r.kind());
         assertArrayEquals(REQUEST.hashes(), r.hashes());
         assertArrayEquals(REQUEST.workers(), r.workers());
 
@@ -30,6 +32,26 @@ class ShardQueryCodecTest {
         assertArrayEquals(reply.served(), back.served());
         assertEquals(reply.owners(), back.owners());
         assertArrayEquals(reply.sharedReach(), back.sharedReach());
+    }
+
+    @Test
+    void tieredRepliesRoundTrip() {
+        TieredMatch match = new TieredMatch(new TieredMatch.Owners(new long[] {7, -3L}, new int[] {0, 1}, new int[] {4, 2}),
+                List.of(new TieredMatch.Tier(StorageTier.HOST_PINNED,
+                        new TieredMatch.Owners(new long[] {7}, new int[] {0}, new int[] {0})),
+                        new TieredMatch.Tier(StorageTier.DISK, new TieredMatch.Owners(new long[0], new int[0], new int[0]))));
+        ShardQueryCodec.TieredReply back = ShardQueryCodec.decodeTieredReply(
+                ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(16, new long[] {7, -3L}, match)));
+        assertEquals(16, back.blockSize());
+        assertArrayEquals(new long[] {7, -3L}, back.served());
+        assertArrayEquals(match.device().workers(), back.match().device().workers());
+        assertArrayEquals(match.device().blocks(), back.match().device().blocks());
+        assertEquals(2, back.match().lowerTiers().size());
+        assertEquals(StorageTier.DISK, back.match().lowerTiers().get(1).tier());
+        Buffer device = ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(16, new long[0], new TieredMatch(
+                match.device(), List.of(new TieredMatch.Tier(StorageTier.DEVICE, match.device())))));
+        assertThrows(IllegalArgumentException.class, () -> ShardQueryCodec.decodeTieredReply(device),
+                "the device is no lower tier");
     }
 
     @Test
