@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.node.IndexerNode;
@@ -209,6 +210,36 @@ class ShardedClusterTest {
             fixture.awaitHostedBlocks("a survivor holds every block", n, truth, () -> "");
         }
         awaitExactAnswers(left, prompts);
+    }
+
+    @Test
+    void fourNodesWithTwoReplicasHoldEachInstanceTwiceAndAnswerExactly() throws Exception {
+        List<IndexerNode> nodes = start(4, 2);
+        List<int[]> prompts = new ArrayList<>();
+        List<SimulatedEngine> engines = feed(nodes, 2, prompts);
+        Map<Long, Integer> holders = new HashMap<>();
+        for (IndexerNode n : nodes) {
+            heldHere(n).forEach(w -> holders.merge(w, 1, Integer::sum));
+        }
+        for (SimulatedEngine e : engines) {
+            assertEquals(2, holders.get(e.instanceId()), "instance " + e.instanceId() + " on two nodes: " + holders);
+        }
+        awaitExactAnswers(nodes, prompts);
+        assertEquals(ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)), fixture.blocks(nodes.get(3).httpPort()));
+    }
+
+    @Test
+    void fullReplicationHoldsEverythingEverywhereAndNeverScatters() throws Exception {
+        List<IndexerNode> nodes = start(3, ClusterSettings.FULL);
+        List<int[]> prompts = new ArrayList<>();
+        feed(nodes, 3, prompts);
+        for (IndexerNode n : nodes) {
+            assertEquals(ENGINES, heldHere(n).size(), "a full replica listens to every engine");
+        }
+        awaitExactAnswers(nodes, prompts);
+        for (IndexerNode n : nodes) {
+            assertEquals(0, MetricsPage.of(fixture.http(n.httpPort())).value("kvindexer_shard_scattered_queries_total"));
+        }
     }
 
     @Test
