@@ -66,12 +66,8 @@ public final class ShardHandover {
     }
 
     private void giveSnapshot(Message<Buffer> msg) {
-        ShardQueryCodec.Request request;
-        try {
-            request = ShardQueryCodec.decodeRequest(msg.body());
-        } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
-            queries.rejected();
-            msg.fail(400, "malformed shard snapshot request: " + e.getMessage());
+        ShardQueryCodec.Request request = queries.receive(ShardQueries.SNAPSHOT, msg);
+        if (request == null) {
             return;
         }
         PartitionKey key = request.key();
@@ -88,7 +84,7 @@ public final class ShardHandover {
                 msg.fail(500, String.valueOf(ar.cause().getMessage()));
                 return;
             }
-            msg.reply(ShardQueries.document(key, hosted.blockSize(), ar.result()));
+            queries.reply(ShardQueries.SNAPSHOT, msg, ShardQueries.document(key, hosted.blockSize(), ar.result()));
         });
     }
 

@@ -47,6 +47,9 @@ public final class ShardQueries {
     private static final Logger LOG = LoggerFactory.getLogger(ShardQueries.class);
     static final String ADDRESS_PREFIX = "kvindexer.shard.query.";
     static final String REJECTED_SOURCE = "shard_queries";
+    /** Seal domains of the two kinds of request between nodes. */
+    static final String QUERY = "shard.query";
+    static final String SNAPSHOT = "shard.snapshot";
 
     private final Vertx vertx;
     private final ClusterManager manager;
@@ -56,14 +59,17 @@ public final class ShardQueries {
     private final DeliveryOptions options;
     private final DeliveryOptions snapshotOptions;
     private final long maxSnapshotBytes;
+    private final ShardSeal seal;
     private MessageConsumer<Buffer> consumer;
 
     /**
      * {@code timeout} bounds one holder's answer to a query; {@code snapshotTimeout} and {@code maxSnapshotBytes} an
-     * instance's snapshot taken from another node, as for recovery from peers.
+     * instance's snapshot taken from another node, as for recovery from peers. With {@code authToken} every message
+     * between nodes is sealed with it ({@link ShardSeal}).
      */
     public ShardQueries(Vertx vertx, ClusterManager manager, Registry registry, ShardPlacement placement,
-                        ClusterCounters counters, Duration timeout, Duration snapshotTimeout, long maxSnapshotBytes) {
+                        ClusterCounters counters, Duration timeout, Duration snapshotTimeout, long maxSnapshotBytes,
+                        String authToken) {
         this.vertx = vertx;
         this.manager = manager;
         this.registry = registry;
@@ -72,6 +78,7 @@ public final class ShardQueries {
         this.options = new DeliveryOptions().setSendTimeout(timeout.toMillis());
         this.snapshotOptions = new DeliveryOptions().setSendTimeout(snapshotTimeout.toMillis());
         this.maxSnapshotBytes = maxSnapshotBytes;
+        this.seal = new ShardSeal(authToken);
     }
 
     /** Starts answering other nodes' questions for the instances this node holds. */
@@ -89,13 +96,43 @@ public final class ShardQueries {
         return new ScatteredPartition(hosted, this);
     }
 
-    private void answer(Message<Buffer> msg) {
-        ShardQueryCodec.Request request;
+    /**
+     * Another node's request, checked: its seal, then its bytes. A refused one is failed back (401, 400), counted,
+     * and null is returned.
+     */
+    ShardQueryCodec.Request receive(String kind, Message<Buffer> msg) {
         try {
-            request = ShardQueryCodec.decodeRequest(msg.body());
+            return ShardQueryCodec.decodeRequest(seal.openRequest(kind, msg.body()));
+        } catch (SecurityException e) {
+            counters.rejected(REJECTED_SOURCE, e.getMessage());
+            msg.fail(401, "shard request refused: " + e.getMessage());
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
             rejected();
-            msg.fail(400, "malformed shard query: " + e.getMessage());
+            msg.fail(400, "malformed shard request: " + e.getMessage());
+        }
+        return null;
+    }
+
+    /** Answers a request received with {@link #receive}, sealed to it. */
+    void reply(String kind, Message<Buffer> msg, Buffer body) {
+        msg.reply(seal.reply(kind, msg.body(), body));
+    }
+
+    /** Sends a request to another node; the reply's seal and bytes are checked before it is handed on. */
+    private Future<Buffer> request(String kind, String address, Buffer body, DeliveryOptions deliveryOptions) {
+        Buffer sealed = seal.request(kind, body);
+        return vertx.eventBus().<Buffer>request(address, sealed, deliveryOptions)
+                .map(reply -> seal.openReply(kind, sealed, reply.body()))
+                .onFailure(t -> {
+                    if (t instanceof SecurityException) {
+                        counters.rejected(REJECTED_SOURCE, t.getMessage());
+                    }
+                });
+    }
+
+    private void answer(Message<Buffer> msg) {
+        ShardQueryCodec.Request request = receive(QUERY, msg);
+        if (request == null) {
             return;
         }
         PartitionRef partition = registry.partition(request.key()).orElse(null);
@@ -107,7 +144,7 @@ public final class ShardQueries {
         }
         long[] ids = served.stream().mapToLong(Long::longValue).toArray();
         if (partition == null || served.isEmpty()) {
-            msg.reply(request.kind() == ShardQueryCodec.TIERED
+            reply(QUERY, msg, request.kind() == ShardQueryCodec.TIERED
                     ? ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(0, ids, EMPTY_TIERED))
                     : ShardQueryCodec.encode(new ShardQueryCodec.Reply(0, ids, List.of(), new int[2])));
             return;
@@ -120,7 +157,7 @@ public final class ShardQueries {
                         new ShardQueryCodec.Reply(r.blockSize(), ids, only(r.matches(), served), r.sharedReach())));
         reply.onComplete(ar -> {
             if (ar.succeeded()) {
-                msg.reply(ar.result());
+                reply(QUERY, msg, ar.result());
             } else {
                 msg.fail(500, String.valueOf(ar.cause().getMessage()));
             }
@@ -138,8 +175,8 @@ public final class ShardQueries {
         }
         Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0],
                 new long[] {worker}));
-        return vertx.eventBus().<Buffer>request(ShardHandover.ADDRESS_PREFIX + node, request, snapshotOptions)
-                .compose(reply -> vertx.<PeerSnapshot>executeBlocking(() -> parse("node " + node, key, reply.body()), false))
+        return request(SNAPSHOT, ShardHandover.ADDRESS_PREFIX + node, request, snapshotOptions)
+                .compose(reply -> vertx.<PeerSnapshot>executeBlocking(() -> parse("node " + node, key, reply), false))
                 .recover(t -> {
                     LOG.debug("node {} gave no snapshot of instance {}: {}", node, Long.toUnsignedString(worker), t.toString());
                     return snapshot(key, worker, candidates);
@@ -207,9 +244,9 @@ public final class ShardQueries {
     Future<Boolean> serves(String node, PartitionKey key, long workerId) {
         Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0],
                 new long[] {workerId}));
-        return vertx.eventBus().<Buffer>request(ADDRESS_PREFIX + node, request, options)
+        return request(QUERY, ADDRESS_PREFIX + node, request, options)
                 .map(reply -> {
-                    for (long w : ShardQueryCodec.decodeReply(reply.body()).served()) {
+                    for (long w : ShardQueryCodec.decodeReply(reply).served()) {
                         if (w == workerId) {
                             return true;
                         }
@@ -283,10 +320,10 @@ public final class ShardQueries {
         byNode.forEach((node, workers) -> {
             long[] ids = workers.stream().mapToLong(Long::longValue).toArray();
             Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, kind, hashes, ids));
-            replies.add(vertx.eventBus().<Buffer>request(ADDRESS_PREFIX + node, request, options)
+            replies.add(request(QUERY, ADDRESS_PREFIX + node, request, options)
                     .map(reply -> {
                         synchronized (gather) {
-                            gather.addReply(reply.body(), new HashSet<>(workers)).forEach(candidates::remove);
+                            gather.addReply(reply, new HashSet<>(workers)).forEach(candidates::remove);
                         }
                         return (Void) null;
                     })

@@ -40,6 +40,20 @@ final class ValueSigner {
         return MessageDigest.isEqual(mac(domain, valueKey, canonical), given);
     }
 
+    /** The raw HMAC of {@code bytes} in {@code domain}; callers check {@link #signs()} first. */
+    byte[] mac(String domain, byte[] bytes) {
+        try {
+            Mac mac = Mac.getInstance(ALGORITHM);
+            mac.init(key);
+            byte[] d = domain.getBytes(StandardCharsets.UTF_8);
+            mac.update(new byte[] {(byte) (d.length >>> 24), (byte) (d.length >>> 16), (byte) (d.length >>> 8), (byte) d.length});
+            mac.update(d);
+            return mac.doFinal(bytes);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
+        }
+    }
+
     private byte[] mac(String domain, String valueKey, String canonical) {
         try {
             Mac mac = Mac.getInstance(ALGORITHM);

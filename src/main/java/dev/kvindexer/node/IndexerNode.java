@@ -162,7 +162,7 @@ public final class IndexerNode {
         ShardHandover handover = null;
         if (sharded) {
             shards[0] = new ShardQueries(vertx, manager, registry, placement, meters.cluster(), SHARD_QUERY_TIMEOUT,
-                    config.recovery().timeout(), config.recovery().maxBytes());
+                    config.recovery().timeout(), config.recovery().maxBytes(), config.security().authToken());
             await(shards[0].start());
             handover = new ShardHandover(vertx, manager, registry, local, placement, shards[0],
                     Duration.ofMillis(SLOW_JOINER_MILLIS));

@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
@@ -210,6 +212,32 @@ class ShardedClusterTest {
             fixture.awaitHostedBlocks("a survivor holds every block", n, truth, () -> "");
         }
         awaitExactAnswers(left, prompts);
+    }
+
+    @Test
+    void withATokenNodesTakeOnlySealedShardMessages() throws Exception {
+        String token = "s3cret";
+        List<IndexerNode> nodes = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            nodes.add(cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(1))
+                    .withSecurity(new SecuritySettings(token, false, null, null))));
+        }
+        IndexerNode target = nodes.get(1);
+        String address = ShardQueries.ADDRESS_PREFIX + new ShardPlacement(target.hazelcast(), 1).localId();
+        Buffer query = ShardQueryCodec.encode(new ShardQueryCodec.Request(new PartitionKey(ClusterFixture.MODEL, "default"),
+                ShardQueryCodec.LOCAL, new long[0], new long[] {101}));
+
+        Throwable unsigned = ClusterFixture.await(nodes.get(0).vertx().eventBus().request(address, query)
+                .transform(ar -> Future.succeededFuture(ar.cause())));
+        assertTrue(unsigned instanceof ReplyException r && r.failureCode() == 401, String.valueOf(unsigned));
+        assertEquals(1, MetricsPage.of(fixture.http(target.httpPort())).value("kvindexer_cluster_values_rejected_total"
+                + "{source=\"" + ShardQueries.REJECTED_SOURCE + "\",reason=\"bad_signature\"}"));
+
+        ShardSeal seal = new ShardSeal(token);
+        Buffer sealed = seal.request(ShardQueries.QUERY, query);
+        Buffer reply = ClusterFixture.await(nodes.get(0).vertx().eventBus().<Buffer>request(address, sealed)).body();
+        ShardQueryCodec.Reply answer = ShardQueryCodec.decodeReply(seal.openReply(ShardQueries.QUERY, sealed, reply));
+        assertEquals(0, answer.served().length, "nothing registered, nothing served, but answered");
     }
 
     @Test
