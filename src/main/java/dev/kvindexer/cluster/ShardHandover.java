@@ -99,7 +99,7 @@ public final class ShardHandover {
         Map<Long, List<Listener>> take = new LinkedHashMap<>();
         Map<Long, List<Listener>> give = new LinkedHashMap<>();
         for (Listener l : registry.listeners()) {
-            boolean holds = placement.holdsHere(l.partitionKey(), l.workerId());
+            boolean holds = placement.holdsHere(l.partitionKey(), l.workerId(), l.publisher().isStore());
             if (l.state() == ListenerState.REMOTE && holds) {
                 take.computeIfAbsent(l.workerId(), w -> new ArrayList<>()).add(l);
             } else if (l.state() != ListenerState.REMOTE && !holds) {

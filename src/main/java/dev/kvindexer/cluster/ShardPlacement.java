@@ -89,6 +89,14 @@ public final class ShardPlacement {
         return !sharded() || holders(shardOf(key, workerId)).contains(localId());
     }
 
+    /**
+     * As {@link #holdsHere(PartitionKey, long)}, except that every member holds a Mooncake Store: the shared reach of
+     * a query is over all of a partition's Stores together, so each node needs them all to answer it exactly.
+     */
+    public boolean holdsHere(PartitionKey key, long workerId, boolean store) {
+        return store || holdsHere(key, workerId);
+    }
+
     /** This member's Vert.x node id. */
     public String localId() {
         return nodeId(hazelcast.getCluster().getLocalMember());

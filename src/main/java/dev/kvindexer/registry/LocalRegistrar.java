@@ -76,7 +76,7 @@ public final class LocalRegistrar implements Registrar {
 
     /** Opens the listener's generation in its partition, then its socket, so no batch precedes its stream. */
     private Future<Void> start(PartitionRef partition, Listener listener) {
-        if (deferHeldShards || !shards.holdsHere(partition.key(), listener.workerId())) {
+        if (deferHeldShards || !shards.holdsHere(partition.key(), listener.workerId(), listener.publisher().isStore())) {
             listener.markRemote();
             return Future.succeededFuture();
         }

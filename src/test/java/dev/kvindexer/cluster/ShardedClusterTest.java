@@ -191,6 +191,20 @@ class ShardedClusterTest {
                 + "{source=\"" + ShardQueries.REJECTED_SOURCE + "\",reason=\"invalid\"}"));
         awaitExactAnswers(nodes, prompts.subList(0, 5));
 
+        // The Mooncake Conductor's lookup by rolling sequence hashes gathers every shard too.
+        for (int[] p : prompts.subList(0, 10)) {
+            long[] local = BlockHasher.localHashes(p, ClusterFixture.BLOCK, BlockHasher.seedFor(null, null));
+            JsonArray seq = new JsonArray();
+            for (long h : BlockHasher.sequenceHashes(local)) {
+                seq.add(Long.toUnsignedString(h));
+            }
+            String body = new JsonObject().put("model", ClusterFixture.MODEL).put("seq_hashes", seq).encode();
+            String expected = fixture.http(reference.httpPort()).post("/query_by_hash", body).body();
+            assertTrue(expected.contains("10"), expected);
+            for (IndexerNode n : nodes) {
+                assertEquals(expected, fixture.http(n.httpPort()).post("/query_by_hash", body).body());
+            }
+        }
         // Dynamo's remote-indexer lookup, tier by tier, gathers every shard too.
         for (int[] p : prompts.subList(0, 10)) {
             String body = new JsonObject().put("block_hashes", localHashes(p)).put("model_name", ClusterFixture.MODEL).encode();
