@@ -28,6 +28,7 @@ import org.slf4j.LoggerFactory;
  * that now holds an instance's shard takes the instance's exact snapshot from a node that serves it, installs it, and
  * only then listens: its streams resume from the snapshot's watermarks and the engine replays what came in between
  * (DESIGN "Exact recovery"). A node that no longer holds a shard lets it go once every current holder serves it.
+ * Passes run when Hazelcast finishes a round of migrations, on membership changes and periodically.
  */
 public final class ShardHandover {
     private static final Logger LOG = LoggerFactory.getLogger(ShardHandover.class);
@@ -41,7 +42,10 @@ public final class ShardHandover {
     private final ShardQueries queries;
     private final Duration settle;
     private final AtomicBoolean running = new AtomicBoolean();
+    /** A pass was asked for while one ran: it runs again when that one ends. */
+    private final AtomicBoolean again = new AtomicBoolean();
     private MessageConsumer<Buffer> consumer;
+    private java.util.UUID migrations;
 
     /** {@code settle} is how long a held listener's subscription is given to reach its engine before the snapshot. */
     public ShardHandover(Vertx vertx, ClusterManager manager, Registry registry, LocalRegistrar local,
@@ -55,13 +59,20 @@ public final class ShardHandover {
         this.settle = settle;
     }
 
-    /** Starts giving other nodes the snapshots of the instances this node serves. */
+    /**
+     * Starts giving other nodes the snapshots of the instances this node serves, and rebalancing whenever Hazelcast
+     * finishes moving partitions (besides the membership changes and periodic passes the node runs anyway).
+     */
     public Future<Void> start() {
         consumer = vertx.eventBus().consumer(ADDRESS_PREFIX + manager.getNodeId(), this::giveSnapshot);
+        migrations = placement.onMigrations(() -> vertx.runOnContext(v -> rebalance()));
         return consumer.completion();
     }
 
     public Future<Void> stop() {
+        if (migrations != null) {
+            placement.stopWatching(migrations);
+        }
         return consumer == null ? Future.succeededFuture() : consumer.unregister();
     }
 
@@ -90,10 +101,11 @@ public final class ShardHandover {
 
     /**
      * One pass over this node's instances: takes over the shards it now holds, then lets go of those it no longer
-     * holds. A pass already running makes this one a no-op; a failed step is retried by the next pass.
+     * holds. Asked for while a pass runs, it runs once more after that one; a failed step is retried by the next.
      */
     public Future<Void> rebalance() {
         if (!running.compareAndSet(false, true)) {
+            again.set(true);
             return Future.succeededFuture();
         }
         Map<Long, List<Listener>> take = new LinkedHashMap<>();
@@ -123,6 +135,9 @@ public final class ShardHandover {
         }
         return chain.eventually(() -> {
             running.set(false);
+            if (again.getAndSet(false)) {
+                rebalance();
+            }
             return Future.succeededFuture();
         });
     }

@@ -5,6 +5,9 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.instance.impl.HazelcastInstanceProxy;
 import com.hazelcast.internal.partition.InternalPartition;
 import com.hazelcast.internal.partition.PartitionReplica;
+import com.hazelcast.partition.MigrationListener;
+import com.hazelcast.partition.MigrationState;
+import com.hazelcast.partition.ReplicaMigrationEvent;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.event.PartitionKey;
 import java.util.ArrayList;
@@ -95,6 +98,35 @@ public final class ShardPlacement {
      */
     public boolean holdsHere(PartitionKey key, long workerId, boolean store) {
         return store || holdsHere(key, workerId);
+    }
+
+    /**
+     * Runs {@code action} (on a Hazelcast thread) each time a round of migrations of the partition table ends, that is
+     * when shards have new holders; returns the registration for {@link #stopWatching}.
+     */
+    public UUID onMigrations(Runnable action) {
+        return hazelcast.getPartitionService().addMigrationListener(new MigrationListener() {
+            @Override
+            public void migrationStarted(MigrationState state) {
+            }
+
+            @Override
+            public void migrationFinished(MigrationState state) {
+                action.run();
+            }
+
+            @Override
+            public void replicaMigrationCompleted(ReplicaMigrationEvent event) {
+            }
+
+            @Override
+            public void replicaMigrationFailed(ReplicaMigrationEvent event) {
+            }
+        });
+    }
+
+    public void stopWatching(UUID registration) {
+        hazelcast.getPartitionService().removeMigrationListener(registration);
     }
 
     /** This member's Vert.x node id. */
