@@ -176,7 +176,9 @@ class ShardedClusterTest {
         awaitExactAnswers(nodes, prompts);
         for (IndexerNode n : nodes) {
             MetricsPage m = MetricsPage.of(fixture.http(n.httpPort()));
-            assertTrue(m.value("kvindexer_shard_scattered_queries_total") > 0);
+            if (heldHere(n).size() < ENGINES) {
+                assertTrue(m.value("kvindexer_shard_scattered_queries_total") > 0, "a node lacking shards asks others");
+            }
             assertEquals(0, m.value("kvindexer_shard_retries_total"), "a healthy cluster asks each shard's holder first");
         }
 
@@ -334,11 +336,12 @@ class ShardedClusterTest {
         feed(nodes, 1, prompts);
         awaitExactAnswers(nodes, prompts);
 
-        IndexerNode gone = nodes.get(2);
+        // Hazelcast places the six shards at random: stop the node holding most, so some are surely lost.
+        IndexerNode gone = nodes.stream().max(java.util.Comparator.comparingInt(n -> heldHere(n).size())).orElseThrow();
         int lost = heldHere(gone).size();
-        assertTrue(lost > 0 && lost < ENGINES, "the third node holds some instances: " + lost);
+        assertTrue(lost > 0, "the node stopped holds some instances");
         cluster.stop(gone);
-        IndexerNode asked = nodes.get(0);
+        IndexerNode asked = nodes.stream().filter(n -> n != gone).findFirst().orElseThrow();
         Await.until("the answer names the lost instances", ClusterFixture.WAIT,
                 () -> query(asked, prompts.get(0)).headers().firstValue("x-kvindexer-missing-instances")
                         .map(v -> v.equals(Integer.toString(lost))).orElse(false));
