@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
  * exactly what a standalone node fed the same engines answers, also after a node leaves.
  */
 class ShardedClusterTest {
-    private static final int ENGINES = 6;
+    private static final int ENGINES = 8;
     private static final int SHORT_RING = 3;
 
     private final ClusterNodes cluster = new ClusterNodes();
