@@ -136,23 +136,17 @@ public final class PeerRecovery {
             LOG.warn("skipped recovered partition {}: the dump has no block_size and --block-size is not set", key.dumpKey());
             return 0;
         }
-        c.events.addAll(c.extraCopies);
-        c.extraCopies.clear();
-        if (registered != null) {
-            int before = c.events.size();
-            c.events.removeIf(e -> !registered.test(key, e.workerId()));
-            c.watermarks.removeIf(w -> !registered.test(key, w.workerId()));
-            if (c.events.size() < before) {
-                LOG.warn("left out {} recovered events of {} from workers not registered in the cluster", before - c.events.size(),
-                        key.dumpKey());
-            }
+        PeerSnapshot snapshot = c.snapshot(worker -> registered == null || registered.test(key, worker));
+        int leftOut = c.events.size() + c.extraCopies.size() - snapshot.events().size();
+        if (leftOut > 0) {
+            LOG.warn("left out {} recovered events of {} from workers not registered in the cluster", leftOut,
+                    key.dumpKey());
         }
         try {
-            Future<Void> applied = registrations.ensurePartition(key, blockSize)
-                    .compose(p -> p.recover(new PeerSnapshot(c.events, c.watermarks, c.exact)));
+            Future<Void> applied = registrations.ensurePartition(key, blockSize).compose(p -> p.recover(snapshot));
             applied.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
             long blocks = 0;
-            for (PeerSnapshot.Event e : c.events) {
+            for (PeerSnapshot.Event e : snapshot.events()) {
                 blocks += blocks(e.event());
             }
             return blocks;

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +46,7 @@ public final class ShardHandover {
     /** A pass was asked for while one ran: it runs again when that one ends. */
     private final AtomicBoolean again = new AtomicBoolean();
     private MessageConsumer<Buffer> consumer;
-    private java.util.UUID migrations;
+    private UUID migrations;
 
     /** {@code settle} is how long a held listener's subscription is given to reach its engine before the snapshot. */
     public ShardHandover(Vertx vertx, ClusterManager manager, Registry registry, LocalRegistrar local,
@@ -89,7 +90,7 @@ public final class ShardHandover {
                 return;
             }
         }
-        PartitionRef hosted = partition instanceof PartitionView v ? v.hosted() : partition;
+        PartitionRef hosted = PartitionView.hostedOf(partition);
         hosted.snapshotOf(request.workers()).onComplete(ar -> {
             if (ar.failed()) {
                 msg.fail(500, String.valueOf(ar.cause().getMessage()));

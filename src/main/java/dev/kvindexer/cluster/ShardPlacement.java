@@ -10,8 +10,10 @@ import com.hazelcast.partition.MigrationState;
 import com.hazelcast.partition.ReplicaMigrationEvent;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.event.PartitionKey;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -79,12 +81,12 @@ public final class ShardPlacement {
      * Whom to ask for an instance's shard, in order: its holders as the table names them, then every other live node,
      * never {@code self}.
      */
-    public java.util.ArrayDeque<String> askOrder(PartitionKey key, long workerId, List<String> liveNodes, String self) {
-        java.util.LinkedHashSet<String> order = new java.util.LinkedHashSet<>(holders(shardOf(key, workerId)));
+    public ArrayDeque<String> askOrder(PartitionKey key, long workerId, List<String> liveNodes, String self) {
+        LinkedHashSet<String> order = new LinkedHashSet<>(holders(shardOf(key, workerId)));
         order.retainAll(liveNodes);
         order.addAll(liveNodes);
         order.remove(self);
-        return new java.util.ArrayDeque<>(order);
+        return new ArrayDeque<>(order);
     }
 
     /** Whether this member is one of the shard's holders. */

@@ -149,7 +149,7 @@ public final class ShardQueries {
                     : ShardQueryCodec.encode(new ShardQueryCodec.Reply(0, ids, List.of(), new int[2])));
             return;
         }
-        PartitionRef hosted = partition instanceof PartitionView v ? v.hosted() : partition;
+        PartitionRef hosted = PartitionView.hostedOf(partition);
         Future<Buffer> reply = request.kind() == ShardQueryCodec.TIERED
                 ? hosted.queryTiered(request.hashes()).map(r -> ShardQueryCodec.encode(
                         new ShardQueryCodec.TieredReply(r.blockSize(), ids, only(r.match(), served))))
@@ -205,16 +205,12 @@ public final class ShardQueries {
      */
     Future<MergedPartition> whole(PartitionRef hosted) {
         PartitionKey key = hosted.key();
-        List<Long> mine = new ArrayList<>();
-        List<Long> elsewhere = new ArrayList<>();
-        for (Registry.Member m : registry.members(key)) {
-            (registry.servesHere(m.workerId()) ? mine : elsewhere).add(m.workerId());
-        }
+        Instances split = instances(key);
         List<Future<PeerSnapshot>> parts = new ArrayList<>();
-        parts.add(hosted.snapshotOf(mine.stream().mapToLong(Long::longValue).toArray())
+        parts.add(hosted.snapshotOf(split.here().stream().mapToLong(Long::longValue).toArray())
                 .compose(payload -> vertx.<PeerSnapshot>executeBlocking(
                         () -> parse("this node", key, document(key, hosted.blockSize(), payload)), false)));
-        for (long w : elsewhere) {
+        for (long w : split.elsewhere()) {
             parts.add(snapshot(key, w, placement.askOrder(key, w, manager.getNodes(), manager.getNodeId()))
                     .recover(t -> {
                         LOG.warn("the dump of {} leaves out instance {}: {}", key.dumpKey(), Long.toUnsignedString(w),
@@ -282,21 +278,33 @@ public final class ShardQueries {
     private <R> Future<R> scatter(PartitionRef hosted, int kind, long[] hashes,
                                   Function<Set<Long>, Future<Gather<R>>> local) {
         PartitionKey key = hosted.key();
-        Set<Long> mine = new HashSet<>();
+        Instances split = instances(key);
         Map<Long, ArrayDeque<String>> candidates = new LinkedHashMap<>();
-        String self = manager.getNodeId();
         List<String> nodes = manager.getNodes();
-        for (Registry.Member m : registry.members(key)) {
-            if (registry.servesHere(m.workerId())) {
-                mine.add(m.workerId());
-            } else {
-                candidates.put(m.workerId(), placement.askOrder(key, m.workerId(), nodes, self));
-            }
+        for (long w : split.elsewhere()) {
+            candidates.put(w, placement.askOrder(key, w, nodes, manager.getNodeId()));
         }
         if (!candidates.isEmpty()) {
             counters.scattered();
         }
-        return local.apply(mine).compose(gather -> ask(key, kind, hashes, candidates, gather));
+        return local.apply(split.here()).compose(gather -> ask(key, kind, hashes, candidates, gather));
+    }
+
+    /** A partition's registered instances: those this node serves, and the others. */
+    private record Instances(Set<Long> here, List<Long> elsewhere) {
+    }
+
+    private Instances instances(PartitionKey key) {
+        Set<Long> here = new HashSet<>();
+        List<Long> elsewhere = new ArrayList<>();
+        for (Registry.Member m : registry.members(key)) {
+            if (registry.servesHere(m.workerId())) {
+                here.add(m.workerId());
+            } else {
+                elsewhere.add(m.workerId());
+            }
+        }
+        return new Instances(here, elsewhere);
     }
 
     private <R> Future<R> ask(PartitionKey key, int kind, long[] hashes, Map<Long, ArrayDeque<String>> candidates,

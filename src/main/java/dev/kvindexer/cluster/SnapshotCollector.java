@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongPredicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,10 +32,15 @@ final class SnapshotCollector implements DumpHandler {
 
         /** The snapshot to install: the copies go after every event of the document. */
         PeerSnapshot snapshot() {
+            return snapshot(worker -> true);
+        }
+
+        /** {@link #snapshot()} of the workers {@code keep} accepts only. */
+        PeerSnapshot snapshot(LongPredicate keep) {
             List<PeerSnapshot.Event> all = new ArrayList<>(events.size() + extraCopies.size());
-            all.addAll(events);
-            all.addAll(extraCopies);
-            return new PeerSnapshot(all, watermarks, exact);
+            events.stream().filter(e -> keep.test(e.workerId())).forEach(all::add);
+            extraCopies.stream().filter(e -> keep.test(e.workerId())).forEach(all::add);
+            return new PeerSnapshot(all, watermarks.stream().filter(w -> keep.test(w.workerId())).toList(), exact);
         }
     }
 

@@ -30,13 +30,18 @@ final class TieredMerge {
             rows(p.device(), device);
             p.lowerTiers().forEach(t -> tiers.add(t.tier()));
         }
+        List<Map<StorageTier, TieredMatch.Owners>> partTiers = new ArrayList<>();
+        for (TieredMatch p : parts) {
+            Map<StorageTier, TieredMatch.Owners> byTier = new EnumMap<>(StorageTier.class);
+            p.lowerTiers().forEach(t -> byTier.put(t.tier(), t.hits()));
+            partTiers.add(byTier);
+        }
         List<TieredMatch.Tier> lower = new ArrayList<>();
         for (StorageTier tier : tiers) { // EnumSet iterates in ordinal order, the walk order of the tiers
             List<Row> hits = new ArrayList<>();
-            for (TieredMatch p : parts) {
-                Map<StorageTier, TieredMatch.Owners> byTier = new EnumMap<>(StorageTier.class);
-                p.lowerTiers().forEach(t -> byTier.put(t.tier(), t.hits()));
-                TieredMatch.Owners own = byTier.get(tier);
+            for (int i = 0; i < parts.size(); i++) {
+                TieredMatch p = parts.get(i);
+                TieredMatch.Owners own = partTiers.get(i).get(tier);
                 if (own != null) {
                     rows(own, hits);
                     continue;

@@ -14,8 +14,10 @@ import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -327,7 +329,7 @@ public final class Partition {
 
     /** {@link #snapshot()} of the given instances only: their blocks, and the watermarks of their streams. */
     public byte[] snapshotOf(long[] workerIds) {
-        java.util.Set<Long> only = new java.util.HashSet<>();
+        Set<Long> only = new HashSet<>();
         for (long w : workerIds) {
             only.add(w);
         }

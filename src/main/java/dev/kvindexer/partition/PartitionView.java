@@ -7,4 +7,9 @@ package dev.kvindexer.partition;
 public interface PartitionView extends PartitionRef {
     /** The partition this node hosts. */
     PartitionRef hosted();
+
+    /** The partition behind a handle that may be a view: what queries of this node alone go to. */
+    static PartitionRef hostedOf(PartitionRef ref) {
+        return ref instanceof PartitionView view ? view.hosted() : ref;
+    }
 }

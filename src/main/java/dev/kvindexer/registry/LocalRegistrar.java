@@ -2,7 +2,6 @@ package dev.kvindexer.registry;
 
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
-import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionRef;
@@ -165,7 +164,6 @@ public final class LocalRegistrar implements Registrar {
      */
     public Future<Void> takeOver(List<Listener> remote, Function<PartitionRef, Future<Void>> install) {
         PartitionRef partition = remote.get(0).partition();
-        long workerId = remote.get(0).workerId();
         List<Listener> started = new ArrayList<>();
         List<Future<Void>> starts = new ArrayList<>();
         for (Listener l : remote) {
@@ -179,17 +177,8 @@ public final class LocalRegistrar implements Registrar {
         return Future.all(starts)
                 .compose(v -> install.apply(partition))
                 .onSuccess(v -> started.forEach(ingest::release))
-                .recover(t -> {
-                    List<Future<Void>> stops = new ArrayList<>();
-                    for (Listener l : started) {
-                        if (registry.toRemote(l) != null) {
-                            stops.add(ingest.stop(l));
-                        }
-                    }
-                    return Future.join(stops)
-                            .compose(v -> partition.removeStreams(workerId, -1, true))
-                            .transform(ignored -> Future.failedFuture(t));
-                });
+                .recover(t -> (started.isEmpty() ? Future.<Void>succeededFuture() : letGo(started))
+                        .transform(ignored -> Future.failedFuture(t)));
     }
 
     /** Stops an instance's listeners and drops its blocks: other nodes hold its shard now. */
