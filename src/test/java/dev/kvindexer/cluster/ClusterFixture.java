@@ -102,7 +102,7 @@ final class ClusterFixture implements AutoCloseable {
         if (p == null) {
             return Set.of();
         }
-        PartitionRef hosted = p instanceof PartitionView v ? v.hosted() : p;
+        PartitionRef hosted = PartitionView.hostedOf(p);
         try {
             return DumpBlocks.parse("{\"" + PARTITION + "\":" + await(hosted.dump()) + "}", PARTITION);
         } catch (Exception e) {
@@ -129,6 +129,15 @@ final class ClusterFixture implements AutoCloseable {
             Set<HeldBlock> seen = (Set<HeldBlock>) last[0];
             throw new AssertionError(e.getMessage() + ": " + DumpBlocks.diff(expected, seen) + context.get(), e);
         }
+    }
+
+    /** Dynamo's /query of a prompt's tokens in partition {@value #PARTITION}, answered by the node on {@code port}. */
+    HttpResponse<String> query(int port, int[] prompt) {
+        JsonArray tokens = new JsonArray();
+        for (int t : prompt) {
+            tokens.add(t);
+        }
+        return http(port).post("/query", new JsonObject().put("model_name", MODEL).put("token_ids", tokens).encode());
     }
 
     String workers(int port) {

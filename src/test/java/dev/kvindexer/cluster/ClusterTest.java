@@ -20,7 +20,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -102,18 +101,9 @@ class ClusterTest {
     }
 
     private String query(IndexerNode node, int[] prompt) {
-        JsonObject body = new JsonObject().put("model_name", MODEL).put("token_ids", new JsonArray(toList(prompt)));
-        HttpResponse<String> r = http(node).post("/query", body.encode());
+        HttpResponse<String> r = fixture.query(node.httpPort(), prompt);
         assertEquals(200, r.statusCode(), r.body());
         return r.body();
-    }
-
-    private static List<Integer> toList(int[] a) {
-        List<Integer> out = new ArrayList<>(a.length);
-        for (int v : a) {
-            out.add(v);
-        }
-        return out;
     }
 
     private int workerCount(IndexerNode node) {

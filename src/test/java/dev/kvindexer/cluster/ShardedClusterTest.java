@@ -103,12 +103,7 @@ class ShardedClusterTest {
     }
 
     private HttpResponse<String> query(IndexerNode node, int[] prompt) {
-        JsonArray tokens = new JsonArray();
-        for (int t : prompt) {
-            tokens.add(t);
-        }
-        JsonObject body = new JsonObject().put("model_name", ClusterFixture.MODEL).put("token_ids", tokens);
-        return fixture.http(node.httpPort()).post("/query", body.encode());
+        return fixture.query(node.httpPort(), prompt);
     }
 
     /** Every node answers every prompt as the reference does. */

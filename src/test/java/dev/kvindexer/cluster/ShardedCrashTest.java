@@ -11,8 +11,6 @@ import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ChildNode;
 import dev.kvindexer.support.ClusterNodes;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,12 +57,7 @@ class ShardedCrashTest {
     }
 
     private String query(int port, int[] prompt) {
-        JsonArray tokens = new JsonArray();
-        for (int t : prompt) {
-            tokens.add(t);
-        }
-        HttpResponse<String> r = fixture.http(port).post("/query",
-                new JsonObject().put("model_name", ClusterFixture.MODEL).put("token_ids", tokens).encode());
+        HttpResponse<String> r = fixture.query(port, prompt);
         return r.statusCode() + (r.headers().firstValue("x-kvindexer-missing-instances").isPresent() ? " missing " : " ")
                 + r.body();
     }
