@@ -71,6 +71,8 @@ final class PollerThread extends Thread {
     private volatile String failure;
     private ZMQ.Poller poller;
     private boolean pollerStale = true;
+    /** Sockets of held subscriptions, as of the last poller rebuild (every change of a hold rebuilds it). */
+    private final List<ZMQ.Socket> heldSockets = new ArrayList<>();
     /** Subscriptions whose connection was lost and not yet retried by JeroMQ. */
     private int awaitingRetry;
 
@@ -215,12 +217,9 @@ final class PollerThread extends Thread {
                 if (pollerStale) {
                     rebuildPoller();
                 }
-                for (int i = 0; i < subscriptions.size(); i++) {
-                    Subscription s = subscriptions.get(i);
-                    if (s.held) {
-                        // As behind the closed gate: JeroMQ finishes connecting and subscribing only when touched.
-                        s.socket.getEvents();
-                    }
+                for (int i = 0; i < heldSockets.size(); i++) {
+                    // As behind the closed gate: JeroMQ finishes connecting and subscribing only when touched.
+                    heldSockets.get(i).getEvents();
                 }
                 if (poller.poll(POLL_MILLIS) > 0) {
                     for (int i = 0; i < subscriptions.size(); i++) {
@@ -323,7 +322,11 @@ final class PollerThread extends Thread {
             poller.close();
         }
         poller = ctx.createPoller(2 * subscriptions.size());
+        heldSockets.clear();
         for (Subscription s : subscriptions) {
+            if (s.held) {
+                heldSockets.add(s.socket);
+            }
             poller.register(s.socket, s.held ? 0 : ZMQ.Poller.POLLIN);
             poller.register(s.monitor, ZMQ.Poller.POLLIN);
         }
