@@ -12,7 +12,6 @@ final class DeviceNodes {
     static final int ROOT = 0;
     /** Parent of the root and of detached nodes. */
     static final int NO_PARENT = -1;
-    private static final int NONE = -1;
     /** Parent of a free id, so that no adjacency test matches it. */
     private static final int FREE = -2;
     /** How far down a free run an allocation looks for the run's start. */
@@ -22,13 +21,9 @@ final class DeviceNodes {
     final NodeHolders holders = new NodeHolders(records);
     private final Branches branches = new Branches(records);
     private final IntConsumer detach = c -> records.setParent(c, NO_PARENT);
-    /**
-     * Freed ids, oldest first, as a doubly linked list threaded through the free nodes' local-hash entries (previous
-     * id in the high half, next in the low half), so any free id can be taken in constant time.
-     */
-    private int freeHead = NONE;
-    private int freeTail = NONE;
-    private int freeCount;
+    private final FreeIds free = new FreeIds();
+    /** Where the search for a free id resumes: ids are reused in sweeps from low to high. */
+    private int cursor = 1;
     /** Ids below this have been handed out at least once. */
     private int limit;
     /** Ids the engine-hash table can name: the root and at most this many minus one nodes. */
@@ -86,14 +81,7 @@ final class DeviceNodes {
         }
         branches.removeAll(node, detach);
         records.setParent(node, FREE);
-        records.setLocal(node, links(freeTail, NONE));
-        if (freeTail == NONE) {
-            freeHead = node;
-        } else {
-            records.setLocal(freeTail, links(previousFree(freeTail), node));
-        }
-        freeTail = node;
-        freeCount++;
+        free.add(node);
     }
 
     void forEachChild(int p, IntConsumer action) {
@@ -115,7 +103,7 @@ final class DeviceNodes {
 
     /** Nodes in use, the root not counted. */
     int liveCount() {
-        return limit - 1 - freeCount;
+        return limit - 1 - free.size();
     }
 
     /** One past the highest id ever handed out. */
@@ -125,59 +113,36 @@ final class DeviceNodes {
 
     /** Heap held for live nodes: the records less those of free ids, which new nodes take first. */
     long bytes() {
-        return records.bytes() - (long) NodeRecords.BYTES * freeCount + holders.bytes() + branches.bytes();
+        return records.bytes() - (long) NodeRecords.BYTES * free.size() + holders.bytes() + branches.bytes()
+                + free.bytes();
     }
 
     private int allocate(int wanted) {
         if (wanted == limit && limit < maxIds) {
             return grow();
         }
-        if (wanted < limit && records.parent(wanted) == FREE) {
-            takeFree(wanted);
+        if (wanted < limit && free.contains(wanted)) {
+            free.remove(wanted);
             return wanted;
         }
-        if (freeHead == NONE) {
+        if (free.size() == 0) {
             if (limit >= maxIds) {
                 throw new IllegalStateException("no free node id: the tree makes room before it stores");
             }
             return grow();
         }
-        // Start at the lowest id of the oldest free run, so the chain that follows takes the run's next ids: leaves
-        // are evicted from the end of a chain up, so a run's ids are freed highest first.
-        int id = freeHead;
-        for (int k = 0; k < RUN_SCAN && records.parent(id - 1) == FREE; k++) {
+        int id = free.next(cursor);
+        if (id < 0) {
+            id = free.next(1);
+        }
+        // Start at the lowest id of the free run, so the chain that follows takes the run's next ids: leaves are
+        // evicted from the end of a chain up, and a run may have been freed behind the sweep.
+        for (int k = 0; k < RUN_SCAN && free.contains(id - 1); k++) {
             id--;
         }
-        takeFree(id);
+        free.remove(id);
+        cursor = id + 1;
         return id;
-    }
-
-    private void takeFree(int id) {
-        freeCount--;
-        int prev = previousFree(id);
-        int next = nextFree(id);
-        if (prev == NONE) {
-            freeHead = next;
-        } else {
-            records.setLocal(prev, links(previousFree(prev), next));
-        }
-        if (next == NONE) {
-            freeTail = prev;
-        } else {
-            records.setLocal(next, links(prev, nextFree(next)));
-        }
-    }
-
-    private int previousFree(int id) {
-        return (int) (records.local(id) >> 32);
-    }
-
-    private int nextFree(int id) {
-        return (int) records.local(id);
-    }
-
-    private static long links(int prev, int next) {
-        return (long) prev << 32 | (next & 0xFFFFFFFFL);
     }
 
     private int grow() {

@@ -30,6 +30,8 @@ final class DeviceTree {
     /** How many passes of the eviction hand a node still survives: two bits, {@link #ageHigh} and {@link #ageLow}. */
     private final IdBits ageHigh = new IdBits();
     private final IdBits ageLow = new IdBits();
+    /** Nodes a holder has stored more than once since the node was created: a remove elsewhere skips the counts. */
+    private final IdBits copied = new IdBits();
     private int hand = 1;
     private long nodeCount; // nodes with at least one holder, attached or detached
     private long evicted;
@@ -151,6 +153,7 @@ final class DeviceTree {
         int before = find(o, h);
         if (before == node) {
             held.copies.addCopy(h);
+            copied.set(node);
             return node;
         }
         if (before != NONE) {
@@ -212,7 +215,7 @@ final class DeviceTree {
             int node = find(o, h);
             if (node == NONE) {
                 missing++;
-            } else if (o.device.copies.dropCopy(h)) {
+            } else if (!copied.get(node) || o.device.copies.dropCopy(h)) {
                 leaveLastCopy(o, node, h);
             }
         }
@@ -270,6 +273,7 @@ final class DeviceTree {
         if (holders.isEmpty(node)) {
             nodeCount--;
             byHash.remove(nodes.engine(node), node);
+            copied.clear(node);
             nodes.release(node);
         }
     }
@@ -308,7 +312,7 @@ final class DeviceTree {
     /** Heap held by the tree's live nodes and its tables (the owners' own maps are the owner table's). */
     long bytes() {
         return nodes.bytes() + byHash.bytes() + HeapSizes.openHashMap(altHashes.size(), 16) + ageHigh.bytes()
-                + ageLow.bytes();
+                + ageLow.bytes() + copied.bytes();
     }
 
     /** Marks the deepest block a query reached: spared three passes of the eviction hand. */

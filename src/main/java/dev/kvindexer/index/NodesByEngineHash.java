@@ -30,6 +30,15 @@ final class NodesByEngineHash {
     private int idBits;
     private int idMask;
     private int fingerprintMask;
+    /**
+     * Where the last {@link #get} ended, so that the remove or insert a caller usually makes next under the same hash
+     * starts there instead of probing again: the slot of the node found, or the empty slot that ended a miss.
+     */
+    private int lastSlot;
+    private long missedHash;
+    /** Changes of the table; an insert trusts the last miss only if none happened since. */
+    private int changes;
+    private int missedAt = -1;
 
     NodesByEngineHash(NodeRecords nodes) {
         this.nodes = nodes;
@@ -44,11 +53,15 @@ final class NodesByEngineHash {
         for (int i = (int) (m >>> homeShift); ; i = (i + 1) & mask) {
             int slot = s[i >>> SEGMENT_SHIFT][i & SEGMENT_MASK];
             if (slot == 0) {
+                lastSlot = i;
+                missedHash = hash;
+                missedAt = changes;
                 return -1;
             }
             if ((slot & fingerprintMask) == fp) {
                 int node = (slot & idMask) - 1;
                 if (nodes.engine(node) == hash) {
+                    lastSlot = i;
                     return node;
                 }
             }
@@ -63,7 +76,7 @@ final class NodesByEngineHash {
         long m = mix(hash);
         int fp = (int) m & fingerprintMask;
         int home = (int) (m >>> homeShift);
-        int i = home;
+        int i = missedAt == changes && missedHash == hash ? lastSlot : home;
         for (; ; i = (i + 1) & mask) {
             int slot = slot(i);
             if (slot == 0) {
@@ -77,6 +90,7 @@ final class NodesByEngineHash {
             }
         }
         setSlot(i, encode(fp, (i - home) & mask, node));
+        changes++;
         listed.set(node);
         if (++size > (mask + 1) / 4 * 3) {
             rebuild((mask + 1) * 2, idBits);
@@ -89,7 +103,7 @@ final class NodesByEngineHash {
         if (!listed.get(node)) {
             return;
         }
-        int i = (int) (mix(hash) >>> homeShift);
+        int i = (slot(lastSlot) & idMask) == node + 1 ? lastSlot : (int) (mix(hash) >>> homeShift);
         for (int slot = slot(i); (slot & idMask) != node + 1; slot = slot(i)) {
             if (slot == 0) {
                 return;
@@ -98,6 +112,7 @@ final class NodesByEngineHash {
         }
         listed.clear(node);
         size--;
+        changes++;
         // Backward shift: move later entries of the cluster into the gap when their home slot allows it.
         for (int j = (i + 1) & mask; ; j = (j + 1) & mask) {
             int slot = slot(j);
@@ -160,6 +175,8 @@ final class NodesByEngineHash {
 
     private void rebuild(int capacity, int newIdBits) {
         layout(newIdBits);
+        lastSlot = 0;
+        changes++;
         slots = segments(capacity);
         mask = capacity - 1;
         homeShift = 64 - Integer.numberOfTrailingZeros(capacity);

@@ -123,7 +123,7 @@ class CompactTreeTest {
     }
 
     @Test
-    void freedIdsAreReusedOldestFirstAndAnyOfThemCanBeTakenForAChild() {
+    void freedIdsAreReusedLowestFirstAndAnyOfThemCanBeTakenForAChild() {
         DeviceNodes nodes = new DeviceNodes(1000);
         int p = DeviceNodes.ROOT;
         for (int i = 1; i <= 6; i++) {
@@ -134,7 +134,7 @@ class CompactTreeTest {
         nodes.release(3);
         nodes.release(6);
         assertEquals(3, nodes.create(2, 33, 33), "the id after the parent, from the middle of the free list");
-        assertEquals(5, nodes.create(DeviceNodes.ROOT, 55, 55), "then the longest free");
+        assertEquals(5, nodes.create(DeviceNodes.ROOT, 55, 55), "then the lowest free");
         assertEquals(6, nodes.create(DeviceNodes.ROOT, 66, 66));
         assertEquals(7, nodes.create(DeviceNodes.ROOT, 77, 77), "none free: a new id");
         assertEquals(3, nodes.child(2, 33));
@@ -172,8 +172,34 @@ class CompactTreeTest {
         int x = nodes.create(d, 4, 4);
         int y = nodes.create(x, 5, 5);
         int z = nodes.create(y, 6, 6);
-        assertEquals(a, x, "the new chain starts at the lowest id of the oldest free run");
+        assertEquals(a, x, "the new chain starts at the lowest id of the free run");
         assertEquals(x + 1, y);
         assertEquals(y + 1, z);
+    }
+
+    @Test
+    void freeIdsFindTheNextMemberAcrossEmptyWordsAndLevels() {
+        FreeIds free = new FreeIds();
+        java.util.TreeSet<Integer> model = new java.util.TreeSet<>();
+        java.util.Random random = new java.util.Random(7);
+        int span = 1 << 20; // past two summary levels
+        for (int step = 0; step < 200_000; step++) {
+            int id = random.nextInt(step % 1000 < 500 ? 300 : span); // dense near 0, sparse far out
+            if (model.contains(id)) {
+                free.remove(id);
+                model.remove(id);
+            } else {
+                free.add(id);
+                model.add(id);
+            }
+            int from = random.nextInt(span + 64);
+            Integer expected = model.ceiling(from);
+            assertEquals(expected == null ? -1 : expected, free.next(from), "next from " + from);
+            assertEquals(model.size(), free.size());
+        }
+        for (int id : model) {
+            assertTrue(free.contains(id));
+        }
+        assertEquals(model.isEmpty() ? -1 : model.first(), free.next(0));
     }
 }
