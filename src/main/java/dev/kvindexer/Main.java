@@ -2,6 +2,7 @@ package dev.kvindexer;
 
 import dev.kvindexer.cli.FatalErrors;
 import dev.kvindexer.cli.LayeredDefaults;
+import dev.kvindexer.cli.SelectServiceCommand;
 import dev.kvindexer.cli.ServeCommand;
 import dev.kvindexer.cli.SimulateCommand;
 import dev.kvindexer.cli.SlotTrackerCommand;
@@ -12,11 +13,12 @@ import picocli.CommandLine.Command;
 /** Entry point: {@code java -jar kvindexer.jar <command>}. */
 @Command(name = "kvindexer", mixinStandardHelpOptions = true, version = "kvindexer 0.1.0",
         description = "KV-cache indexer for LLM routers (Dynamo and Mooncake compatible).",
-        subcommands = {ServeCommand.class, SlotTrackerCommand.class, SimulateCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {ServeCommand.class, SlotTrackerCommand.class, SelectServiceCommand.class, SimulateCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
     /** Env prefixes of the commands' settings. */
     public static final String SERVE_ENV = "KVINDEXER_";
     public static final String SLOT_TRACKER_ENV = "KVINDEXER_SLOT_TRACKER_";
+    public static final String SELECT_SERVICE_ENV = "KVINDEXER_SELECT_SERVICE_";
 
     public static void main(String[] args) {
         FatalErrors.install();
@@ -43,6 +45,7 @@ public final class Main {
         CommandLine root = new CommandLine(new Main());
         LayeredDefaults.install(root, "serve", "kvindexer", SERVE_ENV, args, env);
         LayeredDefaults.install(root, "slot-tracker", "slot-tracker", SLOT_TRACKER_ENV, args, env);
+        LayeredDefaults.install(root, "select-service", "select-service", SELECT_SERVICE_ENV, args, env);
         return root;
     }
 }

@@ -36,6 +36,9 @@ class ArchitectureTest {
                 .layer("Node").definedBy("dev.kvindexer.node..")
                 .layer("Http").definedBy("dev.kvindexer.http..")
                 .layer("Tracker").definedBy("dev.kvindexer.tracker..")
+                .layer("SelectService").definedBy("dev.kvindexer.selectservice..")
+                .layer("Select").definedBy("dev.kvindexer.select")
+                .layer("Load").definedBy("dev.kvindexer.load..")
                 .layer("Cluster").definedBy("dev.kvindexer.cluster..")
                 .layer("Registry").definedBy("dev.kvindexer.registry..")
                 .layer("Ingest").definedBy("dev.kvindexer.ingest..")
@@ -51,18 +54,25 @@ class ArchitectureTest {
                 .whereLayer("Cli").mayOnlyBeAccessedByLayers("Launch")
                 .whereLayer("Node").mayOnlyBeAccessedByLayers("Cli")
                 .whereLayer("Tracker").mayOnlyBeAccessedByLayers("Cli")
+                .whereLayer("SelectService").mayOnlyBeAccessedByLayers("Cli", "Node")
+                .whereLayer("Select").mayOnlyBeAccessedByLayers("Cli", "SelectService")
+                .whereLayer("Select").mayOnlyAccessLayers("Load", "Vocabulary", "Support")
+                .whereLayer("Load").mayOnlyBeAccessedByLayers("Tracker", "Select", "SelectService")
+                .whereLayer("Load").mayNotAccessAnyLayer()
                 .whereLayer("Simulator").mayOnlyBeAccessedByLayers("Cli")
                 .whereLayer("Http").mayOnlyBeAccessedByLayers("Node")
                 .whereLayer("Cluster").mayOnlyBeAccessedByLayers("Node", "Http")
-                .whereLayer("Registry").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster")
+                .whereLayer("Registry").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "SelectService")
                 .whereLayer("Ingest").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "Registry")
                 .whereLayer("Conductor").mayOnlyBeAccessedByLayers("Node", "Http", "Registry", "Ingest")
-                .whereLayer("Partition").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "Registry", "Ingest")
+                .whereLayer("Partition").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "Registry", "Ingest",
+                        "SelectService")
                 .whereLayer("Dump").mayOnlyBeAccessedByLayers("Http", "Cluster", "Partition")
                 .whereLayer("Dump").mayOnlyAccessLayers("Index", "Vocabulary", "Support")
                 .whereLayer("Wire").mayOnlyBeAccessedByLayers("Http", "Registry", "Ingest", "Simulator")
-                .whereLayer("Index").mayOnlyBeAccessedByLayers("Http", "Cluster", "Dump", "Partition", "Conductor")
-                .whereLayer("Web").mayOnlyBeAccessedByLayers("Node", "Http", "Tracker")
+                .whereLayer("Index").mayOnlyBeAccessedByLayers("Http", "Cluster", "Dump", "Partition", "Conductor",
+                        "SelectService")
+                .whereLayer("Web").mayOnlyBeAccessedByLayers("Node", "Http", "Tracker", "SelectService")
                 .whereLayer("Web").mayOnlyAccessLayers("Support")
                 .whereLayer("Vocabulary").mayNotAccessAnyLayer()
                 .whereLayer("Support").mayOnlyAccessLayers("Vocabulary")
@@ -80,7 +90,7 @@ class ArchitectureTest {
     @Test
     void protocolAndIndexCoreKnowNoVertx() {
         noClasses().that().resideInAnyPackage("dev.kvindexer.index..", "dev.kvindexer.hash..", "dev.kvindexer.wire..",
-                        "dev.kvindexer.event..")
+                        "dev.kvindexer.event..", "dev.kvindexer.select", "dev.kvindexer.load..")
                 .should().dependOnClassesThat().resideInAPackage("io.vertx..")
                 .check(classes);
     }

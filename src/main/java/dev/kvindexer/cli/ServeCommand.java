@@ -9,8 +9,11 @@ import dev.kvindexer.config.IndexMemory;
 import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
+import dev.kvindexer.select.SelectionConfig;
+import dev.kvindexer.selectservice.SelectServiceVerticle;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
 import java.time.Duration;
 import java.util.Arrays;
@@ -136,6 +139,10 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--slot-tracker-port", description = "Also run the slot tracker service (as `slot-tracker` does) "
             + "on this port, same host (env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
     Integer slotTrackerPort;
+
+    @Option(names = "--select-port", description = "Also run the selection service (as `select-service` does) on "
+            + "this port, same host, over this node's index (env KVINDEXER_SELECT_PORT; default: off).")
+    Integer selectPort;
 
     @Option(names = "--access-log", description = "Append one JSON line per request to this file; POST /reopen_logs "
             + "reopens it after rotation (env KVINDEXER_ACCESS_LOG; default: off).")
@@ -269,6 +276,17 @@ public final class ServeCommand implements Callable<Integer> {
                 LOG.info("slot tracker listening on http://{}:{}", config.host(), tracker.actualPort());
             } catch (Exception e) {
                 System.err.println("kvindexer serve: slot tracker startup failed: " + e.getMessage());
+                node.close();
+                return 1;
+            }
+        }
+        if (selectPort != null) {
+            try {
+                SelectServiceVerticle service = SelectServiceCommand.deploy(node,
+                        SelectServiceConfig.on(config.host(), selectPort), SelectionConfig.fromEnvironment(System.getenv()));
+                LOG.info("selection service listening on http://{}:{}", config.host(), service.actualPort());
+            } catch (Exception e) {
+                System.err.println("kvindexer serve: selection service startup failed: " + e.getMessage());
                 node.close();
                 return 1;
             }

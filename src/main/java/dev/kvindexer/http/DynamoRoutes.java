@@ -2,7 +2,6 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.config.ZmqEndpoint;
-import dev.kvindexer.dump.DumpWriter;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
@@ -18,7 +17,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
-import java.util.ArrayList;
 import java.util.List;
 
 /** Handlers of the Dynamo-flavor API (SPEC §7): parse, validate, ask the registry or a partition, render. */
@@ -167,13 +165,7 @@ final class DynamoRoutes {
             snapshot(ctx);
             return;
         }
-        List<PartitionRef> partitions = node.registry().partitions();
-        List<Future<String>> parts = new ArrayList<>();
-        for (PartitionRef p : partitions) {
-            parts.add(p.dump().otherwise(t -> DumpWriter.failedPartition(t.getMessage())));
-        }
-        Future.join(parts).onComplete(ar -> Responses.json(ctx, 200, DumpWriter.document(
-                partitions.stream().map(PartitionRef::key).toList(), parts.stream().map(Future::result).toList())));
+        IndexDump.json(node.registry()).onSuccess(body -> Responses.json(ctx, 200, body));
     }
 
     /**

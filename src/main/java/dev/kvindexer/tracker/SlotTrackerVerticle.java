@@ -1,5 +1,10 @@
 package dev.kvindexer.tracker;
 
+import dev.kvindexer.load.SlotTracker;
+import dev.kvindexer.load.TrackerError;
+import dev.kvindexer.load.TrackerScope;
+import dev.kvindexer.load.TrackerViews;
+
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.metrics.PrometheusText;

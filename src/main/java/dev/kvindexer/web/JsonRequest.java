@@ -135,6 +135,11 @@ public final class JsonRequest {
     }
 
     /** Present and not null. */
+    /** The parsed object, for members whose shape only the caller knows. */
+    public JsonObject body() {
+        return body;
+    }
+
     public boolean has(String field) {
         return body.getValue(field) != null;
     }

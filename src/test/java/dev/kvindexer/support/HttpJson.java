@@ -81,6 +81,12 @@ public final class HttpJson {
         return send(HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.noBody()));
     }
 
+    /** A PATCH with a JSON body. */
+    public HttpResponse<String> patch(String path, String json) {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).header("content-type", "application/json")
+                .method("PATCH", HttpRequest.BodyPublishers.ofString(json)));
+    }
+
     /** Any method with a body, {@code GET} included. */
     public HttpResponse<String> send(String method, String path, String body) {
         return send(HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.ofString(body)));

@@ -1,5 +1,6 @@
 package dev.kvindexer.tracker;
 
+import static dev.kvindexer.support.JsonErrors.assertError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,14 +55,6 @@ class SlotTrackerHttpTest {
     private static void assertAnswer(int status, String body, HttpResponse<String> r) {
         assertEquals(status, r.statusCode(), r.body());
         assertEquals(body, r.body());
-    }
-
-    private static void assertError(int status, String text, HttpResponse<String> r) {
-        assertEquals(status, r.statusCode(), r.body());
-        JsonObject e = new JsonObject(r.body());
-        assertEquals(Set.of("error"), e.fieldNames(), r.body());
-        assertTrue(e.getString("error").contains(text), r.body());
-        assertEquals("application/json", r.headers().firstValue("content-type").orElse(""));
     }
 
     private static Set<JsonObject> asSet(String jsonArray) {

@@ -1,4 +1,4 @@
-package dev.kvindexer.tracker;
+package dev.kvindexer.load;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package dev.kvindexer.tracker;
+package dev.kvindexer.load;
 
 /** A refused slot tracker operation, with the HTTP status that says why (SPEC §9). Nothing was changed. */
 public final class TrackerError extends RuntimeException {

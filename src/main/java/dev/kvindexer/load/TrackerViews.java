@@ -1,4 +1,4 @@
-package dev.kvindexer.tracker;
+package dev.kvindexer.load;
 
 /** What the slot tracker reports: plain records the HTTP adapter renders (SPEC §9.2, §9.4). */
 public final class TrackerViews {

@@ -1,4 +1,4 @@
-package dev.kvindexer.tracker;
+package dev.kvindexer.load;
 
 /** What a slot tracker is kept per (SPEC §9.1): a model and a tenant; worker ids are scoped by it. */
 public record TrackerScope(String modelName, String tenantId) {

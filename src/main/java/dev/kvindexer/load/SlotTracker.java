@@ -1,4 +1,4 @@
-package dev.kvindexer.tracker;
+package dev.kvindexer.load;
 
 import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
@@ -82,11 +82,17 @@ public final class SlotTracker {
 
     private static final class Rank {
         long prefillTokens;
+        int requests;
+        /** Output blocks of its active requests: each is its request's own, so they are counted, not keyed. */
+        long outputBlocks;
         /** Sequence hash → how many active requests of this rank hold it. */
         final Long2IntOpenHashMap blocks = new Long2IntOpenHashMap();
+        /** Its active requests whose own blocks weigh less than one (an output block's decay fraction). */
+        final List<Request> decayed = new ArrayList<>(0);
     }
 
     private static final class Request {
+        final String id;
         final Worker worker;
         final long dpRank;
         final Rank rank;
@@ -94,8 +100,12 @@ public final class SlotTracker {
         final long newIslTokens;
         final long addedAt;
         boolean prefillPending;
+        long outputBlocks;
+        /** The weight of the blocks only this request holds; 1 until an output block sets it. */
+        double decay = 1.0;
 
-        Request(Worker worker, long dpRank, long[] hashes, long newIslTokens, long addedAt) {
+        Request(String id, Worker worker, long dpRank, long[] hashes, long newIslTokens, long addedAt) {
+            this.id = id;
             this.worker = worker;
             this.dpRank = dpRank;
             this.rank = worker.rank(dpRank);
@@ -137,16 +147,21 @@ public final class SlotTracker {
         scope.workers.put(workerId, new Worker(workerId, dpStart, (int) dpSize));
     }
 
-    /** Removes the worker's whole DP range and its active requests; the tracker goes with its last worker. */
-    public void unregister(TrackerScope key, long workerId) {
+    /**
+     * Removes the worker's whole DP range and its active requests; the tracker goes with its last worker. Returns the
+     * ids of the requests dropped.
+     */
+    public List<String> unregister(TrackerScope key, long workerId) {
         Scope scope = scopes.get(key);
         Worker w = scope == null ? null : scope.workers.get(workerId);
         if (w == null) {
             throw TrackerError.notFound("worker " + Long.toUnsignedString(workerId) + " not found for " + describe(key));
         }
-        scope.requests.values().removeIf(r -> {
-            if (r.worker == w) {
+        List<String> dropped = new ArrayList<>();
+        scope.requests.entrySet().removeIf(e -> {
+            if (e.getValue().worker == w) {
                 activeRequests--;
+                dropped.add(e.getKey());
                 return true;
             }
             return false;
@@ -155,6 +170,7 @@ public final class SlotTracker {
         if (scope.workers.isEmpty()) {
             scopes.remove(key);
         }
+        return dropped;
     }
 
     /** Registrations sorted by model, tenant and worker id; a null filter matches everything. */
@@ -180,8 +196,9 @@ public final class SlotTracker {
             throw TrackerError.conflict("Request " + requestId + " already exists (assigned to worker "
                     + workerWithRank(existing.worker.id, existing.dpRank) + ")");
         }
-        scope.requests.put(requestId, new Request(w, dpRank, sequenceHashes, newIslTokens, clockMillis.getAsLong()));
+        scope.requests.put(requestId, new Request(requestId, w, dpRank, sequenceHashes, newIslTokens, clockMillis.getAsLong()));
         activeRequests++;
+        rank.requests++;
         rank.prefillTokens += newIslTokens;
         for (long h : sequenceHashes) {
             rank.blocks.addTo(h, 1);
@@ -216,6 +233,11 @@ public final class SlotTracker {
     /** Undoes an add; the caller has taken the request out of its scope's map. */
     private void release(Request r) {
         activeRequests--;
+        r.rank.requests--;
+        r.rank.outputBlocks -= r.outputBlocks;
+        if (r.decay != 1.0) {
+            r.rank.decayed.remove(r);
+        }
         completePrefill(r);
         Long2IntOpenHashMap blocks = r.rank.blocks;
         for (long h : r.hashes) {
@@ -227,8 +249,13 @@ public final class SlotTracker {
 
     /** Drops requests added at least the TTL ago, oldest first; returns how many. */
     public int expireStale() {
+        return expireStale(id -> { });
+    }
+
+    /** {@link #expireStale()}, handing each dropped request's id to {@code expired}. */
+    public int expireStale(Consumer<String> expired) {
         long cutoff = clockMillis.getAsLong() - requestTtlMillis;
-        int expired = 0;
+        int count = 0;
         for (Scope scope : scopes.values()) {
             Iterator<Request> it = scope.requests.values().iterator();
             while (it.hasNext()) {
@@ -238,10 +265,11 @@ public final class SlotTracker {
                 }
                 it.remove();
                 release(r);
-                expired++;
+                expired.accept(r.id);
+                count++;
             }
         }
-        return expired;
+        return count;
     }
 
     // ---- loads ----
@@ -288,6 +316,71 @@ public final class SlotTracker {
         }
         distinct.clear();
         return out;
+    }
+
+    /** Whether the request is active in this tracker. */
+    public boolean holds(TrackerScope key, String requestId) {
+        Scope scope = scopes.get(key);
+        return scope != null && scope.requests.containsKey(requestId);
+    }
+
+    /**
+     * Adds one output block to an active request. With a decay fraction (NaN for none), every block only this request
+     * holds, its output blocks and the part of its prompt no other active request shares, weighs that fraction from
+     * now on; the last fraction given wins.
+     */
+    public void outputBlock(TrackerScope key, String requestId, double decayFraction) {
+        Request r = scope(key).requests.get(requestId);
+        if (r == null) {
+            throw TrackerError.notFound("Request " + requestId + " not found");
+        }
+        r.outputBlocks++;
+        r.rank.outputBlocks++;
+        if (!Double.isNaN(decayFraction)) {
+            if (r.decay == 1.0 && decayFraction != 1.0) {
+                r.rank.decayed.add(r);
+            } else if (r.decay != 1.0 && decayFraction == 1.0) {
+                r.rank.decayed.remove(r);
+            }
+            r.decay = decayFraction;
+        }
+    }
+
+    /**
+     * One registered rank's active load as a selection weighs it (SPEC §12.8.2, §12.9.2): prefill tokens, decode
+     * blocks (distinct prompt blocks plus output blocks, each weighted), active requests, and how many leading
+     * {@code sequenceHashes} are already active there. Null when the rank is not registered.
+     */
+    public ActiveLoad activeLoad(TrackerScope key, long workerId, long dpRank, long[] sequenceHashes) {
+        Scope scope = scopes.get(key);
+        Worker w = scope == null ? null : scope.workers.get(workerId);
+        Rank rank = w == null ? null : w.rank(dpRank);
+        if (rank == null) {
+            return null;
+        }
+        int depth = 0;
+        while (depth < sequenceHashes.length && rank.blocks.containsKey(sequenceHashes[depth])) {
+            depth++;
+        }
+        return new ActiveLoad(rank.prefillTokens, decodeBlocks(rank), rank.requests, depth);
+    }
+
+    /** A rank's load for a selection; {@code activeDepth} counts the request's leading blocks already active. */
+    public record ActiveLoad(long prefillTokens, long decodeBlocks, int requests, int activeDepth) {
+    }
+
+    private static long decodeBlocks(Rank rank) {
+        double blocks = rank.blocks.size() + rank.outputBlocks;
+        for (Request r : rank.decayed) {
+            long own = r.outputBlocks;
+            for (long h : r.hashes) {
+                if (rank.blocks.get(h) == 1) {
+                    own++;
+                }
+            }
+            blocks -= (1.0 - r.decay) * own;
+        }
+        return Math.round(blocks);
     }
 
     // ---- figures ----

@@ -1,0 +1,150 @@
+package dev.kvindexer.cli;
+
+import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.SelectServiceConfig;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.EmbeddedIndex;
+import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.select.SelectionConfig;
+import dev.kvindexer.selectservice.SelectServiceVerticle;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code select-service}: Dynamo's standalone selection service (SPEC §12), {@code python -m dynamo.select_service}
+ * with the same flags, over an embedded indexer node whose own HTTP port stays on loopback.
+ */
+@Command(name = "select-service", mixinStandardHelpOptions = true,
+        description = "Run the worker selection service (Dynamo compatible): worker catalog, KV- and load-aware "
+                + "selection, reservations of active load.")
+public final class SelectServiceCommand implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(SelectServiceCommand.class);
+
+    @Option(names = "--config", paramLabel = "FILE", description = "JSON settings file, keys named as these options "
+            + "without dashes (env KVINDEXER_SELECT_SERVICE_CONFIG).")
+    java.nio.file.Path config;
+
+    @Option(names = "--host", description = "HTTP bind address (env KVINDEXER_SELECT_SERVICE_HOST; "
+            + "default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", description = "HTTP port (env KVINDEXER_SELECT_SERVICE_PORT; default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--threads", description = "Index partition threads (env KVINDEXER_SELECT_SERVICE_THREADS; "
+            + "default: ${DEFAULT-VALUE}).")
+    int threads;
+
+    @Option(names = "--indexer-peers", description = "Comma-separated HTTP base URLs of selectors or indexers to "
+            + "recover the index from at startup, by /dump (env KVINDEXER_SELECT_SERVICE_INDEXER_PEERS).")
+    String indexerPeers;
+
+    @Option(names = "--indexer-port", description = "Loopback port of the embedded indexer's own HTTP API; 0 takes "
+            + "a free one (env KVINDEXER_SELECT_SERVICE_INDEXER_PORT; default: ${DEFAULT-VALUE}).")
+    int indexerPort;
+
+    @Option(names = "--replica-sync-port", description = "ZMQ PUB port for replica sync of active load "
+            + "(env KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PORT; default: off).")
+    Integer replicaSyncPort;
+
+    @Option(names = "--replica-sync-peers", description = "Comma-separated ZMQ PUB endpoints of peer selectors; "
+            + "needs --replica-sync-port (env KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PEERS).")
+    String replicaSyncPeers;
+
+    @Option(names = "--selection-cache-ttl-secs", description = "How long a selection with an id waits for its "
+            + "replay booking (env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_TTL_SECS; default: ${DEFAULT-VALUE}).")
+    double selectionCacheTtlSecs;
+
+    @Option(names = "--selection-cache-max-entries", description = "Pending selections kept at most "
+            + "(env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_MAX_ENTRIES; default: ${DEFAULT-VALUE}).")
+    int selectionCacheMaxEntries;
+
+    @Option(names = "--selection-cache-max-bytes", description = "Approximate bytes of pending selections kept at "
+            + "most (env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_MAX_BYTES; default: ${DEFAULT-VALUE}).")
+    long selectionCacheMaxBytes;
+
+    @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection idle "
+            + "this long (env KVINDEXER_SELECT_SERVICE_HTTP_IDLE_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    long httpIdleTimeout;
+
+    @Option(names = "--http-request-timeout", paramLabel = "SECONDS", description = "Answer 408 when a request's "
+            + "body has not all arrived this long after its headers "
+            + "(env KVINDEXER_SELECT_SERVICE_HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    long httpRequestTimeout;
+
+    SelectServiceConfig config() {
+        if (replicaSyncPort != null && replicaSyncPort == 0) {
+            throw new IllegalArgumentException("--replica-sync-port must be between 1 and 65535");
+        }
+        return new SelectServiceConfig(host, port, Math.round(selectionCacheTtlSecs * 1000), selectionCacheMaxEntries,
+                selectionCacheMaxBytes, 10_000, replicaSyncPort == null ? 0 : replicaSyncPort, list(replicaSyncPeers),
+                HttpLimits.ofSeconds(httpIdleTimeout, httpRequestTimeout));
+    }
+
+    ServeConfig indexer() {
+        return new ServeConfig("127.0.0.1", indexerPort, threads, 1, List.of(), null, "default", "default",
+                list(indexerPeers), false, 0);
+    }
+
+    static List<String> list(String value) {
+        return value == null ? List.of()
+                : Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    }
+
+    /** Starts the service on a node's Vert.x over that node's index; blocking until it listens. */
+    public static SelectServiceVerticle deploy(IndexerNode node, SelectServiceConfig config, SelectionConfig selection)
+            throws Exception {
+        SelectServiceVerticle verticle = new SelectServiceVerticle(config, selection, new EmbeddedIndex(node),
+                System.nanoTime());
+        node.vertx().deployVerticle(verticle).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        return verticle;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        SelectServiceConfig settings;
+        SelectionConfig selection;
+        try {
+            settings = config();
+            selection = SelectionConfig.fromEnvironment(System.getenv());
+        } catch (IllegalArgumentException e) {
+            System.err.println("kvindexer select-service: " + e.getMessage());
+            return 2;
+        }
+        return run(indexer(), settings, selection);
+    }
+
+    /** Runs an embedded node and the service on it until the process is asked to stop. */
+    static int run(ServeConfig indexer, SelectServiceConfig settings, SelectionConfig selection)
+            throws InterruptedException {
+        IndexerNode node;
+        try {
+            node = IndexerNode.start(indexer);
+        } catch (Exception e) {
+            System.err.println("kvindexer select-service: startup failed: " + e.getMessage());
+            return 1;
+        }
+        try {
+            SelectServiceVerticle service = deploy(node, settings, selection);
+            LOG.info("selection service listening on http://{}:{}", settings.host(), service.actualPort());
+        } catch (Exception e) {
+            System.err.println("kvindexer select-service: startup failed: " + e.getMessage());
+            node.close();
+            return 1;
+        }
+        UntilShutdown.await("select-service-shutdown", node::close, IndexerNode.CLOSE_BUDGET.plusSeconds(5));
+        return 0;
+    }
+
+    /** For tests: the process environment is not settable. */
+    static SelectionConfig selection(Map<String, String> env) {
+        return SelectionConfig.fromEnvironment(env);
+    }
+}

@@ -1,0 +1,110 @@
+package dev.kvindexer.select;
+
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The router settings a selection uses (SPEC §12.9.5), read from Dynamo's {@code DYN_ROUTER_*} environment.
+ * Unparsable numbers and booleans keep their defaults; values out of range are a startup error.
+ *
+ * @param credit               {@code overlap_score_credit}: blocks of device overlap credited per cached block
+ * @param scale                {@code prefill_load_scale}: weight of the prefill term
+ * @param decay                {@code overlap_score_credit_decay}: how fast a loaded rank's credit fades
+ * @param requestWeight        {@code decode_active_request_weight}: cost of each active request
+ * @param hostWeight           {@code host_cache_hit_weight}
+ * @param diskWeight           {@code disk_cache_hit_weight}
+ * @param temperature          {@code router_temperature}: 0 picks the cheapest rank, above samples by cost
+ * @param trackPrefill         {@code router_track_prefill_tokens}
+ * @param assumeKvReuse        {@code router_assume_kv_reuse}: token prompts book their real sequence hashes
+ * @param useKvEvents          {@code use_kv_events}: workers publish KV events, one endpoint per rank
+ * @param queueThreshold       {@code router_queue_threshold}, NaN when unset (no queueing)
+ * @param requestExpiryMillis  active reservations older than this are dropped
+ */
+public record SelectionConfig(double credit, double scale, double decay, double requestWeight, double hostWeight,
+                              double diskWeight, double temperature, boolean trackPrefill, boolean assumeKvReuse,
+                              boolean useKvEvents, double queueThreshold, long requestExpiryMillis) {
+    public static final SelectionConfig DEFAULTS = new SelectionConfig(1.0, 1.0, 0.0, 0.0, 0.75, 0.25, 0.0, true, true,
+            true, Double.NaN, 300_000);
+
+    public SelectionConfig {
+        check(credit >= 0 && Double.isFinite(credit), "overlap_score_credit must be a finite number >= 0");
+        check(scale >= 0 && Double.isFinite(scale), "prefill_load_scale must be >= 0");
+        check(decay >= 0 && Double.isFinite(decay), "overlap_score_credit_decay must be >= 0");
+        check(requestWeight >= 0 && Double.isFinite(requestWeight), "decode_active_request_weight must be >= 0");
+        check(hostWeight >= 0 && hostWeight <= 1, "host_cache_hit_weight must be between 0 and 1");
+        check(diskWeight >= 0 && diskWeight <= 1, "disk_cache_hit_weight must be between 0 and 1");
+        check(temperature >= 0 && Double.isFinite(temperature), "router_temperature must be >= 0");
+        check(Double.isNaN(queueThreshold) || queueThreshold >= 0, "router_queue_threshold must be >= 0");
+        check(requestExpiryMillis > 0, "active request expiry must be positive");
+    }
+
+    public boolean queueing() {
+        return !Double.isNaN(queueThreshold);
+    }
+
+    /**
+     * The settings Dynamo's environment variables give. Throws {@link IllegalArgumentException} with
+     * {@code invalid KV router configuration: ...} for a value out of range.
+     */
+    public static SelectionConfig fromEnvironment(Map<String, String> env) {
+        SelectionConfig d = DEFAULTS;
+        double credit = number(env, "DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT", d.credit);
+        double scale = number(env, "DYN_ROUTER_PREFILL_LOAD_SCALE", d.scale);
+        String weightVar = env.containsKey("DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT")
+                ? "DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT" : "DYN_OVERLAP_SCORE_WEIGHT";
+        double weight = number(env, weightVar, Double.NaN);
+        if (!Double.isNaN(weight)) {
+            scale = weight;
+            if (weight == 0) {
+                credit = 0;
+            }
+        }
+        try {
+            return new SelectionConfig(credit, scale,
+                    number(env, "DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT_DECAY", d.decay),
+                    number(env, "DYN_ROUTER_DECODE_ACTIVE_REQUEST_WEIGHT", d.requestWeight),
+                    number(env, "DYN_ROUTER_HOST_CACHE_HIT_WEIGHT", d.hostWeight),
+                    number(env, "DYN_ROUTER_DISK_CACHE_HIT_WEIGHT", d.diskWeight),
+                    number(env, "DYN_ROUTER_TEMPERATURE", d.temperature),
+                    truth(env, "DYN_ROUTER_TRACK_PREFILL_TOKENS", d.trackPrefill),
+                    truth(env, "DYN_ROUTER_ASSUME_KV_REUSE", d.assumeKvReuse),
+                    truth(env, "DYN_ROUTER_USE_KV_EVENTS", truth(env, "DYN_USE_KV_EVENTS", d.useKvEvents)),
+                    number(env, "DYN_ROUTER_QUEUE_THRESHOLD", d.queueThreshold),
+                    Math.round(number(env, "DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS", d.requestExpiryMillis / 1000.0)
+                            * 1000));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("invalid KV router configuration: " + e.getMessage(), e);
+        }
+    }
+
+    private static double number(Map<String, String> env, String name, double fallback) {
+        String v = env.get(name);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            return Double.parseDouble(v.trim());
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    /** Dynamo's truthy words; anything else keeps the default. */
+    private static boolean truth(Map<String, String> env, String name, boolean fallback) {
+        String v = env.get(name);
+        if (v == null) {
+            return fallback;
+        }
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "1", "true", "yes", "on" -> true;
+            case "0", "false", "no", "off" -> false;
+            default -> fallback;
+        };
+    }
+
+    private static void check(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}

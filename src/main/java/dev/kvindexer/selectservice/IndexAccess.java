@@ -1,0 +1,30 @@
+package dev.kvindexer.selectservice;
+
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.partition.TieredQueryResult;
+import dev.kvindexer.registry.RegisterRequest;
+import io.vertx.core.Future;
+
+/**
+ * What the selection service asks of the embedded indexer: the catalog registers its workers' publishers as the
+ * indexer's {@code /register} would, and selections read the tiered match of their prompt.
+ */
+public interface IndexAccess {
+    /** One rank's publisher; fails with the registry's refusal. */
+    Future<Void> register(RegisterRequest request);
+
+    /** Every rank of a worker in a partition (nothing when it has none). */
+    Future<Void> unregister(long workerId, PartitionKey partition);
+
+    /**
+     * Creates the partition if it is new, so that /dump lists it before any event; fails when it exists with another
+     * block size.
+     */
+    Future<Void> ensurePartition(PartitionKey partition, int blockSize);
+
+    /** The prompt's match tier by tier; succeeds with null when the partition has no index. */
+    Future<TieredQueryResult> queryTiered(PartitionKey partition, long[] localHashes);
+
+    /** The indexer's whole {@code /dump} body (SPEC §7.9). */
+    Future<String> dump();
+}

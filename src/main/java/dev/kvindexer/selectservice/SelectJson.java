@@ -1,0 +1,350 @@
+package dev.kvindexer.selectservice;
+
+import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.select.ConfigOverride;
+import dev.kvindexer.select.Partition;
+import dev.kvindexer.select.Prompt;
+import dev.kvindexer.select.SelectionConfig;
+import dev.kvindexer.select.SelectionState;
+import dev.kvindexer.select.WorkerEntry;
+import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonRequest;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.random.RandomGenerator;
+
+/** The selection service's request members read and its answers written, in the reference's shapes (SPEC §12). */
+final class SelectJson {
+    private SelectJson() {
+    }
+
+    // ---- requests ----
+
+    static Partition partition(JsonRequest body) {
+        return new Partition(body.optionalString("model_name"), body.optionalString("routing_group"));
+    }
+
+    /** A worker as POST /workers sends it; {@code workerId} from the body. */
+    static WorkerEntry worker(JsonRequest body) {
+        long id = body.requiredU64("worker_id");
+        return worker(body, id, partition(body), null);
+    }
+
+    /**
+     * The members of a body over a base record (PATCH: present members replace, absent or null keep). A null base
+     * reads every member as sent.
+     */
+    static WorkerEntry worker(JsonRequest body, long id, Partition p, WorkerEntry base) {
+        Map<String, String> endpoints = base == null ? Map.of() : base.kvEventsEndpoints();
+        if (body.has("kv_events_endpoints") && body.body().getValue("kv_events_endpoints") != null) {
+            Object v = body.body().getValue("kv_events_endpoints");
+            if (!(v instanceof JsonObject o)) {
+                throw HttpError.shape("`kv_events_endpoints`: invalid type, expected a map");
+            }
+            LinkedHashMap<String, String> m = new LinkedHashMap<>();
+            for (Map.Entry<String, Object> e : o) {
+                if (!(e.getValue() instanceof String s)) {
+                    throw HttpError.shape("`kv_events_endpoints." + e.getKey() + "`: invalid type, expected a string");
+                }
+                try {
+                    Long.parseUnsignedLong(e.getKey());
+                } catch (NumberFormatException ex) {
+                    throw HttpError.shape("`kv_events_endpoints`: invalid rank `" + e.getKey() + "`, expected u32");
+                }
+                m.put(e.getKey(), s);
+            }
+            endpoints = m;
+        }
+        List<String> taints = base == null ? List.of() : base.taints();
+        if (body.body().getValue("taints") != null) {
+            Object v = body.body().getValue("taints");
+            if (!(v instanceof JsonArray a)) {
+                throw HttpError.shape("`taints`: invalid type, expected a sequence");
+            }
+            List<String> t = new ArrayList<>();
+            for (Object x : a) {
+                if (!(x instanceof String s)) {
+                    throw HttpError.shape("`taints`: invalid type, expected a string");
+                }
+                t.add(s);
+            }
+            taints = t;
+        }
+        Map<String, Object> extras = new LinkedHashMap<>(base == null ? Map.of() : base.extras());
+        for (String name : WorkerEntry.ECHOED) {
+            Object v = body.body().getValue(name);
+            if (v != null) {
+                extras.put(name, v instanceof JsonObject o ? o.getMap() : v instanceof JsonArray a ? a.getList() : v);
+            }
+        }
+        Boolean eagle = body.body().getValue("is_eagle") != null ? bool(body, "is_eagle") : base == null ? null : base.isEagle();
+        return new WorkerEntry(id, p.modelName(), p.routingGroup(),
+                pick(body.optionalString("endpoint"), base == null ? null : base.endpoint()),
+                pick(optionalU32(body, "block_size"), base == null ? null : base.blockSize()),
+                pick(optionalU32(body, "data_parallel_start_rank"), base == null ? null : base.dpStart()),
+                pick(optionalU32(body, "data_parallel_size"), base == null ? null : base.dpSize()),
+                pick(body.optionalString("kv_events_endpoint"), base == null ? null : base.kvEventsEndpoint()),
+                endpoints,
+                pick(body.optionalString("replay_endpoint"), base == null ? null : base.replayEndpoint()),
+                pick(optionalU64(body, "max_num_batched_tokens"), base == null ? null : base.maxNumBatchedTokens()),
+                pick(optionalU64(body, "total_kv_blocks"), base == null ? null : base.totalKvBlocks()),
+                eagle, taints, extras, null, null);
+    }
+
+    private static <T> T pick(T sent, T kept) {
+        return sent != null ? sent : kept;
+    }
+
+    static Long optionalU32(JsonRequest body, String field) {
+        if (body.body().getValue(field) == null) {
+            return null;
+        }
+        long v = body.requiredU64(field);
+        if (v < 0 || v > 0xFFFF_FFFFL) {
+            throw HttpError.shape("`" + field + "`: invalid value " + Long.toUnsignedString(v) + ", expected u32");
+        }
+        return v;
+    }
+
+    static Long optionalU64(JsonRequest body, String field) {
+        return body.body().getValue(field) == null ? null : body.requiredU64(field);
+    }
+
+    static Boolean bool(JsonRequest body, String field) {
+        Object v = body.body().getValue(field);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof Boolean b)) {
+            throw HttpError.shape("`" + field + "`: invalid type, expected a boolean");
+        }
+        return b;
+    }
+
+    static Double number(JsonObject o, String field) {
+        Object v = o.getValue(field);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof Number n)) {
+            throw HttpError.shape("`" + field + "`: invalid type, expected f64");
+        }
+        return n.doubleValue();
+    }
+
+    /** {@code router_config_override}; a value out of range is a 422 like any other shape error. */
+    static ConfigOverride override(JsonRequest body) {
+        Object v = body.body().getValue("router_config_override");
+        if (v == null) {
+            return ConfigOverride.NONE;
+        }
+        if (!(v instanceof JsonObject o)) {
+            throw HttpError.shape("`router_config_override`: invalid type, expected a struct");
+        }
+        try {
+            JsonRequest r = JsonRequest.of(o);
+            return new ConfigOverride(number(o, "overlap_score_credit"), number(o, "prefill_load_scale"),
+                    number(o, "overlap_score_weight"), number(o, "router_temperature"), bool(r, "assume_kv_reuse"),
+                    bool(r, "track_prefill_tokens"), number(o, "shared_cache_multiplier"));
+        } catch (IllegalArgumentException e) {
+            throw HttpError.shape("router_config_override: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The prompt in either form (SPEC §12.4). The token form needs the partition's block size and Eagle flag;
+     * {@code blocksRequired} is false on the reservation routes, where the hash form needs no block hashes.
+     */
+    static Prompt prompt(JsonRequest body, int blockSize, boolean partitionEagle, ConfigOverride override,
+                         SelectionConfig config, boolean blocksRequired, RandomGenerator random) {
+        int[] tokens = null;
+        JsonArray mmInfos = body.body().getValue("block_mm_infos") instanceof JsonArray a ? a : null;
+        Object routing = body.body().getValue("mm_routing_info");
+        if (routing instanceof JsonObject r && r.getValue("routing_token_ids") instanceof JsonArray ids
+                && !ids.isEmpty()) {
+            tokens = JsonRequest.of(r).u32Array("routing_token_ids");
+            if (r.getValue("block_mm_infos") instanceof JsonArray infos) {
+                mmInfos = infos;
+            }
+        } else if (body.has("token_ids") && body.body().getValue("token_ids") != null) {
+            tokens = body.u32Array("token_ids");
+        }
+        if (tokens != null) {
+            long seed = BlockHasher.seedFor(body.optionalString("lora_name"), body.optionalString("cache_salt"));
+            Boolean eagle = bool(body, "is_eagle");
+            return Prompt.ofTokens(tokens, blockSize, seed, mmHashes(mmInfos),
+                    eagle != null ? eagle : partitionEagle, override.assumeKvReuse(config), random);
+        }
+        long[] blocks = body.body().getValue("block_hashes") == null ? null : body.i64Array("block_hashes");
+        long[] sequence = body.body().getValue("sequence_hashes") == null ? null : body.i64Array("sequence_hashes");
+        return Prompt.ofHashes(blocks, sequence, optionalU64(body, "isl_tokens"), blocksRequired);
+    }
+
+    /** Per block, the {@code mm_hash} of each multimodal object (SPEC §11.5); null entries for plain blocks. */
+    private static long[][] mmHashes(JsonArray infos) {
+        if (infos == null) {
+            return null;
+        }
+        long[][] out = new long[infos.size()][];
+        for (int i = 0; i < out.length; i++) {
+            if (infos.getValue(i) instanceof JsonObject block && block.getValue("mm_objects") instanceof JsonArray objs) {
+                long[] hashes = new long[objs.size()];
+                for (int k = 0; k < hashes.length; k++) {
+                    if (!(objs.getValue(k) instanceof JsonObject obj)) {
+                        throw HttpError.shape("`block_mm_infos`: invalid type, expected a struct");
+                    }
+                    hashes[k] = JsonRequest.of(obj).requiredU64("mm_hash");
+                }
+                out[i] = hashes;
+            }
+        }
+        return out;
+    }
+
+    /** {@code allowed_worker_ids}, {@code pinned_worker}, {@code routing_constraints} and the booking extras. */
+    static SelectionState.Options options(JsonRequest body, ConfigOverride override) {
+        List<Long> allowed = null;
+        if (body.body().getValue("allowed_worker_ids") != null) {
+            allowed = new ArrayList<>();
+            for (long id : body.hashArray("allowed_worker_ids")) {
+                allowed.add(id);
+            }
+        }
+        Long pinnedWorker = null;
+        Integer pinnedRank = null;
+        Object pinned = body.body().getValue("pinned_worker");
+        if (pinned != null) {
+            if (!(pinned instanceof JsonObject o)) {
+                throw HttpError.shape("`pinned_worker`: invalid type, expected a struct");
+            }
+            JsonRequest r = JsonRequest.of(o);
+            pinnedWorker = r.requiredU64("worker_id");
+            pinnedRank = r.optionalU32("dp_rank", 0);
+        }
+        List<String> required = List.of();
+        Map<String, Double> preferred = Map.of();
+        Object constraints = body.body().getValue("routing_constraints");
+        if (constraints != null) {
+            if (!(constraints instanceof JsonObject c)) {
+                throw HttpError.shape("`routing_constraints`: invalid type, expected a struct");
+            }
+            if (c.getValue("required_taints") instanceof JsonArray req) {
+                List<String> t = new ArrayList<>();
+                for (Object x : req) {
+                    if (!(x instanceof String s)) {
+                        throw HttpError.shape("`required_taints`: invalid type, expected a string");
+                    }
+                    t.add(s);
+                }
+                required = t;
+            }
+            if (c.getValue("preferred_taints") instanceof JsonObject pref) {
+                Map<String, Double> m = new LinkedHashMap<>();
+                for (Map.Entry<String, Object> e : pref) {
+                    if (!(e.getValue() instanceof Number n)) {
+                        throw HttpError.shape("`preferred_taints." + e.getKey() + "`: invalid type, expected f32");
+                    }
+                    m.put(e.getKey(), n.doubleValue());
+                }
+                preferred = m;
+            }
+        }
+        Long expected = optionalU32(body, "expected_output_tokens");
+        return new SelectionState.Options(body.optionalString("selection_id"), override, expected, allowed,
+                pinnedWorker, pinnedRank, required, preferred, body.optionalString("lora_name"));
+    }
+
+    // ---- answers ----
+
+    static JsonObject record(WorkerEntry w) {
+        JsonObject o = new JsonObject().put("worker_id", u64(w.workerId())).put("model_name", w.modelName())
+                .put("routing_group", w.routingGroup()).put("lifecycle", w.lifecycle().wire())
+                .put("endpoint", w.endpoint()).put("kv_events_endpoint", w.kvEventsEndpoint());
+        if (!w.kvEventsEndpoints().isEmpty()) {
+            o.put("kv_events_endpoints", new JsonObject(new LinkedHashMap<>(w.kvEventsEndpoints())));
+        }
+        o.put("replay_endpoint", w.replayEndpoint()).put("block_size", w.blockSize())
+                .put("data_parallel_start_rank", w.dpStart()).put("data_parallel_size", w.dpSize())
+                .put("max_num_batched_tokens", w.maxNumBatchedTokens()).put("total_kv_blocks", w.totalKvBlocks())
+                .put("stable_routing_id", w.extras().get("stable_routing_id")).put("is_eagle", w.isEagle())
+                .put("taints", new JsonArray(new ArrayList<>(w.taints())))
+                .put("topology_domains", w.extras().getOrDefault("topology_domains", Map.of()))
+                .put("kv_transfer_domain", w.extras().get("kv_transfer_domain"))
+                .put("kv_transfer_enforcement", w.extras().get("kv_transfer_enforcement"))
+                .put("kv_transfer_preferred_weight", w.extras().get("kv_transfer_preferred_weight"));
+        for (String name : List.of("router_hint_worker_type", "router_hint_source_control_endpoints",
+                "kv_event_source_mode")) {
+            if (w.extras().get(name) != null) {
+                o.put(name, w.extras().get(name));
+            }
+        }
+        if (!w.reasons().isEmpty()) {
+            o.put("not_schedulable_reasons", new JsonArray(new ArrayList<>(w.reasons())));
+        }
+        return o;
+    }
+
+    static JsonObject choice(SelectionState.Choice c, boolean booking) {
+        JsonObject o = new JsonObject();
+        if (c.selectionId() != null) {
+            o.put("selection_id", c.selectionId());
+        }
+        SelectionState.Overlap ov = c.overlap();
+        JsonObject dp = new JsonObject();
+        for (int i = 0; i < ov.dpRanks().length; i++) {
+            dp.put(Long.toString(ov.dpRanks()[i]), ov.dpTokens()[i]);
+        }
+        o.put("model_name", c.partition().modelName()).put("routing_group", c.partition().routingGroup())
+                .put("worker_id", u64(c.worker().workerId())).put("dp_rank", c.dpRank())
+                .put("endpoint", c.worker().endpoint()).put("block_size", c.blockSize())
+                .put("overlap", new JsonObject().put("longest_matched", ov.longestMatched()).put("gpu", ov.gpu())
+                        .put("dp", dp).put("cpu", ov.cpu()).put("disk", ov.disk()))
+                .put("effective_prefill_tokens", c.effectivePrefill())
+                .put("potential_decode_blocks", c.potentialDecodeBlocks());
+        if (booking) {
+            JsonArray seq = new JsonArray();
+            for (long h : c.prompt().sequenceHashes()) {
+                seq.add(h);
+            }
+            o.put("sequence_hashes", seq).put("isl_tokens", c.prompt().isl())
+                    .put("track_prefill_tokens", c.trackPrefill());
+        }
+        return o;
+    }
+
+    static JsonObject booking(SelectionState.Booking b) {
+        return new JsonObject().put("selection_id", b.selectionId()).put("model_name", b.partition().modelName())
+                .put("routing_group", b.partition().routingGroup()).put("worker_id", u64(b.worker().workerId()))
+                .put("dp_rank", b.dpRank()).put("endpoint", b.worker().endpoint());
+    }
+
+    static JsonObject loadRow(SelectionState.LoadRow r) {
+        return new JsonObject().put("worker_id", u64(r.workerId())).put("dp_rank", r.dpRank())
+                .put("potential_prefill_tokens", r.prefillTokens()).put("potential_decode_blocks", r.decodeBlocks())
+                .put("active_requests", r.requests());
+    }
+
+    static JsonObject scores(int blockSize, int blocks, List<SelectionState.ScoreRow> rows) {
+        JsonArray workers = new JsonArray();
+        for (SelectionState.ScoreRow r : rows) {
+            workers.add(new JsonObject().put("worker_id", u64(r.workerId())).put("dp_rank", r.dpRank())
+                    .put("device_blocks", r.dev()).put("host_pinned_blocks", r.dev() + r.host())
+                    .put("disk_blocks", r.dev() + r.host() + r.disk())
+                    .put("host_pinned_extension_blocks", r.host()).put("disk_extension_blocks", r.disk())
+                    .putNull("shared_beyond_device_blocks").put("router_credit_blocks", r.creditBlocks()));
+        }
+        return new JsonObject().put("block_size", blockSize).put("num_blocks", blocks).put("workers", workers)
+                .put("shared_cache", new JsonObject().put("enabled", false).put("total_hit_blocks", 0)
+                        .put("ranges", new JsonArray()).putNull("error"));
+    }
+
+    /** u64 values above Long.MAX_VALUE are written as the unsigned numbers they are. */
+    static Object u64(long v) {
+        return v >= 0 ? (Object) v : new BigInteger(Long.toUnsignedString(v));
+    }
+}

@@ -1,0 +1,469 @@
+package dev.kvindexer.selectservice;
+
+import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SelectServiceConfig;
+import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.index.TieredMatch;
+import dev.kvindexer.partition.TieredQueryResult;
+import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.select.ConfigOverride;
+import dev.kvindexer.select.Lifecycle;
+import dev.kvindexer.select.Partition;
+import dev.kvindexer.select.PendingSelections;
+import dev.kvindexer.select.Prompt;
+import dev.kvindexer.select.RankOverlaps;
+import dev.kvindexer.select.SelectError;
+import dev.kvindexer.select.SelectionConfig;
+import dev.kvindexer.select.SelectionState;
+import dev.kvindexer.select.WorkerEntry;
+import dev.kvindexer.web.HttpEdge;
+import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.JsonRoutes;
+import dev.kvindexer.web.RequestPreamble;
+import dev.kvindexer.web.Responses;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Supplier;
+
+/**
+ * Dynamo's standalone selection service over HTTP (SPEC §12): the worker catalog, selections, reservations and their
+ * lifecycle, and the inspection routes, on a {@link SelectionState} that only this verticle's context touches. The
+ * KV side is the embedded indexer behind {@link IndexAccess}; a selection asks it first and then chooses and books
+ * in one step on this context. Catalog changes run one at a time, since each awaits the indexer.
+ */
+public final class SelectServiceVerticle extends VerticleBase {
+    private final SelectServiceConfig config;
+    private final SelectionState state;
+    private final IndexAccess index;
+    private final SplittableRandom random;
+    private HttpEdge server;
+    private Context home;
+    private long cleanupTimer = -1;
+    /** The tail of the catalog changes in flight: each starts when the one before has finished. */
+    private Future<?> catalogTail = Future.succeededFuture();
+    private boolean closing;
+
+    /** @param seed the random source of ties, softmax draws and generated ids (tests fix it) */
+    public SelectServiceVerticle(SelectServiceConfig config, SelectionConfig selection, IndexAccess index, long seed) {
+        this.config = config;
+        this.index = index;
+        this.random = new SplittableRandom(seed);
+        this.state = new SelectionState(selection, () -> System.nanoTime() / 1_000_000, random,
+                new PendingSelections(config.cacheTtlMillis(), config.cacheMaxEntries(), config.cacheMaxBytes()));
+    }
+
+    @Override
+    public Future<?> start() {
+        home = context;
+        cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> state.expireStale());
+        return HttpEdge.listen(vertx, router(), config.http(), SecuritySettings.NONE, config.host(), config.port())
+                .onSuccess(edge -> server = edge);
+    }
+
+    @Override
+    public Future<?> stop() {
+        closing = true;
+        vertx.cancelTimer(cleanupTimer);
+        return server == null ? Future.succeededFuture() : server.close();
+    }
+
+    public int actualPort() {
+        return server.actualPort();
+    }
+
+    Router router() {
+        Router router = Router.router(vertx);
+        RequestPreamble preamble = RequestPreamble.install(router, "other", (route, method, status, nanos) -> { },
+                null, false);
+        router.route().handler(ctx -> {
+            if (closing) {
+                Responses.error(ctx, 503, "selection service is shutting down");
+            } else {
+                ctx.next();
+            }
+        });
+        router.get("/health").handler(ctx -> Responses.json(ctx, 200, Responses.OK));
+        router.get("/ready").handler(this::ready);
+        body(router, HttpMethod.POST, "/workers", this::postWorker);
+        router.get("/workers").handler(ctx -> {
+            JsonArray out = new JsonArray();
+            state.catalog().list(param(ctx, "model_name"), param(ctx, "routing_group"))
+                    .forEach(w -> out.add(SelectJson.record(w)));
+            Responses.json(ctx, 200, out.encode());
+        });
+        body(router, HttpMethod.PATCH, "/workers/:worker_id", this::patchWorker);
+        router.delete("/workers/:worker_id").handler(JsonRoutes.guard(this::deleteWorker));
+        body(router, HttpMethod.POST, "/select", ctx -> select(ctx, false));
+        body(router, HttpMethod.POST, "/select_and_reserve", ctx -> select(ctx, true));
+        body(router, HttpMethod.POST, "/reservations", this::reserve);
+        router.post("/reservations/:selection_id/prefill_complete").handler(JsonRoutes.guard(ctx -> {
+            run(() -> state.prefillComplete(ctx.pathParam("selection_id")));
+            Responses.json(ctx, 200, Responses.OK);
+        }));
+        body(router, HttpMethod.POST, "/reservations/:selection_id/output_block", ctx -> {
+            JsonRequest body = JsonRequest.of(ctx);
+            Object f = body.body().getValue("decay_fraction");
+            if (f != null && !(f instanceof Number)) {
+                throw HttpError.shape("`decay_fraction`: invalid type, expected f64");
+            }
+            double decay = f == null ? Double.NaN : ((Number) f).doubleValue();
+            run(() -> state.outputBlock(ctx.pathParam("selection_id"), decay));
+            Responses.json(ctx, 200, Responses.OK);
+        });
+        router.delete("/reservations/:selection_id").handler(JsonRoutes.guard(ctx -> {
+            run(() -> state.free(ctx.pathParam("selection_id")));
+            Responses.json(ctx, 200, Responses.OK);
+        }));
+        router.get("/loads").handler(this::loads);
+        body(router, HttpMethod.POST, "/potential_loads", ctx -> inspect(ctx, false));
+        body(router, HttpMethod.POST, "/overlap_scores", ctx -> inspect(ctx, true));
+        router.get("/dump").handler(ctx -> index.dump().onComplete(ar -> {
+            if (ar.succeeded()) {
+                Responses.json(ctx, 200, ar.result());
+            } else {
+                Responses.error(ctx, 500, ar.cause().getMessage());
+            }
+        }));
+        router.get("/replica_sync/peers").handler(ctx -> Responses.json(ctx, 200, "[]"));
+        for (String path : List.of("/replica_sync/register_peer", "/replica_sync/deregister_peer")) {
+            body(router, HttpMethod.POST, path, ctx -> {
+                JsonRequest.of(ctx).requiredString("endpoint");
+                throw new HttpError(409, "replica sync is disabled");
+            });
+        }
+        JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
+        preamble.labelRoutes(router);
+        return router;
+    }
+
+    /** A route with a JSON body under the reference's 8 MiB limit; a non-JSON Content-Type is a 415. */
+    private static void body(Router router, HttpMethod method, String path, Handler<RoutingContext> handler) {
+        router.route(method, path).handler(ctx -> {
+            if (JsonRequest.isJsonContentType(ctx.request().getHeader("content-type"))) {
+                ctx.next();
+            } else {
+                Responses.error(ctx, JsonRoutes.unsupportedMediaType());
+            }
+        });
+        router.route(method, path).handler(BodyHandler.create(false).setBodyLimit(SelectServiceConfig.BODY_LIMIT))
+                .handler(JsonRoutes.guard(handler));
+    }
+
+    // ---- readiness and catalog ----
+
+    private void ready(RoutingContext ctx) {
+        int schedulable = state.schedulableWorkers();
+        boolean ready = !closing && schedulable > 0;
+        JsonArray workers = new JsonArray();
+        state.catalog().list(null, null).forEach(w -> workers.add(SelectJson.record(w)));
+        Responses.json(ctx, ready ? 200 : 503, new JsonObject().put("ready", ready)
+                .put("schedulable_workers", schedulable).put("workers", workers).encode());
+    }
+
+    private void postWorker(RoutingContext ctx) {
+        WorkerEntry entry = SelectJson.worker(JsonRequest.of(ctx));
+        answer(ctx, 201, serially(() -> reconcile(entry)).map(SelectJson::record));
+    }
+
+    private void patchWorker(RoutingContext ctx) {
+        long id = workerId(ctx);
+        JsonRequest body = JsonRequest.of(ctx);
+        answer(ctx, 200, serially(() -> {
+            WorkerEntry base = state.catalog().get(id);
+            if (base == null) {
+                throw new SelectError(404, "worker " + Long.toUnsignedString(id) + " not found");
+            }
+            return reconcile(SelectJson.worker(body, id, base.partition(), base));
+        }).map(SelectJson::record));
+    }
+
+    private void deleteWorker(RoutingContext ctx) {
+        long id = workerId(ctx);
+        answer(ctx, 200, serially(() -> {
+            WorkerEntry w = state.catalog().get(id);
+            if (w == null) {
+                throw new SelectError(404, "worker " + Long.toUnsignedString(id) + " not found");
+            }
+            state.drain(w);
+            return here(index.unregister(id, key(w.partition())).otherwiseEmpty()).map(v -> {
+                        state.catalog().remove(id);
+                        return SelectJson.record(w.with(Lifecycle.UNSCHEDULABLE, List.of()));
+                    });
+        }));
+    }
+
+    /**
+     * Brings a posted or patched record into service (SPEC §12.3.1): an unchanged schedulable worker keeps its
+     * listeners and reservations; otherwise the old one is drained and its listeners dropped, and a complete record
+     * registers one listener per rank, rolled back as a whole when one fails.
+     */
+    private Future<WorkerEntry> reconcile(WorkerEntry entry) {
+        WorkerEntry previous = state.catalog().get(entry.workerId());
+        SelectionConfig sc = state.config();
+        List<String> reasons = entry.staticReasons(sc.queueing(), sc.useKvEvents());
+        if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE && reasons.isEmpty()
+                && sameRouting(previous, entry)) {
+            return Future.succeededFuture(state.refresh(entry));
+        }
+        Future<Void> drained = Future.succeededFuture();
+        if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE) {
+            state.drain(previous);
+            drained = index.unregister(previous.workerId(), key(previous.partition())).otherwiseEmpty();
+        }
+        return here(drained).compose(v -> {
+            if (!reasons.isEmpty()) {
+                state.putIncomplete(entry, reasons);
+                return Future.succeededFuture(state.catalog().get(entry.workerId()));
+            }
+            String conflict = state.partitionConflict(entry);
+            if (conflict != null) {
+                state.putIncomplete(entry, List.of("reconciliation failed: " + conflict));
+                return Future.succeededFuture(state.catalog().get(entry.workerId()));
+            }
+            state.putIncomplete(entry, List.of());
+            return here(registerListeners(entry)).transform(ar -> {
+                if (ar.failed()) {
+                    state.putIncomplete(entry, List.of("reconciliation failed: " + ar.cause().getMessage()));
+                    return Future.succeededFuture(state.catalog().get(entry.workerId()));
+                }
+                return Future.succeededFuture(state.putSchedulable(entry));
+            });
+        });
+    }
+
+    private static boolean sameRouting(WorkerEntry a, WorkerEntry b) {
+        if (!a.partition().equals(b.partition()) || a.firstRank() != b.firstRank() || a.rankCount() != b.rankCount()
+                || !a.blockSize().equals(b.blockSize()) || a.eagle() != b.eagle()
+                || !java.util.Objects.equals(a.replayEndpoint(), b.replayEndpoint())) {
+            return false;
+        }
+        for (long r = a.firstRank(); r < a.firstRank() + a.rankCount(); r++) {
+            if (!java.util.Objects.equals(a.eventsEndpoint(r), b.eventsEndpoint(r))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private Future<Void> registerListeners(WorkerEntry w) {
+        PartitionKey key = key(w.partition());
+        int blockSize = w.blockSize().intValue();
+        Future<Void> partition = index.ensurePartition(key, blockSize);
+        if (!state.config().useKvEvents()) {
+            return partition;
+        }
+        String id = Long.toUnsignedString(w.workerId());
+        if (w.replayEndpoint() != null) {
+            String bad = ZmqEndpoint.invalidReason(w.replayEndpoint());
+            if (bad != null) {
+                return Future.failedFuture("invalid replay endpoint for worker " + id + ": " + bad);
+            }
+        }
+        for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
+            String bad = ZmqEndpoint.invalidReason(w.eventsEndpoint(r));
+            if (bad != null) {
+                return Future.failedFuture("invalid kv_events endpoint for worker " + id + " dp_rank " + r + ": " + bad);
+            }
+        }
+        Future<Void> chain = partition;
+        for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
+            RegisterRequest request = new RegisterRequest(w.workerId(), (int) r, w.eventsEndpoint(r),
+                    w.replayEndpoint(), key, blockSize);
+            chain = chain.compose(v -> index.register(request));
+        }
+        return chain.recover(t -> index.unregister(w.workerId(), key).otherwiseEmpty()
+                .compose(v -> Future.failedFuture(t)));
+    }
+
+    /** Runs catalog changes one after another on this context. */
+    private <T> Future<T> serially(Supplier<Future<T>> change) {
+        Promise<T> done = Promise.promise();
+        catalogTail.onComplete(x -> {
+            try {
+                change.get().onComplete(done);
+            } catch (RuntimeException e) {
+                done.fail(e);
+            }
+        });
+        catalogTail = done.future();
+        return done.future();
+    }
+
+    /** Completes on this verticle's context, where the state may be touched. */
+    private <T> Future<T> here(Future<T> f) {
+        Promise<T> p = Promise.promise();
+        f.onComplete(ar -> home.runOnContext(v -> p.handle(ar)));
+        return p.future();
+    }
+
+    // ---- selection ----
+
+    private void select(RoutingContext ctx, boolean reserve) {
+        JsonRequest body = JsonRequest.of(ctx);
+        Partition p = SelectJson.partition(body);
+        ConfigOverride override = SelectJson.override(body);
+        SelectionState.Options options = SelectJson.options(body, override);
+        SelectionState.PartitionInfo info = run(() -> state.requireReady(p));
+        Prompt prompt = run(() -> SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
+                true, random));
+        answer(ctx, 200, overlaps(p, prompt).map(o -> SelectJson.choice(reserve
+                ? state.selectAndReserve(p, prompt, o, options) : state.select(p, prompt, o, options), reserve)));
+    }
+
+    private void reserve(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        String id = body.requiredString("selection_id");
+        Partition p = SelectJson.partition(body);
+        if (!body.has("worker_id") || body.body().getValue("worker_id") == null) {
+            Responses.json(ctx, 201, SelectJson.booking(run(() -> state.reserveReplay(p, id))).encode());
+            return;
+        }
+        long workerId = body.requiredU64("worker_id");
+        int dpRank = body.optionalU32("dp_rank", 0);
+        ConfigOverride override = SelectJson.override(body);
+        Long effective = SelectJson.optionalU64(body, "effective_prefill_tokens");
+        Boolean track = SelectJson.bool(body, "track_prefill_tokens");
+        Long expected = SelectJson.optionalU32(body, "expected_output_tokens");
+        SelectionState.PartitionInfo info = run(() -> state.requireReady(p));
+        Prompt prompt = run(() -> SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
+                false, random));
+        SelectionState.Booking b = run(() -> state.reserveExplicit(p, id, workerId, dpRank, prompt, effective, track,
+                override, expected, body.optionalString("lora_name")));
+        Responses.json(ctx, 201, SelectJson.booking(b).encode());
+    }
+
+    private void loads(RoutingContext ctx) {
+        String model = param(ctx, "model_name");
+        String group = param(ctx, "routing_group");
+        JsonArray out = new JsonArray();
+        for (Partition p : state.partitions()) {
+            if ((model != null && !model.equals(p.modelName())) || (group != null && !group.equals(p.routingGroup()))) {
+                continue;
+            }
+            JsonArray rows = new JsonArray();
+            state.loads(p).forEach(r -> rows.add(SelectJson.loadRow(r)));
+            out.add(new JsonObject().put("model_name", p.modelName()).put("routing_group", p.routingGroup())
+                    .put("loads", rows).put("pending_count", 0).put("pending_isl_tokens", 0));
+        }
+        Responses.json(ctx, 200, out.encode());
+    }
+
+    private void inspect(RoutingContext ctx, boolean scores) {
+        JsonRequest body = JsonRequest.of(ctx);
+        Partition p = SelectJson.partition(body);
+        ConfigOverride override = SelectJson.override(body);
+        SelectionState.PartitionInfo info = run(() -> state.requireReady(p));
+        Prompt prompt = run(() -> SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
+                true, random));
+        answer(ctx, 200, overlaps(p, prompt).map(o -> {
+            if (scores) {
+                return SelectJson.scores(info.blockSize(), prompt.blockHashes().length,
+                        state.overlapScores(p, prompt, o, override));
+            }
+            JsonArray rows = new JsonArray();
+            state.potentialLoads(p, prompt, o, override).forEach(r -> rows.add(SelectJson.loadRow(r)));
+            return rows;
+        }));
+    }
+
+    /** The index's tiered match of the prompt per rank; an index failure is a 500 with its message. */
+    private Future<RankOverlaps> overlaps(Partition p, Prompt prompt) {
+        if (prompt.blockHashes().length == 0) {
+            return Future.succeededFuture(RankOverlaps.NONE);
+        }
+        return here(index.queryTiered(key(p), prompt.blockHashes())).transform(ar -> {
+            if (ar.failed()) {
+                return Future.failedFuture(new HttpError(500, ar.cause().getMessage()));
+            }
+            return Future.succeededFuture(ranks(ar.result()));
+        });
+    }
+
+    private static RankOverlaps ranks(TieredQueryResult result) {
+        RankOverlaps out = new RankOverlaps();
+        if (result == null) {
+            return out;
+        }
+        TieredMatch m = result.match();
+        add(out, m.device(), 0);
+        for (TieredMatch.Tier t : m.lowerTiers()) {
+            add(out, t.hits(), t.tier() == StorageTier.HOST_PINNED ? 1 : 2);
+        }
+        return out;
+    }
+
+    private static void add(RankOverlaps out, TieredMatch.Owners owners, int tier) {
+        for (int i = 0; i < owners.size(); i++) {
+            if (owners.blocks()[i] > 0) {
+                out.add(owners.workers()[i], owners.ranks()[i], tier, owners.blocks()[i]);
+            }
+        }
+    }
+
+    // ---- plumbing ----
+
+    /** Answers a JSON value computed on this context, or the refusal that stopped it. */
+    private void answer(RoutingContext ctx, int status, Future<?> result) {
+        result.onComplete(ar -> {
+            if (ar.failed()) {
+                Throwable t = ar.cause();
+                if (t instanceof SelectError e) {
+                    Responses.error(ctx, e.status(), e.getMessage());
+                } else {
+                    Responses.error(ctx, t);
+                }
+            } else {
+                Object v = ar.result();
+                Responses.json(ctx, status, v instanceof JsonObject o ? o.encode() : ((JsonArray) v).encode());
+            }
+        });
+    }
+
+    /** Runs a state operation, turning its refusal into the HTTP error it names. */
+    private static <T> T run(Supplier<T> op) {
+        try {
+            return op.get();
+        } catch (SelectError e) {
+            throw new HttpError(e.status(), e.getMessage());
+        }
+    }
+
+    private static void run(Runnable op) {
+        run(() -> {
+            op.run();
+            return null;
+        });
+    }
+
+    private static long workerId(RoutingContext ctx) {
+        String raw = ctx.pathParam("worker_id");
+        try {
+            return Long.parseUnsignedLong(raw);
+        } catch (NumberFormatException e) {
+            throw new HttpError(400, "Invalid URL: Cannot parse `" + raw + "` to a `u64`");
+        }
+    }
+
+    private static PartitionKey key(Partition p) {
+        return new PartitionKey(p.modelName(), p.routingGroup());
+    }
+
+    private static String param(RoutingContext ctx, String name) {
+        return ctx.queryParams().get(name);
+    }
+}
