@@ -40,9 +40,9 @@ public record WorkerSpec(long workerId, int dpRank, String endpoint) {
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("invalid worker entry `" + entry + "`: " + e.getMessage());
         }
-        String reason = ZmqEndpoint.invalidReason(endpoint);
-        if (reason != null) {
-            throw new IllegalArgumentException("invalid ZMQ endpoint `" + endpoint + "`: " + reason);
+        String refusal = ZmqEndpoint.invalidMessage(endpoint);
+        if (refusal != null) {
+            throw new IllegalArgumentException(refusal);
         }
         return new WorkerSpec(instance, rank, endpoint);
     }

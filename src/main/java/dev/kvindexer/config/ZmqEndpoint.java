@@ -8,6 +8,12 @@ public final class ZmqEndpoint {
     private ZmqEndpoint() {
     }
 
+    /** Null when valid, else Dynamo's whole refusal: {@code invalid ZMQ endpoint `ep`: reason}. */
+    public static String invalidMessage(String endpoint) {
+        String reason = invalidReason(endpoint);
+        return reason == null ? null : "invalid ZMQ endpoint `" + endpoint + "`: " + reason;
+    }
+
     /** Returns null when valid, else the reason text used in {@code invalid ZMQ endpoint `ep`: reason}. */
     public static String invalidReason(String endpoint) {
         int sep = endpoint.indexOf("://");

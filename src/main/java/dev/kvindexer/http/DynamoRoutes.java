@@ -52,12 +52,12 @@ final class DynamoRoutes {
         String replay = body.optionalString("replay_endpoint");
         body.optionalString("additional_salt");
         body.optionalString("additionalsalt");
-        String reason = ZmqEndpoint.invalidReason(endpoint);
-        if (reason != null) {
-            throw new HttpError(400, "invalid ZMQ endpoint `" + endpoint + "`: " + reason);
+        String refusal = ZmqEndpoint.invalidMessage(endpoint);
+        if (refusal != null) {
+            throw new HttpError(400, refusal);
         }
-        if (replay != null && (reason = ZmqEndpoint.invalidReason(replay)) != null) {
-            throw new HttpError(400, "invalid replay endpoint `" + replay + "`: invalid ZMQ endpoint `" + replay + "`: " + reason);
+        if (replay != null && (refusal = ZmqEndpoint.invalidMessage(replay)) != null) {
+            throw new HttpError(400, "invalid replay endpoint `" + replay + "`: " + refusal);
         }
         if (blockSize == 0) {
             throw new HttpError(400, "block_size must be positive");

@@ -389,6 +389,40 @@ public final class SelectionState {
         return h;
     }
 
+    /**
+     * Applies a peer replica's event to the local load (SPEC §12.13.3): dropped when the partition is unknown here or
+     * has another block size, or the rank is not registered; a booking of an id already held is ignored. Nothing is
+     * published. Returns whether the event changed anything.
+     */
+    public boolean applyRemote(LoadEvent e) {
+        PartitionInfo info = partitions.get(e.partition());
+        if (info == null || info.blockSize != e.blockSize()) {
+            return false;
+        }
+        TrackerScope scope = scope(e.partition());
+        if (e instanceof LoadEvent.Added a) {
+            if (reservations.containsKey(a.requestId())
+                    || tracker.activeLoad(scope, a.workerId(), a.dpRank(), new long[0]) == null) {
+                return false;
+            }
+            tracker.add(scope, a.requestId(), a.workerId(), a.dpRank(), a.sequenceHashes(),
+                    a.trackPrefill() ? a.prefillHint() : 0);
+            reservations.put(a.requestId(), new Held(a.partition(), a.workerId(), a.dpRank(), a.loraName()));
+            return true;
+        }
+        Held h = reservations.get(e.requestId());
+        if (h == null || !h.partition.equals(e.partition())) {
+            return false;
+        }
+        if (e instanceof LoadEvent.PrefillCompleted) {
+            tracker.prefillComplete(scope, e.requestId());
+        } else {
+            tracker.free(scope, e.requestId());
+            reservations.remove(e.requestId());
+        }
+        return true;
+    }
+
     /** Drops reservations older than the expiry; not published (SPEC §12.8.3). Returns how many. */
     public int expireStale() {
         return tracker.expireStale(reservations::remove);

@@ -57,6 +57,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     /** The tail of the catalog changes in flight: each starts when the one before has finished. */
     private Future<?> catalogTail = Future.succeededFuture();
     private boolean closing;
+    private ReplicaSync replicas;
 
     /** @param seed the random source of ties, softmax draws and generated ids (tests fix it) */
     public SelectServiceVerticle(SelectServiceConfig config, SelectionConfig selection, IndexAccess index, long seed) {
@@ -70,6 +71,12 @@ public final class SelectServiceVerticle extends VerticleBase {
     @Override
     public Future<?> start() {
         home = context;
+        if (config.replicaSyncPort() > 0) {
+            long routerId = random.nextLong(1, Long.MAX_VALUE);
+            replicas = new ReplicaSync(config.replicaSyncPort(), config.replicaSyncPeers(), routerId,
+                    r -> home.runOnContext(v -> state.applyRemote(r.event())));
+            state.onEvent(replicas::publish);
+        }
         cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> state.expireStale());
         return HttpEdge.listen(vertx, router(), config.http(), SecuritySettings.NONE, config.host(), config.port())
                 .onSuccess(edge -> server = edge);
@@ -79,6 +86,9 @@ public final class SelectServiceVerticle extends VerticleBase {
     public Future<?> stop() {
         closing = true;
         vertx.cancelTimer(cleanupTimer);
+        if (replicas != null) {
+            replicas.close();
+        }
         return server == null ? Future.succeededFuture() : server.close();
     }
 
@@ -139,13 +149,18 @@ public final class SelectServiceVerticle extends VerticleBase {
                 Responses.error(ctx, 500, ar.cause().getMessage());
             }
         }));
-        router.get("/replica_sync/peers").handler(ctx -> Responses.json(ctx, 200, "[]"));
-        for (String path : List.of("/replica_sync/register_peer", "/replica_sync/deregister_peer")) {
-            body(router, HttpMethod.POST, path, ctx -> {
-                JsonRequest.of(ctx).requiredString("endpoint");
-                throw new HttpError(409, "replica sync is disabled");
-            });
-        }
+        router.get("/replica_sync/peers").handler(ctx -> Responses.json(ctx, 200,
+                new JsonArray(replicas == null ? List.of() : new ArrayList<Object>(replicas.peers())).encode()));
+        body(router, HttpMethod.POST, "/replica_sync/register_peer", ctx -> {
+            String endpoint = peerEndpoint(ctx);
+            Responses.json(ctx, replicas.addPeer(endpoint) ? 201 : 200, Responses.OK);
+        });
+        body(router, HttpMethod.POST, "/replica_sync/deregister_peer", ctx -> {
+            if (!replicas.removePeer(peerEndpoint(ctx))) {
+                throw new HttpError(404, "peer not found");
+            }
+            Responses.json(ctx, 200, Responses.OK);
+        });
         JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
         preamble.labelRoutes(router);
         return router;
@@ -162,6 +177,19 @@ public final class SelectServiceVerticle extends VerticleBase {
         });
         router.route(method, path).handler(BodyHandler.create(false).setBodyLimit(SelectServiceConfig.BODY_LIMIT))
                 .handler(JsonRoutes.guard(handler));
+    }
+
+    /** The peer PUB endpoint of a /replica_sync body, validated as listener endpoints are (SPEC §12.13.1). */
+    private String peerEndpoint(RoutingContext ctx) {
+        String endpoint = JsonRequest.of(ctx).requiredString("endpoint");
+        if (replicas == null) {
+            throw new HttpError(409, "replica sync is disabled");
+        }
+        String refusal = ZmqEndpoint.invalidMessage(endpoint);
+        if (refusal != null) {
+            throw new HttpError(400, refusal);
+        }
+        return endpoint;
     }
 
     // ---- readiness and catalog ----
@@ -269,15 +297,16 @@ public final class SelectServiceVerticle extends VerticleBase {
         }
         String id = Long.toUnsignedString(w.workerId());
         if (w.replayEndpoint() != null) {
-            String bad = ZmqEndpoint.invalidReason(w.replayEndpoint());
-            if (bad != null) {
-                return Future.failedFuture("invalid replay endpoint for worker " + id + ": " + bad);
+            String refusal = ZmqEndpoint.invalidMessage(w.replayEndpoint());
+            if (refusal != null) {
+                return Future.failedFuture("invalid replay endpoint for worker " + id + ": " + refusal);
             }
         }
         for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
-            String bad = ZmqEndpoint.invalidReason(w.eventsEndpoint(r));
-            if (bad != null) {
-                return Future.failedFuture("invalid kv_events endpoint for worker " + id + " dp_rank " + r + ": " + bad);
+            String refusal = ZmqEndpoint.invalidMessage(w.eventsEndpoint(r));
+            if (refusal != null) {
+                return Future.failedFuture("invalid kv_events endpoint for worker " + id + " dp_rank " + r + ": "
+                        + refusal);
             }
         }
         Future<Void> chain = partition;

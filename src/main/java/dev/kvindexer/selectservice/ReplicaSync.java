@@ -1,0 +1,150 @@
+package dev.kvindexer.selectservice;
+
+import dev.kvindexer.select.LoadEvent;
+import dev.kvindexer.select.ReplicaEventCodec;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * Dynamo's best-effort replica sync of active load (SPEC §12.13): bookings, completed prefills and releases go out
+ * on a ZMQ PUB socket, and one SUB socket connected to every peer's PUB brings theirs in. Publishing happens on the
+ * caller's thread (the service's event loop); a thread of its own receives, drops what this process sent, and hands
+ * every decoded event on. A malformed message is counted and dropped; the thread keeps running.
+ */
+final class ReplicaSync implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaSync.class);
+    private static final byte[] TOPIC = ReplicaEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
+    private static final int QUEUE = 100_000;
+    /** A booking of a whole 8 MiB prompt stays under this. */
+    private static final long MAX_MESSAGE_BYTES = 16L * 1024 * 1024;
+
+    private final long routerId;
+    private final Consumer<ReplicaEventCodec.Received> deliver;
+    private final ZContext zmq = new ZContext(1);
+    private final ZMQ.Socket pub;
+    /** Touched only by the receiving thread once it runs; peers change through {@link #subCommands}. */
+    private final ZMQ.Socket sub;
+    private final TreeSet<String> peers = new TreeSet<>();
+    private final ConcurrentLinkedQueue<Runnable> subCommands = new ConcurrentLinkedQueue<>();
+    private final Thread receiver;
+    private volatile boolean running = true;
+    final AtomicLong received = new AtomicLong();
+    final AtomicLong malformed = new AtomicLong();
+
+    /** Binds the PUB on {@code tcp://*:port} and starts receiving from {@code initialPeers}. */
+    ReplicaSync(int port, List<String> initialPeers, long routerId, Consumer<ReplicaEventCodec.Received> deliver) {
+        this.routerId = routerId;
+        this.deliver = deliver;
+        pub = zmq.createSocket(SocketType.PUB);
+        pub.setLinger(0);
+        pub.setSndHWM(QUEUE);
+        pub.bind("tcp://*:" + port);
+        sub = zmq.createSocket(SocketType.SUB);
+        sub.setLinger(0);
+        sub.setRcvHWM(QUEUE);
+        sub.setMaxMsgSize(MAX_MESSAGE_BYTES);
+        sub.setReceiveTimeOut(100);
+        sub.setReconnectIVL(100);
+        sub.setReconnectIVLMax(5000);
+        sub.subscribe(TOPIC);
+        for (String peer : initialPeers) {
+            peers.add(peer);
+            sub.connect(peer);
+        }
+        receiver = new Thread(this::receive, "replica-sync-sub");
+        receiver.setDaemon(true);
+        receiver.start();
+    }
+
+    void publish(LoadEvent e) {
+        pub.send(TOPIC, ZMQ.SNDMORE | ZMQ.DONTWAIT);
+        pub.send(ReplicaEventCodec.encode(e, routerId), ZMQ.DONTWAIT);
+    }
+
+    /** Connects to a peer's PUB; false when it is already connected. */
+    synchronized boolean addPeer(String endpoint) {
+        if (!peers.add(endpoint)) {
+            return false;
+        }
+        subCommands.add(() -> sub.connect(endpoint));
+        return true;
+    }
+
+    synchronized boolean removePeer(String endpoint) {
+        if (!peers.remove(endpoint)) {
+            return false;
+        }
+        subCommands.add(() -> sub.disconnect(endpoint));
+        return true;
+    }
+
+    synchronized List<String> peers() {
+        return new ArrayList<>(peers);
+    }
+
+    private void receive() {
+        while (running) {
+            for (Runnable c; (c = subCommands.poll()) != null; ) {
+                try {
+                    c.run();
+                } catch (RuntimeException e) {
+                    LOG.warn("replica sync: {}", e.toString());
+                }
+            }
+            byte[] topic;
+            try {
+                topic = sub.recv(0);
+            } catch (RuntimeException e) {
+                if (running) {
+                    LOG.warn("replica sync receive: {}", e.toString());
+                }
+                continue;
+            }
+            if (topic == null) {
+                continue;
+            }
+            List<byte[]> frames = new ArrayList<>(2);
+            frames.add(topic);
+            while (sub.hasReceiveMore()) {
+                frames.add(sub.recv(0));
+            }
+            received.incrementAndGet();
+            if (frames.size() != 2 || !Arrays.equals(frames.get(0), TOPIC)) {
+                malformed.incrementAndGet();
+                continue;
+            }
+            try {
+                ReplicaEventCodec.Received r = ReplicaEventCodec.decode(frames.get(1));
+                if (r.routerId() != routerId) {
+                    deliver.accept(r);
+                }
+            } catch (IllegalArgumentException e) {
+                malformed.incrementAndGet();
+                LOG.debug("replica sync: {}", e.getMessage());
+            }
+        }
+        sub.close();
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        try {
+            receiver.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        zmq.close();
+    }
+}

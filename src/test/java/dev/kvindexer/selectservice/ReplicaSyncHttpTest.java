@@ -1,0 +1,113 @@
+package dev.kvindexer.selectservice;
+
+import static dev.kvindexer.support.JsonErrors.assertError;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.SelectServiceConfig;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.HttpJson;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Dynamo's replica sync between two real services over real ZMQ (SPEC §12.13, checks C16 and C17). */
+class ReplicaSyncHttpTest {
+    private static final Map<String, String> EVENTS_OFF = Map.of("DYN_ROUTER_USE_KV_EVENTS", "false");
+    private static final String WORKER_1 = "{\"worker_id\":1,\"model_name\":\"model\",\"endpoint\":\"http://worker-1:8000\","
+            + "\"block_size\":4}";
+    private static final Duration WAIT = Duration.ofSeconds(5);
+
+    private SelectServiceFixture a;
+    private SelectServiceFixture b;
+
+    @AfterEach
+    void stop() {
+        for (SelectServiceFixture f : new SelectServiceFixture[] {a, b}) {
+            if (f != null) {
+                f.close();
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static SelectServiceFixture withSync(int port) throws Exception {
+        return SelectServiceFixture.start(EVENTS_OFF, new SelectServiceConfig("127.0.0.1", 0, 120_000, 4096,
+                268_435_456L, 10_000, port, List.of(), HttpLimits.DEFAULT));
+    }
+
+    private static String loads(HttpJson http) {
+        JsonObject row = new JsonArray(http.get("/loads").body()).getJsonObject(0).getJsonArray("loads").getJsonObject(0);
+        return row.getInteger("active_requests") + "/" + row.getLong("potential_decode_blocks") + "/"
+                + row.getLong("potential_prefill_tokens");
+    }
+
+    @Test
+    void c16PeersAreRegisteredOnceAndValidated() throws Exception {
+        a = withSync(freePort());
+        HttpJson http = a.http;
+        String peer = "{\"endpoint\":\"tcp://127.0.0.1:19092\"}";
+        assertEquals(201, http.post("/replica_sync/register_peer", peer).statusCode());
+        assertEquals(200, http.post("/replica_sync/register_peer", peer).statusCode());
+        assertError(400, "invalid", http.post("/replica_sync/register_peer", "{\"endpoint\":\"invalid\"}"));
+        assertEquals("[\"tcp://127.0.0.1:19092\"]", http.get("/replica_sync/peers").body());
+        assertEquals(200, http.post("/replica_sync/deregister_peer", peer).statusCode());
+        assertError(404, "peer not found", http.post("/replica_sync/deregister_peer", peer));
+        assertEquals("[]", http.get("/replica_sync/peers").body());
+    }
+
+    @Test
+    void c17APeerFollowsTheLifecycle() throws Exception {
+        int portA = freePort();
+        a = withSync(portA);
+        b = withSync(freePort());
+        for (SelectServiceFixture f : new SelectServiceFixture[] {a, b}) {
+            assertEquals(201, f.http.post("/workers", WORKER_1).statusCode());
+        }
+        assertEquals(201, b.http.post("/replica_sync/register_peer", "{\"endpoint\":\"tcp://127.0.0.1:" + portA + "\"}")
+                .statusCode());
+        // A SUB socket misses what is published before its connection is up: probe until B sees A's bookings.
+        int[] probe = {0};
+        Await.until("B hears A", WAIT, () -> {
+            String id = "probe-" + probe[0]++;
+            a.http.post("/select_and_reserve", "{\"model_name\":\"model\",\"token_ids\":[9,9,9,9],\"selection_id\":\""
+                    + id + "\"}");
+            boolean heard = false;
+            for (int i = 0; i < 20 && !heard; i++) {
+                heard = loads(b.http).startsWith("1/");
+                if (!heard) {
+                    Thread.onSpinWait();
+                }
+            }
+            a.http.send("DELETE", "/reservations/" + id);
+            return heard;
+        });
+        Await.equal("B drops the probes", WAIT, "0/0/0", () -> loads(b.http));
+
+        assertEquals(200, a.http.post("/select_and_reserve",
+                "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4],\"selection_id\":\"r1\"}").statusCode());
+        Await.equal("step 1 on B", WAIT, "1/1/4", () -> loads(b.http));
+        assertEquals(200, a.http.post("/reservations/r1/prefill_complete", "").statusCode());
+        Await.equal("step 3 on B", WAIT, "1/1/0", () -> loads(b.http));
+        assertEquals(200, a.http.send("DELETE", "/reservations/r1").statusCode());
+        Await.equal("step 6 on B", WAIT, "0/0/0", () -> loads(b.http));
+        assertEquals("0/0/0", loads(a.http));
+
+        // A mirrored reservation can be ended on the replica that mirrors it, and that is published in turn.
+        assertEquals(200, b.http.post("/select_and_reserve",
+                "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4],\"selection_id\":\"r2\"}").statusCode());
+        assertEquals("1/1/4", loads(b.http));
+        assertEquals("0/0/0", loads(a.http), "A does not subscribe to B");
+    }
+}
