@@ -337,13 +337,26 @@ public final class SlotTracker {
         r.outputBlocks++;
         r.rank.outputBlocks++;
         if (!Double.isNaN(decayFraction)) {
-            if (r.decay == 1.0 && decayFraction != 1.0) {
-                r.rank.decayed.add(r);
-            } else if (r.decay != 1.0 && decayFraction == 1.0) {
-                r.rank.decayed.remove(r);
-            }
-            r.decay = decayFraction;
+            setDecay(r, decayFraction);
         }
+    }
+
+    /** Sets the weight of the blocks only this request holds, as an output block's decay fraction does. */
+    public void decay(TrackerScope key, String requestId, double fraction) {
+        Request r = scope(key).requests.get(requestId);
+        if (r == null) {
+            throw TrackerError.notFound("Request " + requestId + " not found");
+        }
+        setDecay(r, fraction);
+    }
+
+    private static void setDecay(Request r, double fraction) {
+        if (r.decay == 1.0 && fraction != 1.0) {
+            r.rank.decayed.add(r);
+        } else if (r.decay != 1.0 && fraction == 1.0) {
+            r.rank.decayed.remove(r);
+        }
+        r.decay = fraction;
     }
 
     /**

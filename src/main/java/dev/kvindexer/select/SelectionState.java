@@ -65,8 +65,47 @@ public final class SelectionState {
     /** Active reservation id → where it is booked; ids are unique across partitions. */
     private final Map<String, Held> reservations = new HashMap<>();
 
-    private record Held(Partition partition, long workerId, int dpRank, String loraName) {
+    /** A booked reservation, local or mirrored: what it booked and how far its lifecycle has gone. */
+    private static final class Held {
+        final Partition partition;
+        final int blockSize;
+        final long workerId;
+        final int dpRank;
+        final String loraName;
+        final long[] sequenceHashes;
+        final long prefillHint;
+        final boolean trackPrefill;
+        final Long expectedOutputTokens;
+        final long bookedAtMillis;
+        final long incarnation;
+        /** When it was booked or mirrored here, on the monotonic clock. */
+        final long appliedAt;
+        boolean prefillDone;
+        long outputBlocks;
+        double decay = Double.NaN;
+        long version = 1;
+
+        Held(Partition partition, int blockSize, long workerId, int dpRank, String loraName, long[] sequenceHashes,
+             long prefillHint, boolean trackPrefill, Long expectedOutputTokens, long bookedAtMillis, long incarnation,
+             long appliedAt) {
+            this.partition = partition;
+            this.blockSize = blockSize;
+            this.workerId = workerId;
+            this.dpRank = dpRank;
+            this.loraName = loraName;
+            this.sequenceHashes = sequenceHashes;
+            this.prefillHint = prefillHint;
+            this.trackPrefill = trackPrefill;
+            this.expectedOutputTokens = expectedOutputTokens;
+            this.bookedAtMillis = bookedAtMillis;
+            this.incarnation = incarnation;
+            this.appliedAt = appliedAt;
+        }
     }
+
+    /** Ids whose booking ended, by incarnation, so a late copy of that booking is not taken for a new one. */
+    private final java.util.LinkedHashMap<String, long[]> ended = new java.util.LinkedHashMap<>();
+    private static final long ENDED_KEPT_MILLIS = 600_000;
     private Consumer<LoadEvent> events = e -> { };
 
     public SelectionState(SelectionConfig config, LongSupplier clockMillis, RandomGenerator random,
@@ -351,7 +390,9 @@ public final class SelectionState {
         } catch (TrackerError e) {
             throw new SelectError(e.status(), e.getMessage());
         }
-        reservations.put(id, new Held(p, workerId, dpRank, loraName));
+        reservations.put(id, new Held(p, partitions.get(p).blockSize, workerId, dpRank, loraName, sequenceHashes,
+                prefillHint, track, expectedOutputTokens, System.currentTimeMillis(), random.nextLong(),
+                clockMillis.getAsLong()));
         events.accept(new LoadEvent.Added(p, partitions.get(p).blockSize, id, workerId, dpRank, loraName,
                 sequenceHashes, track, expectedOutputTokens, prefillHint));
     }
@@ -360,6 +401,10 @@ public final class SelectionState {
     public void prefillComplete(String id) {
         Held h = held(id);
         tracker.prefillComplete(scope(h.partition), id);
+        if (!h.prefillDone) {
+            h.prefillDone = true;
+            h.version++;
+        }
         events.accept(new LoadEvent.PrefillCompleted(h.partition, partitions.get(h.partition).blockSize, id,
                 h.workerId, h.dpRank, h.loraName));
     }
@@ -369,7 +414,13 @@ public final class SelectionState {
         if (!Double.isNaN(decayFraction) && !(decayFraction >= 0.0 && decayFraction <= 1.0)) {
             throw SelectError.badRequest("decay_fraction must be between 0.0 and 1.0");
         }
-        tracker.outputBlock(scope(held(id).partition), id, decayFraction);
+        Held h = held(id);
+        tracker.outputBlock(scope(h.partition), id, decayFraction);
+        h.outputBlocks++;
+        if (!Double.isNaN(decayFraction)) {
+            h.decay = decayFraction;
+        }
+        h.version++;
     }
 
     /** {@code DELETE /reservations/{id}}. */
@@ -377,6 +428,8 @@ public final class SelectionState {
         Held h = held(id);
         tracker.free(scope(h.partition), id);
         reservations.remove(id);
+        pruneEnded();
+        ended.put(id, new long[] {h.incarnation, clockMillis.getAsLong()});
         events.accept(new LoadEvent.Freed(h.partition, partitions.get(h.partition).blockSize, id, h.workerId,
                 h.dpRank, h.loraName));
     }
@@ -407,7 +460,9 @@ public final class SelectionState {
             }
             tracker.add(scope, a.requestId(), a.workerId(), a.dpRank(), a.sequenceHashes(),
                     a.trackPrefill() ? a.prefillHint() : 0);
-            reservations.put(a.requestId(), new Held(a.partition(), a.workerId(), a.dpRank(), a.loraName()));
+            reservations.put(a.requestId(), new Held(a.partition(), a.blockSize(), a.workerId(), a.dpRank(), a.loraName(),
+                    a.sequenceHashes(), a.prefillHint(), a.trackPrefill(), a.expectedOutputTokens(),
+                    System.currentTimeMillis(), random.nextLong(), clockMillis.getAsLong()));
             return true;
         }
         Held h = reservations.get(e.requestId());
@@ -416,11 +471,112 @@ public final class SelectionState {
         }
         if (e instanceof LoadEvent.PrefillCompleted) {
             tracker.prefillComplete(scope, e.requestId());
+            h.prefillDone = true;
         } else {
             tracker.free(scope, e.requestId());
             reservations.remove(e.requestId());
         }
         return true;
+    }
+
+    // ---- replication in a cluster ----
+
+    /** A held reservation's whole state, or null. */
+    public ReservationRecord record(String id) {
+        Held h = reservations.get(id);
+        return h == null ? null : new ReservationRecord(id, h.partition, h.blockSize, h.workerId, h.dpRank,
+                h.loraName, h.sequenceHashes, h.prefillHint, h.trackPrefill, h.expectedOutputTokens, h.prefillDone,
+                h.outputBlocks, h.decay, h.bookedAtMillis, h.incarnation, h.version);
+    }
+
+    /**
+     * Brings the local copy of a reservation up to a replica's record: booked when absent (replacing an older booking
+     * of the same id), then its prefill, output blocks and decay caught up. A record older than the local copy, of a
+     * booking that has ended, or that this replica cannot place (unknown partition or rank) changes nothing. Nothing
+     * is published. Returns whether anything changed.
+     */
+    public boolean upsert(ReservationRecord r) {
+        long[] end = ended.get(r.id());
+        if (end != null && end[0] == r.incarnation()) {
+            return false;
+        }
+        PartitionInfo info = partitions.get(r.partition());
+        if (info == null || info.blockSize != r.blockSize()) {
+            return false;
+        }
+        TrackerScope scope = scope(r.partition());
+        Held h = reservations.get(r.id());
+        if (h != null && h.incarnation != r.incarnation()) {
+            release(r.id(), h);
+            h = null;
+        }
+        if (h == null) {
+            if (tracker.activeLoad(scope, r.workerId(), r.dpRank(), new long[0]) == null) {
+                return false;
+            }
+            tracker.add(scope, r.id(), r.workerId(), r.dpRank(), r.sequenceHashes(),
+                    r.trackPrefill() ? r.prefillHint() : 0);
+            h = new Held(r.partition(), r.blockSize(), r.workerId(), r.dpRank(), r.loraName(), r.sequenceHashes(),
+                    r.prefillHint(), r.trackPrefill(), r.expectedOutputTokens(), r.bookedAtMillis(), r.incarnation(),
+                    clockMillis.getAsLong());
+            h.version = 0;
+            reservations.put(r.id(), h);
+        } else if (r.version() <= h.version) {
+            return false;
+        }
+        if (r.prefillDone() && !h.prefillDone) {
+            tracker.prefillComplete(scope, r.id());
+            h.prefillDone = true;
+        }
+        for (; h.outputBlocks < r.outputBlocks(); h.outputBlocks++) {
+            tracker.outputBlock(scope, r.id(), Double.NaN);
+        }
+        if (!Double.isNaN(r.decay()) && Double.compare(r.decay(), h.decay) != 0) {
+            tracker.decay(scope, r.id(), r.decay());
+            h.decay = r.decay();
+        }
+        h.version = Math.max(h.version, r.version());
+        return true;
+    }
+
+    /** Ends a booking another replica ended (only that incarnation of the id); nothing is published. */
+    public boolean forget(String id, long incarnation) {
+        Held h = reservations.get(id);
+        pruneEnded();
+        ended.put(id, new long[] {incarnation, clockMillis.getAsLong()});
+        if (h == null || h.incarnation != incarnation) {
+            return false;
+        }
+        release(id, h);
+        return true;
+    }
+
+    /** Ids held here that were booked or mirrored before {@code monotonicMillis}. */
+    public List<String> heldBefore(long monotonicMillis) {
+        List<String> out = new ArrayList<>();
+        reservations.forEach((id, h) -> {
+            if (h.appliedAt < monotonicMillis) {
+                out.add(id);
+            }
+        });
+        return out;
+    }
+
+    public long nowMillis() {
+        return clockMillis.getAsLong();
+    }
+
+    private void release(String id, Held h) {
+        tracker.free(scope(h.partition), id);
+        reservations.remove(id);
+    }
+
+    private void pruneEnded() {
+        long cutoff = clockMillis.getAsLong() - ENDED_KEPT_MILLIS;
+        java.util.Iterator<long[]> it = ended.values().iterator();
+        while (it.hasNext() && it.next()[1] < cutoff) {
+            it.remove();
+        }
     }
 
     /** Drops reservations older than the expiry; not published (SPEC §12.8.3). Returns how many. */

@@ -1,5 +1,6 @@
 package dev.kvindexer.selectservice;
 
+import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ZmqEndpoint;
@@ -13,6 +14,7 @@ import dev.kvindexer.select.Lifecycle;
 import dev.kvindexer.select.Partition;
 import dev.kvindexer.select.PendingSelections;
 import dev.kvindexer.select.Prompt;
+import dev.kvindexer.select.ReservationRecord;
 import dev.kvindexer.select.RankOverlaps;
 import dev.kvindexer.select.SelectError;
 import dev.kvindexer.select.SelectionConfig;
@@ -58,11 +60,18 @@ public final class SelectServiceVerticle extends VerticleBase {
     private Future<?> catalogTail = Future.succeededFuture();
     private boolean closing;
     private ReplicaSync replicas;
+    private final HazelcastInstance hazelcast;
+    private ClusterLoad clusterLoad;
 
-    /** @param seed the random source of ties, softmax draws and generated ids (tests fix it) */
-    public SelectServiceVerticle(SelectServiceConfig config, SelectionConfig selection, IndexAccess index, long seed) {
+    /**
+     * @param hazelcast the cluster whose members share every reservation, or null for a service on its own
+     * @param seed      the random source of ties, softmax draws and generated ids (tests fix it)
+     */
+    public SelectServiceVerticle(SelectServiceConfig config, SelectionConfig selection, IndexAccess index,
+                                 HazelcastInstance hazelcast, long seed) {
         this.config = config;
         this.index = index;
+        this.hazelcast = hazelcast;
         this.random = new SplittableRandom(seed);
         this.state = new SelectionState(selection, () -> System.nanoTime() / 1_000_000, random,
                 new PendingSelections(config.cacheTtlMillis(), config.cacheMaxEntries(), config.cacheMaxBytes()));
@@ -77,15 +86,25 @@ public final class SelectServiceVerticle extends VerticleBase {
                     r -> home.runOnContext(v -> state.applyRemote(r.event())));
             state.onEvent(replicas::publish);
         }
-        cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> state.expireStale());
-        return HttpEdge.listen(vertx, router(), config.http(), SecuritySettings.NONE, config.host(), config.port())
-                .onSuccess(edge -> server = edge);
+        Future<Void> shared = Future.succeededFuture();
+        if (hazelcast != null) {
+            // The cluster's map decides expiry, from admission, for every replica alike.
+            clusterLoad = new ClusterLoad(vertx, context, hazelcast, state, state.config().requestExpiryMillis());
+            shared = clusterLoad.start(config.cleanupIntervalMillis());
+        } else {
+            cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> state.expireStale());
+        }
+        return shared.compose(v -> HttpEdge.listen(vertx, router(), config.http(), SecuritySettings.NONE, config.host(),
+                config.port())).onSuccess(edge -> server = edge);
     }
 
     @Override
     public Future<?> stop() {
         closing = true;
         vertx.cancelTimer(cleanupTimer);
+        if (clusterLoad != null) {
+            clusterLoad.stop();
+        }
         if (replicas != null) {
             replicas.close();
         }
@@ -122,8 +141,8 @@ public final class SelectServiceVerticle extends VerticleBase {
         body(router, HttpMethod.POST, "/select_and_reserve", ctx -> select(ctx, true));
         body(router, HttpMethod.POST, "/reservations", this::reserve);
         router.post("/reservations/:selection_id/prefill_complete").handler(JsonRoutes.guard(ctx -> {
-            run(() -> state.prefillComplete(ctx.pathParam("selection_id")));
-            Responses.json(ctx, 200, Responses.OK);
+            String id = ctx.pathParam("selection_id");
+            lifecycle(ctx, id, () -> state.prefillComplete(id), () -> clusterLoad.prefillCompleted(id));
         }));
         body(router, HttpMethod.POST, "/reservations/:selection_id/output_block", ctx -> {
             JsonRequest body = JsonRequest.of(ctx);
@@ -132,12 +151,21 @@ public final class SelectServiceVerticle extends VerticleBase {
                 throw HttpError.shape("`decay_fraction`: invalid type, expected f64");
             }
             double decay = f == null ? Double.NaN : ((Number) f).doubleValue();
-            run(() -> state.outputBlock(ctx.pathParam("selection_id"), decay));
-            Responses.json(ctx, 200, Responses.OK);
+            String id = ctx.pathParam("selection_id");
+            if (!Double.isNaN(decay) && !(decay >= 0.0 && decay <= 1.0)) {
+                throw new HttpError(400, "decay_fraction must be between 0.0 and 1.0");
+            }
+            lifecycle(ctx, id, () -> state.outputBlock(id, decay), () -> clusterLoad.outputBlock(id, decay));
         });
         router.delete("/reservations/:selection_id").handler(JsonRoutes.guard(ctx -> {
-            run(() -> state.free(ctx.pathParam("selection_id")));
-            Responses.json(ctx, 200, Responses.OK);
+            String id = ctx.pathParam("selection_id");
+            ReservationRecord held = state.record(id);
+            if (held == null && clusterLoad != null) {
+                answer(ctx, 200, clusterLoad.freeUnseen(id).map(found -> found ? OK : notFound(id)));
+                return;
+            }
+            run(() -> state.free(id));
+            answer(ctx, 200, shared(() -> clusterLoad.freed(id, held.incarnation())).map(v -> OK));
         }));
         router.get("/loads").handler(this::loads);
         body(router, HttpMethod.POST, "/potential_loads", ctx -> inspect(ctx, false));
@@ -350,8 +378,13 @@ public final class SelectServiceVerticle extends VerticleBase {
         SelectionState.PartitionInfo info = run(() -> state.requireReady(p));
         Prompt prompt = run(() -> SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
                 true, random));
-        answer(ctx, 200, overlaps(p, prompt).map(o -> SelectJson.choice(reserve
-                ? state.selectAndReserve(p, prompt, o, options) : state.select(p, prompt, o, options), reserve)));
+        answer(ctx, 200, overlaps(p, prompt).compose(o -> {
+            if (!reserve) {
+                return Future.succeededFuture(SelectJson.choice(state.select(p, prompt, o, options), false));
+            }
+            SelectionState.Choice c = state.selectAndReserve(p, prompt, o, options);
+            return shared(() -> clusterLoad.booked(c.selectionId())).map(v -> SelectJson.choice(c, true));
+        }));
     }
 
     private void reserve(RoutingContext ctx) {
@@ -359,7 +392,8 @@ public final class SelectServiceVerticle extends VerticleBase {
         String id = body.requiredString("selection_id");
         Partition p = SelectJson.partition(body);
         if (!body.has("worker_id") || body.body().getValue("worker_id") == null) {
-            Responses.json(ctx, 201, SelectJson.booking(run(() -> state.reserveReplay(p, id))).encode());
+            SelectionState.Booking replayed = run(() -> state.reserveReplay(p, id));
+            answer(ctx, 201, shared(() -> clusterLoad.booked(id)).map(v -> SelectJson.booking(replayed)));
             return;
         }
         long workerId = body.requiredU64("worker_id");
@@ -373,7 +407,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                 false, random));
         SelectionState.Booking b = run(() -> state.reserveExplicit(p, id, workerId, dpRank, prompt, effective, track,
                 override, expected, body.optionalString("lora_name")));
-        Responses.json(ctx, 201, SelectJson.booking(b).encode());
+        answer(ctx, 201, shared(() -> clusterLoad.booked(id)).map(v -> SelectJson.booking(b)));
     }
 
     private void loads(RoutingContext ctx) {
@@ -444,7 +478,34 @@ public final class SelectServiceVerticle extends VerticleBase {
         }
     }
 
+    /**
+     * A lifecycle step on a reservation: applied here, then in the cluster's record. A reservation this replica has
+     * no copy of is looked for in the cluster before it is a 404.
+     */
+    private void lifecycle(RoutingContext ctx, String id, Runnable local, Supplier<Future<Boolean>> cluster) {
+        if (clusterLoad == null) {
+            run(local);
+            Responses.json(ctx, 200, Responses.OK);
+        } else if (state.record(id) == null) {
+            answer(ctx, 200, cluster.get().map(found -> found ? OK : notFound(id)));
+        } else {
+            run(local);
+            answer(ctx, 200, cluster.get().map(found -> OK));
+        }
+    }
+
+    private static JsonObject notFound(String id) {
+        throw new SelectError(404, "reservation " + id + " not found");
+    }
+
     // ---- plumbing ----
+
+    private static final JsonObject OK = new JsonObject().put("status", "ok");
+
+    /** A change's step in the cluster's shared reservations; nothing to do for a service on its own. */
+    private Future<Void> shared(Supplier<Future<Void>> step) {
+        return clusterLoad == null ? Future.succeededFuture() : step.get();
+    }
 
     /** Answers a JSON value computed on this context, or the refusal that stopped it. */
     private void answer(RoutingContext ctx, int status, Future<?> result) {

@@ -18,11 +18,16 @@ final class ChildMembers implements AutoCloseable {
 
     /** Starts a member that reconciles every second; {@code extra} flags are added to its command line. */
     ChildNode start(String name, String... extra) {
+        return start(name, java.util.Map.of(), extra);
+    }
+
+    /** As {@link #start(String, String...)} with {@code env} added to the member's environment. */
+    ChildNode start(String name, java.util.Map<String, String> env, String... extra) {
         List<String> args = new ArrayList<>(List.of("--cluster", "--cluster-name", clusterName,
                 "--cluster-members", "127.0.0.1", "--cluster-host", "127.0.0.1", "--threads", "2", "--ingest-threads", "1",
                 "--cluster-reconcile-interval", "1"));
         args.addAll(List.of(extra));
-        ChildNode c = ChildNode.start(logs, name, args);
+        ChildNode c = ChildNode.start(logs, name, ChildNode.SMALL_JVM, args, env);
         synchronized (children) {
             children.add(c);
         }

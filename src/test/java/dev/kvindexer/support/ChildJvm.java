@@ -40,10 +40,20 @@ public final class ChildJvm implements AutoCloseable {
 
     /** As {@link #start(List, String...)}, writing to {@code output}, which stays when the process is closed. */
     public static ChildJvm start(Path output, List<String> jvm, List<String> args) {
-        return start(output, false, jvm, args);
+        return start(output, false, jvm, args, java.util.Map.of());
+    }
+
+    /** As {@link #start(Path, List, List)} with {@code env} added to this process's environment. */
+    public static ChildJvm start(Path output, List<String> jvm, List<String> args, java.util.Map<String, String> env) {
+        return start(output, false, jvm, args, env);
     }
 
     private static ChildJvm start(Path output, boolean ownsOutput, List<String> jvm, List<String> args) {
+        return start(output, ownsOutput, jvm, args, java.util.Map.of());
+    }
+
+    private static ChildJvm start(Path output, boolean ownsOutput, List<String> jvm, List<String> args,
+                                  java.util.Map<String, String> env) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(moduleOptions());
@@ -53,7 +63,9 @@ public final class ChildJvm implements AutoCloseable {
         command.add("dev.kvindexer.Main");
         command.addAll(args);
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
+            builder.environment().putAll(env);
+            Process p = builder.start();
             return new ChildJvm(p, output, ownsOutput);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -21,18 +21,26 @@ public final class ChildNode implements AutoCloseable {
         this.jvm = jvm;
     }
 
+    /** A small, quickly started JVM: tests run several nodes and the engines on two cores. */
+    public static final List<String> SMALL_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+
     /** Starts {@code kvindexer serve <serveArgs> --port 0}; returns at once ({@link #awaitReady} waits). */
     public static ChildNode start(Path logDir, String name, List<String> serveArgs) {
-        // A small, quickly started JVM: tests run several nodes and the engines on two cores.
-        return start(logDir, name, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), serveArgs);
+        return start(logDir, name, SMALL_JVM, serveArgs);
     }
 
     /** As {@link #start(Path, String, List)} with the JVM options {@code jvm}. */
     public static ChildNode start(Path logDir, String name, List<String> jvm, List<String> serveArgs) {
+        return start(logDir, name, jvm, serveArgs, java.util.Map.of());
+    }
+
+    /** As {@link #start(Path, String, List, List)} with {@code env} added to the child's environment. */
+    public static ChildNode start(Path logDir, String name, List<String> jvm, List<String> serveArgs,
+                                  java.util.Map<String, String> env) {
         List<String> args = new ArrayList<>(List.of("serve"));
         args.addAll(serveArgs);
         args.addAll(List.of("--host", "127.0.0.1", "--port", "0"));
-        return new ChildNode(ChildJvm.start(logDir.resolve(name + ".log"), jvm, args));
+        return new ChildNode(ChildJvm.start(logDir.resolve(name + ".log"), jvm, args, env));
     }
 
     /** The node's process id, to read its resident memory. */

@@ -1,0 +1,88 @@
+package dev.kvindexer.select;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+
+/**
+ * A reservation's whole state as replicas share it in a cluster: what was booked, how far its lifecycle has gone,
+ * and a version that grows with every change. {@code incarnation} tells one booking of an id from a later one.
+ */
+public record ReservationRecord(String id, Partition partition, int blockSize, long workerId, int dpRank,
+                                String loraName, long[] sequenceHashes, long prefillHint, boolean trackPrefill,
+                                Long expectedOutputTokens, boolean prefillDone, long outputBlocks, double decay,
+                                long bookedAtMillis, long incarnation, long version) {
+    public ReservationRecord withPrefillDone() {
+        return new ReservationRecord(id, partition, blockSize, workerId, dpRank, loraName, sequenceHashes, prefillHint,
+                trackPrefill, expectedOutputTokens, true, outputBlocks, decay, bookedAtMillis, incarnation, version + 1);
+    }
+
+    /** One more output block; NaN keeps the decay fraction. */
+    public ReservationRecord withOutputBlock(double decayFraction) {
+        return new ReservationRecord(id, partition, blockSize, workerId, dpRank, loraName, sequenceHashes, prefillHint,
+                trackPrefill, expectedOutputTokens, prefillDone, outputBlocks + 1,
+                Double.isNaN(decayFraction) ? decay : decayFraction, bookedAtMillis, incarnation, version + 1);
+    }
+
+    public byte[] encode() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(96 + 8 * sequenceHashes.length);
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeUTF(id);
+            out.writeUTF(partition.modelName());
+            out.writeUTF(partition.routingGroup());
+            out.writeInt(blockSize);
+            out.writeLong(workerId);
+            out.writeInt(dpRank);
+            out.writeBoolean(loraName != null);
+            if (loraName != null) {
+                out.writeUTF(loraName);
+            }
+            out.writeInt(sequenceHashes.length);
+            for (long h : sequenceHashes) {
+                out.writeLong(h);
+            }
+            out.writeLong(prefillHint);
+            out.writeBoolean(trackPrefill);
+            out.writeLong(expectedOutputTokens == null ? -1 : expectedOutputTokens);
+            out.writeBoolean(prefillDone);
+            out.writeLong(outputBlocks);
+            out.writeDouble(decay);
+            out.writeLong(bookedAtMillis);
+            out.writeLong(incarnation);
+            out.writeLong(version);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /** Reads a record; a count that the bytes cannot hold is refused before anything is allocated. */
+    public static ReservationRecord decode(byte[] bytes) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            String id = in.readUTF();
+            Partition p = new Partition(in.readUTF(), in.readUTF());
+            int blockSize = in.readInt();
+            long worker = in.readLong();
+            int rank = in.readInt();
+            String lora = in.readBoolean() ? in.readUTF() : null;
+            int n = in.readInt();
+            if (n < 0 || (long) n * 8 > in.available()) {
+                throw new IllegalArgumentException("a reservation declares " + n + " sequence hashes");
+            }
+            long[] hashes = new long[n];
+            for (int i = 0; i < n; i++) {
+                hashes[i] = in.readLong();
+            }
+            long hint = in.readLong();
+            boolean track = in.readBoolean();
+            long expected = in.readLong();
+            return new ReservationRecord(id, p, blockSize, worker, rank, lora, hashes, hint, track,
+                    expected < 0 ? null : expected, in.readBoolean(), in.readLong(), in.readDouble(), in.readLong(),
+                    in.readLong(), in.readLong());
+        } catch (IOException e) {
+            throw new IllegalArgumentException("undecodable reservation: " + e.getMessage(), e);
+        }
+    }
+}

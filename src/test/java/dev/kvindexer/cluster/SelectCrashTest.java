@@ -1,0 +1,139 @@
+package dev.kvindexer.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.cli.SelectServiceCommand;
+import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.SelectServiceConfig;
+import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.select.SelectionConfig;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ChildNode;
+import dev.kvindexer.support.ClusterNodes;
+import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LoadStorm;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A selection-service replica SIGKILLed in the middle of a reservation storm. The survivors agree with each other and
+ * keep every reservation the clients hold (the cluster's map has them). A booking whose answer was lost with the
+ * replica may stay counted, though no client holds it, until it expires; so once the clients have freed all they
+ * hold, every survivor's load returns to zero within the expiry.
+ */
+class SelectCrashTest {
+    private static final Duration START = Duration.ofSeconds(60);
+    private static final List<String> RANKS = List.of("1/0", "2/0");
+    private static final Map<String, String> ENV = Map.of("DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS", "8");
+
+    private final ClusterNodes cluster = new ClusterNodes();
+    @TempDir
+    Path logs;
+    private ChildMembers children;
+
+    @AfterEach
+    void stop() {
+        if (children != null) {
+            children.close();
+        }
+        cluster.close();
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static void registerCatalog(HttpJson http, int publisherPort) {
+        for (int id = 1; id <= 2; id++) {
+            assertEquals(201, http.post("/workers", "{\"worker_id\":" + id + ",\"model_name\":\"model\","
+                    + "\"endpoint\":\"http://w" + id + "\",\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:"
+                    + (publisherPort + id) + "\"}").statusCode());
+        }
+    }
+
+    @Test
+    void aReplicaKilledMidStormLosesAndDoublesNothing() throws Exception {
+        children = new ChildMembers(logs, cluster.name());
+        IndexerNode survivor = cluster.start();
+        SelectServiceConfig config = new SelectServiceConfig("127.0.0.1", 0, 120_000, 4096, 268_435_456L, 1000, 0,
+                List.of(), HttpLimits.DEFAULT);
+        HttpJson local = new HttpJson(SelectServiceCommand.deploy(survivor, config,
+                SelectionConfig.fromEnvironment(ENV)).actualPort());
+        int doomedPort = freePort();
+        int otherPort = freePort();
+        ChildNode doomed = children.start("doomed", ENV, "--select-port", Integer.toString(doomedPort));
+        ChildNode other = children.start("other", ENV, "--select-port", Integer.toString(otherPort));
+        doomed.awaitReady(START);
+        other.awaitReady(START);
+        Await.equal("cluster members", START, 3, () -> survivor.hazelcast().getCluster().getMembers().size());
+        HttpJson doomedHttp = new HttpJson(doomedPort);
+        HttpJson otherHttp = new HttpJson(otherPort);
+        int publishers = freePort();
+        for (HttpJson h : List.of(local, doomedHttp, otherHttp)) {
+            Await.until("the selection service answers", START, () -> {
+                try {
+                    return h.get("/health").statusCode() == 200;
+                } catch (RuntimeException e) {
+                    return false;
+                }
+            });
+            registerCatalog(h, publishers);
+        }
+
+        List<HttpJson> live = new CopyOnWriteArrayList<>(List.of(local, doomedHttp, otherHttp));
+        LoadStorm storm = new LoadStorm(() -> live);
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread killer = new Thread(() -> {
+            try {
+                Thread.sleep(1500);
+                doomed.kill();
+                Thread.sleep(500);
+                live.remove(doomedHttp); // clients notice the dead replica and stop asking it
+                Thread.sleep(2500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            stop.set(true);
+        });
+        killer.start();
+        storm.run(6, stop);
+        killer.join();
+        Await.until("every uncertain reservation is settled", Duration.ofSeconds(30), () -> {
+            storm.settle();
+            return storm.uncertainCount() == 0;
+        });
+        Await.equal("the survivors agree" + children.logs(), Duration.ofSeconds(20), LoadStorm.reported(local),
+                () -> LoadStorm.reported(otherHttp));
+        Map<String, String> held = storm.expected(RANKS);
+        Map<String, String> counted = LoadStorm.reported(local);
+        for (String rank : RANKS) {
+            int holding = Integer.parseInt(held.get(rank).split("/")[0]);
+            int seen = Integer.parseInt(counted.get(rank).split("/")[0]);
+            assertTrue(seen >= holding, "no reservation a client holds is lost on " + rank + ": " + counted + " " + held);
+        }
+        storm.freeAll();
+        Await.until("every free is settled", Duration.ofSeconds(30), () -> {
+            storm.settle();
+            return storm.uncertainCount() == 0;
+        });
+        Map<String, String> none = storm.expected(RANKS);
+        assertEquals(Map.of("1/0", "0/0/0", "2/0", "0/0/0"), none);
+        for (HttpJson h : List.of(local, otherHttp)) {
+            Await.equal("a survivor's loads return to what the clients hold within the expiry" + children.logs(),
+                    Duration.ofSeconds(30), none, () -> LoadStorm.reported(h));
+        }
+        assertTrue(storm.booked.get() > 20, "the storm did work: " + storm.booked + " booked");
+    }
+}
