@@ -11,6 +11,7 @@ import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import java.time.Duration;
@@ -116,6 +117,28 @@ class ServeCommandTest {
                 "kvindexer.llm.svc.cluster.local", 2), s);
         assertTrue(s.sharded());
         assertEquals(ClusterSettings.FULL, parse("--cluster", "--replication-factor", "full").cluster().replicationFactor());
+    }
+
+    /** SPEC 12.14 and conformance check C20. */
+    @Test
+    void selectServiceFlagsAreDynamos() {
+        SelectServiceCommand command = command("select-service", Map.of());
+        assertEquals(new SelectServiceConfig("0.0.0.0", 8092, 120_000, 4096, 268_435_456L, 10_000, 0, List.of(),
+                HttpLimits.ofSeconds(60, 30)), command.config());
+        SelectServiceCommand recovering = command("select-service", Map.of(), "--indexer-peers",
+                "http://a:8090, http://b:8090");
+        assertEquals(List.of("http://a:8090", "http://b:8090"), recovering.indexer().peers());
+        SelectServiceCommand synced = command("select-service", Map.of("KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PORT", "9092"),
+                "--replica-sync-peers", "tcp://a:9092,tcp://b:9092", "--selection-cache-ttl-secs", "1.5");
+        assertEquals(9092, synced.config().replicaSyncPort());
+        assertEquals(List.of("tcp://a:9092", "tcp://b:9092"), synced.config().replicaSyncPeers());
+        assertEquals(1500, synced.config().cacheTtlMillis());
+        SelectServiceCommand peersOnly = command("select-service", Map.of(), "--replica-sync-peers", "tcp://x:1");
+        assertThrows(IllegalArgumentException.class, peersOnly::config, "C20: peers need a port");
+        SelectServiceCommand zero = command("select-service", Map.of(), "--replica-sync-port", "0");
+        assertThrows(IllegalArgumentException.class, zero::config, "C20: port 0 is refused");
+        ServeCommand beside = serve(Map.of(), "--select-port", "8092");
+        assertEquals(Integer.valueOf(8092), beside.selectPort);
     }
 
     @Test

@@ -1,0 +1,223 @@
+package dev.kvindexer.bench;
+
+import dev.kvindexer.cli.SelectServiceCommand;
+import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.SelectServiceConfig;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.select.SelectionConfig;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What a selection costs against a plain overlap query on the same node, and what cluster-wide reservations cost.
+ *
+ * <p>Part 1, for 64 and 1,024 ranks: one node runs the selection service (KV events off, so its index is empty and
+ * the figure is the selection's own work: hashing an 8k-token prompt, a load row and a cost per rank) with
+ * {@code active} reservations booked across the ranks. {@code /select} and the indexer's {@code /query} of the same
+ * prompts are timed alternately, one request at a time, then each alone from 4 client threads for 5 s.
+ *
+ * <p>Part 2: two clustered replicas; {@code /select_and_reserve} on one is timed against the same on a standalone
+ * service, and after every acknowledged booking the other replica's {@code /loads} is read once to check it is
+ * already counted there.
+ *
+ * <pre>java -Xmx4g -cp target/benchmarks.jar dev.kvindexer.bench.SelectBench [requests] [active]</pre>
+ */
+public final class SelectBench {
+    private static final int TOKENS = 8192;
+    private static final int BLOCK_SIZE = 16;
+    private static final Map<String, String> ENV = Map.of("DYN_ROUTER_USE_KV_EVENTS", "false");
+    private static final HttpClient CLIENT = HttpClient.newHttpClient();
+
+    private SelectBench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int requests = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
+        int active = args.length > 1 ? Integer.parseInt(args[1]) : 2000;
+        for (int[] shape : new int[][] {{8, 8}, {64, 16}}) {
+            selectAgainstQuery(shape[0], shape[1], requests, active);
+        }
+        clusterBookings(requests);
+    }
+
+    private static String prompt(SplittableRandom rnd) {
+        StringBuilder sb = new StringBuilder("[");
+        int shared = rnd.nextInt(4) * 2048; // prompts share system-prompt prefixes of 0 to 6k tokens
+        for (int i = 0; i < TOKENS; i++) {
+            sb.append(i == 0 ? "" : ",").append(i < shared ? i : rnd.nextInt(50_000));
+        }
+        return sb.append(']').toString();
+    }
+
+    private static void selectAgainstQuery(int workers, int ranksEach, int requests, int active) throws Exception {
+        IndexerNode node = IndexerNode.start(ServeConfig.local(0));
+        try {
+            int port = SelectServiceCommand.deploy(node, SelectServiceConfig.on("127.0.0.1", 0),
+                    SelectionConfig.fromEnvironment(ENV)).actualPort();
+            String select = "http://127.0.0.1:" + port;
+            String indexer = "http://127.0.0.1:" + node.httpPort();
+            for (int w = 1; w <= workers; w++) {
+                post(select + "/workers", "{\"worker_id\":" + w + ",\"model_name\":\"m\",\"endpoint\":\"http://w" + w
+                        + "\",\"block_size\":" + BLOCK_SIZE + ",\"data_parallel_size\":" + ranksEach + "}");
+            }
+            SplittableRandom rnd = new SplittableRandom(7);
+            List<String> prompts = new ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+                prompts.add(prompt(rnd));
+            }
+            for (int i = 0; i < active; i++) {
+                post(select + "/select_and_reserve", "{\"model_name\":\"m\",\"token_ids\":" + prompts.get(i % 64) + "}");
+            }
+            long[] s = new long[requests];
+            long[] q = new long[requests];
+            for (int i = 0; i < 200; i++) { // warm-up
+                post(select + "/select", body(prompts.get(i % 64)));
+                post(indexer + "/query", body(prompts.get(i % 64)));
+            }
+            for (int i = 0; i < requests; i++) {
+                String b = body(prompts.get(i % 64));
+                long t0 = System.nanoTime();
+                post(select + "/select", b);
+                long t1 = System.nanoTime();
+                post(indexer + "/query", b);
+                long t2 = System.nanoTime();
+                s[i] = t1 - t0;
+                q[i] = t2 - t1;
+            }
+            System.out.printf("%d ranks, %d active reservations, %d-token prompts: /select p50 %.2f ms p99 %.2f ms; "
+                            + "/query p50 %.2f ms p99 %.2f ms%n", workers * ranksEach, active, TOKENS, pct(s, 50),
+                    pct(s, 99), pct(q, 50), pct(q, 99));
+            System.out.printf("  throughput, 4 clients, 5 s each: /select %.0f/s, /query %.0f/s%n",
+                    throughput(select + "/select", prompts), throughput(indexer + "/query", prompts));
+        } finally {
+            node.close();
+        }
+    }
+
+    private static String body(String tokens) {
+        return "{\"model_name\":\"m\",\"token_ids\":" + tokens + "}";
+    }
+
+    private static double throughput(String url, List<String> prompts) throws InterruptedException {
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong done = new AtomicLong();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int offset = t;
+            Thread th = new Thread(() -> {
+                for (int i = offset; !stop.get(); i += 4) {
+                    post(url, body(prompts.get(i % prompts.size())));
+                    done.incrementAndGet();
+                }
+            });
+            th.start();
+            threads.add(th);
+        }
+        Thread.sleep(5000);
+        stop.set(true);
+        for (Thread th : threads) {
+            th.join();
+        }
+        return done.get() / 5.0;
+    }
+
+    private static void clusterBookings(int requests) throws Exception {
+        String name = "select-bench-" + UUID.randomUUID();
+        ServeConfig clustered = ServeConfig.local(0).withCluster(ClusterSettings.loopback(name));
+        IndexerNode a = IndexerNode.start(clustered);
+        IndexerNode b = IndexerNode.start(clustered);
+        IndexerNode alone = IndexerNode.start(ServeConfig.local(0));
+        try {
+            SelectServiceConfig config = new SelectServiceConfig("127.0.0.1", 0, 120_000, 4096, 268_435_456L, 10_000,
+                    0, List.of(), HttpLimits.DEFAULT);
+            String urlA = "http://127.0.0.1:" + SelectServiceCommand.deploy(a, config, SelectionConfig.fromEnvironment(ENV)).actualPort();
+            String urlB = "http://127.0.0.1:" + SelectServiceCommand.deploy(b, config, SelectionConfig.fromEnvironment(ENV)).actualPort();
+            String urlAlone = "http://127.0.0.1:" + SelectServiceCommand.deploy(alone, config,
+                    SelectionConfig.fromEnvironment(ENV)).actualPort();
+            for (String u : List.of(urlA, urlB, urlAlone)) {
+                for (int w = 1; w <= 8; w++) {
+                    post(u + "/workers", "{\"worker_id\":" + w + ",\"model_name\":\"m\",\"endpoint\":\"http://w" + w
+                            + "\",\"block_size\":16}");
+                }
+            }
+            long[] shared = new long[requests];
+            long[] local = new long[requests];
+            int visible = 0;
+            for (int i = 0; i < requests; i++) {
+                String body = "{\"model_name\":\"m\",\"token_ids\":[" + i + ",1,2,3,4,5,6,7,8,9,10,11,12,13,14,15],"
+                        + "\"selection_id\":\"b" + i + "\"}";
+                long t0 = System.nanoTime();
+                post(urlA + "/select_and_reserve", body);
+                long t1 = System.nanoTime();
+                post(urlAlone + "/select_and_reserve", body);
+                long t2 = System.nanoTime();
+                shared[i] = t1 - t0;
+                local[i] = t2 - t1;
+                if (get(urlB + "/loads").contains("\"active_requests\":") && countActive(get(urlB + "/loads")) == i + 1) {
+                    visible++;
+                }
+            }
+            System.out.printf("bookings: clustered (2 replicas) p50 %.2f ms p99 %.2f ms; standalone p50 %.2f ms p99 %.2f ms;"
+                    + " counted on the other replica right after the answer: %d of %d%n", pct(shared, 50),
+                    pct(shared, 99), pct(local, 50), pct(local, 99), visible, requests);
+        } finally {
+            alone.close();
+            b.close();
+            a.close();
+        }
+    }
+
+    private static int countActive(String loads) {
+        int n = 0;
+        for (int i = loads.indexOf("\"active_requests\":"); i >= 0; i = loads.indexOf("\"active_requests\":", i + 1)) {
+            int start = i + "\"active_requests\":".length();
+            int end = start;
+            while (Character.isDigit(loads.charAt(end))) {
+                end++;
+            }
+            n += Integer.parseInt(loads.substring(start, end));
+        }
+        return n;
+    }
+
+    private static double pct(long[] nanos, int p) {
+        long[] sorted = nanos.clone();
+        Arrays.sort(sorted);
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)] / 1e6;
+    }
+
+    private static String post(String url, String body) {
+        try {
+            HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(URI.create(url))
+                    .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() >= 300) {
+                throw new IllegalStateException(url + " answered " + r.statusCode() + ": " + r.body());
+            }
+            return r.body();
+        } catch (java.io.IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String get(String url) {
+        try {
+            return CLIENT.send(HttpRequest.newBuilder(URI.create(url)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+        } catch (java.io.IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
