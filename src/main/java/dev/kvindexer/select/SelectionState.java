@@ -331,6 +331,33 @@ public final class SelectionState {
         return new Overlap(Math.max(gpu, Math.max(cpu, disk)), gpu, ranks, tokens, cpu, disk);
     }
 
+    /**
+     * Whether a selection must wait in the partition's queue (SPEC §12.9.7): queueing is on and every eligible rank
+     * has more active prefill than the threshold times its worker's {@code max_num_batched_tokens}.
+     */
+    public boolean overloaded(Partition p, Options o) {
+        if (!config.queueing() || o.pinnedWorker() != null) {
+            return false;
+        }
+        TrackerScope scope = scope(p);
+        boolean any = false;
+        for (WorkerEntry w : catalog.schedulable(p)) {
+            if ((o.allowedWorkers() != null && !o.allowedWorkers().contains(w.workerId()))
+                    || !w.taints().containsAll(o.requiredTaints())) {
+                continue;
+            }
+            double limit = config.queueThreshold() * w.maxNumBatchedTokens();
+            for (long rank = w.firstRank(); rank < w.firstRank() + w.rankCount(); rank++) {
+                any = true;
+                SlotTracker.ActiveLoad load = tracker.activeLoad(scope, w.workerId(), rank, new long[0]);
+                if (load == null || load.prefillTokens() <= limit) {
+                    return false;
+                }
+            }
+        }
+        return any;
+    }
+
     // ---- reservations ----
 
     /** {@code POST /reservations} by replay of a pending selection (SPEC §12.7.1). */

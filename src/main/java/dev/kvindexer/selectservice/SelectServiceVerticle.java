@@ -60,6 +60,12 @@ public final class SelectServiceVerticle extends VerticleBase {
     private Future<?> catalogTail = Future.succeededFuture();
     private boolean closing;
     private ReplicaSync replicas;
+    /** Selections waiting for load to drop, per partition, first come first served (SPEC §12.9.7). */
+    private final java.util.Map<Partition, java.util.ArrayDeque<Waiting>> queues = new java.util.HashMap<>();
+    private long queueTimer = -1;
+
+    private record Waiting(SelectionState.Options options, long isl, Runnable resume) {
+    }
     private final HazelcastInstance hazelcast;
     private ClusterLoad clusterLoad;
 
@@ -86,13 +92,20 @@ public final class SelectServiceVerticle extends VerticleBase {
                     r -> home.runOnContext(v -> state.applyRemote(r.event())));
             state.onEvent(replicas::publish);
         }
+        if (state.config().queueing()) {
+            // Load also drops on other replicas and by expiry: look at least this often (Dynamo: every 60 s).
+            queueTimer = vertx.setPeriodic(Math.min(60_000, config.cleanupIntervalMillis()), id -> wakeQueues());
+        }
         Future<Void> shared = Future.succeededFuture();
         if (hazelcast != null) {
             // The cluster's map decides expiry, from admission, for every replica alike.
             clusterLoad = new ClusterLoad(vertx, context, hazelcast, state, state.config().requestExpiryMillis());
             shared = clusterLoad.start(config.cleanupIntervalMillis());
         } else {
-            cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> state.expireStale());
+            cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> {
+                state.expireStale();
+                wakeQueues();
+            });
         }
         return shared.compose(v -> HttpEdge.listen(vertx, router(), config.http(), SecuritySettings.NONE, config.host(),
                 config.port())).onSuccess(edge -> server = edge);
@@ -102,6 +115,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     public Future<?> stop() {
         closing = true;
         vertx.cancelTimer(cleanupTimer);
+        vertx.cancelTimer(queueTimer);
         if (clusterLoad != null) {
             clusterLoad.stop();
         }
@@ -166,6 +180,7 @@ public final class SelectServiceVerticle extends VerticleBase {
             }
             run(() -> state.free(id));
             answer(ctx, 200, shared(() -> clusterLoad.freed(id, held.incarnation())).map(v -> OK));
+            wakeQueues();
         }));
         router.get("/loads").handler(this::loads);
         body(router, HttpMethod.POST, "/potential_loads", ctx -> inspect(ctx, false));
@@ -378,6 +393,16 @@ public final class SelectServiceVerticle extends VerticleBase {
         SelectionState.PartitionInfo info = run(() -> state.requireReady(p));
         Prompt prompt = run(() -> SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
                 true, random));
+        if (state.overloaded(p, options)) {
+            queues.computeIfAbsent(p, k -> new java.util.ArrayDeque<>())
+                    .add(new Waiting(options, prompt.isl(), () -> choose(ctx, p, prompt, options, reserve)));
+            return;
+        }
+        choose(ctx, p, prompt, options, reserve);
+    }
+
+    private void choose(RoutingContext ctx, Partition p, Prompt prompt, SelectionState.Options options,
+                        boolean reserve) {
         answer(ctx, 200, overlaps(p, prompt).compose(o -> {
             if (!reserve) {
                 return Future.succeededFuture(SelectJson.choice(state.select(p, prompt, o, options), false));
@@ -421,7 +446,9 @@ public final class SelectServiceVerticle extends VerticleBase {
             JsonArray rows = new JsonArray();
             state.loads(p).forEach(r -> rows.add(SelectJson.loadRow(r)));
             out.add(new JsonObject().put("model_name", p.modelName()).put("routing_group", p.routingGroup())
-                    .put("loads", rows).put("pending_count", 0).put("pending_isl_tokens", 0));
+                    .put("loads", rows).put("pending_count", queues.getOrDefault(p, new java.util.ArrayDeque<>()).size())
+                    .put("pending_isl_tokens", queues.getOrDefault(p, new java.util.ArrayDeque<>()).stream()
+                            .mapToLong(Waiting::isl).sum()));
         }
         Responses.json(ctx, 200, out.encode());
     }
@@ -478,6 +505,16 @@ public final class SelectServiceVerticle extends VerticleBase {
         }
     }
 
+    /** Lets waiting selections go, in order, while their partition has a rank under the threshold. */
+    private void wakeQueues() {
+        for (java.util.Map.Entry<Partition, java.util.ArrayDeque<Waiting>> e : queues.entrySet()) {
+            java.util.ArrayDeque<Waiting> q = e.getValue();
+            while (!q.isEmpty() && !state.overloaded(e.getKey(), q.peek().options())) {
+                q.poll().resume().run();
+            }
+        }
+    }
+
     /**
      * A lifecycle step on a reservation: applied here, then in the cluster's record. A reservation this replica has
      * no copy of is looked for in the cluster before it is a 404.
@@ -492,6 +529,7 @@ public final class SelectServiceVerticle extends VerticleBase {
             run(local);
             answer(ctx, 200, cluster.get().map(found -> OK));
         }
+        wakeQueues();
     }
 
     private static JsonObject notFound(String id) {

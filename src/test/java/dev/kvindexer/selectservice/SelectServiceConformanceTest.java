@@ -81,6 +81,28 @@ class SelectServiceConformanceTest {
         assertError(503, "no schedulable workers", http.post("/select", "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4]}"));
     }
 
+    /** SPEC 12.9.7 phase 1: with every rank over the threshold a selection waits, first come first served. */
+    @Test
+    void overloadedPartitionsQueueSelectionsUntilLoadDrops() throws Exception {
+        start(Map.of("DYN_ROUTER_QUEUE_THRESHOLD", "1", "DYN_ROUTER_USE_KV_EVENTS", "false"));
+        JsonObject w = ok(201, http.post("/workers", WORKER_1.replace("}", ",\"max_num_batched_tokens\":4}")));
+        assertEquals("schedulable", w.getString("lifecycle"));
+        ok(200, http.post("/select_and_reserve", "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4,5,6,7,8],"
+                + "\"selection_id\":\"big\"}"));
+        assertEquals("1/2/8", loads(), "8 prefill tokens: over 1 x 4");
+        java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>> waiting =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> http.post("/select_and_reserve",
+                        "{\"model_name\":\"model\",\"token_ids\":[9,9,9,9],\"selection_id\":\"queued\"}"));
+        Await.until("the second selection waits in the queue", WAIT, () -> new JsonArray(http.get("/loads").body())
+                .getJsonObject(0).getInteger("pending_count") == 1);
+        assertEquals(4, new JsonArray(http.get("/loads").body()).getJsonObject(0).getInteger("pending_isl_tokens"));
+        assertFalse(waiting.isDone());
+        assertEquals(200, http.post("/reservations/big/prefill_complete", "").statusCode());
+        JsonObject queued = ok(200, waiting.get(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals("queued", queued.getString("selection_id"));
+        assertEquals(0, new JsonArray(http.get("/loads").body()).getJsonObject(0).getInteger("pending_count"));
+    }
+
     @Test
     void c3ABadEventsEndpointIsAReasonAndAPatchRepairsIt() throws Exception {
         start(Map.of());
