@@ -6,12 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.select.LoadEvent;
+import dev.kvindexer.select.Partition;
+import dev.kvindexer.select.ReplicaEventCodec;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -65,6 +72,29 @@ class ReplicaSyncHttpTest {
         assertEquals(200, http.post("/replica_sync/deregister_peer", peer).statusCode());
         assertError(404, "peer not found", http.post("/replica_sync/deregister_peer", peer));
         assertEquals("[]", http.get("/replica_sync/peers").body());
+    }
+
+    /** A hostile peer: every malformed message is dropped, and a valid one after them is still applied. */
+    @Test
+    void malformedPeerMessagesAreDroppedAndTheReceiverKeepsGoing() throws Exception {
+        b = withSync(freePort());
+        assertEquals(201, b.http.post("/workers", WORKER_1).statusCode());
+        try (TestPublisher hostile = new TestPublisher()) {
+            assertEquals(201, b.http.post("/replica_sync/register_peer", "{\"endpoint\":\"" + hostile.endpoint() + "\"}")
+                    .statusCode());
+            hostile.awaitSubscriber();
+            byte[] topic = ReplicaEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
+            byte[] valid = ReplicaEventCodec.encode(new LoadEvent.Added(new Partition("model", "default"), 4, "ok", 1, 0,
+                    null, new long[] {5}, true, null, 4), 99);
+            hostile.sendFrames(topic);                                              // one frame
+            hostile.sendFrames(topic, valid, valid);                                // three frames
+            hostile.sendFrames(topic, HexFormat.of().parseHex("dd7fffffff"));        // an array of 2^31 entries
+            hostile.sendFrames(topic, HexFormat.of().parseHex("81db7fffffff"));      // a 2 GiB string
+            hostile.sendFrames(topic, new byte[] {(byte) 0xc1});                     // no msgpack at all
+            hostile.sendFrames(topic, Arrays.copyOf(valid, valid.length / 2));      // cut short
+            hostile.sendFrames(topic, valid);
+            Await.equal("the valid event after the hostile ones is applied", WAIT, "1/1/4", () -> loads(b.http));
+        }
     }
 
     @Test
