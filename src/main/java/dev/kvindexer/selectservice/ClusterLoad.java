@@ -9,7 +9,6 @@ import dev.kvindexer.select.SelectError;
 import dev.kvindexer.select.SelectionState;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -201,21 +200,11 @@ final class ClusterLoad {
     }
 
     private <T> Future<T> here(CompletionStage<T> stage) {
-        Promise<T> p = Promise.promise();
-        stage.whenComplete((v, t) -> home.runOnContext(x -> {
-            if (t != null) {
-                p.fail(t);
-            } else {
-                p.complete(v);
-            }
-        }));
-        return p.future();
+        return ContextHop.on(home, stage);
     }
 
     private <T> Future<T> here(Future<T> f) {
-        Promise<T> p = Promise.promise();
-        f.onComplete(ar -> home.runOnContext(x -> p.handle(ar)));
-        return p.future();
+        return ContextHop.on(home, f);
     }
 
     private static Buffer upsert(ReservationRecord r) {

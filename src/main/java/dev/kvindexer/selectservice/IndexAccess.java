@@ -3,6 +3,7 @@ package dev.kvindexer.selectservice;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.select.Partition;
 import io.vertx.core.Future;
 
 /**
@@ -10,6 +11,11 @@ import io.vertx.core.Future;
  * indexer's {@code /register} would, and selections read the tiered match of their prompt.
  */
 public interface IndexAccess {
+    /** The index partition of a selection partition: the same model and group. */
+    static PartitionKey key(Partition p) {
+        return new PartitionKey(p.modelName(), p.routingGroup());
+    }
+
     /** One rank's publisher; fails with the registry's refusal. */
     Future<Void> register(RegisterRequest request);
 

@@ -4,13 +4,10 @@ import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ZmqEndpoint;
-import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.partition.TieredQueryResult;
-import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.select.ConfigOverride;
-import dev.kvindexer.select.Lifecycle;
 import dev.kvindexer.select.Partition;
 import dev.kvindexer.select.PendingSelections;
 import dev.kvindexer.select.Prompt;
@@ -29,7 +26,6 @@ import dev.kvindexer.web.Responses;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
-import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
@@ -56,8 +52,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     private HttpEdge server;
     private Context home;
     private long cleanupTimer = -1;
-    /** The tail of the catalog changes in flight: each starts when the one before has finished. */
-    private Future<?> catalogTail = Future.succeededFuture();
+    private WorkerReconciler workers;
     private boolean closing;
     private ReplicaSync replicas;
     /** Selections waiting for load to drop, per partition, first come first served (SPEC §12.9.7). */
@@ -86,6 +81,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     @Override
     public Future<?> start() {
         home = context;
+        workers = new WorkerReconciler(state, index, home);
         if (config.replicaSyncPort() > 0) {
             long routerId = random.nextLong(1, Long.MAX_VALUE);
             replicas = new ReplicaSync(config.replicaSyncPort(), config.replicaSyncPeers(), routerId,
@@ -127,6 +123,11 @@ public final class SelectServiceVerticle extends VerticleBase {
 
     public int actualPort() {
         return server.actualPort();
+    }
+
+    /** Messages taken from replica peers, and how many of them were malformed; zeros without replica sync. */
+    long[] replicaCounts() {
+        return replicas == null ? new long[2] : new long[] {replicas.received.get(), replicas.malformed.get()};
     }
 
     Router router() {
@@ -248,139 +249,23 @@ public final class SelectServiceVerticle extends VerticleBase {
 
     private void postWorker(RoutingContext ctx) {
         WorkerEntry entry = SelectJson.worker(JsonRequest.of(ctx));
-        answer(ctx, 201, serially(() -> reconcile(entry)).map(SelectJson::record));
+        answer(ctx, 201, workers.upsert(entry).map(SelectJson::record));
     }
 
     private void patchWorker(RoutingContext ctx) {
         long id = workerId(ctx);
         JsonRequest body = JsonRequest.of(ctx);
-        answer(ctx, 200, serially(() -> {
-            WorkerEntry base = state.catalog().get(id);
-            if (base == null) {
-                throw new SelectError(404, "worker " + Long.toUnsignedString(id) + " not found");
-            }
-            return reconcile(SelectJson.worker(body, id, base.partition(), base));
-        }).map(SelectJson::record));
+        answer(ctx, 200, workers.patch(id, base -> SelectJson.worker(body, id, base.partition(), base))
+                .map(SelectJson::record));
     }
 
     private void deleteWorker(RoutingContext ctx) {
-        long id = workerId(ctx);
-        answer(ctx, 200, serially(() -> {
-            WorkerEntry w = state.catalog().get(id);
-            if (w == null) {
-                throw new SelectError(404, "worker " + Long.toUnsignedString(id) + " not found");
-            }
-            state.drain(w);
-            return here(index.unregister(id, key(w.partition())).otherwiseEmpty()).map(v -> {
-                        state.catalog().remove(id);
-                        return SelectJson.record(w.with(Lifecycle.UNSCHEDULABLE, List.of()));
-                    });
-        }));
-    }
-
-    /**
-     * Brings a posted or patched record into service (SPEC §12.3.1): an unchanged schedulable worker keeps its
-     * listeners and reservations; otherwise the old one is drained and its listeners dropped, and a complete record
-     * registers one listener per rank, rolled back as a whole when one fails.
-     */
-    private Future<WorkerEntry> reconcile(WorkerEntry entry) {
-        WorkerEntry previous = state.catalog().get(entry.workerId());
-        SelectionConfig sc = state.config();
-        List<String> reasons = entry.staticReasons(sc.queueing(), sc.useKvEvents());
-        if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE && reasons.isEmpty()
-                && sameRouting(previous, entry)) {
-            return Future.succeededFuture(state.refresh(entry));
-        }
-        Future<Void> drained = Future.succeededFuture();
-        if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE) {
-            state.drain(previous);
-            drained = index.unregister(previous.workerId(), key(previous.partition())).otherwiseEmpty();
-        }
-        return here(drained).compose(v -> {
-            if (!reasons.isEmpty()) {
-                state.putIncomplete(entry, reasons);
-                return Future.succeededFuture(state.catalog().get(entry.workerId()));
-            }
-            String conflict = state.partitionConflict(entry);
-            if (conflict != null) {
-                state.putIncomplete(entry, List.of("reconciliation failed: " + conflict));
-                return Future.succeededFuture(state.catalog().get(entry.workerId()));
-            }
-            state.putIncomplete(entry, List.of());
-            return here(registerListeners(entry)).transform(ar -> {
-                if (ar.failed()) {
-                    state.putIncomplete(entry, List.of("reconciliation failed: " + ar.cause().getMessage()));
-                    return Future.succeededFuture(state.catalog().get(entry.workerId()));
-                }
-                return Future.succeededFuture(state.putSchedulable(entry));
-            });
-        });
-    }
-
-    private static boolean sameRouting(WorkerEntry a, WorkerEntry b) {
-        if (!a.partition().equals(b.partition()) || a.firstRank() != b.firstRank() || a.rankCount() != b.rankCount()
-                || !a.blockSize().equals(b.blockSize()) || a.eagle() != b.eagle()
-                || !java.util.Objects.equals(a.replayEndpoint(), b.replayEndpoint())) {
-            return false;
-        }
-        for (long r = a.firstRank(); r < a.firstRank() + a.rankCount(); r++) {
-            if (!java.util.Objects.equals(a.eventsEndpoint(r), b.eventsEndpoint(r))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private Future<Void> registerListeners(WorkerEntry w) {
-        PartitionKey key = key(w.partition());
-        int blockSize = w.blockSize().intValue();
-        Future<Void> partition = index.ensurePartition(key, blockSize);
-        if (!state.config().useKvEvents()) {
-            return partition;
-        }
-        String id = Long.toUnsignedString(w.workerId());
-        if (w.replayEndpoint() != null) {
-            String refusal = ZmqEndpoint.invalidMessage(w.replayEndpoint());
-            if (refusal != null) {
-                return Future.failedFuture("invalid replay endpoint for worker " + id + ": " + refusal);
-            }
-        }
-        for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
-            String refusal = ZmqEndpoint.invalidMessage(w.eventsEndpoint(r));
-            if (refusal != null) {
-                return Future.failedFuture("invalid kv_events endpoint for worker " + id + " dp_rank " + r + ": "
-                        + refusal);
-            }
-        }
-        Future<Void> chain = partition;
-        for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
-            RegisterRequest request = new RegisterRequest(w.workerId(), (int) r, w.eventsEndpoint(r),
-                    w.replayEndpoint(), key, blockSize);
-            chain = chain.compose(v -> index.register(request));
-        }
-        return chain.recover(t -> index.unregister(w.workerId(), key).otherwiseEmpty()
-                .compose(v -> Future.failedFuture(t)));
-    }
-
-    /** Runs catalog changes one after another on this context. */
-    private <T> Future<T> serially(Supplier<Future<T>> change) {
-        Promise<T> done = Promise.promise();
-        catalogTail.onComplete(x -> {
-            try {
-                change.get().onComplete(done);
-            } catch (RuntimeException e) {
-                done.fail(e);
-            }
-        });
-        catalogTail = done.future();
-        return done.future();
+        answer(ctx, 200, workers.delete(workerId(ctx)).map(SelectJson::record));
     }
 
     /** Completes on this verticle's context, where the state may be touched. */
     private <T> Future<T> here(Future<T> f) {
-        Promise<T> p = Promise.promise();
-        f.onComplete(ar -> home.runOnContext(v -> p.handle(ar)));
-        return p.future();
+        return ContextHop.on(home, f);
     }
 
     // ---- selection ----
@@ -476,7 +361,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         if (prompt.blockHashes().length == 0) {
             return Future.succeededFuture(RankOverlaps.NONE);
         }
-        return here(index.queryTiered(key(p), prompt.blockHashes())).transform(ar -> {
+        return here(index.queryTiered(IndexAccess.key(p), prompt.blockHashes())).transform(ar -> {
             if (ar.failed()) {
                 return Future.failedFuture(new HttpError(500, ar.cause().getMessage()));
             }
@@ -587,9 +472,6 @@ public final class SelectServiceVerticle extends VerticleBase {
         }
     }
 
-    private static PartitionKey key(Partition p) {
-        return new PartitionKey(p.modelName(), p.routingGroup());
-    }
 
     private static String param(RoutingContext ctx, String name) {
         return ctx.queryParams().get(name);
