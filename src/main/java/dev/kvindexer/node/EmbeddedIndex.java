@@ -1,6 +1,7 @@
 package dev.kvindexer.node;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.http.IndexDump;
 import dev.kvindexer.http.NodeServices;
 import dev.kvindexer.partition.PartitionRef;
@@ -8,6 +9,7 @@ import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.selectservice.IndexAccess;
 import io.vertx.core.Future;
+import java.util.List;
 import java.util.Optional;
 
 /** A node's index as the selection service uses it: its registrar, its partitions and its /dump. */
@@ -37,6 +39,12 @@ public final class EmbeddedIndex implements IndexAccess {
     public Future<TieredQueryResult> queryTiered(PartitionKey partition, long[] localHashes) {
         Optional<PartitionRef> p = node.registry().partition(partition);
         return p.isEmpty() ? Future.succeededFuture(null) : p.get().queryTiered(localHashes);
+    }
+
+    @Override
+    public Future<Void> apply(PartitionKey partition, List<StandardEvent> events) {
+        Optional<PartitionRef> p = node.registry().partition(partition);
+        return p.isEmpty() ? Future.succeededFuture() : p.get().applyStandard(events).mapEmpty();
     }
 
     @Override

@@ -19,12 +19,14 @@ import java.util.Map;
  * @param useKvEvents          {@code use_kv_events}: workers publish KV events, one endpoint per rank
  * @param queueThreshold       {@code router_queue_threshold}, NaN when unset (no queueing)
  * @param requestExpiryMillis  active reservations older than this are dropped
+ * @param approximateTtlMillis with KV events off, how long a booked prompt's blocks count as cached on its rank
  */
 public record SelectionConfig(double credit, double scale, double decay, double requestWeight, double hostWeight,
                               double diskWeight, double temperature, boolean trackPrefill, boolean assumeKvReuse,
-                              boolean useKvEvents, double queueThreshold, long requestExpiryMillis) {
+                              boolean useKvEvents, double queueThreshold, long requestExpiryMillis,
+                              long approximateTtlMillis) {
     public static final SelectionConfig DEFAULTS = new SelectionConfig(1.0, 1.0, 0.0, 0.0, 0.75, 0.25, 0.0, true, true,
-            true, Double.NaN, 300_000);
+            true, Double.NaN, 300_000, 120_000);
 
     public SelectionConfig {
         check(credit >= 0 && Double.isFinite(credit), "overlap_score_credit must be a finite number >= 0");
@@ -36,6 +38,7 @@ public record SelectionConfig(double credit, double scale, double decay, double 
         check(temperature >= 0 && Double.isFinite(temperature), "router_temperature must be >= 0");
         check(Double.isNaN(queueThreshold) || queueThreshold >= 0, "router_queue_threshold must be >= 0");
         check(requestExpiryMillis > 0, "active request expiry must be positive");
+        check(approximateTtlMillis >= 0, "router_ttl_secs must be >= 0");
     }
 
     public boolean queueing() {
@@ -71,7 +74,8 @@ public record SelectionConfig(double credit, double scale, double decay, double 
                     truth(env, "DYN_ROUTER_USE_KV_EVENTS", truth(env, "DYN_USE_KV_EVENTS", d.useKvEvents)),
                     number(env, "DYN_ROUTER_QUEUE_THRESHOLD", d.queueThreshold),
                     Math.round(number(env, "DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS", d.requestExpiryMillis / 1000.0)
-                            * 1000));
+                            * 1000),
+                    Math.round(number(env, "DYN_ROUTER_TTL_SECS", d.approximateTtlMillis / 1000.0) * 1000));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("invalid KV router configuration: " + e.getMessage(), e);
         }

@@ -43,8 +43,8 @@ public final class SelectionState {
                          boolean trackPrefill) {
     }
 
-    /** A booking's answer (SPEC §12.7). */
-    public record Booking(String selectionId, Partition partition, WorkerEntry worker, int dpRank) {
+    /** A booking's answer (SPEC §12.7), with the prompt it booked. */
+    public record Booking(String selectionId, Partition partition, WorkerEntry worker, int dpRank, Prompt prompt) {
     }
 
     /** One rank's load row for /loads and /potential_loads. */
@@ -377,7 +377,7 @@ public final class SelectionState {
         book(p, id, e.workerId(), e.dpRank(), e.sequenceHashes(), e.trackPrefill() ? e.effectivePrefill() : 0,
                 e.trackPrefill(), e.expectedOutputTokens(), e.loraName());
         pending.remove(p, id);
-        return new Booking(id, p, w, e.dpRank());
+        return new Booking(id, p, w, e.dpRank(), new Prompt(e.blockHashes(), e.sequenceHashes(), e.isl()));
     }
 
     /**
@@ -401,7 +401,7 @@ public final class SelectionState {
         requireFree(id);
         book(p, id, workerId, dpRank, prompt.sequenceHashes(), track && effectivePrefill != null ? effectivePrefill : 0,
                 track, expectedOutputTokens, loraName);
-        return new Booking(id, p, w, dpRank);
+        return new Booking(id, p, w, dpRank, prompt);
     }
 
     private void requireFree(String id) {

@@ -1,10 +1,12 @@
 package dev.kvindexer.selectservice;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.select.Partition;
 import io.vertx.core.Future;
+import java.util.List;
 
 /**
  * What the selection service asks of the embedded indexer: the catalog registers its workers' publishers as the
@@ -30,6 +32,9 @@ public interface IndexAccess {
 
     /** The prompt's match tier by tier; succeeds with null when the partition has no index. */
     Future<TieredQueryResult> queryTiered(PartitionKey partition, long[] localHashes);
+
+    /** Applies standardized events to a partition (the approximate index of bookings); nothing when it is absent. */
+    Future<Void> apply(PartitionKey partition, List<StandardEvent> events);
 
     /** The indexer's whole {@code /dump} body (SPEC §7.9). */
     Future<String> dump();

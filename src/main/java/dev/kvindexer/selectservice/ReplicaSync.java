@@ -33,8 +33,8 @@ final class ReplicaSync implements AutoCloseable {
     private final Consumer<ReplicaEventCodec.Received> deliver;
     private final ZContext zmq = new ZContext(1);
     private final ZMQ.Socket pub;
-    /** Touched only by the receiving thread once it runs; peers change through {@link #subCommands}. */
-    private final ZMQ.Socket sub;
+    /** Created and used by the receiving thread alone; peers change through {@link #subCommands}. */
+    private ZMQ.Socket sub;
     private final TreeSet<String> peers = new TreeSet<>();
     private final ConcurrentLinkedQueue<Runnable> subCommands = new ConcurrentLinkedQueue<>();
     private final Thread receiver;
@@ -50,17 +50,9 @@ final class ReplicaSync implements AutoCloseable {
         pub.setLinger(0);
         pub.setSndHWM(QUEUE);
         pub.bind("tcp://*:" + port);
-        sub = zmq.createSocket(SocketType.SUB);
-        sub.setLinger(0);
-        sub.setRcvHWM(QUEUE);
-        sub.setMaxMsgSize(MAX_MESSAGE_BYTES);
-        sub.setReceiveTimeOut(100);
-        sub.setReconnectIVL(100);
-        sub.setReconnectIVLMax(5000);
-        sub.subscribe(TOPIC);
         for (String peer : initialPeers) {
             peers.add(peer);
-            sub.connect(peer);
+            subCommands.add(() -> sub.connect(peer));
         }
         receiver = new Thread(this::receive, "replica-sync-sub");
         receiver.setDaemon(true);
@@ -94,6 +86,14 @@ final class ReplicaSync implements AutoCloseable {
     }
 
     private void receive() {
+        sub = zmq.createSocket(SocketType.SUB);
+        sub.setLinger(0);
+        sub.setRcvHWM(QUEUE);
+        sub.setMaxMsgSize(MAX_MESSAGE_BYTES);
+        sub.setReceiveTimeOut(100);
+        sub.setReconnectIVL(100);
+        sub.setReconnectIVLMax(5000);
+        sub.subscribe(TOPIC);
         while (running) {
             for (Runnable c; (c = subCommands.poll()) != null; ) {
                 try {

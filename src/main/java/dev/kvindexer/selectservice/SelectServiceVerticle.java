@@ -53,6 +53,8 @@ public final class SelectServiceVerticle extends VerticleBase {
     private Context home;
     private long cleanupTimer = -1;
     private WorkerReconciler workers;
+    /** The index of bookings, when workers publish no KV events; null otherwise. */
+    private ApproximateIndex approximate;
     private boolean closing;
     private ReplicaSync replicas;
     /** Selections waiting for load to drop, per partition, first come first served (SPEC §12.9.7). */
@@ -82,6 +84,9 @@ public final class SelectServiceVerticle extends VerticleBase {
     public Future<?> start() {
         home = context;
         workers = new WorkerReconciler(state, index, home);
+        if (!state.config().useKvEvents()) {
+            approximate = new ApproximateIndex(vertx, index, state.config().approximateTtlMillis());
+        }
         if (config.replicaSyncPort() > 0) {
             long routerId = random.nextLong(1, Long.MAX_VALUE);
             replicas = new ReplicaSync(config.replicaSyncPort(), config.replicaSyncPeers(), routerId,
@@ -293,7 +298,10 @@ public final class SelectServiceVerticle extends VerticleBase {
                 return Future.succeededFuture(SelectJson.choice(state.select(p, prompt, o, options), false));
             }
             SelectionState.Choice c = state.selectAndReserve(p, prompt, o, options);
-            return shared(() -> clusterLoad.booked(c.selectionId())).map(v -> SelectJson.choice(c, true));
+            return shared(() -> clusterLoad.booked(c.selectionId())).map(v -> {
+                recordBooking(p, c.worker().workerId(), c.dpRank(), c.prompt());
+                return SelectJson.choice(c, true);
+            });
         }));
     }
 
@@ -303,7 +311,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         Partition p = SelectJson.partition(body);
         if (!body.has("worker_id") || body.body().getValue("worker_id") == null) {
             SelectionState.Booking replayed = run(() -> state.reserveReplay(p, id));
-            answer(ctx, 201, shared(() -> clusterLoad.booked(id)).map(v -> SelectJson.booking(replayed)));
+            answer(ctx, 201, shared(() -> clusterLoad.booked(id)).map(v -> booked(replayed)));
             return;
         }
         long workerId = body.requiredU64("worker_id");
@@ -317,7 +325,19 @@ public final class SelectServiceVerticle extends VerticleBase {
                 false, random));
         SelectionState.Booking b = run(() -> state.reserveExplicit(p, id, workerId, dpRank, prompt, effective, track,
                 override, expected, body.optionalString("lora_name")));
-        answer(ctx, 201, shared(() -> clusterLoad.booked(id)).map(v -> SelectJson.booking(b)));
+        answer(ctx, 201, shared(() -> clusterLoad.booked(id)).map(v -> booked(b)));
+    }
+
+    private JsonObject booked(SelectionState.Booking b) {
+        recordBooking(b.partition(), b.worker().workerId(), b.dpRank(), b.prompt());
+        return SelectJson.booking(b);
+    }
+
+    /** With KV events off, a booking's blocks count as cached on its rank for the router TTL (SPEC §12.12.2). */
+    private void recordBooking(Partition p, long workerId, int dpRank, Prompt prompt) {
+        if (approximate != null) {
+            approximate.booked(p, workerId, dpRank, prompt);
+        }
     }
 
     private void loads(RoutingContext ctx) {

@@ -284,10 +284,32 @@ class SelectServiceConformanceTest {
         ok(200, http.post("/select", "{\"model_name\":\"model\",\"selection_id\":\"s1\",\"token_ids\":[1,2,3,4]}"));
         ok(201, http.post("/reservations", "{\"model_name\":\"model\",\"selection_id\":\"s1\"}"));
         assertEquals("1/1/0", loads());
-        ok(200, http.post("/select", "{\"model_name\":\"model\",\"selection_id\":\"s2\",\"token_ids\":[1,2,3,4],"
+        // Another prompt: with KV events off the first booking's blocks count as cached (SPEC 12.12.2).
+        ok(200, http.post("/select", "{\"model_name\":\"model\",\"selection_id\":\"s2\",\"token_ids\":[5,6,7,8],"
                 + "\"router_config_override\":{\"track_prefill_tokens\":true}}"));
         ok(201, http.post("/reservations", "{\"model_name\":\"model\",\"selection_id\":\"s2\"}"));
-        assertEquals("2/1/4", loads());
+        assertEquals("2/2/4", loads());
+    }
+
+    /** SPEC 12.12.2 and E16: with KV events off a booking is itself recorded in the index, for the router TTL. */
+    @Test
+    void withKvEventsOffBookingsAreTheIndexUntilTheirTtl() throws Exception {
+        start(Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_TTL_SECS", "1"));
+        ok(201, http.post("/workers", WORKER_1));
+        ok(200, http.post("/select_and_reserve", "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4],\"selection_id\":\"r1\"}"));
+        String longer = "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4,5,6,7,8]}";
+        Await.equal("E16 in the approximate mode: dev 1, so 4 + 4 prefill tokens", WAIT,
+                new JsonArray().add(new JsonObject().put("worker_id", 1).put("dp_rank", 0).put("potential_prefill_tokens", 8)
+                        .put("potential_decode_blocks", 2).put("active_requests", 1)),
+                () -> new JsonArray(http.post("/potential_loads", longer).body()));
+        assertEquals(1, ok(200, http.post("/overlap_scores", longer)).getJsonArray("workers").getJsonObject(0)
+                .getInteger("device_blocks"));
+        Await.equal("the recorded blocks leave after the TTL", WAIT, 0, () -> ok(200, http.post("/overlap_scores", longer))
+                .getJsonArray("workers").getJsonObject(0).getInteger("device_blocks"));
+        assertEquals("1/1/4", loads(), "the reservation itself stays");
+        ok(200, http.post("/select_and_reserve", "{\"model_name\":\"model\",\"block_hashes\":[1,1],"
+                + "\"sequence_hashes\":[7,7],\"isl_tokens\":8,\"selection_id\":\"hostile\"}"));
+        assertEquals(200, http.get("/dump").statusCode(), "a repeated hash in a recorded booking is refused by the index");
     }
 
     @Test
