@@ -290,10 +290,14 @@ public final class ZmqIngest implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
             t.takePending().forEach(c -> {
-                if (c instanceof PollerThread.Add a) {
-                    a.done().complete();
-                } else if (c instanceof PollerThread.Remove r) {
-                    r.done().complete();
+                try {
+                    if (c instanceof PollerThread.Add a) {
+                        a.done().complete();
+                    } else if (c instanceof PollerThread.Remove r) {
+                        r.done().complete();
+                    }
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // Vert.x has closed already, so whoever waited on this step can no longer be told; nothing to do.
                 }
             });
             contexts.add(t.context());
