@@ -102,7 +102,7 @@ public final class SelectServiceCommand implements Callable<Integer> {
     public static SelectServiceVerticle deploy(IndexerNode node, SelectServiceConfig config, SelectionConfig selection)
             throws Exception {
         SelectServiceVerticle verticle = new SelectServiceVerticle(config, selection, new EmbeddedIndex(node),
-                node.hazelcast(), System.nanoTime());
+                node.hazelcast(), System.nanoTime(), node::micrometerScrape);
         node.vertx().deployVerticle(verticle).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         return verticle;
     }

@@ -2,6 +2,7 @@ package dev.kvindexer.selectservice;
 
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.event.StorageTier;
@@ -49,6 +50,8 @@ public final class SelectServiceVerticle extends VerticleBase {
     private final SelectionState state;
     private final IndexAccess index;
     private final SplittableRandom random;
+    private final SelectMetrics metrics = new SelectMetrics();
+    private final Supplier<String> micrometer;
     private HttpEdge server;
     private Context home;
     private long cleanupTimer = -1;
@@ -69,9 +72,11 @@ public final class SelectServiceVerticle extends VerticleBase {
     /**
      * @param hazelcast the cluster whose members share every reservation, or null for a service on its own
      * @param seed      the random source of ties, softmax draws and generated ids (tests fix it)
+     * @param micrometer the JVM and Vert.x meters' text, shown on /metrics after the service's own families
      */
     public SelectServiceVerticle(SelectServiceConfig config, SelectionConfig selection, IndexAccess index,
-                                 HazelcastInstance hazelcast, long seed) {
+                                 HazelcastInstance hazelcast, long seed, Supplier<String> micrometer) {
+        this.micrometer = micrometer;
         this.config = config;
         this.index = index;
         this.hazelcast = hazelcast;
@@ -137,8 +142,8 @@ public final class SelectServiceVerticle extends VerticleBase {
 
     Router router() {
         Router router = Router.router(vertx);
-        RequestPreamble preamble = RequestPreamble.install(router, "other", (route, method, status, nanos) -> { },
-                null, false);
+        RequestPreamble preamble = RequestPreamble.install(router, "other",
+                (route, method, status, nanos) -> metrics.answered.answered(route, status), null, false);
         router.route().handler(ctx -> {
             if (closing) {
                 Responses.error(ctx, 503, "selection service is shutting down");
@@ -147,6 +152,11 @@ public final class SelectServiceVerticle extends VerticleBase {
             }
         });
         router.get("/health").handler(ctx -> Responses.json(ctx, 200, Responses.OK));
+        router.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
+                .putHeader("content-type", PrometheusText.CONTENT_TYPE)
+                .end(metrics.render(state.schedulableWorkers(), state.activeReservations(),
+                        queues.values().stream().mapToInt(java.util.ArrayDeque::size).sum(), replicaCounts(),
+                        micrometer.get())));
         router.get("/ready").handler(this::ready);
         body(router, HttpMethod.POST, "/workers", this::postWorker);
         router.get("/workers").handler(ctx -> {

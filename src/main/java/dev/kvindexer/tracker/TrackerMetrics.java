@@ -1,8 +1,7 @@
 package dev.kvindexer.tracker;
 
 import dev.kvindexer.metrics.PrometheusText;
-import java.util.Map;
-import java.util.TreeMap;
+import dev.kvindexer.metrics.RouteAnswers;
 
 /**
  * The slot tracker's Prometheus families (Dynamo's tracker has none; these are ours): requests answered and errors by
@@ -12,11 +11,11 @@ import java.util.TreeMap;
 final class TrackerMetrics {
     static final String PREFIX = "kvindexer_slot_tracker_";
 
-    private final Map<String, Map<Integer, long[]>> answered = new TreeMap<>();
+    private final RouteAnswers answered = new RouteAnswers();
     private long expired;
 
     void answered(String route, int status) {
-        answered.computeIfAbsent(route, r -> new TreeMap<>()).computeIfAbsent(status, s -> new long[1])[0]++;
+        answered.answered(route, status);
     }
 
     void expired(int requests) {
@@ -26,15 +25,7 @@ final class TrackerMetrics {
     /** Our families, then {@code micrometer} (the JVM and Vert.x meters' text, possibly empty). */
     String render(int activeRequests, int trackedWorkers, String micrometer) {
         PrometheusText out = new PrometheusText();
-        out.family(PREFIX + "requests_total", "counter", "HTTP requests answered, by route and status.");
-        answered.forEach((route, byStatus) -> byStatus.forEach((status, n) ->
-                out.sample(PREFIX + "requests_total", n[0], "route", route, "status", String.valueOf(status))));
-        out.family(PREFIX + "errors_total", "counter", "HTTP requests answered with a 4xx or 5xx status, by route and status.");
-        answered.forEach((route, byStatus) -> byStatus.forEach((status, n) -> {
-            if (status >= 400) {
-                out.sample(PREFIX + "errors_total", n[0], "route", route, "status", String.valueOf(status));
-            }
-        }));
+        answered.render(out, PREFIX);
         out.family(PREFIX + "expired_requests_total", "counter", "Active requests dropped by the stale-request cleanup.")
                 .sample(PREFIX + "expired_requests_total", expired);
         out.family(PREFIX + "active_requests", "gauge", "Requests added and not yet freed or expired.")

@@ -49,17 +49,24 @@ public final class RequestPreamble implements Handler<RoutingContext> {
                 .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
+    /** The route's path, its template for a path with parameters (/workers/:worker_id), else the unknown label. */
+    private String label(RoutingContext ctx) {
+        String path = ctx.request().path();
+        if (routes.contains(path)) {
+            return path;
+        }
+        String template = ctx.currentRoute() == null ? null : ctx.currentRoute().getPath();
+        return template != null && template.contains(":") && routes.contains(template) ? template : unknownRoute;
+    }
+
     @Override
     public void handle(RoutingContext ctx) {
         if (accessLog != null) {
             accessLog.track(ctx);
         }
         long start = System.nanoTime();
-        ctx.addBodyEndHandler(v -> {
-            String path = ctx.request().path();
-            observer.answered(routes.contains(path) ? path : unknownRoute, ctx.request().method().name(),
-                    ctx.response().getStatusCode(), System.nanoTime() - start);
-        });
+        ctx.addBodyEndHandler(v -> observer.answered(label(ctx), ctx.request().method().name(),
+                ctx.response().getStatusCode(), System.nanoTime() - start));
         if (JsonRoutes.refusedBeforeRouting(ctx)) {
             return;
         }

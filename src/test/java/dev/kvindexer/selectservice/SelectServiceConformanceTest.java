@@ -313,6 +313,23 @@ class SelectServiceConformanceTest {
     }
 
     @Test
+    void metricsShowWorkersReservationsAndAnsweredRequests() throws Exception {
+        start(EVENTS_OFF);
+        ok(201, http.post("/workers", WORKER_1));
+        ok(200, http.post("/select_and_reserve", "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4]}"));
+        assertError(404, "reservation nope not found", http.send("DELETE", "/reservations/nope"));
+        HttpResponse<String> m = http.get("/metrics");
+        assertEquals(200, m.statusCode());
+        String text = m.body();
+        assertTrue(text.contains("\nkvindexer_select_schedulable_workers 1\n"), text);
+        assertTrue(text.contains("\nkvindexer_select_active_reservations 1\n"), text);
+        assertTrue(text.contains("kvindexer_select_requests_total{route=\"/select_and_reserve\",status=\"200\"} 1"), text);
+        assertTrue(text.contains("kvindexer_select_errors_total{route=\"/reservations/:selection_id\",status=\"404\"} 1"),
+                text);
+        assertTrue(text.contains("jvm_memory_used_bytes"), "the JVM meters follow");
+    }
+
+    @Test
     void c14TheDumpListsARegisteredWorkersPartition() throws Exception {
         start(EVENTS_OFF);
         ok(201, http.post("/workers", WORKER_1));

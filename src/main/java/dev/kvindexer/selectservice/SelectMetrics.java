@@ -1,0 +1,32 @@
+package dev.kvindexer.selectservice;
+
+import dev.kvindexer.metrics.PrometheusText;
+import dev.kvindexer.metrics.RouteAnswers;
+
+/**
+ * The selection service's Prometheus families (Dynamo's service has none; these are ours): requests by route and
+ * status, and at scrape time the schedulable workers, active reservations, queued selections and what replica
+ * peers sent. Single-threaded: the service's verticle owns it.
+ */
+final class SelectMetrics {
+    static final String PREFIX = "kvindexer_select_";
+
+    final RouteAnswers answered = new RouteAnswers();
+
+    /** Our families, then {@code micrometer} (the JVM and Vert.x meters' text, possibly empty). */
+    String render(int schedulableWorkers, int reservations, int queued, long[] replicaCounts, String micrometer) {
+        PrometheusText out = new PrometheusText();
+        answered.render(out, PREFIX);
+        out.family(PREFIX + "schedulable_workers", "gauge", "Workers in the catalog that take part in selection.")
+                .sample(PREFIX + "schedulable_workers", schedulableWorkers);
+        out.family(PREFIX + "active_reservations", "gauge", "Reservations booked and not yet freed or expired, "
+                + "mirrored ones included.").sample(PREFIX + "active_reservations", reservations);
+        out.family(PREFIX + "queued_selections", "gauge", "Selections waiting for load to drop.")
+                .sample(PREFIX + "queued_selections", queued);
+        out.family(PREFIX + "replica_messages_total", "counter", "Messages received from replica-sync peers.")
+                .sample(PREFIX + "replica_messages_total", replicaCounts[0]);
+        out.family(PREFIX + "replica_malformed_total", "counter", "Replica-sync messages dropped as malformed.")
+                .sample(PREFIX + "replica_malformed_total", replicaCounts[1]);
+        return out.raw(micrometer).toString();
+    }
+}
