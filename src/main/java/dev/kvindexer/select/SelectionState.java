@@ -455,8 +455,7 @@ public final class SelectionState {
         Held h = held(id);
         tracker.free(scope(h.partition), id);
         reservations.remove(id);
-        pruneEnded();
-        ended.put(id, new long[] {h.incarnation, clockMillis.getAsLong()});
+        markEnded(id, h.incarnation);
         events.accept(new LoadEvent.Freed(h.partition, partitions.get(h.partition).blockSize, id, h.workerId,
                 h.dpRank, h.loraName));
     }
@@ -569,8 +568,7 @@ public final class SelectionState {
     /** Ends a booking another replica ended (only that incarnation of the id); nothing is published. */
     public boolean forget(String id, long incarnation) {
         Held h = reservations.get(id);
-        pruneEnded();
-        ended.put(id, new long[] {incarnation, clockMillis.getAsLong()});
+        markEnded(id, incarnation);
         if (h == null || h.incarnation != incarnation) {
             return false;
         }
@@ -598,12 +596,14 @@ public final class SelectionState {
         reservations.remove(id);
     }
 
-    private void pruneEnded() {
-        long cutoff = clockMillis.getAsLong() - ENDED_KEPT_MILLIS;
+    /** Remembers that this booking of the id has ended, forgetting bookings that ended long ago. */
+    private void markEnded(String id, long incarnation) {
+        long now = clockMillis.getAsLong();
         java.util.Iterator<long[]> it = ended.values().iterator();
-        while (it.hasNext() && it.next()[1] < cutoff) {
+        while (it.hasNext() && it.next()[1] < now - ENDED_KEPT_MILLIS) {
             it.remove();
         }
+        ended.put(id, new long[] {incarnation, now});
     }
 
     /** Drops reservations older than the expiry; not published (SPEC §12.8.3). Returns how many. */

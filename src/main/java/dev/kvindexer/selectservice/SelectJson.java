@@ -8,10 +8,10 @@ import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
 import dev.kvindexer.select.WorkerEntry;
 import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonNumbers;
 import dev.kvindexer.web.JsonRequest;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -262,7 +262,7 @@ final class SelectJson {
     // ---- answers ----
 
     static JsonObject record(WorkerEntry w) {
-        JsonObject o = new JsonObject().put("worker_id", u64(w.workerId())).put("model_name", w.modelName())
+        JsonObject o = new JsonObject().put("worker_id", JsonNumbers.u64(w.workerId())).put("model_name", w.modelName())
                 .put("routing_group", w.routingGroup()).put("lifecycle", w.lifecycle().wire())
                 .put("endpoint", w.endpoint()).put("kv_events_endpoint", w.kvEventsEndpoint());
         if (!w.kvEventsEndpoints().isEmpty()) {
@@ -300,7 +300,7 @@ final class SelectJson {
             dp.put(Long.toString(ov.dpRanks()[i]), ov.dpTokens()[i]);
         }
         o.put("model_name", c.partition().modelName()).put("routing_group", c.partition().routingGroup())
-                .put("worker_id", u64(c.worker().workerId())).put("dp_rank", c.dpRank())
+                .put("worker_id", JsonNumbers.u64(c.worker().workerId())).put("dp_rank", c.dpRank())
                 .put("endpoint", c.worker().endpoint()).put("block_size", c.blockSize())
                 .put("overlap", new JsonObject().put("longest_matched", ov.longestMatched()).put("gpu", ov.gpu())
                         .put("dp", dp).put("cpu", ov.cpu()).put("disk", ov.disk()))
@@ -319,12 +319,12 @@ final class SelectJson {
 
     static JsonObject booking(SelectionState.Booking b) {
         return new JsonObject().put("selection_id", b.selectionId()).put("model_name", b.partition().modelName())
-                .put("routing_group", b.partition().routingGroup()).put("worker_id", u64(b.worker().workerId()))
+                .put("routing_group", b.partition().routingGroup()).put("worker_id", JsonNumbers.u64(b.worker().workerId()))
                 .put("dp_rank", b.dpRank()).put("endpoint", b.worker().endpoint());
     }
 
     static JsonObject loadRow(SelectionState.LoadRow r) {
-        return new JsonObject().put("worker_id", u64(r.workerId())).put("dp_rank", r.dpRank())
+        return new JsonObject().put("worker_id", JsonNumbers.u64(r.workerId())).put("dp_rank", r.dpRank())
                 .put("potential_prefill_tokens", r.prefillTokens()).put("potential_decode_blocks", r.decodeBlocks())
                 .put("active_requests", r.requests());
     }
@@ -332,7 +332,7 @@ final class SelectJson {
     static JsonObject scores(int blockSize, int blocks, List<SelectionState.ScoreRow> rows) {
         JsonArray workers = new JsonArray();
         for (SelectionState.ScoreRow r : rows) {
-            workers.add(new JsonObject().put("worker_id", u64(r.workerId())).put("dp_rank", r.dpRank())
+            workers.add(new JsonObject().put("worker_id", JsonNumbers.u64(r.workerId())).put("dp_rank", r.dpRank())
                     .put("device_blocks", r.dev()).put("host_pinned_blocks", r.dev() + r.host())
                     .put("disk_blocks", r.dev() + r.host() + r.disk())
                     .put("host_pinned_extension_blocks", r.host()).put("disk_extension_blocks", r.disk())
@@ -343,8 +343,4 @@ final class SelectJson {
                         .put("ranges", new JsonArray()).putNull("error"));
     }
 
-    /** u64 values above Long.MAX_VALUE are written as the unsigned numbers they are. */
-    static Object u64(long v) {
-        return v >= 0 ? (Object) v : new BigInteger(Long.toUnsignedString(v));
-    }
 }

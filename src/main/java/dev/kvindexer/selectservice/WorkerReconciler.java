@@ -4,7 +4,6 @@ import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.select.Lifecycle;
-import dev.kvindexer.select.Partition;
 import dev.kvindexer.select.SelectError;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;

@@ -10,6 +10,7 @@ import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.web.HttpEdge;
 import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonNumbers;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.JsonRoutes;
 import dev.kvindexer.web.RequestPreamble;
@@ -21,7 +22,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import java.math.BigInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -79,7 +79,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
         router.get("/workers").handler(ctx -> {
             JsonArray out = new JsonArray();
             for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), param(ctx, "tenant_id"))) {
-                out.add(new JsonObject().put("worker_id", u64(w.workerId())).put("model_name", w.modelName())
+                out.add(new JsonObject().put("worker_id", JsonNumbers.u64(w.workerId())).put("model_name", w.modelName())
                         .put("tenant_id", w.tenantId()).put("block_size", w.blockSize()).put("dp_start", w.dpStart())
                         .put("dp_size", w.dpSize()));
             }
@@ -94,8 +94,8 @@ public final class SlotTrackerVerticle extends VerticleBase {
             JsonArray out = new JsonArray();
             for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), param(ctx, "tenant_id"))) {
                 out.add(new JsonObject().put("model_name", l.modelName()).put("tenant_id", l.tenantId())
-                        .put("worker_id", u64(l.workerId())).put("dp_rank", l.dpRank())
-                        .put("active_prefill_tokens", u64(l.activePrefillTokens()))
+                        .put("worker_id", JsonNumbers.u64(l.workerId())).put("dp_rank", l.dpRank())
+                        .put("active_prefill_tokens", JsonNumbers.u64(l.activePrefillTokens()))
                         .put("active_decode_blocks", l.activeDecodeBlocks()));
             }
             Responses.json(ctx, 200, out.encode());
@@ -107,8 +107,8 @@ public final class SlotTrackerVerticle extends VerticleBase {
             long newTokens = body.optionalU64("new_isl_tokens", 0);
             JsonArray out = new JsonArray();
             for (TrackerViews.PotentialLoad p : refusedAsHttp(() -> tracker.potentialLoads(scope, hashes, newTokens))) {
-                out.add(new JsonObject().put("worker_id", u64(p.workerId())).put("dp_rank", p.dpRank())
-                        .put("potential_prefill_tokens", u64(p.potentialPrefillTokens()))
+                out.add(new JsonObject().put("worker_id", JsonNumbers.u64(p.workerId())).put("dp_rank", p.dpRank())
+                        .put("potential_prefill_tokens", JsonNumbers.u64(p.potentialPrefillTokens()))
                         .put("potential_decode_blocks", p.potentialDecodeBlocks()));
             }
             Responses.json(ctx, 200, out.encode());
@@ -146,8 +146,4 @@ public final class SlotTrackerVerticle extends VerticleBase {
         return ctx.queryParams().get(name);
     }
 
-    /** u64 values above Long.MAX_VALUE are written as the unsigned numbers they are. */
-    private static Object u64(long v) {
-        return v >= 0 ? (Object) v : new BigInteger(Long.toUnsignedString(v));
-    }
 }

@@ -4,16 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.WarningKind;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.support.FreePort;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonObject;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -34,11 +34,6 @@ class PeerRecoveryTest {
                 IntStream.range(from, from + 4 * hashes.length).toArray(), 4, "GPU", null)), 0);
     }
 
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     @Test
     void aNewReplicaLoadsItsPeersDumpAndTakesTheFirstLiveBatchAsIs() throws Exception {
@@ -54,7 +49,7 @@ class PeerRecoveryTest {
                 engine.publish("", 1, store(new long[] {300}, 200L, 8));
                 Await.until("peer applied both batches", WAIT, () -> httpA.post("/query", QUERY).body().contains("\"gpu\":12"));
 
-                b = IndexerNode.start(withPeers(0, List.of("http://127.0.0.1:" + freePort(), "http://127.0.0.1:" + a.httpPort()), 0));
+                b = IndexerNode.start(withPeers(0, List.of("http://127.0.0.1:" + FreePort.any(), "http://127.0.0.1:" + a.httpPort()), 0));
                 HttpJson httpB = new HttpJson(b.httpPort());
                 assertEquals(new JsonObject(httpA.get("/dump").body()), new JsonObject(httpB.get("/dump").body()));
                 assertEquals(httpA.post("/query", QUERY).body(), httpB.post("/query", QUERY).body());
@@ -79,7 +74,7 @@ class PeerRecoveryTest {
 
     @Test
     void noReachablePeerStartsEmptyAndReady() throws Exception {
-        IndexerNode b = IndexerNode.start(withPeers(0, List.of("http://127.0.0.1:" + freePort()), 0));
+        IndexerNode b = IndexerNode.start(withPeers(0, List.of("http://127.0.0.1:" + FreePort.any()), 0));
         try {
             HttpJson http = new HttpJson(b.httpPort());
             assertEquals("{}", http.get("/dump").body());
@@ -91,7 +86,7 @@ class PeerRecoveryTest {
 
     @Test
     void theGateWaitsForTheMinimumNumberOfRegisteredWorkers() throws Exception {
-        int port = freePort();
+        int port = FreePort.any();
         CompletableFuture<IndexerNode> starting = CompletableFuture.supplyAsync(() -> {
             try {
                 return IndexerNode.start(withPeers(port, List.of(), 1));

@@ -11,10 +11,9 @@ import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ChildNode;
 import dev.kvindexer.support.ClusterNodes;
+import dev.kvindexer.support.FreePort;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.LoadStorm;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -49,11 +48,6 @@ class SelectCrashTest {
         cluster.close();
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private static void registerCatalog(HttpJson http, int publisherPort) {
         for (int id = 1; id <= 2; id++) {
@@ -71,8 +65,8 @@ class SelectCrashTest {
                 List.of(), HttpLimits.DEFAULT);
         HttpJson local = new HttpJson(SelectServiceCommand.deploy(survivor, config,
                 SelectionConfig.fromEnvironment(ENV)).actualPort());
-        int doomedPort = freePort();
-        int otherPort = freePort();
+        int doomedPort = FreePort.any();
+        int otherPort = FreePort.any();
         ChildNode doomed = children.start("doomed", ENV, "--select-port", Integer.toString(doomedPort));
         ChildNode other = children.start("other", ENV, "--select-port", Integer.toString(otherPort));
         doomed.awaitReady(START);
@@ -80,7 +74,7 @@ class SelectCrashTest {
         Await.equal("cluster members", START, 3, () -> survivor.hazelcast().getCluster().getMembers().size());
         HttpJson doomedHttp = new HttpJson(doomedPort);
         HttpJson otherHttp = new HttpJson(otherPort);
-        int publishers = freePort();
+        int publishers = FreePort.any();
         for (HttpJson h : List.of(local, doomedHttp, otherHttp)) {
             Await.until("the selection service answers", START, () -> {
                 try {

@@ -11,11 +11,11 @@ import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.support.FreePort;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -25,10 +25,7 @@ class IngestScaleTest {
 
     @Test
     void twoHundredRegistrationsKeepTheThreadCountBounded() throws Exception {
-        int port;
-        try (ServerSocket free = new ServerSocket(0)) {
-            port = free.getLocalPort();
-        }
+        int port = FreePort.any();
         IndexerNode node = IndexerNode.start(ServeConfig.local(0));
         try {
             HttpJson http = new HttpJson(node.httpPort());

@@ -6,16 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SelectServiceConfig;
-import dev.kvindexer.support.Await;
 import dev.kvindexer.select.LoadEvent;
 import dev.kvindexer.select.Partition;
 import dev.kvindexer.select.ReplicaEventCodec;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.FreePort;
 import dev.kvindexer.support.HttpJson;
-import dev.kvindexer.support.TestPublisher;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
-import java.io.IOException;
-import java.net.ServerSocket;
+import dev.kvindexer.support.LoadStorm;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -24,6 +21,9 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
 
 /** Dynamo's replica sync between two real services over real ZMQ (SPEC §12.13, checks C16 and C17). */
 class ReplicaSyncHttpTest {
@@ -44,26 +44,20 @@ class ReplicaSyncHttpTest {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private static SelectServiceFixture withSync(int port) throws Exception {
         return SelectServiceFixture.start(EVENTS_OFF, new SelectServiceConfig("127.0.0.1", 0, 120_000, 4096,
                 268_435_456L, 10_000, port, List.of(), HttpLimits.DEFAULT));
     }
 
+    /** requests/decode blocks/prefill tokens of worker 1 rank 0. */
     private static String loads(HttpJson http) {
-        JsonObject row = new JsonArray(http.get("/loads").body()).getJsonObject(0).getJsonArray("loads").getJsonObject(0);
-        return row.getInteger("active_requests") + "/" + row.getLong("potential_decode_blocks") + "/"
-                + row.getLong("potential_prefill_tokens");
+        return LoadStorm.reported(http).get("1/0");
     }
 
     @Test
     void c16PeersAreRegisteredOnceAndValidated() throws Exception {
-        a = withSync(freePort());
+        a = withSync(FreePort.any());
         HttpJson http = a.http;
         String peer = "{\"endpoint\":\"tcp://127.0.0.1:19092\"}";
         assertEquals(201, http.post("/replica_sync/register_peer", peer).statusCode());
@@ -78,42 +72,52 @@ class ReplicaSyncHttpTest {
     /** A hostile peer: every malformed message is dropped, and a valid one after them is still applied. */
     @Test
     void malformedPeerMessagesAreDroppedAndTheReceiverKeepsGoing() throws Exception {
-        b = withSync(freePort());
+        b = withSync(FreePort.any());
         assertEquals(201, b.http.post("/workers", WORKER_1).statusCode());
-        try (TestPublisher hostile = new TestPublisher()) {
-            assertEquals(201, b.http.post("/replica_sync/register_peer", "{\"endpoint\":\"" + hostile.endpoint() + "\"}")
+        try (ZContext zmq = new ZContext(1)) {
+            ZMQ.Socket hostile = zmq.createSocket(SocketType.PUB);
+            hostile.setLinger(0);
+            int port = FreePort.any();
+            hostile.bind("tcp://*:" + port);
+            String endpoint = "tcp://127.0.0.1:" + port;
+            assertEquals(201, b.http.post("/replica_sync/register_peer", "{\"endpoint\":\"" + endpoint + "\"}")
                     .statusCode());
-            String[] debug = {""};
             byte[] topic = ReplicaEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
             byte[] valid = ReplicaEventCodec.encode(new LoadEvent.Added(new Partition("model", "default"), 4, "ok", 1, 0,
                     null, new long[] {5}, true, null, 4), 99);
             // Until the subscription is up the publisher drops everything, so the whole series is sent again until
             // the valid event at its end arrives; each time the hostile messages reach the receiver first.
             try {
-            Await.until("the valid event after the hostile ones is applied", WAIT, () -> {
-                debug[0] = Arrays.toString(b.service.replicaCounts()) + " " + loads(b.http) + " " + b.http.get("/replica_sync/peers").body();
-                hostile.sendFrames(topic);                                              // one frame
-                hostile.sendFrames(topic, valid, valid);                                // three frames
-                hostile.sendFrames(topic, HexFormat.of().parseHex("dd7fffffff"));        // an array of 2^31 entries
-                hostile.sendFrames(topic, HexFormat.of().parseHex("81db7fffffff"));      // a 2 GiB string
-                hostile.sendFrames(topic, new byte[] {(byte) 0xc1});                     // no msgpack at all
-                hostile.sendFrames(topic, Arrays.copyOf(valid, valid.length / 2));      // cut short
-                hostile.sendFrames(topic, valid);
-                return loads(b.http).equals("1/1/4");
-            });
+                Await.until("the valid event after the hostile ones is applied", WAIT, () -> {
+                    send(hostile, topic);                                          // one frame
+                    send(hostile, topic, valid, valid);                            // three frames
+                    send(hostile, topic, HexFormat.of().parseHex("dd7fffffff"));    // an array of 2^31 entries
+                    send(hostile, topic, HexFormat.of().parseHex("81db7fffffff"));  // a 2 GiB string
+                    send(hostile, topic, new byte[] {(byte) 0xc1});                 // no msgpack at all
+                    send(hostile, topic, Arrays.copyOf(valid, valid.length / 2));  // cut short
+                    send(hostile, topic, valid);
+                    return "1/1/4".equals(loads(b.http));
+                });
             } catch (AssertionError e) {
-                throw new AssertionError(e.getMessage() + " DEBUG " + debug[0], e);
+                throw new AssertionError(e.getMessage() + "; received, malformed: "
+                        + Arrays.toString(b.service.replicaCounts()), e);
             }
             long[] counts = b.service.replicaCounts();
             assertTrue(counts[1] >= 5 && counts[0] > counts[1], "received, malformed: " + Arrays.toString(counts));
         }
     }
 
+    private static void send(ZMQ.Socket socket, byte[]... frames) {
+        for (int i = 0; i < frames.length; i++) {
+            socket.send(frames[i], i < frames.length - 1 ? ZMQ.SNDMORE : 0);
+        }
+    }
+
     @Test
     void c17APeerFollowsTheLifecycle() throws Exception {
-        int portA = freePort();
+        int portA = FreePort.any();
         a = withSync(portA);
-        b = withSync(freePort());
+        b = withSync(FreePort.any());
         for (SelectServiceFixture f : new SelectServiceFixture[] {a, b}) {
             assertEquals(201, f.http.post("/workers", WORKER_1).statusCode());
         }

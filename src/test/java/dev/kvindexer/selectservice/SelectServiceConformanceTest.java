@@ -10,6 +10,7 @@ import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LoadStorm;
 import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -53,10 +54,7 @@ class SelectServiceConformanceTest {
 
     /** active_requests / potential_decode_blocks / potential_prefill_tokens of worker 1 rank 0. */
     private String loads() {
-        JsonArray all = new JsonArray(http.get("/loads").body());
-        JsonObject row = all.getJsonObject(0).getJsonArray("loads").getJsonObject(0);
-        return row.getInteger("active_requests") + "/" + row.getLong("potential_decode_blocks") + "/"
-                + row.getLong("potential_prefill_tokens");
+        return LoadStorm.reported(http).get("1/0");
     }
 
     @Test
