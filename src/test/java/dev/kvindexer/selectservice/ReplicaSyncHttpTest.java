@@ -86,9 +86,10 @@ class ReplicaSyncHttpTest {
             byte[] valid = ReplicaEventCodec.encode(new LoadEvent.Added(new Partition("model", "default"), 4, "ok", 1, 0,
                     null, new long[] {5}, true, null, 4), 99);
             // Until the subscription is up the publisher drops everything, so the whole series is sent again until
-            // the valid event at its end arrives; each time the hostile messages reach the receiver first.
+            // the valid event at its end arrives; each time the hostile messages reach the receiver first. The wait
+            // covers the subscriber's reconnect backoff (up to 5 s a try) should its first connect attempt fail.
             try {
-                Await.until("the valid event after the hostile ones is applied", WAIT, () -> {
+                Await.until("the valid event after the hostile ones is applied", Duration.ofSeconds(30), () -> {
                     send(hostile, topic);                                          // one frame
                     send(hostile, topic, valid, valid);                            // three frames
                     send(hostile, topic, HexFormat.of().parseHex("dd7fffffff"));    // an array of 2^31 entries
