@@ -104,7 +104,8 @@ public final class SimulateCommand implements Callable<Integer> {
     long holdMs;
 
     @Option(names = "--sample-query", paramLabel = "FILE",
-            description = "Write a POST /query body for the first prompt sent, to try against the indexer.")
+            description = "Write a POST /query body for the first prompt to be sent (before sending it), to try "
+                    + "against the indexer.")
     java.nio.file.Path sampleQuery;
 
     static BatchEncoder.Format parseFormat(String s) {
@@ -173,12 +174,13 @@ public final class SimulateCommand implements Callable<Integer> {
                 sim.registerAll();
                 System.out.println("registered " + sim.engines().size() + " engine ranks with " + config.register());
             }
-            Thread.sleep(config.warmup().toMillis());
-            Simulation.Summary summary = sim.run(prompts);
-            print(summary);
+            // Written before the run, so that a long or endless run can be queried while it goes on.
             if (sampleQuery != null) {
                 writeSampleQuery(sim);
             }
+            Thread.sleep(config.warmup().toMillis());
+            Simulation.Summary summary = sim.run(prompts);
+            print(summary);
             long holdUntil = System.nanoTime() + config.hold().toNanos();
             while (System.nanoTime() < holdUntil && !sim.stopping()) {
                 Thread.sleep(Math.min(100, Math.max(1, (holdUntil - System.nanoTime()) / 1_000_000)));

@@ -70,23 +70,38 @@ public final class ClusterMembership {
 
     /** HTTP URLs of the other live nodes, sorted; only those that finished their own recovery when {@code readyOnly}. */
     public Future<List<String>> peers(boolean readyOnly) {
+        return members().map(all -> {
+            List<String> out = new ArrayList<>();
+            for (Member m : all) {
+                if (!m.nodeId().equals(self) && (!readyOnly || m.ready())) {
+                    out.add(m.url());
+                }
+            }
+            out.sort(null);
+            return out;
+        });
+    }
+
+    /** A live node as it announced itself: its id, HTTP URL, and whether it finished its own recovery. */
+    public record Member(String nodeId, String url, boolean ready) {
+    }
+
+    /** Every live node that announced itself, this one included, by node id; entries of departed nodes are dropped. */
+    public Future<List<Member>> members() {
         return members.entries().map(entries -> {
             Set<String> live = new HashSet<>(manager.getNodes());
-            List<String> out = new ArrayList<>();
+            List<Member> out = new ArrayList<>();
             for (Map.Entry<Object, Object> e : entries.entrySet()) {
                 if (!live.contains(e.getKey())) {
                     members.remove(e.getKey());
                     continue;
                 }
-                if (e.getKey().equals(self)) {
-                    continue;
-                }
                 ClusterValues.Member info = values.member((String) e.getKey(), e.getValue());
-                if (info != null && (!readyOnly || info.ready())) {
-                    out.add(info.url());
+                if (info != null) {
+                    out.add(new Member((String) e.getKey(), info.url(), info.ready()));
                 }
             }
-            out.sort(null);
+            out.sort(java.util.Comparator.comparing(Member::nodeId));
             return out;
         });
     }

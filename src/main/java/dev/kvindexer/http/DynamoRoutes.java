@@ -5,6 +5,7 @@ import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.RegisterRequest;
@@ -98,7 +99,7 @@ final class DynamoRoutes {
         PartitionRef partition = partition(body.requiredString("model_name"), group(body));
         long seed = BlockHasher.seedFor(body.optionalString("lora_name"), body.optionalString("cache_salt"));
         long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
-        ask(ctx, partition, hashes);
+        ask(ctx, partition, hashes, tokens.length);
     }
 
     void queryByHash(RoutingContext ctx) {
@@ -111,7 +112,8 @@ final class DynamoRoutes {
             throw new HttpError(400, "cache_salt is not accepted by /query_by_hash; "
                     + "block_hashes must already include the intended cache salt");
         }
-        ask(ctx, partition(model, group), hashes);
+        PartitionRef partition = partition(model, group);
+        ask(ctx, partition, hashes, (long) hashes.length * partition.blockSize());
     }
 
     /**
@@ -126,6 +128,8 @@ final class DynamoRoutes {
         PartitionRef partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT_TENANT : routingGroup);
         PartitionQuery.answered(partition.queryTiered(hashes), noIndexer(partition.key())).onComplete(ar -> {
             if (ar.succeeded()) {
+                PartitionQuery.observe(node.queryQuality(), partition.key(),
+                        (long) hashes.length * partition.blockSize(), ar.result());
                 PartitionQuery.flagMissing(ctx, ar.result().missingInstances());
                 Responses.json(ctx, 200, TieredJson.render(ar.result()));
             } else {
@@ -146,14 +150,17 @@ final class DynamoRoutes {
         return noIndexer(key.modelName(), key.tenantId());
     }
 
-    private void ask(RoutingContext ctx, PartitionRef partition, long[] hashes) {
+    private void ask(RoutingContext ctx, PartitionRef partition, long[] hashes, long queryTokens) {
         PartitionQuery.answered(partition.query(hashes), noIndexer(partition.key()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         QueryResult r = ar.result();
+                        List<OwnerMatch> matches = PartitionQuery.withSharedReach(r,
+                                () -> node.registry().members(partition.key()));
+                        PartitionQuery.observe(node.queryQuality(), partition.key(), queryTokens, matches,
+                                r.blockSize());
                         PartitionQuery.flagMissing(ctx, r.missingInstances());
-                        Responses.json(ctx, 200, ScoreJson.render(
-                                PartitionQuery.withSharedReach(r, () -> node.registry().members(partition.key())), r.blockSize()));
+                        Responses.json(ctx, 200, ScoreJson.render(matches, r.blockSize()));
                     } else {
                         Responses.error(ctx, ar.cause());
                     }

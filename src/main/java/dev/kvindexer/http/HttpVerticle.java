@@ -70,7 +70,13 @@ public final class HttpVerticle extends VerticleBase {
         if (security.authToken() != null) {
             BearerAuth auth = new BearerAuth(security.authToken());
             if (security.authAll()) {
-                router.route().handler(auth);
+                router.route().handler(ctx -> {
+                    if (DashboardRoutes.isPage(ctx.normalizedPath())) {
+                        ctx.next();
+                    } else {
+                        auth.handle(ctx);
+                    }
+                });
             } else {
                 GUARDED.forEach(path -> router.route(path).handler(auth));
                 if (node.testEndpoints()) {
@@ -80,6 +86,7 @@ public final class HttpVerticle extends VerticleBase {
         }
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         router.get("/metrics").handler(new MetricsRoute(node)::get);
+        DashboardRoutes.install(router, node);
         JsonRoutes.serveOpenApi(router, openApi);
         router.get("/ready").handler(ctx -> {
             String waiting = node.readiness().notReadyReason();

@@ -9,6 +9,7 @@ import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.registry.Registry;
 import dev.kvindexer.registry.RegistryException;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.Responses;
@@ -183,7 +184,7 @@ final class MooncakeRoutes {
         PartitionRef partition = partition(body);
         long seed = BlockHasher.seedFor(emptyToNull(lora), salt);
         long[] local = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
-        answer(ctx, shape, body, partition, p -> p.query(local));
+        answer(ctx, shape, body, partition, p -> p.query(local), tokens.length);
     }
 
     /**
@@ -197,7 +198,9 @@ final class MooncakeRoutes {
             throw invalid(MooncakeError.INVALID_REQUEST, "missing field `seq_hashes`", "seq_hashes");
         }
         long[] hashes = body.u64OrStringArray(field);
-        answer(ctx, shape, body, partition(body), p -> p.queryBySequenceHashes(hashes));
+        PartitionRef partition = partition(body);
+        answer(ctx, shape, body, partition, p -> p.queryBySequenceHashes(hashes),
+                (long) hashes.length * partition.blockSize());
     }
 
     /** The partition of (model, tenant_id), checked against the request's block_size when it gives one. */
@@ -214,14 +217,17 @@ final class MooncakeRoutes {
     }
 
     private void answer(RoutingContext ctx, Flavor shape, JsonRequest body, PartitionRef partition,
-                        Function<PartitionRef, Future<QueryResult>> query) {
+                        Function<PartitionRef, Future<QueryResult>> query, long queryTokens) {
         PartitionKey key = partition.key();
         String only = body.optionalId("instance_id");
         Long onlyId = only == null ? null : InstanceIds.of(only);
         PartitionQuery.answered(query.apply(partition), notFound(key))
                 .map(r -> {
+                    List<Registry.Member> members = node.registry().members(key);
+                    PartitionQuery.observe(node.queryQuality(), key, queryTokens,
+                            PartitionQuery.withSharedReach(r, () -> members), r.blockSize());
                     PartitionQuery.flagMissing(ctx, r.missingInstances());
-                    return MooncakeJson.render(shape, key.tenantId(), node.registry().members(key), onlyId, r);
+                    return MooncakeJson.render(shape, key.tenantId(), members, onlyId, r);
                 })
                 .onComplete(ar -> {
                     if (ar.succeeded()) {

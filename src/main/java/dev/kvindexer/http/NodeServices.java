@@ -2,6 +2,7 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.metrics.HttpRequestMetrics;
+import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.registry.ConductorRegistrar;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registrar;
@@ -22,6 +23,8 @@ import java.util.function.Supplier;
  * @param readiness      what /ready reports
  * @param metricsPage    renders /metrics
  * @param requestMetrics per-route request counts and latencies
+ * @param queryQuality   what each partition's queries matched
+ * @param overview       renders /overview, the dashboard's JSON view of the node
  * @param accessLog      the access log, or null when none is configured
  * @param testEndpoints  whether the test-only routes are served
  * @param tenantFallback the Dynamo API takes tenant_id as the group when routing_group is absent, and echoes it
@@ -29,5 +32,6 @@ import java.util.function.Supplier;
 public record NodeServices(Registrar registrar, LocalRegistrar registrations, Registry registry,
                            PeerDirectory peers, ConductorRegistrar conductor, Readiness readiness,
                            Supplier<Future<String>> metricsPage, HttpRequestMetrics requestMetrics,
+                           QueryQuality queryQuality, Supplier<Future<String>> overview,
                            AccessLog accessLog, boolean testEndpoints, boolean tenantFallback) {
 }

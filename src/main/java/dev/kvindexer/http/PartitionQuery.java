@@ -8,9 +8,15 @@ import io.vertx.ext.web.RoutingContext;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.HttpError;
 import io.vertx.core.Future;
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.index.TieredMatch;
+import dev.kvindexer.metrics.QueryQuality;
+import dev.kvindexer.partition.TieredQueryResult;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -54,6 +60,45 @@ final class PartitionQuery {
             }
         }
         return out;
+    }
+
+    /**
+     * Records a query of {@code queryTokens} tokens in the partition's routing-quality metrics: {@code matches} as
+     * answered (cumulative over tiers, shared reach included).
+     */
+    static void observe(QueryQuality quality, PartitionKey key, long queryTokens, List<OwnerMatch> matches,
+                        int blockSize) {
+        int best = 0;
+        Set<Long> instances = new HashSet<>();
+        for (OwnerMatch m : matches) {
+            if (m.diskBlocks() > 0) {
+                best = Math.max(best, m.diskBlocks());
+                instances.add(m.workerId());
+            }
+        }
+        quality.record(key, blockSize, queryTokens, (long) best * blockSize, instances.size());
+    }
+
+    /** {@link #observe} for a tier-by-tier match: an owner's reach is its device depth plus its lower-tier hits. */
+    static void observe(QueryQuality quality, PartitionKey key, long queryTokens, TieredQueryResult result) {
+        Map<OwnerKey, Integer> reach = new HashMap<>();
+        addReach(reach, result.match().device());
+        result.match().lowerTiers().forEach(t -> addReach(reach, t.hits()));
+        int best = 0;
+        Set<Long> instances = new HashSet<>();
+        for (Map.Entry<OwnerKey, Integer> e : reach.entrySet()) {
+            if (e.getValue() > 0) {
+                best = Math.max(best, e.getValue());
+                instances.add(e.getKey().workerId());
+            }
+        }
+        quality.record(key, result.blockSize(), queryTokens, (long) best * result.blockSize(), instances.size());
+    }
+
+    private static void addReach(Map<OwnerKey, Integer> reach, TieredMatch.Owners owners) {
+        for (int i = 0; i < owners.size(); i++) {
+            reach.merge(new OwnerKey(owners.workers()[i], owners.ranks()[i]), owners.blocks()[i], Integer::sum);
+        }
     }
 
     /** Response header naming how many registered instances a sharded cluster could not answer for. */

@@ -65,6 +65,23 @@ public final class HttpRequestMetrics {
         }
     }
 
+    /** Requests answered on one endpoint so far and the seconds they took together. */
+    public record Totals(long requests, double seconds) {
+    }
+
+    /** Every endpoint's totals, by endpoint. */
+    public Map<String, Totals> totals() {
+        Map<String, Totals> out = new TreeMap<>();
+        endpoints.forEach((name, e) -> {
+            long n = 0;
+            for (LongAdder b : e.buckets) {
+                n += b.sum();
+            }
+            out.put(name, new Totals(n, e.seconds.sum()));
+        });
+        return out;
+    }
+
     public void render(PrometheusText out) {
         Map<String, Endpoint> sorted = new TreeMap<>(endpoints);
         out.family(DURATION, "histogram", "HTTP request latency");

@@ -13,8 +13,14 @@ public final class IndexerMetrics {
     private IndexerMetrics() {
     }
 
-    /** One partition's size figures, by tier ordinal. */
-    public record PartitionFigures(String model, String tenant, long[] heldPerTier, long deviceBlocks) {
+    /** One partition's size figures, by tier ordinal, with the heap its index holds and its engines' figures. */
+    public record PartitionFigures(String model, String tenant, long[] heldPerTier, long deviceBlocks,
+                                   long memoryBytes, List<EngineFigures> engines) {
+    }
+
+    /** One engine rank of a partition: blocks held by tier ordinal, what it sent, and how long ago it last did. */
+    public record EngineFigures(String workerId, int dpRank, long[] heldPerTier, long storedBlocks, long removedBlocks,
+                                long events, double lastEventAgeSeconds) {
     }
 
     /**
@@ -36,7 +42,7 @@ public final class IndexerMetrics {
     }
 
     public static String render(Snapshot s, HttpRequestMetrics http, EventCounters events, ClusterCounters cluster,
-                                String micrometer) {
+                                QueryQuality quality, String micrometer) {
         PrometheusText out = new PrometheusText();
         http.render(out);
         out.family("dynamo_kvindexer_models", "gauge", "Number of active model+routing-group indexers")
@@ -58,6 +64,8 @@ public final class IndexerMetrics {
         events.warningSnapshot().forEach((kind, n) -> out.sample("dynamo_kvrouter_kv_cache_event_warnings", n,
                 "warning_kind", kind));
         ours(out, s, events, applied);
+        quality.render(out);
+        engines(out, s.partitions());
         cluster(out, cluster);
         return out.raw(micrometer).toString();
     }
@@ -113,6 +121,10 @@ public final class IndexerMetrics {
         for (PartitionFigures p : s.partitions()) {
             out.sample("kvindexer_device_tree_blocks", p.deviceBlocks(), "model", p.model(), "tenant", p.tenant());
         }
+        out.family("kvindexer_partition_memory_bytes", "gauge", "Heap a partition's index holds.");
+        for (PartitionFigures p : s.partitions()) {
+            out.sample("kvindexer_partition_memory_bytes", p.memoryBytes(), "model", p.model(), "tenant", p.tenant());
+        }
         out.family("kvindexer_index_memory_budget_bytes", "gauge",
                 "Heap all partitions' indexes may hold together (--max-index-memory).")
                 .sample("kvindexer_index_memory_budget_bytes", s.memory().budgetBytes());
@@ -133,6 +145,50 @@ public final class IndexerMetrics {
         out.family("kvindexer_access_log_write_errors_total", "counter",
                 "Access-log writes that failed; the file is opened again for the next line.")
                 .sample("kvindexer_access_log_write_errors_total", s.accessLogWriteErrors());
+    }
+
+    /** Per engine rank: what it holds and sends, and whether it went silent. */
+    private static void engines(PrometheusText out, List<PartitionFigures> partitions) {
+        out.family("kvindexer_engine_blocks", "gauge", "Blocks an engine rank holds, by storage tier.");
+        forEachEngine(partitions, (p, e) -> {
+            for (StorageTier t : StorageTier.values()) {
+                out.sample("kvindexer_engine_blocks", e.heldPerTier()[t.ordinal()], engineLabels(p, e, "tier",
+                        t.jsonName()));
+            }
+        });
+        out.family("kvindexer_engine_blocks_stored_total", "counter",
+                "Blocks an engine rank's stored events added (rate() gives blocks stored per second).");
+        forEachEngine(partitions, (p, e) -> out.sample("kvindexer_engine_blocks_stored_total", e.storedBlocks(),
+                engineLabels(p, e)));
+        out.family("kvindexer_engine_blocks_removed_total", "counter",
+                "Blocks an engine rank's removed events took away (rate() gives blocks removed per second).");
+        forEachEngine(partitions, (p, e) -> out.sample("kvindexer_engine_blocks_removed_total", e.removedBlocks(),
+                engineLabels(p, e)));
+        out.family("kvindexer_engine_events_total", "counter", "KV events applied from an engine rank.");
+        forEachEngine(partitions, (p, e) -> out.sample("kvindexer_engine_events_total", e.events(), engineLabels(p, e)));
+        out.family("kvindexer_engine_last_event_age_seconds", "gauge",
+                "Seconds since an engine rank's last KV event; since it registered while it has sent none.");
+        forEachEngine(partitions, (p, e) -> out.sample("kvindexer_engine_last_event_age_seconds",
+                e.lastEventAgeSeconds(), engineLabels(p, e)));
+    }
+
+    private static void forEachEngine(List<PartitionFigures> partitions,
+                                      java.util.function.BiConsumer<PartitionFigures, EngineFigures> action) {
+        partitions.forEach(p -> p.engines().forEach(e -> action.accept(p, e)));
+    }
+
+    private static String[] engineLabels(PartitionFigures p, EngineFigures e, String... more) {
+        String[] labels = new String[8 + more.length];
+        labels[0] = "model";
+        labels[1] = p.model();
+        labels[2] = "tenant";
+        labels[3] = p.tenant();
+        labels[4] = "worker_id";
+        labels[5] = e.workerId();
+        labels[6] = "dp_rank";
+        labels[7] = Integer.toString(e.dpRank());
+        System.arraycopy(more, 0, labels, 8, more.length);
+        return labels;
     }
 
     private static void cluster(PrometheusText out, ClusterCounters cluster) {

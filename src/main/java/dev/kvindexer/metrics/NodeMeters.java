@@ -1,12 +1,13 @@
 package dev.kvindexer.metrics;
 
 /**
- * What a node measures beyond its event counters: HTTP requests, its Vert.x and JVM meters, startup recovery and its
+ * What a node measures beyond its event counters: HTTP requests, what queries matched, its Vert.x and JVM meters, startup recovery and its
  * cluster's repairs and refused values.
  */
 public final class NodeMeters {
     private final HttpRequestMetrics http = new HttpRequestMetrics();
     private final ClusterCounters cluster = new ClusterCounters();
+    private final QueryQuality queryQuality = new QueryQuality();
     private final VertxMeters vertx;
     private volatile double recoverySeconds;
     private volatile long recoveredEvents;
@@ -18,6 +19,10 @@ public final class NodeMeters {
 
     public HttpRequestMetrics http() {
         return http;
+    }
+
+    public QueryQuality queryQuality() {
+        return queryQuality;
     }
 
     public ClusterCounters cluster() {

@@ -45,15 +45,19 @@ public final class PrometheusText {
     }
 
     private PrometheusText value(double v) {
-        if (v == Math.rint(v) && Math.abs(v) < 1e15) {
-            out.append((long) v);
-        } else if (Double.isInfinite(v)) {
-            out.append(v > 0 ? "+Inf" : "-Inf");
-        } else {
-            out.append(v);
-        }
-        out.append('\n');
+        out.append(number(v)).append('\n');
         return this;
+    }
+
+    /** A value as the format writes it: whole numbers without a fraction, infinities as {@code +Inf}/{@code -Inf}. */
+    public static String number(double v) {
+        if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+            return Long.toString((long) v);
+        }
+        if (Double.isInfinite(v)) {
+            return v > 0 ? "+Inf" : "-Inf";
+        }
+        return Double.toString(v);
     }
 
     private void escape(String s) {

@@ -44,6 +44,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,7 +66,7 @@ public final class IndexerNode {
     /** The HTTP verticles' deployments: undeployed first on close, so no request is taken while the node winds down. */
     private final List<String> httpDeployments = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int httpPort;
-    private volatile RecoveryReport recovery = RecoveryReport.NONE;
+    private final AtomicReference<RecoveryReport> recovery;
 
     /**
      * The node's components as assembled. {@code clusterRegistrar}, {@code membership} and {@code hazelcast} are null
@@ -80,7 +81,8 @@ public final class IndexerNode {
         }
     }
 
-    private IndexerNode(Vertx vertx, Parts parts, NodeServices services) {
+    private IndexerNode(Vertx vertx, Parts parts, NodeServices services, AtomicReference<RecoveryReport> recovery) {
+        this.recovery = recovery;
         this.vertx = vertx;
         this.parts = parts;
         this.services = services;
@@ -178,9 +180,13 @@ public final class IndexerNode {
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
         Readiness readiness = new Readiness(List.of(gate::reason, ingest::degradedReason));
         NodeMetrics metrics = new NodeMetrics(registry, ingest, counters, meters, membership, accessLog, memory);
+        AtomicReference<RecoveryReport> recovery = new AtomicReference<>(RecoveryReport.NONE);
+        NodeOverview overview = new NodeOverview(registry, readiness, counters, meters, memory, membership, placement,
+                recovery::get);
         NodeServices services = new NodeServices(registrar, local, registry, peers, conductor, readiness,
-                metrics::render, meters.http(), accessLog, config.testEndpoints(), config.compat().tenantFallback());
-        return new IndexerNode(vertx, parts, services);
+                metrics::render, meters.http(), meters.queryQuality(), overview::render, accessLog,
+                config.testEndpoints(), config.compat().tenantFallback());
+        return new IndexerNode(vertx, parts, services, recovery);
     }
 
     /** From now on the node also reconciles everything on membership changes and every {@code interval}. */
@@ -237,10 +243,12 @@ public final class IndexerNode {
             // is taken, so little is published in between (the reference waits the same second).
             Thread.sleep(SLOW_JOINER_MILLIS);
             Registry registry = parts.registry();
-            recovery = new PeerRecovery(parts.registrations(), config.blockSize(), config.security().authToken(),
+            RecoveryReport report = new PeerRecovery(parts.registrations(), config.blockSize(),
+                    config.security().authToken(),
                     config.clustered() ? (key, worker) -> key.equals(registry.partitionOf(worker)) : null,
                     config.recovery()).recover(sources);
-            parts.meters().recovered(recovery.millis(), recovery.events());
+            recovery.set(report);
+            parts.meters().recovered(report.millis(), report.events());
             config.peers().forEach(parts.peers()::add);
         }
         int wanted = config.minInitialWorkers();
@@ -304,7 +312,7 @@ public final class IndexerNode {
 
     /** What startup recovery loaded, and from whom. */
     public RecoveryReport recovery() {
-        return recovery;
+        return recovery.get();
     }
 
     public int httpPort() {

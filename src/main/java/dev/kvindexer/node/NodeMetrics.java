@@ -9,6 +9,7 @@ import dev.kvindexer.metrics.IndexerMetrics;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PartitionStats;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.AccessLog;
 import io.vertx.core.Future;
@@ -42,18 +43,11 @@ final class NodeMetrics {
     /** The page in Prometheus text. */
     Future<String> render() {
         List<PartitionRef> partitions = registry.partitions();
-        List<Future<IndexerMetrics.PartitionFigures>> figures = new ArrayList<>();
-        for (PartitionRef p : partitions) {
-            figures.add(p.stats().map(s -> new IndexerMetrics.PartitionFigures(p.key().modelName(),
-                    p.key().tenantId(), s.heldPerTier(), s.deviceBlocks())));
-        }
-        // A partition that is going away as we ask is left out rather than failing the scrape.
-        return Future.join(figures).transform(ignored -> {
+        return PartitionFigures.collect(partitions).map(collected -> {
+            long now = System.currentTimeMillis();
             List<IndexerMetrics.PartitionFigures> found = new ArrayList<>();
-            for (Future<IndexerMetrics.PartitionFigures> f : figures) {
-                if (f.succeeded()) {
-                    found.add(f.result());
-                }
+            for (PartitionFigures f : collected) {
+                found.add(figures(f, now));
             }
             IndexerMetrics.Snapshot snapshot = new IndexerMetrics.Snapshot(partitions.size(),
                     registry.workerCount(), listenersByState(), found,
@@ -64,9 +58,26 @@ final class NodeMetrics {
                     ingest.restarts(), ingest.degradedReason() != null,
                     new IndexerMetrics.IndexMemoryFigures(memory.limitBytes(), memory.usedBytes(),
                             memory.evictedBlocks()));
-            return Future.succeededFuture(IndexerMetrics.render(snapshot, meters.http(), counters, meters.cluster(),
-                    meters.micrometerScrape()));
+            return IndexerMetrics.render(snapshot, meters.http(), counters, meters.cluster(), meters.queryQuality(),
+                    meters.micrometerScrape());
         });
+    }
+
+    private static IndexerMetrics.PartitionFigures figures(PartitionFigures f, long nowMillis) {
+        PartitionStats s = f.stats();
+        List<IndexerMetrics.EngineFigures> engines = new ArrayList<>();
+        for (PartitionStats.Engine e : s.engines()) {
+            engines.add(new IndexerMetrics.EngineFigures(Long.toUnsignedString(e.workerId()), e.dpRank(),
+                    e.heldPerTier(), e.storedBlocks(), e.removedBlocks(), e.events(),
+                    ageSeconds(e.lastEventMillis(), nowMillis)));
+        }
+        return new IndexerMetrics.PartitionFigures(f.partition().key().modelName(), f.partition().key().tenantId(),
+                s.heldPerTier(), s.deviceBlocks(), s.memoryBytes(), engines);
+    }
+
+    /** Seconds from {@code thenMillis} to {@code nowMillis}, never negative (the wall clock may step back). */
+    static double ageSeconds(long thenMillis, long nowMillis) {
+        return Math.max(0, nowMillis - thenMillis) / 1000.0;
     }
 
     private Map<String, Integer> listenersByState() {

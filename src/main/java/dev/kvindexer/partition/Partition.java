@@ -12,6 +12,7 @@ import dev.kvindexer.index.StoreOutcome;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -20,6 +21,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +43,9 @@ public final class Partition {
     private final Map<String, long[]> standardStreams = new HashMap<>();
     /** Watermarks of an exact snapshot for streams not registered here yet: their blocks are in the index. */
     private final Map<StreamKey, Long> installedNotOpen = new HashMap<>();
+    /** What each engine rank sent, by the rank its events name (not always the registered one). */
+    private final Map<StreamKey, EngineActivity> activity = new HashMap<>();
+    private final LongSupplier clock;
     private boolean bootstrapped;
     private final LogThrottle standardGapLog = new LogThrottle();
 
@@ -65,7 +70,8 @@ public final class Partition {
 
         @Override
         public void apply(EventBatch batch) {
-            applyBatch(id.workerId(), batch.effectiveRank(id.dpRank()), batch);
+            int rank = batch.effectiveRank(id.dpRank());
+            applyBatch(id.workerId(), rank, batch, activityOf(id.workerId(), rank));
         }
 
         @Override
@@ -112,6 +118,13 @@ public final class Partition {
     /** {@code self} is the handle replayed batches are sent back to. */
     public Partition(PartitionKey key, int blockSize, PartitionRef self, EventCounters counters, Watermarks watermarks,
                      Consumer<ReplayRequest> replays) {
+        this(key, blockSize, self, counters, watermarks, replays, System::currentTimeMillis);
+    }
+
+    /** {@code clock} gives wall-clock millis, for the age of each engine's last event. */
+    Partition(PartitionKey key, int blockSize, PartitionRef self, EventCounters counters, Watermarks watermarks,
+              Consumer<ReplayRequest> replays, LongSupplier clock) {
+        this.clock = clock;
         this.key = key;
         this.self = self;
         this.index = new PartitionIndex(blockSize);
@@ -142,6 +155,7 @@ public final class Partition {
                 s.sequencer.blocksDropped();
             }
         }
+        activityOf(open.workerId(), open.dpRank());
         s.sequencer.open(open.generation(), open.replayEndpoint());
         s.defaultLora = open.defaultLora();
         if (open.sharedStore()) {
@@ -158,7 +172,7 @@ public final class Partition {
      */
     public void recover(PeerSnapshot recovered) {
         for (PeerSnapshot.Event e : recovered.events()) {
-            applyEvent(e.workerId(), e.dpRank(), e.event());
+            applyEvent(e.workerId(), e.dpRank(), e.event(), null);
         }
         if (!recovered.exact()) {
             bootstrapped = true;
@@ -204,33 +218,50 @@ public final class Partition {
         return s != null && s.sequencer.generation() == generation ? s : null;
     }
 
-    private void applyBatch(long workerId, int rank, EventBatch batch) {
+    /** The activity record of an engine rank, made on its first stream or event. */
+    private EngineActivity activityOf(long workerId, int rank) {
+        return activity.computeIfAbsent(new StreamKey(workerId, rank), k -> new EngineActivity(clock.getAsLong()));
+    }
+
+    private void applyBatch(long workerId, int rank, EventBatch batch, EngineActivity engine) {
         counters.undecodable(EventCounters.UNDECODABLE_EVENT, batch.malformedEvents());
         counters.warning(WarningKind.BLOCK_SIZE_MISMATCH, batch.blockSizeMismatches());
         counters.warning(WarningKind.FILTERED_GROUP, batch.filteredEvents());
         for (KvEvent event : batch.events()) {
-            applyEvent(workerId, rank, event);
+            applyEvent(workerId, rank, event, engine);
         }
     }
 
-    private void applyEvent(long workerId, int rank, KvEvent event) {
+    /** {@code engine} is the sender's activity record, or null for events that no engine sent now (recovery). */
+    private void applyEvent(long workerId, int rank, KvEvent event, EngineActivity engine) {
         if (event instanceof KvEvent.Stored s) {
-            stored(workerId, rank, index.store(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
-                    s.blockHashes(), s.tokensHashes()));
+            StoreOutcome outcome = index.store(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
+                    s.blockHashes(), s.tokensHashes());
+            stored(workerId, rank, outcome, engine, s.size());
         } else if (event instanceof KvEvent.StoredBySequence s) {
-            stored(workerId, rank, index.storeBySequence(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
-                    s.sequenceHashes()));
+            StoreOutcome outcome = index.storeBySequence(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
+                    s.sequenceHashes());
+            stored(workerId, rank, outcome, engine, s.sequenceHashes().length);
         } else if (event instanceof KvEvent.Removed r) {
             int missing = index.remove(workerId, rank, r.tier(), r.blockHashes());
             counters.applied("removed", missing == 0 ? "ok" : "block_not_found", 1);
+            if (engine != null) {
+                engine.removed(r.blockHashes().length - missing, clock.getAsLong());
+            }
         } else {
             index.clear(workerId, rank);
             counters.applied("cleared", "ok", 1);
+            if (engine != null) {
+                engine.cleared(clock.getAsLong());
+            }
         }
     }
 
-    private void stored(long workerId, int rank, StoreOutcome outcome) {
+    private void stored(long workerId, int rank, StoreOutcome outcome, EngineActivity engine, int blocks) {
         counters.applied("stored", outcome.label(), 1);
+        if (engine != null) {
+            engine.stored(outcome == StoreOutcome.OK ? blocks : 0, clock.getAsLong());
+        }
         if (outcome != StoreOutcome.OK && LOG.isDebugEnabled()) {
             LOG.debug("store skipped model={} tenant={} worker={} dp_rank={}: {}", key.modelName(),
                     key.tenantId(), Long.toUnsignedString(workerId), rank, outcome.label());
@@ -261,7 +292,7 @@ public final class Partition {
             } else {
                 last[1] = e.eventId();
             }
-            applyEvent(e.workerId(), e.dpRank(), e.event());
+            applyEvent(e.workerId(), e.dpRank(), e.event(), activityOf(e.workerId(), e.dpRank()));
             applied++;
         }
         counters.warning(WarningKind.STALE_EVENT, stale);
@@ -279,11 +310,13 @@ public final class Partition {
             streams.keySet().removeIf(k -> k.workerId() == workerId);
             installedNotOpen.keySet().removeIf(k -> k.workerId() == workerId);
             standardStreams.values().removeIf(v -> v[0] == workerId);
+            activity.keySet().removeIf(k -> k.workerId() == workerId);
             index.removeWorker(workerId);
             index.markSharedStore(workerId, false);
         } else {
             streams.remove(new StreamKey(workerId, dpRank));
             installedNotOpen.remove(new StreamKey(workerId, dpRank));
+            activity.remove(new StreamKey(workerId, dpRank));
             index.removeWorkerDpRank(workerId, dpRank);
         }
     }
@@ -305,7 +338,18 @@ public final class Partition {
         for (StorageTier t : tiers) {
             held[t.ordinal()] = index.heldBlocks(t);
         }
-        return new PartitionStats(held, index.blockCount());
+        Map<StreamKey, EngineActivity> ordered = new TreeMap<>(STREAM_ORDER);
+        ordered.putAll(activity);
+        List<PartitionStats.Engine> engines = new ArrayList<>(ordered.size());
+        ordered.forEach((k, a) -> {
+            long[] engineHeld = new long[tiers.length];
+            for (StorageTier t : tiers) {
+                engineHeld[t.ordinal()] = index.heldBlocks(k.workerId(), k.dpRank(), t);
+            }
+            engines.add(new PartitionStats.Engine(k.workerId(), k.dpRank(), engineHeld, a.storedBlocks,
+                    a.removedBlocks, a.events, a.lastEventMillis));
+        });
+        return new PartitionStats(held, index.blockCount(), index.memoryBytes(), engines);
     }
 
     /**

@@ -168,6 +168,21 @@ class ShardedClusterTest {
             assertEquals(2, holders.get(e.instanceId()), "instance " + e.instanceId() + " on two nodes: " + holders);
         }
         assertEquals(ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)), union);
+        // The dashboard's /overview names each instance's shard holders, this node among them exactly when it holds it.
+        for (IndexerNode n : nodes) {
+            JsonObject overview = new JsonObject(fixture.http(n.httpPort()).get("/overview").body());
+            assertEquals(true, overview.getJsonObject("cluster").getBoolean("sharded"));
+            assertEquals(3, overview.getJsonObject("cluster").getJsonArray("members").size());
+            String self = overview.getJsonObject("node").getString("node_id");
+            Set<Long> here = heldHere(n);
+            for (Object o : overview.getJsonArray("workers")) {
+                JsonObject w = (JsonObject) o;
+                JsonArray shardHolders = w.getJsonArray("shard_holders");
+                assertEquals(2, shardHolders.size(), w.encode());
+                assertEquals(here.contains(Long.parseLong(w.getString("instance_id"))), shardHolders.contains(self),
+                        w.encode());
+            }
+        }
         awaitExactAnswers(nodes, prompts);
         for (IndexerNode n : nodes) {
             MetricsPage m = MetricsPage.of(fixture.http(n.httpPort()));

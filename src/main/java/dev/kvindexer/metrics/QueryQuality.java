@@ -1,0 +1,122 @@
+package dev.kvindexer.metrics;
+
+import dev.kvindexer.event.PartitionKey;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.DoubleAdder;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Whether KV-aware routing finds anything, per partition: the fraction of each query's tokens its best instance
+ * already holds, queries nothing matched, and how many instances matched. Recorded from every event loop.
+ */
+public final class QueryQuality {
+    static final String RATIO = "kvindexer_query_match_ratio";
+    static final String ZERO = "kvindexer_query_zero_match_total";
+    static final String INSTANCES = "kvindexer_query_matching_instances";
+    /** Upper bounds of the matched-fraction buckets; the first holds the queries nothing matched. */
+    private static final double[] RATIO_BOUNDS = {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1};
+    private static final double[] INSTANCE_BOUNDS = {0, 1, 2, 4, 8, 16, 32, 64, 128};
+
+    private static final Comparator<PartitionKey> PARTITION_ORDER = Comparator.comparing(PartitionKey::modelName)
+            .thenComparing(PartitionKey::tenantId);
+
+    private final ConcurrentHashMap<PartitionKey, Series> partitions = new ConcurrentHashMap<>();
+
+    /** What a partition's queries matched so far. */
+    public record Totals(String model, String tenant, long queries, long zeroMatch, double ratioSum,
+                         long instancesSum) {
+    }
+
+    private static final class Series {
+        final Histogram ratio = new Histogram(RATIO_BOUNDS);
+        final Histogram instances = new Histogram(INSTANCE_BOUNDS);
+        final LongAdder zero = new LongAdder();
+    }
+
+    /** Counts per bucket (not cumulative; the last is +Inf) and the sum of observations. */
+    private static final class Histogram {
+        final double[] bounds;
+        final LongAdder[] buckets;
+        final DoubleAdder sum = new DoubleAdder();
+
+        Histogram(double[] bounds) {
+            this.bounds = bounds;
+            this.buckets = new LongAdder[bounds.length + 1];
+            for (int i = 0; i < buckets.length; i++) {
+                buckets[i] = new LongAdder();
+            }
+        }
+
+        void observe(double v) {
+            int b = 0;
+            while (b < bounds.length && v > bounds[b]) {
+                b++;
+            }
+            buckets[b].increment();
+            sum.add(v);
+        }
+
+        long count() {
+            long n = 0;
+            for (LongAdder b : buckets) {
+                n += b.sum();
+            }
+            return n;
+        }
+
+        void render(PrometheusText out, String name, PartitionKey key) {
+            long cumulative = 0;
+            for (int i = 0; i < buckets.length; i++) {
+                cumulative += buckets[i].sum();
+                String le = i < bounds.length ? PrometheusText.number(bounds[i]) : "+Inf";
+                out.sample(name + "_bucket", cumulative, "model", key.modelName(), "tenant", key.tenantId(), "le", le);
+            }
+            out.sample(name + "_sum", sum.sum(), "model", key.modelName(), "tenant", key.tenantId());
+            out.sample(name + "_count", cumulative, "model", key.modelName(), "tenant", key.tenantId());
+        }
+    }
+
+    /**
+     * One answered query of {@code queryTokens} tokens (a whole number of blocks for hash queries): its best instance
+     * holds a prefix of {@code matchedTokens} in some tier, and {@code instances} instances hold at least one block.
+     * A query shorter than one block of {@code blockSize} tokens cannot match anything and is not counted.
+     */
+    public void record(PartitionKey partition, int blockSize, long queryTokens, long matchedTokens, int instances) {
+        if (queryTokens < Math.max(1, blockSize)) {
+            return;
+        }
+        Series s = partitions.computeIfAbsent(partition, k -> new Series());
+        s.ratio.observe(Math.min(1.0, (double) matchedTokens / queryTokens));
+        s.instances.observe(instances);
+        if (matchedTokens == 0) {
+            s.zero.increment();
+        }
+    }
+
+    /** The totals of every partition queried so far, in (model, tenant) order. */
+    public List<Totals> totals() {
+        return sorted().stream().map(e -> new Totals(e.getKey().modelName(), e.getKey().tenantId(), e.getValue().ratio.count(),
+                        e.getValue().zero.sum(), e.getValue().ratio.sum.sum(),
+                        (long) e.getValue().instances.sum.sum()))
+                .toList();
+    }
+
+    private List<Map.Entry<PartitionKey, Series>> sorted() {
+        return partitions.entrySet().stream().sorted(Map.Entry.comparingByKey(PARTITION_ORDER)).toList();
+    }
+
+    public void render(PrometheusText out) {
+        List<Map.Entry<PartitionKey, Series>> sorted = sorted();
+        out.family(RATIO, "histogram", "Fraction of each query's tokens that its best-matching instance holds as a "
+                + "cached prefix in any tier, by partition.");
+        sorted.forEach(e -> e.getValue().ratio.render(out, RATIO, e.getKey()));
+        out.family(ZERO, "counter", "Queries no instance held a single block of, by partition.");
+        sorted.forEach(e -> out.sample(ZERO, e.getValue().zero.sum(), "model", e.getKey().modelName(), "tenant",
+                e.getKey().tenantId()));
+        out.family(INSTANCES, "histogram", "Instances holding at least the first block of each query, by partition.");
+        sorted.forEach(e -> e.getValue().instances.render(out, INSTANCES, e.getKey()));
+    }
+}

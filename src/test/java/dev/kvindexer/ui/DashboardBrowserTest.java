@@ -1,0 +1,192 @@
+package dev.kvindexer.ui;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.sim.BatchEncoder;
+import dev.kvindexer.sim.EngineHashKind;
+import dev.kvindexer.sim.PromptSource;
+import dev.kvindexer.sim.ReplayStyle;
+import dev.kvindexer.sim.Simulation;
+import dev.kvindexer.sim.SimulationConfig;
+import dev.kvindexer.sim.HeldBlock;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.DumpBlocks;
+import dev.kvindexer.support.HeadlessChromium;
+import dev.kvindexer.support.HttpJson;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The dashboard as a person sees it: a node fed by simulated engines, the page loaded in a real headless Chromium, and
+ * assertions on the rendered DOM: the workers with their listener states, a failed one with its error, and the query
+ * playground's tier bars for a prompt the engines hold, in both API flavors. Skipped where no Chromium is installed,
+ * unless {@code KVINDEXER_REQUIRE_BROWSER} is set: {@code .ci/run} installs Debian's and sets it.
+ */
+class DashboardBrowserTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final String MODEL = "demo-model";
+    private static Path chromium;
+    private IndexerNode node;
+    private Simulation sim;
+    private HeadlessChromium browser;
+
+    @BeforeAll
+    static void findBrowser() {
+        chromium = HeadlessChromium.executable();
+        if (System.getenv("KVINDEXER_REQUIRE_BROWSER") != null) {
+            assertNotNull(chromium, "KVINDEXER_REQUIRE_BROWSER is set and no Chromium was found");
+        }
+        assumeTrue(chromium != null, "no Chromium here: install Debian's chromium (.ci/run does) to run this test");
+    }
+
+    @AfterEach
+    void stop() {
+        if (browser != null) {
+            browser.close();
+        }
+        if (sim != null) {
+            sim.close();
+        }
+        if (node != null) {
+            node.close();
+        }
+    }
+
+    private static SimulationConfig engines(int port) {
+        return new SimulationConfig(2, 2, "127.0.0.1", "127.0.0.1", 0, 0, BatchEncoder.Format.VLLM_MAP,
+                EngineHashKind.SEQUENCE, 16, 64, 4096, 40, 0, 0, 42, null, 512, 0, ReplayStyle.FOUR_FRAME, MODEL,
+                "default", 1, URI.create("http://127.0.0.1:" + port), "", Duration.ZERO, Duration.ZERO);
+    }
+
+    @Test
+    void showsTheEnginesAndAnswersAPromptInTierBarsInBothFlavors() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        HttpJson http = new HttpJson(node.httpPort());
+        sim = Simulation.start(engines(node.httpPort()));
+        sim.registerAll();
+        sim.run(sim.openPrompts());
+        int[] prompt;
+        try (PromptSource again = sim.openPrompts()) {
+            prompt = again.next();
+        }
+        String tokens = Arrays.stream(prompt).mapToObj(Integer::toString).collect(Collectors.joining(" "));
+        String body = new JsonObject().put("model_name", MODEL).put("token_ids", new JsonArray(
+                Arrays.stream(prompt).boxed().toList())).encode();
+        // The simulator's last batches may still be on their way: wait until the index holds what the engines hold.
+        Set<HeldBlock> truth = new HashSet<>();
+        sim.engines().forEach(e -> truth.addAll(e.held()));
+        Await.until("the index to hold every engine's blocks", WAIT,
+                () -> truth.equals(DumpBlocks.parse(http.get("/dump").body(), MODEL + ":default")));
+        JsonObject dynamo = new JsonObject(http.post("/query", body).body());
+        assertTrue(!dynamo.getJsonObject("instances").isEmpty(), "the engines hold the first prompt: " + dynamo);
+        assertEquals(201, http.post("/register", "{\"instance_id\":77,\"endpoint\":\"tcp://no-such-host.invalid:5557\","
+                + "\"model_name\":\"broken-model\",\"block_size\":16}").statusCode());
+
+        browser = HeadlessChromium.launch(chromium, 1400, 1400);
+        browser.navigate("http://127.0.0.1:" + node.httpPort() + "/");
+        browser.waitFor("document.querySelectorAll('#workers tr[data-status=\"active\"]').length === 4", WAIT);
+        assertEquals(List.of("1/0", "1/1", "2/0", "2/1"), rows("#workers tr[data-status=\"active\"]",
+                "r.dataset.instance + '/' + r.dataset.rank"));
+        browser.waitFor("document.querySelector('#workers tr[data-instance=\"77\"]')?.dataset.status === 'failed'"
+                + " && document.querySelector('#workers td.last-error') !== null", WAIT);
+        String error = (String) browser.evaluate("document.querySelector('#workers td.last-error').textContent");
+        assertTrue(error.contains("no-such-host.invalid"), error);
+        assertEquals("ready", browser.evaluate("document.getElementById('node-status').textContent"));
+        // Blocks per tier come from the index: GPU and CPU columns of the first engine rank are numbers, not dashes.
+        String gpuCell = (String) browser.evaluate(
+                "document.querySelector('#workers tr[data-instance=\"1\"][data-rank=\"0\"]').cells[6].textContent");
+        assertTrue(gpuCell.matches("\\d.*"), "GPU blocks of engine 1 rank 0: " + gpuCell);
+        assertEquals(List.of(MODEL, "broken-model").stream().sorted().toList(),
+                rows("#partitions tbody tr", "r.dataset.model"));
+
+        JsonObject expected = dynamo.getJsonObject("instances");
+        askInPlayground(MODEL, "dynamo", tokens);
+        for (String id : expected.fieldNames()) {
+            JsonObject m = expected.getJsonObject(id);
+            assertEquals(List.of(m.getLong("gpu"), m.getLong("cpu"), m.getLong("disk")), bars(id),
+                    "instance " + id + " drawn as the Dynamo answer gives it");
+        }
+        assertTrue((Boolean) browser.evaluate(
+                "document.querySelector('#q-result .match rect.gpu') !== null"), "a GPU bar is drawn");
+        Files.createDirectories(Path.of("target"));
+        Files.write(Path.of("target", "dashboard.png"), browser.screenshot());
+
+        JsonObject mooncake = new JsonObject(http.post("/query?flavor=mooncake", new JsonObject().put("model", MODEL)
+                .put("token_ids", new JsonArray(Arrays.stream(prompt).boxed().toList())).encode()).body())
+                .getJsonObject("default");
+        askInPlayground(MODEL, "mooncake", tokens);
+        for (String id : mooncake.fieldNames()) {
+            JsonObject m = mooncake.getJsonObject(id);
+            assertEquals(List.of(m.getLong("GPU"), m.getLong("CPU"), m.getLong("DISK")), bars(id),
+                    "instance " + id + " drawn as the Mooncake answer gives it");
+        }
+        assertEquals(expected.fieldNames().stream().sorted().toList(), mooncake.fieldNames().stream()
+                .filter(id -> mooncake.getJsonObject(id).getLong("DISK") > 0).sorted().toList(),
+                "both flavors find the same instances");
+    }
+
+    @Test
+    void withAuthAllThePageAsksForTheTokenAndSendsIt() throws Exception {
+        ServeConfig config = ServeConfig.local(0).withSecurity(new SecuritySettings("s3cret", true, null, null));
+        node = IndexerNode.start(config);
+        HttpJson http = new HttpJson(node.httpPort()).withHeader("authorization", "Bearer s3cret");
+        assertEquals(201, http.post("/register", "{\"instance_id\":5,\"endpoint\":\"tcp://127.0.0.1:1\","
+                + "\"model_name\":\"m\",\"block_size\":16}").statusCode());
+
+        browser = HeadlessChromium.launch(chromium, 1200, 900);
+        browser.navigate("http://127.0.0.1:" + node.httpPort() + "/ui/");
+        browser.waitFor("!document.getElementById('token-form').hidden", WAIT);
+        assertEquals(0.0, ((Number) browser.evaluate(
+                "document.querySelectorAll('#workers tr[data-instance]').length")).doubleValue(), "nothing shown yet");
+        browser.evaluate("document.getElementById('token-input').value = 's3cret';"
+                + "document.getElementById('token-form').requestSubmit(); true");
+        browser.waitFor("document.querySelector('#workers tr[data-instance=\"5\"]') !== null", WAIT);
+        assertEquals(true, browser.evaluate("document.getElementById('token-form').hidden"));
+    }
+
+    /** Types the prompt into the playground, asks, and waits for its answer to be drawn. */
+    private void askInPlayground(String model, String flavor, String tokens) throws Exception {
+        browser.evaluate("(() => { const s = document.getElementById('q-partition');"
+                + "s.value = [...s.options].find(o => o.textContent.startsWith(" + JsonArray.of(model).encode()
+                + "[0] + ' /')).value;"
+                + "document.getElementById('q-flavor').value = '" + flavor + "';"
+                + "document.getElementById('q-kind').value = 'tokens';"
+                + "document.getElementById('q-result').replaceChildren();"
+                + "document.getElementById('q-input').value = '" + tokens + "';"
+                + "document.getElementById('q-submit').click(); return true; })()");
+        browser.waitFor("document.querySelectorAll('#q-result .match[data-instance]').length > 0", WAIT);
+        assertEquals("", browser.evaluate("document.getElementById('q-error').textContent"));
+    }
+
+    /** The GPU, CPU and disk tokens the bar of one instance was drawn with (cumulative, as both APIs give them). */
+    private List<Long> bars(String instance) throws Exception {
+        JsonArray values = (JsonArray) browser.evaluate("(() => { const m = document.querySelector("
+                + "'#q-result .match[data-instance=\"" + instance + "\"]');"
+                + "return [m.dataset.gpu, m.dataset.cpu, m.dataset.disk].map(Number); })()");
+        return values.stream().map(v -> ((Number) v).longValue()).toList();
+    }
+
+    private List<String> rows(String selector, String expression) throws Exception {
+        Object value = browser.evaluate("[...document.querySelectorAll('" + selector.replace("'", "\\'")
+                + "')].map(r => " + expression + ")");
+        return ((JsonArray) value).stream().map(Object::toString).toList();
+    }
+}
