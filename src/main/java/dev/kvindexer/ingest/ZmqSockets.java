@@ -6,11 +6,11 @@ import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.config.ZmqPeerOptions;
 
 /** Creates listener sockets with the reference's options (SPEC §3.3) and a high-water mark for bursts. */
 final class ZmqSockets {
     static final int RECEIVE_HWM = 100_000;
-    static final int HANDSHAKE_MILLIS = 500;
 
     private ZmqSockets() {
     }
@@ -47,22 +47,9 @@ final class ZmqSockets {
         return frames;
     }
 
-    /**
-     * Options of every socket that talks to an engine. The size limit is checked by JeroMQ against a frame's declared
-     * length before it allocates the frame, so a hostile header cannot make it reserve memory.
-     */
+    /** {@link ZmqPeerOptions} plus IPv6 when the endpoint needs it. */
     static void applyCommon(ZMQ.Socket s, String endpoint, long maxMessageBytes) {
-        s.setLinger(0);
-        s.setMaxMsgSize(maxMessageBytes);
-        s.setReconnectIVL(100);
-        s.setReconnectIVLMax(5000);
-        s.setTCPKeepAlive(1);
-        s.setHeartbeatIvl(5000);
-        s.setHeartbeatTimeout(15000);
-        s.setHeartbeatTtl(15000);
-        // JeroMQ 0.6.0 leaves about one loopback connect in ten hanging in the ZMTP handshake forever; a handshake
-        // timeout makes it drop and reconnect.
-        s.setHandshakeIvl(HANDSHAKE_MILLIS);
+        ZmqPeerOptions.apply(s, maxMessageBytes);
         s.setIPv6(ZmqEndpoint.isIpv6(endpoint));
     }
 }

@@ -2,7 +2,7 @@ package dev.kvindexer.partition;
 
 /**
  * What one engine rank has sent a partition: blocks stored and removed, events applied, and when it last sent one.
- * Mutable, owned by the partition's actor; read there for its stats.
+ * Mutable, owned by the partition's actor; read there for its stats. Updated per event with no allocation.
  */
 final class EngineActivity {
     long storedBlocks;
@@ -15,20 +15,22 @@ final class EngineActivity {
         this.lastEventMillis = sinceMillis;
     }
 
-    void stored(int blocks, long nowMillis) {
+    void stored(int blocks) {
         storedBlocks += blocks;
         events++;
-        lastEventMillis = nowMillis;
     }
 
-    void removed(int blocks, long nowMillis) {
+    void removed(int blocks) {
         removedBlocks += blocks;
         events++;
-        lastEventMillis = nowMillis;
     }
 
-    void cleared(long nowMillis) {
+    void cleared() {
         events++;
+    }
+
+    /** Events were applied: the clock is read once per batch, not per event. */
+    void spoke(long nowMillis) {
         lastEventMillis = nowMillis;
     }
 }

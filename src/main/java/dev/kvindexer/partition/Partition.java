@@ -62,16 +62,20 @@ public final class Partition {
         /** Gaps, losses and restarts of a misbehaving engine can come thousands a second: one line per interval. */
         final LogThrottle gapLog = new LogThrottle();
         String defaultLora;
+        /** The registered rank's activity record, so that the usual batch (naming no other rank) looks nothing up. */
+        final EngineActivity registeredActivity;
 
         Stream(StreamId id) {
             this.id = id;
             this.sequencer = new StreamSequencer(watermarks.of(id), this);
+            this.registeredActivity = activityOf(id.workerId(), id.dpRank());
         }
 
         @Override
         public void apply(EventBatch batch) {
             int rank = batch.effectiveRank(id.dpRank());
-            applyBatch(id.workerId(), rank, batch, activityOf(id.workerId(), rank));
+            applyBatch(id.workerId(), rank, batch, rank == id.dpRank() ? registeredActivity
+                    : activityOf(id.workerId(), rank));
         }
 
         @Override
@@ -155,7 +159,6 @@ public final class Partition {
                 s.sequencer.blocksDropped();
             }
         }
-        activityOf(open.workerId(), open.dpRank());
         s.sequencer.open(open.generation(), open.replayEndpoint());
         s.defaultLora = open.defaultLora();
         if (open.sharedStore()) {
@@ -230,6 +233,9 @@ public final class Partition {
         for (KvEvent event : batch.events()) {
             applyEvent(workerId, rank, event, engine);
         }
+        if (!batch.events().isEmpty()) {
+            engine.spoke(clock.getAsLong());
+        }
     }
 
     /** {@code engine} is the sender's activity record, or null for events that no engine sent now (recovery). */
@@ -246,13 +252,13 @@ public final class Partition {
             int missing = index.remove(workerId, rank, r.tier(), r.blockHashes());
             counters.applied("removed", missing == 0 ? "ok" : "block_not_found", 1);
             if (engine != null) {
-                engine.removed(r.blockHashes().length - missing, clock.getAsLong());
+                engine.removed(r.blockHashes().length - missing);
             }
         } else {
             index.clear(workerId, rank);
             counters.applied("cleared", "ok", 1);
             if (engine != null) {
-                engine.cleared(clock.getAsLong());
+                engine.cleared();
             }
         }
     }
@@ -260,7 +266,7 @@ public final class Partition {
     private void stored(long workerId, int rank, StoreOutcome outcome, EngineActivity engine, int blocks) {
         counters.applied("stored", outcome.label(), 1);
         if (engine != null) {
-            engine.stored(outcome == StoreOutcome.OK ? blocks : 0, clock.getAsLong());
+            engine.stored(outcome == StoreOutcome.OK ? blocks : 0);
         }
         if (outcome != StoreOutcome.OK && LOG.isDebugEnabled()) {
             LOG.debug("store skipped model={} tenant={} worker={} dp_rank={}: {}", key.modelName(),
@@ -292,7 +298,9 @@ public final class Partition {
             } else {
                 last[1] = e.eventId();
             }
-            applyEvent(e.workerId(), e.dpRank(), e.event(), activityOf(e.workerId(), e.dpRank()));
+            EngineActivity engine = activityOf(e.workerId(), e.dpRank());
+            applyEvent(e.workerId(), e.dpRank(), e.event(), engine);
+            engine.spoke(clock.getAsLong());
             applied++;
         }
         counters.warning(WarningKind.STALE_EVENT, stale);

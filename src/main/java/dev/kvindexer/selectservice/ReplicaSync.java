@@ -1,5 +1,7 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.config.ZmqPeerOptions;
 import dev.kvindexer.select.LoadEvent;
 import dev.kvindexer.select.ReplicaEventCodec;
 import java.nio.charset.StandardCharsets;
@@ -47,12 +49,13 @@ final class ReplicaSync implements AutoCloseable {
         this.routerId = routerId;
         this.deliver = deliver;
         pub = zmq.createSocket(SocketType.PUB);
-        pub.setLinger(0);
+        // Peers connect here: one that never finishes its handshake is dropped like an engine would be.
+        ZmqPeerOptions.apply(pub, MAX_MESSAGE_BYTES);
         pub.setSndHWM(QUEUE);
         pub.bind("tcp://*:" + port);
         for (String peer : initialPeers) {
             peers.add(peer);
-            subCommands.add(() -> sub.connect(peer));
+            subCommands.add(() -> connect(peer));
         }
         receiver = new Thread(this::receive, "replica-sync-sub");
         receiver.setDaemon(true);
@@ -69,8 +72,14 @@ final class ReplicaSync implements AutoCloseable {
         if (!peers.add(endpoint)) {
             return false;
         }
-        subCommands.add(() -> sub.connect(endpoint));
+        subCommands.add(() -> connect(endpoint));
         return true;
+    }
+
+    /** On the receiving thread. IPv6 is a socket option that the next connect takes up. */
+    private void connect(String endpoint) {
+        sub.setIPv6(ZmqEndpoint.isIpv6(endpoint));
+        sub.connect(endpoint);
     }
 
     synchronized boolean removePeer(String endpoint) {
@@ -87,12 +96,9 @@ final class ReplicaSync implements AutoCloseable {
 
     private void receive() {
         sub = zmq.createSocket(SocketType.SUB);
-        sub.setLinger(0);
+        ZmqPeerOptions.apply(sub, MAX_MESSAGE_BYTES);
         sub.setRcvHWM(QUEUE);
-        sub.setMaxMsgSize(MAX_MESSAGE_BYTES);
         sub.setReceiveTimeOut(100);
-        sub.setReconnectIVL(100);
-        sub.setReconnectIVLMax(5000);
         sub.subscribe(TOPIC);
         while (running) {
             for (Runnable c; (c = subCommands.poll()) != null; ) {
