@@ -13,10 +13,9 @@ import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.partition.TieredQueryResult;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -64,41 +63,79 @@ final class PartitionQuery {
 
     /**
      * Records a query of {@code queryTokens} tokens in the partition's routing-quality metrics: {@code matches} as
-     * answered (cumulative over tiers, shared reach included).
+     * answered (cumulative over tiers, shared reach included). Sorts a copy of the matched ids instead of boxing them.
      */
     static void observe(QueryQuality quality, PartitionKey key, long queryTokens, List<OwnerMatch> matches,
                         int blockSize) {
         int best = 0;
-        Set<Long> instances = new HashSet<>();
+        long[] workers = new long[matches.size()];
+        int n = 0;
         for (OwnerMatch m : matches) {
             if (m.diskBlocks() > 0) {
                 best = Math.max(best, m.diskBlocks());
-                instances.add(m.workerId());
+                workers[n++] = m.workerId();
             }
         }
-        quality.record(key, blockSize, queryTokens, (long) best * blockSize, instances.size());
+        Arrays.sort(workers, 0, n);
+        int instances = 0;
+        for (int i = 0; i < n; i++) {
+            if (i == 0 || workers[i] != workers[i - 1]) {
+                instances++;
+            }
+        }
+        quality.record(key, blockSize, queryTokens, (long) best * blockSize, instances);
     }
 
-    /** {@link #observe} for a tier-by-tier match: an owner's reach is its device depth plus its lower-tier hits. */
+    /**
+     * {@link #observe} for a tier-by-tier match: an owner's reach is its device depth plus its lower-tier hits. Every
+     * column is sorted by (worker unsigned, rank), so one merge over them sums each owner's blocks.
+     */
     static void observe(QueryQuality quality, PartitionKey key, long queryTokens, TieredQueryResult result) {
-        Map<OwnerKey, Integer> reach = new HashMap<>();
-        addReach(reach, result.match().device());
-        result.match().lowerTiers().forEach(t -> addReach(reach, t.hits()));
+        List<TieredMatch.Tier> lower = result.match().lowerTiers();
+        TieredMatch.Owners[] columns = new TieredMatch.Owners[lower.size() + 1];
+        columns[0] = result.match().device();
+        for (int t = 0; t < lower.size(); t++) {
+            columns[t + 1] = lower.get(t).hits();
+        }
+        int[] at = new int[columns.length];
         int best = 0;
-        Set<Long> instances = new HashSet<>();
-        for (Map.Entry<OwnerKey, Integer> e : reach.entrySet()) {
-            if (e.getValue() > 0) {
-                best = Math.max(best, e.getValue());
-                instances.add(e.getKey().workerId());
+        int instances = 0;
+        boolean anyWorker = false;
+        long lastWorker = 0;
+        while (true) {
+            int head = -1;
+            for (int c = 0; c < columns.length; c++) {
+                if (at[c] < columns[c].size() && (head < 0 || compare(columns[c], at[c], columns[head], at[head]) < 0)) {
+                    head = c;
+                }
+            }
+            if (head < 0) {
+                break;
+            }
+            long worker = columns[head].workers()[at[head]];
+            int rank = columns[head].ranks()[at[head]];
+            int reach = 0;
+            for (int c = 0; c < columns.length; c++) {
+                if (at[c] < columns[c].size() && columns[c].workers()[at[c]] == worker
+                        && columns[c].ranks()[at[c]] == rank) {
+                    reach += columns[c].blocks()[at[c]++];
+                }
+            }
+            if (reach > 0) {
+                best = Math.max(best, reach);
+                if (!anyWorker || worker != lastWorker) {
+                    instances++;
+                    anyWorker = true;
+                    lastWorker = worker;
+                }
             }
         }
-        quality.record(key, result.blockSize(), queryTokens, (long) best * result.blockSize(), instances.size());
+        quality.record(key, result.blockSize(), queryTokens, (long) best * result.blockSize(), instances);
     }
 
-    private static void addReach(Map<OwnerKey, Integer> reach, TieredMatch.Owners owners) {
-        for (int i = 0; i < owners.size(); i++) {
-            reach.merge(new OwnerKey(owners.workers()[i], owners.ranks()[i]), owners.blocks()[i], Integer::sum);
-        }
+    private static int compare(TieredMatch.Owners a, int i, TieredMatch.Owners b, int j) {
+        int byWorker = Long.compareUnsigned(a.workers()[i], b.workers()[j]);
+        return byWorker != 0 ? byWorker : Integer.compare(a.ranks()[i], b.ranks()[j]);
     }
 
     /** Response header naming how many registered instances a sharded cluster could not answer for. */

@@ -33,7 +33,13 @@ import org.junit.jupiter.api.io.TempDir;
 class SelectCrashTest {
     private static final Duration START = Duration.ofSeconds(60);
     private static final List<String> RANKS = List.of("1/0", "2/0");
-    private static final Map<String, String> ENV = Map.of("DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS", "8");
+    /**
+     * Long enough that every reservation the clients hold is still unexpired when the survivors are compared (the
+     * storm, then up to one of the child's 10 s passes): an expired booking is dropped by design, held or not.
+     */
+    private static final int EXPIRY_SECONDS = 30;
+    private static final Map<String, String> ENV = Map.of("DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS",
+            Integer.toString(EXPIRY_SECONDS));
 
     private final ClusterNodes cluster = new ClusterNodes();
     @TempDir
@@ -108,8 +114,8 @@ class SelectCrashTest {
             storm.settle();
             return storm.uncertainCount() == 0;
         });
-        // Both survivors are read on every poll: either may still be catching up (the child's pass runs every 10 s,
-        // and orphans expire after 8 s), so neither one's first answer is the one to wait for.
+        // Both survivors are read on every poll: either may still be catching up (the child's pass runs every 10 s),
+        // so neither one's first answer is the one to wait for.
         Await.until("the survivors agree" + children.logs(), Duration.ofSeconds(30),
                 () -> LoadStorm.reported(local).equals(LoadStorm.reported(otherHttp)));
         Map<String, String> held = storm.expected(RANKS);
@@ -127,8 +133,9 @@ class SelectCrashTest {
         Map<String, String> none = storm.expected(RANKS);
         assertEquals(Map.of("1/0", "0/0/0", "2/0", "0/0/0"), none);
         for (HttpJson h : List.of(local, otherHttp)) {
+            // An orphan (booked, its answer lost with the replica) lasts until its expiry and the next pass after it.
             Await.equal("a survivor's loads return to what the clients hold within the expiry" + children.logs(),
-                    Duration.ofSeconds(30), none, () -> LoadStorm.reported(h));
+                    Duration.ofSeconds(EXPIRY_SECONDS + 30), none, () -> LoadStorm.reported(h));
         }
         assertTrue(storm.booked.get() > 20, "the storm did work: " + storm.booked + " booked");
     }
