@@ -12,6 +12,7 @@ import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineHashKind;
 import dev.kvindexer.sim.PromptSource;
 import dev.kvindexer.sim.ReplayStyle;
+import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.Simulation;
 import dev.kvindexer.sim.SimulationConfig;
 import dev.kvindexer.sim.HeldBlock;
@@ -82,6 +83,11 @@ class DashboardBrowserTest {
         HttpJson http = new HttpJson(node.httpPort());
         sim = Simulation.start(engines(node.httpPort()));
         sim.registerAll();
+        // Batches published before a listener's subscription arrives are gone, and with nothing after them no gap
+        // shows that they are missing: start sending once every rank has its subscriber.
+        for (SimulatedEngine e : sim.engines()) {
+            assertTrue(e.awaitSubscribers(1, WAIT), "a subscriber for " + e.endpoint());
+        }
         sim.run(sim.openPrompts());
         int[] prompt;
         try (PromptSource again = sim.openPrompts()) {
@@ -92,7 +98,10 @@ class DashboardBrowserTest {
                 Arrays.stream(prompt).boxed().toList())).encode();
         // The simulator's last batches may still be on their way: wait until the index holds what the engines hold.
         Set<HeldBlock> truth = new HashSet<>();
-        sim.engines().forEach(e -> truth.addAll(e.held()));
+        for (SimulatedEngine e : sim.engines()) {
+            assertTrue(e.awaitIdle(WAIT), "engine " + e.endpoint() + " idle");
+            truth.addAll(e.held());
+        }
         Await.until("the index to hold every engine's blocks", WAIT,
                 () -> truth.equals(DumpBlocks.parse(http.get("/dump").body(), MODEL + ":default")));
         JsonObject dynamo = new JsonObject(http.post("/query", body).body());
