@@ -7,6 +7,7 @@ const HISTORY = 90;            // points per chart: three minutes at the poll in
 const SILENT_SECONDS = 60;     // an active listener quiet this long is marked silent
 const TIERS = [['device', 'GPU'], ['host_pinned', 'CPU'], ['disk', 'Disk'], ['external', 'External']];
 const TOKEN_KEY = 'kvindexer.token';
+const REQUEST_TIMEOUT_MS = 10000;  // a hung request must not stop the polling
 
 const state = {
   token: sessionStorage.getItem(TOKEN_KEY) || '',
@@ -36,12 +37,22 @@ function svg(tag, attrs) {
   return node;
 }
 
-/** fetch with the bearer token when one is set; a 401 asks for a token. */
+/** fetch with the bearer token when one is set and a deadline; a 401 asks for a token. */
 async function api(path, options) {
   const opts = Object.assign({}, options || {});
   opts.headers = Object.assign({}, opts.headers || {});
   if (state.token) opts.headers['Authorization'] = 'Bearer ' + state.token;
-  const response = await fetch(path, opts);
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), REQUEST_TIMEOUT_MS);
+  opts.signal = deadline.signal;
+  let response;
+  try {
+    response = await fetch(path, opts);
+  } catch (e) {
+    throw new Error(e.name === 'AbortError' ? 'no answer within ' + REQUEST_TIMEOUT_MS / 1000 + ' s' : e.message);
+  } finally {
+    clearTimeout(timer);
+  }
   if (response.status === 401) {
     askForToken(state.token ? 'the token was refused' : '');
     throw new Error('unauthorized');
@@ -50,9 +61,12 @@ async function api(path, options) {
 }
 
 function askForToken(message) {
-  $('token-form').hidden = false;
+  const form = $('token-form');
   $('token-error').textContent = message || '';
-  $('token-input').focus();
+  if (form.hidden) {
+    form.hidden = false;
+    $('token-input').focus();
+  }
 }
 
 function fmt(n) {
@@ -79,7 +93,7 @@ function age(seconds) {
 }
 
 function badge(status) {
-  return el('span', { class: 'badge ' + status }, status);
+  return el('span', { class: 'badge ' + status.replace(/[^a-z]+/g, '-') }, status);
 }
 
 // ---- polling ----
@@ -159,15 +173,23 @@ function chart(id, points) {
   const label = svg('text', { x: 2, y: TOP - 2 });
   label.textContent = values.length ? 'max ' + fmt(max) : 'waiting for data';
   area.append(label);
-  const coords = [];
+  // One polyline per run of values: an interval without a value (no query, no latency) leaves a gap.
+  let run = [];
+  const flush = () => {
+    if (run.length) area.append(svg('polyline', { points: run.join(' ') }));
+    run = [];
+  };
   points.forEach((v, i) => {
-    if (v === null) return;
+    if (v === null) {
+      flush();
+      return;
+    }
     const x = (W * (HISTORY - points.length + i)) / (HISTORY - 1);
     const y = H - 1 - ((H - 1 - TOP) * v) / max;
-    coords.push(x.toFixed(1) + ',' + y.toFixed(1));
+    run.push(x.toFixed(1) + ',' + y.toFixed(1));
   });
-  if (coords.length) area.append(svg('polyline', { points: coords.join(' ') }));
-  const last = values.length ? values[values.length - 1] : null;
+  flush();
+  const last = points.length ? points[points.length - 1] : null;
   figure.querySelector('.value').textContent = fmt(last);
 }
 
@@ -183,16 +205,18 @@ function renderWorkers(o, prev, dt) {
   for (const w of o.workers) {
     w.ranks.forEach((r, i) => {
       const was = before.get(w.instance_id + '/' + r.dp_rank);
-      const rate = was && dt > 0 && r.events !== undefined ? Math.max(0, r.events - was.events) / dt : null;
+      const known = (x) => x && x.events !== undefined;
+      const rate = known(was) && known(r) && dt > 0 ? Math.max(0, r.events - was.events) / dt : null;
       const silent = r.status === 'active' && r.last_event_age_seconds > SILENT_SECONDS;
+      const status = r.status || 'no listener';
       const row = el('tr', {
         class: r.status === 'failed' ? 'failed' : silent ? 'silent' : null,
-        'data-instance': w.instance_id, 'data-rank': r.dp_rank, 'data-status': r.status,
+        'data-instance': w.instance_id, 'data-rank': r.dp_rank, 'data-status': r.status || 'none',
       },
       el('td', {}, i === 0 ? (w.instance_name || w.instance_id) : ''),
       el('td', {}, i === 0 ? w.model + ' / ' + w.tenant : ''),
       el('td', { class: 'num' }, r.dp_rank),
-      el('td', {}, badge(r.status), silent ? el('span', { class: 'badge warn' }, 'silent') : null),
+      el('td', {}, badge(status), silent ? el('span', { class: 'badge warn' }, 'silent') : null),
       el('td', { class: 'num' }, rate === null ? '–' : fmt(rate)),
       el('td', {}, r.events === 0 ? 'none yet' : age(r.last_event_age_seconds)),
       ...TIERS.map(([t]) => el('td', { class: 'num' }, r.blocks ? fmt(r.blocks[t]) : '–')));

@@ -4,6 +4,7 @@ import dev.kvindexer.event.PartitionKey;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
@@ -94,6 +95,11 @@ public final class QueryQuality {
         if (matchedTokens == 0) {
             s.zero.increment();
         }
+    }
+
+    /** Drops the series of partitions not in {@code live}: a removed partition stops being exported. */
+    public void retain(Set<PartitionKey> live) {
+        partitions.keySet().retainAll(live);
     }
 
     /** The totals of every partition queried so far, in (model, tenant) order. */

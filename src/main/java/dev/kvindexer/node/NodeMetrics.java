@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /** The indexer's /metrics page: each partition's figures asked through its handle, then the node's own. */
 final class NodeMetrics {
@@ -43,6 +44,7 @@ final class NodeMetrics {
     /** The page in Prometheus text. */
     Future<String> render() {
         List<PartitionRef> partitions = registry.partitions();
+        meters.queryQuality().retain(partitions.stream().map(PartitionRef::key).collect(Collectors.toSet()));
         return PartitionFigures.collect(partitions).map(collected -> {
             long now = System.currentTimeMillis();
             List<IndexerMetrics.PartitionFigures> found = new ArrayList<>();

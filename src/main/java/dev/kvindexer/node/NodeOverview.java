@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 
 /**
@@ -139,28 +140,25 @@ final class NodeOverview {
         return out;
     }
 
-    private record RankKey(long workerId, int dpRank) {
-    }
-
     private JsonArray workers(List<Registry.WorkerView> workers, List<PartitionFigures> figures, long now) {
-        Map<RankKey, PartitionStats.Engine> engines = new HashMap<>();
-        figures.forEach(f -> f.stats().engines().forEach(e -> engines.put(new RankKey(e.workerId(), e.dpRank()), e)));
+        Map<Long, Map<Integer, PartitionStats.Engine>> engines = new HashMap<>();
+        figures.forEach(f -> f.stats().engines().forEach(e -> engines.computeIfAbsent(e.workerId(), k -> new TreeMap<>())
+                .put(e.dpRank(), e)));
         JsonArray out = new JsonArray();
         for (Registry.WorkerView w : workers) {
+            Map<Integer, PartitionStats.Engine> mine = new TreeMap<>(engines.getOrDefault(w.workerId(), Map.of()));
             List<ListenerState> states = new ArrayList<>();
             JsonArray ranks = new JsonArray();
             for (Listener l : w.listeners()) {
                 states.add(l.state());
-                JsonObject rank = new JsonObject().put("dp_rank", l.dpRank()).put("endpoint", l.endpoint())
-                        .put("status", l.state().jsonName()).put("last_error", l.lastError());
-                PartitionStats.Engine e = engines.get(new RankKey(w.workerId(), l.dpRank()));
-                if (e != null) {
-                    rank.put("blocks", tiers(e.heldPerTier())).put("stored_blocks", e.storedBlocks())
-                            .put("removed_blocks", e.removedBlocks()).put("events", e.events())
-                            .put("last_event_age_seconds", NodeMetrics.ageSeconds(e.lastEventMillis(), now));
-                }
-                ranks.add(rank);
+                ranks.add(activity(new JsonObject().put("dp_rank", l.dpRank()).put("endpoint", l.endpoint())
+                        .put("status", l.state().jsonName()).put("last_error", l.lastError()),
+                        mine.remove(l.dpRank()), now));
             }
+            // Ranks the engine's batches name without a listener of their own (an engine serving several ranks
+            // through one publisher): what they hold and send is listed too, under no listener state.
+            mine.forEach((rank, e) -> ranks.add(activity(new JsonObject().put("dp_rank", rank).put("status", null)
+                    .put("listener", false), e, now)));
             JsonObject worker = new JsonObject().put("instance_id", Long.toUnsignedString(w.workerId()))
                     .put("instance_name", w.name()).put("model", w.key().modelName()).put("tenant", w.key().tenantId())
                     .put("block_size", w.blockSize()).put("status", ListenerState.aggregate(states).jsonName())
@@ -171,6 +169,16 @@ final class NodeOverview {
             out.add(worker);
         }
         return out;
+    }
+
+    /** A rank's figures, when this node has its partition's engine record (a sharded node may not). */
+    private static JsonObject activity(JsonObject rank, PartitionStats.Engine e, long now) {
+        if (e != null) {
+            rank.put("blocks", tiers(e.heldPerTier())).put("stored_blocks", e.storedBlocks())
+                    .put("removed_blocks", e.removedBlocks()).put("events", e.events())
+                    .put("last_event_age_seconds", NodeMetrics.ageSeconds(e.lastEventMillis(), now));
+        }
+        return rank;
     }
 
     private static JsonObject tiers(long[] perTier) {

@@ -76,9 +76,14 @@ final class ReplicaSync implements AutoCloseable {
         return true;
     }
 
-    /** On the receiving thread. IPv6 is a socket option that the next connect takes up. */
+    /**
+     * On the receiving thread. IPv6 is only ever switched on: every connection of the socket reads the socket's one
+     * options object whenever it resolves its address again (each reconnect), and with IPv6 on IPv4 peers still work.
+     */
     private void connect(String endpoint) {
-        sub.setIPv6(ZmqEndpoint.isIpv6(endpoint));
+        if (ZmqEndpoint.isIpv6(endpoint)) {
+            sub.setIPv6(true);
+        }
         sub.connect(endpoint);
     }
 

@@ -50,4 +50,14 @@ class QueryObservationTest {
         PartitionQuery.observe(quality, KEY, 15, new TieredQueryResult(16, match));
         assertEquals(2, totals().queries(), "a query shorter than a block is not counted");
     }
+
+    @Test
+    void aRemovedPartitionStopsBeingExported() {
+        PartitionKey other = new PartitionKey("m", "other");
+        PartitionQuery.observe(quality, KEY, 16, List.of(new OwnerMatch(1, 0, 1, 1, 1)), 16);
+        PartitionQuery.observe(quality, other, 16, List.of(), 16);
+        assertEquals(2, quality.totals().size());
+        quality.retain(java.util.Set.of(other));
+        assertEquals(List.of("other"), quality.totals().stream().map(QueryQuality.Totals::tenant).toList());
+    }
 }

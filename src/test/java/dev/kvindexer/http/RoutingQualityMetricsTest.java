@@ -84,6 +84,10 @@ class RoutingQualityMetricsTest {
 
             one.publish("", 1, batch(new EngineEvent.Remove(new long[] {2, 404}, "GPU")));
             Await.until("the remove applied", WAIT, () -> node.counters().appliedCount("removed", "block_not_found") == 1);
+            // Engine 2's publisher also speaks for its dp_rank 3, which has no listener of its own.
+            two.publish("", 1, BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(
+                    new EngineEvent.Store(new long[] {31}, null, range(200, 204), 4, "GPU", null)), 3));
+            Await.until("rank 3's block applied", WAIT, () -> node.counters().appliedCount("stored", "ok") == 4);
             MetricsPage page = MetricsPage.of(http);
 
             assertEquals("histogram", page.type("kvindexer_query_match_ratio"));
@@ -117,7 +121,7 @@ class RoutingQualityMetricsTest {
             assertEquals(4, partition.getLong("queries"));
             assertEquals(1, partition.getLong("zero_match_queries"));
             assertEquals(2.75 / 4, partition.getDouble("mean_match_ratio"), 1e-9);
-            assertEquals(2, partition.getInteger("engines"));
+            assertEquals(3, partition.getInteger("engines"), "ranks 1/0, 2/0 and the batch-named 2/3");
             JsonObject worker = overview.getJsonArray("workers").getJsonObject(0);
             assertEquals("1", worker.getString("instance_id"), "ids as strings: a browser cannot hold every u64");
             JsonObject rank = worker.getJsonArray("ranks").getJsonObject(0);
@@ -126,7 +130,16 @@ class RoutingQualityMetricsTest {
             assertEquals(1, rank.getJsonObject("blocks").getLong("host_pinned"));
             assertTrue(overview.getJsonObject("node").getBoolean("ready"));
             assertTrue(overview.getJsonObject("totals").getLong("queries") >= 5, "every query request is counted");
-            assertEquals(4, overview.getJsonObject("totals").getLong("events_applied"), "3 stored, 1 removed (one of its two hashes was unknown)");
+            assertEquals(5, overview.getJsonObject("totals").getLong("events_applied"),
+                    "4 stored, 1 removed (one of its two hashes was unknown)");
+            JsonArray ranksOfTwo = overview.getJsonArray("workers").getJsonObject(1).getJsonArray("ranks");
+            assertEquals(2, ranksOfTwo.size(), ranksOfTwo.encode());
+            JsonObject named = ranksOfTwo.getJsonObject(1);
+            assertEquals(3, named.getInteger("dp_rank"));
+            assertEquals(false, named.getBoolean("listener"), "a rank only its batches name");
+            assertEquals(1, named.getLong("stored_blocks"));
+            assertEquals(1, MetricsPage.of(http).value("kvindexer_engine_blocks_stored_total{" + P
+                    + ",worker_id=\"2\",dp_rank=\"3\"}"));
         }
     }
 

@@ -100,8 +100,8 @@ public final class HeadlessChromium implements AutoCloseable {
                     .put("height", height).put("deviceScaleFactor", 1).put("mobile", false));
             return browser;
         } catch (Exception e) {
-            process.destroyForcibly();
-            vertx.close();
+            process.destroy();
+            stop(process, vertx, profile);
             throw e;
         }
     }
@@ -126,7 +126,12 @@ public final class HeadlessChromium implements AutoCloseable {
         CompletableFuture<JsonObject> answer = new CompletableFuture<>();
         pending.put(id, answer);
         socket.writeTextMessage(new JsonObject().put("id", id).put("method", method).put("params", params).encode());
-        JsonObject message = answer.get(COMMAND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        JsonObject message;
+        try {
+            message = answer.get(COMMAND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } finally {
+            pending.remove(id);
+        }
         if (message.containsKey("error")) {
             throw new IllegalStateException(method + " failed: " + message.getJsonObject("error").encode());
         }
@@ -181,6 +186,13 @@ public final class HeadlessChromium implements AutoCloseable {
         } catch (Exception ignored) {
             // It is going away anyway.
         }
+        stop(process, vertx, profile);
+    }
+
+    /** Ends the browser with its renderer and GPU processes, the DevTools client, and the profile directory. */
+    private static void stop(Process process, Vertx vertx, Path profile) {
+        // Taken first: once the browser has exited its children are no longer its descendants.
+        List<ProcessHandle> children = process.descendants().toList();
         try {
             if (!process.waitFor(10, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
@@ -188,7 +200,12 @@ public final class HeadlessChromium implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        vertx.close();
+        children.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+        try {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        } catch (Exception ignored) {
+            // Its threads are daemons; the test goes on.
+        }
         try (var files = Files.walk(profile)) {
             files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {
