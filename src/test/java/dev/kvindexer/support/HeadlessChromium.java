@@ -40,13 +40,11 @@ public final class HeadlessChromium implements AutoCloseable {
     private final AtomicInteger ids = new AtomicInteger();
     private final Map<Integer, CompletableFuture<JsonObject>> pending = new ConcurrentHashMap<>();
 
-    /** The browser's executable: {@code KVINDEXER_CHROMIUM}, else the first of the usual paths; null when none. */
+    /** The browser's executable: {@code KVINDEXER_CHROMIUM}, else the first of the usual paths; null when none is. */
     public static Path executable() {
         String configured = System.getenv("KVINDEXER_CHROMIUM");
-        if (configured != null && !configured.isBlank()) {
-            return Path.of(configured);
-        }
-        return CANDIDATES.stream().map(Path::of).filter(Files::isExecutable).findFirst().orElse(null);
+        List<String> paths = configured != null && !configured.isBlank() ? List.of(configured) : CANDIDATES;
+        return paths.stream().map(Path::of).filter(Files::isExecutable).findFirst().orElse(null);
     }
 
     private HeadlessChromium(Process process, Path profile, Vertx vertx, WebSocket socket) {
