@@ -25,7 +25,7 @@ public final class ZmqPeerOptions {
         s.setHeartbeatIvl(5000);
         s.setHeartbeatTimeout(15000);
         s.setHeartbeatTtl(15000);
-        // JeroMQ 0.6.0 leaves about one loopback connect in ten hanging in the ZMTP handshake forever (the connecting
+        // JeroMQ 0.6.0 now and then leaves a loopback connect hanging in the ZMTP handshake forever (the connecting
         // side never reads the peer's greeting); a handshake timeout makes it drop and reconnect.
         s.setHandshakeIvl(HANDSHAKE_MILLIS);
     }

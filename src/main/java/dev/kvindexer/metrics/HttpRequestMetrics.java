@@ -4,7 +4,6 @@ import java.math.BigDecimal;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -33,30 +32,16 @@ public final class HttpRequestMetrics {
     private final ConcurrentHashMap<String, Endpoint> endpoints = new ConcurrentHashMap<>();
 
     private static final class Endpoint {
-        /** Per bucket, not cumulative; the last slot is +Inf. */
-        final LongAdder[] buckets = new LongAdder[BUCKETS + 1];
-        final DoubleAdder seconds = new DoubleAdder();
+        final Histogram seconds = new Histogram(BOUNDS, LE);
         final ConcurrentHashMap<String, LongAdder> byMethod = new ConcurrentHashMap<>();
         final LongAdder clientErrors = new LongAdder();
         final LongAdder serverErrors = new LongAdder();
-
-        Endpoint() {
-            for (int i = 0; i < buckets.length; i++) {
-                buckets[i] = new LongAdder();
-            }
-        }
     }
 
     /** One answered request. */
     public void record(String endpoint, String method, int status, long nanos) {
         Endpoint e = endpoints.computeIfAbsent(endpoint, k -> new Endpoint());
-        double seconds = nanos / 1e9;
-        int b = 0;
-        while (b < BUCKETS && seconds > BOUNDS[b]) {
-            b++;
-        }
-        e.buckets[b].increment();
-        e.seconds.add(seconds);
+        e.seconds.observe(nanos / 1e9);
         e.byMethod.computeIfAbsent(method, k -> new LongAdder()).increment();
         if (status >= 500) {
             e.serverErrors.increment();
@@ -72,28 +57,14 @@ public final class HttpRequestMetrics {
     /** Every endpoint's totals, by endpoint. */
     public Map<String, Totals> totals() {
         Map<String, Totals> out = new TreeMap<>();
-        endpoints.forEach((name, e) -> {
-            long n = 0;
-            for (LongAdder b : e.buckets) {
-                n += b.sum();
-            }
-            out.put(name, new Totals(n, e.seconds.sum()));
-        });
+        endpoints.forEach((name, e) -> out.put(name, new Totals(e.seconds.count(), e.seconds.sum())));
         return out;
     }
 
     public void render(PrometheusText out) {
         Map<String, Endpoint> sorted = new TreeMap<>(endpoints);
         out.family(DURATION, "histogram", "HTTP request latency");
-        sorted.forEach((name, e) -> {
-            long cumulative = 0;
-            for (int i = 0; i <= BUCKETS; i++) {
-                cumulative += e.buckets[i].sum();
-                out.sample(DURATION + "_bucket", cumulative, "endpoint", name, "le", i < BUCKETS ? LE[i] : "+Inf");
-            }
-            out.sample(DURATION + "_sum", e.seconds.sum(), "endpoint", name);
-            out.sample(DURATION + "_count", cumulative, "endpoint", name);
-        });
+        sorted.forEach((name, e) -> e.seconds.render(out, DURATION, "endpoint", name));
         out.family(REQUESTS, "counter", "Total HTTP requests");
         sorted.forEach((name, e) -> new TreeMap<>(e.byMethod).forEach(
                 (method, n) -> out.sample(REQUESTS, n.sum(), "endpoint", name, "method", method)));

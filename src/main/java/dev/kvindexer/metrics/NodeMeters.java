@@ -1,8 +1,8 @@
 package dev.kvindexer.metrics;
 
 /**
- * What a node measures beyond its event counters: HTTP requests, what queries matched, its Vert.x and JVM meters, startup recovery and its
- * cluster's repairs and refused values.
+ * What a node measures beyond its event counters: HTTP requests, what queries matched, its Vert.x and JVM meters,
+ * startup recovery and its cluster's repairs and refused values.
  */
 public final class NodeMeters {
     private final HttpRequestMetrics http = new HttpRequestMetrics();

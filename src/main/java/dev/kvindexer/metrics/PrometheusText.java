@@ -45,19 +45,23 @@ public final class PrometheusText {
     }
 
     private PrometheusText value(double v) {
-        out.append(number(v)).append('\n');
+        appendNumber(out, v).append('\n');
         return this;
     }
 
     /** A value as the format writes it: whole numbers without a fraction, infinities as {@code +Inf}/{@code -Inf}. */
     public static String number(double v) {
+        return appendNumber(new StringBuilder(24), v).toString();
+    }
+
+    private static StringBuilder appendNumber(StringBuilder sb, double v) {
         if (v == Math.rint(v) && Math.abs(v) < 1e15) {
-            return Long.toString((long) v);
+            return sb.append((long) v);
         }
         if (Double.isInfinite(v)) {
-            return v > 0 ? "+Inf" : "-Inf";
+            return sb.append(v > 0 ? "+Inf" : "-Inf");
         }
-        return Double.toString(v);
+        return sb.append(v);
     }
 
     private void escape(String s) {

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -37,49 +36,6 @@ public final class QueryQuality {
         final LongAdder zero = new LongAdder();
     }
 
-    /** Counts per bucket (not cumulative; the last is +Inf) and the sum of observations. */
-    private static final class Histogram {
-        final double[] bounds;
-        final LongAdder[] buckets;
-        final DoubleAdder sum = new DoubleAdder();
-
-        Histogram(double[] bounds) {
-            this.bounds = bounds;
-            this.buckets = new LongAdder[bounds.length + 1];
-            for (int i = 0; i < buckets.length; i++) {
-                buckets[i] = new LongAdder();
-            }
-        }
-
-        void observe(double v) {
-            int b = 0;
-            while (b < bounds.length && v > bounds[b]) {
-                b++;
-            }
-            buckets[b].increment();
-            sum.add(v);
-        }
-
-        long count() {
-            long n = 0;
-            for (LongAdder b : buckets) {
-                n += b.sum();
-            }
-            return n;
-        }
-
-        void render(PrometheusText out, String name, PartitionKey key) {
-            long cumulative = 0;
-            for (int i = 0; i < buckets.length; i++) {
-                cumulative += buckets[i].sum();
-                String le = i < bounds.length ? PrometheusText.number(bounds[i]) : "+Inf";
-                out.sample(name + "_bucket", cumulative, "model", key.modelName(), "tenant", key.tenantId(), "le", le);
-            }
-            out.sample(name + "_sum", sum.sum(), "model", key.modelName(), "tenant", key.tenantId());
-            out.sample(name + "_count", cumulative, "model", key.modelName(), "tenant", key.tenantId());
-        }
-    }
-
     /**
      * One answered query of {@code queryTokens} tokens (a whole number of blocks for hash queries): its best instance
      * holds a prefix of {@code matchedTokens} in some tier, and {@code instances} instances hold at least one block.
@@ -105,8 +61,7 @@ public final class QueryQuality {
     /** The totals of every partition queried so far, in (model, tenant) order. */
     public List<Totals> totals() {
         return sorted().stream().map(e -> new Totals(e.getKey().modelName(), e.getKey().tenantId(), e.getValue().ratio.count(),
-                        e.getValue().zero.sum(), e.getValue().ratio.sum.sum(),
-                        (long) e.getValue().instances.sum.sum()))
+                        e.getValue().zero.sum(), e.getValue().ratio.sum(), (long) e.getValue().instances.sum()))
                 .toList();
     }
 
@@ -118,11 +73,14 @@ public final class QueryQuality {
         List<Map.Entry<PartitionKey, Series>> sorted = sorted();
         out.family(RATIO, "histogram", "Fraction of each query's tokens that its best-matching instance holds as a "
                 + "cached prefix in any tier, by partition.");
-        sorted.forEach(e -> e.getValue().ratio.render(out, RATIO, e.getKey()));
+        sorted.forEach(e -> e.getValue().ratio.render(out, RATIO, labels(e.getKey())));
         out.family(ZERO, "counter", "Queries no instance held a single block of, by partition.");
-        sorted.forEach(e -> out.sample(ZERO, e.getValue().zero.sum(), "model", e.getKey().modelName(), "tenant",
-                e.getKey().tenantId()));
+        sorted.forEach(e -> out.sample(ZERO, e.getValue().zero.sum(), labels(e.getKey())));
         out.family(INSTANCES, "histogram", "Instances holding at least the first block of each query, by partition.");
-        sorted.forEach(e -> e.getValue().instances.render(out, INSTANCES, e.getKey()));
+        sorted.forEach(e -> e.getValue().instances.render(out, INSTANCES, labels(e.getKey())));
+    }
+
+    private static String[] labels(PartitionKey key) {
+        return new String[] {"model", key.modelName(), "tenant", key.tenantId()};
     }
 }

@@ -15,6 +15,7 @@ import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -74,9 +75,9 @@ class RoutingQualityMetricsTest {
             Await.until("both engines' blocks applied", WAIT, () -> node.counters().appliedCount("stored", "ok") == 3);
 
             // Engine 1 holds 12 tokens (8 on GPU, 4 more on CPU), engine 2 the first 4.
-            query("/query", "{\"model_name\":\"m\",\"token_ids\":" + JsonArray.of((Object[]) box(range(0, 12))) + "}");
-            query("/query", "{\"model_name\":\"m\",\"token_ids\":" + JsonArray.of((Object[]) box(range(0, 16))) + "}");
-            query("/query", "{\"model\":\"m\",\"token_ids\":" + JsonArray.of((Object[]) box(range(100, 108))) + "}");
+            query("/query", "{\"model_name\":\"m\",\"token_ids\":" + json(range(0, 12)) + "}");
+            query("/query", "{\"model_name\":\"m\",\"token_ids\":" + json(range(0, 16)) + "}");
+            query("/query", "{\"model\":\"m\",\"token_ids\":" + json(range(100, 108)) + "}");
             long[] hashes = BlockHasher.localHashes(range(0, 8), 4, BlockHasher.seedFor(null, null));
             query("/query_tiered_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[" + hashes[0] + "," + hashes[1]
                     + "]}");
@@ -143,11 +144,7 @@ class RoutingQualityMetricsTest {
         }
     }
 
-    private static Integer[] box(int[] values) {
-        Integer[] out = new Integer[values.length];
-        for (int i = 0; i < values.length; i++) {
-            out[i] = values[i];
-        }
-        return out;
+    private static JsonArray json(int[] values) {
+        return new JsonArray(Arrays.stream(values).boxed().toList());
     }
 }
