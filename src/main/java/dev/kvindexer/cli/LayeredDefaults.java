@@ -9,6 +9,8 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -66,7 +68,25 @@ public final class LayeredDefaults implements CommandLine.IDefaultValueProvider 
             checkKeys(command, configFile, file);
         }
         checkKeys(command, conf, builtIn);
+        nameEnvironment(command, envPrefix);
         command.setDefaultValueProvider(new LayeredDefaults(envPrefix, env, file, builtIn));
+    }
+
+    /** The placeholder a shared option (a mixin's) writes where its command's env prefix goes in its help. */
+    static final String PREFIX_PLACEHOLDER = "<PREFIX>";
+
+    /** Writes the command's env prefix into the help of options shared between commands. */
+    private static void nameEnvironment(CommandLine command, String envPrefix) {
+        for (OptionSpec o : List.copyOf(command.getCommandSpec().options())) {
+            String[] description = o.description();
+            if (Arrays.stream(description).noneMatch(d -> d.contains(PREFIX_PLACEHOLDER))) {
+                continue;
+            }
+            String[] named = Arrays.stream(description).map(d -> d.replace(PREFIX_PLACEHOLDER, envPrefix))
+                    .toArray(String[]::new);
+            command.getCommandSpec().remove(o);
+            command.getCommandSpec().addOption(o.toBuilder().description(named).build());
+        }
     }
 
     /** The environment variable of an option: {@code --ingest-threads} is {@code KVINDEXER_INGEST_THREADS}. */

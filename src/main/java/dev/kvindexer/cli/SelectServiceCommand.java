@@ -1,6 +1,7 @@
 package dev.kvindexer.cli;
 
 import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.EmbeddedIndex;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -70,6 +72,19 @@ public final class SelectServiceCommand implements Callable<Integer> {
             + "most (env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_MAX_BYTES; default: ${DEFAULT-VALUE}).")
     long selectionCacheMaxBytes;
 
+    @Option(names = "--auth-token", description = "Bearer token required on the routes that change the catalog or "
+            + "the replica peers (POST, PATCH and DELETE /workers, /replica_sync/*); prefer the env variable or "
+            + "--config to a flag, which `ps` shows (env KVINDEXER_SELECT_SERVICE_AUTH_TOKEN; default: none).")
+    String authToken;
+
+    @Option(names = "--auth-all", fallbackValue = "true", arity = "0..1", description = "Require the token on every "
+            + "route, /select, /metrics, /health and /ready included (env KVINDEXER_SELECT_SERVICE_AUTH_ALL; "
+            + "default: ${DEFAULT-VALUE}).")
+    boolean authAll;
+
+    @Mixin
+    SelectLimitOptions limits = new SelectLimitOptions();
+
     @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection idle "
             + "this long (env KVINDEXER_SELECT_SERVICE_HTTP_IDLE_TIMEOUT; default: ${DEFAULT-VALUE}).")
     long httpIdleTimeout;
@@ -85,7 +100,8 @@ public final class SelectServiceCommand implements Callable<Integer> {
         }
         return new SelectServiceConfig(host, port, Math.round(selectionCacheTtlSecs * 1000), selectionCacheMaxEntries,
                 selectionCacheMaxBytes, 10_000, replicaSyncPort == null ? 0 : replicaSyncPort, list(replicaSyncPeers),
-                HttpLimits.ofSeconds(httpIdleTimeout, httpRequestTimeout));
+                HttpLimits.ofSeconds(httpIdleTimeout, httpRequestTimeout))
+                .withLimits(limits.limits()).withSecurity(new SecuritySettings(authToken, authAll, null, null));
     }
 
     ServeConfig indexer() {

@@ -23,6 +23,7 @@ import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code serve}: runs the indexer with Dynamo's flags (SPEC §7.12). */
@@ -144,6 +145,9 @@ public final class ServeCommand implements Callable<Integer> {
             + "this port, same host, over this node's index (env KVINDEXER_SELECT_PORT; default: off).")
     Integer selectPort;
 
+    @Mixin
+    SelectLimitOptions selectLimits = new SelectLimitOptions();
+
     @Option(names = "--access-log", description = "Append one JSON line per request to this file; POST /reopen_logs "
             + "reopens it after rotation (env KVINDEXER_ACCESS_LOG; default: off).")
     java.nio.file.Path accessLog;
@@ -204,6 +208,12 @@ public final class ServeCommand implements Callable<Integer> {
             + "(env KVINDEXER_RECOVERY_TIMEOUT; default: ${DEFAULT-VALUE}).")
     long recoveryTimeout;
 
+    /** The selection service on --select-port: guarded by the indexer's own token and TLS. */
+    SelectServiceConfig selectService(ServeConfig config) {
+        return SelectServiceConfig.on(config.host(), selectPort).withLimits(selectLimits.limits())
+                .withSecurity(config.security());
+    }
+
     /** The slot tracker to run beside the indexer, or null. */
     SlotTrackerConfig slotTracker() {
         return slotTrackerPort == null ? null : SlotTrackerConfig.on(host, slotTrackerPort, httpLimits());
@@ -254,6 +264,9 @@ public final class ServeCommand implements Callable<Integer> {
         ServeConfig config;
         try {
             config = config();
+            if (selectPort != null) {
+                selectService(config);
+            }
         } catch (IllegalArgumentException e) {
             System.err.println("kvindexer serve: " + e.getMessage());
             return 2;
@@ -282,8 +295,8 @@ public final class ServeCommand implements Callable<Integer> {
         }
         if (selectPort != null) {
             try {
-                SelectServiceVerticle service = SelectServiceCommand.deploy(node,
-                        SelectServiceConfig.on(config.host(), selectPort), SelectionConfig.fromEnvironment(System.getenv()));
+                SelectServiceVerticle service = SelectServiceCommand.deploy(node, selectService(config),
+                        SelectionConfig.fromEnvironment(System.getenv()));
                 LOG.info("selection service listening on http://{}:{}", config.host(), service.actualPort());
             } catch (Exception e) {
                 System.err.println("kvindexer serve: selection service startup failed: " + e.getMessage());

@@ -3,8 +3,8 @@ package dev.kvindexer.cluster;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
-import dev.kvindexer.partition.MergedPartition;
 import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PartitionSnapshot;
 import dev.kvindexer.partition.PartitionStats;
 import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.partition.PeerSnapshot;
@@ -98,15 +98,13 @@ final class ScatteredPartition implements PartitionView {
         return hosted.applyStandard(events);
     }
 
-    /** The whole partition, every instance of the cluster, as one node holding all would dump it. */
+    /**
+     * The whole partition, every instance of the cluster, as one node holding all would snapshot it; an instance no
+     * live node could give is named as missing.
+     */
     @Override
-    public Future<String> dump() {
-        return queries.whole(hosted).map(MergedPartition::json);
-    }
-
-    @Override
-    public Future<byte[]> snapshot() {
-        return queries.whole(hosted).map(MergedPartition::snapshot);
+    public Future<PartitionSnapshot> snapshot(PartitionSnapshot.Order order) {
+        return queries.whole(hosted).map(m -> m.snapshot(order));
     }
 
     @Override

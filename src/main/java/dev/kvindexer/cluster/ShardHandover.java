@@ -146,6 +146,9 @@ public final class ShardHandover {
     /**
      * Takes the instance over from a node that serves it: its listeners here start held, and after
      * {@link #settle} (for their subscriptions to reach the engine) the snapshot is taken there and installed here.
+     * When every live node answers that it does not serve the instance, every holder of its shard was lost: the
+     * instance is subscribed here afresh and rebuilt from its engine's replay, from seq 0, as a first registration
+     * is. Until then queries name it as missing.
      */
     private Future<Void> takeOver(List<Listener> remote) {
         Listener first = remote.get(0);
@@ -153,7 +156,7 @@ public final class ShardHandover {
         long worker = first.workerId();
         ArrayDeque<String> candidates = placement.askOrder(key, worker, manager.getNodes(), manager.getNodeId());
         // Ask first who serves it, so an instance nobody serves costs no subscription.
-        return firstServing(key, worker, candidates).compose(server -> {
+        return firstServing(key, worker, candidates, false).compose(server -> {
             candidates.addFirst(server);
             return local.takeOver(remote, hosted -> vertx.timer(settle.toMillis())
                     .compose(t -> queries.snapshot(key, worker, candidates))
@@ -162,16 +165,37 @@ public final class ShardHandover {
                                 key.dumpKey(), snapshot.events().size());
                         return hosted.recover(snapshot);
                     }));
+        }, t -> {
+            if (!(t instanceof NobodyServes)) {
+                return Future.failedFuture(t);
+            }
+            LOG.warn("no live node serves instance {} in {}: every holder of its shard was lost; rebuilding it here "
+                    + "from its engine's replay", Long.toUnsignedString(worker), key.dumpKey());
+            queries.rebuilt();
+            return local.rebuild(remote);
         });
     }
 
-    private Future<String> firstServing(PartitionKey key, long worker, ArrayDeque<String> candidates) {
+    /** Every live node answered that it does not serve the instance. */
+    private static final class NobodyServes extends RuntimeException {
+        NobodyServes(long worker) {
+            super("no live node serves instance " + Long.toUnsignedString(worker), null, false, false);
+        }
+    }
+
+    /**
+     * The first candidate that serves the instance; {@link NobodyServes} only when every one answered no, so a node
+     * that could not be asked never makes the instance look lost.
+     */
+    private Future<String> firstServing(PartitionKey key, long worker, ArrayDeque<String> candidates,
+                                        boolean unanswered) {
         String node = candidates.poll();
         if (node == null) {
-            return Future.failedFuture("no live node serves instance " + Long.toUnsignedString(worker));
+            return Future.failedFuture(unanswered ? new IllegalStateException("not every live node could say whether "
+                    + "it serves instance " + Long.toUnsignedString(worker)) : new NobodyServes(worker));
         }
-        return queries.serves(node, key, worker)
-                .compose(yes -> yes ? Future.succeededFuture(node) : firstServing(key, worker, candidates));
+        return queries.serves(node, key, worker).transform(ar -> ar.succeeded() && ar.result()
+                ? Future.succeededFuture(node) : firstServing(key, worker, candidates, unanswered || ar.failed()));
     }
 
     /** Stops listening and drops the instance's blocks once every current holder of its shard serves it. */
@@ -186,7 +210,7 @@ public final class ShardHandover {
         }
         List<Future<Boolean>> asks = new ArrayList<>();
         for (String node : holders) {
-            asks.add(queries.serves(node, key, worker));
+            asks.add(queries.serves(node, key, worker).otherwise(false));
         }
         return Future.all(asks).compose(all -> {
             for (int i = 0; i < asks.size(); i++) {

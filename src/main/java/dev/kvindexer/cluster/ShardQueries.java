@@ -175,12 +175,15 @@ public final class ShardQueries {
         }
         Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0],
                 new long[] {worker}));
-        return request(SNAPSHOT, ShardHandover.ADDRESS_PREFIX + node, request, snapshotOptions)
+        // Asked first within a query's timeout: a dead node would otherwise hold the transfer for its whole timeout.
+        return serves(node, key, worker).otherwise(false).compose(yes -> !yes
+                ? snapshot(key, worker, candidates)
+                : request(SNAPSHOT, ShardHandover.ADDRESS_PREFIX + node, request, snapshotOptions)
                 .compose(reply -> vertx.<PeerSnapshot>executeBlocking(() -> parse("node " + node, key, reply), false))
                 .recover(t -> {
                     LOG.debug("node {} gave no snapshot of instance {}: {}", node, Long.toUnsignedString(worker), t.toString());
                     return snapshot(key, worker, candidates);
-                });
+                }));
     }
 
     /** A snapshot document of one partition section, as /dump sends it and a peer reads it. */
@@ -201,7 +204,8 @@ public final class ShardQueries {
 
     /**
      * The whole partition as one node holding every instance would hold it: this node's instances from its own
-     * partition, every other from a node that serves it. An instance no live node serves is left out (and logged).
+     * partition, every other from a node that serves it. An instance no live node serves is left out, logged, counted
+     * and named in the result.
      */
     Future<MergedPartition> whole(PartitionRef hosted) {
         PartitionKey key = hosted.key();
@@ -210,11 +214,16 @@ public final class ShardQueries {
         parts.add(hosted.snapshotOf(split.here().stream().mapToLong(Long::longValue).toArray())
                 .compose(payload -> vertx.<PeerSnapshot>executeBlocking(
                         () -> parse("this node", key, document(key, hosted.blockSize(), payload)), false)));
+        List<Long> missing = new ArrayList<>();
         for (long w : split.elsewhere()) {
             parts.add(snapshot(key, w, placement.askOrder(key, w, manager.getNodes(), manager.getNodeId()))
                     .recover(t -> {
                         LOG.warn("the dump of {} leaves out instance {}: {}", key.dumpKey(), Long.toUnsignedString(w),
                                 t.getMessage());
+                        synchronized (missing) {
+                            missing.add(w);
+                        }
+                        counters.missingInstances(1);
                         return Future.succeededFuture(null);
                     }));
         }
@@ -227,7 +236,11 @@ public final class ShardQueries {
                     watermarks.addAll(f.result().watermarks());
                 }
             }
-            return new MergedPartition(key, hosted.blockSize(), new PeerSnapshot(events, watermarks, true));
+            long[] lacking;
+            synchronized (missing) {
+                lacking = missing.stream().mapToLong(Long::longValue).toArray();
+            }
+            return new MergedPartition(key, hosted.blockSize(), new PeerSnapshot(events, watermarks, true), lacking);
         }, false));
     }
 
@@ -236,7 +249,7 @@ public final class ShardQueries {
         counters.rejected(REJECTED_SOURCE, "invalid");
     }
 
-    /** Whether {@code node} serves the instance (holds it since registration); false when it cannot be asked. */
+    /** Whether {@code node} serves the instance (holds it since registration); fails when it cannot be asked. */
     Future<Boolean> serves(String node, PartitionKey key, long workerId) {
         Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0],
                 new long[] {workerId}));
@@ -248,8 +261,12 @@ public final class ShardQueries {
                         }
                     }
                     return false;
-                })
-                .otherwise(false);
+                });
+    }
+
+    /** A shard whose every holder was lost is being rebuilt here from its engine. */
+    void rebuilt() {
+        counters.shardRebuilt();
     }
 
     private static Future<QueryResult> localQuery(PartitionRef hosted, int kind, long[] hashes) {

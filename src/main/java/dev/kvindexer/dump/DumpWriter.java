@@ -13,7 +13,7 @@ import dev.kvindexer.index.BlockVisitor;
  * {@code sequence_events}, is written only when blocks were stored without tokens.
  */
 public final class DumpWriter implements BlockVisitor {
-    private final StringBuilder out;
+    private StringBuilder out;
     private final StringBuilder sequenceEvents = new StringBuilder();
     private final StringBuilder refCounts = new StringBuilder();
     private final StringBuilder watermarks = new StringBuilder();
@@ -72,13 +72,41 @@ public final class DumpWriter implements BlockVisitor {
         return notFirst ? sb.append(',') : sb;
     }
 
+    /** Characters written since the last {@link #takeEvents()}. */
+    public int pendingChars() {
+        return out.length();
+    }
+
+    /** The text written so far, which the document continues; what follows is written afresh. */
+    public String takeEvents() {
+        String piece = out.toString();
+        out = new StringBuilder(Math.max(256, piece.length()));
+        return piece;
+    }
+
+    /** The rest of the value after {@link #takeEvents()}: nothing is missing from it. */
     public String finish() {
+        return finish(new long[0]);
+    }
+
+    /**
+     * The rest of the value; {@code missingInstances}, when there are any, are named in a member of their own
+     * ({@code missing_instances}, which Dynamo ignores), so the value never passes for the whole partition.
+     */
+    public String finish(long[] missingInstances) {
         out.append(']');
         if (sequenceEvents.length() > 0) {
             out.append(",\"sequence_events\":[").append(sequenceEvents).append(']');
         }
-        return out.append(",\"ref_counts\":[").append(refCounts)
-                .append("],\"watermarks\":[").append(watermarks).append("]}").toString();
+        out.append(",\"ref_counts\":[").append(refCounts).append("],\"watermarks\":[").append(watermarks).append(']');
+        if (missingInstances.length > 0) {
+            out.append(",\"missing_instances\":[");
+            for (int i = 0; i < missingInstances.length; i++) {
+                separate(out, i > 0).append(Long.toUnsignedString(missingInstances[i]));
+            }
+            out.append(']');
+        }
+        return out.append('}').toString();
     }
 
     /** The value of a partition that could not dump: readers report it (DumpHandler#partitionFailed) and go on. */
@@ -86,16 +114,8 @@ public final class DumpWriter implements BlockVisitor {
         return "{\"error\":" + quoted(String.valueOf(error)) + "}";
     }
 
-    /** The /dump document: each partition's value under its dump key, in the order given. */
-    public static String document(java.util.List<PartitionKey> keys, java.util.List<String> values) {
-        StringBuilder sb = new StringBuilder("{");
-        for (int i = 0; i < keys.size(); i++) {
-            sb.append(i == 0 ? "" : ",").append(quoted(keys.get(i).dumpKey())).append(':').append(values.get(i));
-        }
-        return sb.append('}').toString();
-    }
-
-    private static String quoted(String s) {
+    /** A JSON string literal. */
+    public static String quoted(String s) {
         return '"' + new String(JsonStringEncoder.getInstance().quoteAsString(s)) + '"';
     }
 }

@@ -116,22 +116,16 @@ public final class SnapshotReader {
     }
 
     /** One partition's records, turned into stored events a chain at a time. */
-    private static final class Payload {
-        private final byte[] b;
+    private static final class Payload implements SnapshotRecords.Sink {
+        private final SnapshotRecords records;
         private final DumpHandler sink;
-        private int pos;
         private long[] ownerWorkers = new long[8];
         private int[] ownerRanks = new int[8];
         private int owners;
         private int events;
         private boolean exact;
-
-        private int owner = -1;
-        private long tokens;
-        private long block;
-        private boolean previousHasParent;
-        private long previousParent;
-        private boolean previousIsBlock;
+        /** The owner of the last block record, or -1 after a watermark. */
+        private int lastOwner = -1;
 
         /**
          * Each owner's chain being gathered: the holders of one block are written one after another, so one owner's
@@ -170,21 +164,13 @@ public final class SnapshotReader {
         }
 
         Payload(byte[] payload, DumpHandler sink) {
-            this.b = payload;
+            this.records = new SnapshotRecords(payload);
             this.sink = sink;
         }
 
         void read() throws IOException {
-            while (pos < b.length) {
-                int flags = u8();
-                if ((flags & (SnapshotFormat.HAS_PARENT | SnapshotFormat.PARENT_IS_PREVIOUS)) == SnapshotFormat.CONTROL) {
-                    if (flags != SnapshotFormat.CONTROL) {
-                        throw malformed("control record with flags " + flags);
-                    }
-                    control();
-                } else {
-                    block(flags);
-                }
+            while (records.hasNext()) {
+                records.next(this);
             }
             flushAll();
             if (!exact) {
@@ -192,53 +178,28 @@ public final class SnapshotReader {
             }
         }
 
-        private void block(int flags) throws IOException {
-            if ((flags & SnapshotFormat.SAME_OWNER) == 0) {
-                owner = ownerRef();
-            } else if (owner < 0) {
-                throw malformed("a first record names no owner");
-            }
-            boolean hasParent = (flags & SnapshotFormat.HAS_PARENT) != 0;
-            boolean sameBlock = (flags & SnapshotFormat.SAME_BLOCK) != 0;
-            long parent = 0;
-            if (hasParent) {
-                if ((flags & SnapshotFormat.PARENT_IS_PREVIOUS) == 0) {
-                    parent = u64();
-                } else if (!previousIsBlock) {
-                    throw malformed("parent is the previous record's, but there is none");
-                } else if (!sameBlock) {
-                    parent = block;
-                } else if (previousHasParent) {
-                    parent = previousParent;
-                } else {
-                    throw malformed("parent is the previous record's parent, which it has not");
+        @Override
+        public void block(int owner, long workerId, int dpRank, StorageTier tier, boolean bySequence,
+                          boolean hasParent, long parent, long block, long tokens) {
+            if (owner == owners) {
+                if (owners == runs.length) {
+                    ownerWorkers = Arrays.copyOf(ownerWorkers, owners * 2);
+                    ownerRanks = Arrays.copyOf(ownerRanks, owners * 2);
+                    runs = Arrays.copyOf(runs, owners * 2);
                 }
+                ownerWorkers[owners] = workerId;
+                ownerRanks[owners] = dpRank;
+                runs[owners] = new Run(owners);
+                owners++;
             }
-            boolean bySequence = (flags & SnapshotFormat.BY_SEQUENCE) != 0;
-            if (bySequence) {
-                tokens = 0;
-            } else {
-                if ((flags & SnapshotFormat.SAME_TOKENS) == 0) {
-                    tokens = u64();
-                } else if (!previousIsBlock) {
-                    throw malformed("tokens hash of the previous block, but there is none");
-                }
-            }
-            if (!sameBlock) {
-                block = u64();
-            } else if (!previousIsBlock) {
-                throw malformed("block hash of the previous block, but there is none");
-            }
-            previousIsBlock = true;
-            previousHasParent = hasParent;
-            previousParent = parent;
-            int tier = flags & SnapshotFormat.TIER_MASK;
+            lastOwner = owner;
+            int t = tier.ordinal();
             Run run = runs[owner];
-            boolean goesOn = run.length > 0 && run.tier == tier && run.bySequence == bySequence && hasParent
+            boolean goesOn = run.length > 0 && run.tier == t && run.bySequence == bySequence && hasParent
                     && parent == run.last();
             if (!goesOn) {
                 flush(run);
-                run.tier = tier;
+                run.tier = t;
                 run.bySequence = bySequence;
                 run.hasParent = hasParent;
                 run.parent = parent;
@@ -246,44 +207,36 @@ public final class SnapshotReader {
             run.add(block, tokens);
         }
 
-        private void control() throws IOException {
-            int type = u8();
-            if (type == SnapshotFormat.COPIES) {
-                long copies = varint();
-                Run run = previousIsBlock ? runs[owner] : null;
-                if (run == null || run.length == 0 || copies < 2 || copies > Integer.MAX_VALUE) {
-                    throw malformed("copies " + copies + " with no block before it");
-                }
-                // The count belongs to the last block alone: it becomes an event of its own.
-                if (run.length > 1) {
-                    long last = run.last();
-                    long lastTokens = run.tokens[run.length - 1];
-                    run.length--;
-                    long parent = run.last();
-                    flush(run);
-                    run.hasParent = true;
-                    run.parent = parent;
-                    run.add(last, lastTokens);
-                }
-                flush(run);
-                sink.copies(events - 1, (int) copies);
-            } else if (type == SnapshotFormat.WATERMARK) {
-                flushAll();
-                previousIsBlock = false;
-                long worker = u64();
-                long rank = varint();
-                long seq = u64();
-                if (rank > Integer.MAX_VALUE) {
-                    throw malformed("dp_rank " + rank + " out of range");
-                }
-                if (!exact) {
-                    exact = true;
-                    sink.exactSnapshot();
-                }
-                sink.watermark(worker, (int) rank, seq);
-            } else {
-                throw malformed("unknown control record " + type);
+        @Override
+        public void copies(int copies) throws IOException {
+            Run run = lastOwner >= 0 ? runs[lastOwner] : null;
+            if (run == null || run.length == 0) {
+                throw records.malformed("copies " + copies + " with no block before it");
             }
+            // The count belongs to the last block alone: it becomes an event of its own.
+            if (run.length > 1) {
+                long last = run.last();
+                long lastTokens = run.tokens[run.length - 1];
+                run.length--;
+                long parent = run.last();
+                flush(run);
+                run.hasParent = true;
+                run.parent = parent;
+                run.add(last, lastTokens);
+            }
+            flush(run);
+            sink.copies(events - 1, copies);
+        }
+
+        @Override
+        public void watermark(long workerId, int dpRank, long seq) {
+            flushAll();
+            lastOwner = -1;
+            if (!exact) {
+                exact = true;
+                sink.exactSnapshot();
+            }
+            sink.watermark(workerId, dpRank, seq);
         }
 
         private void flushAll() {
@@ -304,64 +257,6 @@ public final class SnapshotReader {
             sink.event(ownerWorkers[run.owner], ownerRanks[run.owner], event);
             events++;
             run.length = 0;
-        }
-
-        private int ownerRef() throws IOException {
-            long index = varint();
-            if (Long.compareUnsigned(index, owners) < 0) {
-                return (int) index;
-            }
-            if (index != owners) {
-                throw malformed("owner " + index + " before owner " + owners + " was defined");
-            }
-            long worker = u64();
-            long rank = varint();
-            if (rank > Integer.MAX_VALUE) {
-                throw malformed("dp_rank " + rank + " out of range");
-            }
-            if (owners == ownerWorkers.length) {
-                ownerWorkers = Arrays.copyOf(ownerWorkers, owners * 2);
-                ownerRanks = Arrays.copyOf(ownerRanks, owners * 2);
-                runs = Arrays.copyOf(runs, owners * 2);
-            }
-            ownerWorkers[owners] = worker;
-            ownerRanks[owners] = (int) rank;
-            runs[owners] = new Run(owners);
-            return owners++;
-        }
-
-        private int u8() throws IOException {
-            if (pos >= b.length) {
-                throw malformed("record cut short");
-            }
-            return b[pos++] & 0xFF;
-        }
-
-        private long u64() throws IOException {
-            if (b.length - pos < 8) {
-                throw malformed("record cut short");
-            }
-            long v = 0;
-            for (int i = 0; i < 8; i++) {
-                v |= (long) (b[pos++] & 0xFF) << (8 * i);
-            }
-            return v;
-        }
-
-        private long varint() throws IOException {
-            long v = 0;
-            for (int shift = 0; shift < 64; shift += 7) {
-                int x = u8();
-                v |= (long) (x & 0x7F) << shift;
-                if ((x & 0x80) == 0) {
-                    return v;
-                }
-            }
-            throw malformed("varint too long");
-        }
-
-        private IOException malformed(String what) {
-            return new IOException("malformed snapshot payload at byte " + pos + ": " + what);
         }
     }
 }

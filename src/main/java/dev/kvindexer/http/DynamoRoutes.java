@@ -12,6 +12,7 @@ import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.RegistryException;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.MsgpackBodies;
 import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -167,34 +168,23 @@ final class DynamoRoutes {
                 });
     }
 
+    /**
+     * Dynamo's JSON dump, or the binary snapshot a recovering kvindexer node asks for by its Accept header; both
+     * streamed (IndexDump). A client that asks for msgpack gets the JSON document encoded whole.
+     */
     void dump(RoutingContext ctx) {
-        if (SnapshotWriter.acceptedBy(ctx.request().getHeader("accept"))) {
-            snapshot(ctx);
+        boolean binary = SnapshotWriter.acceptedBy(ctx.request().getHeader("accept"));
+        if (!binary && MsgpackBodies.responseType(ctx) != null) {
+            IndexDump.json(node.registry()).onComplete(ar -> {
+                if (ar.succeeded()) {
+                    Responses.json(ctx, 200, ar.result());
+                } else {
+                    Responses.error(ctx, ar.cause());
+                }
+            });
             return;
         }
-        IndexDump.json(node.registry()).onSuccess(body -> Responses.json(ctx, 200, body));
-    }
-
-    /**
-     * The binary snapshot a recovering kvindexer node asks for: the partitions one after another, each taken in one
-     * step on its actor and written before the next is asked, so one partition's payload is in memory at a time.
-     * A document that fails half-way is cut off without its end, which the reader reports.
-     */
-    private void snapshot(RoutingContext ctx) {
-        HttpServerResponse response = ctx.response().setChunked(true)
-                .putHeader("content-type", SnapshotWriter.MEDIA_TYPE);
-        Future<Void> chain = response.write(Buffer.buffer(SnapshotWriter.header()));
-        for (PartitionRef p : node.registry().partitions()) {
-            chain = chain.compose(v -> p.snapshot().transform(ar -> response.write(ar.succeeded()
-                    ? Buffer.buffer(SnapshotWriter.sectionHead(p.key(), p.blockSize(), ar.result().length))
-                            .appendBytes(ar.result())
-                    : Buffer.buffer(SnapshotWriter.failedSection(p.key(), ar.cause().getMessage())))));
-        }
-        chain.compose(v -> response.end(Buffer.buffer(SnapshotWriter.end()))).onFailure(t -> {
-            if (!response.closed()) {
-                response.reset();
-            }
-        });
+        IndexDump.serve(node.registry(), ctx.response(), binary);
     }
 
     void pauseListener(RoutingContext ctx) {

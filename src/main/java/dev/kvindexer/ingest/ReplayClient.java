@@ -103,6 +103,15 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                 }
                 try {
                     long seq = LiveFrames.seq(frames.get(frames.size() - 2));
+                    if (Long.compareUnsigned(seq, r.start()) < 0 || Long.compareUnsigned(seq, r.end()) >= 0) {
+                        // Not what was asked: applying it would move the watermark past batches never seen.
+                        counters.warning(WarningKind.REPLAY_OUT_OF_RANGE, 1);
+                        outcome.outOfRange(seq);
+                        if (Long.compareUnsigned(seq, r.end()) >= 0) {
+                            break;
+                        }
+                        continue;
+                    }
                     outcome.received(seq);
                     EventBatch batch = decoder.decode(seq, payload);
                     r.partition().applyReplayed(r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId(),

@@ -13,6 +13,8 @@ final class ReplayOutcome {
     private long count;
     private boolean contiguous = true;
     private String failure;
+    private long outOfRange;
+    private long firstOutOfRange;
 
     ReplayOutcome(long start, long end) {
         this.start = start;
@@ -27,6 +29,13 @@ final class ReplayOutcome {
         }
         last = seq;
         count++;
+    }
+
+    /** A batch outside [start, end): skipped, and named in the description. */
+    void outOfRange(long seq) {
+        if (outOfRange++ == 0) {
+            firstOutOfRange = seq;
+        }
     }
 
     void timedOut() {
@@ -48,14 +57,16 @@ final class ReplayOutcome {
         if (!contiguous) {
             return "non_contiguous";
         }
-        if (Long.compareUnsigned(last, end - 1) < 0) {
+        if (end != dev.kvindexer.partition.ReplayRequest.OPEN_END && Long.compareUnsigned(last, end - 1) < 0) {
             return failure != null ? failure : "ended_before_target";
         }
         return null;
     }
 
     String describeReceived() {
-        return count == 0 ? "received=none"
+        String received = count == 0 ? "received=none"
                 : "received=[" + Long.toUnsignedString(first) + ", " + Long.toUnsignedString(last) + "] count=" + count;
+        return outOfRange == 0 ? received : received + " skipped_out_of_range=" + outOfRange + " (first seq "
+                + Long.toUnsignedString(firstOutOfRange) + ")";
     }
 }

@@ -16,6 +16,7 @@ public final class ClusterCounters {
     private final LongAdder scattered = new LongAdder();
     private final LongAdder shardRetries = new LongAdder();
     private final LongAdder missingInstances = new LongAdder();
+    private final LongAdder shardRebuilds = new LongAdder();
 
     /** A value read from a cluster map or the event bus was ignored; {@code source} says where, {@code reason} why. */
     public void rejected(String source, String reason) {
@@ -43,6 +44,15 @@ public final class ClusterCounters {
     }
 
     /** Instances a query could get from no live node: the answer says so and leaves them out. */
+    /** An instance no live node served was rebuilt here from its engine's replay. */
+    public void shardRebuilt() {
+        shardRebuilds.increment();
+    }
+
+    public long shardRebuildCount() {
+        return shardRebuilds.sum();
+    }
+
     public void missingInstances(int n) {
         missingInstances.add(n);
     }

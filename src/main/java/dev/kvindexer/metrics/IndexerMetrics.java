@@ -211,6 +211,9 @@ public final class IndexerMetrics {
         out.family("kvindexer_shard_retries_total", "counter",
                 "Shard holders that failed, timed out or lacked an instance, whose instances went to the next holder.")
                 .sample("kvindexer_shard_retries_total", cluster.shardRetryCount());
+        out.family("kvindexer_shard_rebuilds_total", "counter", "Instances that no live node served any more (every "
+                + "holder of their shard was lost), subscribed here again and rebuilt from their engine's replay.")
+                .sample("kvindexer_shard_rebuilds_total", cluster.shardRebuildCount());
         out.family("kvindexer_shard_missing_instances_total", "counter",
                 "Instances that no live node could answer for; each such answer carries x-kvindexer-missing-instances.")
                 .sample("kvindexer_shard_missing_instances_total", cluster.missingInstanceCount());

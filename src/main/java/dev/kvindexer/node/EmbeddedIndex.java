@@ -9,6 +9,7 @@ import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.selectservice.IndexAccess;
 import io.vertx.core.Future;
+import io.vertx.core.http.HttpServerResponse;
 import java.util.List;
 import java.util.Optional;
 
@@ -48,7 +49,7 @@ public final class EmbeddedIndex implements IndexAccess {
     }
 
     @Override
-    public Future<String> dump() {
-        return IndexDump.json(node.registry());
+    public Future<Void> dump(HttpServerResponse response) {
+        return IndexDump.serve(node.registry(), response, false);
     }
 }

@@ -124,13 +124,8 @@ final class LocalPartition implements PartitionRef {
     }
 
     @Override
-    public Future<String> dump() {
-        return request(new PartitionCommand.Dump());
-    }
-
-    @Override
-    public Future<byte[]> snapshot() {
-        return request(new PartitionCommand.Snapshot());
+    public Future<PartitionSnapshot> snapshot(PartitionSnapshot.Order order) {
+        return this.<byte[]>request(new PartitionCommand.Snapshot(order)).map(PartitionSnapshot::whole);
     }
 
     @Override

@@ -10,21 +10,21 @@ import dev.kvindexer.metrics.EventCounters;
  */
 public final class MergedPartition {
     private final Partition partition;
+    private final long[] missingInstances;
 
-    /** {@code merged} holds every part's events and watermarks (all parts exact, or it is not). */
-    public MergedPartition(PartitionKey key, int blockSize, PeerSnapshot merged) {
+    /**
+     * {@code merged} holds every part's events and watermarks (all parts exact, or it is not); {@code missingInstances}
+     * are the instances no part could give.
+     */
+    public MergedPartition(PartitionKey key, int blockSize, PeerSnapshot merged, long[] missingInstances) {
+        this.missingInstances = missingInstances;
         this.partition = new Partition(key, blockSize, null, new EventCounters(), new Watermarks(), replay -> {
         });
         partition.recover(merged);
     }
 
-    /** The partition's /dump value, as {@link Partition#dumpJson()}. */
-    public String json() {
-        return partition.dumpJson();
-    }
-
-    /** The binary snapshot, as {@link Partition#snapshot()}. */
-    public byte[] snapshot() {
-        return partition.snapshot();
+    /** The exact snapshot of what the parts held, naming the instances it lacks. */
+    public PartitionSnapshot snapshot(PartitionSnapshot.Order order) {
+        return new PartitionSnapshot(partition.snapshot(order), missingInstances);
     }
 }

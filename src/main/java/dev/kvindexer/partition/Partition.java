@@ -161,6 +161,9 @@ public final class Partition {
         }
         s.sequencer.open(open.generation(), open.replayEndpoint());
         s.defaultLora = open.defaultLora();
+        if (open.replayHistory()) {
+            s.sequencer.replayHistory();
+        }
         if (open.sharedStore()) {
             index.markSharedStore(open.workerId(), true);
         }
@@ -373,8 +376,13 @@ public final class Partition {
 
     /** The same exact snapshot as {@link #dumpJson()} in the binary form nodes recover from. */
     public byte[] snapshot() {
+        return snapshot(PartitionSnapshot.Order.DEPTH_FIRST);
+    }
+
+    /** {@link #snapshot()} with the device tree reported in {@code order}. */
+    public byte[] snapshot(PartitionSnapshot.Order order) {
         SnapshotWriter writer = new SnapshotWriter();
-        index.dump(writer, true);
+        index.dump(writer, order == PartitionSnapshot.Order.DEPTH_FIRST);
         watermarks().forEach((k, seq) -> writer.watermark(k.workerId(), k.dpRank(), seq));
         return writer.finish();
     }

@@ -104,7 +104,7 @@ sealed interface PartitionCommand {
         }
     }
 
-    record Dump() implements PartitionCommand {
+    record Snapshot(PartitionSnapshot.Order order) implements PartitionCommand {
         @Override
         public boolean changesIndex() {
             return false;
@@ -112,19 +112,7 @@ sealed interface PartitionCommand {
 
         @Override
         public Object runOn(Partition partition) {
-            return partition.dumpJson();
-        }
-    }
-
-    record Snapshot() implements PartitionCommand {
-        @Override
-        public boolean changesIndex() {
-            return false;
-        }
-
-        @Override
-        public Object runOn(Partition partition) {
-            return partition.snapshot();
+            return partition.snapshot(order);
         }
     }
 

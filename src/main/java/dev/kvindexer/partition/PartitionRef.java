@@ -56,14 +56,14 @@ public interface PartitionRef {
     /** Standardized KV events (POST /events), applied in order under their streams' event_id rules. */
     Future<StandardEventsApplied> applyStandard(List<StandardEvent> events);
 
-    /** The partition's /dump value: the JSON object with block_size, events and every stream's watermark. */
-    Future<String> dump();
-
-    /** The same exact snapshot as {@link #dump()}, in the binary form nodes recover from (SnapshotWriter). */
-    Future<byte[]> snapshot();
+    /**
+     * The partition's exact snapshot, taken in one step with every stream's watermark: what {@code /dump} serves, as
+     * JSON rendered from it or as the binary form nodes recover from.
+     */
+    Future<PartitionSnapshot> snapshot(PartitionSnapshot.Order order);
 
     /**
-     * The exact snapshot of {@link #snapshot()} limited to some instances: their blocks and their streams' watermarks,
+     * The exact snapshot of {@link #snapshot} limited to some instances: their blocks and their streams' watermarks,
      * what a node taking over their shard installs before it listens.
      */
     Future<byte[]> snapshotOf(long[] workerIds);

@@ -7,6 +7,13 @@ package dev.kvindexer.partition;
  */
 public record ReplayRequest(PartitionRef partition, StreamId stream, long generation, long replayId,
                             String replayEndpoint, String defaultLora, long start, long end) {
+    /** The end of a replay that takes everything the engine holds from {@code start} on, up to its end marker. */
+    public static final long OPEN_END = -1L;
+
+    public boolean openEnded() {
+        return end == OPEN_END;
+    }
+
     public int blockSize() {
         return partition.blockSize();
     }

@@ -34,6 +34,10 @@ final class StreamSequencer {
     private long lastLive;
     private boolean replaying;
     private long replayId;
+    /** The end (exclusive) of the replay in flight: nothing at or past it may come from that replay. */
+    private long replayEnd;
+    /** The replay in flight was asked for by the first of the live batches waiting for it (not by replayHistory). */
+    private boolean replayTriggeredByLive;
     private boolean blocksDropped;
     private boolean bootstrapped;
     private boolean installed;
@@ -84,6 +88,27 @@ final class StreamSequencer {
         installed = true;
         blocksDropped = false;
         bootstrapped = false;
+    }
+
+    /**
+     * Asks the engine now for every batch it still holds after the watermark (from seq 0 when nothing is held), rather
+     * than waiting for a live batch to show the gap: the stream's history was lost with every node that held it. Live
+     * batches arriving meanwhile wait for the replay, and those it covered are dropped as stale, not taken for an
+     * engine restart. Nothing to do without a replay endpoint.
+     */
+    void replayHistory() {
+        if (replayEndpoint == null || replaying) {
+            return;
+        }
+        if (blocksDropped) {
+            watermark.reset();
+            blocksDropped = false;
+        }
+        installed = true;
+        replaying = true;
+        replayEnd = ReplayRequest.OPEN_END;
+        replayTriggeredByLive = false;
+        actions.requestReplay(watermark.isSet() ? watermark.seq() + 1 : 0, ReplayRequest.OPEN_END, ++replayId);
     }
 
     Watermarks.Watermark watermark() {
@@ -146,6 +171,8 @@ final class StreamSequencer {
         if (Long.compareUnsigned(seq, start) > 0) {
             if (replayEndpoint != null && mayReplay) {
                 replaying = true;
+                replayEnd = seq;
+                replayTriggeredByLive = true;
                 waitingForReplay.addFirst(batch);
                 actions.requestReplay(start, seq, ++replayId);
                 return;
@@ -165,7 +192,8 @@ final class StreamSequencer {
         if (id != replayId || !replaying) {
             return;
         }
-        if (watermark.isSet() && Long.compareUnsigned(batch.seq(), watermark.seq()) <= 0) {
+        if (watermark.isSet() && Long.compareUnsigned(batch.seq(), watermark.seq()) <= 0
+                || Long.compareUnsigned(batch.seq(), replayEnd) >= 0) {
             return;
         }
         applyInOrder(batch);
@@ -179,7 +207,7 @@ final class StreamSequencer {
         replaying = false;
         // The first waiting batch triggered this replay: its hole is not asked for twice. A later one can show a new
         // hole (a batch lost after the engine served the replay), which is replayed like any other.
-        boolean trigger = true;
+        boolean trigger = replayTriggeredByLive;
         while (!replaying && !waitingForReplay.isEmpty()) {
             sequence(waitingForReplay.poll(), !trigger);
             trigger = false;

@@ -75,12 +75,18 @@ public final class LocalRegistrar implements Registrar {
 
     /** Opens the listener's generation in its partition, then its socket, so no batch precedes its stream. */
     private Future<Void> start(PartitionRef partition, Listener listener) {
+        return start(partition, listener, false);
+    }
+
+    /** As above; {@code replayHistory} asks the engine for the stream's whole history at once (StreamSpec). */
+    private Future<Void> start(PartitionRef partition, Listener listener, boolean replayHistory) {
         if (deferHeldShards || !shards.holdsHere(partition.key(), listener.workerId(), listener.publisher().isStore())) {
             listener.markRemote();
             return Future.succeededFuture();
         }
         return partition.openStream(new StreamSpec(listener.workerId(), listener.dpRank(), listener.generation(),
-                        listener.replayEndpoint(), listener.publisher().defaultLora(), listener.publisher().isStore()))
+                        listener.replayEndpoint(), listener.publisher().defaultLora(), listener.publisher().isStore(),
+                        replayHistory))
                 .compose(v -> ingest.start(listener));
     }
 
@@ -164,19 +170,40 @@ public final class LocalRegistrar implements Registrar {
      */
     public Future<Void> takeOver(List<Listener> remote, Function<PartitionRef, Future<Void>> install) {
         PartitionRef partition = remote.get(0).partition();
+        return restart(remote, true, started -> install.apply(partition)
+                .onSuccess(v -> started.forEach(ingest::release)));
+    }
+
+    /**
+     * Subscribes an instance whose listeners are remote here and that no node serves any more, and asks its engine at
+     * once to replay each stream's history (from seq 0 when this node holds nothing of it), as a first registration
+     * would on its first live batch. If a listener cannot start, the instance is remote again and the next pass tries.
+     */
+    public Future<Void> rebuild(List<Listener> remote) {
+        return restart(remote, false, started -> Future.succeededFuture());
+    }
+
+    /**
+     * Starts a new generation of each remote listener ({@code held}: buffering until released; otherwise asking its
+     * engine for its history at once), then runs {@code then} on those started; if anything fails, they are remote
+     * again.
+     */
+    private Future<Void> restart(List<Listener> remote, boolean held, Function<List<Listener>, Future<Void>> then) {
+        PartitionRef partition = remote.get(0).partition();
         List<Listener> started = new ArrayList<>();
         List<Future<Void>> starts = new ArrayList<>();
         for (Listener l : remote) {
             Listener next = registry.restartRemote(l);
             if (next != null) {
-                next.hold();
+                if (held) {
+                    next.hold();
+                }
                 started.add(next);
-                starts.add(start(partition, next));
+                starts.add(start(partition, next, !held));
             }
         }
         return Future.all(starts)
-                .compose(v -> install.apply(partition))
-                .onSuccess(v -> started.forEach(ingest::release))
+                .compose(v -> then.apply(started))
                 .recover(t -> (started.isEmpty() ? Future.<Void>succeededFuture() : letGo(started))
                         .transform(ignored -> Future.failedFuture(t)));
     }

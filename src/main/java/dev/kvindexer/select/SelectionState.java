@@ -63,7 +63,55 @@ public final class SelectionState {
     private final WorkerCatalog catalog = new WorkerCatalog();
     private final TreeMap<Partition, PartitionInfo> partitions = new TreeMap<>();
     /** Active reservation id → where it is booked; ids are unique across partitions. */
-    private final Map<String, Held> reservations = new HashMap<>();
+    private final Ledger reservations;
+    private final int maxBookingBlocks;
+
+    /**
+     * The held reservations and the blocks they hold together, bounded: every booking, local or a replica's, passes
+     * through {@link #admits} before anything is booked.
+     */
+    private static final class Ledger {
+        private final Map<String, Held> byId = new HashMap<>();
+        private final long maxBlocks;
+        private long blocks;
+
+        Ledger(long maxBlocks) {
+            this.maxBlocks = maxBlocks;
+        }
+
+        boolean admits(int more) {
+            return blocks + more <= maxBlocks;
+        }
+
+        Held get(String id) {
+            return byId.get(id);
+        }
+
+        boolean containsKey(String id) {
+            return byId.containsKey(id);
+        }
+
+        void put(String id, Held h) {
+            Held old = byId.put(id, h);
+            blocks += h.sequenceHashes.length - (old == null ? 0 : old.sequenceHashes.length);
+        }
+
+        Held remove(String id) {
+            Held h = byId.remove(id);
+            if (h != null) {
+                blocks -= h.sequenceHashes.length;
+            }
+            return h;
+        }
+
+        void forEach(java.util.function.BiConsumer<String, Held> action) {
+            byId.forEach(action);
+        }
+
+        int size() {
+            return byId.size();
+        }
+    }
 
     /** A booked reservation, local or mirrored: what it booked and how far its lifecycle has gone. */
     private static final class Held {
@@ -107,9 +155,16 @@ public final class SelectionState {
     private final java.util.LinkedHashMap<String, long[]> ended = new java.util.LinkedHashMap<>();
     private static final long ENDED_KEPT_MILLIS = 600_000;
     private Consumer<LoadEvent> events = e -> { };
+    private long refusedRemote;
 
+    /**
+     * @param maxBookingBlocks blocks one booking may hold; a larger one is refused (a replica's is dropped)
+     * @param maxBookedBlocks  blocks all held bookings may hold together, mirrored ones included
+     */
     public SelectionState(SelectionConfig config, LongSupplier clockMillis, RandomGenerator random,
-                          PendingSelections pending) {
+                          PendingSelections pending, int maxBookingBlocks, long maxBookedBlocks) {
+        this.reservations = new Ledger(maxBookedBlocks);
+        this.maxBookingBlocks = maxBookingBlocks;
         this.config = config;
         this.clockMillis = clockMillis;
         this.random = random;
@@ -412,6 +467,14 @@ public final class SelectionState {
 
     private void book(Partition p, String id, long workerId, int dpRank, long[] sequenceHashes, long prefillHint,
                       boolean track, Long expectedOutputTokens, String loraName) {
+        if (sequenceHashes.length > maxBookingBlocks) {
+            throw new SelectError(422, "a booking of " + sequenceHashes.length + " blocks is over the limit of "
+                    + maxBookingBlocks + " blocks per booking (--max-booking-blocks)");
+        }
+        if (!reservations.admits(sequenceHashes.length)) {
+            throw new SelectError(429, "active bookings hold the most blocks this service keeps (--max-booked-blocks);"
+                    + " try again when some have ended");
+        }
         try {
             tracker.add(scope(p), id, workerId, dpRank, sequenceHashes, prefillHint);
         } catch (TrackerError e) {
@@ -480,7 +543,7 @@ public final class SelectionState {
         }
         TrackerScope scope = scope(e.partition());
         if (e instanceof LoadEvent.Added a) {
-            if (reservations.containsKey(a.requestId())
+            if (!admits(a.sequenceHashes().length) || reservations.containsKey(a.requestId())
                     || tracker.activeLoad(scope, a.workerId(), a.dpRank(), new long[0]) == null) {
                 return false;
             }
@@ -537,7 +600,8 @@ public final class SelectionState {
             h = null;
         }
         if (h == null) {
-            if (tracker.activeLoad(scope, r.workerId(), r.dpRank(), new long[0]) == null) {
+            if (!admits(r.sequenceHashes().length)
+                    || tracker.activeLoad(scope, r.workerId(), r.dpRank(), new long[0]) == null) {
                 return false;
             }
             tracker.add(scope, r.id(), r.workerId(), r.dpRank(), r.sequenceHashes(),
@@ -563,6 +627,20 @@ public final class SelectionState {
         }
         h.version = Math.max(h.version, r.version());
         return true;
+    }
+
+    /** Whether a replica's booking of {@code blocks} fits both bounds; one that does not is counted and dropped. */
+    private boolean admits(int blocks) {
+        if (blocks <= maxBookingBlocks && reservations.admits(blocks)) {
+            return true;
+        }
+        refusedRemote++;
+        return false;
+    }
+
+    /** Replicas' bookings dropped because they were over a bound. */
+    public long refusedRemoteBookings() {
+        return refusedRemote;
     }
 
     /** Ends a booking another replica ended (only that incarnation of the id); nothing is published. */
@@ -613,6 +691,11 @@ public final class SelectionState {
 
     public int activeReservations() {
         return reservations.size();
+    }
+
+    /** Blocks the held reservations hold together. */
+    public long bookedBlocks() {
+        return reservations.blocks;
     }
 
     // ---- views ----

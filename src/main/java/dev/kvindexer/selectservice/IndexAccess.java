@@ -6,6 +6,7 @@ import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.select.Partition;
 import io.vertx.core.Future;
+import io.vertx.core.http.HttpServerResponse;
 import java.util.List;
 
 /**
@@ -36,6 +37,6 @@ public interface IndexAccess {
     /** Applies standardized events to a partition (the approximate index of bookings); nothing when it is absent. */
     Future<Void> apply(PartitionKey partition, List<StandardEvent> events);
 
-    /** The indexer's whole {@code /dump} body (SPEC §7.9). */
-    Future<String> dump();
+    /** Answers {@code response} with the indexer's whole JSON {@code /dump} (SPEC §7.9), streamed. */
+    Future<Void> dump(HttpServerResponse response);
 }

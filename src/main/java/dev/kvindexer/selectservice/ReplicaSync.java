@@ -11,7 +11,8 @@ import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -28,11 +29,15 @@ final class ReplicaSync implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaSync.class);
     private static final byte[] TOPIC = ReplicaEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
     private static final int QUEUE = 100_000;
-    /** A booking of a whole 8 MiB prompt stays under this. */
-    private static final long MAX_MESSAGE_BYTES = 16L * 1024 * 1024;
+    /** Decoded messages handed on and not yet applied; more are dropped, so a flooding peer cannot fill the heap. */
+    static final int MAX_WAITING = 1024;
+    /** Bytes a message may take beyond its hashes (at most 9 bytes each in msgpack). */
+    private static final long MESSAGE_OVERHEAD = 64 * 1024;
 
     private final long routerId;
-    private final Consumer<ReplicaEventCodec.Received> deliver;
+    private final long maxMessageBytes;
+    private final BiConsumer<ReplicaEventCodec.Received, Runnable> deliver;
+    private final AtomicInteger waiting = new AtomicInteger();
     private final ZContext zmq = new ZContext(1);
     private final ZMQ.Socket pub;
     /** Created and used by the receiving thread alone; peers change through {@link #subCommands}. */
@@ -43,14 +48,22 @@ final class ReplicaSync implements AutoCloseable {
     private volatile boolean running = true;
     final AtomicLong received = new AtomicLong();
     final AtomicLong malformed = new AtomicLong();
+    final AtomicLong overflow = new AtomicLong();
 
-    /** Binds the PUB on {@code tcp://*:port} and starts receiving from {@code initialPeers}. */
-    ReplicaSync(int port, List<String> initialPeers, long routerId, Consumer<ReplicaEventCodec.Received> deliver) {
+    /**
+     * Binds the PUB on {@code tcp://*:port} and starts receiving from {@code initialPeers}.
+     *
+     * @param maxBookingBlocks the largest booking a message may carry: larger messages are dropped unread
+     * @param deliver          takes each decoded event and a callback to run once it has been applied
+     */
+    ReplicaSync(int port, List<String> initialPeers, long routerId, int maxBookingBlocks,
+                BiConsumer<ReplicaEventCodec.Received, Runnable> deliver) {
         this.routerId = routerId;
         this.deliver = deliver;
+        this.maxMessageBytes = 9L * maxBookingBlocks + MESSAGE_OVERHEAD;
         pub = zmq.createSocket(SocketType.PUB);
         // Peers connect here: one that never finishes its handshake is dropped like an engine would be.
-        ZmqPeerOptions.apply(pub, MAX_MESSAGE_BYTES);
+        ZmqPeerOptions.apply(pub, maxMessageBytes);
         pub.setSndHWM(QUEUE);
         pub.bind("tcp://*:" + port);
         for (String peer : initialPeers) {
@@ -101,7 +114,7 @@ final class ReplicaSync implements AutoCloseable {
 
     private void receive() {
         sub = zmq.createSocket(SocketType.SUB);
-        ZmqPeerOptions.apply(sub, MAX_MESSAGE_BYTES);
+        ZmqPeerOptions.apply(sub, maxMessageBytes);
         sub.setRcvHWM(QUEUE);
         sub.setReceiveTimeOut(100);
         sub.subscribe(TOPIC);
@@ -137,9 +150,15 @@ final class ReplicaSync implements AutoCloseable {
             }
             try {
                 ReplicaEventCodec.Received r = ReplicaEventCodec.decode(frames.get(1));
-                if (r.routerId() != routerId) {
-                    deliver.accept(r);
+                if (r.routerId() == routerId) {
+                    continue;
                 }
+                if (waiting.incrementAndGet() > MAX_WAITING) {
+                    waiting.decrementAndGet();
+                    overflow.incrementAndGet();
+                    continue;
+                }
+                deliver.accept(r, waiting::decrementAndGet);
             } catch (IllegalArgumentException e) {
                 malformed.incrementAndGet();
                 LOG.debug("replica sync: {}", e.getMessage());

@@ -1,5 +1,6 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.select.ConfigOverride;
 import dev.kvindexer.select.Partition;
@@ -94,6 +95,23 @@ final class SelectJson {
                 pick(optionalU64(body, "max_num_batched_tokens"), base == null ? null : base.maxNumBatchedTokens()),
                 pick(optionalU64(body, "total_kv_blocks"), base == null ? null : base.totalKvBlocks()),
                 eagle, taints, extras, null, null);
+    }
+
+    /**
+     * Refuses a rank range the service cannot hold, before anything is built for it: more ranks than
+     * {@code maxRanks} (each is a listener and a scheduler row), or a rank past what the index stores.
+     */
+    static WorkerEntry checkRanks(WorkerEntry w, int maxRanks) {
+        if (w.rankCount() > maxRanks) {
+            throw HttpError.shape("`data_parallel_size`: " + w.rankCount() + " is over the limit of " + maxRanks
+                    + " ranks per worker (--max-worker-ranks)");
+        }
+        long last = w.firstRank() + Math.max(w.rankCount(), 1) - 1;
+        if (last > EventBatch.MAX_RANK) {
+            throw HttpError.shape("`data_parallel_start_rank`: dp_rank " + last + " is over " + EventBatch.MAX_RANK
+                    + ", the largest rank the index holds");
+        }
+        return w;
     }
 
     private static <T> T pick(T sent, T kept) {

@@ -18,6 +18,7 @@ import dev.kvindexer.select.SelectError;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
 import dev.kvindexer.select.WorkerEntry;
+import dev.kvindexer.web.BearerAuth;
 import dev.kvindexer.web.HttpEdge;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
@@ -82,7 +83,8 @@ public final class SelectServiceVerticle extends VerticleBase {
         this.hazelcast = hazelcast;
         this.random = new SplittableRandom(seed);
         this.state = new SelectionState(selection, () -> System.nanoTime() / 1_000_000, random,
-                new PendingSelections(config.cacheTtlMillis(), config.cacheMaxEntries(), config.cacheMaxBytes()));
+                new PendingSelections(config.cacheTtlMillis(), config.cacheMaxEntries(), config.cacheMaxBytes()),
+                config.limits().maxBookingBlocks(), config.limits().maxBookedBlocks());
     }
 
     @Override
@@ -95,7 +97,10 @@ public final class SelectServiceVerticle extends VerticleBase {
         if (config.replicaSyncPort() > 0) {
             long routerId = random.nextLong(1, Long.MAX_VALUE);
             replicas = new ReplicaSync(config.replicaSyncPort(), config.replicaSyncPeers(), routerId,
-                    r -> home.runOnContext(v -> state.applyRemote(r.event())));
+                    config.limits().maxBookingBlocks(), (r, applied) -> home.runOnContext(v -> {
+                        applied.run();
+                        state.applyRemote(r.event());
+                    }));
             state.onEvent(replicas::publish);
         }
         if (state.config().queueing()) {
@@ -113,7 +118,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                 wakeQueues();
             });
         }
-        return shared.compose(v -> HttpEdge.listen(vertx, router(), config.http(), SecuritySettings.NONE, config.host(),
+        return shared.compose(v -> HttpEdge.listen(vertx, router(), config.http(), config.security(), config.host(),
                 config.port())).onSuccess(edge -> server = edge);
     }
 
@@ -135,15 +140,20 @@ public final class SelectServiceVerticle extends VerticleBase {
         return server.actualPort();
     }
 
-    /** Messages taken from replica peers, and how many of them were malformed; zeros without replica sync. */
+    /**
+     * Messages taken from replica peers, how many of them were malformed, and how many were dropped while too many
+     * waited to be applied; zeros without replica sync.
+     */
     long[] replicaCounts() {
-        return replicas == null ? new long[2] : new long[] {replicas.received.get(), replicas.malformed.get()};
+        return replicas == null ? new long[3]
+                : new long[] {replicas.received.get(), replicas.malformed.get(), replicas.overflow.get()};
     }
 
     Router router() {
         Router router = Router.router(vertx);
         RequestPreamble preamble = RequestPreamble.install(router, "other",
                 (route, method, status, nanos) -> metrics.answered.answered(route, status), null, false);
+        guard(router, config.security());
         router.route().handler(ctx -> {
             if (closing) {
                 Responses.error(ctx, 503, "selection service is shutting down");
@@ -154,8 +164,8 @@ public final class SelectServiceVerticle extends VerticleBase {
         router.get("/health").handler(ctx -> Responses.json(ctx, 200, Responses.OK));
         router.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
                 .putHeader("content-type", PrometheusText.CONTENT_TYPE)
-                .end(metrics.render(state.schedulableWorkers(), state.activeReservations(),
-                        queues.values().stream().mapToInt(java.util.ArrayDeque::size).sum(), replicaCounts(),
+                .end(metrics.render(state.schedulableWorkers(), state.activeReservations(), state.bookedBlocks(),
+                        state.refusedRemoteBookings(), queues.values().stream().mapToInt(java.util.ArrayDeque::size).sum(), replicaCounts(),
                         micrometer.get())));
         router.get("/ready").handler(this::ready);
         body(router, HttpMethod.POST, "/workers", this::postWorker);
@@ -201,13 +211,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         router.get("/loads").handler(this::loads);
         body(router, HttpMethod.POST, "/potential_loads", ctx -> inspect(ctx, false));
         body(router, HttpMethod.POST, "/overlap_scores", ctx -> inspect(ctx, true));
-        router.get("/dump").handler(ctx -> index.dump().onComplete(ar -> {
-            if (ar.succeeded()) {
-                Responses.json(ctx, 200, ar.result());
-            } else {
-                Responses.error(ctx, 500, ar.cause().getMessage());
-            }
-        }));
+        router.get("/dump").handler(ctx -> index.dump(ctx.response()));
         router.get("/replica_sync/peers").handler(ctx -> Responses.json(ctx, 200,
                 new JsonArray(replicas == null ? List.of() : new ArrayList<Object>(replicas.peers())).encode()));
         body(router, HttpMethod.POST, "/replica_sync/register_peer", ctx -> {
@@ -223,6 +227,27 @@ public final class SelectServiceVerticle extends VerticleBase {
         JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
         preamble.labelRoutes(router);
         return router;
+    }
+
+    /**
+     * The indexer's rule on this port too: with a token, the routes that change the catalog or the replica peers need
+     * it (they add publishers to the index), and with {@code authAll} every route does. Selections and reservations
+     * are the routers' data path, as {@code /query} is on the indexer's port.
+     */
+    private static void guard(Router router, SecuritySettings security) {
+        if (security.authToken() == null) {
+            return;
+        }
+        BearerAuth auth = new BearerAuth(security.authToken());
+        if (security.authAll()) {
+            router.route().handler(auth);
+            return;
+        }
+        router.post("/workers").handler(auth);
+        router.patch("/workers/:worker_id").handler(auth);
+        router.delete("/workers/:worker_id").handler(auth);
+        router.post("/replica_sync/register_peer").handler(auth);
+        router.post("/replica_sync/deregister_peer").handler(auth);
     }
 
     /** A route with a JSON body under the reference's 8 MiB limit; a non-JSON Content-Type is a 415. */
@@ -263,14 +288,16 @@ public final class SelectServiceVerticle extends VerticleBase {
     }
 
     private void postWorker(RoutingContext ctx) {
-        WorkerEntry entry = SelectJson.worker(JsonRequest.of(ctx));
+        WorkerEntry entry = SelectJson.checkRanks(SelectJson.worker(JsonRequest.of(ctx)),
+                config.limits().maxWorkerRanks());
         answer(ctx, 201, workers.upsert(entry).map(SelectJson::record));
     }
 
     private void patchWorker(RoutingContext ctx) {
         long id = workerId(ctx);
         JsonRequest body = JsonRequest.of(ctx);
-        answer(ctx, 200, workers.patch(id, base -> SelectJson.worker(body, id, base.partition(), base))
+        answer(ctx, 200, workers.patch(id, base -> SelectJson.checkRanks(
+                SelectJson.worker(body, id, base.partition(), base), config.limits().maxWorkerRanks()))
                 .map(SelectJson::record));
     }
 

@@ -11,6 +11,7 @@ import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SelectLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
@@ -139,6 +140,26 @@ class ServeCommandTest {
         assertThrows(IllegalArgumentException.class, zero::config, "C20: port 0 is refused");
         ServeCommand beside = serve(Map.of(), "--select-port", "8092");
         assertEquals(Integer.valueOf(8092), beside.selectPort);
+        SelectServiceCommand plain = command("select-service", Map.of());
+        assertEquals(SelectLimits.DEFAULT, plain.config().limits());
+        SelectServiceCommand bounded = command("select-service", Map.of("KVINDEXER_SELECT_SERVICE_MAX_BOOKED_BLOCKS",
+                "1000"), "--max-worker-ranks", "8", "--max-booking-blocks", "100");
+        assertEquals(new SelectLimits(8, 100, 1000), bounded.config().limits());
+        SelectServiceCommand inverted = command("select-service", Map.of(), "--max-booking-blocks", "10",
+                "--max-booked-blocks", "5");
+        assertThrows(IllegalArgumentException.class, inverted::config);
+    }
+
+    /** The selection service beside the indexer takes the indexer's token and TLS, and its own limits. */
+    @Test
+    void theSelectPortIsGuardedLikeTheIndexerPort() {
+        ServeCommand serve = serve(Map.of("KVINDEXER_AUTH_TOKEN", "t"), "--auth-all", "--select-port", "8092",
+                "--max-worker-ranks", "16");
+        SelectServiceConfig select = serve.selectService(serve.config());
+        assertEquals(new SecuritySettings("t", true, null, null), select.security());
+        assertEquals(16, select.limits().maxWorkerRanks());
+        SelectServiceCommand standalone = command("select-service", Map.of("KVINDEXER_SELECT_SERVICE_AUTH_TOKEN", "s"));
+        assertEquals(new SecuritySettings("s", false, null, null), standalone.config().security());
     }
 
     @Test

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PartitionSnapshot;
 import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineConfig;
@@ -104,7 +105,9 @@ final class ClusterFixture implements AutoCloseable {
         }
         PartitionRef hosted = PartitionView.hostedOf(p);
         try {
-            return DumpBlocks.parse("{\"" + PARTITION + "\":" + await(hosted.dump()) + "}", PARTITION);
+            PartitionSnapshot snapshot = await(hosted.snapshot(PartitionSnapshot.Order.BREADTH_FIRST));
+            return DumpBlocks.parse("{\"" + PARTITION + "\":" + DumpBlocks.json(hosted.blockSize(), snapshot) + "}",
+                    PARTITION);
         } catch (Exception e) {
             throw new AssertionError("the hosted partition's dump failed", e);
         }

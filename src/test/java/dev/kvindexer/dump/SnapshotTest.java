@@ -12,6 +12,7 @@ import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.Partition;
+import dev.kvindexer.partition.PartitionSnapshot;
 import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.partition.StreamSpec;
 import dev.kvindexer.partition.Watermarks;
@@ -165,6 +166,25 @@ class SnapshotTest {
         assertEquals(List.of(KEY.dumpKey() + " bs=4", "failed x:y: busy"), binary.sections);
         assertTrue(binary.eventLines.size() < json.eventLines.size() / 4,
                 binary.eventLines.size() + " chains for " + json.eventLines.size() + " blocks");
+    }
+
+    /** The streamed /dump renders the breadth-first snapshot into exactly the text the index writes directly. */
+    @Test
+    void theJsonRenderedFromASnapshotIsTheDumpCharacterForCharacter() throws IOException {
+        Partition p = source();
+        byte[] breadthFirst = p.snapshot(PartitionSnapshot.Order.BREADTH_FIRST);
+        for (int piece : new int[] {1, 100, 1 << 16}) {
+            PartitionDumpJson renderer = new PartitionDumpJson(4, breadthFirst, new long[0]);
+            StringBuilder text = new StringBuilder();
+            int pieces = 0;
+            for (String s; (s = renderer.next(piece)) != null; pieces++) {
+                text.append(s);
+            }
+            assertEquals(p.dumpJson(), text.toString(), "pieces of " + piece + " characters");
+            assertTrue(piece > 100 || pieces > 10, pieces + " pieces of " + piece);
+        }
+        String lacking = new PartitionDumpJson(4, breadthFirst, new long[] {3, -1L}).next(1 << 30);
+        assertTrue(lacking.endsWith(",\"missing_instances\":[3,18446744073709551615]}"), lacking);
     }
 
     @Test

@@ -80,10 +80,20 @@ class StreamSequencerTest {
             seq.onReplayed(lastReplayId, batch(s));
         }
         seq.onReplayFinished(lastReplayId);
-        // The replayed tail already covered 3 and 4: the waiting live batches are duplicates now.
-        assertEquals(List.of("replay [0,3)", "apply 0", "apply 1", "apply 2", "apply 3", "apply 4", "stale 3", "stale 4"), log);
+        // Replayed batches at or past the requested end are not the replay's to apply: the live ones that waited are.
+        assertEquals(List.of("replay [0,3)", "apply 0", "apply 1", "apply 2", "apply 3", "apply 4"), log);
         assertEquals(4, watermark.seq());
         assertFalse(seq.replaying());
+    }
+
+    @Test
+    void aReplayedBatchFarPastTheRequestedEndMovesNoWatermark() {
+        live(3);
+        seq.onReplayed(lastReplayId, batch(1_000_000_000L));
+        seq.onReplayFinished(lastReplayId);
+        live(4);
+        assertEquals(List.of("replay [0,3)", "lost [0,3)", "apply 3", "apply 4"), log);
+        assertEquals(4, watermark.seq());
     }
 
     @Test

@@ -1,5 +1,7 @@
 package dev.kvindexer.support;
 
+import dev.kvindexer.dump.PartitionDumpJson;
+import dev.kvindexer.partition.PartitionSnapshot;
 import dev.kvindexer.sim.HeldBlock;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -17,6 +19,16 @@ import java.util.stream.Collectors;
  */
 public final class DumpBlocks {
     private DumpBlocks() {
+    }
+
+    /** A partition's /dump value rendered from its snapshot, as the route writes it. */
+    public static String json(int blockSize, PartitionSnapshot snapshot) throws java.io.IOException {
+        PartitionDumpJson renderer = new PartitionDumpJson(blockSize, snapshot.payload(), snapshot.missingInstances());
+        StringBuilder out = new StringBuilder();
+        for (String piece; (piece = renderer.next(1 << 16)) != null; ) {
+            out.append(piece);
+        }
+        return out.toString();
     }
 
     /** Every block in partition {@code dumpKey} ({@code model:tenant}); empty when the partition is absent. */

@@ -98,7 +98,7 @@ public final class RawHttp implements AutoCloseable {
         return parse(new String(all, StandardCharsets.ISO_8859_1));
     }
 
-    /** The next answer on a connection that stays open: headers, then a body of its content-length. */
+    /** The next answer on a connection that stays open: headers, then a body of its content-length or chunks. */
     public Answer answer(Duration timeout) {
         try {
             socket.setSoTimeout((int) timeout.toMillis());
@@ -113,11 +113,43 @@ public final class RawHttp implements AutoCloseable {
             }
             Answer headers = parse(head.toString(StandardCharsets.ISO_8859_1));
             String length = headers.header("content-length");
-            byte[] body = in.readNBytes(length == null ? 0 : Integer.parseInt(length));
+            byte[] body = "chunked".equalsIgnoreCase(headers.header("transfer-encoding")) ? chunks(in)
+                    : in.readNBytes(length == null ? 0 : Integer.parseInt(length));
             return new Answer(headers.status(), headers.headers(), new String(body, StandardCharsets.ISO_8859_1));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** A chunked body: hex size lines, each chunk and its CRLF, up to the empty last chunk and its trailer. */
+    private static byte[] chunks(InputStream in) throws IOException {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        while (true) {
+            String size = line(in);
+            int n = Integer.parseInt(size.split(";", 2)[0].trim(), 16);
+            if (n == 0) {
+                while (!line(in).isEmpty()) {
+                    // trailer fields
+                }
+                return body.toByteArray();
+            }
+            body.write(in.readNBytes(n));
+            line(in);
+        }
+    }
+
+    private static String line(InputStream in) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int b;
+        while ((b = in.read()) != '\n') {
+            if (b < 0) {
+                throw new AssertionError("closed inside a chunked body");
+            }
+            if (b != '\r') {
+                out.write(b);
+            }
+        }
+        return out.toString(StandardCharsets.ISO_8859_1);
     }
 
     private byte[] readUntilClosed(Duration timeout) {
