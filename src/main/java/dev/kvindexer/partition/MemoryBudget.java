@@ -14,6 +14,15 @@ import java.util.concurrent.atomic.LongAdder;
 public final class MemoryBudget {
     /** No limit: for tests and tools that build partitions without a node. */
     public static final MemoryBudget UNLIMITED = new MemoryBudget(Long.MAX_VALUE);
+    /** What a partition holds beside its index: its actor, its consumer, its streams' maps (measured, rounded up). */
+    static final long PARTITION_OVERHEAD_BYTES = 16 * 1024;
+    /** What a partition holds however empty: its index's first arrays and its overhead. */
+    public static final long PARTITION_FIXED_BYTES = new PartitionIndex(16).memoryBytes() + PARTITION_OVERHEAD_BYTES;
+    /**
+     * The part of the budget the partitions' fixed costs may take together. The rest is for blocks, which eviction
+     * can give back; fixed costs it cannot, so past this share a new partition is refused.
+     */
+    static final double FIXED_SHARE = 0.5;
 
     private final long limit;
     private final AtomicLong used = new AtomicLong();
@@ -40,6 +49,20 @@ public final class MemoryBudget {
         return evicted.sum();
     }
 
+    /**
+     * Why a node with {@code partitions} partitions cannot create one more, or null when it can: their fixed costs
+     * together would pass {@link #FIXED_SHARE} of the budget.
+     */
+    public String refuseNewPartition(int partitions) {
+        long fixed = (partitions + 1L) * PARTITION_FIXED_BYTES;
+        if (limit == Long.MAX_VALUE || fixed <= limit * FIXED_SHARE) {
+            return null;
+        }
+        return "the index memory budget (--max-index-memory, " + limit + " bytes) holds no more partitions: "
+                + partitions + " partitions take " + (partitions * PARTITION_FIXED_BYTES)
+                + " bytes of it before any block, and their fixed cost may take at most half of it";
+    }
+
     /** One partition's account: touched only by that partition's actor. */
     Share share() {
         return new Share();
@@ -52,7 +75,7 @@ public final class MemoryBudget {
 
         /** Reports the index's size after a change, and evicts when the node is over budget. */
         void changed(PartitionIndex index) {
-            long now = index.memoryBytes();
+            long now = index.memoryBytes() + PARTITION_OVERHEAD_BYTES;
             long total = used.addAndGet(now - reported);
             reported = now;
             double factor = 0;
@@ -66,8 +89,8 @@ public final class MemoryBudget {
                 factor = shrink;
             }
             if (factor > 0) {
-                index.evictTo((long) (now * factor));
-                now = index.memoryBytes();
+                index.evictTo((long) (now * factor) - PARTITION_OVERHEAD_BYTES);
+                now = index.memoryBytes() + PARTITION_OVERHEAD_BYTES;
                 used.addAndGet(now - reported);
                 reported = now;
             }

@@ -42,6 +42,14 @@ public final class PartitionHost {
         }
     }
 
+    /**
+     * Why a node with {@code partitions} partitions may not create another, or null: the memory budget cannot hold
+     * its fixed cost ({@link MemoryBudget#refuseNewPartition}).
+     */
+    public String refuseNewPartition(int partitions) {
+        return budget.refuseNewPartition(partitions);
+    }
+
     /** A handle on a new partition, not started: no I/O, so a registry can allocate under its lock. */
     public PartitionRef allocate(PartitionKey key, int blockSize) {
         return new LocalPartition(key, blockSize, incarnations.getAndIncrement(), vertx, inFlight);

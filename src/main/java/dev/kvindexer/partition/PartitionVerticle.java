@@ -31,6 +31,8 @@ final class PartitionVerticle extends VerticleBase {
     public Future<?> start() {
         // localConsumer: partitions are per node, and a clustered consumer would write every one into Hazelcast.
         consumer = vertx.eventBus().localConsumer(address, this::handle);
+        // Counted from the start: an empty partition's arrays and actor are heap too.
+        memory.changed(partition.index());
         return consumer.completion();
     }
 

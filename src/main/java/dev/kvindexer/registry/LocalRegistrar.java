@@ -92,7 +92,12 @@ public final class LocalRegistrar implements Registrar {
 
     /** The partition a peer's dump fills, deployed; fails when it exists here with another block size. */
     public Future<PartitionRef> ensurePartition(PartitionKey key, int blockSize) {
-        Registry.Registration reg = registry.ensurePartition(key, blockSize);
+        Registry.Registration reg;
+        try {
+            reg = registry.ensurePartition(key, blockSize);
+        } catch (RegistryException full) {
+            return Future.failedFuture(full);
+        }
         if (reg == null) {
             return Future.failedFuture(new RegistryException(409, "block_size mismatch for " + Registry.describe(key)
                     + ": dump has " + blockSize));

@@ -114,6 +114,9 @@ public final class Registry {
             throw duplicate(r.workerId(), r.dpRank());
         }
         PartitionRef partition = partitions.get(r.partition());
+        if (partition == null) {
+            refuseIfFull();
+        }
         if (partition != null && partition.blockSize() != r.blockSize()) {
             throw new RegistryException(409, "block_size mismatch for " + describe(r.partition())
                     + ": existing=" + partition.blockSize() + ", requested=" + r.blockSize());
@@ -199,15 +202,24 @@ public final class Registry {
      * The partition for a peer's dump: created when absent (with no workers yet). Null when it exists with another
      * block size, whose blocks could never match here.
      */
-    public synchronized Registration ensurePartition(PartitionKey key, int blockSize) {
+    public synchronized Registration ensurePartition(PartitionKey key, int blockSize) throws RegistryException {
         PartitionRef p = partitions.get(key);
         if (p != null) {
             return p.blockSize() == blockSize ? new Registration(p, false, null) : null;
         }
+        refuseIfFull();
         p = view.apply(host.allocate(key, blockSize));
         partitions.put(key, p);
         partitionInstances.put(key, new ArrayList<>());
         return new Registration(p, true, null);
+    }
+
+    /** Refuses a new partition the node's memory budget cannot hold (409, as the other refusals of state). */
+    private void refuseIfFull() throws RegistryException {
+        String full = host.refuseNewPartition(partitions.size());
+        if (full != null) {
+            throw new RegistryException(409, full);
+        }
     }
 
     /** The current listener of (instance, dp_rank), or null. */

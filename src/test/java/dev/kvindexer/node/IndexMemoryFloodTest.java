@@ -129,6 +129,44 @@ class IndexMemoryFloodTest {
         }
     }
 
+    /**
+     * Thousands of registrations, each of a model of its own, on a small heap: every partition's fixed cost counts in
+     * the budget, and once those fixed costs would take half of it a new partition is refused with 409 and a clear
+     * text, while the node stays up and within its budget.
+     */
+    @Test
+    void aFloodOfPartitionsIsRefusedOnceTheBudgetCannotHoldThem() throws Exception {
+        node = ChildNode.start(logs, "partitions", List.of("-Xmx256m", "-XX:+ExitOnOutOfMemoryError"),
+                List.of("--max-index-memory", "64m", "--threads", "2", "--ingest-threads", "1"));
+        HttpJson http = new HttpJson(node.awaitReady(Duration.ofSeconds(60)));
+        int accepted = 0;
+        int refused = 0;
+        String refusal = null;
+        for (int i = 0; i < 2_000; i++) {
+            HttpResponse<String> r = http.post("/register", new JsonObject().put("instance_id", i + 1)
+                    .put("endpoint", "tcp://127.0.0.1:9").put("model_name", "model-" + i).put("block_size", BLOCK)
+                    .encode());
+            if (r.statusCode() == 201) {
+                accepted++;
+            } else {
+                assertEquals(409, r.statusCode(), r.body());
+                refused++;
+                refusal = new JsonObject(r.body()).getString("error");
+            }
+        }
+        assertTrue(accepted > 100 && refused > 1_000, accepted + " accepted, " + refused + " refused");
+        assertTrue(refusal.contains("--max-index-memory"), refusal);
+        MetricsPage m = MetricsPage.of(http);
+        long used = figure(m, USED);
+        long budget = figure(m, BUDGET_LINE);
+        assertTrue(used >= accepted * 100_000L && used <= budget / 2, used + " bytes held of " + budget);
+        assertEquals(accepted, new JsonArray(http.get("/workers").body()).size());
+        assertEquals(200, http.get("/health").statusCode());
+        // A model that has a partition still takes workers.
+        assertEquals(201, http.post("/register", new JsonObject().put("instance_id", 100_000).put("endpoint",
+                "tcp://127.0.0.1:9").put("model_name", "model-0").put("block_size", BLOCK).encode()).statusCode());
+    }
+
     /** A sample of the page; 0 while a counter has none yet (no stored event applied). */
     private static long figure(MetricsPage page, String series) {
         return page.has(series) ? (long) page.value(series) : 0;

@@ -29,7 +29,8 @@ class MemoryBudgetTest {
             store(small, rnd);
             smallShare.changed(small);
             assertTrue(budget.usedBytes() <= limit, "round " + round + ": " + budget.usedBytes());
-            assertEquals(big.memoryBytes() + small.memoryBytes(), budget.usedBytes(), "the sum of what each reported");
+            assertEquals(big.memoryBytes() + small.memoryBytes() + 2 * MemoryBudget.PARTITION_OVERHEAD_BYTES,
+                    budget.usedBytes(), "the sum of what each reported, with each partition's overhead");
         }
         assertTrue(budget.evictedBlocks() > 0);
         assertEquals(big.evictedBlocks() + small.evictedBlocks(), budget.evictedBlocks());
@@ -37,7 +38,19 @@ class MemoryBudgetTest {
                 "the partition that grows faster keeps more: " + big.blockCount() + " vs " + small.blockCount());
 
         smallShare.closed();
-        assertEquals(big.memoryBytes(), budget.usedBytes(), "a closed partition no longer counts");
+        assertEquals(big.memoryBytes() + MemoryBudget.PARTITION_OVERHEAD_BYTES, budget.usedBytes(),
+                "a closed partition no longer counts");
+    }
+
+    @Test
+    void newPartitionsAreRefusedOnceTheirFixedCostWouldTakeHalfTheBudget() {
+        long limit = 20 * MemoryBudget.PARTITION_FIXED_BYTES;
+        MemoryBudget budget = new MemoryBudget(limit);
+        assertEquals(null, budget.refuseNewPartition(9), "the tenth takes exactly half");
+        String refusal = budget.refuseNewPartition(10);
+        assertTrue(refusal != null && refusal.contains("--max-index-memory") && refusal.contains("10 partitions"),
+                refusal);
+        assertEquals(null, MemoryBudget.UNLIMITED.refuseNewPartition(1_000_000));
     }
 
     /** 1,000 chains of 8 blocks. */
