@@ -10,6 +10,8 @@ import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.selectservice.IndexAccess;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpServerResponse;
+import dev.kvindexer.registry.RegistryException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -22,8 +24,26 @@ public final class EmbeddedIndex implements IndexAccess {
     }
 
     @Override
-    public Future<Void> register(RegisterRequest request) {
-        return node.registrar().register(request);
+    public Future<Void> registerAll(List<RegisterRequest> requests) {
+        try {
+            for (RegisterRequest r : requests) {
+                node.registry().checkRegister(r);
+            }
+        } catch (RegistryException refused) {
+            return Future.failedFuture(refused);
+        }
+        List<Future<Void>> registered = new ArrayList<>();
+        for (RegisterRequest r : requests) {
+            registered.add(node.registrar().register(r));
+        }
+        return Future.join(registered).transform(ar -> {
+            if (ar.succeeded() || requests.isEmpty()) {
+                return Future.succeededFuture();
+            }
+            RegisterRequest first = requests.get(0);
+            return unregister(first.workerId(), first.partition()).otherwiseEmpty()
+                    .compose(v -> Future.failedFuture(ar.cause()));
+        });
     }
 
     @Override

@@ -19,8 +19,11 @@ public interface IndexAccess {
         return new PartitionKey(p.modelName(), p.routingGroup());
     }
 
-    /** One rank's publisher; fails with the registry's refusal. */
-    Future<Void> register(RegisterRequest request);
+    /**
+     * Every rank's publisher of one worker, all or nothing: each is checked first, so a refusal (a conflict, no room
+     * for the listeners) creates nothing; a listener that fails to start takes the others back out.
+     */
+    Future<Void> registerAll(List<RegisterRequest> requests);
 
     /** Every rank of a worker in a partition (nothing when it has none). */
     Future<Void> unregister(long workerId, PartitionKey partition);

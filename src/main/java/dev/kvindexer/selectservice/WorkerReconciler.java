@@ -138,14 +138,12 @@ final class WorkerReconciler {
                         + refusal);
             }
         }
-        Future<Void> chain = partition;
+        List<RegisterRequest> ranks = new java.util.ArrayList<>();
         for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
-            RegisterRequest request = new RegisterRequest(w.workerId(), (int) r, w.eventsEndpoint(r),
-                    w.replayEndpoint(), key, blockSize);
-            chain = chain.compose(v -> index.register(request));
+            ranks.add(new RegisterRequest(w.workerId(), (int) r, w.eventsEndpoint(r), w.replayEndpoint(), key,
+                    blockSize));
         }
-        return chain.recover(t -> index.unregister(w.workerId(), key).otherwiseEmpty()
-                .compose(v -> Future.failedFuture(t)));
+        return partition.compose(v -> index.registerAll(ranks));
     }
 
     /** Runs catalog changes one after another. */

@@ -62,6 +62,27 @@ class SelectServiceLimitsTest {
         assertEquals(2L, new JsonArray(f.http.get("/workers").body()).getJsonObject(0).getLong("data_parallel_size"));
     }
 
+    /**
+     * Every rank is checked before any listener is created: a worker whose third rank conflicts with a registration
+     * the indexer already has creates nothing, and the existing registration stays.
+     */
+    @Test
+    void aConflictOnOneRankCreatesNothing() throws Exception {
+        f = SelectServiceFixture.start(Map.of());
+        HttpJson indexer = new HttpJson(f.node.httpPort());
+        assertEquals(201, indexer.post("/register", "{\"instance_id\":7,\"dp_rank\":2,\"endpoint\":"
+                + "\"tcp://127.0.0.1:9\",\"model_name\":\"model\",\"block_size\":4}").statusCode());
+        String worker = "{\"worker_id\":7,\"model_name\":\"model\",\"endpoint\":\"http://w:8000\",\"block_size\":4,"
+                + "\"data_parallel_size\":3,\"kv_events_endpoints\":{\"0\":\"tcp://127.0.0.1:10\","
+                + "\"1\":\"tcp://127.0.0.1:11\",\"2\":\"tcp://127.0.0.1:12\"}}";
+        JsonObject record = new JsonObject(f.http.post("/workers", worker).body());
+        assertEquals("incomplete", record.getString("lifecycle"), record.encode());
+        assertTrue(record.getJsonArray("not_schedulable_reasons").getString(0).contains("dp_rank 2"), record.encode());
+        JsonObject listeners = new JsonArray(indexer.get("/workers").body()).getJsonObject(0).getJsonObject("listeners");
+        assertEquals(java.util.Set.of("2"), listeners.fieldNames(), "ranks 0 and 1 were never created: " + listeners);
+        assertEquals("tcp://127.0.0.1:9", listeners.getJsonObject("2").getString("endpoint"));
+    }
+
     @Test
     void ranksPastTheIndexAreRefusedAndTheLastOneWorks() throws Exception {
         f = SelectServiceFixture.start(EVENTS_OFF);
