@@ -1,5 +1,6 @@
 package dev.kvindexer.registry;
 
+import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
@@ -100,6 +101,10 @@ public final class Registry {
 
     /** Throws what {@link #register} would refuse {@code r} with, changing nothing. */
     public synchronized void checkRegister(RegisterRequest r) throws RegistryException {
+        if (r.dpRank() < 0 || r.dpRank() > EventBatch.MAX_RANK) {
+            throw new RegistryException(422, "`dp_rank`: " + Integer.toUnsignedString(r.dpRank()) + " is over "
+                    + EventBatch.MAX_RANK + ", the largest rank the index holds");
+        }
         String id = Long.toUnsignedString(r.workerId());
         Worker worker = byId.get(r.workerId());
         if (worker != null && !Objects.equals(worker.name, r.publisher().name())) {

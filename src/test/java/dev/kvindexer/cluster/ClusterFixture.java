@@ -162,6 +162,23 @@ final class ClusterFixture implements AutoCloseable {
         return workers.encode();
     }
 
+    /**
+     * As {@link #sharedWorkers}, without listener states: in a sharded cluster a node shows the instances it does not
+     * hold as {@code remote}, so only the registrations themselves are shared.
+     */
+    String sharedRegistrations(int port) {
+        JsonArray workers = new JsonArray(sharedWorkers(port));
+        for (int i = 0; i < workers.size(); i++) {
+            JsonObject w = workers.getJsonObject(i);
+            w.remove("status");
+            JsonObject listeners = w.getJsonObject("listeners");
+            for (String rank : listeners.fieldNames()) {
+                listeners.getJsonObject(rank).remove("status");
+            }
+        }
+        return workers.encode();
+    }
+
     int workerCount(int port) {
         return new JsonArray(workers(port)).size();
     }

@@ -2,6 +2,8 @@ package dev.kvindexer.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
@@ -11,6 +13,7 @@ import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ChaosReport;
 import dev.kvindexer.support.ChildNode;
 import dev.kvindexer.support.ClusterNodes;
+import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
@@ -32,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Cycle after cycle for minutes: one or both child nodes of a three-node cluster killed with SIGKILL while engines
  * publish, sometimes a worker unregistered and registered again while they are down, then the nodes started again.
  * After every cycle all three must list the same workers and hold exactly what the engines hold; the report gives
- * how long that took.
+ * how long that took. The sharded run (R = 2) always kills both children, so the shards they alone held must be
+ * rebuilt from the engines by the survivor, and every node's answers must equal a standalone node's.
  */
 @Tag("chaos")
 // Chaos runs last as long as they are asked to (-Dkvindexer.chaos.minutes), far beyond the default test timeout.
@@ -57,40 +61,68 @@ class ClusterKillChaosTest {
         cluster.close();
     }
 
-    private ChildNode child() {
-        ChildNode c = ChildNode.start(logs, "node-" + started++, List.of("--cluster", "--cluster-name", cluster.name(),
+    private ChildNode child(int replicationFactor) {
+        List<String> args = new ArrayList<>(List.of("--cluster", "--cluster-name", cluster.name(),
                 "--cluster-members", "127.0.0.1", "--cluster-host", "127.0.0.1", "--threads", "2",
                 "--ingest-threads", "1", "--cluster-reconcile-interval", "1"));
+        if (replicationFactor != ClusterSettings.FULL) {
+            args.addAll(List.of("--replication-factor", Integer.toString(replicationFactor)));
+        }
+        ChildNode c = ChildNode.start(logs, "node-" + started++, args);
         children.add(c);
         return c;
     }
 
     @Test
     void nodesKilledAgainAndAgainUnderLoadAlwaysComeBackExact() throws Exception {
+        run("cluster-kill", ClusterSettings.FULL, false);
+    }
+
+    @Test
+    void shardedNodesBothKilledAgainAndAgainAlwaysComeBackExact() throws Exception {
+        run("sharded-kill", 2, true);
+    }
+
+    /** {@code alwaysBoth}: every cycle kills both children, else one or both at random. */
+    private void run(String name, int replicationFactor, boolean alwaysBoth) throws Exception {
         double minutes = ChaosReport.minutes(5);
-        ChaosReport report = new ChaosReport("cluster-kill");
-        IndexerNode survivor = cluster.start(c -> c.withCluster(c.cluster().withReconcileInterval(Duration.ofSeconds(1))));
-        ChildNode[] nodes = {child(), child()};
+        ChaosReport report = new ChaosReport(name);
+        IndexerNode survivor = cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(replicationFactor)
+                .withReconcileInterval(Duration.ofSeconds(1))));
+        IndexerNode reference = IndexerNode.start(ServeConfig.local(0));
+        try {
+            cycles(report, minutes, survivor, reference, replicationFactor, alwaysBoth);
+        } finally {
+            reference.close();
+        }
+    }
+
+    private void cycles(ChaosReport report, double minutes, IndexerNode survivor, IndexerNode reference,
+                        int replicationFactor, boolean alwaysBoth) throws Exception {
+        ChildNode[] nodes = {child(replicationFactor), child(replicationFactor)};
         for (ChildNode n : nodes) {
             n.awaitReady(START);
         }
         List<Integer> ports = List.of(survivor.httpPort(), nodes[0].httpPort(), nodes[1].httpPort());
         List<SimulatedEngine> engines = new ArrayList<>();
         for (int i = 0; i < ENGINES; i++) {
-            SimulatedEngine e = fixture.engine(EngineConfig.local(901 + i, 0));
+            // A ring that holds an engine's whole run: a shard whose every holder died is rebuilt from it.
+            SimulatedEngine e = fixture.engine(EngineConfig.local(901 + i, 0).withReplayCapacity(1 << 20));
             engines.add(e);
             fixture.register(ports.get(i % 3), e);
+            fixture.register(reference.httpPort(), e);
         }
         SplittableRandom rnd = new SplittableRandom(901);
+        List<int[]> prompts = new ArrayList<>();
         List<Long> convergeMillis = new ArrayList<>();
         int singleKills = 0;
         int doubleKills = 0;
         int churned = 0;
         long end = System.nanoTime() + (long) (minutes * 60e9);
         while (System.nanoTime() < end) {
-            Thread traffic = traffic(engines);
+            Thread traffic = traffic(engines, prompts);
             LockSupport.parkNanos(Duration.ofSeconds(2).toNanos());
-            boolean both = rnd.nextBoolean();
+            boolean both = alwaysBoth || rnd.nextBoolean();
             List<Integer> victims = both ? List.of(0, 1) : List.of(rnd.nextInt(2));
             for (int v : victims) {
                 nodes[v].kill();
@@ -112,7 +144,7 @@ class ClusterKillChaosTest {
             }
             LockSupport.parkNanos(Duration.ofSeconds(2).toNanos());
             for (int v : victims) {
-                nodes[v] = child();
+                nodes[v] = child(replicationFactor);
             }
             for (int v : victims) {
                 nodes[v].awaitReady(START);
@@ -122,31 +154,61 @@ class ClusterKillChaosTest {
             ClusterFixture.awaitIdle(engines.toArray(new SimulatedEngine[0]));
             long from = System.nanoTime();
             Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(new SimulatedEngine[0]));
-            String workers = fixture.sharedWorkers(survivor.httpPort());
+            java.util.function.IntFunction<String> shared = replicationFactor == ClusterSettings.FULL
+                    ? fixture::sharedWorkers : fixture::sharedRegistrations;
+            String workers = shared.apply(survivor.httpPort());
             assertEquals(ENGINES, new JsonArray(workers).size(), workers);
+            fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(), truth, () -> "");
             for (int port : List.of(survivor.httpPort(), nodes[0].httpPort(), nodes[1].httpPort())) {
-                Await.equal("/workers of node " + port, CONVERGE, workers, () -> fixture.sharedWorkers(port));
+                Await.equal("/workers of node " + port, CONVERGE, workers, () -> shared.apply(port));
                 fixture.awaitBlocks("node " + port + " holds what the engines hold", port, truth, () -> "");
+                awaitAnswersLike(reference, port, prompts);
             }
             convergeMillis.add((System.nanoTime() - from) / 1_000_000);
         }
         List<Long> sorted = convergeMillis.stream().sorted().toList();
-        report.line("| run | %.1f min, 3 nodes (2 in their own JVMs, killed with SIGKILL), %d engines publishing |",
-                minutes, ENGINES);
+        report.line("| run | %.1f min, 3 nodes (2 in their own JVMs, killed with SIGKILL), %s, %d engines publishing |",
+                minutes, replicationFactor == ClusterSettings.FULL ? "full replicas" : "R = " + replicationFactor,
+                ENGINES);
         report.line("| cycles / single kills / double kills / churned registrations | %d / %d / %d / %d |",
                 sorted.size(), singleKills, doubleKills, churned);
-        report.line("| every cycle converged (same /workers, dumps equal the engines) | yes, %d of %d |",
-                sorted.size(), sorted.size());
+        report.line("| every cycle converged (same /workers, dumps equal the engines, answers equal a standalone "
+                + "node's) | yes, %d of %d |", sorted.size(), sorted.size());
+        report.line("| shards rebuilt from the engines (survivor) | %d |", (long) MetricsPage.of(
+                fixture.http(survivor.httpPort())).value("kvindexer_shard_rebuilds_total"));
         report.line("| convergence after the engines went idle, min / median / max | %d / %d / %d ms |",
                 sorted.get(0), sorted.get(sorted.size() / 2), sorted.get(sorted.size() - 1));
     }
 
-    private Thread traffic(List<SimulatedEngine> engines) {
+    /** The last prompts sent, answered on {@code port} exactly as the standalone reference answers them. */
+    private void awaitAnswersLike(IndexerNode reference, int port, List<int[]> prompts) {
+        List<int[]> last;
+        synchronized (prompts) {
+            last = new ArrayList<>(prompts.subList(Math.max(0, prompts.size() - 20), prompts.size()));
+        }
+        Await.until("node " + port + " answers like the reference", CONVERGE, () -> {
+            for (int[] p : last) {
+                var expected = fixture.query(reference.httpPort(), p);
+                var got = fixture.query(port, p);
+                if (got.statusCode() != 200 || !expected.body().equals(got.body())
+                        || got.headers().firstValue("x-kvindexer-missing-instances").isPresent()) {
+                    return false;
+                }
+            }
+            return true;
+        });
+    }
+
+    private Thread traffic(List<SimulatedEngine> engines, List<int[]> sent) {
         publishing.set(true);
         SyntheticPrompts prompts = SyntheticPrompts.standard(started, ClusterFixture.BLOCK);
         Thread t = new Thread(() -> {
             for (int i = 0; publishing.get(); i++) {
-                engines.get(i % engines.size()).submit(prompts.next());
+                int[] p = prompts.next();
+                synchronized (sent) {
+                    sent.add(p);
+                }
+                engines.get(i % engines.size()).submit(p);
                 LockSupport.parkNanos(2_000_000);
             }
         }, "traffic");
