@@ -126,6 +126,16 @@ class IndexMemoryFloodTest {
             assertEquals(200, r.statusCode(), r.body());
             assertEquals(BLOCKS_PER_BATCH * BLOCK, new JsonObject(r.body()).getJsonObject("scores").getJsonObject("1")
                     .getInteger("0"), "matched tokens");
+
+            // The whole index as JSON, several times the budget as text: the node streams it from a compact snapshot.
+            long held = figure(MetricsPage.of(http), "kvindexer_blocks{model=\"m\",tenant=\"default\",tier=\"device\"}");
+            HttpResponse<String> dump = http.get("/dump");
+            assertEquals(200, dump.statusCode());
+            long events = dump.body().split("\"block_hash\":", -1).length - 1;
+            System.out.printf("flood: /dump of %,d blocks is %,d bytes of JSON%n", events, dump.body().length());
+            assertEquals(held, events, "every held block is in the dump");
+            assertTrue(dump.body().length() > 2 * budget, "the text is larger than the budget: " + dump.body().length());
+            assertEquals(200, http.get("/health").statusCode(), "the node is still up");
         }
     }
 
