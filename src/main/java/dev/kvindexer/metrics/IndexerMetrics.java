@@ -199,6 +199,13 @@ public final class IndexerMetrics {
             String[] sourceReason = k.split("\\|", 2);
             out.sample("kvindexer_cluster_values_rejected_total", n, "source", sourceReason[0], "reason", sourceReason[1]);
         });
+        out.family("kvindexer_cluster_connections_refused_total", "counter",
+                "Connections to a cluster port closed for what they sent: port (bus, member) and reason (frame_size, "
+                        + "busy, tls_handshake, packet_size, no_handshake, invalid_packet).");
+        cluster.refusedConnectionSnapshot().forEach((k, n) -> {
+            String[] portReason = k.split("\\|", 2);
+            out.sample("kvindexer_cluster_connections_refused_total", n, "port", portReason[0], "reason", portReason[1]);
+        });
         out.family("kvindexer_cluster_repairs_total", "counter",
                 "Differences a full reconcile with the cluster map found and repaired, by action.");
         cluster.repairSnapshot().forEach((action, n) -> out.sample("kvindexer_cluster_repairs_total", n, "action", action));
