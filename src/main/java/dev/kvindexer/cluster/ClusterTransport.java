@@ -18,7 +18,8 @@ import java.util.concurrent.RejectedExecutionException;
  * The two ports a clustered node opens to the others, hardened against whoever else reaches them. The Hazelcast
  * member bounds every packet before it allocates it ({@link MemberGuard}); the event bus bounds every frame before
  * Vert.x buffers it ({@link BusFrameGuard}) and, under an auth token, speaks mutual TLS with a key derived from the
- * token ({@link BusKeys}), so only holders of the token exchange a byte with it.
+ * token ({@link BusKeys}), so only holders of the token exchange a byte with it. Every member also holds the token's
+ * seal for values stored in the cluster ({@link SealedBytes}).
  */
 public final class ClusterTransport {
     /** The member attribute Vert.x reads its node id from when it is handed a running member. */
@@ -48,6 +49,7 @@ public final class ClusterTransport {
         // Vert.x does both when it starts the member itself: its own shutdown runs first, and it needs its id.
         config.setProperty("hazelcast.shutdownhook.enabled", "false");
         config.getMemberAttributeConfig().setAttribute(VERTX_NODE_ID, UUID.randomUUID().toString());
+        SealedBytes.install(config, authToken, counters);
         BusKeys keys = authToken == null ? null : BusKeys.derive(authToken);
         int busLimit = BusFrameGuard.limit(recoveryMaxBytes, Runtime.getRuntime().maxMemory());
         BusFrameGuard busGuard = new BusFrameGuard(busLimit, keys != null, counters);

@@ -194,7 +194,8 @@ public final class IndexerMetrics {
     private static void cluster(PrometheusText out, ClusterCounters cluster) {
         out.family("kvindexer_cluster_values_rejected_total", "counter",
                 "Values from cluster maps or the event bus that were ignored: source (registrations, tombstones, members, "
-                        + "announcements, shard_queries) and reason (invalid, unsigned, bad_signature).");
+                        + "announcements, shard_queries, reservations, reservation_pushes) and reason (invalid, unsigned, "
+                        + "bad_signature).");
         cluster.rejectedSnapshot().forEach((k, n) -> {
             String[] sourceReason = k.split("\\|", 2);
             out.sample("kvindexer_cluster_values_rejected_total", n, "source", sourceReason[0], "reason", sourceReason[1]);
