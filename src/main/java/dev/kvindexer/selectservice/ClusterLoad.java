@@ -17,6 +17,7 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -196,7 +197,7 @@ final class ClusterLoad {
                     for (Map.Entry<String, byte[]> e : snapshot.entrySet()) {
                         byte[] bytes = seals.open(RECORDS, e.getKey(), e.getValue());
                         if (bytes == null) {
-                            map.removeAsync(e.getKey());
+                            map.submitToKey(e.getKey(), new Drop(e.getValue()));
                             continue;
                         }
                         ReservationRecord r;
@@ -204,7 +205,7 @@ final class ClusterLoad {
                             r = ReservationRecord.decode(bytes);
                         } catch (IllegalArgumentException ex) {
                             LOG.warn("cluster reservations: dropping an undecodable record {}", e.getKey());
-                            map.removeAsync(e.getKey());
+                            map.submitToKey(e.getKey(), new Drop(e.getValue()));
                             continue;
                         }
                         if (now - r.bookedAtMillis() > expiryMillis) {
@@ -266,6 +267,24 @@ final class ClusterLoad {
                 return entry.getValue();
             }
             entry.setValue(record);
+            return null;
+        }
+    }
+
+    /** Removes the record if it is still these bytes: a booking claimed since the pass read the map stays. */
+    static final class Drop implements EntryProcessor<String, byte[], byte[]> {
+        private static final long serialVersionUID = 1L;
+        private final byte[] bytes;
+
+        Drop(byte[] bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public byte[] process(Map.Entry<String, byte[]> entry) {
+            if (Arrays.equals(entry.getValue(), bytes)) {
+                entry.setValue(null);
+            }
             return null;
         }
     }
