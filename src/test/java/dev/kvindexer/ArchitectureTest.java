@@ -61,7 +61,7 @@ class ArchitectureTest {
                 .whereLayer("Load").mayNotAccessAnyLayer()
                 .whereLayer("Simulator").mayOnlyBeAccessedByLayers("Cli")
                 .whereLayer("Http").mayOnlyBeAccessedByLayers("Node")
-                .whereLayer("Cluster").mayOnlyBeAccessedByLayers("Node", "Http")
+                .whereLayer("Cluster").mayOnlyBeAccessedByLayers("Node", "Http", "SelectService")
                 .whereLayer("Registry").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "SelectService")
                 .whereLayer("Ingest").mayOnlyBeAccessedByLayers("Node", "Http", "Cluster", "Registry")
                 .whereLayer("Conductor").mayOnlyBeAccessedByLayers("Node", "Http", "Registry", "Ingest")

@@ -1,6 +1,7 @@
 package dev.kvindexer.bench;
 
 import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
@@ -26,7 +27,9 @@ import org.zeromq.ZMQ;
  * local one. Every configuration runs real nodes in this JVM on loopback: {@code engines} publishers (raw ZMQ, the
  * vLLM batch format) each store {@code chains} distinct 128-block chains; then the first node answers {@code queries}
  * /query requests of 64-block prompts, one at a time, alternating with a standalone node fed the same engines (the
- * answers must be equal). Configurations: 2 and 3 nodes with R = 1 and 2, then one node.
+ * answers must be equal). Configurations: 2 and 3 nodes with R = 1 and 2, then one node, or those of
+ * {@code -Dkvindexer.bench.configs=2x1,3x2}. With {@code -Dkvindexer.bench.token=T} each configuration runs twice,
+ * without and with the auth token (whose bus speaks TLS and whose shard messages are sealed).
  *
  * <pre>java -Xmx6g -cp target/benchmarks.jar dev.kvindexer.bench.ShardBench [engines] [chains] [queries]</pre>
  */
@@ -35,6 +38,7 @@ public final class ShardBench {
     private static final int CHAIN = 128;
     private static final int PROMPT_BLOCKS = 64;
     private static final Pattern MEMORY = Pattern.compile("(?m)^kvindexer_index_memory_used_bytes (\\S+)$");
+    private static final String TOKEN = System.getProperty("kvindexer.bench.token");
 
     private ShardBench() {
     }
@@ -51,13 +55,29 @@ public final class ShardBench {
         IndexerNode local = IndexerNode.start(ServeConfig.local(0));
         try (ZContext ctx = new ZContext()) {
             feed(w, List.of(local), 1, ctx);
-            int[][] configs = {{2, 1}, {2, 2}, {3, 1}, {3, 2}, {1, ClusterSettings.FULL}};
-            for (int[] c : configs) {
-                run(w, c[0], c[1], local);
+            for (int[] c : configs(System.getProperty("kvindexer.bench.configs"))) {
+                run(w, c[0], c[1], null, local);
+                if (TOKEN != null && c[0] > 1) {
+                    run(w, c[0], c[1], TOKEN, local);
+                }
             }
         } finally {
             local.close();
         }
+    }
+
+    /** {@code 2x1,3x2} as {nodes, R} pairs ({@code full} for R is every node); null for the standard set. */
+    private static List<int[]> configs(String spec) {
+        if (spec == null) {
+            return List.of(new int[] {2, 1}, new int[] {2, 2}, new int[] {3, 1}, new int[] {3, 2},
+                    new int[] {1, ClusterSettings.FULL});
+        }
+        List<int[]> out = new ArrayList<>();
+        for (String c : spec.split(",")) {
+            String[] nr = c.trim().split("x");
+            out.add(new int[] {Integer.parseInt(nr[0]), ClusterSettings.parseReplicationFactor(nr[1])});
+        }
+        return out;
     }
 
     /** The batches each engine publishes and the prompts of the queries (prefixes of stored chains). */
@@ -83,14 +103,16 @@ public final class ShardBench {
 
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-    private static void run(Workload w, int nodeCount, int replicationFactor, IndexerNode local) throws Exception {
+    private static void run(Workload w, int nodeCount, int replicationFactor, String token, IndexerNode local)
+            throws Exception {
         String name = "kvindexer-bench-" + UUID.randomUUID();
         List<IndexerNode> nodes = new ArrayList<>();
         try (ZContext ctx = new ZContext()) {
             for (int i = 0; i < nodeCount; i++) {
                 ServeConfig config = ServeConfig.local(0);
                 if (nodeCount > 1) {
-                    config = config.withCluster(ClusterSettings.loopback(name).withReplicationFactor(replicationFactor));
+                    config = config.withCluster(ClusterSettings.loopback(name).withReplicationFactor(replicationFactor))
+                            .withSecurity(new SecuritySettings(token, false, null, null));
                 }
                 nodes.add(IndexerNode.start(config));
             }
@@ -126,9 +148,10 @@ public final class ShardBench {
             }
             Arrays.sort(cluster);
             Arrays.sort(alone);
-            System.out.printf("%d node(s), R=%s: ingest %.1f s;%s%n  /query p50/p99: cluster node 1 %.2f / %.2f ms, "
+            System.out.printf("%d node(s), R=%s%s: ingest %.1f s;%s%n  /query p50/p99: cluster node 1 %.2f / %.2f ms, "
                             + "standalone node %.2f / %.2f ms (answers equal)%n",
-                    nodeCount, replicationFactor == ClusterSettings.FULL ? "full" : replicationFactor, ingestSeconds,
+                    nodeCount, replicationFactor == ClusterSettings.FULL ? "full" : replicationFactor,
+                    token == null ? "" : ", auth token (bus TLS)", ingestSeconds,
                     perNode, cluster[cluster.length / 2] / 1e6, cluster[cluster.length * 99 / 100] / 1e6,
                     alone[alone.length / 2] / 1e6, alone[alone.length * 99 / 100] / 1e6);
         } finally {
@@ -172,9 +195,12 @@ public final class ShardBench {
     }
 
     private static String post(IndexerNode node, String path, String body, int status) throws Exception {
-        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+        if (TOKEN != null) {
+            request.header("Authorization", "Bearer " + TOKEN);
+        }
+        HttpResponse<String> r = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != status) {
             throw new IllegalStateException(path + ": " + r.statusCode() + " " + r.body());
         }

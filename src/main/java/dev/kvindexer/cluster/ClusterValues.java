@@ -10,8 +10,6 @@ import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,7 +42,7 @@ public final class ClusterValues {
 
     private final ValueSigner signer;
     private final ClusterCounters counters;
-    private final Set<String> logged = ConcurrentHashMap.newKeySet();
+    private final RefusalLog log = new RefusalLog(LOG);
 
     /** @param authToken the cluster's shared bearer token, or null: values are then neither signed nor checked for it */
     public ClusterValues(String authToken, ClusterCounters counters) {
@@ -306,11 +304,7 @@ public final class ClusterValues {
         String reason = e.getMessage().equals(UNSIGNED) || e.getMessage().equals(BAD_SIGNATURE) ? e.getMessage() : INVALID;
         counters.rejected(source, reason);
         String shown = key == null ? "" : " `" + (key.length() > 80 ? key.substring(0, 80) + "..." : key) + "`";
-        if (logged.add(source + "|" + reason)) {
-            LOG.warn("ignored a value from the cluster's {}{}: {} (counted in kvindexer_cluster_values_rejected_total;"
-                    + " further ones are logged at debug)", source, shown, e.getMessage());
-        } else {
-            LOG.debug("ignored a value from the cluster's {}{}: {}", source, shown, e.getMessage());
-        }
+        log.refused(source + "|" + reason, "ignored a value from the cluster's {}{}: {} (counted in "
+                + "kvindexer_cluster_values_rejected_total)", source, shown, e.getMessage());
     }
 }

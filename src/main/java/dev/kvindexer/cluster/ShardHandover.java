@@ -96,7 +96,14 @@ public final class ShardHandover {
                 msg.fail(500, String.valueOf(ar.cause().getMessage()));
                 return;
             }
-            queries.reply(ShardQueries.SNAPSHOT, msg, ShardQueries.document(key, hosted.blockSize(), ar.result()));
+            Buffer document = ShardQueries.document(key, hosted.blockSize(), ar.result());
+            if (document.length() > queries.maxMessageBytes()) {
+                // Sent anyway, the taker's bus would close the connection and every message on it with it.
+                msg.fail(413, "the snapshot is " + document.length() + " bytes, over the event bus limit of "
+                        + queries.maxMessageBytes() + " (--recovery-max-bytes, at most a quarter of the heap)");
+                return;
+            }
+            queries.reply(ShardQueries.SNAPSHOT, msg, document);
         });
     }
 

@@ -81,6 +81,11 @@ public final class ShardQueries {
         this.seal = new ShardSeal(authToken);
     }
 
+    /** The largest message a node's event bus takes from another ({@link BusFrameGuard#limit}). */
+    int maxMessageBytes() {
+        return BusFrameGuard.limit(maxSnapshotBytes, Runtime.getRuntime().maxMemory());
+    }
+
     /** Starts answering other nodes' questions for the instances this node holds. */
     public Future<Void> start() {
         consumer = vertx.eventBus().consumer(ADDRESS_PREFIX + manager.getNodeId(), this::answer);

@@ -42,32 +42,46 @@ final class ValueSigner {
 
     /** The raw HMAC of {@code bytes} in {@code domain}; callers check {@link #signs()} first. */
     byte[] mac(String domain, byte[] bytes) {
+        Mac mac = newMac();
+        lengthPrefixed(mac, utf8(domain));
+        return mac.doFinal(bytes);
+    }
+
+    /** The raw HMAC of {@code bytes} stored under {@code valueKey} in {@code domain}; callers check {@link #signs()}. */
+    byte[] mac(String domain, String valueKey, byte[] bytes) {
+        return mac(utf8(domain), utf8(valueKey), bytes);
+    }
+
+    private byte[] mac(String domain, String valueKey, String canonical) {
+        return mac(utf8(domain), utf8(valueKey), utf8(canonical));
+    }
+
+    private byte[] mac(byte[]... parts) {
+        Mac mac = newMac();
+        // Lengths first, so no split of the parts into others gives the same bytes.
+        for (byte[] part : parts) {
+            lengthPrefixed(mac, part);
+        }
+        return mac.doFinal();
+    }
+
+    private Mac newMac() {
         try {
             Mac mac = Mac.getInstance(ALGORITHM);
             mac.init(key);
-            byte[] d = domain.getBytes(StandardCharsets.UTF_8);
-            mac.update(new byte[] {(byte) (d.length >>> 24), (byte) (d.length >>> 16), (byte) (d.length >>> 8), (byte) d.length});
-            mac.update(d);
-            return mac.doFinal(bytes);
+            return mac;
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
         }
     }
 
-    private byte[] mac(String domain, String valueKey, String canonical) {
-        try {
-            Mac mac = Mac.getInstance(ALGORITHM);
-            mac.init(key);
-            // Lengths first, so no split of the three parts into others gives the same bytes.
-            for (String part : new String[] {domain, valueKey, canonical}) {
-                byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-                mac.update(new byte[] {(byte) (bytes.length >>> 24), (byte) (bytes.length >>> 16),
-                        (byte) (bytes.length >>> 8), (byte) bytes.length});
-                mac.update(bytes);
-            }
-            return mac.doFinal();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
-        }
+    private static void lengthPrefixed(Mac mac, byte[] part) {
+        mac.update(new byte[] {(byte) (part.length >>> 24), (byte) (part.length >>> 16), (byte) (part.length >>> 8),
+                (byte) part.length});
+        mac.update(part);
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

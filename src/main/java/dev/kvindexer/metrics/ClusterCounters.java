@@ -6,11 +6,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * What a clustered node counts about its cluster: values from other nodes it refused, and what its full reconciles
- * (anti-entropy) had to change. Empty on a standalone node.
+ * What a clustered node counts about its cluster: values from other nodes it refused, connections to its cluster
+ * ports it closed, and what its full reconciles (anti-entropy) had to change. Empty on a standalone node.
  */
 public final class ClusterCounters {
     private final Map<String, LongAdder> rejected = new ConcurrentHashMap<>();
+    private final Map<String, LongAdder> refused = new ConcurrentHashMap<>();
     private final Map<String, LongAdder> repairs = new ConcurrentHashMap<>();
     private final LongAdder reconciles = new LongAdder();
     private final LongAdder scattered = new LongAdder();
@@ -21,6 +22,14 @@ public final class ClusterCounters {
     /** A value read from a cluster map or the event bus was ignored; {@code source} says where, {@code reason} why. */
     public void rejected(String source, String reason) {
         rejected.computeIfAbsent(source + "|" + reason, k -> new LongAdder()).increment();
+    }
+
+    /**
+     * A connection to a cluster port was closed for what it sent: {@code port} says which (bus, member), {@code reason}
+     * why.
+     */
+    public void refusedConnection(String port, String reason) {
+        refused.computeIfAbsent(port + "|" + reason, k -> new LongAdder()).increment();
     }
 
     /** A full reconcile changed this node's registrations, or the cluster map, in the way {@code action} names. */
@@ -74,6 +83,11 @@ public final class ClusterCounters {
         return n == null ? 0 : n.sum();
     }
 
+    public long refusedConnectionCount(String port, String reason) {
+        LongAdder n = refused.get(port + "|" + reason);
+        return n == null ? 0 : n.sum();
+    }
+
     public long repairCount(String action) {
         LongAdder n = repairs.get(action);
         return n == null ? 0 : n.sum();
@@ -86,6 +100,11 @@ public final class ClusterCounters {
     /** Rejections by {@code source|reason}, sorted. */
     public Map<String, Long> rejectedSnapshot() {
         return snapshot(rejected);
+    }
+
+    /** Refused connections by {@code port|reason}, sorted. */
+    public Map<String, Long> refusedConnectionSnapshot() {
+        return snapshot(refused);
     }
 
     /** Repairs by action, sorted. */

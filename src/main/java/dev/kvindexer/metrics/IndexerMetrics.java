@@ -194,10 +194,18 @@ public final class IndexerMetrics {
     private static void cluster(PrometheusText out, ClusterCounters cluster) {
         out.family("kvindexer_cluster_values_rejected_total", "counter",
                 "Values from cluster maps or the event bus that were ignored: source (registrations, tombstones, members, "
-                        + "announcements, shard_queries) and reason (invalid, unsigned, bad_signature).");
+                        + "announcements, shard_queries, reservations, reservation_pushes) and reason (invalid, unsigned, "
+                        + "bad_signature).");
         cluster.rejectedSnapshot().forEach((k, n) -> {
             String[] sourceReason = k.split("\\|", 2);
             out.sample("kvindexer_cluster_values_rejected_total", n, "source", sourceReason[0], "reason", sourceReason[1]);
+        });
+        out.family("kvindexer_cluster_connections_refused_total", "counter",
+                "Connections to a cluster port closed for what they sent: port (bus, member) and reason (frame_size, "
+                        + "busy, tls_handshake, packet_size, no_handshake, invalid_packet).");
+        cluster.refusedConnectionSnapshot().forEach((k, n) -> {
+            String[] portReason = k.split("\\|", 2);
+            out.sample("kvindexer_cluster_connections_refused_total", n, "port", portReason[0], "reason", portReason[1]);
         });
         out.family("kvindexer_cluster_repairs_total", "counter",
                 "Differences a full reconcile with the cluster map found and repaired, by action.");

@@ -8,7 +8,7 @@ import dev.kvindexer.cluster.ShardPlacement;
 import dev.kvindexer.cluster.ShardQueries;
 import dev.kvindexer.cluster.ClusterRegistrar;
 import dev.kvindexer.cluster.ClusterValues;
-import dev.kvindexer.cluster.HazelcastConfigs;
+import dev.kvindexer.cluster.ClusterTransport;
 import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.cluster.PeerRecovery;
 import dev.kvindexer.cluster.RecoveryReport;
@@ -96,19 +96,21 @@ public final class IndexerNode {
         VertxOptions options = new VertxOptions().setEventLoopPoolSize(config.threads());
         VertxMeters meters = new VertxMeters();
         VertxBuilder builder = meters.instrument(Vertx.builder(), options);
+        NodeMeters nodeMeters = new NodeMeters(meters);
         HazelcastClusterManager manager = null;
         Vertx vertx;
         if (config.clustered()) {
-            manager = new HazelcastClusterManager(HazelcastConfigs.load(config.cluster()));
-            options.getEventBusOptions().setHost(config.cluster().host()).setPort(config.cluster().busPort());
-            vertx = await(builder.with(options).withClusterManager(manager).buildClustered());
+            ClusterTransport transport = ClusterTransport.open(config.cluster(), config.security().authToken(),
+                    config.recovery().maxBytes(), nodeMeters.cluster());
+            manager = transport.manager();
+            vertx = await(transport.start(builder, options));
         } else {
             vertx = builder.build();
         }
         vertx.exceptionHandler(IndexerNode::uncaughtInHandler);
         IndexerNode node;
         try {
-            node = assemble(vertx, manager, config, new NodeMeters(meters));
+            node = assemble(vertx, manager, config, nodeMeters);
         } catch (Exception e) {
             vertx.close();
             throw e;

@@ -1,9 +1,11 @@
 package dev.kvindexer.selectservice;
 
 import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.core.HazelcastInstanceAware;
 import com.hazelcast.cluster.Member;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
+import dev.kvindexer.cluster.SealedBytes;
 import dev.kvindexer.select.ReservationRecord;
 import dev.kvindexer.select.SelectError;
 import dev.kvindexer.select.SelectionState;
@@ -15,6 +17,7 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,15 +32,22 @@ import org.slf4j.LoggerFactory;
  * every other member over the clustered event bus and applied there, so any replica's next selection counts it.
  * A member that missed a push, joined later, or outlived one that died catches up from the map on every
  * anti-entropy pass, which also ends bookings past their expiry, measured from admission.
+ *
+ * <p>Records in the map and pushes on the bus are sealed with the cluster's auth token ({@link SealedBytes}): under a
+ * token, whoever reaches the cluster ports without it can neither plant load nor advance or end a reservation by
+ * writing the map or sending a push; what is unsealed is ignored and counted.
  */
 final class ClusterLoad {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterLoad.class);
     static final String MAP = "kvindexer.select.reservations";
-    private static final String ADDRESS = "kvindexer.select.load.";
+    static final String ADDRESS = "kvindexer.select.load.";
     private static final String VERTX_NODE_ID = "__vertx.nodeId";
     private static final byte UPSERT = 1;
     private static final byte FORGET = 2;
     private static final long PUSH_TIMEOUT_MILLIS = 2000;
+    /** Seal kinds (and the rejection counter's sources): records in the map, pushes to a member. */
+    static final String RECORDS = "reservations";
+    static final String PUSHES = "reservation_pushes";
 
     private final Vertx vertx;
     private final Context home;
@@ -46,6 +56,7 @@ final class ClusterLoad {
     private final SelectionState state;
     private final long expiryMillis;
     private final String nodeId;
+    private final SealedBytes seals;
     private MessageConsumer<Buffer> consumer;
     private long timer = -1;
 
@@ -58,12 +69,18 @@ final class ClusterLoad {
         this.state = state;
         this.expiryMillis = expiryMillis;
         this.nodeId = hazelcast.getCluster().getLocalMember().getAttribute(VERTX_NODE_ID);
+        this.seals = SealedBytes.of(hazelcast);
     }
 
     Future<Void> start(long antiEntropyMillis) {
         consumer = vertx.eventBus().consumer(ADDRESS + nodeId, message -> {
+            byte[] push = seals.open(PUSHES, nodeId, message.body().getBytes());
+            if (push == null) {
+                message.fail(401, "unsealed reservation push");
+                return;
+            }
             try {
-                apply(message.body());
+                apply(Buffer.buffer(push));
                 message.reply("ok");
             } catch (RuntimeException e) {
                 LOG.warn("cluster reservations: refused a push: {}", e.toString());
@@ -84,7 +101,7 @@ final class ClusterLoad {
     /** A booking made here: claims its id cluster-wide, or undoes it and fails with 409. */
     Future<Void> booked(String id) {
         ReservationRecord r = state.record(id);
-        return here(map.submitToKey(id, new Claim(r.encode()))).compose(previous -> {
+        return here(map.submitToKey(id, new Claim(sealed(r)))).compose(previous -> {
             if (previous != null) {
                 state.forget(id, r.incarnation());
                 return Future.failedFuture(new SelectError(409, "selection " + id + " is already reserved or being reserved"));
@@ -115,22 +132,22 @@ final class ClusterLoad {
      * died): false when the cluster does not hold it either.
      */
     Future<Boolean> freeUnseen(String id) {
-        return here(map.submitToKey(id, new Take())).compose(bytes -> {
-            if (bytes == null) {
+        return here(map.submitToKey(id, new Take())).compose(stored -> {
+            ReservationRecord r = opened(id, stored);
+            if (r == null) {
                 return Future.succeededFuture(false);
             }
-            ReservationRecord r = ReservationRecord.decode(bytes);
             state.forget(id, r.incarnation());
             return push(forget(id, r.incarnation())).map(true);
         });
     }
 
     private Future<Boolean> changed(String id, EntryProcessor<String, byte[], byte[]> step) {
-        return here(map.submitToKey(id, step)).compose(bytes -> {
-            if (bytes == null) {
+        return here(map.submitToKey(id, step)).compose(stored -> {
+            ReservationRecord r = opened(id, stored);
+            if (r == null) {
                 return Future.succeededFuture(false);
             }
-            ReservationRecord r = ReservationRecord.decode(bytes);
             state.upsert(r);
             return push(upsert(r)).map(true);
         });
@@ -149,14 +166,19 @@ final class ClusterLoad {
         }
     }
 
-    /** Sends a change to every other member and waits for each to apply it (or to fail, or time out). */
+    /**
+     * Sends a change to every other member and waits for each to apply it (or to fail, or time out); each push is
+     * sealed to the member it goes to.
+     */
     private Future<Void> push(Buffer message) {
         List<Future<?>> acks = new ArrayList<>();
         DeliveryOptions options = new DeliveryOptions().setSendTimeout(PUSH_TIMEOUT_MILLIS);
+        byte[] bytes = message.getBytes();
         for (Member m : hazelcast.getCluster().getMembers()) {
             String other = m.getAttribute(VERTX_NODE_ID);
             if (other != null && !other.equals(nodeId)) {
-                acks.add(vertx.eventBus().request(ADDRESS + other, message, options));
+                acks.add(vertx.eventBus().request(ADDRESS + other, Buffer.buffer(seals.seal(PUSHES, other, bytes)),
+                        options));
             }
         }
         return here(Future.join(acks).otherwiseEmpty().mapEmpty());
@@ -173,12 +195,17 @@ final class ClusterLoad {
                 .map(snapshot -> {
                     long now = System.currentTimeMillis();
                     for (Map.Entry<String, byte[]> e : snapshot.entrySet()) {
+                        byte[] bytes = seals.open(RECORDS, e.getKey(), e.getValue());
+                        if (bytes == null) {
+                            map.submitToKey(e.getKey(), new Drop(e.getValue()));
+                            continue;
+                        }
                         ReservationRecord r;
                         try {
-                            r = ReservationRecord.decode(e.getValue());
+                            r = ReservationRecord.decode(bytes);
                         } catch (IllegalArgumentException ex) {
                             LOG.warn("cluster reservations: dropping an undecodable record {}", e.getKey());
-                            map.removeAsync(e.getKey());
+                            map.submitToKey(e.getKey(), new Drop(e.getValue()));
                             continue;
                         }
                         if (now - r.bookedAtMillis() > expiryMillis) {
@@ -205,6 +232,16 @@ final class ClusterLoad {
 
     private <T> Future<T> here(Future<T> f) {
         return ContextHop.on(home, f);
+    }
+
+    private byte[] sealed(ReservationRecord r) {
+        return seals.seal(RECORDS, r.id(), r.encode());
+    }
+
+    /** The record stored under {@code id}, or null when there is none or it is refused (counted). */
+    private ReservationRecord opened(String id, byte[] stored) {
+        byte[] bytes = stored == null ? null : seals.open(RECORDS, id, stored);
+        return bytes == null ? null : ReservationRecord.decode(bytes);
     }
 
     private static Buffer upsert(ReservationRecord r) {
@@ -234,6 +271,24 @@ final class ClusterLoad {
         }
     }
 
+    /** Removes the record if it is still these bytes: a booking claimed since the pass read the map stays. */
+    static final class Drop implements EntryProcessor<String, byte[], byte[]> {
+        private static final long serialVersionUID = 1L;
+        private final byte[] bytes;
+
+        Drop(byte[] bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public byte[] process(Map.Entry<String, byte[]> entry) {
+            if (Arrays.equals(entry.getValue(), bytes)) {
+                entry.setValue(null);
+            }
+            return null;
+        }
+    }
+
     /** Removes the record, returning it (null when there was none). */
     static final class Take implements EntryProcessor<String, byte[], byte[]> {
         private static final long serialVersionUID = 1L;
@@ -248,18 +303,28 @@ final class ClusterLoad {
         }
     }
 
-    /** Removes the record if it is still that booking of its id (a later booking of the id stays). */
-    static final class EndIncarnation implements EntryProcessor<String, byte[], byte[]> {
+    /**
+     * Removes the record if it is still that booking of its id (a later booking of the id stays). Its seal is not
+     * checked: removing a forgery is no harm.
+     */
+    static final class EndIncarnation implements EntryProcessor<String, byte[], byte[]>, HazelcastInstanceAware {
         private static final long serialVersionUID = 1L;
         private final long incarnation;
+        private transient SealedBytes seals;
 
         EndIncarnation(long incarnation) {
             this.incarnation = incarnation;
         }
 
         @Override
+        public void setHazelcastInstance(HazelcastInstance member) {
+            seals = SealedBytes.of(member);
+        }
+
+        @Override
         public byte[] process(Map.Entry<String, byte[]> entry) {
-            if (entry.getValue() != null && ReservationRecord.decode(entry.getValue()).incarnation() == incarnation) {
+            if (entry.getValue() != null
+                    && ReservationRecord.decode(seals.peek(entry.getValue())).incarnation() == incarnation) {
                 entry.setValue(null);
             }
             return null;
@@ -268,12 +333,14 @@ final class ClusterLoad {
 
     /**
      * Advances the stored record's lifecycle: its prefill done, or one more output block. Runs on the map entry's
-     * owner, so concurrent steps from different replicas never overwrite each other.
+     * owner, so concurrent steps from different replicas never overwrite each other; the owner checks the stored
+     * seal and seals the result with its own token, so a forged record is never advanced into a sealed one.
      */
-    static final class Advance implements EntryProcessor<String, byte[], byte[]> {
+    static final class Advance implements EntryProcessor<String, byte[], byte[]>, HazelcastInstanceAware {
         private static final long serialVersionUID = 1L;
         private final boolean prefill;
         private final double decayFraction;
+        private transient SealedBytes seals;
 
         private Advance(boolean prefill, double decayFraction) {
             this.prefill = prefill;
@@ -289,15 +356,22 @@ final class ClusterLoad {
         }
 
         @Override
+        public void setHazelcastInstance(HazelcastInstance member) {
+            seals = SealedBytes.of(member);
+        }
+
+        @Override
         public byte[] process(Map.Entry<String, byte[]> entry) {
-            if (entry.getValue() == null) {
+            byte[] bytes = entry.getValue() == null ? null : seals.open(RECORDS, entry.getKey(), entry.getValue());
+            if (bytes == null) {
                 return null;
             }
-            ReservationRecord r = ReservationRecord.decode(entry.getValue());
+            ReservationRecord r = ReservationRecord.decode(bytes);
             if (prefill && r.prefillDone()) {
                 return entry.getValue();
             }
-            byte[] next = (prefill ? r.withPrefillDone() : r.withOutputBlock(decayFraction)).encode();
+            byte[] next = seals.seal(RECORDS, entry.getKey(), (prefill ? r.withPrefillDone()
+                    : r.withOutputBlock(decayFraction)).encode());
             entry.setValue(next);
             return next;
         }

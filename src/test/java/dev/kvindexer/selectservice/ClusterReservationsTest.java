@@ -35,12 +35,16 @@ class ClusterReservationsTest {
         cluster.close();
     }
 
-    private HttpJson replica() throws Exception {
-        IndexerNode node = cluster.start();
+    /** The selection service on {@code node}, catching up with the cluster's map every 500 ms; its HTTP API. */
+    static HttpJson serviceOn(IndexerNode node) throws Exception {
         SelectServiceConfig config = new SelectServiceConfig("127.0.0.1", 0, 120_000, 4096, 268_435_456L, 500, 0,
                 List.of(), HttpLimits.DEFAULT);
         SelectServiceVerticle service = SelectServiceCommand.deploy(node, config, SelectionConfig.fromEnvironment(ENV));
-        HttpJson http = new HttpJson(service.actualPort());
+        return new HttpJson(service.actualPort());
+    }
+
+    private HttpJson replica() throws Exception {
+        HttpJson http = serviceOn(cluster.start());
         // Each replica is given the whole catalog, as Dynamo's callers do.
         assertEquals(201, http.post("/workers", "{\"worker_id\":1,\"model_name\":\"model\",\"endpoint\":\"http://w1\","
                 + "\"block_size\":4,\"data_parallel_size\":2}").statusCode());

@@ -1,0 +1,143 @@
+package dev.kvindexer.cluster;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.instance.EndpointQualifier;
+import com.hazelcast.instance.impl.DefaultNodeContext;
+import com.hazelcast.instance.impl.DefaultNodeExtension;
+import com.hazelcast.instance.impl.HazelcastInstanceFactory;
+import com.hazelcast.instance.impl.Node;
+import com.hazelcast.instance.impl.NodeExtension;
+import com.hazelcast.internal.networking.Channel;
+import com.hazelcast.internal.networking.InboundHandler;
+import com.hazelcast.internal.server.ServerConnection;
+import com.hazelcast.internal.server.ServerContext;
+import dev.kvindexer.metrics.ClusterCounters;
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Hazelcast member whose member connections are bounded ({@link CappedPacketDecoder}): what one packet may
+ * declare, before and after the member handshake, and how long a connection may go without that handshake. The
+ * open-source edition has no setting for either, so the decoder goes in through Hazelcast's node extension, an
+ * internal API pinned by the Vert.x BOM's Hazelcast version; {@code MemberGuardTest} fails if an upgrade bypasses it.
+ */
+final class MemberGuard {
+    private static final Logger LOG = LoggerFactory.getLogger(MemberGuard.class);
+    static final String PORT = "member";
+    static final String PACKET_SIZE = "packet_size";
+    static final String NO_HANDSHAKE = "no_handshake";
+    static final String INVALID = "invalid_packet";
+    /** A member handshake is a few hundred bytes: its addresses, its id and a few options. */
+    static final int BEFORE_HANDSHAKE = 64 * 1024;
+    /** Members complete their handshake in milliseconds; anything else on the port is dropped after this. */
+    static final int HANDSHAKE_SECONDS = 10;
+    /** See {@link BusFrameGuard#FLOOR}: the same reasoning for one packet. */
+    static final int FLOOR = 64 << 20;
+    /** Hazelcast's property bounding the bytes of one migration or replica-sync chunk (one packet), in MB. */
+    static final String CHUNK_PROPERTY = "hazelcast.partition.migration.chunks.max.migrating.data.in.mb";
+    /** A chunk ends after the record that makes it exceed its size: room for that record and the packet around it. */
+    static final int CHUNK_MARGIN = 16 << 20;
+
+    private final int limit;
+    private final ClusterCounters counters;
+    private final RefusalLog log = new RefusalLog(LOG);
+    private final LongAdder decoders = new LongAdder();
+    private volatile Node node;
+
+    private MemberGuard(int limit, ClusterCounters counters) {
+        this.limit = limit;
+        this.counters = counters;
+    }
+
+    /**
+     * Starts a member of {@code config}, with migration chunks set to fit the packet limit (unless the config sets
+     * them, in which case the limit is raised to fit them instead).
+     */
+    static HazelcastInstance start(Config config, ClusterCounters counters) {
+        return guard(config, counters).startWith(config);
+    }
+
+    static MemberGuard guard(Config config, ClusterCounters counters) {
+        int limit = limit(Runtime.getRuntime().maxMemory());
+        String chunkMb = config.getProperty(CHUNK_PROPERTY);
+        if (chunkMb == null) {
+            config.setProperty(CHUNK_PROPERTY, Integer.toString(Math.max(1, (limit - CHUNK_MARGIN) >> 20)));
+        } else {
+            long chunk = (Long.parseLong(chunkMb.trim()) << 20) + CHUNK_MARGIN;
+            limit = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(limit, chunk));
+        }
+        return new MemberGuard(limit, counters);
+    }
+
+    /** The largest packet a member takes: a quarter of the heap, at least {@link #FLOOR}. */
+    static int limit(long maxHeap) {
+        return (int) Math.min(Integer.MAX_VALUE - 8, Math.max(FLOOR, maxHeap / 4));
+    }
+
+    HazelcastInstance startWith(Config config) {
+        return HazelcastInstanceFactory.newHazelcastInstance(config, config.getInstanceName(), new DefaultNodeContext() {
+            @Override
+            public NodeExtension createNodeExtension(Node node) {
+                return new GuardedExtension(node);
+            }
+        });
+    }
+
+    int limit() {
+        return limit;
+    }
+
+    /** How many member connections got the bounded decoder. */
+    long decoders() {
+        return decoders.sum();
+    }
+
+    int limitFor(ServerConnection connection) {
+        return connection.getRemoteUuid() == null ? BEFORE_HANDSHAKE : limit;
+    }
+
+    /** Closes {@code connection} unless it has completed its member handshake within {@link #HANDSHAKE_SECONDS}. */
+    void expectHandshake(ServerConnection connection, Channel channel) {
+        decoders.increment();
+        node.getNodeEngine().getExecutionService().schedule(() -> {
+            if (connection.isAlive() && connection.getRemoteUuid() == null) {
+                refuse(connection, channel, NO_HANDSHAKE, "no member handshake within " + HANDSHAKE_SECONDS + " s");
+            }
+        }, HANDSHAKE_SECONDS, TimeUnit.SECONDS);
+    }
+
+    void refuse(ServerConnection connection, Channel channel, String reason, String what) {
+        counters.refusedConnection(PORT, reason);
+        log.refused(reason, "closed the cluster member connection from {}: {} (counted in "
+                + "kvindexer_cluster_connections_refused_total)", connection.getRemoteSocketAddress(), what);
+        try {
+            // Hazelcast's close takes effect once both its I/O threads next wake, seconds later when idle; the peer
+            // is told now.
+            channel.socket().shutdownOutput();
+        } catch (IOException alreadyGone) {
+            // closed below anyway
+        }
+        connection.close("kvindexer: " + what, null);
+    }
+
+    private final class GuardedExtension extends DefaultNodeExtension {
+        GuardedExtension(Node node) {
+            super(node);
+            MemberGuard.this.node = node;
+        }
+
+        @Override
+        public InboundHandler[] createInboundHandlers(EndpointQualifier qualifier, ServerConnection connection,
+                                                      ServerContext context) {
+            if (!EndpointQualifier.MEMBER.equals(qualifier)) {
+                return super.createInboundHandlers(qualifier, connection, context);
+            }
+            return new InboundHandler[] {
+                    new CappedPacketDecoder(connection, node.getNodeEngine().getPacketDispatcher(), MemberGuard.this)};
+        }
+    }
+}
