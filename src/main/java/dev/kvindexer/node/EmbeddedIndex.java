@@ -25,24 +25,37 @@ public final class EmbeddedIndex implements IndexAccess {
 
     @Override
     public Future<Void> registerAll(List<RegisterRequest> requests) {
+        // A rank registered exactly so already (another replica's service in a cluster) is left as it is.
+        List<RegisterRequest> missing = new ArrayList<>();
         try {
             for (RegisterRequest r : requests) {
-                node.registry().checkRegister(r);
+                if (!node.registry().registeredAs(r)) {
+                    node.registry().checkRegister(r);
+                    missing.add(r);
+                }
             }
         } catch (RegistryException refused) {
             return Future.failedFuture(refused);
         }
         List<Future<Void>> registered = new ArrayList<>();
-        for (RegisterRequest r : requests) {
-            registered.add(node.registrar().register(r));
+        for (RegisterRequest r : missing) {
+            registered.add(node.registrar().register(r).recover(t -> node.registry().registeredAs(r)
+                    ? Future.succeededFuture() : Future.failedFuture(t)));
         }
         return Future.join(registered).transform(ar -> {
-            if (ar.succeeded() || requests.isEmpty()) {
+            if (ar.succeeded() || missing.isEmpty()) {
                 return Future.succeededFuture();
             }
-            RegisterRequest first = requests.get(0);
-            return unregister(first.workerId(), first.partition()).otherwiseEmpty()
-                    .compose(v -> Future.failedFuture(ar.cause()));
+            // Only what this call registered goes: ranks registered before it stay.
+            List<Future<Void>> undone = new ArrayList<>();
+            for (int i = 0; i < missing.size(); i++) {
+                RegisterRequest r = missing.get(i);
+                if (registered.get(i).succeeded()) {
+                    undone.add(node.registrar().unregister(r.workerId(), r.partition().modelName(),
+                            r.partition().tenantId(), r.dpRank()).otherwiseEmpty());
+                }
+            }
+            return Future.join(undone).transform(v -> Future.failedFuture(ar.cause()));
         });
     }
 

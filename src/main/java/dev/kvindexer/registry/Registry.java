@@ -128,6 +128,18 @@ public final class Registry {
         }
     }
 
+    /**
+     * Whether (instance, dp_rank) is registered already exactly as {@code r} asks: the same publisher, replay
+     * endpoint, partition and block size (in a cluster, another replica's selection service registered the worker).
+     */
+    public synchronized boolean registeredAs(RegisterRequest r) {
+        Worker worker = byId.get(r.workerId());
+        Listener l = worker == null ? null : worker.listeners.get(r.dpRank());
+        return l != null && worker.key.equals(r.partition()) && Objects.equals(worker.name, r.publisher().name())
+                && l.endpoint().equals(r.endpoint()) && Objects.equals(l.replayEndpoint(), r.replayEndpoint())
+                && l.blockSize() == r.blockSize();
+    }
+
     /** The reference's answer to registering a (instance, dp_rank) twice. */
     public static RegistryException duplicate(long workerId, int dpRank) {
         return new RegistryException(409, "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank

@@ -116,8 +116,13 @@ class SelectCrashTest {
         });
         // Both survivors are read on every poll: either may still be catching up (the child's pass runs every 10 s),
         // so neither one's first answer is the one to wait for.
-        Await.until("the survivors agree" + children.logs(), Duration.ofSeconds(30),
-                () -> LoadStorm.reported(local).equals(LoadStorm.reported(otherHttp)));
+        try {
+            Await.until("the survivors agree" + children.logs(), Duration.ofSeconds(30),
+                    () -> LoadStorm.reported(local).equals(LoadStorm.reported(otherHttp)));
+        } catch (AssertionError e) {
+            throw new AssertionError("local " + LoadStorm.reported(local) + " other " + LoadStorm.reported(otherHttp)
+                    + " held " + storm.expected(RANKS) + " other workers " + otherHttp.get("/workers").body(), e);
+        }
         Map<String, String> held = storm.expected(RANKS);
         Map<String, String> counted = LoadStorm.reported(local);
         for (String rank : RANKS) {
