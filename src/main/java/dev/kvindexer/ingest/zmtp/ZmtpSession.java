@@ -156,7 +156,8 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
         }
         if (phase == Phase.HANDSHAKING && now - deadline > 0) {
             throw new ZmtpException(new ZmtpFailure.Unreachable("no ZMTP handshake within "
-                    + settings.handshakeTimeout().toMillis() + " ms"));
+                    + settings.handshakeTimeout().toMillis() + " ms (" + (peerGreeting == null ? "greeting received"
+                    : greetingLength + " bytes of the greeting received") + ")"));
         }
         if (phase != Phase.ACTIVE) {
             return;
