@@ -104,8 +104,8 @@ public final class Listener {
     }
 
     /**
-     * pending → active once the socket is connected (or bound); failed → active when a socket opened again after a
-     * failure connects. A paused listener stays paused.
+     * pending → active once its publisher completed the handshake (or the endpoint is bound); failed → active when
+     * the connection is made again after a failure. A paused listener stays paused.
      */
     public void markActive() {
         if (!state.compareAndSet(ListenerState.PENDING, ListenerState.ACTIVE)) {
@@ -127,7 +127,7 @@ public final class Listener {
     }
 
     /**
-     * To be started held: connected and subscribed, its batches buffered by ZMQ until {@link ZmqIngest#release}. Its
+     * To be started held: connected and subscribed, its batches buffered until {@link ZmqIngest#release}. Its
      * partition does not have its history yet, so it serves no query meanwhile.
      */
     public void hold() {

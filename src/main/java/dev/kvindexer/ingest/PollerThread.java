@@ -1,48 +1,52 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.ingest.zmtp.ZmtpEndpoint;
+import dev.kvindexer.ingest.zmtp.ZmtpFailure;
+import dev.kvindexer.ingest.zmtp.ZmtpSettings;
+import dev.kvindexer.ingest.zmtp.ZmtpSubscriber;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.partition.InFlightBatches;
 import dev.kvindexer.wire.ConductorBatchDecoder;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
 import io.vertx.core.Promise;
-import java.util.function.BooleanSupplier;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
-import dev.kvindexer.config.ZmqEndpoint;
-import dev.kvindexer.partition.InFlightBatches;
 
 /**
- * One ingest thread: owns a JeroMQ context of its own and many SUB sockets in it, polls them together, decodes each
- * live message into an {@link EventBatch} and sends it to the listener's partition. Sockets are created, used and
- * closed only here, because ZMQ sockets are not thread-safe; other threads talk to it through a command queue. Its
- * own context means a failure in its I/O thread reaches only its listeners, and {@link ZmqIngest} replaces it whole.
+ * One ingest thread: keeps many listeners' publisher connections on one {@link ZmtpSubscriber}, decodes each live
+ * message into an {@link EventBatch} and sends it to the listener's partition. Connections are opened, read and
+ * closed only here; other threads talk to it through a command queue. Messages wait in a listener's inbox while
+ * the node recovers, while the listener is held, or while the partitions are behind; a full inbox stops reading
+ * from its connection, so TCP pushes back on the engine.
  */
-final class PollerThread extends Thread {
+final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private static final Logger LOG = LoggerFactory.getLogger(PollerThread.class);
     private static final int POLL_MILLIS = 20;
-    /** Messages taken from one socket per round, so one flooding engine cannot starve the others. */
+    /** Messages delivered from one listener per round, so one flooding engine cannot starve the others. */
     private static final int MAX_MESSAGES_PER_ROUND = 256;
     private static final int LOGGED_PROBLEMS_PER_STREAM = 3;
     /**
-     * JeroMQ retries a lost connection at once (CONNECT_RETRIED follows DISCONNECTED within milliseconds), except after
-     * a protocol error, such as a frame over the size limit, after which it drops the endpoint for good. A connection
-     * lost for longer than this without a retry is one of those, and the listener opens its socket again.
+     * Messages a held listener, or any listener while the node recovers, buffers before reading stops: what a ZMQ
+     * SUB's receive high-water mark would hold (SPEC §3.3), so the engine's own queue takes the rest.
      */
+    static final int RECEIVE_HWM = 100_000;
+    /** A publisher that broke the protocol or sent a message over the limit is connected to again after this. */
     static final long PROTOCOL_DROP_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final int CONNECTION_EVENTS = ZMQ.EVENT_CONNECTED | ZMQ.EVENT_DISCONNECTED
-            | ZMQ.EVENT_CONNECT_RETRIED | ZMQ.EVENT_CONNECT_DELAYED;
-    private static final AtomicLong MONITORS = new AtomicLong();
 
     /** What other threads ask of this one. */
     sealed interface Command permits Add, Remove, Task {
@@ -58,66 +62,45 @@ final class PollerThread extends Thread {
     record Task(Runnable action) implements Command {
     }
 
-    private final ZContext ctx;
+    private final ZmtpSubscriber subscriber;
     private final long maxEventBytes;
     private final EventCounters counters;
     private final InFlightBatches inFlight;
     private final BooleanSupplier gateOpen;
     private final ConcurrentLinkedQueue<Command> commands = new ConcurrentLinkedQueue<>();
-    private final List<Subscription> subscriptions = new ArrayList<>();
+    private final Map<Listener, Subscription> subscriptions = new HashMap<>();
+    /** Subscriptions with messages to deliver, in turn. */
+    private final ArrayDeque<Subscription> ready = new ArrayDeque<>();
+    /** Connected while the node recovered: active once the gate opens (SPEC §3.8). */
+    private final List<Subscription> awaitingGate = new ArrayList<>();
     private final AtomicInteger load = new AtomicInteger();
     private volatile boolean running = true;
-    /** Why this thread or its I/O thread stopped working, or null while both run. */
+    /** Why this thread stopped working, or null while it runs. */
     private volatile String failure;
-    private ZMQ.Poller poller;
-    private boolean pollerStale = true;
-    /** Sockets of held subscriptions, as of the last poller rebuild (every change of a hold rebuilds it). */
-    private final List<ZMQ.Socket> heldSockets = new ArrayList<>();
-    /** Subscriptions whose connection was lost and not yet retried by JeroMQ. */
-    private int awaitingRetry;
+    private boolean gateWasOpen;
 
-    /**
-     * A listener's SUB, the PAIR that receives the SUB's connection events (so the listener stays pending until its
-     * engine is really there, and a connection JeroMQ gave up on is noticed), and the per-stream decoder.
-     */
+    /** A listener's endpoint, its inbox and its per-stream decoder. */
     private final class Subscription {
         final Listener listener;
-        final ZMQ.Socket socket;
-        final ZMQ.Socket monitor;
         final EngineBatchDecoder decoder;
+        final ArrayDeque<List<byte[]>> inbox = new ArrayDeque<>();
+        ZmtpEndpoint endpoint;
         int loggedProblems;
-        /** System.nanoTime() of a lost connection not yet retried, or 0. */
-        long lostAt;
-        /** Connected and subscribed, but left for ZMQ to buffer (a shard hand-over installs the history first). */
+        /** Connected and subscribed, but buffering (a shard hand-over installs the history first). */
         boolean held;
+        boolean queued;
+        boolean closed;
 
         Subscription(Listener listener) {
             this.listener = listener;
             this.held = listener.held();
             this.decoder = listener.conductor() != null ? null
                     : new EngineBatchDecoder(listener.blockSize(), listener.publisher().defaultLora());
-            this.socket = ZmqSockets.subscriber(ctx, listener.endpoint(), maxEventBytes);
-            ZMQ.Socket pair = null;
-            try {
-                String monitorAddress = "inproc://kvindexer-monitor-" + MONITORS.incrementAndGet();
-                socket.monitor(monitorAddress, CONNECTION_EVENTS);
-                pair = ctx.createSocket(SocketType.PAIR);
-                pair.connect(monitorAddress);
-                ZmqSockets.attach(socket, listener.endpoint());
-            } catch (RuntimeException e) {
-                if (pair != null) {
-                    ctx.destroySocket(pair);
-                }
-                ctx.destroySocket(socket);
-                throw e;
-            }
-            this.monitor = pair;
         }
 
-        void close() {
-            socket.monitor(null, 0);
-            ctx.destroySocket(monitor);
-            ctx.destroySocket(socket);
+        /** Messages buffered before reading stops. */
+        int readLimit() {
+            return held || !gateWasOpen ? RECEIVE_HWM : MAX_MESSAGES_PER_ROUND;
         }
     }
 
@@ -125,11 +108,16 @@ final class PollerThread extends Thread {
                  BooleanSupplier gateOpen) {
         super(name);
         setDaemon(true);
-        this.ctx = ZmqContexts.create((t, e) -> ioThreadDied(t, e));
         this.maxEventBytes = maxEventBytes;
         this.counters = counters;
         this.inFlight = inFlight;
         this.gateOpen = gateOpen;
+        try {
+            this.subscriber = new ZmtpSubscriber(ZmtpSettings.defaults(maxEventBytes)
+                    .withProtocolErrorDelay(Duration.ofNanos(PROTOCOL_DROP_NANOS)), this);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open a selector for " + name, e);
+        }
     }
 
     int load() {
@@ -138,20 +126,21 @@ final class PollerThread extends Thread {
 
     void add(Listener listener, Promise<Void> done) {
         load.incrementAndGet();
-        commands.add(new Add(listener, done));
+        command(new Add(listener, done));
     }
 
     void remove(Listener listener, Promise<Void> done) {
-        commands.add(new Remove(listener, done));
+        command(new Remove(listener, done));
     }
 
-    /** Starts draining a held listener's socket: what ZMQ buffered meanwhile comes first. */
+    /** Starts delivering a held listener's messages: what was buffered meanwhile comes first. */
     void release(Listener listener) {
-        commands.add(new Task(() -> {
-            for (Subscription s : subscriptions) {
-                if (s.listener == listener && s.held) {
-                    s.held = false;
-                    pollerStale = true;
+        command(new Task(() -> {
+            Subscription s = subscriptions.get(listener);
+            if (s != null && s.held) {
+                s.held = false;
+                if (!s.inbox.isEmpty()) {
+                    enqueue(s);
                 }
             }
         }));
@@ -159,7 +148,17 @@ final class PollerThread extends Thread {
 
     /** Runs {@code action} on this thread. */
     void execute(Runnable action) {
-        commands.add(new Task(action));
+        command(new Task(action));
+    }
+
+    private void command(Command c) {
+        commands.add(c);
+        subscriber.wakeup();
+    }
+
+    /** Test access: the subscriber this thread polls. */
+    ZmtpSubscriber subscriber() {
+        return subscriber;
     }
 
     /** Why this thread no longer serves its listeners, or null while it does. */
@@ -180,22 +179,10 @@ final class PollerThread extends Thread {
         return out;
     }
 
-    /** Stops the loop; the thread closes its sockets on its way out. */
+    /** Stops the loop; the thread closes its connections on its way out. */
     void shutdown() {
         running = false;
-    }
-
-    ZContext context() {
-        return ctx;
-    }
-
-    private void ioThreadDied(Thread t, Throwable e) {
-        failure = "ZMQ I/O thread " + t.getName() + " died: " + e;
-        LOG.error("ZMQ I/O thread {} of {} died; its listeners are resubscribed", t.getName(), getName(), e);
-        if (e instanceof VirtualMachineError) {
-            // The process-wide policy (the CLI exits) decides what a VM error means.
-            forwardToDefaultHandler(t, e);
-        }
+        subscriber.wakeup();
     }
 
     @Override
@@ -203,43 +190,20 @@ final class PollerThread extends Thread {
         try {
             while (running) {
                 runCommands();
-                if (subscriptions.isEmpty()) {
-                    pause();
-                    continue;
+                if (!gateWasOpen && gateOpen.getAsBoolean()) {
+                    gateWasOpen = true;
+                    activateConnected();
                 }
-                if (!gateOpen.getAsBoolean()) {
-                    // Startup recovery: let ZMQ buffer. Touching each socket still lets JeroMQ send its
-                    // subscription and finish connecting, which it only does on the owning thread.
-                    subscriptions.forEach(s -> s.socket.getEvents());
-                    pause();
-                    continue;
-                }
-                if (pollerStale) {
-                    rebuildPoller();
-                }
-                for (int i = 0; i < heldSockets.size(); i++) {
-                    // As behind the closed gate: JeroMQ finishes connecting and subscribing only when touched.
-                    heldSockets.get(i).getEvents();
-                }
-                if (poller.poll(POLL_MILLIS) > 0) {
-                    for (int i = 0; i < subscriptions.size(); i++) {
-                        Subscription s = subscriptions.get(i);
-                        if (poller.pollin(2 * i + 1)) {
-                            connectionEvents(s);
-                        }
-                        if (poller.pollin(2 * i)) {
-                            drain(s);
-                        }
-                    }
-                }
-                if (awaitingRetry > 0) {
-                    reopenDroppedConnections();
+                boolean deliverable = gateWasOpen && !ready.isEmpty() && inFlight.hasRoom();
+                subscriber.poll(deliverable ? 0 : POLL_MILLIS);
+                if (gateWasOpen) {
+                    deliver();
                 }
             }
         } catch (Throwable e) {
             failure = "ingest thread " + getName() + " failed: " + e;
             LOG.error("ingest thread {} stopped by an unexpected error; its listeners are resubscribed", getName(), e);
-            for (Subscription s : subscriptions) {
+            for (Subscription s : subscriptions.values()) {
                 s.listener.markFailed(failure);
             }
             if (e instanceof VirtualMachineError) {
@@ -260,12 +224,9 @@ final class PollerThread extends Thread {
 
     private void closeAll() {
         try {
-            subscriptions.forEach(Subscription::close);
-            if (poller != null) {
-                poller.close();
-            }
+            subscriber.close();
         } catch (RuntimeException e) {
-            LOG.debug("closing the sockets of {}: {}", getName(), e.toString());
+            LOG.debug("closing the connections of {}: {}", getName(), e.toString());
         }
         subscriptions.clear();
     }
@@ -285,14 +246,15 @@ final class PollerThread extends Thread {
 
     private void open(Add a) {
         Listener listener = a.listener();
+        Subscription s = new Subscription(listener);
         try {
-            subscriptions.add(new Subscription(listener));
-            pollerStale = true;
-            if (ZmqEndpoint.bindsLocally(listener.endpoint())) {
+            s.endpoint = subscriber.open(listener.endpoint(), s);
+            subscriptions.put(listener, s);
+            if (s.endpoint.binds()) {
                 listener.markActive();
             }
             LOG.info("listener started {}", listener);
-        } catch (RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             load.decrementAndGet();
             listener.markFailed("cannot open ZMQ socket: " + e.getMessage());
             LOG.warn("listener failed {}: {}", listener, e.toString());
@@ -301,99 +263,103 @@ final class PollerThread extends Thread {
     }
 
     private void close(Remove r) {
-        for (int i = 0; i < subscriptions.size(); i++) {
-            Subscription s = subscriptions.get(i);
-            if (s.listener == r.listener()) {
-                if (s.lostAt != 0) {
-                    awaitingRetry--;
-                }
-                s.close();
-                subscriptions.remove(i);
-                load.decrementAndGet();
-                pollerStale = true;
-                break;
-            }
+        Subscription s = subscriptions.remove(r.listener());
+        if (s != null) {
+            subscriber.close(s.endpoint);
+            s.closed = true;
+            s.inbox.clear();
+            load.decrementAndGet();
         }
         r.done().complete();
     }
 
-    private void rebuildPoller() {
-        if (poller != null) {
-            poller.close();
-        }
-        poller = ctx.createPoller(2 * subscriptions.size());
-        heldSockets.clear();
-        for (Subscription s : subscriptions) {
-            if (s.held) {
-                heldSockets.add(s.socket);
-            }
-            poller.register(s.socket, s.held ? 0 : ZMQ.Poller.POLLIN);
-            poller.register(s.monitor, ZMQ.Poller.POLLIN);
-        }
-        pollerStale = false;
-    }
-
-    private void connectionEvents(Subscription s) {
-        ZMQ.Event event;
-        while ((event = ZMQ.Event.recv(s.monitor, ZMQ.DONTWAIT)) != null) {
-            int kind = event.getEvent();
-            if (kind == ZMQ.EVENT_CONNECTED) {
+    /** The gate opened: listeners that connected behind it are active now. */
+    private void activateConnected() {
+        for (Subscription s : awaitingGate) {
+            if (!s.closed && s.endpoint.connected()) {
                 s.listener.markActive();
-                retried(s);
-            } else if (kind == ZMQ.EVENT_CONNECT_RETRIED || kind == ZMQ.EVENT_CONNECT_DELAYED) {
-                retried(s);
-            } else if (kind == ZMQ.EVENT_DISCONNECTED && s.lostAt == 0
-                    && !ZmqEndpoint.bindsLocally(s.listener.endpoint())) {
-                // A bound SUB's peers reconnect by themselves; only a connecting SUB can be left without a connection.
-                s.lostAt = System.nanoTime();
-                awaitingRetry++;
             }
         }
+        awaitingGate.clear();
     }
 
-    private void retried(Subscription s) {
-        if (s.lostAt != 0) {
-            s.lostAt = 0;
-            awaitingRetry--;
+    @Override
+    public void connected(ZmtpEndpoint endpoint) {
+        Subscription s = (Subscription) endpoint.attachment();
+        if (endpoint.binds()) {
+            return;
+        }
+        if (gateWasOpen) {
+            s.listener.markActive();
+        } else {
+            awaitingGate.add(s);
         }
     }
 
-    /** Opens a fresh socket for each subscription whose connection JeroMQ dropped for good. */
-    private void reopenDroppedConnections() {
-        long now = System.nanoTime();
-        for (int i = 0; i < subscriptions.size(); i++) {
-            Subscription s = subscriptions.get(i);
-            if (s.lostAt == 0 || now - s.lostAt < PROTOCOL_DROP_NANOS) {
+    @Override
+    public void disconnected(ZmtpEndpoint endpoint, ZmtpFailure why, boolean established) {
+        Subscription s = (Subscription) endpoint.attachment();
+        if (why.peerMisbehaved()) {
+            counters.undecodable(EventCounters.UNDECODABLE_FRAME, 1);
+            String what = "connection dropped: " + describe(why) + "; reconnecting";
+            problem(s, what);
+            if (!endpoint.binds()) {
+                s.listener.markFailed(what);
+            }
+        } else if (endpoint.binds()) {
+            LOG.debug("{}: {}", s.listener, why.describe());
+        } else if (established) {
+            s.listener.markFailed(why.describe() + "; reconnecting");
+            LOG.info("{}: {}; reconnecting", s.listener, why.describe());
+        } else {
+            s.listener.recordError(why.describe() + "; retrying");
+            LOG.debug("{}: {}", s.listener, why.describe());
+        }
+    }
+
+    private String describe(ZmtpFailure why) {
+        if (why instanceof ZmtpFailure.TooLarge t) {
+            return "a message over --max-event-bytes " + maxEventBytes + " (a frame declares "
+                    + Long.toUnsignedString(t.declaredBytes()) + " bytes)";
+        }
+        return why.describe();
+    }
+
+    @Override
+    public void message(ZmtpEndpoint endpoint, List<byte[]> frames) {
+        Subscription s = (Subscription) endpoint.attachment();
+        s.inbox.add(frames);
+        if (!s.held && !s.queued) {
+            enqueue(s);
+        }
+        if (s.inbox.size() >= s.readLimit()) {
+            subscriber.reading(endpoint, false);
+        }
+    }
+
+    private void enqueue(Subscription s) {
+        s.queued = true;
+        ready.add(s);
+    }
+
+    /** One round over the listeners with messages, each delivering its share while the partitions have room. */
+    private void deliver() {
+        for (int turns = ready.size(); turns > 0 && inFlight.hasRoom(); turns--) {
+            Subscription s = ready.poll();
+            s.queued = false;
+            if (s.closed || s.held) {
                 continue;
             }
-            awaitingRetry--;
-            counters.undecodable(EventCounters.UNDECODABLE_FRAME, 1);
-            problem(s, "connection dropped after a protocol error (a message over --max-event-bytes "
-                    + maxEventBytes + " or malformed ZMTP); reconnecting");
-            s.close();
-            try {
-                subscriptions.set(i, new Subscription(s.listener));
-            } catch (RuntimeException e) {
-                subscriptions.remove(i--);
-                load.decrementAndGet();
-                s.listener.markFailed("cannot open ZMQ socket again: " + e.getMessage());
+            List<byte[]> frames;
+            for (int n = 0; n < MAX_MESSAGES_PER_ROUND && inFlight.hasRoom() && (frames = s.inbox.poll()) != null; n++) {
+                handle(s, frames);
             }
-            pollerStale = true;
-        }
-    }
-
-    private void drain(Subscription sub) {
-        for (int n = 0; n < MAX_MESSAGES_PER_ROUND; n++) {
-            if (!inFlight.hasRoom()) {
-                // Leave the rest in the socket; ZMQ's high-water mark pushes back on the engine.
-                pause();
-                return;
+            if (!s.inbox.isEmpty()) {
+                enqueue(s);
             }
-            List<byte[]> frames = ZmqSockets.receiveMessage(sub.socket, ZMQ.DONTWAIT);
-            if (frames == null) {
-                return;
+            if (s.inbox.size() < s.readLimit()) {
+                subscriber.reading(s.endpoint, true);
             }
-            handle(sub, frames);
         }
     }
 
@@ -443,14 +409,6 @@ final class PollerThread extends Thread {
             LOG.warn("{}: {}", sub.listener, what);
         } else {
             LOG.debug("{}: {}", sub.listener, what);
-        }
-    }
-
-    private static void pause() {
-        try {
-            Thread.sleep(POLL_MILLIS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

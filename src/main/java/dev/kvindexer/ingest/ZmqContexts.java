@@ -2,7 +2,6 @@ package dev.kvindexer.ingest;
 
 import java.lang.Thread.UncaughtExceptionHandler;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -10,7 +9,7 @@ import org.slf4j.LoggerFactory;
 import org.zeromq.ZContext;
 
 /**
- * Creates the JeroMQ contexts of ingest and closes them with a bounded wait. A context's close waits for its I/O
+ * Creates the JeroMQ contexts of replays and closes them with a bounded wait. A context's close waits for its I/O
  * thread, which never returns once that thread has died, so no caller may ever wait on it unbounded.
  */
 final class ZmqContexts {
@@ -35,25 +34,18 @@ final class ZmqContexts {
 
     /** Closes {@code ctx} on a daemon thread and waits at most {@code budget}; true when it closed in time. */
     static boolean closeWithin(ZContext ctx, Duration budget, String name) {
-        return closeAllWithin(List.of(ctx), budget, name);
-    }
-
-    /** Closes the contexts at once, each on a daemon thread, and waits at most {@code budget} for all. */
-    static boolean closeAllWithin(List<ZContext> contexts, Duration budget, String name) {
-        CountDownLatch closed = new CountDownLatch(contexts.size());
-        for (ZContext ctx : contexts) {
-            Thread closer = new Thread(() -> {
-                try {
-                    ctx.close();
-                } catch (RuntimeException e) {
-                    LOG.debug("closing ZMQ context {}: {}", name, e.toString());
-                } finally {
-                    closed.countDown();
-                }
-            }, name + "-close");
-            closer.setDaemon(true);
-            closer.start();
-        }
+        CountDownLatch closed = new CountDownLatch(1);
+        Thread closer = new Thread(() -> {
+            try {
+                ctx.close();
+            } catch (RuntimeException e) {
+                LOG.debug("closing ZMQ context {}: {}", name, e.toString());
+            } finally {
+                closed.countDown();
+            }
+        }, name + "-close");
+        closer.setDaemon(true);
+        closer.start();
         try {
             if (closed.await(Math.max(budget.toMillis(), 1), TimeUnit.MILLISECONDS)) {
                 return true;
@@ -61,7 +53,7 @@ final class ZmqContexts {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        LOG.warn("{} ZMQ context(s) of {} did not close within {}; abandoned", closed.getCount(), name, budget);
+        LOG.warn("the ZMQ context of {} did not close within {}; abandoned", name, budget);
         return false;
     }
 }

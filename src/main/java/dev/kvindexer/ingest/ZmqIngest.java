@@ -20,24 +20,37 @@ import dev.kvindexer.partition.InFlightBatches;
 
 /**
  * The node's ZMQ ingest: a fixed pool of {@link PollerThread}s sharing all listeners, so thousands of engines never
- * mean thousands of threads. A supervisor replaces a poller whose thread or ZMQ I/O thread died: its listeners show
- * {@code failed} with the cause, are opened again on the replacement, and gap replay fetches what was missed.
+ * mean thousands of threads, and at most {@link Settings#maxListeners()} listeners, each holding one connection. A
+ * supervisor replaces a poller whose thread died: its listeners show {@code failed} with the cause, are opened again
+ * on the replacement, and gap replay fetches what was missed.
  */
 public final class ZmqIngest implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ZmqIngest.class);
-    /** How long an abandoned poller gets to close its sockets before its commands move on. */
+    /** How long an abandoned poller gets to close its connections before its commands move on. */
     private static final Duration THREAD_STOP_WAIT = Duration.ofSeconds(2);
     private static final Duration DEFAULT_CLOSE_BUDGET = Duration.ofSeconds(5);
-    private static final Duration CONTEXT_CLOSE_WAIT = Duration.ofSeconds(1);
 
     /**
      * @param threads            poller threads
      * @param maxInFlightBatches bound on decoded batches sent but not yet taken by partitions
      * @param maxEventBytes      largest ZMQ message taken from an engine
      * @param superviseEvery     how often dead pollers are looked for
+     * @param maxListeners       listeners run at once; a start beyond fails with {@link ListenerLimitException}
      */
-    public record Settings(int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery) {
+    public record Settings(int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery,
+                           int maxListeners) {
         public static final Duration SUPERVISE_EVERY = Duration.ofSeconds(1);
+
+        public Settings {
+            if (maxListeners < 1) {
+                throw new IllegalArgumentException("--max-listeners must be at least 1");
+            }
+        }
+
+        /** With the listener ceiling this process's descriptor limit allows ({@link ListenerCapacity#derived()}). */
+        public Settings(int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery) {
+            this(threads, maxInFlightBatches, maxEventBytes, superviseEvery, ListenerCapacity.derived());
+        }
     }
 
     private final Vertx vertx;
@@ -57,7 +70,7 @@ public final class ZmqIngest implements AutoCloseable {
     private boolean closed;
 
     /**
-     * @param gateOpen  false while the node recovers: listeners connect and let ZMQ buffer until it turns true
+     * @param gateOpen  false while the node recovers: listeners connect and buffer until it turns true
      */
     public ZmqIngest(Vertx vertx, Settings settings, EventCounters counters, BooleanSupplier gateOpen) {
         this.vertx = vertx;
@@ -87,7 +100,7 @@ public final class ZmqIngest implements AutoCloseable {
     }
 
     /**
-     * Lets a listener started {@linkplain Listener#hold() held} deliver: its batches, buffered by ZMQ since it
+     * Lets a listener started {@linkplain Listener#hold() held} deliver: its batches, buffered since it
      * subscribed, reach its partition in order from now on.
      */
     public synchronized void release(Listener listener) {
@@ -98,11 +111,17 @@ public final class ZmqIngest implements AutoCloseable {
         }
     }
 
-    /** Starts receiving for the listener on the least loaded thread; completes once its socket is open or failed. */
+    /**
+     * Starts receiving for the listener on the least loaded thread; completes once its connection is under way or
+     * failed. Fails with {@link ListenerLimitException} when {@link #listenerCapacity()} listeners run already.
+     */
     public synchronized Future<Void> start(Listener listener) {
         Promise<Void> done = Promise.promise();
         if (closed) {
             return Future.failedFuture("ingest is closed");
+        }
+        if (owners.size() >= settings.maxListeners() && !owners.containsKey(listener)) {
+            return Future.failedFuture(new ListenerLimitException(settings.maxListeners()));
         }
         PollerThread t = threads[0];
         for (PollerThread candidate : threads) {
@@ -157,6 +176,16 @@ public final class ZmqIngest implements AutoCloseable {
 
     public int threadCount() {
         return threads.length;
+    }
+
+    /** Listeners started and not stopped. */
+    public int listenerCount() {
+        return owners.size();
+    }
+
+    /** The most listeners this ingest runs at once. */
+    public int listenerCapacity() {
+        return settings.maxListeners();
     }
 
     public InFlightBatches inFlight() {
@@ -237,7 +266,6 @@ public final class ZmqIngest implements AutoCloseable {
                     r.done().complete();
                 }
             }
-            ZmqContexts.closeWithin(dead.context(), CONTEXT_CLOSE_WAIT, dead.getName());
         }, dead.getName() + "-abandon");
         abandon.setDaemon(true);
         abandon.start();
@@ -269,8 +297,8 @@ public final class ZmqIngest implements AutoCloseable {
     }
 
     /**
-     * Stops the pollers and replays and closes every ZMQ context, all within {@code budget}: a context whose I/O thread
-     * died never finishes closing, and shutdown must not hang on it.
+     * Stops the pollers and replays within {@code budget}: a poller stuck in a call that does not return is left
+     * behind (its thread is a daemon), and shutdown does not hang on it.
      */
     public void close(Duration budget) {
         long deadline = System.nanoTime() + budget.toNanos();
@@ -282,7 +310,6 @@ public final class ZmqIngest implements AutoCloseable {
         for (PollerThread t : threads) {
             t.shutdown();
         }
-        List<org.zeromq.ZContext> contexts = new ArrayList<>();
         for (PollerThread t : threads) {
             try {
                 t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
@@ -300,9 +327,7 @@ public final class ZmqIngest implements AutoCloseable {
                     // Vert.x has closed already, so whoever waited on this step can no longer be told; nothing to do.
                 }
             });
-            contexts.add(t.context());
         }
-        ZmqContexts.closeAllWithin(contexts, Duration.ofNanos(Math.max(deadline - System.nanoTime(), 0)), "ingest");
     }
 
     @Override

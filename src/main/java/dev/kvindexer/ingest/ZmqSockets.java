@@ -2,35 +2,13 @@ package dev.kvindexer.ingest;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 import dev.kvindexer.config.ZmqEndpoint;
 import dev.kvindexer.config.ZmqPeerOptions;
 
-/** Creates listener sockets with the reference's options (SPEC §3.3) and a high-water mark for bursts. */
+/** Options and receiving for the replay DEALER, the one JeroMQ socket ingest still opens (SPEC §3.3, §3.5). */
 final class ZmqSockets {
-    static final int RECEIVE_HWM = 100_000;
-
     private ZmqSockets() {
-    }
-
-    /** A SUB for all topics with the listener options, not yet connected (so a monitor can be attached first). */
-    static ZMQ.Socket subscriber(ZContext ctx, String endpoint, long maxMessageBytes) {
-        ZMQ.Socket s = ctx.createSocket(SocketType.SUB);
-        applyCommon(s, endpoint, maxMessageBytes);
-        s.setRcvHWM(RECEIVE_HWM);
-        s.subscribe(new byte[0]);
-        return s;
-    }
-
-    /** Connects the SUB to the engine, or binds it for {@code tcp://*:port} (SPEC §3.1 bind mode). */
-    static void attach(ZMQ.Socket s, String endpoint) {
-        if (ZmqEndpoint.bindsLocally(endpoint)) {
-            s.bind(endpoint);
-        } else {
-            s.connect(endpoint);
-        }
     }
 
     /** One whole multipart message, or null when none is there (DONTWAIT) or the receive timed out. */

@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Bounds the batches sent by ingest threads but not yet taken by a partition: event-bus sends from a non-Vert.x
  * thread queue without limit, so without this a flood would grow memory until the JVM dies. When the bound is
- * reached the ingest threads stop reading, and ZMQ's own high-water marks push back to the engines.
+ * reached the ingest threads stop reading, and TCP pushes back to the engines.
  */
 public final class InFlightBatches {
     private final int limit;

@@ -57,7 +57,11 @@ public final class ConductorRegistrar {
                     new ConductorFeed(r.serviceKey(), decoder, conductor));
             listeners.put(r.serviceKey(), listener);
             LOG.info("conductor registration {} type={} endpoint={}", r.serviceKey(), r.type(), r.endpoint());
-            return ingest.start(listener).map(outcome);
+            return ingest.start(listener).map(outcome).recover(t -> {
+                listeners.remove(r.serviceKey(), listener);
+                return conductor.unregister(r.serviceKey())
+                        .transform(ignored -> Future.failedFuture(new SubscribeFailed(t.getMessage())));
+            });
         });
     }
 

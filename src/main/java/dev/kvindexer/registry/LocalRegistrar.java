@@ -2,6 +2,7 @@ package dev.kvindexer.registry;
 
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.ingest.ListenerLimitException;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionRef;
@@ -20,6 +21,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class LocalRegistrar implements Registrar {
     private static final Logger LOG = LoggerFactory.getLogger(LocalRegistrar.class);
+    /** A registration beyond the node's listener ceiling: too many for this node now, fine once some go. */
+    public static final int LISTENER_LIMIT_STATUS = 429;
 
     private final Registry registry;
     private final PartitionHost host;
@@ -48,7 +51,10 @@ public final class LocalRegistrar implements Registrar {
         return registry;
     }
 
-    /** Registers and starts the listener; fails with {@link RegistryException} on a conflict. */
+    /**
+     * Registers and starts the listener; fails with {@link RegistryException} on a conflict, or with status
+     * {@link #LISTENER_LIMIT_STATUS} when the node runs as many listeners as it may.
+     */
     @Override
     public Future<Void> register(RegisterRequest request) {
         Registry.Registration reg;
@@ -65,11 +71,18 @@ public final class LocalRegistrar implements Registrar {
         LOG.info("registered {} model={} tenant={}", listener, partition.key().modelName(), partition.key().tenantId());
         return start(partition, listener)
                 .recover(t -> {
-                    // Never leave a registration behind that can only ever show "pending".
-                    LOG.error("registration of {} failed; rolled back", listener, t);
+                    // Never leave a registration behind that can only ever show "pending" or "failed".
+                    Throwable refusal = t;
+                    if (t instanceof ListenerLimitException) {
+                        refusal = new RegistryException(LISTENER_LIMIT_STATUS, t.getMessage());
+                        LOG.warn("registration of {} refused: {}", listener, t.getMessage());
+                    } else {
+                        LOG.error("registration of {} failed; rolled back", listener, t);
+                    }
+                    Throwable answer = refusal;
                     return unregister(request.workerId(), request.partition().modelName(),
                             request.partition().tenantId(), request.dpRank())
-                            .transform(ignored -> Future.failedFuture(t));
+                            .transform(ignored -> Future.failedFuture(answer));
                 });
     }
 
@@ -168,7 +181,7 @@ public final class LocalRegistrar implements Registrar {
 
     /**
      * Takes over an instance whose listeners are remote here, without loss: its listeners start held (subscribed,
-     * ZMQ buffering), {@code install} then puts its history into the partition (a snapshot taken after the
+     * buffering), {@code install} then puts its history into the partition (a snapshot taken after the
      * subscriptions, with its streams' watermarks), and only then do the buffered batches flow: those the snapshot
      * covers are dropped as stale, the rest apply, and a gap is replayed. If {@code install} fails the instance is
      * remote again.

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A poller thread or its ZMQ I/O thread that dies takes only its own listeners down, and only until the supervisor
+ * A poller thread that dies takes only its own listeners down, and only until the supervisor
  * replaces it: they show failed with the cause, ingest reports itself degraded, and then they receive again.
  */
 class IngestSupervisionTest {
@@ -89,11 +89,12 @@ class IngestSupervisionTest {
             assertNotNull(degraded, "a dead poller shows before the supervisor has run");
             assertTrue(degraded.contains("injected poller failure"), degraded);
             publishAndAwait(b, 2, 1);
+            // Until a replacement connects again, which on loopback takes a millisecond once it runs.
+            assertEquals(ListenerState.FAILED, la.state());
+            assertTrue(la.lastError().contains("injected poller failure"), la.lastError());
 
             ingest.supervise();
             assertEquals(1, ingest.restarts());
-            assertEquals(ListenerState.FAILED, la.state());
-            assertTrue(la.lastError().contains("injected poller failure"), la.lastError());
             assertEquals(ListenerState.ACTIVE, lb.state(), "the other thread's listener is untouched");
             assertNotSame(pa, ingest.threadOf(la), "a replacement serves the listener");
 
@@ -106,25 +107,25 @@ class IngestSupervisionTest {
     }
 
     @Test
-    void aDeadZmqIoThreadIsNoticedAndItsContextReplaced() throws Exception {
+    void aPollerWhoseSelectorBreaksIsReplacedAndItsListenersReconnect() throws Exception {
         try (TestPublisher a = new TestPublisher(); TestPublisher b = new TestPublisher()) {
             Listener la = listen(1, a);
             Listener lb = listen(2, b);
             PollerThread pa = ingest.threadOf(la);
-            // What JeroMQ calls when an I/O thread of the context ends with an uncaught error.
-            pa.context().getUncaughtExceptionHandler().uncaughtException(new Thread("iothread-2"),
-                    new IllegalStateException("injected I/O failure"));
-            assertTrue(ingest.degradedReason().contains("injected I/O failure"), ingest.degradedReason());
+            publishAndAwait(a, 1, 0);
+            // Closed under the loop, as a failing epoll would leave it: every connection of the poller goes with it.
+            pa.execute(() -> pa.subscriber().close());
+            Await.until("the poller thread died", WAIT, () -> !pa.isAlive());
+            assertTrue(ingest.degradedReason().contains("ClosedSelectorException"), ingest.degradedReason());
+            assertEquals(ListenerState.FAILED, la.state());
+            assertTrue(la.lastError().contains("ClosedSelectorException"), la.lastError());
 
             ingest.supervise();
-            assertEquals(ListenerState.FAILED, la.state());
-            assertTrue(la.lastError().contains("injected I/O failure"), la.lastError());
-            Await.until("the old poller stopped", WAIT, () -> !pa.isAlive());
             a.awaitSubscriber();
             Await.until("the listener is active again", WAIT, () -> la.state() == ListenerState.ACTIVE);
-            publishAndAwait(a, 1, 0);
+            publishAndAwait(a, 1, 1);
             publishAndAwait(b, 2, 0);
-            assertNull(ingest.degradedReason());
+            Await.until("ingest is no longer degraded", WAIT, () -> ingest.degradedReason() == null);
         }
     }
 

@@ -52,15 +52,30 @@ public final class ChildJvm implements AutoCloseable {
         return start(output, ownsOutput, jvm, args, java.util.Map.of());
     }
 
+    /** As {@link #start(List, String...)} with another main class of this run's classpath (a test's helper). */
+    public static ChildJvm startMain(String mainClass, List<String> jvm, String... args) {
+        try {
+            return start(Files.createTempFile("kvindexer-child", ".log"), true, mainClass, jvm, List.of(args),
+                    java.util.Map.of());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private static ChildJvm start(Path output, boolean ownsOutput, List<String> jvm, List<String> args,
                                   java.util.Map<String, String> env) {
+        return start(output, ownsOutput, "dev.kvindexer.Main", jvm, args, env);
+    }
+
+    private static ChildJvm start(Path output, boolean ownsOutput, String mainClass, List<String> jvm,
+                                  List<String> args, java.util.Map<String, String> env) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(moduleOptions());
         command.addAll(jvm);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add("dev.kvindexer.Main");
+        command.add(mainClass);
         command.addAll(args);
         try {
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());

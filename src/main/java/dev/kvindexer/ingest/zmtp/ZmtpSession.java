@@ -1,0 +1,230 @@
+package dev.kvindexer.ingest.zmtp;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.List;
+
+/**
+ * One connection to a publisher, as a SUB: the greeting and READY both ways, the subscription, then messages in and
+ * heartbeats both ways. Lives on the subscriber's thread; whatever goes wrong is thrown as a {@link ZmtpException}
+ * or an {@link IOException} for the subscriber to end the connection with.
+ */
+final class ZmtpSession implements ZmtpFrameReader.Sink {
+    enum Phase { CONNECTING, HANDSHAKING, ACTIVE }
+
+    /** Reads per readiness, so one busy publisher cannot hold the thread from the others. */
+    private static final int READS_PER_TURN = 4;
+    /** A one-frame message: subscribe (1) to the empty topic, i.e. to everything. */
+    private static final byte[] SUBSCRIBE_ALL = {0x00, 0x01, 0x01};
+    private static final byte[] OPENING = opening();
+
+    final ZmtpEndpoint endpoint;
+    final SocketChannel channel;
+    private final ZmtpSubscriber subscriber;
+    private final ZmtpFrameReader frames;
+    SelectionKey key;
+    Phase phase = Phase.CONNECTING;
+    /** Until the peer's greeting is whole; dropped after. */
+    private byte[] peerGreeting = new byte[ZmtpGreeting.SIZE];
+    private int greetingLength;
+    private ArrayDeque<ByteBuffer> unsent;
+    /** System.nanoTime() of the last byte in and out; the end of the current connect or handshake. */
+    long lastReceived;
+    long lastSent;
+    long deadline;
+
+    ZmtpSession(ZmtpSubscriber subscriber, ZmtpEndpoint endpoint, SocketChannel channel, long maxMessageBytes) {
+        this.subscriber = subscriber;
+        this.endpoint = endpoint;
+        this.channel = channel;
+        this.frames = new ZmtpFrameReader(maxMessageBytes);
+    }
+
+    private static byte[] opening() {
+        byte[] ready = ZmtpCommand.readyAsSubscriber();
+        byte[] both = new byte[ZmtpGreeting.SIZE + ready.length];
+        System.arraycopy(ZmtpGreeting.OURS, 0, both, 0, ZmtpGreeting.SIZE);
+        System.arraycopy(ready, 0, both, ZmtpGreeting.SIZE, ready.length);
+        return both;
+    }
+
+    /** The connection is up: our greeting and READY go out together, before the peer's greeting is seen. */
+    void handshake(long now, long timeoutNanos) throws IOException {
+        phase = Phase.HANDSHAKING;
+        deadline = now + timeoutNanos;
+        lastReceived = now;
+        send(OPENING, now);
+        interest();
+    }
+
+    /** Whether to read now: always while the handshake runs, afterwards as the endpoint's owner allows. */
+    private boolean wantsRead() {
+        return phase == Phase.HANDSHAKING || (phase == Phase.ACTIVE && endpoint.reading);
+    }
+
+    /** Sets the selector's interest to what the session waits for now. */
+    void interest() {
+        if (!key.isValid()) {
+            return;
+        }
+        int ops = phase == Phase.CONNECTING ? SelectionKey.OP_CONNECT
+                : (wantsRead() ? SelectionKey.OP_READ : 0) | (unsent != null && !unsent.isEmpty() ? SelectionKey.OP_WRITE : 0);
+        if (key.interestOps() != ops) {
+            key.interestOps(ops);
+        }
+    }
+
+    /** Reads what has arrived, a bounded amount, into {@code scratch} and on through the frame reader. */
+    void read(ByteBuffer scratch, long now) throws IOException, ZmtpException {
+        for (int turn = 0; turn < READS_PER_TURN && wantsRead(); turn++) {
+            scratch.clear();
+            int n = channel.read(scratch);
+            if (n < 0) {
+                throw new ZmtpException(new ZmtpFailure.Lost("closed by the publisher"));
+            }
+            if (n == 0) {
+                return;
+            }
+            lastReceived = now;
+            scratch.flip();
+            take(scratch);
+            if (n < scratch.capacity()) {
+                return;
+            }
+        }
+    }
+
+    private void take(ByteBuffer in) throws ZmtpException {
+        if (peerGreeting != null) {
+            int before = greetingLength;
+            int n = Math.min(ZmtpGreeting.SIZE - before, in.remaining());
+            in.get(peerGreeting, before, n);
+            greetingLength += n;
+            String problem = ZmtpGreeting.problem(peerGreeting, before, greetingLength);
+            if (problem != null) {
+                throw ZmtpException.broken(problem);
+            }
+            if (greetingLength < ZmtpGreeting.SIZE) {
+                return;
+            }
+            peerGreeting = null;
+        }
+        frames.read(in, this);
+    }
+
+    @Override
+    public void command(byte[] body) throws ZmtpException {
+        ZmtpCommand c = ZmtpCommand.parse(body);
+        if (c instanceof ZmtpCommand.Ready r) {
+            ready(r.socketType());
+        } else if (c instanceof ZmtpCommand.Ping p) {
+            sendOrFail(ZmtpCommand.pong(p.context()));
+        } else if (c instanceof ZmtpCommand.Error e) {
+            throw ZmtpException.broken("the publisher sent ERROR " + e.reason());
+        }
+    }
+
+    private void ready(String socketType) throws ZmtpException {
+        if (phase == Phase.ACTIVE) {
+            throw ZmtpException.broken("a second READY");
+        }
+        if (!"PUB".equals(socketType) && !"XPUB".equals(socketType)) {
+            throw ZmtpException.broken("the peer is a " + socketType + " socket, not a publisher");
+        }
+        sendOrFail(SUBSCRIBE_ALL);
+        phase = Phase.ACTIVE;
+        interest();
+        subscriber.established(this);
+    }
+
+    @Override
+    public void message(List<byte[]> message) throws ZmtpException {
+        if (phase != Phase.ACTIVE) {
+            throw ZmtpException.broken("a message before the handshake completed");
+        }
+        subscriber.delivered(this, message);
+    }
+
+    /** A heartbeat round: ends a connect, handshake or connection that took or stayed silent too long. */
+    void tick(long now, ZmtpSettings settings) throws ZmtpException, IOException {
+        if (phase == Phase.CONNECTING && now - deadline > 0) {
+            throw new ZmtpException(new ZmtpFailure.Unreachable("no connection within "
+                    + settings.connectTimeout().toMillis() + " ms"));
+        }
+        if (phase == Phase.HANDSHAKING && now - deadline > 0) {
+            throw new ZmtpException(new ZmtpFailure.Unreachable("no ZMTP handshake within "
+                    + settings.handshakeTimeout().toMillis() + " ms (" + (peerGreeting == null ? "greeting received"
+                    : greetingLength + " bytes of the greeting received") + ")"));
+        }
+        if (phase != Phase.ACTIVE) {
+            return;
+        }
+        // While the owner holds reading back, silence is ours, not the publisher's.
+        if (endpoint.reading && now - lastReceived > settings.heartbeatTimeout().toNanos()) {
+            throw new ZmtpException(new ZmtpFailure.Lost("silent for " + settings.heartbeatTimeout().toMillis()
+                    + " ms (heartbeat timeout)"));
+        }
+        // Our PING's TTL has the publisher drop us after that long without a byte from us, however much it sends.
+        if (now - lastSent > settings.heartbeatInterval().toNanos()) {
+            send(settings.ping(), now);
+        }
+    }
+
+    private void sendOrFail(byte[] bytes) throws ZmtpException {
+        try {
+            send(bytes, System.nanoTime());
+        } catch (IOException e) {
+            throw new ZmtpException(new ZmtpFailure.Lost(ZmtpSubscriber.reason(e)));
+        }
+    }
+
+    private void send(byte[] bytes, long now) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        if (unsent == null || unsent.isEmpty()) {
+            channel.write(b);
+            if (!b.hasRemaining()) {
+                lastSent = now;
+                return;
+            }
+        }
+        if (unsent == null) {
+            unsent = new ArrayDeque<>(2);
+        }
+        unsent.add(b);
+        interest();
+    }
+
+    /** Writes what the socket would not take before. */
+    void flush(long now) throws IOException {
+        while (!unsent.isEmpty()) {
+            ByteBuffer b = unsent.peek();
+            channel.write(b);
+            if (b.hasRemaining()) {
+                return;
+            }
+            unsent.poll();
+            lastSent = now;
+        }
+        interest();
+    }
+
+    /** Reading was held back and is allowed again: silence is measured from now. */
+    void resumed(long now) {
+        lastReceived = now;
+        interest();
+    }
+
+    void close() {
+        if (key != null) {
+            key.cancel();
+        }
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // closing is all that is left to do with it
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package dev.kvindexer.ingest.zmtp;
+
+import java.time.Duration;
+
+/**
+ * How a {@link ZmtpSubscriber} connects, heartbeats and limits what it takes.
+ *
+ * @param maxMessageBytes    largest message taken; a frame header that would pass it ends the connection
+ * @param connectTimeout     a TCP connect not done by then is given up and tried again
+ * @param handshakeTimeout   a connection without the publisher's greeting and READY by then is dropped
+ * @param heartbeatInterval  a PING goes out when nothing was sent for this long; its TTL is the timeout
+ * @param heartbeatTimeout   a connection silent for this long (no message, no PONG) is dropped
+ * @param reconnectMin       the first wait before a connection is made again, doubling while attempts fail
+ * @param reconnectMax       the longest wait between attempts
+ * @param protocolErrorDelay the least wait before reconnecting to a publisher that broke the protocol
+ * @param maxConnecting      connects and handshakes in progress at once (a publisher accepts a backlog of 100)
+ */
+public record ZmtpSettings(long maxMessageBytes, Duration connectTimeout, Duration handshakeTimeout,
+                           Duration heartbeatInterval, Duration heartbeatTimeout, Duration reconnectMin,
+                           Duration reconnectMax, Duration protocolErrorDelay, int maxConnecting) {
+    /** The reference listener's reconnect and heartbeat options (SPEC §3.3). */
+    public static ZmtpSettings defaults(long maxMessageBytes) {
+        return new ZmtpSettings(maxMessageBytes, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(5),
+                Duration.ofSeconds(15), Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofSeconds(1), 128);
+    }
+
+    public ZmtpSettings withHeartbeat(Duration interval, Duration timeout) {
+        return new ZmtpSettings(maxMessageBytes, connectTimeout, handshakeTimeout, interval, timeout, reconnectMin,
+                reconnectMax, protocolErrorDelay, maxConnecting);
+    }
+
+    public ZmtpSettings withProtocolErrorDelay(Duration delay) {
+        return new ZmtpSettings(maxMessageBytes, connectTimeout, handshakeTimeout, heartbeatInterval,
+                heartbeatTimeout, reconnectMin, reconnectMax, delay, maxConnecting);
+    }
+
+    /** Our PING: its TTL asks the publisher to drop us after the heartbeat timeout without a byte from us. */
+    byte[] ping() {
+        return ZmtpCommand.ping((int) (heartbeatTimeout.toMillis() / 100));
+    }
+}
