@@ -193,6 +193,12 @@ public final class ServeCommand implements Callable<Integer> {
             + "(env KVINDEXER_MAX_EVENT_BYTES; default: ${DEFAULT-VALUE}).")
     long maxEventBytes;
 
+    @Option(names = "--max-listeners", paramLabel = "N", description = "Most engine connections (listeners, one "
+            + "per instance and dp_rank) the node runs; a registration past it is refused with 429. 0 derives it from "
+            + "the process's open-file limit, one descriptor a listener less a reserve, at most 20000 "
+            + "(env KVINDEXER_MAX_LISTENERS; default: ${DEFAULT-VALUE}).")
+    int maxListeners;
+
     @Option(names = "--recovery-max-bytes", paramLabel = "BYTES", description = "Largest dump or snapshot startup "
             + "recovery takes from a peer; a larger one is abandoned and the next peer tried "
             + "(env KVINDEXER_RECOVERY_MAX_BYTES; default: ${DEFAULT-VALUE}).")
@@ -229,7 +235,7 @@ public final class ServeCommand implements Callable<Integer> {
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
         config = config.withSecurity(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
-                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes).withCompat(new ClientCompat(tenantFallback, conductorLoraIds))
+                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes).withMaxListeners(maxListeners).withCompat(new ClientCompat(tenantFallback, conductorLoraIds))
                 .withRecovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
                 .withIndexMemory(IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory()));
         if (accessLog != null) {

@@ -21,13 +21,15 @@ import java.util.List;
  * @param compat        deliberate departures from the newest reference clients
  * @param recovery      how large and how slow a peer's dump may be before recovery gives it up
  * @param indexMemory   the heap all partitions' indexes may hold together before they evict
+ * @param maxListeners  the most listeners (engine connections) the node runs; 0 derives it from the process's
+ *                      file-descriptor limit
  */
 public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
                           Integer blockSize, String modelName, String tenantId, List<String> peers,
                           boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster,
                           AccessLogSettings accessLog, SecuritySettings security, HttpLimits http,
                           long maxEventBytes, ClientCompat compat, RecoveryLimits recovery,
-                          IndexMemory indexMemory) {
+                          IndexMemory indexMemory, int maxListeners) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
@@ -37,53 +39,61 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
                        boolean testEndpoints, int minInitialWorkers) {
         this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
                 minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES, ClientCompat.NEWEST,
-                RecoveryLimits.DEFAULT, null);
+                RecoveryLimits.DEFAULT, null, 0);
     }
 
     public ServeConfig withCluster(ClusterSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, compat, recovery, indexMemory);
+                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, compat, recovery, indexMemory, maxListeners);
     }
 
     public ServeConfig withAccessLog(AccessLogSettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, compat, recovery, indexMemory);
+                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, compat, recovery, indexMemory, maxListeners);
     }
 
     public ServeConfig withSecurity(SecuritySettings settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, compat, recovery, indexMemory);
+                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, compat, recovery, indexMemory, maxListeners);
     }
 
     public ServeConfig withHttpLimits(HttpLimits limits) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, compat, recovery, indexMemory);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, compat, recovery, indexMemory, maxListeners);
     }
 
     public ServeConfig withPeers(List<String> urls) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, urls,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery, indexMemory);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery, indexMemory, maxListeners);
     }
 
     public ServeConfig withMaxEventBytes(long bytes) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, compat, recovery, indexMemory);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, compat, recovery, indexMemory,
+                maxListeners);
     }
 
     public ServeConfig withCompat(ClientCompat settings) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, settings, recovery, indexMemory);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, settings, recovery, indexMemory,
+                maxListeners);
     }
 
     public ServeConfig withRecovery(RecoveryLimits limits) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, limits, indexMemory);
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, limits, indexMemory, maxListeners);
     }
 
     public ServeConfig withIndexMemory(IndexMemory memory) {
         return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
                 testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery,
-                memory);
+                memory, maxListeners);
+    }
+
+    public ServeConfig withMaxListeners(int listeners) {
+        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery,
+                indexMemory, listeners);
     }
 
     public boolean clustered() {
@@ -133,6 +143,9 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
         }
         if (minInitialWorkers < 0) {
             throw new IllegalArgumentException("DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer");
+        }
+        if (maxListeners < 0) {
+            throw new IllegalArgumentException("--max-listeners must be at least 1 (or 0 for the default)");
         }
         if (threads < 1 || ingestThreads < 1) {
             throw new IllegalArgumentException("--threads and --ingest-threads must be at least 1");

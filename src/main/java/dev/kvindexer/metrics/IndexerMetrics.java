@@ -30,11 +30,12 @@ public final class IndexerMetrics {
      * @param recoverySeconds how long startup recovery took; 0 when the node recovered from no one
      * @param ingestRestarts  ingest threads replaced after a failure
      * @param ingestDegraded  an ingest thread failed and its listeners are not all open again yet
+     * @param listenerCapacity the most listeners the node runs ({@code --max-listeners})
      */
     public record Snapshot(int models, int workers, Map<String, Integer> listeners, List<PartitionFigures> partitions,
                            int clusterMembers, double recoverySeconds, long recoveredEvents, long accessLogDropped,
                            long accessLogWriteErrors, long ingestRestarts, boolean ingestDegraded,
-                           IndexMemoryFigures memory) {
+                           IndexMemoryFigures memory, int listenerCapacity) {
     }
 
     /** The node's index memory budget ({@code --max-index-memory}), what the indexes hold, and blocks evicted. */
@@ -51,6 +52,8 @@ public final class IndexerMetrics {
                 .sample("dynamo_kvindexer_workers", s.workers());
         out.family("dynamo_kvindexer_listeners", "gauge", "Number of ZMQ listeners by status");
         s.listeners().forEach((status, n) -> out.sample("dynamo_kvindexer_listeners", n, "status", status));
+        out.family("kvindexer_listener_capacity", "gauge", "The most listeners the node runs (--max-listeners); a "
+                + "registration past it is refused with 429.").sample("kvindexer_listener_capacity", s.listenerCapacity());
         // One snapshot for Dynamo's family and ours, so the two agree within a scrape.
         List<Applied> applied = new ArrayList<>();
         events.appliedSnapshot().forEach((k, n) -> {

@@ -10,6 +10,8 @@ import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.selectservice.IndexAccess;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpServerResponse;
+import dev.kvindexer.ingest.ZmqIngest;
+import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegistryException;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,9 +20,11 @@ import java.util.Optional;
 /** A node's index as the selection service uses it: its registrar, its partitions and its /dump. */
 public final class EmbeddedIndex implements IndexAccess {
     private final NodeServices node;
+    private final ZmqIngest ingest;
 
     public EmbeddedIndex(IndexerNode node) {
         this.node = node.services();
+        this.ingest = node.ingest();
     }
 
     @Override
@@ -36,6 +40,12 @@ public final class EmbeddedIndex implements IndexAccess {
             }
         } catch (RegistryException refused) {
             return Future.failedFuture(refused);
+        }
+        int free = ingest.listenerCapacity() - ingest.listenerCount();
+        if (missing.size() > free) {
+            return Future.failedFuture(new RegistryException(LocalRegistrar.LISTENER_LIMIT_STATUS, "listener limit "
+                    + "reached: " + missing.size() + " ranks need a listener each and " + Math.max(free, 0) + " of "
+                    + ingest.listenerCapacity() + " are free (--max-listeners)"));
         }
         List<Future<Void>> registered = new ArrayList<>();
         for (RegisterRequest r : missing) {

@@ -19,6 +19,7 @@ import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
+import dev.kvindexer.ingest.ListenerCapacity;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
@@ -147,7 +148,8 @@ public final class IndexerNode {
         boolean gated = config.clustered() || !config.peers().isEmpty() || config.minInitialWorkers() > 0;
         ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
         ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(config.ingestThreads(), MAX_IN_FLIGHT_BATCHES,
-                config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY), counters, gate::isOpen);
+                config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY,
+                config.maxListeners() > 0 ? config.maxListeners() : ListenerCapacity.derived()), counters, gate::isOpen);
         Watermarks watermarks = new Watermarks();
         MemoryBudget memory = new MemoryBudget(config.indexMemory().maxBytes());
         PartitionHost partitions = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight(),

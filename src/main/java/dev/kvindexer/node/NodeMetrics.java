@@ -59,7 +59,7 @@ final class NodeMetrics {
                     accessLog == null ? 0 : accessLog.writeErrors(),
                     ingest.restarts(), ingest.degradedReason() != null,
                     new IndexerMetrics.IndexMemoryFigures(memory.limitBytes(), memory.usedBytes(),
-                            memory.evictedBlocks()));
+                            memory.evictedBlocks()), ingest.listenerCapacity());
             return IndexerMetrics.render(snapshot, meters.http(), counters, meters.cluster(), meters.queryQuality(),
                     meters.micrometerScrape());
         });

@@ -231,11 +231,14 @@ public final class Registry {
         return new Registration(p, true, null);
     }
 
-    /** Refuses a new partition the node's memory budget cannot hold (409, as the other refusals of state). */
+    /**
+     * Refuses a new partition the node's memory budget cannot hold: 429, as every refusal for want of room (listeners,
+     * bookings), which a client may try again once something has gone.
+     */
     private void refuseIfFull() throws RegistryException {
         String full = host.refuseNewPartition(partitions.size());
         if (full != null) {
-            throw new RegistryException(409, full);
+            throw new RegistryException(429, full);
         }
     }
 

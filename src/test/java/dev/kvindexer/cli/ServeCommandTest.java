@@ -156,6 +156,8 @@ class ServeCommandTest {
         ServeCommand serve = serve(Map.of("KVINDEXER_AUTH_TOKEN", "t"), "--auth-all", "--select-port", "8092",
                 "--max-worker-ranks", "16");
         SelectServiceConfig select = serve.selectService(serve.config());
+        assertEquals(0, serve.config().maxListeners(), "derived from the descriptor limit");
+        assertEquals(5000, serve(Map.of("KVINDEXER_MAX_LISTENERS", "5000")).config().maxListeners());
         assertEquals(new SecuritySettings("t", true, null, null), select.security());
         assertEquals(16, select.limits().maxWorkerRanks());
         SelectServiceCommand standalone = command("select-service", Map.of("KVINDEXER_SELECT_SERVICE_AUTH_TOKEN", "s"));

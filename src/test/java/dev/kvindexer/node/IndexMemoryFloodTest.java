@@ -141,7 +141,7 @@ class IndexMemoryFloodTest {
 
     /**
      * Thousands of registrations, each of a model of its own, on a small heap: every partition's fixed cost counts in
-     * the budget, and once those fixed costs would take half of it a new partition is refused with 409 and a clear
+     * the budget, and once those fixed costs would take half of it a new partition is refused with 429 and a clear
      * text, while the node stays up and within its budget.
      */
     @Test
@@ -159,7 +159,7 @@ class IndexMemoryFloodTest {
             if (r.statusCode() == 201) {
                 accepted++;
             } else {
-                assertEquals(409, r.statusCode(), r.body());
+                assertEquals(429, r.statusCode(), r.body());
                 refused++;
                 refusal = new JsonObject(r.body()).getString("error");
             }

@@ -26,7 +26,13 @@ final class SelectServiceFixture implements AutoCloseable {
     }
 
     static SelectServiceFixture start(Map<String, String> env, SelectServiceConfig config) throws Exception {
-        IndexerNode node = IndexerNode.start(ServeConfig.local(0));
+        return start(env, config, ServeConfig.local(0));
+    }
+
+    /** Over an indexer node of {@code indexer}'s settings. */
+    static SelectServiceFixture start(Map<String, String> env, SelectServiceConfig config, ServeConfig indexer)
+            throws Exception {
+        IndexerNode node = IndexerNode.start(indexer);
         try {
             return new SelectServiceFixture(node, SelectServiceCommand.deploy(node, config,
                     SelectionConfig.fromEnvironment(env)));

@@ -83,6 +83,34 @@ class SelectServiceLimitsTest {
         assertEquals("tcp://127.0.0.1:9", listeners.getJsonObject("2").getString("endpoint"));
     }
 
+    /** A worker with more ranks than the node has room for listeners creates none of them. */
+    @Test
+    void aWorkerTheListenerCeilingCannotHoldCreatesNothing() throws Exception {
+        f = SelectServiceFixture.start(Map.of(), SelectServiceConfig.on("127.0.0.1", 0),
+                dev.kvindexer.config.ServeConfig.local(0).withMaxListeners(4));
+        HttpJson indexer = new HttpJson(f.node.httpPort());
+        JsonObject record = new JsonObject(f.http.post("/workers", ranks(1, 5)).body());
+        assertEquals("incomplete", record.getString("lifecycle"), record.encode());
+        String reason = record.getJsonArray("not_schedulable_reasons").getString(0);
+        assertTrue(reason.contains("listener limit reached: 5 ranks need a listener each and 4 of 4 are free"),
+                reason);
+        assertEquals("[]", indexer.get("/workers").body(), "no rank was created");
+        assertEquals("schedulable", new JsonObject(f.http.post("/workers", ranks(2, 4)).body()).getString("lifecycle"));
+        assertEquals(4, new JsonArray(indexer.get("/workers").body()).getJsonObject(0).getJsonObject("listeners").size());
+        // The indexer's own /register meets the same ceiling.
+        assertError(429, "--max-listeners", indexer.post("/register", "{\"instance_id\":9,\"endpoint\":"
+                + "\"tcp://127.0.0.1:9\",\"model_name\":\"model\",\"block_size\":4}"));
+    }
+
+    private static String ranks(long worker, int n) {
+        JsonObject endpoints = new JsonObject();
+        for (int r = 0; r < n; r++) {
+            endpoints.put(Integer.toString(r), "tcp://127.0.0.1:" + (20 + r));
+        }
+        return new JsonObject().put("worker_id", worker).put("model_name", "model").put("endpoint", "http://w")
+                .put("block_size", 4).put("data_parallel_size", n).put("kv_events_endpoints", endpoints).encode();
+    }
+
     @Test
     void ranksPastTheIndexAreRefusedAndTheLastOneWorks() throws Exception {
         f = SelectServiceFixture.start(EVENTS_OFF);
