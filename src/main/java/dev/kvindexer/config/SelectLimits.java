@@ -12,6 +12,8 @@ package dev.kvindexer.config;
  */
 public record SelectLimits(int maxWorkerRanks, int maxBookingBlocks, long maxBookedBlocks) {
     public static final int DEFAULT_MAX_WORKER_RANKS = 4096;
+    /** The most ranks the load accounting takes for one worker (the slot tracker's own limit). */
+    public static final int MAX_WORKER_RANKS = 4096;
     /** A 1 M-token prompt at block size 8. */
     public static final int DEFAULT_MAX_BOOKING_BLOCKS = 131_072;
     public static final long DEFAULT_MAX_BOOKED_BLOCKS = 8_388_608;
@@ -19,8 +21,8 @@ public record SelectLimits(int maxWorkerRanks, int maxBookingBlocks, long maxBoo
             DEFAULT_MAX_BOOKED_BLOCKS);
 
     public SelectLimits {
-        if (maxWorkerRanks < 1 || maxWorkerRanks > 65_536) {
-            throw new IllegalArgumentException("--max-worker-ranks must be between 1 and 65536");
+        if (maxWorkerRanks < 1 || maxWorkerRanks > MAX_WORKER_RANKS) {
+            throw new IllegalArgumentException("--max-worker-ranks must be between 1 and " + MAX_WORKER_RANKS);
         }
         if (maxBookingBlocks < 1) {
             throw new IllegalArgumentException("--max-booking-blocks must be at least 1");

@@ -98,7 +98,17 @@ final class WorkerReconciler {
                     state.putIncomplete(entry, List.of("reconciliation failed: " + ar.cause().getMessage()));
                     return Future.succeededFuture(state.catalog().get(entry.workerId()));
                 }
-                return Future.succeededFuture(state.putSchedulable(entry));
+                try {
+                    return Future.succeededFuture(state.putSchedulable(entry));
+                } catch (RuntimeException refused) {
+                    // The scheduler refused what the index took: take the listeners back out, as for any failure.
+                    Future<Void> undone = index.unregister(entry.workerId(), IndexAccess.key(entry.partition()))
+                            .otherwiseEmpty();
+                    return ContextHop.on(home, undone).map(gone -> {
+                        state.putIncomplete(entry, List.of("reconciliation failed: " + refused.getMessage()));
+                        return state.catalog().get(entry.workerId());
+                    });
+                }
             });
         });
     }

@@ -148,6 +148,8 @@ class ServeCommandTest {
         SelectServiceCommand inverted = command("select-service", Map.of(), "--max-booking-blocks", "10",
                 "--max-booked-blocks", "5");
         assertThrows(IllegalArgumentException.class, inverted::config);
+        SelectServiceCommand tooMany = command("select-service", Map.of(), "--max-worker-ranks", "4097");
+        assertThrows(IllegalArgumentException.class, tooMany::config, "the load accounting takes 4096 ranks a worker");
     }
 
     /** The selection service beside the indexer takes the indexer's token and TLS, and its own limits. */
