@@ -234,10 +234,11 @@ public final class ServeCommand implements Callable<Integer> {
                 modelName, workersGroup(), commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
-        config = config.withSecurity(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
-                .withHttpLimits(httpLimits()).withMaxEventBytes(maxEventBytes).withMaxListeners(maxListeners).withCompat(new ClientCompat(tenantFallback, conductorLoraIds))
-                .withRecovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
-                .withIndexMemory(IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory()));
+        config = config.toBuilder().security(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
+                .http(httpLimits()).maxEventBytes(maxEventBytes).maxListeners(maxListeners)
+                .compat(new ClientCompat(tenantFallback, conductorLoraIds))
+                .recovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
+                .indexMemory(IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory())).build();
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
         }

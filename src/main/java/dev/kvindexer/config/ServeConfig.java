@@ -38,62 +38,159 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
                        Integer blockSize, String modelName, String tenantId, List<String> peers,
                        boolean testEndpoints, int minInitialWorkers) {
         this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
-                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES, ClientCompat.NEWEST,
-                RecoveryLimits.DEFAULT, null, 0);
+                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES,
+                ClientCompat.NEWEST, RecoveryLimits.DEFAULT, null, 0);
+    }
+
+    /** A builder holding these settings, to change some of them. */
+    public Builder toBuilder() {
+        return new Builder(this);
     }
 
     public ServeConfig withCluster(ClusterSettings settings) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, settings, accessLog, security, http, maxEventBytes, compat, recovery, indexMemory, maxListeners);
+        return toBuilder().cluster(settings).build();
     }
 
     public ServeConfig withAccessLog(AccessLogSettings settings) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, settings, security, http, maxEventBytes, compat, recovery, indexMemory, maxListeners);
+        return toBuilder().accessLog(settings).build();
     }
 
     public ServeConfig withSecurity(SecuritySettings settings) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, settings, http, maxEventBytes, compat, recovery, indexMemory, maxListeners);
+        return toBuilder().security(settings).build();
     }
 
     public ServeConfig withHttpLimits(HttpLimits limits) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, limits, maxEventBytes, compat, recovery, indexMemory, maxListeners);
+        return toBuilder().http(limits).build();
     }
 
     public ServeConfig withPeers(List<String> urls) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, urls,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery, indexMemory, maxListeners);
+        return toBuilder().peers(urls).build();
     }
 
     public ServeConfig withMaxEventBytes(long bytes) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, bytes, compat, recovery, indexMemory,
-                maxListeners);
+        return toBuilder().maxEventBytes(bytes).build();
     }
 
     public ServeConfig withCompat(ClientCompat settings) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, settings, recovery, indexMemory,
-                maxListeners);
+        return toBuilder().compat(settings).build();
     }
 
     public ServeConfig withRecovery(RecoveryLimits limits) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, limits, indexMemory, maxListeners);
+        return toBuilder().recovery(limits).build();
     }
 
     public ServeConfig withIndexMemory(IndexMemory memory) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery,
-                memory, maxListeners);
+        return toBuilder().indexMemory(memory).build();
     }
 
     public ServeConfig withMaxListeners(int listeners) {
-        return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat, recovery,
-                indexMemory, listeners);
+        return toBuilder().maxListeners(listeners).build();
+    }
+
+    /**
+     * Settings changed one at a time, Vert.x {@code *Options} style; {@link #build} checks them together as the
+     * record's constructor does.
+     */
+    public static final class Builder {
+        private String host;
+        private int port;
+        private int threads;
+        private int ingestThreads;
+        private List<WorkerSpec> workers;
+        private Integer blockSize;
+        private String modelName;
+        private String tenantId;
+        private List<String> peers;
+        private boolean testEndpoints;
+        private int minInitialWorkers;
+        private ClusterSettings cluster;
+        private AccessLogSettings accessLog;
+        private SecuritySettings security;
+        private HttpLimits http;
+        private long maxEventBytes;
+        private ClientCompat compat;
+        private RecoveryLimits recovery;
+        private IndexMemory indexMemory;
+        private int maxListeners;
+
+        private Builder(ServeConfig c) {
+            host = c.host;
+            port = c.port;
+            threads = c.threads;
+            ingestThreads = c.ingestThreads;
+            workers = c.workers;
+            blockSize = c.blockSize;
+            modelName = c.modelName;
+            tenantId = c.tenantId;
+            peers = c.peers;
+            testEndpoints = c.testEndpoints;
+            minInitialWorkers = c.minInitialWorkers;
+            cluster = c.cluster;
+            accessLog = c.accessLog;
+            security = c.security;
+            http = c.http;
+            maxEventBytes = c.maxEventBytes;
+            compat = c.compat;
+            recovery = c.recovery;
+            indexMemory = c.indexMemory;
+            maxListeners = c.maxListeners;
+        }
+
+        public Builder cluster(ClusterSettings settings) {
+            cluster = settings;
+            return this;
+        }
+
+        public Builder accessLog(AccessLogSettings settings) {
+            accessLog = settings;
+            return this;
+        }
+
+        public Builder security(SecuritySettings settings) {
+            security = settings;
+            return this;
+        }
+
+        public Builder http(HttpLimits limits) {
+            http = limits;
+            return this;
+        }
+
+        public Builder peers(List<String> urls) {
+            peers = urls;
+            return this;
+        }
+
+        public Builder maxEventBytes(long bytes) {
+            maxEventBytes = bytes;
+            return this;
+        }
+
+        public Builder compat(ClientCompat settings) {
+            compat = settings;
+            return this;
+        }
+
+        public Builder recovery(RecoveryLimits limits) {
+            recovery = limits;
+            return this;
+        }
+
+        public Builder indexMemory(IndexMemory memory) {
+            indexMemory = memory;
+            return this;
+        }
+
+        public Builder maxListeners(int listeners) {
+            maxListeners = listeners;
+            return this;
+        }
+
+        public ServeConfig build() {
+            return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
+                    testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat,
+                    recovery, indexMemory, maxListeners);
+        }
     }
 
     public boolean clustered() {
