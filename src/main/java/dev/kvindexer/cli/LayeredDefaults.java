@@ -78,14 +78,16 @@ public final class LayeredDefaults implements CommandLine.IDefaultValueProvider 
     /** Writes the command's env prefix into the help of options shared between commands. */
     private static void nameEnvironment(CommandLine command, String envPrefix) {
         for (OptionSpec o : List.copyOf(command.getCommandSpec().options())) {
-            String[] description = o.description();
+            // The builder's text is the raw one: ${DEFAULT-VALUE} is resolved later, by the provider set below.
+            OptionSpec.Builder raw = o.toBuilder();
+            String[] description = raw.description();
             if (Arrays.stream(description).noneMatch(d -> d.contains(PREFIX_PLACEHOLDER))) {
                 continue;
             }
             String[] named = Arrays.stream(description).map(d -> d.replace(PREFIX_PLACEHOLDER, envPrefix))
                     .toArray(String[]::new);
             command.getCommandSpec().remove(o);
-            command.getCommandSpec().addOption(o.toBuilder().description(named).build());
+            command.getCommandSpec().addOption(raw.description(named).build());
         }
     }
 

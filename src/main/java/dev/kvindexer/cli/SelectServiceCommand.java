@@ -1,6 +1,5 @@
 package dev.kvindexer.cli;
 
-import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
@@ -29,16 +28,12 @@ import picocli.CommandLine.Option;
 public final class SelectServiceCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(SelectServiceCommand.class);
 
+    @Mixin
+    HttpEdgeOptions edge = new HttpEdgeOptions();
+
     @Option(names = "--config", paramLabel = "FILE", description = "JSON settings file, keys named as these options "
             + "without dashes (env KVINDEXER_SELECT_SERVICE_CONFIG).")
     java.nio.file.Path config;
-
-    @Option(names = "--host", description = "HTTP bind address (env KVINDEXER_SELECT_SERVICE_HOST; "
-            + "default: ${DEFAULT-VALUE}).")
-    String host;
-
-    @Option(names = "--port", description = "HTTP port (env KVINDEXER_SELECT_SERVICE_PORT; default: ${DEFAULT-VALUE}).")
-    int port;
 
     @Option(names = "--threads", description = "Index partition threads (env KVINDEXER_SELECT_SERVICE_THREADS; "
             + "default: ${DEFAULT-VALUE}).")
@@ -85,22 +80,13 @@ public final class SelectServiceCommand implements Callable<Integer> {
     @Mixin
     SelectLimitOptions limits = new SelectLimitOptions();
 
-    @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection idle "
-            + "this long (env KVINDEXER_SELECT_SERVICE_HTTP_IDLE_TIMEOUT; default: ${DEFAULT-VALUE}).")
-    long httpIdleTimeout;
-
-    @Option(names = "--http-request-timeout", paramLabel = "SECONDS", description = "Answer 408 when a request's "
-            + "body has not all arrived this long after its headers "
-            + "(env KVINDEXER_SELECT_SERVICE_HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
-    long httpRequestTimeout;
-
     SelectServiceConfig config() {
         if (replicaSyncPort != null && replicaSyncPort == 0) {
             throw new IllegalArgumentException("--replica-sync-port must be between 1 and 65535");
         }
-        return new SelectServiceConfig(host, port, Math.round(selectionCacheTtlSecs * 1000), selectionCacheMaxEntries,
+        return new SelectServiceConfig(edge.host, edge.port, Math.round(selectionCacheTtlSecs * 1000), selectionCacheMaxEntries,
                 selectionCacheMaxBytes, 10_000, replicaSyncPort == null ? 0 : replicaSyncPort, list(replicaSyncPeers),
-                HttpLimits.ofSeconds(httpIdleTimeout, httpRequestTimeout))
+                edge.limits())
                 .withLimits(limits.limits()).withSecurity(new SecuritySettings(authToken, authAll, null, null));
     }
 

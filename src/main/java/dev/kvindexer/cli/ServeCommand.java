@@ -4,7 +4,6 @@ import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ClusterSettings;
-import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.IndexMemory;
 import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.config.SecuritySettings;
@@ -34,15 +33,12 @@ public final class ServeCommand implements Callable<Integer> {
 
     // Defaults live in conf/kvindexer.json; LayeredDefaults puts env KVINDEXER_* and --config in front of them.
 
+    @Mixin
+    HttpEdgeOptions edge = new HttpEdgeOptions();
+
     @Option(names = "--config", paramLabel = "FILE", description = "JSON settings file, keys named as these options "
             + "without dashes; flags and env win over it, it wins over conf/kvindexer.json (env KVINDEXER_CONFIG).")
     java.nio.file.Path config;
-
-    @Option(names = "--host", description = "HTTP bind address (env KVINDEXER_HOST; default: ${DEFAULT-VALUE}).")
-    String host;
-
-    @Option(names = "--port", description = "HTTP port (env KVINDEXER_PORT; default: ${DEFAULT-VALUE}).")
-    int port;
 
     @Option(names = "--threads", description = "Event-loop threads hosting partitions and HTTP "
             + "(env KVINDEXER_THREADS; default: ${DEFAULT-VALUE}).")
@@ -178,16 +174,6 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--tls-key", description = "PEM private key of --tls-cert (env KVINDEXER_TLS_KEY; default: none).")
     java.nio.file.Path tlsKey;
 
-    @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection that has "
-            + "delivered no complete request head this long after it opened or last answered, silent or trickling "
-            + "bytes (env KVINDEXER_HTTP_IDLE_TIMEOUT; default: ${DEFAULT-VALUE}).")
-    long httpIdleTimeout;
-
-    @Option(names = "--http-request-timeout", paramLabel = "SECONDS", description = "Answer 408 and close when a "
-            + "request's body has not all arrived this long after its headers "
-            + "(env KVINDEXER_HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
-    long httpRequestTimeout;
-
     @Option(names = "--max-event-bytes", paramLabel = "BYTES", description = "Largest ZMQ message taken from a "
             + "publisher; a larger one is counted as a decode error and its connection is dropped and made again "
             + "(env KVINDEXER_MAX_EVENT_BYTES; default: ${DEFAULT-VALUE}).")
@@ -222,20 +208,16 @@ public final class ServeCommand implements Callable<Integer> {
 
     /** The slot tracker to run beside the indexer, or null. */
     SlotTrackerConfig slotTracker() {
-        return slotTrackerPort == null ? null : SlotTrackerConfig.on(host, slotTrackerPort, httpLimits());
-    }
-
-    private HttpLimits httpLimits() {
-        return HttpLimits.ofSeconds(httpIdleTimeout, httpRequestTimeout);
+        return slotTrackerPort == null ? null : SlotTrackerConfig.on(edge.host, slotTrackerPort, edge.limits());
     }
 
     ServeConfig config() {
-        ServeConfig config = new ServeConfig(host, port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize,
+        ServeConfig config = new ServeConfig(edge.host, edge.port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize,
                 modelName, workersGroup(), commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
         config = config.toBuilder().security(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
-                .http(httpLimits()).maxEventBytes(maxEventBytes).maxListeners(maxListeners)
+                .http(edge.limits()).maxEventBytes(maxEventBytes).maxListeners(maxListeners)
                 .compat(new ClientCompat(tenantFallback, conductorLoraIds))
                 .recovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
                 .indexMemory(IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory())).build();

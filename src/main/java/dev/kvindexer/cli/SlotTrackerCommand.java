@@ -1,6 +1,5 @@
 package dev.kvindexer.cli;
 
-import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
@@ -12,6 +11,7 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code slot-tracker}: Dynamo's standalone slot tracker service (SPEC §9), on its own. */
@@ -22,17 +22,13 @@ public final class SlotTrackerCommand implements Callable<Integer> {
 
     // Defaults live in conf/slot-tracker.json; LayeredDefaults puts env KVINDEXER_SLOT_TRACKER_* and --config first.
 
+    @Mixin
+    HttpEdgeOptions edge = new HttpEdgeOptions();
+
     @Option(names = "--config", paramLabel = "FILE", description = "JSON settings file, keys named as these options "
             + "without dashes; flags and env win over it, it wins over conf/slot-tracker.json "
             + "(env KVINDEXER_SLOT_TRACKER_CONFIG).")
     java.nio.file.Path config;
-
-    @Option(names = "--host", description = "HTTP bind address (env KVINDEXER_SLOT_TRACKER_HOST; "
-            + "default: ${DEFAULT-VALUE}).")
-    String host;
-
-    @Option(names = "--port", description = "HTTP port (env KVINDEXER_SLOT_TRACKER_PORT; default: ${DEFAULT-VALUE}).")
-    int port;
 
     @Option(names = "--request-ttl-seconds", description = "Active requests older than this are dropped "
             + "(env KVINDEXER_SLOT_TRACKER_REQUEST_TTL_SECONDS; default: ${DEFAULT-VALUE}).")
@@ -42,20 +38,9 @@ public final class SlotTrackerCommand implements Callable<Integer> {
             + "(env KVINDEXER_SLOT_TRACKER_CLEANUP_INTERVAL_SECONDS; default: ${DEFAULT-VALUE}).")
     long cleanupIntervalSeconds;
 
-    @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection that has "
-            + "delivered no complete request head this long after it opened or last answered, silent or trickling "
-            + "bytes (env KVINDEXER_SLOT_TRACKER_HTTP_IDLE_TIMEOUT; "
-            + "default: ${DEFAULT-VALUE}).")
-    long httpIdleTimeout;
-
-    @Option(names = "--http-request-timeout", paramLabel = "SECONDS", description = "Answer 408 and close when a "
-            + "request's body has not all arrived this long after its headers "
-            + "(env KVINDEXER_SLOT_TRACKER_HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
-    long httpRequestTimeout;
-
     SlotTrackerConfig config() {
-        return new SlotTrackerConfig(host, port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000,
-                HttpLimits.ofSeconds(httpIdleTimeout, httpRequestTimeout));
+        return new SlotTrackerConfig(edge.host, edge.port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000,
+                edge.limits());
     }
 
     /**
@@ -88,7 +73,7 @@ public final class SlotTrackerCommand implements Callable<Integer> {
             vertx.close();
             return 1;
         }
-        LOG.info("slot tracker listening on http://{}:{}", host, tracker.actualPort());
+        LOG.info("slot tracker listening on http://{}:{}", edge.host, tracker.actualPort());
         UntilShutdown.await("slot-tracker-shutdown", () -> {
             try {
                 vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
