@@ -50,7 +50,7 @@ class ArchitectureTest {
                 .layer("Wire").definedBy("dev.kvindexer.wire..")
                 .layer("Index").definedBy("dev.kvindexer.index..")
                 .layer("Vocabulary").definedBy("dev.kvindexer.event..", "dev.kvindexer.hash..")
-                .layer("Support").definedBy("dev.kvindexer.config..", "dev.kvindexer.metrics..")
+                .layer("Support").definedBy("dev.kvindexer.config..", "dev.kvindexer.metrics..", "dev.kvindexer.zmq..")
                 .whereLayer("Cli").mayOnlyBeAccessedByLayers("Launch")
                 .whereLayer("Node").mayOnlyBeAccessedByLayers("Cli")
                 .whereLayer("Tracker").mayOnlyBeAccessedByLayers("Cli")

@@ -1,6 +1,6 @@
 package dev.kvindexer.cluster;
 
-import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.metrics.ClusterCounters;

@@ -1,6 +1,6 @@
 package dev.kvindexer.config;
 
-import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,7 +1,7 @@
 package dev.kvindexer.http;
 
 import dev.kvindexer.cluster.PeerSet;
-import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;

@@ -1,6 +1,6 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.ingest.Listener;

@@ -3,8 +3,8 @@ package dev.kvindexer.ingest;
 import java.util.ArrayList;
 import java.util.List;
 import org.zeromq.ZMQ;
-import dev.kvindexer.config.ZmqEndpoint;
-import dev.kvindexer.config.ZmqPeerOptions;
+import dev.kvindexer.zmq.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqPeerOptions;
 
 /** Options and receiving for the replay DEALER, the one JeroMQ socket ingest still opens (SPEC §3.3, §3.5). */
 final class ZmqSockets {

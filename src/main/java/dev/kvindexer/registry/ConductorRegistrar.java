@@ -5,7 +5,7 @@ import dev.kvindexer.conductor.ConductorRegistration;
 import dev.kvindexer.conductor.ConductorState;
 import dev.kvindexer.ingest.ConductorFeed;
 import dev.kvindexer.ingest.Listener;
-import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.wire.ConductorBatchDecoder;
 import io.vertx.core.Future;

@@ -1,7 +1,7 @@
 package dev.kvindexer.selectservice;
 
-import dev.kvindexer.config.ZmqEndpoint;
-import dev.kvindexer.config.ZmqPeerOptions;
+import dev.kvindexer.zmq.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqPeerOptions;
 import dev.kvindexer.select.LoadEvent;
 import dev.kvindexer.select.ReplicaEventCodec;
 import java.nio.charset.StandardCharsets;

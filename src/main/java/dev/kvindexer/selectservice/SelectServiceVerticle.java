@@ -4,7 +4,7 @@ import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.config.SelectServiceConfig;
-import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.partition.TieredQueryResult;

@@ -1,6 +1,6 @@
 package dev.kvindexer.selectservice;
 
-import dev.kvindexer.config.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.select.Lifecycle;

@@ -1,4 +1,4 @@
-package dev.kvindexer.config;
+package dev.kvindexer.zmq;
 
 import org.zeromq.ZMQ;
 

@@ -1,4 +1,4 @@
-package dev.kvindexer.config;
+package dev.kvindexer.zmq;
 
 /**
  * ZMQ endpoint validation exactly as Dynamo's {@code validate_endpoint} (SPEC §11.2): the same accepted forms, the same

@@ -1,4 +1,4 @@
-package dev.kvindexer.config;
+package dev.kvindexer.zmq;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
