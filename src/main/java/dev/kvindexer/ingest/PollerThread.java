@@ -311,6 +311,13 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         } else if (established) {
             s.listener.markFailed(why.describe() + "; reconnecting");
             LOG.info("{}: {}; reconnecting", s.listener, why.describe());
+        } else if (why instanceof ZmtpFailure.Unresolvable) {
+            // A name that does not resolve fails the listener, as it fails the reference's connect; it is tried again
+            // all the same, so an engine whose name appears later (a pod being scheduled) is still picked up.
+            if (s.listener.state() != ListenerState.FAILED) {
+                LOG.warn("{}: {}; retrying", s.listener, why.describe());
+            }
+            s.listener.markFailed(why.describe() + "; retrying");
         } else {
             s.listener.recordError(why.describe() + "; retrying");
             LOG.debug("{}: {}", s.listener, why.describe());

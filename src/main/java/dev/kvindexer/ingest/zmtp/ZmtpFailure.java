@@ -10,7 +10,15 @@ public sealed interface ZmtpFailure {
         return false;
     }
 
-    /** No publisher could be reached: nothing listens, the name does not resolve, or no handshake came in time. */
+    /** The endpoint's host name does not resolve: no publisher can be tried until it does. */
+    record Unresolvable(String detail) implements ZmtpFailure {
+        @Override
+        public String describe() {
+            return "cannot connect: cannot resolve: " + detail;
+        }
+    }
+
+    /** No publisher could be reached: nothing listens, or no handshake came in time. */
     record Unreachable(String detail) implements ZmtpFailure {
         @Override
         public String describe() {

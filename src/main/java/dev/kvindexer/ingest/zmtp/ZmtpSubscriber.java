@@ -215,7 +215,7 @@ public final class ZmtpSubscriber implements AutoCloseable {
         }
         long now = System.nanoTime();
         if (error != null) {
-            failedToConnect(c, new ZmtpFailure.Unreachable("cannot resolve: " + reason(error)), now);
+            failedToConnect(c, new ZmtpFailure.Unresolvable(reason(error)), now);
         } else {
             connect(c, address, now);
         }
