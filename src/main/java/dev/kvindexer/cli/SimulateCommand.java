@@ -109,16 +109,12 @@ public final class SimulateCommand implements Callable<Integer> {
     java.nio.file.Path sampleQuery;
 
     static BatchEncoder.Format parseFormat(String s) {
-        switch (s.trim().toLowerCase(Locale.ROOT)) {
-            case "vllm-map":
-                return BatchEncoder.Format.VLLM_MAP;
-            case "vllm-array":
-                return BatchEncoder.Format.VLLM_ARRAY;
-            case "sglang":
-                return BatchEncoder.Format.SGLANG_ARRAY;
-            default:
-                throw new IllegalArgumentException("--format must be vllm-map, vllm-array or sglang: " + s);
-        }
+        return switch (s.trim().toLowerCase(Locale.ROOT)) {
+            case "vllm-map" -> BatchEncoder.Format.VLLM_MAP;
+            case "vllm-array" -> BatchEncoder.Format.VLLM_ARRAY;
+            case "sglang" -> BatchEncoder.Format.SGLANG_ARRAY;
+            default -> throw new IllegalArgumentException("--format must be vllm-map, vllm-array or sglang: " + s);
+        };
     }
 
     SimulationConfig config() {

@@ -18,7 +18,7 @@ import java.util.TreeSet;
  * What the C++ Mooncake Conductor knows (SPEC §11.7–11.12): its registrations by service key, its contexts (tenant,
  * model, LoRA, block size) each bound for good to the hash profile of its first engine and holding a
  * {@link BlockKeyIndex}, and the Store objects bound to their blocks. Registering, events, unregistering and queries
- * follow the reference's rules. Plain Java and single-threaded; {@link ConductorVerticle} owns it.
+ * follow the reference's rules. Plain Java and single-threaded; {@link Conductor} owns it.
  */
 public final class ConductorState {
     /** A context's identity: the exact 4-tuple a query must name to reach it. */

@@ -145,14 +145,12 @@ public final class DumpParser {
             String name = p.currentName();
             JsonToken t = p.nextToken();
             switch (name) {
-                case "worker_id":
+                case "worker_id" -> {
                     worker = u64(p);
                     hasWorker = true;
-                    break;
-                case "storage_tier":
-                    tier = t == JsonToken.VALUE_NULL ? StorageTier.DEVICE : tier(p);
-                    break;
-                case "event":
+                }
+                case "storage_tier" -> tier = t == JsonToken.VALUE_NULL ? StorageTier.DEVICE : tier(p);
+                case "event" -> {
                     expect(t, JsonToken.START_OBJECT, p);
                     while (p.nextToken() == JsonToken.FIELD_NAME) {
                         String inner = p.currentName();
@@ -165,9 +163,8 @@ public final class DumpParser {
                             p.skipChildren();
                         }
                     }
-                    break;
-                default:
-                    p.skipChildren();
+                }
+                default -> p.skipChildren();
             }
         }
         if (!hasWorker || event == null) {
@@ -175,10 +172,9 @@ public final class DumpParser {
         }
         event = retier(event, tier);
         if (bySequence) {
-            if (!(event instanceof KvEvent.Stored)) {
+            if (!(event instanceof KvEvent.Stored s)) {
                 throw new IOException("sequence_events holds only stored events, at " + p.currentLocation());
             }
-            KvEvent.Stored s = (KvEvent.Stored) event;
             event = new KvEvent.StoredBySequence(s.tier(), s.hasParent(), s.parentHash(), s.blockHashes());
         }
         sink.event(worker, dpRank, event);
@@ -272,12 +268,11 @@ public final class DumpParser {
         if (tier == StorageTier.DEVICE) {
             return e;
         }
-        if (e instanceof KvEvent.Stored) {
-            KvEvent.Stored s = (KvEvent.Stored) e;
+        if (e instanceof KvEvent.Stored s) {
             return new KvEvent.Stored(tier, s.hasParent(), s.parentHash(), s.blockHashes(), s.tokensHashes());
         }
-        if (e instanceof KvEvent.Removed) {
-            return new KvEvent.Removed(tier, ((KvEvent.Removed) e).blockHashes());
+        if (e instanceof KvEvent.Removed r) {
+            return new KvEvent.Removed(tier, r.blockHashes());
         }
         return e;
     }

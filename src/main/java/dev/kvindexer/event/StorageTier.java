@@ -34,17 +34,12 @@ public enum StorageTier {
         if (medium == null) {
             return DEVICE;
         }
-        switch (medium.toUpperCase(Locale.ROOT)) {
-            case "CPU": case "CPU_PINNED": case "CPU_TIER1":
-                return HOST_PINNED;
-            case "CPU_TIER2": case "DISK": case "NVME": case "STORAGE":
-            case "SSD": case "3FS": case "DFS": case "NFS":
-                return DISK;
-            case "EXTERNAL": case "NETWORK": case "REMOTE": case "SHARED":
-                return EXTERNAL;
-            default:
-                return DEVICE;
-        }
+        return switch (medium.toUpperCase(Locale.ROOT)) {
+            case "CPU", "CPU_PINNED", "CPU_TIER1" -> HOST_PINNED;
+            case "CPU_TIER2", "DISK", "NVME", "STORAGE", "SSD", "3FS", "DFS", "NFS" -> DISK;
+            case "EXTERNAL", "NETWORK", "REMOTE", "SHARED" -> EXTERNAL;
+            default -> DEVICE;
+        };
     }
 
     /** Parses a {@code storage_tier} JSON value; null means device (the /dump parse default). */

@@ -23,10 +23,9 @@ public final class TierBreakdown {
 
         @Override
         public boolean equals(Object other) {
-            if (!(other instanceof InstanceBreakdown)) {
+            if (!(other instanceof InstanceBreakdown b)) {
                 return false;
             }
-            InstanceBreakdown b = (InstanceBreakdown) other;
             return workerId == b.workerId && longestMatched == b.longestMatched && gpu == b.gpu && cpu == b.cpu
                     && disk == b.disk && Arrays.equals(dpRanks, b.dpRanks) && Arrays.equals(dpTokens, b.dpTokens);
         }

@@ -21,16 +21,12 @@ public record Publisher(String name, String type, String defaultLora, String add
         if (type == null) {
             return null;
         }
-        switch (type.toLowerCase(Locale.ROOT)) {
-            case "vllm":
-                return "vLLM";
-            case "sglang":
-                return "SGLang";
-            case "mooncake":
-                return MOONCAKE_STORE;
-            default:
-                return null;
-        }
+        return switch (type.toLowerCase(Locale.ROOT)) {
+            case "vllm" -> "vLLM";
+            case "sglang" -> "SGLang";
+            case "mooncake" -> MOONCAKE_STORE;
+            default -> null;
+        };
     }
 
     /** A Mooncake Store: a shared store owner of its partition rather than an engine instance (SPEC §5.3). */

@@ -190,7 +190,7 @@ public final class SelectServiceVerticle extends VerticleBase {
             if (f != null && !(f instanceof Number)) {
                 throw HttpError.shape("`decay_fraction`: invalid type, expected f64");
             }
-            double decay = f == null ? Double.NaN : ((Number) f).doubleValue();
+            double decay = f instanceof Number n ? n.doubleValue() : Double.NaN;
             String id = ctx.pathParam("selection_id");
             if (!Double.isNaN(decay) && !(decay >= 0.0 && decay <= 1.0)) {
                 throw new HttpError(400, "decay_fraction must be between 0.0 and 1.0");

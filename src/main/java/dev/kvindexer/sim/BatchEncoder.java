@@ -51,8 +51,7 @@ public final class BatchEncoder {
     }
 
     private static void packMapEvent(MessagePacker p, EngineEvent e) throws IOException {
-        if (e instanceof EngineEvent.Store) {
-            EngineEvent.Store s = (EngineEvent.Store) e;
+        if (e instanceof EngineEvent.Store s) {
             p.packMapHeader(8);
             p.packString("type").packString("BlockStored");
             p.packString("block_hashes");
@@ -67,8 +66,7 @@ public final class BatchEncoder {
             packNullable(p, s.medium());
             p.packString("lora_name");
             packNullable(p, s.loraName());
-        } else if (e instanceof EngineEvent.Remove) {
-            EngineEvent.Remove r = (EngineEvent.Remove) e;
+        } else if (e instanceof EngineEvent.Remove r) {
             p.packMapHeader(3);
             p.packString("type").packString("BlockRemoved");
             p.packString("block_hashes");
@@ -82,8 +80,7 @@ public final class BatchEncoder {
     }
 
     private static void packArrayEvent(MessagePacker p, EngineEvent e, boolean signedHashes) throws IOException {
-        if (e instanceof EngineEvent.Store) {
-            EngineEvent.Store s = (EngineEvent.Store) e;
+        if (e instanceof EngineEvent.Store s) {
             p.packArrayHeader(7);
             p.packString("BlockStored");
             packHashes(p, s.blockHashes(), signedHashes);
@@ -92,8 +89,7 @@ public final class BatchEncoder {
             p.packInt(s.blockSize());
             p.packNil();
             packNullable(p, s.medium());
-        } else if (e instanceof EngineEvent.Remove) {
-            EngineEvent.Remove r = (EngineEvent.Remove) e;
+        } else if (e instanceof EngineEvent.Remove r) {
             p.packArrayHeader(3);
             p.packString("BlockRemoved");
             packHashes(p, r.blockHashes(), signedHashes);

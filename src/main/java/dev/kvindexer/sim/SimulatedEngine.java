@@ -306,8 +306,8 @@ public final class SimulatedEngine implements AutoCloseable {
         } finally {
             closeProcess();
             for (Command c; (c = queue.poll()) != null; ) {
-                if (c instanceof Restart) {
-                    ((Restart) c).done().completeExceptionally(new IllegalStateException("engine closed"));
+                if (c instanceof Restart r) {
+                    r.done().completeExceptionally(new IllegalStateException("engine closed"));
                 }
             }
             synchronized (progress) {
@@ -317,10 +317,9 @@ public final class SimulatedEngine implements AutoCloseable {
     }
 
     private void execute(Command c) {
-        if (c instanceof Request) {
-            publish(((Request) c).tokens());
-        } else {
-            Restart r = (Restart) c;
+        if (c instanceof Request request) {
+            publish(request.tokens());
+        } else if (c instanceof Restart r) {
             closeProcess();
             model.clear();
             buffer.clear();

@@ -134,21 +134,14 @@ public final class JsonBodyReader {
     }
 
     private static Object scalar(JsonParser p, JsonToken t) throws IOException {
-        switch (t) {
-            case VALUE_STRING:
-                return text(p.getText());
-            case VALUE_NUMBER_INT:
-            case VALUE_NUMBER_FLOAT:
-                return p.getNumberValue();
-            case VALUE_TRUE:
-                return Boolean.TRUE;
-            case VALUE_FALSE:
-                return Boolean.FALSE;
-            case VALUE_NULL:
-                return null;
-            default:
-                throw new DecodeException("Unexpected token " + t);
-        }
+        return switch (t) {
+            case VALUE_STRING -> text(p.getText());
+            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> p.getNumberValue();
+            case VALUE_TRUE -> Boolean.TRUE;
+            case VALUE_FALSE -> Boolean.FALSE;
+            case VALUE_NULL -> null;
+            default -> throw new DecodeException("Unexpected token " + t);
+        };
     }
 
     /**

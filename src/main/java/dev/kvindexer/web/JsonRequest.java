@@ -73,10 +73,10 @@ public final class JsonRequest {
         } catch (DecodeException e) {
             throw new HttpError(400, "Failed to parse the request body as JSON: " + firstLine(e.getMessage()));
         }
-        if (!(value instanceof JsonObject)) {
+        if (!(value instanceof JsonObject object)) {
             throw HttpError.shape("expected a JSON object");
         }
-        return new JsonRequest((JsonObject) value);
+        return new JsonRequest(object);
     }
 
     /**
@@ -106,10 +106,9 @@ public final class JsonRequest {
         if (v == null) {
             return null;
         }
-        if (!(v instanceof JsonArray)) {
+        if (!(v instanceof JsonArray arr)) {
             throw HttpError.shape("`" + field + "`: invalid type, expected an array");
         }
-        JsonArray arr = (JsonArray) v;
         java.util.List<JsonObject> out = new java.util.ArrayList<>(arr.size());
         for (int i = 0; i < arr.size(); i++) {
             if (!(arr.getValue(i) instanceof JsonObject)) {
@@ -308,10 +307,10 @@ public final class JsonRequest {
             Object v = arr.getValue(i);
             if (v instanceof Integer || v instanceof Long) {
                 out[i] = ((Number) v).longValue();
-            } else if (v instanceof BigInteger && ((BigInteger) v).signum() > 0 && ((BigInteger) v).compareTo(U64_MAX) <= 0) {
-                out[i] = ((BigInteger) v).longValue();
-            } else if (strings && v instanceof String) {
-                out[i] = decimal(field, i, ((String) v).trim());
+            } else if (v instanceof BigInteger big && big.signum() > 0 && big.compareTo(U64_MAX) <= 0) {
+                out[i] = big.longValue();
+            } else if (strings && v instanceof String text) {
+                out[i] = decimal(field, i, text.trim());
             } else {
                 throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + shown(v) + ", expected "
                         + (strings ? "a u64" : "i64"));
@@ -358,10 +357,10 @@ public final class JsonRequest {
         if (v == null) {
             throw HttpError.shape("missing field `" + field + "`");
         }
-        if (!(v instanceof JsonArray)) {
+        if (!(v instanceof JsonArray array)) {
             throw HttpError.shape("`" + field + "`: invalid type, expected an array");
         }
-        return (JsonArray) v;
+        return array;
     }
 
     private static long u64(String field, Object v) {
@@ -372,8 +371,7 @@ public final class JsonRequest {
             }
             return n;
         }
-        if (v instanceof BigInteger) {
-            BigInteger b = (BigInteger) v;
+        if (v instanceof BigInteger b) {
             if (b.signum() < 0 || b.compareTo(U64_MAX) > 0) {
                 throw HttpError.shape("`" + field + "`: invalid value " + b + ", expected u64");
             }
@@ -386,8 +384,8 @@ public final class JsonRequest {
         if (v instanceof Integer || v instanceof Long) {
             return ((Number) v).longValue();
         }
-        if (v instanceof BigInteger) {
-            return ((BigInteger) v).signum() < 0 ? -1 : Long.MAX_VALUE;
+        if (v instanceof BigInteger big) {
+            return big.signum() < 0 ? -1 : Long.MAX_VALUE;
         }
         throw HttpError.shape("`" + field + "`: invalid type, expected an unsigned integer");
     }

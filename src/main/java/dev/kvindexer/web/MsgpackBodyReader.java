@@ -140,27 +140,24 @@ public final class MsgpackBodyReader {
 
     /** A value that is no container; its name (see {@link #name}) is spelled out only for a bin or an error. */
     private Object scalar(MessageFormat format, String where, int index) throws IOException {
-        switch (format.getValueType()) {
-            case NIL:
+        return switch (format.getValueType()) {
+            case NIL -> {
                 in.unpackNil();
-                return null;
-            case BOOLEAN:
-                return in.unpackBoolean();
-            case INTEGER:
+                yield null;
+            }
+            case BOOLEAN -> in.unpackBoolean();
+            case INTEGER -> {
                 if (format == MessageFormat.UINT64) {
                     BigInteger u = in.unpackBigInteger();
-                    return u.bitLength() < Long.SIZE ? (Object) u.longValue() : u;
+                    yield u.bitLength() < Long.SIZE ? (Object) u.longValue() : u;
                 }
-                return in.unpackLong();
-            case FLOAT:
-                return in.unpackDouble();
-            case STRING:
-                return string();
-            case BINARY:
-                return u32LittleEndian(payload(in.unpackBinaryHeader(), "a bin"), name(where, index));
-            default:
-                throw malformed("`" + name(where, index) + "` is an extension value");
-        }
+                yield in.unpackLong();
+            }
+            case FLOAT -> in.unpackDouble();
+            case STRING -> string();
+            case BINARY -> u32LittleEndian(payload(in.unpackBinaryHeader(), "a bin"), name(where, index));
+            default -> throw malformed("`" + name(where, index) + "` is an extension value");
+        };
     }
 
     /** The member {@code where}, or with an {@code index} of 0 or more that element of the array {@code where}. */

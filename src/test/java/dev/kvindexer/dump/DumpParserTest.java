@@ -38,11 +38,9 @@ class DumpParserTest {
         @Override
         public void event(long workerId, int dpRank, KvEvent event) {
             log.add(Long.toUnsignedString(workerId) + "/" + dpRank + " " + event.getClass().getSimpleName());
-            if (event instanceof KvEvent.Stored) {
-                KvEvent.Stored s = (KvEvent.Stored) event;
+            if (event instanceof KvEvent.Stored s) {
                 index.store(workerId, dpRank, s.tier(), s.hasParent(), s.parentHash(), s.blockHashes(), s.tokensHashes());
-            } else if (event instanceof KvEvent.StoredBySequence) {
-                KvEvent.StoredBySequence s = (KvEvent.StoredBySequence) event;
+            } else if (event instanceof KvEvent.StoredBySequence s) {
                 index.storeBySequence(workerId, dpRank, s.tier(), s.hasParent(), s.parentHash(), s.sequenceHashes());
             }
         }

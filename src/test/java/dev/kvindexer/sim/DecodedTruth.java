@@ -32,8 +32,7 @@ final class DecodedTruth {
         }
         int rank = batch.effectiveRank(registeredRank);
         for (KvEvent e : batch.events()) {
-            if (e instanceof KvEvent.Stored) {
-                KvEvent.Stored s = (KvEvent.Stored) e;
+            if (e instanceof KvEvent.Stored s) {
                 Long parent = s.hasParent() ? s.parentHash() : null;
                 for (int i = 0; i < s.size(); i++) {
                     String tier = s.tier().jsonName();
@@ -41,8 +40,7 @@ final class DecodedTruth {
                             new HeldBlock(worker, rank, tier, s.blockHashes()[i], parent, s.tokensHashes()[i]));
                     parent = s.blockHashes()[i];
                 }
-            } else if (e instanceof KvEvent.Removed) {
-                KvEvent.Removed r = (KvEvent.Removed) e;
+            } else if (e instanceof KvEvent.Removed r) {
                 for (long h : r.blockHashes()) {
                     if (held.remove(r.tier().jsonName() + ":" + h) == null) {
                         throw new AssertionError("batch " + seq + " removed an unknown block " + Long.toUnsignedString(h));

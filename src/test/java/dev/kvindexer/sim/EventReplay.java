@@ -30,8 +30,7 @@ final class EventReplay {
     }
 
     void apply(EngineEvent e) {
-        if (e instanceof EngineEvent.Store) {
-            EngineEvent.Store s = (EngineEvent.Store) e;
+        if (e instanceof EngineEvent.Store s) {
             String tier = tierOf(s.medium());
             Long parent = s.parent();
             for (int i = 0; i < s.blockHashes().length; i++) {
@@ -43,8 +42,7 @@ final class EventReplay {
                 }
                 parent = h;
             }
-        } else if (e instanceof EngineEvent.Remove) {
-            EngineEvent.Remove r = (EngineEvent.Remove) e;
+        } else if (e instanceof EngineEvent.Remove r) {
             for (long h : r.blockHashes()) {
                 if (held.remove(key(tierOf(r.medium()), h)) == null) {
                     throw new AssertionError("removed a block not held: " + Long.toUnsignedString(h));

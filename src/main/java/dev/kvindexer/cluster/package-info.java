@@ -1,0 +1,5 @@
+/**
+ * The cluster: Hazelcast membership, registrations shared through a signed map, recovery from peers,
+ * shard placement and scattered queries, hand-over of shards, and the guarded transport between nodes.
+ */
+package dev.kvindexer.cluster;

@@ -1,0 +1,4 @@
+/**
+ * The kvindexer service: {@code Main} parses the command line and runs a command (cli).
+ */
+package dev.kvindexer;

@@ -1,0 +1,4 @@
+/**
+ * The slot tracker service's HTTP adapter over the load accounting.
+ */
+package dev.kvindexer.tracker;
