@@ -58,7 +58,7 @@ class ArchitectureTest {
                 .whereLayer("Select").mayOnlyBeAccessedByLayers("Cli", "SelectService")
                 .whereLayer("Select").mayOnlyAccessLayers("Load", "Vocabulary", "Support")
                 .whereLayer("Load").mayOnlyBeAccessedByLayers("Tracker", "Select", "SelectService")
-                .whereLayer("Load").mayNotAccessAnyLayer()
+                .whereLayer("Load").mayOnlyAccessLayers("Vocabulary")
                 .whereLayer("Simulator").mayOnlyBeAccessedByLayers("Cli")
                 .whereLayer("Http").mayOnlyBeAccessedByLayers("Node")
                 .whereLayer("Cluster").mayOnlyBeAccessedByLayers("Node", "Http", "SelectService")
@@ -73,7 +73,7 @@ class ArchitectureTest {
                 .whereLayer("Index").mayOnlyBeAccessedByLayers("Http", "Cluster", "Dump", "Partition", "Conductor",
                         "SelectService")
                 .whereLayer("Web").mayOnlyBeAccessedByLayers("Node", "Http", "Tracker", "SelectService")
-                .whereLayer("Web").mayOnlyAccessLayers("Support")
+                .whereLayer("Web").mayOnlyAccessLayers("Vocabulary", "Support")
                 .whereLayer("Vocabulary").mayNotAccessAnyLayer()
                 .whereLayer("Support").mayOnlyAccessLayers("Vocabulary")
                 .check(classes);

@@ -1,12 +1,12 @@
 package dev.kvindexer.cluster;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
-import dev.kvindexer.registry.RegistryException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -112,7 +112,7 @@ public final class ClusterRegistrar implements Registrar {
         Future<Void> applied = queue.submit(() -> {
             try {
                 registry.checkRegister(r);
-            } catch (RegistryException e) {
+            } catch (Refusal e) {
                 return Future.failedFuture(e);
             }
             return map.putIfAbsent(key, values.registration(r)).compose(previous -> {
@@ -136,7 +136,7 @@ public final class ClusterRegistrar implements Registrar {
             try {
                 registry.ranksToUnregister(workerId, modelName, tenantId, dpRank)
                         .forEach(rank -> keys.add(ClusterValues.key(workerId, rank)));
-            } catch (RegistryException e) {
+            } catch (Refusal e) {
                 return Future.failedFuture(e);
             }
             List<Future<Void>> removals = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.dump.SnapshotWriter;
@@ -9,7 +10,6 @@ import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.RegisterRequest;
-import dev.kvindexer.registry.RegistryException;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.MsgpackBodies;
@@ -233,7 +233,7 @@ final class DynamoRoutes {
 
     /** The registry refuses with the reference's status and text (SPEC 7.3, 7.4): the answer as is. */
     private static <T> Future<T> refusalsAsHttp(Future<T> operation) {
-        return operation.recover(t -> Future.failedFuture(t instanceof RegistryException r
-                ? new HttpError(r.status(), r.getMessage()) : t));
+        return operation.recover(t -> Future.failedFuture(t instanceof Refusal r
+                ? HttpError.of(r) : t));
     }
 }

@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
@@ -10,7 +11,6 @@ import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registry;
-import dev.kvindexer.registry.RegistryException;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
@@ -124,7 +124,7 @@ final class MooncakeRoutes {
 
     /** The registry's conflicts (409 in Dynamo terms) are Conductor's 400 invalid_registration. */
     private static Throwable conflict(Throwable t, String code) {
-        return t instanceof RegistryException ? invalid(code, t.getMessage(), null) : t;
+        return t instanceof Refusal ? invalid(code, t.getMessage(), null) : t;
     }
 
     void unregister(RoutingContext ctx) {
@@ -137,7 +137,7 @@ final class MooncakeRoutes {
         List<Integer> ranks;
         try {
             ranks = key == null ? List.of() : node.registry().ranksToUnregister(id, null, tenant, dpRank);
-        } catch (RegistryException nothingMatches) {
+        } catch (Refusal nothingMatches) {
             ranks = List.of();
         }
         if (ranks.isEmpty()) {

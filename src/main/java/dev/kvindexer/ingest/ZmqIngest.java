@@ -1,5 +1,6 @@
 package dev.kvindexer.ingest;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.metrics.EventCounters;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -35,7 +36,7 @@ public final class ZmqIngest implements AutoCloseable {
      * @param maxInFlightBatches bound on decoded batches sent but not yet taken by partitions
      * @param maxEventBytes      largest ZMQ message taken from an engine
      * @param superviseEvery     how often dead pollers are looked for
-     * @param maxListeners       listeners run at once; a start beyond fails with {@link ListenerLimitException}
+     * @param maxListeners       listeners run at once; a start beyond fails with a {@link Refusal} ({@code FULL})
      */
     public record Settings(int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery,
                            int maxListeners) {
@@ -113,7 +114,7 @@ public final class ZmqIngest implements AutoCloseable {
 
     /**
      * Starts receiving for the listener on the least loaded thread; completes once its connection is under way or
-     * failed. Fails with {@link ListenerLimitException} when {@link #listenerCapacity()} listeners run already.
+     * failed. Fails with a {@link Refusal} ({@code FULL}) when {@link #listenerCapacity()} listeners run already.
      */
     public synchronized Future<Void> start(Listener listener) {
         Promise<Void> done = Promise.promise();
@@ -121,7 +122,8 @@ public final class ZmqIngest implements AutoCloseable {
             return Future.failedFuture("ingest is closed");
         }
         if (owners.size() >= settings.maxListeners() && !owners.containsKey(listener)) {
-            return Future.failedFuture(new ListenerLimitException(settings.maxListeners()));
+            return Future.failedFuture(Refusal.full("listener limit reached: " + settings.maxListeners()
+                    + " listeners (--max-listeners)"));
         }
         PollerThread t = threads[0];
         for (PollerThread candidate : threads) {

@@ -1,5 +1,6 @@
 package dev.kvindexer.load;
 
+import dev.kvindexer.event.Refusal;
 import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 import java.util.ArrayList;
@@ -16,7 +17,7 @@ import java.util.function.LongSupplier;
  * Active-request load accounting per registered worker rank (SPEC §9, Dynamo's standalone slot tracker): workers
  * register DP ranges per (model, tenant), requests are added with their prompt's sequence hashes and freed, and loads
  * are read as snapshots or projected for a new request. Single-threaded by contract: one verticle owns it. A refused
- * operation throws {@link TrackerError} and changes nothing.
+ * operation throws {@link Refusal} and changes nothing.
  *
  * <p>Per rank: {@code active_prefill_tokens} is the sum of {@code new_isl_tokens} of its requests whose prefill is not
  * complete; {@code active_decode_blocks} is the number of distinct sequence hashes of its active requests, each
@@ -120,24 +121,24 @@ public final class SlotTracker {
 
     public void register(TrackerScope key, long workerId, int blockSize, long dpStart, long dpSize) {
         if (blockSize <= 0) {
-            throw TrackerError.invalid("block_size must be greater than 0");
+            throw Refusal.badRequest("block_size must be greater than 0");
         }
         if (dpSize <= 0) {
-            throw TrackerError.invalid("dp_size must be greater than 0");
+            throw Refusal.badRequest("dp_size must be greater than 0");
         }
         if (dpStart < 0 || dpStart >= U32_LIMIT || dpSize >= U32_LIMIT || dpStart + dpSize > U32_LIMIT) {
-            throw TrackerError.invalid("dp range overflows u32: start=" + dpStart + " size=" + dpSize);
+            throw Refusal.badRequest("dp range overflows u32: start=" + dpStart + " size=" + dpSize);
         }
         if (dpSize > MAX_DP_SIZE) {
-            throw TrackerError.invalid("dp_size " + dpSize + " is above the limit of " + MAX_DP_SIZE);
+            throw Refusal.badRequest("dp_size " + dpSize + " is above the limit of " + MAX_DP_SIZE);
         }
         Scope scope = scopes.get(key);
         if (scope != null && scope.blockSize != blockSize) {
-            throw TrackerError.conflict("block_size mismatch for " + describe(key) + ": existing=" + scope.blockSize
+            throw Refusal.conflict("block_size mismatch for " + describe(key) + ": existing=" + scope.blockSize
                     + ", requested=" + blockSize);
         }
         if (scope != null && scope.workers.containsKey(workerId)) {
-            throw TrackerError.conflict("worker " + Long.toUnsignedString(workerId) + " already registered for "
+            throw Refusal.conflict("worker " + Long.toUnsignedString(workerId) + " already registered for "
                     + describe(key));
         }
         if (scope == null) {
@@ -155,7 +156,7 @@ public final class SlotTracker {
         Scope scope = scopes.get(key);
         Worker w = scope == null ? null : scope.workers.get(workerId);
         if (w == null) {
-            throw TrackerError.notFound("worker " + Long.toUnsignedString(workerId) + " not found for " + describe(key));
+            throw Refusal.notFound("worker " + Long.toUnsignedString(workerId) + " not found for " + describe(key));
         }
         List<String> dropped = new ArrayList<>();
         scope.requests.entrySet().removeIf(e -> {
@@ -189,11 +190,11 @@ public final class SlotTracker {
         Worker w = scope.workers.get(workerId);
         Rank rank = w == null ? null : w.rank(dpRank);
         if (rank == null) {
-            throw TrackerError.notFound("Worker " + workerWithRank(workerId, dpRank) + " not found");
+            throw Refusal.notFound("Worker " + workerWithRank(workerId, dpRank) + " not found");
         }
         Request existing = scope.requests.get(requestId);
         if (existing != null) {
-            throw TrackerError.conflict("Request " + requestId + " already exists (assigned to worker "
+            throw Refusal.conflict("Request " + requestId + " already exists (assigned to worker "
                     + workerWithRank(existing.worker.id, existing.dpRank) + ")");
         }
         scope.requests.put(requestId, new Request(requestId, w, dpRank, sequenceHashes, newIslTokens, clockMillis.getAsLong()));
@@ -209,7 +210,7 @@ public final class SlotTracker {
     public void prefillComplete(TrackerScope key, String requestId) {
         Request r = scope(key).requests.get(requestId);
         if (r == null) {
-            throw TrackerError.notFound("Request " + requestId + " not found");
+            throw Refusal.notFound("Request " + requestId + " not found");
         }
         completePrefill(r);
     }
@@ -332,7 +333,7 @@ public final class SlotTracker {
     public void outputBlock(TrackerScope key, String requestId, double decayFraction) {
         Request r = scope(key).requests.get(requestId);
         if (r == null) {
-            throw TrackerError.notFound("Request " + requestId + " not found");
+            throw Refusal.notFound("Request " + requestId + " not found");
         }
         r.outputBlocks++;
         r.rank.outputBlocks++;
@@ -345,7 +346,7 @@ public final class SlotTracker {
     public void decay(TrackerScope key, String requestId, double fraction) {
         Request r = scope(key).requests.get(requestId);
         if (r == null) {
-            throw TrackerError.notFound("Request " + requestId + " not found");
+            throw Refusal.notFound("Request " + requestId + " not found");
         }
         setDecay(r, fraction);
     }
@@ -413,7 +414,7 @@ public final class SlotTracker {
     private Scope scope(TrackerScope key) {
         Scope scope = scopes.get(key);
         if (scope == null) {
-            throw TrackerError.notFound("no slot tracker for " + describe(key));
+            throw Refusal.notFound("no slot tracker for " + describe(key));
         }
         return scope;
     }

@@ -1,5 +1,6 @@
 package dev.kvindexer.node;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.http.IndexDump;
@@ -12,7 +13,6 @@ import io.vertx.core.Future;
 import io.vertx.core.http.HttpServerResponse;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.registry.LocalRegistrar;
-import dev.kvindexer.registry.RegistryException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -38,12 +38,12 @@ public final class EmbeddedIndex implements IndexAccess {
                     missing.add(r);
                 }
             }
-        } catch (RegistryException refused) {
+        } catch (Refusal refused) {
             return Future.failedFuture(refused);
         }
         int free = ingest.listenerCapacity() - ingest.listenerCount();
         if (missing.size() > free) {
-            return Future.failedFuture(new RegistryException(LocalRegistrar.LISTENER_LIMIT_STATUS, "listener limit "
+            return Future.failedFuture(Refusal.full("listener limit "
                     + "reached: " + missing.size() + " ranks need a listener each and " + Math.max(free, 0) + " of "
                     + ingest.listenerCapacity() + " are free (--max-listeners)"));
         }

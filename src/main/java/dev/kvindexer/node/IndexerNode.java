@@ -1,5 +1,6 @@
 package dev.kvindexer.node;
 
+import dev.kvindexer.event.Refusal;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.cluster.AntiEntropy;
 import dev.kvindexer.cluster.ClusterMembership;
@@ -32,7 +33,6 @@ import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
-import dev.kvindexer.registry.RegistryException;
 import dev.kvindexer.web.AccessLog;
 import dev.kvindexer.web.Readiness;
 import io.vertx.core.Future;
@@ -304,7 +304,8 @@ public final class IndexerNode {
         for (WorkerSpec w : config.workers()) {
             RegisterRequest r = new RegisterRequest(w.workerId(), w.dpRank(), w.endpoint(), null, key, config.blockSize());
             chain = chain.compose(v -> services.registrar().register(r).recover(t -> {
-                if (config.clustered() && t instanceof RegistryException refused && refused.status() == 409) {
+                if (config.clustered() && t instanceof Refusal refused
+                        && refused.kind() == Refusal.Kind.CONFLICT) {
                     LOG.warn("--workers entry {} not registered: {}", w, t.getMessage());
                     return Future.succeededFuture();
                 }

@@ -1,8 +1,8 @@
 package dev.kvindexer.registry;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
-import dev.kvindexer.ingest.ListenerLimitException;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionRef;
@@ -21,9 +21,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class LocalRegistrar implements Registrar {
     private static final Logger LOG = LoggerFactory.getLogger(LocalRegistrar.class);
-    /** A registration beyond the node's listener ceiling: too many for this node now, fine once some go. */
-    public static final int LISTENER_LIMIT_STATUS = 429;
-
     private final Registry registry;
     private final PartitionHost host;
     private final ZmqIngest ingest;
@@ -52,15 +49,15 @@ public final class LocalRegistrar implements Registrar {
     }
 
     /**
-     * Registers and starts the listener; fails with {@link RegistryException} on a conflict, or with status
-     * {@link #LISTENER_LIMIT_STATUS} when the node runs as many listeners as it may.
+     * Registers and starts the listener; fails with a {@link Refusal}: a conflict, or {@code FULL} when the node runs
+     * as many listeners as it may (too many for this node now, fine once some go).
      */
     @Override
     public Future<Void> register(RegisterRequest request) {
         Registry.Registration reg;
         try {
             reg = registry.register(request);
-        } catch (RegistryException e) {
+        } catch (Refusal e) {
             return Future.failedFuture(e);
         }
         PartitionRef partition = reg.partition();
@@ -72,17 +69,14 @@ public final class LocalRegistrar implements Registrar {
         return start(partition, listener)
                 .recover(t -> {
                     // Never leave a registration behind that can only ever show "pending" or "failed".
-                    Throwable refusal = t;
-                    if (t instanceof ListenerLimitException) {
-                        refusal = new RegistryException(LISTENER_LIMIT_STATUS, t.getMessage());
+                    if (t instanceof Refusal) {
                         LOG.warn("registration of {} refused: {}", listener, t.getMessage());
                     } else {
                         LOG.error("registration of {} failed; rolled back", listener, t);
                     }
-                    Throwable answer = refusal;
                     return unregister(request.workerId(), request.partition().modelName(),
                             request.partition().tenantId(), request.dpRank())
-                            .transform(ignored -> Future.failedFuture(answer));
+                            .transform(ignored -> Future.failedFuture(t));
                 });
     }
 
@@ -108,11 +102,11 @@ public final class LocalRegistrar implements Registrar {
         Registry.Registration reg;
         try {
             reg = registry.ensurePartition(key, blockSize);
-        } catch (RegistryException full) {
+        } catch (Refusal full) {
             return Future.failedFuture(full);
         }
         if (reg == null) {
-            return Future.failedFuture(new RegistryException(409, "block_size mismatch for " + Registry.describe(key)
+            return Future.failedFuture(Refusal.conflict("block_size mismatch for " + Registry.describe(key)
                     + ": dump has " + blockSize));
         }
         if (reg.createdPartition()) {
@@ -127,7 +121,7 @@ public final class LocalRegistrar implements Registrar {
             Listener l = registry.pause(workerId, dpRank);
             LOG.info("paused {}", l);
             return ingest.stop(l);
-        } catch (RegistryException e) {
+        } catch (Refusal e) {
             return Future.failedFuture(e);
         }
     }
@@ -138,7 +132,7 @@ public final class LocalRegistrar implements Registrar {
             Registry.Resumption r = registry.resume(workerId, dpRank);
             LOG.info("resuming {}", r.next());
             return ingest.stop(r.previous()).compose(v -> start(r.partition(), r.next()));
-        } catch (RegistryException e) {
+        } catch (Refusal e) {
             return Future.failedFuture(e);
         }
     }
@@ -149,13 +143,13 @@ public final class LocalRegistrar implements Registrar {
                 partition.key().tenantId(), partition.blockSize());
     }
 
-    /** Unregisters per SPEC §7.4; fails with {@link RegistryException} when nothing matches. */
+    /** Unregisters per SPEC §7.4; fails with {@link Refusal} when nothing matches. */
     @Override
     public Future<Void> unregister(long workerId, String modelName, String tenantId, Integer dpRank) {
         Registry.Unregistration u;
         try {
             u = registry.unregister(workerId, modelName, tenantId, dpRank);
-        } catch (RegistryException e) {
+        } catch (Refusal e) {
             return Future.failedFuture(e);
         }
         PartitionRef partition = u.partition();

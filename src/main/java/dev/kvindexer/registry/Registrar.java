@@ -1,10 +1,11 @@
 package dev.kvindexer.registry;
 
+import dev.kvindexer.event.Refusal;
 import io.vertx.core.Future;
 
 /**
  * What {@code /register} and {@code /unregister} do: apply to this node alone ({@link LocalRegistrar}) or to
- * every node of the cluster ({@code cluster.ClusterRegistrar}). Failures are {@link RegistryException}s.
+ * every node of the cluster ({@code cluster.ClusterRegistrar}). Failures are {@link Refusal}s.
  */
 public interface Registrar {
     Future<Void> register(RegisterRequest request);

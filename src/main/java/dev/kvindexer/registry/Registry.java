@@ -1,5 +1,6 @@
 package dev.kvindexer.registry;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.ingest.Listener;
@@ -78,7 +79,7 @@ public final class Registry {
     public record Member(long workerId, String name, boolean store, int[] dpRanks) {
     }
 
-    public synchronized Registration register(RegisterRequest r) throws RegistryException {
+    public synchronized Registration register(RegisterRequest r) {
         checkRegister(r);
         Worker worker = byId.get(r.workerId());
         PartitionRef partition = partitions.get(r.partition());
@@ -100,19 +101,19 @@ public final class Registry {
     }
 
     /** Throws what {@link #register} would refuse {@code r} with, changing nothing. */
-    public synchronized void checkRegister(RegisterRequest r) throws RegistryException {
+    public synchronized void checkRegister(RegisterRequest r) {
         if (r.dpRank() < 0 || r.dpRank() > EventBatch.MAX_RANK) {
-            throw new RegistryException(422, "`dp_rank`: " + Integer.toUnsignedString(r.dpRank()) + " is over "
+            throw Refusal.invalid("`dp_rank`: " + Integer.toUnsignedString(r.dpRank()) + " is over "
                     + EventBatch.MAX_RANK + ", the largest rank the index holds");
         }
         String id = Long.toUnsignedString(r.workerId());
         Worker worker = byId.get(r.workerId());
         if (worker != null && !Objects.equals(worker.name, r.publisher().name())) {
-            throw new RegistryException(409, "instance id collision: `" + InstanceIds.display(r.workerId(),
+            throw Refusal.conflict("instance id collision: `" + InstanceIds.display(r.workerId(),
                     r.publisher().name()) + "` and `" + InstanceIds.display(worker.id, worker.name) + "` map to the same id");
         }
         if (worker != null && !worker.key.equals(r.partition())) {
-            throw new RegistryException(409, "instance " + id + " is already registered for "
+            throw Refusal.conflict("instance " + id + " is already registered for "
                     + describe(worker.key));
         }
         if (worker != null && worker.listeners.containsKey(r.dpRank())) {
@@ -123,7 +124,7 @@ public final class Registry {
             refuseIfFull();
         }
         if (partition != null && partition.blockSize() != r.blockSize()) {
-            throw new RegistryException(409, "block_size mismatch for " + describe(r.partition())
+            throw Refusal.conflict("block_size mismatch for " + describe(r.partition())
                     + ": existing=" + partition.blockSize() + ", requested=" + r.blockSize());
         }
     }
@@ -141,8 +142,8 @@ public final class Registry {
     }
 
     /** The reference's answer to registering a (instance, dp_rank) twice. */
-    public static RegistryException duplicate(long workerId, int dpRank) {
-        return new RegistryException(409, "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
+    public static Refusal duplicate(long workerId, int dpRank) {
+        return Refusal.conflict("instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
                 + " already registered");
     }
 
@@ -151,7 +152,7 @@ public final class Registry {
      * {@code modelName} matches any model (Mooncake keys registrations by instance, tenant and rank only).
      */
     public synchronized List<Integer> ranksToUnregister(long workerId, String modelName, String tenantId,
-                                                        Integer dpRank) throws RegistryException {
+                                                        Integer dpRank) {
         Worker worker = matchingInstance(workerId, modelName, tenantId);
         if (dpRank == null) {
             return new ArrayList<>(worker.listeners.keySet());
@@ -162,21 +163,21 @@ public final class Registry {
         return List.of(dpRank);
     }
 
-    private Worker matchingInstance(long workerId, String modelName, String tenantId) throws RegistryException {
+    private Worker matchingInstance(long workerId, String modelName, String tenantId) {
         String id = Long.toUnsignedString(workerId);
         Worker worker = byId.get(workerId);
         if (worker == null) {
-            throw new RegistryException(404, "instance " + id + " not found");
+            throw Refusal.notFound("instance " + id + " not found");
         }
         if ((modelName != null && !worker.key.modelName().equals(modelName))
                 || (tenantId != null && !worker.key.tenantId().equals(tenantId))) {
-            throw new RegistryException(404, "instance " + id + " is registered for " + describe(worker.key));
+            throw Refusal.notFound("instance " + id + " is registered for " + describe(worker.key));
         }
         return worker;
     }
 
-    private static RegistryException rankNotFound(long workerId, int dpRank) {
-        return new RegistryException(404, "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
+    private static Refusal rankNotFound(long workerId, int dpRank) {
+        return Refusal.notFound("instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
                 + " not found");
     }
 
@@ -184,8 +185,7 @@ public final class Registry {
      * Unregisters per SPEC §7.4. {@code tenantId} null means any group of the model; {@code dpRank} null means
      * every rank of the instance.
      */
-    public synchronized Unregistration unregister(long workerId, String modelName, String tenantId, Integer dpRank)
-            throws RegistryException {
+    public synchronized Unregistration unregister(long workerId, String modelName, String tenantId, Integer dpRank) {
         Worker worker = matchingInstance(workerId, modelName, tenantId);
         PartitionRef partition = partitions.get(worker.key);
         List<Listener> removed;
@@ -219,7 +219,7 @@ public final class Registry {
      * The partition for a peer's dump: created when absent (with no workers yet). Null when it exists with another
      * block size, whose blocks could never match here.
      */
-    public synchronized Registration ensurePartition(PartitionKey key, int blockSize) throws RegistryException {
+    public synchronized Registration ensurePartition(PartitionKey key, int blockSize) {
         PartitionRef p = partitions.get(key);
         if (p != null) {
             return p.blockSize() == blockSize ? new Registration(p, false, null) : null;
@@ -235,10 +235,10 @@ public final class Registry {
      * Refuses a new partition the node's memory budget cannot hold: 429, as every refusal for want of room (listeners,
      * bookings), which a client may try again once something has gone.
      */
-    private void refuseIfFull() throws RegistryException {
+    private void refuseIfFull() {
         String full = host.refuseNewPartition(partitions.size());
         if (full != null) {
-            throw new RegistryException(429, full);
+            throw Refusal.full(full);
         }
     }
 
@@ -249,11 +249,11 @@ public final class Registry {
     }
 
     /** Pauses a pending or active listener (test endpoint); returns it so its socket can be closed. */
-    public synchronized Listener pause(long workerId, int dpRank) throws RegistryException {
+    public synchronized Listener pause(long workerId, int dpRank) {
         Listener l = existing(workerId, dpRank);
         ListenerState before = l.pause();
         if (!before.pausable()) {
-            throw new RegistryException(409, "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
+            throw Refusal.conflict("instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
                     + " cannot be paused from status " + before.jsonName());
         }
         return l;
@@ -264,11 +264,11 @@ public final class Registry {
     }
 
     /** Starts a new listener generation for a paused or failed listener (test endpoint). */
-    public synchronized Resumption resume(long workerId, int dpRank) throws RegistryException {
+    public synchronized Resumption resume(long workerId, int dpRank) {
         Listener l = existing(workerId, dpRank);
         ListenerState state = l.state();
         if (state != ListenerState.PAUSED && state != ListenerState.FAILED) {
-            throw new RegistryException(409, "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
+            throw Refusal.conflict("instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
                     + " cannot be resumed from status " + state.jsonName());
         }
         Listener next = l.nextGeneration(nextGeneration++);
@@ -299,10 +299,10 @@ public final class Registry {
         return next;
     }
 
-    private Listener existing(long workerId, int dpRank) throws RegistryException {
+    private Listener existing(long workerId, int dpRank) {
         Worker worker = byId.get(workerId);
         if (worker == null) {
-            throw new RegistryException(404, "instance " + Long.toUnsignedString(workerId) + " not found");
+            throw Refusal.notFound("instance " + Long.toUnsignedString(workerId) + " not found");
         }
         Listener l = worker.listeners.get(dpRank);
         if (l == null) {

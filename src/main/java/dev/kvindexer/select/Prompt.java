@@ -1,5 +1,6 @@
 package dev.kvindexer.select;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
 import java.util.random.RandomGenerator;
 
@@ -21,7 +22,7 @@ public record Prompt(long[] blockHashes, long[] sequenceHashes, long isl) {
     public static Prompt ofTokens(int[] tokens, int blockSize, long seed, long[][] mmHashes, boolean eagle,
                                   boolean assumeKvReuse, RandomGenerator random) {
         if (tokens.length == 0) {
-            throw SelectError.badRequest("isl_tokens must be greater than 0");
+            throw Refusal.badRequest("isl_tokens must be greater than 0");
         }
         int blocks = eagle ? Math.max(0, (tokens.length - 1) / blockSize) : tokens.length / blockSize;
         long[] local = new long[blocks];
@@ -53,19 +54,19 @@ public record Prompt(long[] blockHashes, long[] sequenceHashes, long isl) {
      */
     public static Prompt ofHashes(long[] blockHashes, long[] sequenceHashes, Long isl, boolean blocksRequired) {
         if (blockHashes == null && blocksRequired) {
-            throw SelectError.badRequest("block_hashes is required without token_ids");
+            throw Refusal.badRequest("block_hashes is required without token_ids");
         }
         if (sequenceHashes == null) {
-            throw SelectError.badRequest("sequence_hashes is required without token_ids");
+            throw Refusal.badRequest("sequence_hashes is required without token_ids");
         }
         if (isl == null) {
-            throw SelectError.badRequest("isl_tokens is required without token_ids");
+            throw Refusal.badRequest("isl_tokens is required without token_ids");
         }
         if (isl <= 0) {
-            throw SelectError.badRequest("isl_tokens must be greater than 0");
+            throw Refusal.badRequest("isl_tokens must be greater than 0");
         }
         if (blockHashes != null && blockHashes.length != sequenceHashes.length) {
-            throw SelectError.badRequest("block_hashes length " + blockHashes.length
+            throw Refusal.badRequest("block_hashes length " + blockHashes.length
                     + " must match sequence_hashes length " + sequenceHashes.length);
         }
         return new Prompt(blockHashes == null ? new long[0] : blockHashes, sequenceHashes, isl);

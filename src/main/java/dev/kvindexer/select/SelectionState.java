@@ -1,7 +1,7 @@
 package dev.kvindexer.select;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.load.SlotTracker;
-import dev.kvindexer.load.TrackerError;
 import dev.kvindexer.load.TrackerScope;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -16,7 +16,7 @@ import java.util.random.RandomGenerator;
 /**
  * The selection service's state and decisions (SPEC §12): the worker catalog, the active load of every partition (a
  * {@link SlotTracker} keyed by model and group), the pending selections, and which partition holds each reservation.
- * Single-threaded by contract, so a selection and its booking happen in one step. Refusals throw {@link SelectError}
+ * Single-threaded by contract, so a selection and its booking happen in one step. Refusals throw {@link Refusal}
  * and change nothing; every booking, completed prefill and release is handed to the event sink for the replicas.
  */
 public final class SelectionState {
@@ -259,11 +259,11 @@ public final class SelectionState {
      */
     public PartitionInfo requireReady(Partition p) {
         if (catalog.schedulableCount() == 0) {
-            throw SelectError.unavailable("no schedulable workers are available");
+            throw Refusal.unavailable("no schedulable workers are available");
         }
         PartitionInfo info = partitions.get(p);
         if (info == null || catalog.schedulable(p).isEmpty()) {
-            throw SelectError.unavailable("no schedulable workers for " + p);
+            throw Refusal.unavailable("no schedulable workers for " + p);
         }
         return info;
     }
@@ -297,7 +297,7 @@ public final class SelectionState {
         int chosen;
         if (o.pinnedWorker() != null) {
             if (o.allowedWorkers() != null && !o.allowedWorkers().contains(o.pinnedWorker())) {
-                throw SelectError.badRequest("pinned worker " + Long.toUnsignedString(o.pinnedWorker())
+                throw Refusal.badRequest("pinned worker " + Long.toUnsignedString(o.pinnedWorker())
                         + " is not in allowed worker set");
             }
             int rank = o.pinnedRank() == null ? 0 : o.pinnedRank();
@@ -308,11 +308,11 @@ public final class SelectionState {
                 }
             }
             if (chosen < 0) {
-                throw SelectError.unavailable("no endpoints available to route work");
+                throw Refusal.unavailable("no endpoints available to route work");
             }
         } else {
             if (candidates.isEmpty()) {
-                throw SelectError.unavailable("no endpoints available to route work");
+                throw Refusal.unavailable("no endpoints available to route work");
             }
             long minPrefill = Long.MAX_VALUE;
             for (RankInputs r : candidates) {
@@ -419,13 +419,13 @@ public final class SelectionState {
     public Booking reserveReplay(Partition p, String id) {
         PendingSelections.Pending e = pending.peek(p, id, clockMillis.getAsLong());
         if (e == null) {
-            throw SelectError.notFound("no pending selection " + id + " for " + p
+            throw Refusal.notFound("no pending selection " + id + " for " + p
                     + " (expired, already used, or never selected)");
         }
         requireReady(p);
         WorkerEntry w = catalog.get(e.workerId());
         if (w == null || w.lifecycle() != Lifecycle.SCHEDULABLE || !w.partition().equals(p) || !w.hasRank(e.dpRank())) {
-            throw SelectError.notFound("schedulable worker " + Long.toUnsignedString(e.workerId()) + " (dp_rank "
+            throw Refusal.notFound("schedulable worker " + Long.toUnsignedString(e.workerId()) + " (dp_rank "
                     + e.dpRank() + ") not found for " + p);
         }
         requireFree(id);
@@ -443,13 +443,13 @@ public final class SelectionState {
                                    Long effectivePrefill, Boolean trackPrefill, ConfigOverride override,
                                    Long expectedOutputTokens, String loraName) {
         if (effectivePrefill != null && effectivePrefill > prompt.isl()) {
-            throw SelectError.badRequest("effective_prefill_tokens (" + effectivePrefill
+            throw Refusal.badRequest("effective_prefill_tokens (" + effectivePrefill
                     + ") must not exceed isl_tokens (" + prompt.isl() + ")");
         }
         pending.remove(p, id);
         WorkerEntry w = catalog.get(workerId);
         if (w == null || w.lifecycle() != Lifecycle.SCHEDULABLE || !w.partition().equals(p)) {
-            throw SelectError.notFound("schedulable worker " + Long.toUnsignedString(workerId) + " not found for " + p);
+            throw Refusal.notFound("schedulable worker " + Long.toUnsignedString(workerId) + " not found for " + p);
         }
         boolean track = trackPrefill != null ? trackPrefill
                 : effectivePrefill != null || override.trackPrefill(config);
@@ -461,25 +461,21 @@ public final class SelectionState {
 
     private void requireFree(String id) {
         if (reservations.containsKey(id)) {
-            throw SelectError.conflict("selection " + id + " is already reserved or being reserved");
+            throw Refusal.conflict("selection " + id + " is already reserved or being reserved");
         }
     }
 
     private void book(Partition p, String id, long workerId, int dpRank, long[] sequenceHashes, long prefillHint,
                       boolean track, Long expectedOutputTokens, String loraName) {
         if (sequenceHashes.length > maxBookingBlocks) {
-            throw new SelectError(422, "a booking of " + sequenceHashes.length + " blocks is over the limit of "
+            throw Refusal.invalid("a booking of " + sequenceHashes.length + " blocks is over the limit of "
                     + maxBookingBlocks + " blocks per booking (--max-booking-blocks)");
         }
         if (!reservations.admits(sequenceHashes.length)) {
-            throw new SelectError(429, "active bookings hold the most blocks this service keeps (--max-booked-blocks);"
+            throw Refusal.full("active bookings hold the most blocks this service keeps (--max-booked-blocks);"
                     + " try again when some have ended");
         }
-        try {
-            tracker.add(scope(p), id, workerId, dpRank, sequenceHashes, prefillHint);
-        } catch (TrackerError e) {
-            throw new SelectError(e.status(), e.getMessage());
-        }
+        tracker.add(scope(p), id, workerId, dpRank, sequenceHashes, prefillHint);
         reservations.put(id, new Held(p, partitions.get(p).blockSize, workerId, dpRank, loraName, sequenceHashes,
                 prefillHint, track, expectedOutputTokens, System.currentTimeMillis(), random.nextLong(),
                 clockMillis.getAsLong()));
@@ -502,7 +498,7 @@ public final class SelectionState {
     /** {@code POST /reservations/{id}/output_block}: NaN for no decay fraction. */
     public void outputBlock(String id, double decayFraction) {
         if (!Double.isNaN(decayFraction) && !(decayFraction >= 0.0 && decayFraction <= 1.0)) {
-            throw SelectError.badRequest("decay_fraction must be between 0.0 and 1.0");
+            throw Refusal.badRequest("decay_fraction must be between 0.0 and 1.0");
         }
         Held h = held(id);
         tracker.outputBlock(scope(h.partition), id, decayFraction);
@@ -526,7 +522,7 @@ public final class SelectionState {
     private Held held(String id) {
         Held h = reservations.get(id);
         if (h == null) {
-            throw SelectError.notFound("reservation " + id + " not found");
+            throw Refusal.notFound("reservation " + id + " not found");
         }
         return h;
     }

@@ -1,5 +1,6 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.event.Refusal;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.core.HazelcastInstanceAware;
 import com.hazelcast.cluster.Member;
@@ -7,7 +8,6 @@ import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
 import dev.kvindexer.cluster.SealedBytes;
 import dev.kvindexer.select.ReservationRecord;
-import dev.kvindexer.select.SelectError;
 import dev.kvindexer.select.SelectionState;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -104,7 +104,7 @@ final class ClusterLoad {
         return here(map.submitToKey(id, new Claim(sealed(r)))).compose(previous -> {
             if (previous != null) {
                 state.forget(id, r.incarnation());
-                return Future.failedFuture(new SelectError(409, "selection " + id + " is already reserved or being reserved"));
+                return Future.failedFuture(Refusal.conflict("selection " + id + " is already reserved or being reserved"));
             }
             return push(upsert(r));
         });

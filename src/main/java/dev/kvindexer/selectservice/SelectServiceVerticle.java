@@ -1,5 +1,6 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.event.Refusal;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.metrics.PrometheusText;
@@ -14,7 +15,6 @@ import dev.kvindexer.select.PendingSelections;
 import dev.kvindexer.select.Prompt;
 import dev.kvindexer.select.ReservationRecord;
 import dev.kvindexer.select.RankOverlaps;
-import dev.kvindexer.select.SelectError;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
 import dev.kvindexer.select.WorkerEntry;
@@ -204,7 +204,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                 answer(ctx, 200, clusterLoad.freeUnseen(id).map(found -> found ? OK : notFound(id)));
                 return;
             }
-            run(() -> state.free(id));
+            state.free(id);
             answer(ctx, 200, shared(() -> clusterLoad.freed(id, held.incarnation())).map(v -> OK));
             wakeQueues();
         }));
@@ -317,9 +317,9 @@ public final class SelectServiceVerticle extends VerticleBase {
         Partition p = SelectJson.partition(body);
         ConfigOverride override = SelectJson.override(body);
         SelectionState.Options options = SelectJson.options(body, override);
-        SelectionState.PartitionInfo info = run(() -> state.requireReady(p));
-        Prompt prompt = run(() -> SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
-                true, random));
+        SelectionState.PartitionInfo info = state.requireReady(p);
+        Prompt prompt = SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
+                true, random);
         if (state.overloaded(p, options)) {
             queues.computeIfAbsent(p, k -> new java.util.ArrayDeque<>())
                     .add(new Waiting(options, prompt.isl(), () -> choose(ctx, p, prompt, options, reserve)));
@@ -347,7 +347,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         String id = body.requiredString("selection_id");
         Partition p = SelectJson.partition(body);
         if (!body.has("worker_id") || body.body().getValue("worker_id") == null) {
-            SelectionState.Booking replayed = run(() -> state.reserveReplay(p, id));
+            SelectionState.Booking replayed = state.reserveReplay(p, id);
             answer(ctx, 201, shared(() -> clusterLoad.booked(id)).map(v -> booked(replayed)));
             return;
         }
@@ -357,11 +357,11 @@ public final class SelectServiceVerticle extends VerticleBase {
         Long effective = SelectJson.optionalU64(body, "effective_prefill_tokens");
         Boolean track = SelectJson.bool(body, "track_prefill_tokens");
         Long expected = SelectJson.optionalU32(body, "expected_output_tokens");
-        SelectionState.PartitionInfo info = run(() -> state.requireReady(p));
-        Prompt prompt = run(() -> SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
-                false, random));
-        SelectionState.Booking b = run(() -> state.reserveExplicit(p, id, workerId, dpRank, prompt, effective, track,
-                override, expected, body.optionalString("lora_name")));
+        SelectionState.PartitionInfo info = state.requireReady(p);
+        Prompt prompt = SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
+                false, random);
+        SelectionState.Booking b = state.reserveExplicit(p, id, workerId, dpRank, prompt, effective, track,
+                override, expected, body.optionalString("lora_name"));
         answer(ctx, 201, shared(() -> clusterLoad.booked(id)).map(v -> booked(b)));
     }
 
@@ -399,9 +399,9 @@ public final class SelectServiceVerticle extends VerticleBase {
         JsonRequest body = JsonRequest.of(ctx);
         Partition p = SelectJson.partition(body);
         ConfigOverride override = SelectJson.override(body);
-        SelectionState.PartitionInfo info = run(() -> state.requireReady(p));
-        Prompt prompt = run(() -> SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
-                true, random));
+        SelectionState.PartitionInfo info = state.requireReady(p);
+        Prompt prompt = SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
+                true, random);
         answer(ctx, 200, overlaps(p, prompt).map(o -> {
             if (scores) {
                 return SelectJson.scores(info.blockSize(), prompt.blockHashes().length,
@@ -463,19 +463,19 @@ public final class SelectServiceVerticle extends VerticleBase {
      */
     private void lifecycle(RoutingContext ctx, String id, Runnable local, Supplier<Future<Boolean>> cluster) {
         if (clusterLoad == null) {
-            run(local);
+            local.run();
             Responses.json(ctx, 200, Responses.OK);
         } else if (state.record(id) == null) {
             answer(ctx, 200, cluster.get().map(found -> found ? OK : notFound(id)));
         } else {
-            run(local);
+            local.run();
             answer(ctx, 200, cluster.get().map(found -> OK));
         }
         wakeQueues();
     }
 
     private static JsonObject notFound(String id) {
-        throw new SelectError(404, "reservation " + id + " not found");
+        throw Refusal.notFound("reservation " + id + " not found");
     }
 
     // ---- plumbing ----
@@ -491,32 +491,11 @@ public final class SelectServiceVerticle extends VerticleBase {
     private void answer(RoutingContext ctx, int status, Future<?> result) {
         result.onComplete(ar -> {
             if (ar.failed()) {
-                Throwable t = ar.cause();
-                if (t instanceof SelectError e) {
-                    Responses.error(ctx, e.status(), e.getMessage());
-                } else {
-                    Responses.error(ctx, t);
-                }
+                Responses.error(ctx, ar.cause());
             } else {
                 Object v = ar.result();
                 Responses.json(ctx, status, v instanceof JsonObject o ? o.encode() : ((JsonArray) v).encode());
             }
-        });
-    }
-
-    /** Runs a state operation, turning its refusal into the HTTP error it names. */
-    private static <T> T run(Supplier<T> op) {
-        try {
-            return op.get();
-        } catch (SelectError e) {
-            throw new HttpError(e.status(), e.getMessage());
-        }
-    }
-
-    private static void run(Runnable op) {
-        run(() -> {
-            op.run();
-            return null;
         });
     }
 

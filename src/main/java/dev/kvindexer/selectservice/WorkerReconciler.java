@@ -1,10 +1,10 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.select.Lifecycle;
-import dev.kvindexer.select.SelectError;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
 import dev.kvindexer.select.WorkerEntry;
@@ -59,7 +59,7 @@ final class WorkerReconciler {
     private WorkerEntry known(long id) {
         WorkerEntry w = state.catalog().get(id);
         if (w == null) {
-            throw new SelectError(404, "worker " + Long.toUnsignedString(id) + " not found");
+            throw Refusal.notFound("worker " + Long.toUnsignedString(id) + " not found");
         }
         return w;
     }

@@ -1,7 +1,7 @@
 package dev.kvindexer.tracker;
 
 import dev.kvindexer.load.SlotTracker;
-import dev.kvindexer.load.TrackerError;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.load.TrackerScope;
 import dev.kvindexer.load.TrackerViews;
 
@@ -133,8 +133,8 @@ public final class SlotTrackerVerticle extends VerticleBase {
     private static <T> T refusedAsHttp(java.util.function.Supplier<T> op) {
         try {
             return op.get();
-        } catch (TrackerError e) {
-            throw new HttpError(e.status(), e.getMessage());
+        } catch (Refusal e) {
+            throw HttpError.of(e);
         }
     }
 

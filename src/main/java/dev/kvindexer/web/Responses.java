@@ -1,5 +1,6 @@
 package dev.kvindexer.web;
 
+import dev.kvindexer.event.Refusal;
 import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
@@ -38,6 +39,9 @@ public final class Responses {
             return;
         }
         if (t instanceof HttpError e) {
+            json(ctx, e.status(), e.body());
+        } else if (t instanceof Refusal r) {
+            HttpError e = HttpError.of(r);
             json(ctx, e.status(), e.body());
         } else if (t instanceof HttpException h && h.getStatusCode() < 500) {
             error(ctx, h.getStatusCode(), h.getPayload() != null ? h.getPayload() : JsonRoutes.reason(h.getStatusCode()));

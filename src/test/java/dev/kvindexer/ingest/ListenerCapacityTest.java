@@ -1,5 +1,6 @@
 package dev.kvindexer.ingest;
 
+import dev.kvindexer.event.Refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -49,7 +50,8 @@ class ListenerCapacityTest {
             assertEquals(2, ingest.listenerCapacity());
 
             ExecutionException refused = assertThrows(ExecutionException.class, () -> await(ingest.start(c)));
-            ListenerLimitException limit = assertInstanceOf(ListenerLimitException.class, refused.getCause());
+            Refusal limit = assertInstanceOf(Refusal.class, refused.getCause());
+            assertEquals(Refusal.Kind.FULL, limit.kind());
             assertEquals("listener limit reached: 2 listeners (--max-listeners)", limit.getMessage());
             assertEquals(ListenerState.PENDING, c.state(), "a refused listener is never started");
 

@@ -1,5 +1,7 @@
 package dev.kvindexer.load;
 
+import dev.kvindexer.event.Refusal;
+import dev.kvindexer.web.HttpError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,7 +20,7 @@ class SlotTrackerTest {
     }
 
     private static int status(Runnable op) {
-        return assertThrows(TrackerError.class, op::run).status();
+        return HttpError.status(assertThrows(Refusal.class, op::run).kind());
     }
 
     @Test

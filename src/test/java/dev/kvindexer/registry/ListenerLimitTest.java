@@ -1,5 +1,6 @@
 package dev.kvindexer.registry;
 
+import dev.kvindexer.event.Refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -36,8 +37,8 @@ class ListenerLimitTest {
             register(registrar, 2, endpoint);
 
             ExecutionException e = assertThrows(ExecutionException.class, () -> register(registrar, 3, endpoint));
-            RegistryException refused = assertInstanceOf(RegistryException.class, e.getCause());
-            assertEquals(429, refused.status());
+            Refusal refused = assertInstanceOf(Refusal.class, e.getCause());
+            assertEquals(Refusal.Kind.FULL, refused.kind());
             assertEquals("listener limit reached: 2 listeners (--max-listeners)", refused.getMessage());
             assertNull(registry.listener(3, 0), "the refused registration is rolled back");
             assertEquals(2, registry.listeners().size());

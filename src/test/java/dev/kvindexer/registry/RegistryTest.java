@@ -1,5 +1,6 @@
 package dev.kvindexer.registry;
 
+import dev.kvindexer.event.Refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -29,7 +30,7 @@ class RegistryTest {
         VERTX.close().toCompletionStage().toCompletableFuture().get();
     }
 
-    private Registry.Registration register(long id, int dp, PartitionKey key, int bs) throws RegistryException {
+    private Registry.Registration register(long id, int dp, PartitionKey key, int bs) {
         return registry.register(new RegisterRequest(id, dp, "tcp://127.0.0.1:5557", null, key, bs));
     }
 
@@ -37,19 +38,19 @@ class RegistryTest {
     void firstRegistrationCreatesThePartitionAndFixesItsBlockSize() throws Exception {
         assertTrue(register(1, 0, LLAMA, 16).createdPartition());
         assertFalse(register(2, 0, LLAMA, 16).createdPartition());
-        RegistryException e = assertThrows(RegistryException.class, () -> register(3, 0, LLAMA, 32));
-        assertEquals(409, e.status());
+        Refusal e = assertThrows(Refusal.class, () -> register(3, 0, LLAMA, 32));
+        assertEquals(Refusal.Kind.CONFLICT, e.kind());
         assertEquals("block_size mismatch for model=llama routing_group=default: existing=16, requested=32", e.getMessage());
     }
 
     @Test
     void conflictsUseTheReferenceMessages() throws Exception {
         register(7, 0, LLAMA, 16);
-        RegistryException dup = assertThrows(RegistryException.class, () -> register(7, 0, LLAMA, 16));
+        Refusal dup = assertThrows(Refusal.class, () -> register(7, 0, LLAMA, 16));
         assertEquals("instance 7 dp_rank 0 already registered", dup.getMessage());
-        RegistryException other = assertThrows(RegistryException.class, () -> register(7, 1, MISTRAL, 16));
+        Refusal other = assertThrows(Refusal.class, () -> register(7, 1, MISTRAL, 16));
         assertEquals("instance 7 is already registered for model=llama routing_group=default", other.getMessage());
-        assertEquals(409, other.status());
+        assertEquals(Refusal.Kind.CONFLICT, other.kind());
     }
 
     @Test
@@ -59,13 +60,13 @@ class RegistryTest {
         register(2, 0, LLAMA, 16);
 
         assertEquals("instance 9 not found",
-                assertThrows(RegistryException.class, () -> registry.unregister(9, "llama", null, null)).getMessage());
+                assertThrows(Refusal.class, () -> registry.unregister(9, "llama", null, null)).getMessage());
         assertEquals("instance 1 is registered for model=llama routing_group=default",
-                assertThrows(RegistryException.class, () -> registry.unregister(1, "mistral", null, null)).getMessage());
+                assertThrows(Refusal.class, () -> registry.unregister(1, "mistral", null, null)).getMessage());
         assertEquals("instance 1 is registered for model=llama routing_group=default",
-                assertThrows(RegistryException.class, () -> registry.unregister(1, "llama", "acme", null)).getMessage());
+                assertThrows(Refusal.class, () -> registry.unregister(1, "llama", "acme", null)).getMessage());
         assertEquals("instance 1 dp_rank 5 not found",
-                assertThrows(RegistryException.class, () -> registry.unregister(1, "llama", "default", 5)).getMessage());
+                assertThrows(Refusal.class, () -> registry.unregister(1, "llama", "default", 5)).getMessage());
 
         Registry.Unregistration rank1 = registry.unregister(1, "llama", null, 1);
         assertFalse(rank1.wholeWorker());
