@@ -278,6 +278,6 @@ public final class ClusterRegistrar implements Registrar {
     }
 
     private Future<Void> unregisterLocally(Listener l) {
-        return local.unregister(l.workerId(), l.partitionKey().modelName(), l.partitionKey().tenantId(), l.dpRank());
+        return local.unregister(l.workerId(), l.partitionKey().modelName(), l.partitionKey().routingGroup(), l.dpRank());
     }
 }

@@ -172,7 +172,7 @@ public final class ClusterValues {
                 .put("endpoint", r.endpoint())
                 .put("replay_endpoint", r.replayEndpoint())
                 .put("model_name", r.partition().modelName())
-                .put("tenant_id", r.partition().tenantId())
+                .put("tenant_id", r.partition().routingGroup())
                 .put("block_size", r.blockSize())
                 .put("instance_name", r.publisher().name())
                 .put("type", r.publisher().type())

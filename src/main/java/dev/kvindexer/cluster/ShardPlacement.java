@@ -153,7 +153,7 @@ public final class ShardPlacement {
 
     /** NUL cannot occur in a model name or routing group taken from JSON keys, so the fields cannot run together. */
     static String shardKey(PartitionKey key, long workerId) {
-        return "kvindexer.shard\u0000" + key.modelName() + '\u0000' + key.tenantId() + '\u0000'
+        return "kvindexer.shard\u0000" + key.modelName() + '\u0000' + key.routingGroup() + '\u0000'
                 + Long.toUnsignedString(workerId);
     }
 }

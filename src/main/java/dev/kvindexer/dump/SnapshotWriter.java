@@ -117,13 +117,13 @@ public final class SnapshotWriter implements BlockVisitor {
 
     /** A partition's section: its key, block size and payload length, to be followed by the payload itself. */
     public static byte[] sectionHead(PartitionKey key, int blockSize, int payloadLength) {
-        return new Bytes(64).put(SnapshotFormat.PARTITION).string(key.modelName()).string(key.tenantId())
+        return new Bytes(64).put(SnapshotFormat.PARTITION).string(key.modelName()).string(key.routingGroup())
                 .varint(blockSize).varint(payloadLength).toArray();
     }
 
     /** A partition that could not be snapshotted: readers report it and go on. */
     public static byte[] failedSection(PartitionKey key, String error) {
-        return new Bytes(64).put(SnapshotFormat.FAILED).string(key.modelName()).string(key.tenantId())
+        return new Bytes(64).put(SnapshotFormat.FAILED).string(key.modelName()).string(key.routingGroup())
                 .string(String.valueOf(error)).toArray();
     }
 

@@ -1,8 +1,29 @@
 package dev.kvindexer.event;
 
-/** Identity of one index partition: (model_name, tenant/routing group). Queries never cross partitions. */
-public record PartitionKey(String modelName, String tenantId) {
-    public static final String DEFAULT_TENANT = "default";
+/**
+ * Identity of one partition, the same for the index, the selection service and the load accounting: a model and a
+ * routing group (each API spells the group its own way: {@code routing_group}, {@code tenant_id}). Queries never
+ * cross partitions. A name left out is {@value #DEFAULT}.
+ */
+public record PartitionKey(String modelName, String routingGroup) implements Comparable<PartitionKey> {
+    public static final String DEFAULT = "default";
+
+    public PartitionKey {
+        modelName = modelName == null ? DEFAULT : modelName;
+        routingGroup = routingGroup == null ? DEFAULT : routingGroup;
+    }
+
+    @Override
+    public int compareTo(PartitionKey o) {
+        int c = modelName.compareTo(o.modelName);
+        return c != 0 ? c : routingGroup.compareTo(o.routingGroup);
+    }
+
+    /** How messages name it, in the reference's words. */
+    @Override
+    public String toString() {
+        return "model=" + modelName + " routing_group=" + routingGroup;
+    }
 
     /**
      * The /dump key: {@code <model_name>:<group>}, with {@code %} and {@code :} of the model name written as
@@ -11,7 +32,7 @@ public record PartitionKey(String modelName, String tenantId) {
      * Dynamo's key exactly.
      */
     public String dumpKey() {
-        return escapeModel(modelName) + ":" + tenantId;
+        return escapeModel(modelName) + ":" + routingGroup;
     }
 
     /** The key {@link #dumpKey()} wrote; null when it has no {@code :}. */

@@ -40,7 +40,7 @@ final class DynamoRoutes {
         if (group == null && node.tenantFallback()) {
             group = tenant;
         }
-        return group == null ? PartitionKey.DEFAULT_TENANT : group;
+        return group == null ? PartitionKey.DEFAULT : group;
     }
 
     void register(RoutingContext ctx) {
@@ -126,7 +126,7 @@ final class DynamoRoutes {
         long[] hashes = body.i64Array("block_hashes");
         String model = body.requiredString("model_name");
         String routingGroup = body.stringWithDefault("routing_group");
-        PartitionRef partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT_TENANT : routingGroup);
+        PartitionRef partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT : routingGroup);
         PartitionQuery.answered(partition.queryTiered(hashes), noIndexer(partition.key())).onComplete(ar -> {
             if (ar.succeeded()) {
                 PartitionQuery.observe(node.queryQuality(), partition.key(),
@@ -148,7 +148,7 @@ final class DynamoRoutes {
     }
 
     private static HttpError noIndexer(PartitionKey key) {
-        return noIndexer(key.modelName(), key.tenantId());
+        return noIndexer(key.modelName(), key.routingGroup());
     }
 
     private void ask(RoutingContext ctx, PartitionRef partition, long[] hashes, long queryTokens) {

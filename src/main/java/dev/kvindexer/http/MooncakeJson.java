@@ -112,7 +112,7 @@ final class MooncakeJson {
                         .append(",\"type\":").append(Json.encode(type))
                         .append(",\"modelname\":").append(Json.encode(w.key().modelName()))
                         .append(",\"lora_name\":").append(Json.encode(l.publisher().defaultLora()))
-                        .append(",\"tenant_id\":").append(Json.encode(w.key().tenantId()))
+                        .append(",\"tenant_id\":").append(Json.encode(w.key().routingGroup()))
                         .append(",\"instance_id\":").append(Json.encode(InstanceIds.display(w.workerId(), w.name())))
                         .append(",\"block_size\":").append(w.blockSize())
                         .append(",\"dp_rank\":").append(l.dpRank())

@@ -55,7 +55,7 @@ final class MooncakeRoutes {
 
     private static String tenant(JsonRequest body) {
         String t = body.optionalString("tenant_id");
-        return t == null ? PartitionKey.DEFAULT_TENANT : t;
+        return t == null ? PartitionKey.DEFAULT : t;
     }
 
     private static String emptyToNull(String s) {
@@ -211,7 +211,7 @@ final class MooncakeRoutes {
         Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
         if (blockSize != null && blockSize != partition.blockSize()) {
             throw invalid(MooncakeError.INVALID_REQUEST, "block_size " + blockSize + " does not match the block size "
-                    + partition.blockSize() + " of model=" + model + " tenant_id=" + key.tenantId(), "block_size");
+                    + partition.blockSize() + " of model=" + model + " tenant_id=" + key.routingGroup(), "block_size");
         }
         return partition;
     }
@@ -227,7 +227,7 @@ final class MooncakeRoutes {
                     PartitionQuery.observe(node.queryQuality(), key, queryTokens,
                             PartitionQuery.withSharedReach(r, () -> members), r.blockSize());
                     PartitionQuery.flagMissing(ctx, r.missingInstances());
-                    return MooncakeJson.render(shape, key.tenantId(), members, onlyId, r);
+                    return MooncakeJson.render(shape, key.routingGroup(), members, onlyId, r);
                 })
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
@@ -240,7 +240,7 @@ final class MooncakeRoutes {
 
     private static MooncakeError notFound(PartitionKey key) {
         return new MooncakeError(404, MooncakeError.NOT_FOUND, "no indexer for model=" + key.modelName()
-                + " tenant_id=" + key.tenantId(), "model");
+                + " tenant_id=" + key.routingGroup(), "model");
     }
 
     void services(RoutingContext ctx) {

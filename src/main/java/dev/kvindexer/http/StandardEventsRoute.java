@@ -81,9 +81,9 @@ final class StandardEventsRoute {
         long eventId = e.requiredU64("event_id");
         String model = e.requiredString("model_name");
         String tenant = e.optionalString("tenant_id");
-        PartitionKey key = new PartitionKey(model, tenant == null ? PartitionKey.DEFAULT_TENANT : tenant);
+        PartitionKey key = new PartitionKey(model, tenant == null ? PartitionKey.DEFAULT : tenant);
         PartitionRef partition = node.registry().partition(key).orElseThrow(() -> new HttpError(404,
-                "no indexer for model=" + key.modelName() + " tenant_id=" + key.tenantId()));
+                "no indexer for model=" + key.modelName() + " tenant_id=" + key.routingGroup()));
         String backend = e.optionalId("backend_id");
         if (backend == null) {
             throw new HttpError(422, "missing field `backend_id`");
@@ -91,7 +91,7 @@ final class StandardEventsRoute {
         long workerId = InstanceIds.of(backend);
         if (!key.equals(node.registry().partitionOf(workerId))) {
             throw new HttpError(404, "backend_id `" + backend + "` is not a registered instance of model="
-                    + key.modelName() + " tenant_id=" + key.tenantId());
+                    + key.modelName() + " tenant_id=" + key.routingGroup());
         }
         int dpRank = e.optionalU32("dp_rank", 0);
         if (dpRank < 0 || dpRank > EventBatch.MAX_RANK) {
@@ -112,7 +112,7 @@ final class StandardEventsRoute {
             default -> throw new HttpError(422, "`event_type`: unknown value `" + type + "`, expected stored, removed or cleared");
         };
         String stream = String.join("\u0000", model, Integer.toString(blockSize), String.valueOf(salt),
-                String.valueOf(lora), key.tenantId(), backend, String.valueOf(medium), Integer.toString(dpRank));
+                String.valueOf(lora), key.routingGroup(), backend, String.valueOf(medium), Integer.toString(dpRank));
         out.computeIfAbsent(partition, p -> new ArrayList<>()).add(new StandardEvent(stream, eventId, workerId, dpRank, event));
     }
 

@@ -37,7 +37,7 @@ final class WorkersJson {
                 }
                 listeners.append('}');
             }
-            String group = Json.encode(v.key().tenantId());
+            String group = Json.encode(v.key().routingGroup());
             sb.append(w == 0 ? "" : ",")
                     .append("{\"instance_id\":").append(Long.toUnsignedString(v.workerId()))
                     .append(v.name() == null ? "" : ",\"instance_name\":" + Json.encode(v.name()))

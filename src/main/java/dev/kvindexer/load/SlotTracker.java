@@ -1,10 +1,10 @@
 package dev.kvindexer.load;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,12 +28,9 @@ public final class SlotTracker {
     public static final long MAX_DP_SIZE = 4096;
     private static final long U32_LIMIT = 1L << 32;
 
-    private static final Comparator<TrackerScope> SCOPE_ORDER = Comparator.comparing(TrackerScope::modelName)
-            .thenComparing(TrackerScope::tenantId);
-
     private final LongSupplier clockMillis;
     private final long requestTtlMillis;
-    private final TreeMap<TrackerScope, Scope> scopes = new TreeMap<>(SCOPE_ORDER);
+    private final TreeMap<PartitionKey, Scope> scopes = new TreeMap<>();
     private final LongOpenHashSet scratch = new LongOpenHashSet();
     private int activeRequests;
 
@@ -49,13 +46,13 @@ public final class SlotTracker {
     }
 
     private static final class Scope {
-        final TrackerScope key;
+        final PartitionKey key;
         final int blockSize;
         final TreeMap<Long, Worker> workers = new TreeMap<>(Long::compareUnsigned);
         /** In add order, which is expiry order: the clock is monotonic. */
         final LinkedHashMap<String, Request> requests = new LinkedHashMap<>();
 
-        Scope(TrackerScope key, int blockSize) {
+        Scope(PartitionKey key, int blockSize) {
             this.key = key;
             this.blockSize = blockSize;
         }
@@ -119,7 +116,7 @@ public final class SlotTracker {
 
     // ---- topology ----
 
-    public void register(TrackerScope key, long workerId, int blockSize, long dpStart, long dpSize) {
+    public void register(PartitionKey key, long workerId, int blockSize, long dpStart, long dpSize) {
         if (blockSize <= 0) {
             throw Refusal.badRequest("block_size must be greater than 0");
         }
@@ -152,7 +149,7 @@ public final class SlotTracker {
      * Removes the worker's whole DP range and its active requests; the tracker goes with its last worker. Returns the
      * ids of the requests dropped.
      */
-    public List<String> unregister(TrackerScope key, long workerId) {
+    public List<String> unregister(PartitionKey key, long workerId) {
         Scope scope = scopes.get(key);
         Worker w = scope == null ? null : scope.workers.get(workerId);
         if (w == null) {
@@ -178,13 +175,13 @@ public final class SlotTracker {
     public List<TrackerViews.Worker> workers(String modelName, String tenantId) {
         List<TrackerViews.Worker> out = new ArrayList<>();
         forEachScope(modelName, tenantId, s -> s.workers.values().forEach(w -> out.add(new TrackerViews.Worker(
-                s.key.modelName(), s.key.tenantId(), w.id, s.blockSize, w.dpStart, w.ranks.length))));
+                s.key.modelName(), s.key.routingGroup(), w.id, s.blockSize, w.dpStart, w.ranks.length))));
         return out;
     }
 
     // ---- lifecycle ----
 
-    public void add(TrackerScope key, String requestId, long workerId, long dpRank, long[] sequenceHashes,
+    public void add(PartitionKey key, String requestId, long workerId, long dpRank, long[] sequenceHashes,
                     long newIslTokens) {
         Scope scope = scope(key);
         Worker w = scope.workers.get(workerId);
@@ -207,7 +204,7 @@ public final class SlotTracker {
     }
 
     /** The request's prompt is processed: its tokens stop counting as prefill load. Repeating it changes nothing. */
-    public void prefillComplete(TrackerScope key, String requestId) {
+    public void prefillComplete(PartitionKey key, String requestId) {
         Request r = scope(key).requests.get(requestId);
         if (r == null) {
             throw Refusal.notFound("Request " + requestId + " not found");
@@ -216,7 +213,7 @@ public final class SlotTracker {
     }
 
     /** Releases the request; an unknown request is already free (idempotent while the tracker exists). */
-    public void free(TrackerScope key, String requestId) {
+    public void free(PartitionKey key, String requestId) {
         Scope scope = scope(key);
         Request r = scope.requests.remove(requestId);
         if (r != null) {
@@ -282,7 +279,7 @@ public final class SlotTracker {
             for (Worker w : s.workers.values()) {
                 for (int i = 0; i < w.ranks.length; i++) {
                     Rank r = w.ranks[i];
-                    out.add(new TrackerViews.RankLoad(s.key.modelName(), s.key.tenantId(), w.id, w.dpStart + i,
+                    out.add(new TrackerViews.RankLoad(s.key.modelName(), s.key.routingGroup(), w.id, w.dpStart + i,
                             r.prefillTokens, r.blocks.size()));
                 }
             }
@@ -294,7 +291,7 @@ public final class SlotTracker {
      * Every registered rank's load if a request with these hashes and new tokens were added there: prefill plus the
      * new tokens, and the distinct blocks of the union of its active hashes and the request's.
      */
-    public List<TrackerViews.PotentialLoad> potentialLoads(TrackerScope key, long[] sequenceHashes, long newIslTokens) {
+    public List<TrackerViews.PotentialLoad> potentialLoads(PartitionKey key, long[] sequenceHashes, long newIslTokens) {
         Scope scope = scope(key);
         List<TrackerViews.PotentialLoad> out = new ArrayList<>();
         LongOpenHashSet distinct = scratch;
@@ -320,7 +317,7 @@ public final class SlotTracker {
     }
 
     /** Whether the request is active in this tracker. */
-    public boolean holds(TrackerScope key, String requestId) {
+    public boolean holds(PartitionKey key, String requestId) {
         Scope scope = scopes.get(key);
         return scope != null && scope.requests.containsKey(requestId);
     }
@@ -330,7 +327,7 @@ public final class SlotTracker {
      * holds, its output blocks and the part of its prompt no other active request shares, weighs that fraction from
      * now on; the last fraction given wins.
      */
-    public void outputBlock(TrackerScope key, String requestId, double decayFraction) {
+    public void outputBlock(PartitionKey key, String requestId, double decayFraction) {
         Request r = scope(key).requests.get(requestId);
         if (r == null) {
             throw Refusal.notFound("Request " + requestId + " not found");
@@ -343,7 +340,7 @@ public final class SlotTracker {
     }
 
     /** Sets the weight of the blocks only this request holds, as an output block's decay fraction does. */
-    public void decay(TrackerScope key, String requestId, double fraction) {
+    public void decay(PartitionKey key, String requestId, double fraction) {
         Request r = scope(key).requests.get(requestId);
         if (r == null) {
             throw Refusal.notFound("Request " + requestId + " not found");
@@ -365,7 +362,7 @@ public final class SlotTracker {
      * blocks (distinct prompt blocks plus output blocks, each weighted), active requests, and how many leading
      * {@code sequenceHashes} are already active there. Null when the rank is not registered.
      */
-    public ActiveLoad activeLoad(TrackerScope key, long workerId, long dpRank, long[] sequenceHashes) {
+    public ActiveLoad activeLoad(PartitionKey key, long workerId, long dpRank, long[] sequenceHashes) {
         Scope scope = scopes.get(key);
         Worker w = scope == null ? null : scope.workers.get(workerId);
         Rank rank = w == null ? null : w.rank(dpRank);
@@ -411,7 +408,7 @@ public final class SlotTracker {
         return n;
     }
 
-    private Scope scope(TrackerScope key) {
+    private Scope scope(PartitionKey key) {
         Scope scope = scopes.get(key);
         if (scope == null) {
             throw Refusal.notFound("no slot tracker for " + describe(key));
@@ -420,17 +417,17 @@ public final class SlotTracker {
     }
 
     private void forEachScope(String modelName, String tenantId, Consumer<Scope> action) {
-        for (Map.Entry<TrackerScope, Scope> e : scopes.entrySet()) {
-            TrackerScope k = e.getKey();
-            if ((modelName == null || modelName.equals(k.modelName())) && (tenantId == null || tenantId.equals(k.tenantId()))) {
+        for (Map.Entry<PartitionKey, Scope> e : scopes.entrySet()) {
+            PartitionKey k = e.getKey();
+            if ((modelName == null || modelName.equals(k.modelName())) && (tenantId == null || tenantId.equals(k.routingGroup()))) {
                 action.accept(e.getValue());
             }
         }
     }
 
     /** Dynamo's wording, so a consumer matching on it keeps working. */
-    private static String describe(TrackerScope key) {
-        return "model=" + key.modelName() + " tenant=" + key.tenantId();
+    private static String describe(PartitionKey key) {
+        return "model=" + key.modelName() + " tenant=" + key.routingGroup();
     }
 
     private static String workerWithRank(long workerId, long dpRank) {

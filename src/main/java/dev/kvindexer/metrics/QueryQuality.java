@@ -21,7 +21,7 @@ public final class QueryQuality {
     private static final double[] INSTANCE_BOUNDS = {0, 1, 2, 4, 8, 16, 32, 64, 128};
 
     private static final Comparator<PartitionKey> PARTITION_ORDER = Comparator.comparing(PartitionKey::modelName)
-            .thenComparing(PartitionKey::tenantId);
+            .thenComparing(PartitionKey::routingGroup);
 
     private final ConcurrentHashMap<PartitionKey, Series> partitions = new ConcurrentHashMap<>();
 
@@ -60,7 +60,7 @@ public final class QueryQuality {
 
     /** The totals of every partition queried so far, in (model, tenant) order. */
     public List<Totals> totals() {
-        return sorted().stream().map(e -> new Totals(e.getKey().modelName(), e.getKey().tenantId(), e.getValue().ratio.count(),
+        return sorted().stream().map(e -> new Totals(e.getKey().modelName(), e.getKey().routingGroup(), e.getValue().ratio.count(),
                         e.getValue().zero.sum(), e.getValue().ratio.sum(), (long) e.getValue().instances.sum()))
                 .toList();
     }
@@ -81,6 +81,6 @@ public final class QueryQuality {
     }
 
     private static String[] labels(PartitionKey key) {
-        return new String[] {"model", key.modelName(), "tenant", key.tenantId()};
+        return new String[] {"model", key.modelName(), "tenant", key.routingGroup()};
     }
 }

@@ -62,7 +62,7 @@ public final class EmbeddedIndex implements IndexAccess {
                 RegisterRequest r = missing.get(i);
                 if (registered.get(i).succeeded()) {
                     undone.add(node.registrar().unregister(r.workerId(), r.partition().modelName(),
-                            r.partition().tenantId(), r.dpRank()).otherwiseEmpty());
+                            r.partition().routingGroup(), r.dpRank()).otherwiseEmpty());
                 }
             }
             return Future.join(undone).transform(v -> Future.failedFuture(ar.cause()));
@@ -71,7 +71,7 @@ public final class EmbeddedIndex implements IndexAccess {
 
     @Override
     public Future<Void> unregister(long workerId, PartitionKey partition) {
-        return node.registrar().unregister(workerId, partition.modelName(), partition.tenantId(), null);
+        return node.registrar().unregister(workerId, partition.modelName(), partition.routingGroup(), null);
     }
 
     @Override

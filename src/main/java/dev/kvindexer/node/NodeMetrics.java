@@ -73,7 +73,7 @@ final class NodeMetrics {
                     e.heldPerTier(), e.storedBlocks(), e.removedBlocks(), e.events(),
                     ageSeconds(e.lastEventMillis(), nowMillis)));
         }
-        return new IndexerMetrics.PartitionFigures(f.partition().key().modelName(), f.partition().key().tenantId(),
+        return new IndexerMetrics.PartitionFigures(f.partition().key().modelName(), f.partition().key().routingGroup(),
                 s.heldPerTier(), s.deviceBlocks(), s.memoryBytes(), engines);
     }
 

@@ -126,7 +126,7 @@ final class NodeOverview {
             PartitionKey key = f.partition().key();
             PartitionStats s = f.stats();
             QueryQuality.Totals q = quality.get(key);
-            out.add(new JsonObject().put("model", key.modelName()).put("tenant", key.tenantId())
+            out.add(new JsonObject().put("model", key.modelName()).put("tenant", key.routingGroup())
                     .put("block_size", f.partition().blockSize())
                     .put("blocks", tiers(s.heldPerTier())).put("device_blocks", s.deviceBlocks())
                     .put("memory_bytes", s.memoryBytes())
@@ -160,7 +160,7 @@ final class NodeOverview {
             mine.forEach((rank, e) -> ranks.add(activity(new JsonObject().put("dp_rank", rank).put("status", null)
                     .put("listener", false), e, now)));
             JsonObject worker = new JsonObject().put("instance_id", Long.toUnsignedString(w.workerId()))
-                    .put("instance_name", w.name()).put("model", w.key().modelName()).put("tenant", w.key().tenantId())
+                    .put("instance_name", w.name()).put("model", w.key().modelName()).put("tenant", w.key().routingGroup())
                     .put("block_size", w.blockSize()).put("status", ListenerState.aggregate(states).jsonName())
                     .put("ranks", ranks);
             if (placement != null) {

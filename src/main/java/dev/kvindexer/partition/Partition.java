@@ -273,7 +273,7 @@ public final class Partition {
         }
         if (outcome != StoreOutcome.OK && LOG.isDebugEnabled()) {
             LOG.debug("store skipped model={} tenant={} worker={} dp_rank={}: {}", key.modelName(),
-                    key.tenantId(), Long.toUnsignedString(workerId), rank, outcome.label());
+                    key.routingGroup(), Long.toUnsignedString(workerId), rank, outcome.label());
         }
     }
 
@@ -310,7 +310,7 @@ public final class Partition {
         counters.warning(WarningKind.EVENT_ID_GAP, gaps);
         if (gaps > 0 && standardGapLog.admit()) {
             LOG.warn("standardized events of model={} tenant={}: {} event_ids missing{}", key.modelName(),
-                    key.tenantId(), gaps, standardGapLog.heldBackNote());
+                    key.routingGroup(), gaps, standardGapLog.heldBackNote());
         }
         return new StandardEventsApplied(applied, stale, gaps);
     }

@@ -6,7 +6,7 @@ import dev.kvindexer.event.PartitionKey;
 public record StreamId(PartitionKey partition, long workerId, int dpRank) {
     @Override
     public String toString() {
-        return "model=" + partition.modelName() + " tenant=" + partition.tenantId() + " instance="
+        return "model=" + partition.modelName() + " tenant=" + partition.routingGroup() + " instance="
                 + Long.toUnsignedString(workerId) + " dp_rank=" + dpRank;
     }
 }

@@ -65,7 +65,7 @@ public final class LocalRegistrar implements Registrar {
         if (reg.createdPartition()) {
             deploy(partition);
         }
-        LOG.info("registered {} model={} tenant={}", listener, partition.key().modelName(), partition.key().tenantId());
+        LOG.info("registered {} model={} tenant={}", listener, partition.key().modelName(), partition.key().routingGroup());
         return start(partition, listener)
                 .recover(t -> {
                     // Never leave a registration behind that can only ever show "pending" or "failed".
@@ -75,7 +75,7 @@ public final class LocalRegistrar implements Registrar {
                         LOG.error("registration of {} failed; rolled back", listener, t);
                     }
                     return unregister(request.workerId(), request.partition().modelName(),
-                            request.partition().tenantId(), request.dpRank())
+                            request.partition().routingGroup(), request.dpRank())
                             .transform(ignored -> Future.failedFuture(t));
                 });
     }
@@ -140,7 +140,7 @@ public final class LocalRegistrar implements Registrar {
     private void deploy(PartitionRef partition) {
         host.start(partition);
         LOG.info("partition created model={} tenant={} block_size={}", partition.key().modelName(),
-                partition.key().tenantId(), partition.blockSize());
+                partition.key().routingGroup(), partition.blockSize());
     }
 
     /** Unregisters per SPEC §7.4; fails with {@link Refusal} when nothing matches. */
@@ -164,7 +164,7 @@ public final class LocalRegistrar implements Registrar {
     }
 
     private Future<Void> undeploy(PartitionRef partition) {
-        LOG.info("partition removed model={} tenant={}", partition.key().modelName(), partition.key().tenantId());
+        LOG.info("partition removed model={} tenant={}", partition.key().modelName(), partition.key().routingGroup());
         return host.stop(partition);
     }
 

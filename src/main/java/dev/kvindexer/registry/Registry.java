@@ -170,7 +170,7 @@ public final class Registry {
             throw Refusal.notFound("instance " + id + " not found");
         }
         if ((modelName != null && !worker.key.modelName().equals(modelName))
-                || (tenantId != null && !worker.key.tenantId().equals(tenantId))) {
+                || (tenantId != null && !worker.key.routingGroup().equals(tenantId))) {
             throw Refusal.notFound("instance " + id + " is registered for " + describe(worker.key));
         }
         return worker;
@@ -327,7 +327,7 @@ public final class Registry {
         List<WorkerView> out = new ArrayList<>();
         for (Worker worker : byId.values()) {
             if ((modelName == null || worker.key.modelName().equals(modelName))
-                    && (tenantId == null || worker.key.tenantId().equals(tenantId))
+                    && (tenantId == null || worker.key.routingGroup().equals(tenantId))
                     && !worker.listeners.isEmpty()) {
                 out.add(new WorkerView(worker.id, worker.name, worker.key, partitions.get(worker.key).blockSize(),
                         Collections.unmodifiableList(new ArrayList<>(worker.listeners.values()))));
@@ -387,6 +387,6 @@ public final class Registry {
     }
 
     static String describe(PartitionKey key) {
-        return "model=" + key.modelName() + " routing_group=" + key.tenantId();
+        return "model=" + key.modelName() + " routing_group=" + key.routingGroup();
     }
 }

@@ -1,5 +1,6 @@
 package dev.kvindexer.select;
 
+import dev.kvindexer.event.PartitionKey;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -14,7 +15,7 @@ public final class PendingSelections {
                           long effectivePrefill, Long expectedOutputTokens, String loraName, boolean trackPrefill) {
     }
 
-    private record Key(Partition partition, String selectionId) {
+    private record Key(PartitionKey partition, String selectionId) {
     }
 
     private record Entry(Pending pending, long insertedAt, long bytes) {
@@ -33,7 +34,7 @@ public final class PendingSelections {
         this.maxBytes = maxBytes;
     }
 
-    public void put(Partition partition, String selectionId, Pending pending, long now) {
+    public void put(PartitionKey partition, String selectionId, Pending pending, long now) {
         Key key = new Key(partition, selectionId);
         dropExpired(now);
         Entry old = entries.remove(key);
@@ -53,13 +54,13 @@ public final class PendingSelections {
     }
 
     /** The entry a replay would book, or null when absent or older than the TTL. */
-    public Pending peek(Partition partition, String selectionId, long now) {
+    public Pending peek(PartitionKey partition, String selectionId, long now) {
         Entry e = entries.get(new Key(partition, selectionId));
         return e == null || now - e.insertedAt > ttlMillis ? null : e.pending;
     }
 
     /** Forgets an entry: it was booked, or an explicit booking of the same id replaces it. */
-    public void remove(Partition partition, String selectionId) {
+    public void remove(PartitionKey partition, String selectionId) {
         Entry e = entries.remove(new Key(partition, selectionId));
         if (e != null) {
             bytes -= e.bytes;

@@ -1,5 +1,6 @@
 package dev.kvindexer.select;
 
+import dev.kvindexer.event.PartitionKey;
 import java.io.IOException;
 import java.math.BigInteger;
 import org.msgpack.core.MessageBufferPacker;
@@ -123,7 +124,7 @@ public final class ReplicaEventCodec {
                 throw new IllegalArgumentException("missing member of ScopedReplicaEvent");
             }
             // The event may come before the scope's members: rebuild it with them.
-            return new Received(rescope(inner.event(), new Partition(model, group), blockSize), inner.routerId());
+            return new Received(rescope(inner.event(), new PartitionKey(model, group), blockSize), inner.routerId());
         }
 
         private Received event(String model, String group, Integer blockSize) throws IOException {
@@ -156,7 +157,7 @@ public final class ReplicaEventCodec {
             if (id == null || worker == null || rank == null || router == null || data == null) {
                 throw new IllegalArgumentException("missing member of ActiveSequenceEvent");
             }
-            Partition p = new Partition(model, group);
+            PartitionKey p = new PartitionKey(model, group);
             int b = blockSize == null ? 0 : blockSize;
             LoadEvent e;
             if ("Free".equals(data)) {
@@ -300,7 +301,7 @@ public final class ReplicaEventCodec {
         }
     }
 
-    private static LoadEvent rescope(LoadEvent e, Partition p, int b) {
+    private static LoadEvent rescope(LoadEvent e, PartitionKey p, int b) {
         if (e instanceof LoadEvent.Added a) {
             return new LoadEvent.Added(p, b, a.requestId(), a.workerId(), a.dpRank(), a.loraName(), a.sequenceHashes(),
                     a.trackPrefill(), a.expectedOutputTokens(), a.prefillHint());

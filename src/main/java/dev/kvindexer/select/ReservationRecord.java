@@ -1,5 +1,6 @@
 package dev.kvindexer.select;
 
+import dev.kvindexer.event.PartitionKey;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -10,7 +11,7 @@ import java.io.IOException;
  * A reservation's whole state as replicas share it in a cluster: what was booked, how far its lifecycle has gone,
  * and a version that grows with every change. {@code incarnation} tells one booking of an id from a later one.
  */
-public record ReservationRecord(String id, Partition partition, int blockSize, long workerId, int dpRank,
+public record ReservationRecord(String id, PartitionKey partition, int blockSize, long workerId, int dpRank,
                                 String loraName, long[] sequenceHashes, long prefillHint, boolean trackPrefill,
                                 Long expectedOutputTokens, boolean prefillDone, long outputBlocks, double decay,
                                 long bookedAtMillis, long incarnation, long version) {
@@ -62,7 +63,7 @@ public record ReservationRecord(String id, Partition partition, int blockSize, l
     public static ReservationRecord decode(byte[] bytes) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
             String id = in.readUTF();
-            Partition p = new Partition(in.readUTF(), in.readUTF());
+            PartitionKey p = new PartitionKey(in.readUTF(), in.readUTF());
             int blockSize = in.readInt();
             long worker = in.readLong();
             int rank = in.readInt();

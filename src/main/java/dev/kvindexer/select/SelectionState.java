@@ -1,8 +1,8 @@
 package dev.kvindexer.select;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.load.SlotTracker;
-import dev.kvindexer.load.TrackerScope;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -38,13 +38,13 @@ public final class SelectionState {
     }
 
     /** A selection's answer. */
-    public record Choice(String selectionId, Partition partition, WorkerEntry worker, int dpRank, int blockSize,
+    public record Choice(String selectionId, PartitionKey partition, WorkerEntry worker, int dpRank, int blockSize,
                          Overlap overlap, long effectivePrefill, long potentialDecodeBlocks, Prompt prompt,
                          boolean trackPrefill) {
     }
 
     /** A booking's answer (SPEC §12.7), with the prompt it booked. */
-    public record Booking(String selectionId, Partition partition, WorkerEntry worker, int dpRank, Prompt prompt) {
+    public record Booking(String selectionId, PartitionKey partition, WorkerEntry worker, int dpRank, Prompt prompt) {
     }
 
     /** One rank's load row for /loads and /potential_loads. */
@@ -61,7 +61,7 @@ public final class SelectionState {
     private final PendingSelections pending;
     private final SlotTracker tracker;
     private final WorkerCatalog catalog = new WorkerCatalog();
-    private final TreeMap<Partition, PartitionInfo> partitions = new TreeMap<>();
+    private final TreeMap<PartitionKey, PartitionInfo> partitions = new TreeMap<>();
     /** Active reservation id → where it is booked; ids are unique across partitions. */
     private final Ledger reservations;
     private final int maxBookingBlocks;
@@ -115,7 +115,7 @@ public final class SelectionState {
 
     /** A booked reservation, local or mirrored: what it booked and how far its lifecycle has gone. */
     private static final class Held {
-        final Partition partition;
+        final PartitionKey partition;
         final int blockSize;
         final long workerId;
         final int dpRank;
@@ -133,7 +133,7 @@ public final class SelectionState {
         double decay = Double.NaN;
         long version = 1;
 
-        Held(Partition partition, int blockSize, long workerId, int dpRank, String loraName, long[] sequenceHashes,
+        Held(PartitionKey partition, int blockSize, long workerId, int dpRank, String loraName, long[] sequenceHashes,
              long prefillHint, boolean trackPrefill, Long expectedOutputTokens, long bookedAtMillis, long incarnation,
              long appliedAt) {
             this.partition = partition;
@@ -187,11 +187,11 @@ public final class SelectionState {
         return catalog;
     }
 
-    public PartitionInfo partition(Partition p) {
+    public PartitionInfo partition(PartitionKey p) {
         return partitions.get(p);
     }
 
-    public List<Partition> partitions() {
+    public List<PartitionKey> partitions() {
         return new ArrayList<>(partitions.keySet());
     }
 
@@ -221,7 +221,7 @@ public final class SelectionState {
 
     /** Stores a worker whose listeners are in place: its ranks join the partition's scheduler with no load. */
     public WorkerEntry putSchedulable(WorkerEntry e) {
-        Partition p = e.partition();
+        PartitionKey p = e.partition();
         partitions.putIfAbsent(p, new PartitionInfo(e.blockSize().intValue(), e.eagle()));
         tracker.register(scope(p), e.workerId(), e.blockSize().intValue(), e.firstRank(), e.rankCount());
         WorkerEntry stored = e.with(Lifecycle.SCHEDULABLE, List.of());
@@ -257,7 +257,7 @@ public final class SelectionState {
      * The partition a selection or booking may use: 503 when no worker of the whole service, or of this partition, is
      * schedulable (SPEC §12.5 step 2).
      */
-    public PartitionInfo requireReady(Partition p) {
+    public PartitionInfo requireReady(PartitionKey p) {
         if (catalog.schedulableCount() == 0) {
             throw Refusal.unavailable("no schedulable workers are available");
         }
@@ -269,7 +269,7 @@ public final class SelectionState {
     }
 
     /** {@code POST /select}: chooses a rank and books nothing; with a selection id the choice waits for a replay. */
-    public Choice select(Partition p, Prompt prompt, RankOverlaps overlaps, Options o) {
+    public Choice select(PartitionKey p, Prompt prompt, RankOverlaps overlaps, Options o) {
         Choice c = choose(p, prompt, overlaps, o);
         if (o.selectionId() != null) {
             pending.put(p, o.selectionId(), new PendingSelections.Pending(c.worker.workerId(), c.dpRank,
@@ -280,7 +280,7 @@ public final class SelectionState {
     }
 
     /** {@code POST /select_and_reserve}: chooses and books in one step; an absent id becomes a random UUID. */
-    public Choice selectAndReserve(Partition p, Prompt prompt, RankOverlaps overlaps, Options o) {
+    public Choice selectAndReserve(PartitionKey p, Prompt prompt, RankOverlaps overlaps, Options o) {
         String id = o.selectionId() != null ? o.selectionId() : UUID.randomUUID().toString();
         Choice c = choose(p, prompt, overlaps, o);
         requireFree(id);
@@ -290,7 +290,7 @@ public final class SelectionState {
                 c.potentialDecodeBlocks, c.prompt, c.trackPrefill);
     }
 
-    private Choice choose(Partition p, Prompt prompt, RankOverlaps overlaps, Options o) {
+    private Choice choose(PartitionKey p, Prompt prompt, RankOverlaps overlaps, Options o) {
         PartitionInfo info = requireReady(p);
         List<RankInputs> candidates = candidates(p, prompt, overlaps, o);
         CostModel model = CostModel.of(prompt.isl(), info.blockSize, config, o.override());
@@ -334,9 +334,9 @@ public final class SelectionState {
     }
 
     /** Every eligible rank (SPEC §12.9.1), sorted by worker id and rank, with its cache hit and load. */
-    private List<RankInputs> candidates(Partition p, Prompt prompt, RankOverlaps overlaps, Options o) {
+    private List<RankInputs> candidates(PartitionKey p, Prompt prompt, RankOverlaps overlaps, Options o) {
         List<RankInputs> out = new ArrayList<>();
-        TrackerScope scope = scope(p);
+        PartitionKey scope = scope(p);
         for (WorkerEntry w : catalog.schedulable(p)) {
             if (o.allowedWorkers() != null && !o.allowedWorkers().contains(w.workerId())) {
                 continue;
@@ -390,11 +390,11 @@ public final class SelectionState {
      * Whether a selection must wait in the partition's queue (SPEC §12.9.7): queueing is on and every eligible rank
      * has more active prefill than the threshold times its worker's {@code max_num_batched_tokens}.
      */
-    public boolean overloaded(Partition p, Options o) {
+    public boolean overloaded(PartitionKey p, Options o) {
         if (!config.queueing() || o.pinnedWorker() != null) {
             return false;
         }
-        TrackerScope scope = scope(p);
+        PartitionKey scope = scope(p);
         boolean any = false;
         for (WorkerEntry w : catalog.schedulable(p)) {
             if ((o.allowedWorkers() != null && !o.allowedWorkers().contains(w.workerId()))
@@ -416,7 +416,7 @@ public final class SelectionState {
     // ---- reservations ----
 
     /** {@code POST /reservations} by replay of a pending selection (SPEC §12.7.1). */
-    public Booking reserveReplay(Partition p, String id) {
+    public Booking reserveReplay(PartitionKey p, String id) {
         PendingSelections.Pending e = pending.peek(p, id, clockMillis.getAsLong());
         if (e == null) {
             throw Refusal.notFound("no pending selection " + id + " for " + p
@@ -439,7 +439,7 @@ public final class SelectionState {
      * {@code POST /reservations} naming the rank (SPEC §12.7.2). The caller has checked readiness and normalized the
      * prompt; {@code effectivePrefill} and {@code trackPrefill} are null when absent.
      */
-    public Booking reserveExplicit(Partition p, String id, long workerId, int dpRank, Prompt prompt,
+    public Booking reserveExplicit(PartitionKey p, String id, long workerId, int dpRank, Prompt prompt,
                                    Long effectivePrefill, Boolean trackPrefill, ConfigOverride override,
                                    Long expectedOutputTokens, String loraName) {
         if (effectivePrefill != null && effectivePrefill > prompt.isl()) {
@@ -465,7 +465,7 @@ public final class SelectionState {
         }
     }
 
-    private void book(Partition p, String id, long workerId, int dpRank, long[] sequenceHashes, long prefillHint,
+    private void book(PartitionKey p, String id, long workerId, int dpRank, long[] sequenceHashes, long prefillHint,
                       boolean track, Long expectedOutputTokens, String loraName) {
         if (sequenceHashes.length > maxBookingBlocks) {
             throw Refusal.invalid("a booking of " + sequenceHashes.length + " blocks is over the limit of "
@@ -537,7 +537,7 @@ public final class SelectionState {
         if (info == null || info.blockSize != e.blockSize()) {
             return false;
         }
-        TrackerScope scope = scope(e.partition());
+        PartitionKey scope = scope(e.partition());
         if (e instanceof LoadEvent.Added a) {
             if (!admits(a.sequenceHashes().length) || reservations.containsKey(a.requestId())
                     || tracker.activeLoad(scope, a.workerId(), a.dpRank(), new long[0]) == null) {
@@ -589,7 +589,7 @@ public final class SelectionState {
         if (info == null || info.blockSize != r.blockSize()) {
             return false;
         }
-        TrackerScope scope = scope(r.partition());
+        PartitionKey scope = scope(r.partition());
         Held h = reservations.get(r.id());
         if (h != null && h.incarnation != r.incarnation()) {
             release(r.id(), h);
@@ -697,9 +697,9 @@ public final class SelectionState {
     // ---- views ----
 
     /** Every rank of a partition's schedulable workers with its load, sorted by worker id and rank. */
-    public List<LoadRow> loads(Partition p) {
+    public List<LoadRow> loads(PartitionKey p) {
         List<LoadRow> out = new ArrayList<>();
-        TrackerScope scope = scope(p);
+        PartitionKey scope = scope(p);
         for (WorkerEntry w : catalog.schedulable(p)) {
             for (long rank = w.firstRank(); rank < w.firstRank() + w.rankCount(); rank++) {
                 SlotTracker.ActiveLoad l = tracker.activeLoad(scope, w.workerId(), rank, new long[0]);
@@ -711,7 +711,7 @@ public final class SelectionState {
     }
 
     /** {@code POST /potential_loads} (SPEC §12.11.2): each rank's load if this prompt were booked there. */
-    public List<LoadRow> potentialLoads(Partition p, Prompt prompt, RankOverlaps overlaps, ConfigOverride override) {
+    public List<LoadRow> potentialLoads(PartitionKey p, Prompt prompt, RankOverlaps overlaps, ConfigOverride override) {
         PartitionInfo info = requireReady(p);
         CostModel model = CostModel.of(prompt.isl(), info.blockSize, config, override);
         boolean track = override.trackPrefill(config);
@@ -725,7 +725,7 @@ public final class SelectionState {
     }
 
     /** {@code POST /overlap_scores} (SPEC §12.11.3): every schedulable rank and every rank the index matched. */
-    public List<ScoreRow> overlapScores(Partition p, Prompt prompt, RankOverlaps overlaps, ConfigOverride override) {
+    public List<ScoreRow> overlapScores(PartitionKey p, Prompt prompt, RankOverlaps overlaps, ConfigOverride override) {
         PartitionInfo info = requireReady(p);
         CostModel model = CostModel.of(prompt.isl(), info.blockSize, config, override);
         TreeMap<RankKey, RankOverlaps.Hit> rows = new TreeMap<>();
@@ -753,7 +753,7 @@ public final class SelectionState {
         }
     }
 
-    private static TrackerScope scope(Partition p) {
-        return new TrackerScope(p.modelName(), p.routingGroup());
+    private static PartitionKey scope(PartitionKey p) {
+        return new PartitionKey(p.modelName(), p.routingGroup());
     }
 }

@@ -1,5 +1,6 @@
 package dev.kvindexer.select;
 
+import dev.kvindexer.event.PartitionKey;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -39,7 +40,7 @@ public final class WorkerCatalog {
     }
 
     /** The schedulable workers of a partition, by id. */
-    public List<WorkerEntry> schedulable(Partition p) {
+    public List<WorkerEntry> schedulable(PartitionKey p) {
         List<WorkerEntry> out = new ArrayList<>();
         for (WorkerEntry e : list(p.modelName(), p.routingGroup())) {
             if (e.lifecycle() == Lifecycle.SCHEDULABLE) {

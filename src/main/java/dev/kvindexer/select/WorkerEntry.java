@@ -1,5 +1,6 @@
 package dev.kvindexer.select;
 
+import dev.kvindexer.event.PartitionKey;
 import java.util.List;
 import java.util.Map;
 
@@ -27,8 +28,8 @@ public record WorkerEntry(long workerId, String modelName, String routingGroup, 
         reasons = reasons == null ? List.of() : List.copyOf(reasons);
     }
 
-    public Partition partition() {
-        return new Partition(modelName, routingGroup);
+    public PartitionKey partition() {
+        return new PartitionKey(modelName, routingGroup);
     }
 
     public long firstRank() {

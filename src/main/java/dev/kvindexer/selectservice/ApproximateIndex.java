@@ -1,9 +1,9 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
-import dev.kvindexer.select.Partition;
 import dev.kvindexer.select.Prompt;
 import io.vertx.core.Vertx;
 import java.util.HashMap;
@@ -30,7 +30,7 @@ final class ApproximateIndex {
     }
 
     /** Records a booking's blocks on its rank; a prompt booked by its sequence hashes alone has none to record. */
-    void booked(Partition p, long workerId, int dpRank, Prompt prompt) {
+    void booked(PartitionKey p, long workerId, int dpRank, Prompt prompt) {
         if (prompt.blockHashes().length == 0 || ttlMillis == 0) {
             return;
         }
@@ -40,9 +40,9 @@ final class ApproximateIndex {
         vertx.setTimer(ttlMillis, t -> apply(p, workerId, dpRank, new KvEvent.Removed(StorageTier.DEVICE, engineHashes)));
     }
 
-    private void apply(Partition p, long workerId, int dpRank, KvEvent event) {
+    private void apply(PartitionKey p, long workerId, int dpRank, KvEvent event) {
         String stream = "select-approximate/" + Long.toUnsignedString(workerId) + "/" + dpRank;
         long id = ++streams.computeIfAbsent(stream, s -> new long[1])[0];
-        index.apply(IndexAccess.key(p), List.of(new StandardEvent(stream, id, workerId, dpRank, event)));
+        index.apply(p, List.of(new StandardEvent(stream, id, workerId, dpRank, event)));
     }
 }

@@ -4,7 +4,6 @@ import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.registry.RegisterRequest;
-import dev.kvindexer.select.Partition;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpServerResponse;
 import java.util.List;
@@ -14,11 +13,6 @@ import java.util.List;
  * indexer's {@code /register} would, and selections read the tiered match of their prompt.
  */
 public interface IndexAccess {
-    /** The index partition of a selection partition: the same model and group. */
-    static PartitionKey key(Partition p) {
-        return new PartitionKey(p.modelName(), p.routingGroup());
-    }
-
     /**
      * Every rank's publisher of one worker, all or nothing: each is checked first, so a refusal (a conflict, no room
      * for the listeners) creates nothing; a listener that fails to start takes the others back out.

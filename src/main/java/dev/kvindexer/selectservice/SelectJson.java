@@ -1,9 +1,9 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.select.ConfigOverride;
-import dev.kvindexer.select.Partition;
 import dev.kvindexer.select.Prompt;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
@@ -26,8 +26,8 @@ final class SelectJson {
 
     // ---- requests ----
 
-    static Partition partition(JsonRequest body) {
-        return new Partition(body.optionalString("model_name"), body.optionalString("routing_group"));
+    static PartitionKey partition(JsonRequest body) {
+        return new PartitionKey(body.optionalString("model_name"), body.optionalString("routing_group"));
     }
 
     /** A worker as POST /workers sends it; {@code workerId} from the body. */
@@ -40,7 +40,7 @@ final class SelectJson {
      * The members of a body over a base record (PATCH: present members replace, absent or null keep). A null base
      * reads every member as sent.
      */
-    static WorkerEntry worker(JsonRequest body, long id, Partition p, WorkerEntry base) {
+    static WorkerEntry worker(JsonRequest body, long id, PartitionKey p, WorkerEntry base) {
         Map<String, String> endpoints = base == null ? Map.of() : base.kvEventsEndpoints();
         if (body.has("kv_events_endpoints") && body.body().getValue("kv_events_endpoints") != null) {
             Object v = body.body().getValue("kv_events_endpoints");

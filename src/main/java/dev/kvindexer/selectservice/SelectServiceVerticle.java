@@ -1,5 +1,6 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.config.SecuritySettings;
@@ -10,7 +11,6 @@ import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.select.ConfigOverride;
-import dev.kvindexer.select.Partition;
 import dev.kvindexer.select.PendingSelections;
 import dev.kvindexer.select.Prompt;
 import dev.kvindexer.select.ReservationRecord;
@@ -62,7 +62,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     private boolean closing;
     private ReplicaSync replicas;
     /** Selections waiting for load to drop, per partition, first come first served (SPEC §12.9.7). */
-    private final java.util.Map<Partition, java.util.ArrayDeque<Waiting>> queues = new java.util.HashMap<>();
+    private final java.util.Map<PartitionKey, java.util.ArrayDeque<Waiting>> queues = new java.util.HashMap<>();
     private long queueTimer = -1;
 
     private record Waiting(SelectionState.Options options, long isl, Runnable resume) {
@@ -314,7 +314,7 @@ public final class SelectServiceVerticle extends VerticleBase {
 
     private void select(RoutingContext ctx, boolean reserve) {
         JsonRequest body = JsonRequest.of(ctx);
-        Partition p = SelectJson.partition(body);
+        PartitionKey p = SelectJson.partition(body);
         ConfigOverride override = SelectJson.override(body);
         SelectionState.Options options = SelectJson.options(body, override);
         SelectionState.PartitionInfo info = state.requireReady(p);
@@ -328,7 +328,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         choose(ctx, p, prompt, options, reserve);
     }
 
-    private void choose(RoutingContext ctx, Partition p, Prompt prompt, SelectionState.Options options,
+    private void choose(RoutingContext ctx, PartitionKey p, Prompt prompt, SelectionState.Options options,
                         boolean reserve) {
         answer(ctx, 200, overlaps(p, prompt).compose(o -> {
             if (!reserve) {
@@ -345,7 +345,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     private void reserve(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
         String id = body.requiredString("selection_id");
-        Partition p = SelectJson.partition(body);
+        PartitionKey p = SelectJson.partition(body);
         if (!body.has("worker_id") || body.body().getValue("worker_id") == null) {
             SelectionState.Booking replayed = state.reserveReplay(p, id);
             answer(ctx, 201, shared(() -> clusterLoad.booked(id)).map(v -> booked(replayed)));
@@ -371,7 +371,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     }
 
     /** With KV events off, a booking's blocks count as cached on its rank for the router TTL (SPEC §12.12.2). */
-    private void recordBooking(Partition p, long workerId, int dpRank, Prompt prompt) {
+    private void recordBooking(PartitionKey p, long workerId, int dpRank, Prompt prompt) {
         if (approximate != null) {
             approximate.booked(p, workerId, dpRank, prompt);
         }
@@ -381,7 +381,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         String model = param(ctx, "model_name");
         String group = param(ctx, "routing_group");
         JsonArray out = new JsonArray();
-        for (Partition p : state.partitions()) {
+        for (PartitionKey p : state.partitions()) {
             if ((model != null && !model.equals(p.modelName())) || (group != null && !group.equals(p.routingGroup()))) {
                 continue;
             }
@@ -397,7 +397,7 @@ public final class SelectServiceVerticle extends VerticleBase {
 
     private void inspect(RoutingContext ctx, boolean scores) {
         JsonRequest body = JsonRequest.of(ctx);
-        Partition p = SelectJson.partition(body);
+        PartitionKey p = SelectJson.partition(body);
         ConfigOverride override = SelectJson.override(body);
         SelectionState.PartitionInfo info = state.requireReady(p);
         Prompt prompt = SelectJson.prompt(body, info.blockSize(), info.eagle(), override, state.config(),
@@ -414,11 +414,11 @@ public final class SelectServiceVerticle extends VerticleBase {
     }
 
     /** The index's tiered match of the prompt per rank; an index failure is a 500 with its message. */
-    private Future<RankOverlaps> overlaps(Partition p, Prompt prompt) {
+    private Future<RankOverlaps> overlaps(PartitionKey p, Prompt prompt) {
         if (prompt.blockHashes().length == 0) {
             return Future.succeededFuture(RankOverlaps.NONE);
         }
-        return here(index.queryTiered(IndexAccess.key(p), prompt.blockHashes())).transform(ar -> {
+        return here(index.queryTiered(p, prompt.blockHashes())).transform(ar -> {
             if (ar.failed()) {
                 return Future.failedFuture(new HttpError(500, ar.cause().getMessage()));
             }
@@ -449,7 +449,7 @@ public final class SelectServiceVerticle extends VerticleBase {
 
     /** Lets waiting selections go, in order, while their partition has a rank under the threshold. */
     private void wakeQueues() {
-        for (java.util.Map.Entry<Partition, java.util.ArrayDeque<Waiting>> e : queues.entrySet()) {
+        for (java.util.Map.Entry<PartitionKey, java.util.ArrayDeque<Waiting>> e : queues.entrySet()) {
             java.util.ArrayDeque<Waiting> q = e.getValue();
             while (!q.isEmpty() && !state.overloaded(e.getKey(), q.peek().options())) {
                 q.poll().resume().run();

@@ -48,7 +48,7 @@ final class WorkerReconciler {
         return serially(() -> {
             WorkerEntry w = known(id);
             state.drain(w);
-            Future<Void> gone = index.unregister(id, IndexAccess.key(w.partition())).otherwiseEmpty();
+            Future<Void> gone = index.unregister(id, w.partition()).otherwiseEmpty();
             return ContextHop.on(home, gone).map(v -> {
                 state.catalog().remove(id);
                 return w.with(Lifecycle.UNSCHEDULABLE, List.of());
@@ -80,7 +80,7 @@ final class WorkerReconciler {
         Future<Void> drained = Future.succeededFuture();
         if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE) {
             state.drain(previous);
-            drained = index.unregister(previous.workerId(), IndexAccess.key(previous.partition())).otherwiseEmpty();
+            drained = index.unregister(previous.workerId(), previous.partition()).otherwiseEmpty();
         }
         return ContextHop.on(home, drained).compose(v -> {
             if (!reasons.isEmpty()) {
@@ -102,7 +102,7 @@ final class WorkerReconciler {
                     return Future.succeededFuture(state.putSchedulable(entry));
                 } catch (RuntimeException refused) {
                     // The scheduler refused what the index took: take the listeners back out, as for any failure.
-                    Future<Void> undone = index.unregister(entry.workerId(), IndexAccess.key(entry.partition()))
+                    Future<Void> undone = index.unregister(entry.workerId(), entry.partition())
                             .otherwiseEmpty();
                     return ContextHop.on(home, undone).map(gone -> {
                         state.putIncomplete(entry, List.of("reconciliation failed: " + refused.getMessage()));
@@ -128,7 +128,7 @@ final class WorkerReconciler {
     }
 
     private Future<Void> registerListeners(WorkerEntry w) {
-        PartitionKey key = IndexAccess.key(w.partition());
+        PartitionKey key = w.partition();
         int blockSize = w.blockSize().intValue();
         Future<Void> partition = index.ensurePartition(key, blockSize);
         if (!state.config().useKvEvents()) {

@@ -1,8 +1,8 @@
 package dev.kvindexer.tracker;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.load.SlotTracker;
 import dev.kvindexer.event.Refusal;
-import dev.kvindexer.load.TrackerScope;
 import dev.kvindexer.load.TrackerViews;
 
 import dev.kvindexer.config.SecuritySettings;
@@ -102,7 +102,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
         });
         JsonRoutes.post(router, "/potential_loads", JsonRoutes.DEFAULT_BODY_LIMIT, ctx -> {
             JsonRequest body = JsonRequest.of(ctx);
-            TrackerScope scope = scope(body);
+            PartitionKey scope = scope(body);
             long[] hashes = body.hashArray("sequence_hashes");
             long newTokens = body.optionalU64("new_isl_tokens", 0);
             JsonArray out = new JsonArray();
@@ -138,8 +138,8 @@ public final class SlotTrackerVerticle extends VerticleBase {
         }
     }
 
-    private static TrackerScope scope(JsonRequest body) {
-        return new TrackerScope(body.requiredString("model_name"), body.optionalString("tenant_id"));
+    private static PartitionKey scope(JsonRequest body) {
+        return new PartitionKey(body.requiredString("model_name"), body.optionalString("tenant_id"));
     }
 
     private static String param(RoutingContext ctx, String name) {

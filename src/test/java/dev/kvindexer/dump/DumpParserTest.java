@@ -31,7 +31,7 @@ class DumpParserTest {
 
         @Override
         public void partition(PartitionKey key, int blockSize) {
-            log.add("partition " + key.modelName() + "|" + key.tenantId() + " bs=" + blockSize);
+            log.add("partition " + key.modelName() + "|" + key.routingGroup() + " bs=" + blockSize);
             index = new PartitionIndex(blockSize == 0 ? 4 : blockSize);
         }
 

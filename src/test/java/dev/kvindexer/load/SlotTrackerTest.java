@@ -1,5 +1,6 @@
 package dev.kvindexer.load;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.web.HttpError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /** The slot tracker core (SPEC §9.5): its accounting, the seed's worked example, refusals and stale cleanup. */
 class SlotTrackerTest {
-    private static final TrackerScope LLAMA = new TrackerScope("llama-3-8b", null);
+    private static final PartitionKey LLAMA = new PartitionKey("llama-3-8b", null);
     private long now = 1_000;
     private final SlotTracker tracker = new SlotTracker(() -> now, 300_000);
 
@@ -65,8 +66,8 @@ class SlotTrackerTest {
         tracker.register(LLAMA, 7, 16, 0xFFFF_FFFEL, 2);
         assertEquals(409, status(() -> tracker.register(LLAMA, 8, 32, 0, 1)), "one block size per tracker");
         assertEquals(409, status(() -> tracker.register(LLAMA, 7, 16, 0, 1)), "already registered");
-        tracker.register(new TrackerScope("llama-3-8b", "other"), 7, 32, 0, 1);
-        tracker.register(new TrackerScope("a-model", null), -1, 8, 0, 1);
+        tracker.register(new PartitionKey("llama-3-8b", "other"), 7, 32, 0, 1);
+        tracker.register(new PartitionKey("a-model", null), -1, 8, 0, 1);
         tracker.register(LLAMA, 3, 16, 4, 1);
         assertEquals(List.of("a-model/default/18446744073709551615", "llama-3-8b/default/3", "llama-3-8b/default/7",
                 "llama-3-8b/other/7"), tracker.workers(null, null).stream().map(w -> w.modelName() + "/" + w.tenantId()
@@ -75,7 +76,7 @@ class SlotTrackerTest {
         assertEquals(4, tracker.trackedWorkers());
 
         assertEquals(404, status(() -> tracker.unregister(LLAMA, 99)));
-        assertEquals(404, status(() -> tracker.unregister(new TrackerScope("nope", null), 7)));
+        assertEquals(404, status(() -> tracker.unregister(new PartitionKey("nope", null), 7)));
         tracker.add(LLAMA, "r", 7, 0xFFFF_FFFFL, new long[] {5}, 1);
         tracker.unregister(LLAMA, 7);
         assertEquals(0, tracker.activeRequests(), "its requests went with it");
@@ -86,14 +87,14 @@ class SlotTrackerTest {
     void lifecycleRefusalsChangeNothing() {
         tracker.register(LLAMA, 7, 16, 2, 2);
         tracker.add(LLAMA, "r", 7, 2, new long[] {1}, 8);
-        assertEquals(404, status(() -> tracker.add(new TrackerScope("nope", null), "x", 7, 2, new long[0], 0)));
+        assertEquals(404, status(() -> tracker.add(new PartitionKey("nope", null), "x", 7, 2, new long[0], 0)));
         assertEquals(404, status(() -> tracker.add(LLAMA, "x", 8, 2, new long[0], 0)), "unknown worker");
         assertEquals(404, status(() -> tracker.add(LLAMA, "x", 7, 1, new long[0], 0)), "rank below the range");
         assertEquals(404, status(() -> tracker.add(LLAMA, "x", 7, 4, new long[0], 0)), "rank past the range");
         assertEquals(409, status(() -> tracker.add(LLAMA, "r", 7, 3, new long[] {9}, 100)), "duplicate request id");
         assertEquals(404, status(() -> tracker.prefillComplete(LLAMA, "x")));
-        assertEquals(404, status(() -> tracker.free(new TrackerScope("llama-3-8b", "t2"), "r")));
-        assertEquals(404, status(() -> tracker.potentialLoads(new TrackerScope("nope", null), new long[0], 0)));
+        assertEquals(404, status(() -> tracker.free(new PartitionKey("llama-3-8b", "t2"), "r")));
+        assertEquals(404, status(() -> tracker.potentialLoads(new PartitionKey("nope", null), new long[0], 0)));
         assertEquals(List.of(load(7, 2, 8, 1), load(7, 3, 0, 0)), tracker.loads(null, null));
         assertEquals(1, tracker.activeRequests());
     }

@@ -1,5 +1,6 @@
 package dev.kvindexer.select;
 
+import dev.kvindexer.event.PartitionKey;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 /** The replica-sync vectors of SPEC §12.13.2, both ways, and hostile payloads refused without allocating. */
 class ReplicaEventCodecTest {
-    private static final Partition P = new Partition("model", "default");
+    private static final PartitionKey P = new PartitionKey("model", "default");
     private static final String FREE = "84aa6d6f64656c5f6e616d65a56d6f64656cad726f7574696e675f67726f7570a764656661756c74"
             + "aa626c6f636b5f73697a6504a56576656e7485aa726571756573745f6964a27231a6776f726b657282a9776f726b65725f6964"
             + "01a764705f72616e6b00a464617461a446726565a9726f757465725f69642aa96c6f72615f6e616d65c0";

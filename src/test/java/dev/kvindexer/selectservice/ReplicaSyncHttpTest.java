@@ -1,5 +1,6 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.event.PartitionKey;
 import static dev.kvindexer.support.JsonErrors.assertError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.select.LoadEvent;
-import dev.kvindexer.select.Partition;
 import dev.kvindexer.select.ReplicaEventCodec;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.FreePort;
@@ -83,7 +83,7 @@ class ReplicaSyncHttpTest {
             assertEquals(201, b.http.post("/replica_sync/register_peer", "{\"endpoint\":\"" + endpoint + "\"}")
                     .statusCode());
             byte[] topic = ReplicaEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
-            byte[] valid = ReplicaEventCodec.encode(new LoadEvent.Added(new Partition("model", "default"), 4, "ok", 1, 0,
+            byte[] valid = ReplicaEventCodec.encode(new LoadEvent.Added(new PartitionKey("model", "default"), 4, "ok", 1, 0,
                     null, new long[] {5}, true, null, 4), 99);
             // Until the subscription is up the publisher drops everything, so the whole series is sent again until
             // the valid event at its end arrives; each time the hostile messages reach the receiver first. The wait

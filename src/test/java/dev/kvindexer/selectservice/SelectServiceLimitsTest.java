@@ -1,5 +1,6 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.event.PartitionKey;
 import static dev.kvindexer.support.JsonErrors.assertError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,7 +9,6 @@ import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.select.LoadEvent;
-import dev.kvindexer.select.Partition;
 import dev.kvindexer.select.ReplicaEventCodec;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.FreePort;
@@ -164,7 +164,7 @@ class SelectServiceLimitsTest {
                 268_435_456L, 10_000, FreePort.any(), java.util.List.of(), null)
                 .withLimits(new SelectLimits(8, 8, 12)));
         assertEquals(201, f.http.post("/workers", WORKER + "}").statusCode());
-        Partition p = new Partition("model", "default");
+        PartitionKey p = new PartitionKey("model", "default");
         try (ZContext zmq = new ZContext(1)) {
             ZMQ.Socket peer = zmq.createSocket(SocketType.PUB);
             peer.setLinger(0);
