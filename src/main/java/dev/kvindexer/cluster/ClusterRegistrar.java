@@ -1,6 +1,7 @@
 package dev.kvindexer.cluster;
 
 import dev.kvindexer.event.Refusal;
+import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.registry.LocalRegistrar;
@@ -232,7 +233,7 @@ public final class ClusterRegistrar implements Registrar {
      * Runs on the queue.
      */
     private Future<Void> settle(String key, Object value, boolean countRepairs, List<String> rewritten) {
-        ClusterValues.RegistrationKey k = values.registrationKey(key, ClusterValues.REGISTRATIONS);
+        WorkerRank k = values.registrationKey(key, ClusterValues.REGISTRATIONS);
         if (k == null) {
             return Future.succeededFuture();
         }

@@ -2,6 +2,7 @@ package dev.kvindexer.cluster;
 
 import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.registry.InstanceIds;
@@ -50,14 +51,6 @@ public final class ClusterValues {
         this.counters = counters;
     }
 
-    /** A registration's key in the cluster map: {@code instance_id:dp_rank}, both unsigned decimal. */
-    public record RegistrationKey(long workerId, int dpRank) {
-        @Override
-        public String toString() {
-            return Long.toUnsignedString(workerId) + ":" + dpRank;
-        }
-    }
-
     /** A node's entry in the member map: where its HTTP API is, and whether it finished its own recovery. */
     public record Member(String url, boolean ready) {
     }
@@ -70,7 +63,7 @@ public final class ClusterValues {
     }
 
     static String key(long workerId, int dpRank) {
-        return new RegistrationKey(workerId, dpRank).toString();
+        return new WorkerRank(workerId, dpRank).toString();
     }
 
     /** The registration as stored under its key. */
@@ -81,7 +74,7 @@ public final class ClusterValues {
     /** The registration stored under {@code key}, or null when the key or the value is refused. */
     RegisterRequest registration(String key, Object value) {
         try {
-            RegistrationKey k = parseKey(key);
+            WorkerRank k = parseKey(key);
             JsonObject o = parse(value);
             RegisterRequest r = decode(k, o);
             verify(REGISTRATIONS, key, canonical(r), o);
@@ -93,7 +86,7 @@ public final class ClusterValues {
     }
 
     /** The key of a registration, or null when refused. */
-    RegistrationKey registrationKey(String key, String source) {
+    WorkerRank registrationKey(String key, String source) {
         try {
             return parseKey(key);
         } catch (Refused e) {
@@ -181,7 +174,7 @@ public final class ClusterValues {
     }
 
     /** What /register would have accepted, and nothing that contradicts the key it is stored under. */
-    private static RegisterRequest decode(RegistrationKey k, JsonObject o) throws Refused {
+    private static RegisterRequest decode(WorkerRank k, JsonObject o) throws Refused {
         String id = string(o, "instance_id", false);
         if (!InstanceIds.isCanonicalDecimal(id) || Long.parseUnsignedLong(id) != k.workerId()) {
             throw new Refused("instance_id does not match the key");
@@ -209,7 +202,7 @@ public final class ClusterValues {
                 new Publisher(name, type, string(o, "lora_name", true), string(o, "additional_salt", true)));
     }
 
-    private static RegistrationKey parseKey(String key) throws Refused {
+    private static WorkerRank parseKey(String key) throws Refused {
         if (key == null || !REGISTRATION_KEY.matcher(key).matches()) {
             throw new Refused("malformed registration key");
         }
@@ -219,7 +212,7 @@ public final class ClusterValues {
         if (!InstanceIds.isCanonicalDecimal(id) || rank > Integer.MAX_VALUE) {
             throw new Refused("registration key out of range");
         }
-        return new RegistrationKey(Long.parseUnsignedLong(id), (int) rank);
+        return new WorkerRank(Long.parseUnsignedLong(id), (int) rank);
     }
 
     private static JsonObject parse(Object value) throws Refused {

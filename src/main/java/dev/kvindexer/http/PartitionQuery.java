@@ -1,6 +1,6 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.index.OwnerKey;
+import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.partition.PartitionGoneException;
 import dev.kvindexer.partition.QueryResult;
@@ -49,11 +49,11 @@ final class PartitionQuery {
         }
         List<Registry.Member> members = registered.get();
         List<OwnerMatch> out = new ArrayList<>(matches);
-        Set<OwnerKey> seen = new HashSet<>();
-        matches.forEach(m -> seen.add(new OwnerKey(m.workerId(), m.dpRank())));
+        Set<WorkerRank> seen = new HashSet<>();
+        matches.forEach(m -> seen.add(new WorkerRank(m.workerId(), m.dpRank())));
         for (Registry.Member member : members) {
             for (int rank : member.dpRanks()) {
-                if (!member.store() && !seen.contains(new OwnerKey(member.workerId(), rank))) {
+                if (!member.store() && !seen.contains(new WorkerRank(member.workerId(), rank))) {
                     out.add(sharedOnly(member.workerId(), rank, reply));
                 }
             }

@@ -149,7 +149,7 @@ final class DeviceTree {
         if (!ageHigh.get(node)) {
             ageLow.set(node); // stored: spared one pass, unless a query gave it more
         }
-        OwnerNodes held = o.device;
+        DeviceBlocks held = o.device;
         int before = find(o, h);
         if (before == node) {
             held.copies.addCopy(h);
@@ -190,7 +190,7 @@ final class DeviceTree {
     private int storeNew(Owner o, int parent, long h, long local) {
         int node = nodes.create(parent, local, h);
         setAge(node, 1);
-        OwnerNodes held = o.device;
+        DeviceBlocks held = o.device;
         int before = find(o, h);
         if (before != NONE) {
             // The owner's hash was held at another position: it moves here with one copy.
@@ -262,7 +262,7 @@ final class DeviceTree {
 
     /** {@link #leave} once the owner's last copy of {@code h} is already dropped. */
     private void leaveLastCopy(Owner o, int node, long h) {
-        OwnerNodes held = o.device;
+        DeviceBlocks held = o.device;
         if (!held.byHash.isEmpty()) {
             held.byHash.remove(h, node);
         }

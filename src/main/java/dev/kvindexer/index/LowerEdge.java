@@ -4,7 +4,7 @@ package dev.kvindexer.index;
  * A lower-tier edge (SPEC §6.6): (parent engine hash or none, local hash) → child engine hash and owners.
  * An owner holds an edge exactly when its holdings map the edge's child hash to it.
  */
-final class LowerEdge extends OwnerBits {
+final class LowerEdge extends HolderSet {
     final boolean hasParent;
     final long parentHash;
     final long localHash;

@@ -79,7 +79,7 @@ final class LowerTierIndex {
 
     /** SPEC §6.6; a block whose edge exists with another child hash rejects the rest of the chain. */
     void store(Owner o, boolean hasParent, long parentHash, long[] blockHashes, long[] localHashes) {
-        OwnerBlocks<LowerEdge> held = o.lower(slot);
+        LowerTierBlocks<LowerEdge> held = o.lower(slot);
         boolean hasPrev = hasParent;
         long prev = parentHash;
         for (int i = 0; i < blockHashes.length; i++) {
@@ -110,7 +110,7 @@ final class LowerTierIndex {
 
     /** Returns the number of hashes the owner did not hold in this tier. */
     int remove(Owner o, long[] blockHashes) {
-        OwnerBlocks<LowerEdge> held = o.lowerIfAny(slot);
+        LowerTierBlocks<LowerEdge> held = o.lowerIfAny(slot);
         if (held == null) {
             return blockHashes.length;
         }
@@ -128,7 +128,7 @@ final class LowerTierIndex {
     }
 
     void clearOwner(Owner o) {
-        OwnerBlocks<LowerEdge> held = o.lowerIfAny(slot);
+        LowerTierBlocks<LowerEdge> held = o.lowerIfAny(slot);
         if (held == null) {
             return;
         }
@@ -242,7 +242,7 @@ final class LowerTierIndex {
     private void evict(LowerEdge e) {
         for (int id : e.holderIds()) {
             Owner o = owners.byId(id);
-            OwnerBlocks<LowerEdge> held = o.lowerIfAny(slot);
+            LowerTierBlocks<LowerEdge> held = o.lowerIfAny(slot);
             if (held != null && held.byHash.remove(e.childHash, e)) {
                 held.copies.reset(e.childHash);
             }

@@ -10,9 +10,9 @@ final class Owner {
     /** A Mooncake Store (shared store owner, SPEC §5.3): its lower-tier blocks extend every owner's walk. */
     boolean store;
     /** Device hashes the tree's shared engine-hash table does not lead to for this owner, and its device counts. */
-    final OwnerNodes device = new OwnerNodes();
+    final DeviceBlocks device = new DeviceBlocks();
     @SuppressWarnings("unchecked")
-    private final OwnerBlocks<LowerEdge>[] lower = new OwnerBlocks[LowerTiers.COUNT];
+    private final LowerTierBlocks<LowerEdge>[] lower = new LowerTierBlocks[LowerTiers.COUNT];
 
     Owner(long workerId, int dpRank, int id) {
         this.workerId = workerId;
@@ -20,16 +20,16 @@ final class Owner {
         this.id = id;
     }
 
-    OwnerBlocks<LowerEdge> lower(int slot) {
-        OwnerBlocks<LowerEdge> h = lower[slot];
+    LowerTierBlocks<LowerEdge> lower(int slot) {
+        LowerTierBlocks<LowerEdge> h = lower[slot];
         if (h == null) {
-            lower[slot] = h = new OwnerBlocks<>();
+            lower[slot] = h = new LowerTierBlocks<>();
         }
         return h;
     }
 
     /** Null when the owner never stored in that lower tier. */
-    OwnerBlocks<LowerEdge> lowerIfAny(int slot) {
+    LowerTierBlocks<LowerEdge> lowerIfAny(int slot) {
         return lower[slot];
     }
 
@@ -37,14 +37,14 @@ final class Owner {
         if (tier == StorageTier.DEVICE) {
             return device.blocks;
         }
-        OwnerBlocks<LowerEdge> h = lower[LowerTiers.slot(tier)];
+        LowerTierBlocks<LowerEdge> h = lower[LowerTiers.slot(tier)];
         return h == null ? 0 : h.size();
     }
 
     /** Heap held by this owner and its own block maps. */
     long bytes() {
         long b = 64 + device.bytes();
-        for (OwnerBlocks<LowerEdge> h : lower) {
+        for (LowerTierBlocks<LowerEdge> h : lower) {
             b += h == null ? 0 : h.bytes();
         }
         return b;

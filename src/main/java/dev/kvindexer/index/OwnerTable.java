@@ -107,7 +107,7 @@ final class OwnerTable {
     }
 
     /** True when a shared store owner is among the holders. */
-    boolean heldByStore(OwnerBits holders) {
+    boolean heldByStore(HolderSet holders) {
         if (storeOwners == 0) {
             return false;
         }

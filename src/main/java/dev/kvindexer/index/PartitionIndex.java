@@ -1,6 +1,7 @@
 package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.hash.BlockHasher;
 import it.unimi.dsi.fastutil.ints.IntArrayFIFOQueue;
 import java.util.ArrayDeque;
@@ -214,12 +215,12 @@ public final class PartitionIndex {
         if (a.isEmpty()) {
             return b;
         }
-        Map<OwnerKey, OwnerMatch> byOwner = new LinkedHashMap<>();
+        Map<WorkerRank, OwnerMatch> byOwner = new LinkedHashMap<>();
         for (OwnerMatch m : a.toList()) {
-            byOwner.put(new OwnerKey(m.workerId(), m.dpRank()), m);
+            byOwner.put(new WorkerRank(m.workerId(), m.dpRank()), m);
         }
         for (OwnerMatch m : b.toList()) {
-            byOwner.merge(new OwnerKey(m.workerId(), m.dpRank()), m, (x, y) -> new OwnerMatch(x.workerId(), x.dpRank(),
+            byOwner.merge(new WorkerRank(m.workerId(), m.dpRank()), m, (x, y) -> new OwnerMatch(x.workerId(), x.dpRank(),
                     Math.max(x.gpuBlocks(), y.gpuBlocks()), Math.max(x.cpuBlocks(), y.cpuBlocks()),
                     Math.max(x.diskBlocks(), y.diskBlocks())));
         }
@@ -507,12 +508,12 @@ public final class PartitionIndex {
         if (tier == StorageTier.DEVICE) {
             return tree.copies(o, blockHash);
         }
-        OwnerBlocks<LowerEdge> h = o.lowerIfAny(LowerTiers.slot(tier));
+        LowerTierBlocks<LowerEdge> h = o.lowerIfAny(LowerTiers.slot(tier));
         return h == null ? 0 : h.copies(blockHash);
     }
 
     /** Holders of the device node at a path of local hashes from the root; empty when there is none. */
-    public List<OwnerKey> holdersAt(long... localPath) {
+    public List<WorkerRank> holdersAt(long... localPath) {
         int node = nodeAt(localPath);
         return node == DeviceTree.NONE ? List.of() : keys(node);
     }
@@ -524,7 +525,7 @@ public final class PartitionIndex {
     }
 
     /** Holders of the device node that an owner maps an engine hash to (attached or detached). */
-    public List<OwnerKey> holdersOfBlock(long workerId, int dpRank, long blockHash) {
+    public List<WorkerRank> holdersOfBlock(long workerId, int dpRank, long blockHash) {
         Owner o = owners.find(workerId, dpRank);
         int node = o == null ? DeviceTree.NONE : tree.find(o, blockHash);
         return node == DeviceTree.NONE ? List.of() : keys(node);
@@ -538,11 +539,11 @@ public final class PartitionIndex {
         return node;
     }
 
-    private List<OwnerKey> keys(int node) {
-        List<OwnerKey> out = new ArrayList<>();
+    private List<WorkerRank> keys(int node) {
+        List<WorkerRank> out = new ArrayList<>();
         for (int id : tree.nodes.holders.ids(node)) {
             Owner o = owners.byId(id);
-            out.add(new OwnerKey(o.workerId, o.dpRank));
+            out.add(new WorkerRank(o.workerId, o.dpRank));
         }
         return out;
     }

@@ -7,13 +7,13 @@ import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.index.StoreOutcome;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -38,22 +38,16 @@ public final class Partition {
     private final EventCounters counters;
     private final Watermarks watermarks;
     private final Consumer<ReplayRequest> replays;
-    private final Map<StreamKey, Stream> streams = new HashMap<>();
+    private final Map<WorkerRank, Stream> streams = new HashMap<>();
     /** Last applied event_id of each standardized event stream (POST /events), with the worker it belongs to. */
     private final Map<String, long[]> standardStreams = new HashMap<>();
     /** Watermarks of an exact snapshot for streams not registered here yet: their blocks are in the index. */
-    private final Map<StreamKey, Long> installedNotOpen = new HashMap<>();
+    private final Map<WorkerRank, Long> installedNotOpen = new HashMap<>();
     /** What each engine rank sent, by the rank its events name (not always the registered one). */
-    private final Map<StreamKey, EngineActivity> activity = new HashMap<>();
+    private final Map<WorkerRank, EngineActivity> activity = new HashMap<>();
     private final LongSupplier clock;
     private boolean bootstrapped;
     private final LogThrottle standardGapLog = new LogThrottle();
-
-    private record StreamKey(long workerId, int dpRank) {
-    }
-
-    private static final Comparator<StreamKey> STREAM_ORDER = Comparator
-            .comparing(StreamKey::workerId, Long::compareUnsigned).thenComparingInt(StreamKey::dpRank);
 
     /** An open stream and the sequencer that orders its batches. */
     private final class Stream implements StreamSequencer.Actions {
@@ -146,7 +140,7 @@ public final class Partition {
     }
 
     public void openStream(StreamSpec open) {
-        StreamKey k = new StreamKey(open.workerId(), open.dpRank());
+        WorkerRank k = new WorkerRank(open.workerId(), open.dpRank());
         Stream s = streams.get(k);
         if (s == null) {
             s = new Stream(new StreamId(key, k.workerId(), k.dpRank()));
@@ -186,7 +180,7 @@ public final class Partition {
             return;
         }
         for (PeerSnapshot.StreamWatermark w : recovered.watermarks()) {
-            StreamKey k = new StreamKey(w.workerId(), w.dpRank());
+            WorkerRank k = new WorkerRank(w.workerId(), w.dpRank());
             Stream s = streams.get(k);
             if (s != null) {
                 s.sequencer.installedFromPeer(w.seq());
@@ -219,14 +213,14 @@ public final class Partition {
     }
 
     private Stream stream(long workerId, int dpRank, long generation) {
-        Stream s = streams.get(new StreamKey(workerId, dpRank));
+        Stream s = streams.get(new WorkerRank(workerId, dpRank));
         // A batch still in flight when its registration went away would resurrect blocks: drop it.
         return s != null && s.sequencer.generation() == generation ? s : null;
     }
 
     /** The activity record of an engine rank, made on its first stream or event. */
     private EngineActivity activityOf(long workerId, int rank) {
-        return activity.computeIfAbsent(new StreamKey(workerId, rank), k -> new EngineActivity(clock.getAsLong()));
+        return activity.computeIfAbsent(new WorkerRank(workerId, rank), k -> new EngineActivity(clock.getAsLong()));
     }
 
     private void applyBatch(long workerId, int rank, EventBatch batch, EngineActivity engine) {
@@ -325,9 +319,9 @@ public final class Partition {
             index.removeWorker(workerId);
             index.markSharedStore(workerId, false);
         } else {
-            streams.remove(new StreamKey(workerId, dpRank));
-            installedNotOpen.remove(new StreamKey(workerId, dpRank));
-            activity.remove(new StreamKey(workerId, dpRank));
+            streams.remove(new WorkerRank(workerId, dpRank));
+            installedNotOpen.remove(new WorkerRank(workerId, dpRank));
+            activity.remove(new WorkerRank(workerId, dpRank));
             index.removeWorkerDpRank(workerId, dpRank);
         }
     }
@@ -349,7 +343,7 @@ public final class Partition {
         for (StorageTier t : tiers) {
             held[t.ordinal()] = index.heldBlocks(t);
         }
-        Map<StreamKey, EngineActivity> ordered = new TreeMap<>(STREAM_ORDER);
+        Map<WorkerRank, EngineActivity> ordered = new TreeMap<>();
         ordered.putAll(activity);
         List<PartitionStats.Engine> engines = new ArrayList<>(ordered.size());
         ordered.forEach((k, a) -> {
@@ -404,8 +398,8 @@ public final class Partition {
     }
 
     /** The watermark of every stream whose blocks the partition holds, in stream order. */
-    private Map<StreamKey, Long> watermarks() {
-        Map<StreamKey, Long> marks = new TreeMap<>(STREAM_ORDER);
+    private Map<WorkerRank, Long> watermarks() {
+        Map<WorkerRank, Long> marks = new TreeMap<>();
         marks.putAll(installedNotOpen);
         streams.forEach((k, s) -> {
             Watermarks.Watermark w = s.sequencer.watermark();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.event.WorkerRank;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,7 +52,7 @@ class DifferentialTest {
             for (long w : workers) {
                 for (int r = 0; r < 2; r++) {
                     for (StorageTier t : TIERS) {
-                        assertEquals(ref.held(new OwnerKey(w, r), t).size(), index.heldBlocks(w, r, t),
+                        assertEquals(ref.held(new WorkerRank(w, r), t).size(), index.heldBlocks(w, r, t),
                                 "held " + w + ":" + r + " " + t + ", seed " + seed + " step " + step + " after " + what);
                     }
                 }
@@ -73,7 +74,7 @@ class DifferentialTest {
         for (long w : workers) {
             for (int r = 0; r < 2; r++) {
                 for (StorageTier t : TIERS) {
-                    for (long h : ref.held(new OwnerKey(w, r), t)) {
+                    for (long h : ref.held(new WorkerRank(w, r), t)) {
                         int carried = copy.copies(w, r, t, h);
                         if (carried > 0) {
                             assertEquals(index.copies(w, r, t, h), carried, "copies of " + h + " " + w + ":" + r + " "
@@ -86,7 +87,7 @@ class DifferentialTest {
     }
 
     private static String applyRandomOp(Random rnd, PartitionIndex index, ReferenceIndex ref, long[] workers) {
-        OwnerKey o = new OwnerKey(workers[rnd.nextInt(workers.length)], rnd.nextInt(2));
+        WorkerRank o = new WorkerRank(workers[rnd.nextInt(workers.length)], rnd.nextInt(2));
         int dice = rnd.nextInt(100);
         if (dice < 55) {
             StorageTier tier = rnd.nextInt(10) < 6 ? StorageTier.DEVICE : TIERS[1 + rnd.nextInt(3)];
@@ -153,12 +154,12 @@ class DifferentialTest {
         return q;
     }
 
-    private static void assertSameMatches(Map<OwnerKey, OwnerMatch> expected, List<OwnerMatch> actual, String context) {
-        Map<OwnerKey, OwnerMatch> got = new HashMap<>();
+    private static void assertSameMatches(Map<WorkerRank, OwnerMatch> expected, List<OwnerMatch> actual, String context) {
+        Map<WorkerRank, OwnerMatch> got = new HashMap<>();
         for (OwnerMatch m : actual) {
             assertTrue(m.gpuBlocks() <= m.cpuBlocks() && m.cpuBlocks() <= m.diskBlocks(), "gpu <= cpu <= disk " + m);
             assertTrue(m.diskBlocks() >= 1, "only owners with an entry " + m);
-            got.put(new OwnerKey(m.workerId(), m.dpRank()), m);
+            got.put(new WorkerRank(m.workerId(), m.dpRank()), m);
         }
         assertEquals(actual.size(), got.size(), "one entry per owner: " + context);
         assertEquals(expected, got, context);

@@ -1,6 +1,7 @@
 package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.event.WorkerRank;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -55,7 +56,7 @@ final class IndexFixture {
         return out;
     }
 
-    static OwnerKey w(long worker) {
-        return new OwnerKey(worker, 0);
+    static WorkerRank w(long worker) {
+        return new WorkerRank(worker, 0);
     }
 }

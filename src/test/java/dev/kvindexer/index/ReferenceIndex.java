@@ -1,6 +1,7 @@
 package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.event.WorkerRank;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -20,7 +21,7 @@ final class ReferenceIndex {
         final long local;
         Node parent;
         final Map<Long, Node> children = new HashMap<>();
-        final Map<OwnerKey, Long> holders = new HashMap<>(); // owner → its engine hash here
+        final Map<WorkerRank, Long> holders = new HashMap<>(); // owner → its engine hash here
 
         Node(Node parent, long local) {
             this.parent = parent;
@@ -33,7 +34,7 @@ final class ReferenceIndex {
 
     static final class Edge {
         final long child;
-        final Set<OwnerKey> owners = new HashSet<>();
+        final Set<WorkerRank> owners = new HashSet<>();
 
         Edge(long child) {
             this.child = child;
@@ -42,16 +43,16 @@ final class ReferenceIndex {
 
     static final class Tier {
         final Map<EdgeKey, Edge> edges = new HashMap<>();
-        final Map<OwnerKey, Map<Long, EdgeKey>> reverse = new HashMap<>();
-        final Map<OwnerKey, Map<Long, Integer>> copies = new HashMap<>();
+        final Map<WorkerRank, Map<Long, EdgeKey>> reverse = new HashMap<>();
+        final Map<WorkerRank, Map<Long, Integer>> copies = new HashMap<>();
     }
 
     private final Node root = new Node(null, 0);
-    private final Map<OwnerKey, Map<Long, Node>> lookup = new LinkedHashMap<>();
-    private final Map<OwnerKey, Map<Long, Integer>> copies = new HashMap<>();
+    private final Map<WorkerRank, Map<Long, Node>> lookup = new LinkedHashMap<>();
+    private final Map<WorkerRank, Map<Long, Integer>> copies = new HashMap<>();
     private final Map<StorageTier, Tier> tiers = new HashMap<>();
 
-    StoreOutcome store(OwnerKey o, StorageTier tier, Long parentHash, long[] hashes, long[] locals) {
+    StoreOutcome store(WorkerRank o, StorageTier tier, Long parentHash, long[] hashes, long[] locals) {
         if (tier != StorageTier.DEVICE) {
             storeLower(tiers.computeIfAbsent(tier, t -> new Tier()), o, parentHash, hashes, locals);
             return StoreOutcome.OK;
@@ -99,7 +100,7 @@ final class ReferenceIndex {
         return StoreOutcome.OK;
     }
 
-    private void storeLower(Tier t, OwnerKey o, Long parentHash, long[] hashes, long[] locals) {
+    private void storeLower(Tier t, WorkerRank o, Long parentHash, long[] hashes, long[] locals) {
         Long prev = parentHash;
         Map<Long, EdgeKey> rev = t.reverse.computeIfAbsent(o, k -> new HashMap<>());
         Map<Long, Integer> cp = t.copies.computeIfAbsent(o, k -> new HashMap<>());
@@ -129,7 +130,7 @@ final class ReferenceIndex {
         }
     }
 
-    int remove(OwnerKey o, StorageTier tier, long[] hashes) {
+    int remove(WorkerRank o, StorageTier tier, long[] hashes) {
         int missing = 0;
         if (tier == StorageTier.DEVICE) {
             Map<Long, Node> mine = lookup.getOrDefault(o, new HashMap<>());
@@ -175,7 +176,7 @@ final class ReferenceIndex {
         return missing;
     }
 
-    private void releaseEdge(Tier t, OwnerKey o, EdgeKey key) {
+    private void releaseEdge(Tier t, WorkerRank o, EdgeKey key) {
         Edge e = t.edges.get(key);
         e.owners.remove(o);
         if (e.owners.isEmpty()) {
@@ -183,7 +184,7 @@ final class ReferenceIndex {
         }
     }
 
-    private void leave(OwnerKey o, Node node) {
+    private void leave(WorkerRank o, Node node) {
         node.holders.remove(o);
         if (node.holders.isEmpty()) {
             for (Node c : node.children.values()) {
@@ -197,7 +198,7 @@ final class ReferenceIndex {
         }
     }
 
-    void clear(OwnerKey o) {
+    void clear(WorkerRank o) {
         for (Tier t : tiers.values()) {
             Map<Long, EdgeKey> rev = t.reverse.remove(o);
             if (rev != null) {
@@ -218,15 +219,15 @@ final class ReferenceIndex {
     }
 
     void removeWorker(long worker) {
-        for (OwnerKey o : owners()) {
+        for (WorkerRank o : owners()) {
             if (o.workerId() == worker) {
                 clear(o);
             }
         }
     }
 
-    List<OwnerKey> owners() {
-        Set<OwnerKey> all = new HashSet<>(lookup.keySet());
+    List<WorkerRank> owners() {
+        Set<WorkerRank> all = new HashSet<>(lookup.keySet());
         for (Tier t : tiers.values()) {
             all.addAll(t.reverse.keySet());
         }
@@ -234,11 +235,11 @@ final class ReferenceIndex {
     }
 
     /** SPEC §6.7 per owner (no intersection trick) and §6.8 as written. */
-    Map<OwnerKey, OwnerMatch> match(long[] q) {
-        Map<OwnerKey, Integer> gpu = new HashMap<>();
-        Map<OwnerKey, Integer> pos = new HashMap<>();
-        Map<OwnerKey, Long> last = new HashMap<>();
-        for (OwnerKey o : lookup.keySet()) {
+    Map<WorkerRank, OwnerMatch> match(long[] q) {
+        Map<WorkerRank, Integer> gpu = new HashMap<>();
+        Map<WorkerRank, Integer> pos = new HashMap<>();
+        Map<WorkerRank, Long> last = new HashMap<>();
+        for (WorkerRank o : lookup.keySet()) {
             Node node = root;
             int depth = 0;
             while (depth < q.length) {
@@ -255,9 +256,9 @@ final class ReferenceIndex {
                 last.put(o, node.holders.get(o));
             }
         }
-        Map<StorageTier, Map<OwnerKey, Integer>> ext = new HashMap<>();
+        Map<StorageTier, Map<WorkerRank, Integer>> ext = new HashMap<>();
         for (StorageTier tier : new StorageTier[] {StorageTier.HOST_PINNED, StorageTier.DISK, StorageTier.EXTERNAL}) {
-            Map<OwnerKey, Integer> e = new HashMap<>();
+            Map<WorkerRank, Integer> e = new HashMap<>();
             ext.put(tier, e);
             Tier t = tiers.get(tier);
             if (t == null || q.length == 0) {
@@ -265,14 +266,14 @@ final class ReferenceIndex {
             }
             Edge rootEdge = t.edges.get(new EdgeKey(null, q[0]));
             if (rootEdge != null) {
-                for (OwnerKey o : rootEdge.owners) {
+                for (WorkerRank o : rootEdge.owners) {
                     if (!pos.containsKey(o)) {
                         pos.put(o, 0);
                         last.put(o, null);
                     }
                 }
             }
-            for (OwnerKey o : new ArrayList<>(pos.keySet())) {
+            for (WorkerRank o : new ArrayList<>(pos.keySet())) {
                 int p = pos.get(o);
                 Long l = last.get(o);
                 int k = 0;
@@ -289,8 +290,8 @@ final class ReferenceIndex {
                 last.put(o, l);
             }
         }
-        Map<OwnerKey, OwnerMatch> out = new HashMap<>();
-        for (OwnerKey o : pos.keySet()) {
+        Map<WorkerRank, OwnerMatch> out = new HashMap<>();
+        for (WorkerRank o : pos.keySet()) {
             int g = gpu.getOrDefault(o, 0);
             int c = g + ext.get(StorageTier.HOST_PINNED).getOrDefault(o, 0);
             int d = c + ext.get(StorageTier.DISK).getOrDefault(o, 0) + ext.get(StorageTier.EXTERNAL).getOrDefault(o, 0);
@@ -302,7 +303,7 @@ final class ReferenceIndex {
     }
 
     /** Engine hashes an owner holds in a tier, for choosing parents and removals. */
-    List<Long> held(OwnerKey o, StorageTier tier) {
+    List<Long> held(WorkerRank o, StorageTier tier) {
         if (tier == StorageTier.DEVICE) {
             return new ArrayList<>(lookup.getOrDefault(o, Map.of()).keySet());
         }
@@ -325,7 +326,7 @@ final class ReferenceIndex {
         return t == null ? 0 : t.edges.size();
     }
 
-    int copies(OwnerKey o, StorageTier tier, long h) {
+    int copies(WorkerRank o, StorageTier tier, long h) {
         Map<Long, Integer> cp = tier == StorageTier.DEVICE ? copies.get(o)
                 : tiers.containsKey(tier) ? tiers.get(tier).copies.get(o) : null;
         return cp == null ? 0 : Objects.requireNonNullElse(cp.get(h), 0);

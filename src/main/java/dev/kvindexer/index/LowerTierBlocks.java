@@ -3,7 +3,7 @@ package dev.kvindexer.index;
 import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
 
 /** One owner's blocks in one lower tier: engine hash → the edge it is held on, with a reference count per hash. */
-final class OwnerBlocks<T> {
+final class LowerTierBlocks<T> {
     final Long2ObjectOpenHashMap<T> byHash = new Long2ObjectOpenHashMap<>();
     final CopyCounts copies = new CopyCounts();
 

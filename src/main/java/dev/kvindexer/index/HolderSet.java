@@ -4,7 +4,7 @@ package dev.kvindexer.index;
  * A set of dense owner ids as a bitset: word 0 inline (partitions rarely have more than 64 owners), the
  * rest allocated on demand. Base of tree nodes and lower-tier edges so their holder tests stay one AND.
  */
-abstract class OwnerBits {
+abstract class HolderSet {
     long bits0;
     long[] bitsHigh; // word i+1; null until an owner id >= 64 holds this
 

@@ -7,7 +7,7 @@ import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
  * block, or the same hash at another position), engine hash → node id, and the reference counts of all its device
  * hashes.
  */
-final class OwnerNodes {
+final class DeviceBlocks {
     static final int NONE = -1;
 
     final Long2IntOpenHashMap byHash = new Long2IntOpenHashMap();
@@ -15,7 +15,7 @@ final class OwnerNodes {
     /** Device blocks the owner holds, listed here or not. */
     int blocks;
 
-    OwnerNodes() {
+    DeviceBlocks() {
         byHash.defaultReturnValue(NONE);
     }
 
