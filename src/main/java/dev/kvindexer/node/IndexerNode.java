@@ -50,7 +50,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Assembles and runs one indexer node: Vert.x (clustered or not), ingest, registry, partitions and the HTTP API. */
-public final class IndexerNode {
+public final class IndexerNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(IndexerNode.class);
     /** Decoded batches allowed between the ingest threads and the partitions (bounded memory under a flood). */
     static final int MAX_IN_FLIGHT_BATCHES = 10_000;
@@ -367,6 +367,7 @@ public final class IndexerNode {
      * Stops taking requests, leaves the cluster (if any), stops listeners, Vert.x and the ingest threads, within
      * {@link #CLOSE_BUDGET} in all: a step that has not finished by then is abandoned. Blocking, like {@link #start}.
      */
+    @Override
     public void close() {
         long deadline = System.nanoTime() + CLOSE_BUDGET.toNanos();
         // HTTP first: a load balancer's next attempt goes to another replica instead of a node winding down.

@@ -10,6 +10,7 @@ import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.MetricsPage;

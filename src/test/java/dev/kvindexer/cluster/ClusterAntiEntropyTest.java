@@ -1,6 +1,6 @@
 package dev.kvindexer.cluster;
 
-import static dev.kvindexer.cluster.ClusterFixture.await;
+import static dev.kvindexer.support.ClusterFixture.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -11,6 +11,7 @@ import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
 import io.vertx.core.shareddata.AsyncMap;
 import java.time.Duration;

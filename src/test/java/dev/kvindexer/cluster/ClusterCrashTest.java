@@ -10,6 +10,7 @@ import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ChildNode;
+import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
 import io.vertx.core.json.JsonArray;
 import java.nio.file.Path;

@@ -13,6 +13,7 @@ import dev.kvindexer.sim.IndexerRegistrar;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.MetricsPage;

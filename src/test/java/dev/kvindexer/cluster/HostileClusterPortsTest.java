@@ -9,6 +9,7 @@ import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ChildNode;
+import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.FreePort;
 import dev.kvindexer.support.HttpJson;

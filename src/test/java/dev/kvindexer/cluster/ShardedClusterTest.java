@@ -15,6 +15,7 @@ import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.Future;

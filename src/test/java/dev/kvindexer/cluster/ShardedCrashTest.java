@@ -11,6 +11,7 @@ import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ChildNode;
+import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.MetricsPage;
 import java.net.http.HttpResponse;

@@ -1,6 +1,6 @@
 package dev.kvindexer.cluster;
 
-import static dev.kvindexer.cluster.ClusterFixture.await;
+import static dev.kvindexer.support.ClusterFixture.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,6 +12,7 @@ import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.sim.SimulatedEngine;
+import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.json.JsonArray;

@@ -4,21 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
-import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.WarningKind;
-import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.support.Await;
-import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.support.MetricsPage;
 import dev.kvindexer.support.TestPublisher;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * GET /metrics on a real node fed by a real engine socket: Dynamo's families under their exact names and types (SPEC
@@ -27,29 +23,14 @@ import org.junit.jupiter.api.Test;
  */
 class IndexerMetricsTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
-    private IndexerNode node;
-    private HttpJson http;
-
-    @BeforeEach
-    void start() throws Exception {
-        node = IndexerNode.start(ServeConfig.local(0));
-        http = new HttpJson(node.httpPort());
-    }
-
-    @AfterEach
-    void stop() {
-        node.close();
-    }
+    @RegisterExtension
+    final LocalNode indexer = new LocalNode();
 
     private MetricsPage metrics() {
-        HttpResponse<String> r = http.get("/metrics");
+        HttpResponse<String> r = indexer.http().get("/metrics");
         assertEquals(200, r.statusCode());
         assertEquals("text/plain; version=0.0.4; charset=utf-8", r.headers().firstValue("content-type").orElse(""));
         return new MetricsPage(r.body());
-    }
-
-    private static byte[] batch(EngineEvent... events) {
-        return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(events), 0);
     }
 
     @Test
@@ -61,10 +42,10 @@ class IndexerMetricsTest {
             assertEquals(0, empty.value("dynamo_kvindexer_listeners{status=\"" + status + "\"}"));
         }
 
-        assertEquals(201, http.post("/register", "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\","
+        assertEquals(201, indexer.http().post("/register", "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\","
                 + "\"model_name\":\"m\",\"block_size\":4}").statusCode());
-        assertEquals(404, http.get("/no-such-route").statusCode());
-        assertEquals(422, http.post("/query", "{\"model_name\":\"m\"}").statusCode());
+        assertEquals(404, indexer.http().get("/no-such-route").statusCode());
+        assertEquals(422, indexer.http().post("/query", "{\"model_name\":\"m\"}").statusCode());
         MetricsPage page = metrics();
 
         assertEquals("histogram", page.type("dynamo_kvindexer_request_duration_seconds"));
@@ -99,13 +80,13 @@ class IndexerMetricsTest {
     @Test
     void eventFamiliesCountAppliedRejectedGapsRestartsDecodeErrorsAndBlocks() {
         try (TestPublisher engine = new TestPublisher()) {
-            assertEquals(201, http.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
+            assertEquals(201, indexer.http().post("/register", "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
                     + "\",\"model_name\":\"m\",\"block_size\":4}").statusCode());
             engine.awaitSubscriber();
-            engine.publish("", 0, batch(
+            engine.publish("", 0, LocalNode.vllmBatch(
                     new EngineEvent.Store(new long[] {1, 2}, null, new int[] {0, 1, 2, 3, 4, 5, 6, 7}, 4, "GPU", null),
                     new EngineEvent.Store(new long[] {3}, 2L, new int[] {8, 9, 10, 11}, 4, "CPU_PINNED", null)));
-            Await.until("seq 0 applied", WAIT, () -> node.counters().appliedCount("stored", "ok") == 2);
+            Await.until("seq 0 applied", WAIT, () -> indexer.node().counters().appliedCount("stored", "ok") == 2);
             MetricsPage held = metrics();
             assertEquals("gauge", held.type("kvindexer_blocks"));
             assertEquals(2, held.value("kvindexer_blocks{model=\"m\",tenant=\"default\",tier=\"device\"}"));
@@ -116,10 +97,10 @@ class IndexerMetricsTest {
 
             engine.sendFrames(new byte[0], new byte[8]);                // a 2-frame message
             engine.publish("", 1, new byte[] {(byte) 0xc1, 0x00});      // an undecodable payload
-            engine.publish("", 5, batch(new EngineEvent.Remove(new long[] {99}, "GPU"))); // gap [1, 5), no replay
-            engine.publish("", 0, batch(                                 // seq back to 0: a restarted engine
+            engine.publish("", 5, LocalNode.vllmBatch(new EngineEvent.Remove(new long[] {99}, "GPU"))); // gap [1, 5), no replay
+            engine.publish("", 0, LocalNode.vllmBatch(                                 // seq back to 0: a restarted engine
                     new EngineEvent.Store(new long[] {7}, null, new int[] {0, 1, 2, 3}, 4, "GPU", null)));
-            Await.until("restart fenced", WAIT, () -> node.counters().appliedCount("stored", "ok") == 3);
+            Await.until("restart fenced", WAIT, () -> indexer.node().counters().appliedCount("stored", "ok") == 3);
             MetricsPage page = metrics();
 
             assertEquals(3, page.value("dynamo_kvrouter_kv_cache_events_applied{event_type=\"stored\",status=\"ok\"}"));
@@ -147,7 +128,7 @@ class IndexerMetricsTest {
 
     @Test
     void nodeJvmAndVertxFamilies() {
-        assertEquals(200, http.get("/health").statusCode());
+        assertEquals(200, indexer.http().get("/health").statusCode());
         MetricsPage page = metrics();
         assertEquals(1, page.value("kvindexer_cluster_members"), "a standalone node is a cluster of one");
         assertEquals(0, page.value("kvindexer_recovery_duration_seconds"));

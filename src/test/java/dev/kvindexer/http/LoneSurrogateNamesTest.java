@@ -3,11 +3,10 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.cli.SlotTrackerCommand;
-import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -15,9 +14,8 @@ import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A JSON body whose escapes leave a lone UTF-16 surrogate in a string (a name, most of all) holds no Unicode text. The
@@ -27,19 +25,8 @@ import org.junit.jupiter.api.Test;
 class LoneSurrogateNamesTest {
     private static final String LONE = "\\ud800";
     private static final String LONE_LOW = "\\udc00x";
-    private static IndexerNode node;
-    private static HttpJson http;
-
-    @BeforeAll
-    static void start() throws Exception {
-        node = IndexerNode.start(ServeConfig.local(0));
-        http = new HttpJson(node.httpPort());
-    }
-
-    @AfterAll
-    static void stop() {
-        node.close();
-    }
+    @RegisterExtension
+    static final LocalNode indexer = new LocalNode();
 
     private static String dynamoRegister(String model, String group) {
         return "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + model + "\","
@@ -59,32 +46,32 @@ class LoneSurrogateNamesTest {
 
     @Test
     void dynamoNamesWithALoneSurrogateAreASyntaxErrorAndChangeNothing() {
-        assertRefused(http.post("/register", dynamoRegister("m" + LONE, "g")));
-        assertRefused(http.post("/register", dynamoRegister("m", LONE_LOW)));
-        assertRefused(http.post("/register", dynamoRegister("m", "g").replace("routing_group", "tenant_id")
+        assertRefused(indexer.http().post("/register", dynamoRegister("m" + LONE, "g")));
+        assertRefused(indexer.http().post("/register", dynamoRegister("m", LONE_LOW)));
+        assertRefused(indexer.http().post("/register", dynamoRegister("m", "g").replace("routing_group", "tenant_id")
                 .replace("\"g\"", "\"" + LONE + "\"")));
-        assertEquals("[]", http.get("/workers").body(), "no refused registration took effect");
-        assertEquals(201, http.post("/register", dynamoRegister("m\\ud83d\\ude00", "g")).statusCode(),
+        assertEquals("[]", indexer.http().get("/workers").body(), "no refused registration took effect");
+        assertEquals(201, indexer.http().post("/register", dynamoRegister("m\\ud83d\\ude00", "g")).statusCode(),
                 "a surrogate pair is a character like any other");
-        assertRefused(http.post("/query", "{\"model_name\":\"m" + LONE + "\",\"token_ids\":[1]}"));
-        assertRefused(http.post("/query", "{\"model_name\":\"m\\ud83d\\ude00\",\"routing_group\":\"g\","
+        assertRefused(indexer.http().post("/query", "{\"model_name\":\"m" + LONE + "\",\"token_ids\":[1]}"));
+        assertRefused(indexer.http().post("/query", "{\"model_name\":\"m\\ud83d\\ude00\",\"routing_group\":\"g\","
                 + "\"lora_name\":\"" + LONE + "\",\"token_ids\":[1,2,3,4]}"));
-        assertRefused(http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"" + LONE + "\"}"));
-        assertEquals(1, new JsonArray(http.get("/workers").body()).size());
-        assertEquals(200, http.post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\\ud83d\\ude00\","
+        assertRefused(indexer.http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"" + LONE + "\"}"));
+        assertEquals(1, new JsonArray(indexer.http().get("/workers").body()).size());
+        assertEquals(200, indexer.http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\\ud83d\\ude00\","
                 + "\"routing_group\":\"g\"}").statusCode());
     }
 
     @Test
     void mooncakeBodiesWithALoneSurrogateAreASyntaxErrorToo() {
-        assertRefused(http.post("/register", mooncakeRegister("m" + LONE, "engine-a", "l")));
-        assertRefused(http.post("/register", mooncakeRegister("m", "engine" + LONE, "l")));
-        assertRefused(http.post("/register", mooncakeRegister("m", "engine-a", LONE_LOW)));
-        assertRefused(http.post("/register", mooncakeRegister("m", "engine-a", "l").replace("}",
+        assertRefused(indexer.http().post("/register", mooncakeRegister("m" + LONE, "engine-a", "l")));
+        assertRefused(indexer.http().post("/register", mooncakeRegister("m", "engine" + LONE, "l")));
+        assertRefused(indexer.http().post("/register", mooncakeRegister("m", "engine-a", LONE_LOW)));
+        assertRefused(indexer.http().post("/register", mooncakeRegister("m", "engine-a", "l").replace("}",
                 ",\"tenant_id\":\"" + LONE + "\"}")));
-        assertEquals("[]", http.get("/services").body(), "no refused registration took effect");
-        assertRefused(http.post("/query", "{\"model\":\"m" + LONE + "\",\"token_ids\":[1]}"));
-        assertRefused(http.post("/unregister", "{\"instance_id\":\"" + LONE + "\"}"));
+        assertEquals("[]", indexer.http().get("/services").body(), "no refused registration took effect");
+        assertRefused(indexer.http().post("/query", "{\"model\":\"m" + LONE + "\",\"token_ids\":[1]}"));
+        assertRefused(indexer.http().post("/unregister", "{\"instance_id\":\"" + LONE + "\"}"));
     }
 
     @Test

@@ -3,13 +3,11 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.hash.BlockHasher;
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.support.Await;
-import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.support.MetricsPage;
 import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonArray;
@@ -17,9 +15,8 @@ import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Whether routing finds anything, as /metrics and /overview show it: per partition the matched fraction of each query
@@ -29,23 +26,8 @@ import org.junit.jupiter.api.Test;
 class RoutingQualityMetricsTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final String P = "model=\"m\",tenant=\"default\"";
-    private IndexerNode node;
-    private HttpJson http;
-
-    @BeforeEach
-    void start() throws Exception {
-        node = IndexerNode.start(ServeConfig.local(0));
-        http = new HttpJson(node.httpPort());
-    }
-
-    @AfterEach
-    void stop() {
-        node.close();
-    }
-
-    private static byte[] batch(EngineEvent... events) {
-        return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(events), 0);
-    }
+    @RegisterExtension
+    final LocalNode indexer = new LocalNode();
 
     private static int[] range(int from, int to) {
         int[] out = new int[to - from];
@@ -56,23 +38,23 @@ class RoutingQualityMetricsTest {
     }
 
     private void query(String path, String body) {
-        assertEquals(200, http.post(path, body).statusCode(), path + " " + body);
+        assertEquals(200, indexer.http().post(path, body).statusCode(), path + " " + body);
     }
 
     @Test
     void everyQueryRouteFeedsThePartitionsMatchHistogramsAndEveryEngineItsActivity() {
         try (TestPublisher one = new TestPublisher(); TestPublisher two = new TestPublisher()) {
-            assertEquals(201, http.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + one.endpoint()
+            assertEquals(201, indexer.http().post("/register", "{\"instance_id\":1,\"endpoint\":\"" + one.endpoint()
                     + "\",\"model_name\":\"m\",\"block_size\":4}").statusCode());
-            assertEquals(201, http.post("/register", "{\"instance_id\":2,\"endpoint\":\"" + two.endpoint()
+            assertEquals(201, indexer.http().post("/register", "{\"instance_id\":2,\"endpoint\":\"" + two.endpoint()
                     + "\",\"model_name\":\"m\",\"block_size\":4}").statusCode());
             one.awaitSubscriber();
             two.awaitSubscriber();
-            one.publish("", 0, batch(
+            one.publish("", 0, LocalNode.vllmBatch(
                     new EngineEvent.Store(new long[] {1, 2}, null, range(0, 8), 4, "GPU", null),
                     new EngineEvent.Store(new long[] {3}, 2L, range(8, 12), 4, "CPU_PINNED", null)));
-            two.publish("", 0, batch(new EngineEvent.Store(new long[] {9}, null, range(0, 4), 4, "GPU", null)));
-            Await.until("both engines' blocks applied", WAIT, () -> node.counters().appliedCount("stored", "ok") == 3);
+            two.publish("", 0, LocalNode.vllmBatch(new EngineEvent.Store(new long[] {9}, null, range(0, 4), 4, "GPU", null)));
+            Await.until("both engines' blocks applied", WAIT, () -> indexer.node().counters().appliedCount("stored", "ok") == 3);
 
             // Engine 1 holds 12 tokens (8 on GPU, 4 more on CPU), engine 2 the first 4.
             query("/query", "{\"model_name\":\"m\",\"token_ids\":" + json(range(0, 12)) + "}");
@@ -83,13 +65,13 @@ class RoutingQualityMetricsTest {
                     + "]}");
             query("/query", "{\"model_name\":\"m\",\"token_ids\":[0,1,2]}"); // shorter than a block: not counted
 
-            one.publish("", 1, batch(new EngineEvent.Remove(new long[] {2, 404}, "GPU")));
-            Await.until("the remove applied", WAIT, () -> node.counters().appliedCount("removed", "block_not_found") == 1);
+            one.publish("", 1, LocalNode.vllmBatch(new EngineEvent.Remove(new long[] {2, 404}, "GPU")));
+            Await.until("the remove applied", WAIT, () -> indexer.node().counters().appliedCount("removed", "block_not_found") == 1);
             // Engine 2's publisher also speaks for its dp_rank 3, which has no listener of its own.
             two.publish("", 1, BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(
                     new EngineEvent.Store(new long[] {31}, null, range(200, 204), 4, "GPU", null)), 3));
-            Await.until("rank 3's block applied", WAIT, () -> node.counters().appliedCount("stored", "ok") == 4);
-            MetricsPage page = MetricsPage.of(http);
+            Await.until("rank 3's block applied", WAIT, () -> indexer.node().counters().appliedCount("stored", "ok") == 4);
+            MetricsPage page = MetricsPage.of(indexer.http());
 
             assertEquals("histogram", page.type("kvindexer_query_match_ratio"));
             assertEquals(4, page.value("kvindexer_query_match_ratio_count{" + P + "}"));
@@ -117,7 +99,7 @@ class RoutingQualityMetricsTest {
             assertTrue(age >= 0 && age < WAIT.toSeconds(), "engine 1 spoke during this test: " + age);
             assertTrue(page.value("kvindexer_partition_memory_bytes{" + P + "}") > 0);
 
-            JsonObject overview = new JsonObject(http.get("/overview").body());
+            JsonObject overview = new JsonObject(indexer.http().get("/overview").body());
             JsonObject partition = overview.getJsonArray("partitions").getJsonObject(0);
             assertEquals(4, partition.getLong("queries"));
             assertEquals(1, partition.getLong("zero_match_queries"));
@@ -139,7 +121,7 @@ class RoutingQualityMetricsTest {
             assertEquals(3, named.getInteger("dp_rank"));
             assertEquals(false, named.getBoolean("listener"), "a rank only its batches name");
             assertEquals(1, named.getLong("stored_blocks"));
-            assertEquals(1, MetricsPage.of(http).value("kvindexer_engine_blocks_stored_total{" + P
+            assertEquals(1, MetricsPage.of(indexer.http()).value("kvindexer_engine_blocks_stored_total{" + P
                     + ",worker_id=\"2\",dp_rank=\"3\"}"));
         }
     }

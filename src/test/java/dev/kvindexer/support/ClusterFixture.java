@@ -1,4 +1,4 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,9 +13,6 @@ import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.sim.IndexerRegistrar;
 import dev.kvindexer.sim.SimulatedEngine;
-import dev.kvindexer.support.Await;
-import dev.kvindexer.support.DumpBlocks;
-import dev.kvindexer.support.HttpJson;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -34,22 +31,22 @@ import java.util.function.Supplier;
  * What the cluster tests share: simulated engines in partition {@value #PARTITION} (closed with the fixture), and
  * HTTP views of nodes by port (in this JVM or child processes alike): registering, /workers and /dump as block sets.
  */
-final class ClusterFixture implements AutoCloseable {
-    static final String MODEL = "m";
-    static final String PARTITION = MODEL + ":default";
-    static final int BLOCK = 16;
-    static final int CAPACITY = 96;
-    static final Duration WAIT = Duration.ofSeconds(20);
+public final class ClusterFixture implements AutoCloseable {
+    public static final String MODEL = "m";
+    public static final String PARTITION = MODEL + ":default";
+    public static final int BLOCK = 16;
+    public static final int CAPACITY = 96;
+    public static final Duration WAIT = Duration.ofSeconds(20);
 
     private final List<SimulatedEngine> engines = new ArrayList<>();
     /** One client per node: the polls run every 10 ms, and a JDK client per request means a thread each. */
     private final Map<Integer, HttpJson> clients = new ConcurrentHashMap<>();
 
-    SimulatedEngine engine(long instanceId) {
+    public SimulatedEngine engine(long instanceId) {
         return engine(EngineConfig.local(instanceId, 0));
     }
 
-    SimulatedEngine engine(EngineConfig base) {
+    public SimulatedEngine engine(EngineConfig base) {
         SimulatedEngine e = SimulatedEngine.start(base.withCache(BLOCK, CAPACITY, 0).withFormat(BatchEncoder.Format.VLLM_MAP));
         synchronized (engines) {
             engines.add(e);
@@ -57,27 +54,27 @@ final class ClusterFixture implements AutoCloseable {
         return e;
     }
 
-    HttpJson http(int port) {
+    public HttpJson http(int port) {
         return clients.computeIfAbsent(port, HttpJson::new);
     }
 
-    void register(int port, SimulatedEngine e) {
+    public void register(int port, SimulatedEngine e) {
         HttpResponse<String> r = http(port).post("/register", IndexerRegistrar.body(e, MODEL, "default").encode());
         assertEquals(201, r.statusCode(), r.body());
     }
 
-    static void awaitSubscribers(SimulatedEngine e, long n) throws InterruptedException {
+    public static void awaitSubscribers(SimulatedEngine e, long n) throws InterruptedException {
         assertTrue(e.awaitSubscribers(n, WAIT), "expected " + n + " subscriptions on " + e.endpoint()
                 + ", saw " + e.subscriptions());
     }
 
-    static void awaitIdle(SimulatedEngine... of) throws InterruptedException {
+    public static void awaitIdle(SimulatedEngine... of) throws InterruptedException {
         for (SimulatedEngine e : of) {
             assertTrue(e.awaitIdle(WAIT), "engine " + e.endpoint() + " idle");
         }
     }
 
-    static Set<HeldBlock> truth(SimulatedEngine... of) {
+    public static Set<HeldBlock> truth(SimulatedEngine... of) {
         Set<HeldBlock> out = new HashSet<>();
         for (SimulatedEngine e : of) {
             out.addAll(e.held());
@@ -85,12 +82,12 @@ final class ClusterFixture implements AutoCloseable {
         return out;
     }
 
-    Set<HeldBlock> blocks(int port) {
+    public Set<HeldBlock> blocks(int port) {
         return DumpBlocks.parse(http(port).get("/dump").body(), PARTITION);
     }
 
     /** Waits until the node on {@code port} holds exactly {@code expected}; {@code context} is added to a failure. */
-    void awaitBlocks(String what, int port, Set<HeldBlock> expected, Supplier<String> context) {
+    public void awaitBlocks(String what, int port, Set<HeldBlock> expected, Supplier<String> context) {
         awaitSet(what, () -> blocks(port), expected, context);
     }
 
@@ -98,7 +95,7 @@ final class ClusterFixture implements AutoCloseable {
      * The blocks of the partition a node hosts itself; in sharded mode its /dump gathers the whole index from every
      * node instead.
      */
-    Set<HeldBlock> hostedBlocks(IndexerNode node) {
+    public Set<HeldBlock> hostedBlocks(IndexerNode node) {
         PartitionRef p = node.services().registry().partition(new PartitionKey(MODEL, "default")).orElse(null);
         if (p == null) {
             return Set.of();
@@ -114,7 +111,7 @@ final class ClusterFixture implements AutoCloseable {
     }
 
     /** Waits until the partition {@code node} hosts holds exactly {@code expected}. */
-    void awaitHostedBlocks(String what, IndexerNode node, Set<HeldBlock> expected, Supplier<String> context) {
+    public void awaitHostedBlocks(String what, IndexerNode node, Set<HeldBlock> expected, Supplier<String> context) {
         awaitSet(what, () -> hostedBlocks(node), expected, context);
     }
 
@@ -135,7 +132,7 @@ final class ClusterFixture implements AutoCloseable {
     }
 
     /** Dynamo's /query of a prompt's tokens in partition {@value #PARTITION}, answered by the node on {@code port}. */
-    HttpResponse<String> query(int port, int[] prompt) {
+    public HttpResponse<String> query(int port, int[] prompt) {
         JsonArray tokens = new JsonArray();
         for (int t : prompt) {
             tokens.add(t);
@@ -143,7 +140,7 @@ final class ClusterFixture implements AutoCloseable {
         return http(port).post("/query", new JsonObject().put("model_name", MODEL).put("token_ids", tokens).encode());
     }
 
-    String workers(int port) {
+    public String workers(int port) {
         return http(port).get("/workers").body();
     }
 
@@ -151,7 +148,7 @@ final class ClusterFixture implements AutoCloseable {
      * /workers as every node must agree on it: a listener's {@code last_error} is what happened to that node's own
      * socket (a replay that came back short, say), so it is left out.
      */
-    String sharedWorkers(int port) {
+    public String sharedWorkers(int port) {
         JsonArray workers = new JsonArray(workers(port));
         for (int i = 0; i < workers.size(); i++) {
             JsonObject listeners = workers.getJsonObject(i).getJsonObject("listeners");
@@ -166,7 +163,7 @@ final class ClusterFixture implements AutoCloseable {
      * As {@link #sharedWorkers}, without listener states: in a sharded cluster a node shows the instances it does not
      * hold as {@code remote}, so only the registrations themselves are shared.
      */
-    String sharedRegistrations(int port) {
+    public String sharedRegistrations(int port) {
         JsonArray workers = new JsonArray(sharedWorkers(port));
         for (int i = 0; i < workers.size(); i++) {
             JsonObject w = workers.getJsonObject(i);
@@ -179,11 +176,11 @@ final class ClusterFixture implements AutoCloseable {
         return workers.encode();
     }
 
-    int workerCount(int port) {
+    public int workerCount(int port) {
         return new JsonArray(workers(port)).size();
     }
 
-    static <T> T await(Future<T> future) throws Exception {
+    public static <T> T await(Future<T> future) throws Exception {
         return future.toCompletionStage().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
     }
 

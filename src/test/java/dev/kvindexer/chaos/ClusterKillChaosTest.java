@@ -1,4 +1,4 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.chaos;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -12,6 +12,7 @@ import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ChaosReport;
 import dev.kvindexer.support.ChildNode;
+import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.json.JsonArray;
