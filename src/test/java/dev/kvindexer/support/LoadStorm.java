@@ -3,6 +3,7 @@ package dev.kvindexer.support;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -14,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -23,8 +25,11 @@ import java.util.function.Supplier;
  * careful client would.
  */
 public final class LoadStorm {
-    /** What a client holds: the rank it was given, its blocks, and its prefill until completed. */
-    public record Held(long worker, int rank, List<Long> blocks, long prefill, boolean prefillDone) {
+    /**
+     * What a client holds: the rank it was given, its blocks, its prefill until completed, and when it asked for it
+     * ({@link System#nanoTime}), which is no later than when the replica booked it.
+     */
+    public record Held(long worker, int rank, List<Long> blocks, long prefill, boolean prefillDone, long askedNanos) {
     }
 
     private final Supplier<List<HttpJson>> replicas;
@@ -86,6 +91,7 @@ public final class LoadStorm {
             tokens.add(i < 4 ? rnd.nextInt(3) : rnd.nextInt(1000)); // shared first blocks now and then
         }
         HttpResponse<String> r;
+        long asked = System.nanoTime();
         try {
             r = anyReplica().post("/select_and_reserve", new JsonObject().put("model_name", "model")
                     .put("token_ids", tokens).put("selection_id", id).encode());
@@ -104,7 +110,7 @@ public final class LoadStorm {
         List<Long> blocks = new ArrayList<>();
         b.getJsonArray("sequence_hashes").forEach(h -> blocks.add(((Number) h).longValue()));
         held.put(id, new Held(b.getLong("worker_id"), b.getInteger("dp_rank"), blocks,
-                b.getLong("effective_prefill_tokens"), false));
+                b.getLong("effective_prefill_tokens"), false, asked));
         booked.incrementAndGet();
     }
 
@@ -136,7 +142,8 @@ public final class LoadStorm {
         }
         HttpResponse<String> r = anyReplica().post("/reservations/" + id + "/prefill_complete", "");
         if (r.statusCode() == 200) {
-            held.computeIfPresent(id, (k, v) -> new Held(v.worker(), v.rank(), v.blocks(), v.prefill(), true));
+            held.computeIfPresent(id, (k, v) -> new Held(v.worker(), v.rank(), v.blocks(), v.prefill(), true,
+                    v.askedNanos()));
         }
     }
 
@@ -168,10 +175,26 @@ public final class LoadStorm {
 
     /** "worker/rank" → "requests/decode blocks/prefill tokens" for what the clients hold, every rank listed. */
     public Map<String, String> expected(List<String> ranks) {
+        return expected(ranks, h -> true);
+    }
+
+    /**
+     * The same for what the clients hold and asked for less than {@code expiry} ago: what a replica must still count
+     * however slow the test ran, since it booked each no earlier than it was asked.
+     */
+    public Map<String, String> unexpired(List<String> ranks, Duration expiry) {
+        long cutoff = System.nanoTime() - expiry.toNanos();
+        return expected(ranks, h -> h.askedNanos() - cutoff > 0);
+    }
+
+    private Map<String, String> expected(List<String> ranks, Predicate<Held> counted) {
         Map<String, int[]> requests = new HashMap<>();
         Map<String, Set<Long>> blocks = new HashMap<>();
         Map<String, long[]> prefill = new HashMap<>();
         for (Held h : held.values()) {
+            if (!counted.test(h)) {
+                continue;
+            }
             String k = h.worker() + "/" + h.rank();
             requests.computeIfAbsent(k, x -> new int[1])[0]++;
             blocks.computeIfAbsent(k, x -> new HashSet<>()).addAll(h.blocks());
