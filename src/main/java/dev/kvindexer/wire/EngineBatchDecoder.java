@@ -154,17 +154,11 @@ public final class EngineBatchDecoder {
     private void decodeOne(List<KvEvent> out) throws IOException {
         reader.read(scratch);
         switch (converter.convert(scratch, out)) {
-            case MALFORMED:
-                malformed++;
-                break;
-            case FILTERED:
-                filtered++;
-                break;
-            case BLOCK_SIZE_MISMATCH:
-                mismatches++;
-                break;
-            default:
-                break;
+            case MALFORMED -> malformed++;
+            case FILTERED -> filtered++;
+            case BLOCK_SIZE_MISMATCH -> mismatches++;
+            default -> {
+            }
         }
     }
 

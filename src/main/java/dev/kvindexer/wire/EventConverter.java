@@ -38,15 +38,14 @@ final class EventConverter {
         if (ev.malformed) {
             return Outcome.MALFORMED;
         }
-        switch (ev.tag) {
-            case RawEvent.STORED:
-                return stored(ev, out);
-            case RawEvent.REMOVED:
-                return removed(ev, out);
-            case RawEvent.CLEARED:
+        return switch (ev.tag) {
+            case RawEvent.STORED -> stored(ev, out);
+            case RawEvent.REMOVED -> removed(ev, out);
+            case RawEvent.CLEARED -> {
                 out.add(KvEvent.Cleared.INSTANCE);
-                return Outcome.APPENDED;
-            case RawEvent.STORE_OBJECT:
+                yield Outcome.APPENDED;
+            }
+            case RawEvent.STORE_OBJECT -> {
                 // Our reading of SPEC §5.2 (it defines no medium and no root marker): a Store object is a host-pinned
                 // block, and a parent_block_hash of 0 means none.
                 if (ev.medium == null) {
@@ -55,12 +54,11 @@ final class EventConverter {
                 if (ev.hasParent && ev.parentHash == 0) {
                     ev.hasParent = false;
                 }
-                return stored(ev, out);
-            case RawEvent.UPDATE_OBJECT:
-                return Outcome.NOTHING; // replica locations: the index counts hits, not replicas
-            default:
-                return Outcome.MALFORMED; // unknown tag: skip only this event [REC]
-        }
+                yield stored(ev, out);
+            }
+            case RawEvent.UPDATE_OBJECT -> Outcome.NOTHING; // replica locations: the index counts hits, not replicas
+            default -> Outcome.MALFORMED; // unknown tag: skip only this event [REC]
+        };
     }
 
     private Outcome stored(RawEvent ev, List<KvEvent> out) {

@@ -98,23 +98,16 @@ final class EventReader {
             return;
         }
         ev.tag = readTag();
-        int[] layout;
-        switch (ev.tag) {
-            case RawEvent.STORED:
-                layout = STORED_LAYOUT;
-                break;
-            case RawEvent.REMOVED:
-                layout = REMOVED_LAYOUT;
-                break;
-            case RawEvent.CLEARED:
-                layout = CLEARED_LAYOUT;
-                break;
-            case RawEvent.STORE_OBJECT:
-                layout = STORE_OBJECT_LAYOUT;
-                break;
-            default:
-                in.skip(n - 1);
-                return;
+        int[] layout = switch (ev.tag) {
+            case RawEvent.STORED -> STORED_LAYOUT;
+            case RawEvent.REMOVED -> REMOVED_LAYOUT;
+            case RawEvent.CLEARED -> CLEARED_LAYOUT;
+            case RawEvent.STORE_OBJECT -> STORE_OBJECT_LAYOUT;
+            default -> null;
+        };
+        if (layout == null) {
+            in.skip(n - 1);
+            return;
         }
         for (int i = 1; i < n; i++) {
             // elements past the known layout (future fields) are ignored
@@ -145,80 +138,61 @@ final class EventReader {
 
     private void readField(int field, RawEvent ev) throws IOException {
         switch (field) {
-            case F_TYPE:
-                ev.tag = readTag();
-                break;
-            case F_EVENT_TYPE:
-                ev.standard = true;
-                if (in.peekType() != ValueType.STRING) {
-                    in.skip();
-                    ev.tag = RawEvent.UNKNOWN;
-                } else {
-                    int k = in.matchString(EVENT_TYPES);
-                    ev.tag = k < 0 ? RawEvent.UNKNOWN : TAG_IDS[k];
-                }
-                break;
-            case F_HASHES:
-                readHashes(ev);
-                break;
-            case F_ONE_HASH:
-                if (WireReader.isHash(in.peekType())) {
-                    ev.blockHashes = new long[] {in.hash()};
-                } else {
-                    in.skip();
-                    ev.malformed = true;
-                }
-                break;
-            case F_PARENT:
-                readParent(ev);
-                break;
-            case F_TOKENS:
-                readTokens(ev);
-                break;
-            case F_BLOCK_SIZE:
-                readBlockSize(ev);
-                break;
-            case F_BASE_INDEX:
-                if (in.tryNil()) {
-                    break;
-                }
-                if (in.peekType() == ValueType.INTEGER) {
-                    ev.belowRoot = in.integerBits() != 0;
-                } else {
-                    in.skip();
-                    ev.malformed = true;
-                }
-                break;
-            case F_MEDIUM:
-                ev.medium = optionalString(ev);
-                break;
-            case F_LORA_NAME:
-                ev.loraName = optionalString(ev);
-                break;
-            case F_LORA_OR_METADATA:
+            case F_TYPE -> ev.tag = readTag();
+            case F_EVENT_TYPE -> readEventType(ev);
+            case F_HASHES -> readHashes(ev);
+            case F_ONE_HASH -> readOneHash(ev);
+            case F_PARENT -> readParent(ev);
+            case F_TOKENS -> readTokens(ev);
+            case F_BLOCK_SIZE -> readBlockSize(ev);
+            case F_BASE_INDEX -> readBaseIndex(ev);
+            case F_MEDIUM -> ev.medium = optionalString(ev);
+            case F_LORA_NAME -> ev.loraName = optionalString(ev);
+            case F_LORA_OR_METADATA -> {
                 if (in.peekType() == ValueType.MAP) {
                     readMetadata(ev);
                 } else {
                     ev.loraName = optionalString(ev);
                 }
-                break;
-            case F_EXTRA_KEYS:
-                readExtraKeys(ev);
-                break;
-            case F_GROUP_IDX:
-                readGroupIdx(ev);
-                break;
-            case F_KIND:
-                ev.specKind = optionalString(ev);
-                break;
-            case F_CACHE_SALT:
-                ev.cacheSalt = optionalString(ev);
-                break;
-            case F_SNIFFED:
-                readSniffed(ev);
-                break;
-            default:
-                in.skip();
+            }
+            case F_EXTRA_KEYS -> readExtraKeys(ev);
+            case F_GROUP_IDX -> readGroupIdx(ev);
+            case F_KIND -> ev.specKind = optionalString(ev);
+            case F_CACHE_SALT -> ev.cacheSalt = optionalString(ev);
+            case F_SNIFFED -> readSniffed(ev);
+            default -> in.skip();
+        }
+    }
+
+    private void readEventType(RawEvent ev) throws IOException {
+        ev.standard = true;
+        if (in.peekType() != ValueType.STRING) {
+            in.skip();
+            ev.tag = RawEvent.UNKNOWN;
+        } else {
+            int k = in.matchString(EVENT_TYPES);
+            ev.tag = k < 0 ? RawEvent.UNKNOWN : TAG_IDS[k];
+        }
+    }
+
+    private void readOneHash(RawEvent ev) throws IOException {
+        if (WireReader.isHash(in.peekType())) {
+            ev.blockHashes = new long[] {in.hash()};
+        } else {
+            in.skip();
+            ev.malformed = true;
+        }
+    }
+
+    private void readBaseIndex(RawEvent ev) throws IOException {
+        if (in.tryNil()) {
+            return;
+        }
+        if (in.peekType() == ValueType.INTEGER) {
+            ev.belowRoot = in.integerBits() != 0;
+        } else {
+            in.skip();
+            ev.malformed = true;
         }
     }
 

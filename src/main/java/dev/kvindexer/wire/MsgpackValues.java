@@ -98,55 +98,60 @@ public final class MsgpackValues {
             throw new Malformed("values nest deeper than " + MAX_DEPTH + " levels");
         }
         MessageFormat format = in.getNextFormat();
-        switch (format.getValueType()) {
-            case NIL:
+        return switch (format.getValueType()) {
+            case NIL -> {
                 in.unpackNil();
-                return Nil.INSTANCE;
-            case BOOLEAN:
-                return in.unpackBoolean();
-            case INTEGER:
-                if (format == MessageFormat.UINT64) {
-                    BigInteger u = in.unpackBigInteger();
-                    return u.bitLength() < Long.SIZE ? (Object) u.longValue() : u;
-                }
-                return in.unpackLong();
-            case FLOAT:
-                return in.unpackDouble();
-            case STRING: {
-                byte[] utf8 = payload(in.unpackRawStringHeader());
-                try {
-                    return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(utf8)).toString();
-                } catch (CharacterCodingException e) {
-                    return new InvalidUtf8(utf8);
-                }
+                yield Nil.INSTANCE;
             }
-            case BINARY:
-                return payload(in.unpackBinaryHeader());
-            case ARRAY: {
-                int n = in.unpackArrayHeader();
-                ensureRemaining(n);
-                List<Object> out = new ArrayList<>(Math.min(n, 16));
-                for (int i = 0; i < n; i++) {
-                    out.add(value(depth + 1));
-                }
-                return out;
+            case BOOLEAN -> in.unpackBoolean();
+            case INTEGER -> integer(format);
+            case FLOAT -> in.unpackDouble();
+            case STRING -> string(payload(in.unpackRawStringHeader()));
+            case BINARY -> payload(in.unpackBinaryHeader());
+            case ARRAY -> array(depth);
+            case MAP -> map(depth);
+            case EXTENSION -> {
+                payload(in.unpackExtensionTypeHeader().getLength());
+                yield new Extension();
             }
-            case MAP: {
-                int n = in.unpackMapHeader();
-                ensureRemaining(2L * n);
-                List<Entry> entries = new ArrayList<>(Math.min(n, 16));
-                for (int i = 0; i < n; i++) {
-                    Object key = value(depth + 1);
-                    entries.add(new Entry(key instanceof String ? key : new NonStringKey(), value(depth + 1)));
-                }
-                return new MapValue(entries);
-            }
-            default: {
-                int declared = in.unpackExtensionTypeHeader().getLength();
-                payload(declared);
-                return new Extension();
-            }
+        };
+    }
+
+    private Object integer(MessageFormat format) throws IOException {
+        if (format == MessageFormat.UINT64) {
+            BigInteger u = in.unpackBigInteger();
+            return u.bitLength() < Long.SIZE ? (Object) u.longValue() : u;
         }
+        return in.unpackLong();
+    }
+
+    private static Object string(byte[] utf8) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(utf8)).toString();
+        } catch (CharacterCodingException e) {
+            return new InvalidUtf8(utf8);
+        }
+    }
+
+    private List<Object> array(int depth) throws IOException, Malformed {
+        int n = in.unpackArrayHeader();
+        ensureRemaining(n);
+        List<Object> out = new ArrayList<>(Math.min(n, 16));
+        for (int i = 0; i < n; i++) {
+            out.add(value(depth + 1));
+        }
+        return out;
+    }
+
+    private MapValue map(int depth) throws IOException, Malformed {
+        int n = in.unpackMapHeader();
+        ensureRemaining(2L * n);
+        List<Entry> entries = new ArrayList<>(Math.min(n, 16));
+        for (int i = 0; i < n; i++) {
+            Object key = value(depth + 1);
+            entries.add(new Entry(key instanceof String ? key : new NonStringKey(), value(depth + 1)));
+        }
+        return new MapValue(entries);
     }
 
     private byte[] payload(int declared) throws IOException, Malformed {

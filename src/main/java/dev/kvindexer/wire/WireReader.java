@@ -215,30 +215,21 @@ final class WireReader {
     }
 
     private static int strHeaderLength(MessageFormat f) throws IOException {
-        switch (f) {
-            case FIXSTR:
-                return 1;
-            case STR8:
-                return 2;
-            case STR16:
-                return 3;
-            case STR32:
-                return 5;
-            default:
-                throw new IOException("not a string: " + f);
-        }
+        return switch (f) {
+            case FIXSTR -> 1;
+            case STR8 -> 2;
+            case STR16 -> 3;
+            case STR32 -> 5;
+            default -> throw new IOException("not a string: " + f);
+        };
     }
 
     private static int binHeaderLength(MessageFormat f) throws IOException {
-        switch (f) {
-            case BIN8:
-                return 2;
-            case BIN16:
-                return 3;
-            case BIN32:
-                return 5;
-            default:
-                throw new IOException("not a bin: " + f);
-        }
+        return switch (f) {
+            case BIN8 -> 2;
+            case BIN16 -> 3;
+            case BIN32 -> 5;
+            default -> throw new IOException("not a bin: " + f);
+        };
     }
 }

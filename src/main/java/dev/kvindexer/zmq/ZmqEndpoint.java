@@ -25,15 +25,11 @@ public final class ZmqEndpoint {
         if (address.isEmpty()) {
             return "missing address";
         }
-        switch (scheme) {
-            case "ipc":
-            case "inproc":
-                return null;
-            case "tcp":
-                return tcpReason(address);
-            default:
-                return "unsupported scheme `" + scheme + "`";
-        }
+        return switch (scheme) {
+            case "ipc", "inproc" -> null;
+            case "tcp" -> tcpReason(address);
+            default -> "unsupported scheme `" + scheme + "`";
+        };
     }
 
     private static String tcpReason(String address) {

@@ -68,18 +68,18 @@ class BusFuzzTest {
 
     /** One piece of hostile traffic. */
     private static byte[] frame(SplittableRandom rnd) {
-        switch (rnd.nextInt(4)) {
-            case 0: { // random bytes
+        return switch (rnd.nextInt(4)) {
+            case 0 -> { // random bytes
                 byte[] b = new byte[1 + rnd.nextInt(512)];
                 rnd.nextBytes(b);
-                return b;
+                yield b;
             }
-            case 1: { // a well-framed body of random bytes
+            case 1 -> { // a well-framed body of random bytes
                 byte[] body = new byte[1 + rnd.nextInt(256)];
                 rnd.nextBytes(body);
-                return ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array();
+                yield ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array();
             }
-            case 2: { // a bus-shaped frame: protocol version, codec id, then damaged lengths and strings
+            case 2 -> { // a bus-shaped frame: protocol version, codec id, then damaged lengths and strings
                 ByteArrayOutputStream out = new ByteArrayOutputStream();
                 ByteBuffer body = ByteBuffer.allocate(64);
                 body.put((byte) 1).put((byte) (rnd.nextInt(20) - 3)).put((byte) rnd.nextInt(2));
@@ -89,11 +89,10 @@ class BusFuzzTest {
                 }
                 out.writeBytes(ByteBuffer.allocate(4).putInt(body.capacity()).array());
                 out.writeBytes(body.array());
-                return out.toByteArray();
+                yield out.toByteArray();
             }
-            default: { // a frame cut short: the connection closes inside it
-                return ByteBuffer.allocate(6).putInt(1 + rnd.nextInt(1 << 20)).put((byte) 1).put((byte) 0).array();
-            }
-        }
+            // a frame cut short: the connection closes inside it
+            default -> ByteBuffer.allocate(6).putInt(1 + rnd.nextInt(1 << 20)).put((byte) 1).put((byte) 0).array();
+        };
     }
 }

@@ -59,16 +59,12 @@ public sealed interface ZmtpAddress {
         }
         String scheme = endpoint.substring(0, sep);
         String rest = endpoint.substring(sep + 3);
-        switch (scheme) {
-            case "ipc":
-                return new Ipc(Path.of(rest));
-            case "inproc":
-                return new InProcess(rest);
-            case "tcp":
-                return tcp(endpoint, rest);
-            default:
-                throw new IllegalArgumentException("unsupported scheme " + scheme + " in " + endpoint);
-        }
+        return switch (scheme) {
+            case "ipc" -> new Ipc(Path.of(rest));
+            case "inproc" -> new InProcess(rest);
+            case "tcp" -> tcp(endpoint, rest);
+            default -> throw new IllegalArgumentException("unsupported scheme " + scheme + " in " + endpoint);
+        };
     }
 
     private static ZmtpAddress tcp(String endpoint, String hostPort) {

@@ -39,20 +39,19 @@ sealed interface ZmtpCommand {
         }
         String name = new String(body, 1, nameLength, StandardCharsets.US_ASCII);
         int at = 1 + nameLength;
-        switch (name) {
-            case "READY":
-                return new Ready(socketType(body, at));
-            case "PING":
+        return switch (name) {
+            case "READY" -> new Ready(socketType(body, at));
+            case "PING" -> {
                 int from = Math.min(at + 2, body.length);
-                return new Ping(Arrays.copyOfRange(body, from, Math.min(body.length, from + MAX_PING_CONTEXT)));
-            case "PONG":
-                return new Pong();
-            case "ERROR":
+                yield new Ping(Arrays.copyOfRange(body, from, Math.min(body.length, from + MAX_PING_CONTEXT)));
+            }
+            case "PONG" -> new Pong();
+            case "ERROR" -> {
                 int reasonLength = at < body.length ? Math.min(body[at] & 0xFF, body.length - at - 1) : 0;
-                return new Error(new String(body, at + 1, Math.max(reasonLength, 0), StandardCharsets.US_ASCII));
-            default:
-                return new Other(name);
-        }
+                yield new Error(new String(body, at + 1, Math.max(reasonLength, 0), StandardCharsets.US_ASCII));
+            }
+            default -> new Other(name);
+        };
     }
 
     /** The Socket-Type property among READY's metadata (name length, name, 4-byte value length, value), or null. */
