@@ -20,20 +20,48 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.internal.VertxInternal;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.SplittableRandom;
+import java.nio.ByteBuffer;
+import java.io.ByteArrayOutputStream;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * A stranger on a node's event-bus port: a frame declaring two gigabytes followed by zeros, lengths of zero and below,
- * frames that together would hold more than the bus takes at once, a node with another token. Each is closed and
- * counted before it costs the node memory, and the cluster's own messages (sharded queries) go on.
+ * frames that together would hold more than the bus takes at once, a node with another token, and seeded random
+ * traffic with and without a token. Each is closed and counted before it costs the node memory, the node stays up,
+ * and the cluster's own messages (sharded queries) go on. Attacks on a pair of nodes share it: counts are differences.
  */
 class BusGuardTest {
     private static final String TOKEN = "bus-secret";
     private static final long MIB = 1 << 20;
-    private static final Duration QUICKLY = Duration.ofSeconds(5);
 
+    private static final int FUZZ_CONNECTIONS = 300;
+
+    private static final ClusterNodes plaintext = new ClusterNodes();
+    private static final ClusterNodes sealed = new ClusterNodes();
+    private static IndexerNode plainA;
+    private static IndexerNode plainB;
+    private static IndexerNode sealedA;
+    private static IndexerNode sealedB;
+    /** For attacks that need nodes of their own. */
     private final ClusterNodes cluster = new ClusterNodes();
+
+    @BeforeAll
+    static void startPairs() throws Exception {
+        plainA = node(plaintext, null);
+        plainB = node(plaintext, null);
+        sealedA = node(sealed, TOKEN);
+        sealedB = node(sealed, TOKEN);
+    }
+
+    @AfterAll
+    static void stopPairs() {
+        plaintext.close();
+        sealed.close();
+    }
 
     @AfterEach
     void stop() {
@@ -41,8 +69,8 @@ class BusGuardTest {
     }
 
     /** A sharded node (its queries cross the bus); with {@code token}, its bus speaks TLS. */
-    private IndexerNode node(String token) throws Exception {
-        return cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(1))
+    private static IndexerNode node(ClusterNodes in, String token) throws Exception {
+        return in.start(c -> c.withCluster(c.cluster().withReplicationFactor(1))
                 .withSecurity(new SecuritySettings(token, false, null, null)));
     }
 
@@ -86,55 +114,82 @@ class BusGuardTest {
      * node kept it, what the node's heap holds: an unguarded bus would hold all that was sent.
      */
     private static void attackAndSurvive(IndexerNode target, IndexerNode other, String token, String reason) {
+        double refusedBefore = refused(target, reason);
         long before = liveHeap();
-        long started = System.nanoTime();
         long sent;
         long grown;
         boolean closed;
         try (HostileConnection c = HostileConnection.open(busPort(target))) {
             c.send(HostileConnection.busFrame(HUGE));
             sent = c.streamZeros(256 * MIB);
-            closed = sent < 256 * MIB || c.closedWithin(QUICKLY);
+            closed = sent < 256 * MIB || c.closedWithin(Await.PATIENCE);
             grown = liveHeap() - before;
         }
-        long millis = (System.nanoTime() - started) / 1_000_000;
         assertTrue(closed && sent < 32 * MIB, "the node closed the connection after " + sent / MIB + " MiB");
-        assertTrue(millis < QUICKLY.toMillis(), "closed in " + millis + " ms");
         assertTrue(grown < 8 * MIB, "the node's heap grew by " + grown / MIB + " MiB under the attack");
-        assertEquals(1, refused(target, reason));
+        assertEquals(1, refused(target, reason) - refusedBefore);
         assertEquals(200, new HttpJson(target.httpPort()).get("/health").statusCode());
-        assertTrue(shardQueryAnswered(other, target, token, QUICKLY), "the cluster's own messages still pass");
-        assertTrue(shardQueryAnswered(target, other, token, QUICKLY), "both ways");
+        assertTrue(shardQueryAnswered(other, target, token, Await.PATIENCE), "the cluster's own messages still pass");
+        assertTrue(shardQueryAnswered(target, other, token, Await.PATIENCE), "both ways");
     }
 
     @Test
     void aStrangerOnATokenBusIsClosedAtTheHandshake() throws Exception {
-        IndexerNode a = node(TOKEN);
-        IndexerNode b = node(TOKEN);
-        assertTrue(shardQueryAnswered(a, b, TOKEN, QUICKLY), "the nodes talk over TLS");
-        attackAndSurvive(b, a, TOKEN, BusFrameGuard.TLS_HANDSHAKE);
+        assertTrue(shardQueryAnswered(sealedA, sealedB, TOKEN, Await.PATIENCE), "the nodes talk over TLS");
+        attackAndSurvive(sealedB, sealedA, TOKEN, BusFrameGuard.TLS_HANDSHAKE);
     }
 
     @Test
     void aStrangerOnAPlaintextBusIsClosedAtTheFrameHeader() throws Exception {
-        IndexerNode a = node(null);
-        IndexerNode b = node(null);
-        attackAndSurvive(b, a, null, BusFrameGuard.FRAME_SIZE);
+        attackAndSurvive(plainB, plainA, null, BusFrameGuard.FRAME_SIZE);
     }
 
     @Test
     void framesOfZeroOrNegativeLengthAreRefused() throws Exception {
-        IndexerNode a = node(null);
-        IndexerNode b = node(null);
+        double before = refused(plainB, BusFrameGuard.FRAME_SIZE);
         for (int declared : new int[] {0, -1, Integer.MIN_VALUE}) {
-            try (HostileConnection c = HostileConnection.open(busPort(b))) {
+            try (HostileConnection c = HostileConnection.open(busPort(plainB))) {
                 c.send(HostileConnection.busFrame(declared));
-                assertTrue(c.closedWithin(QUICKLY), "a frame of " + declared + " bytes closes the connection");
+                assertTrue(c.closedWithin(Await.PATIENCE), "a frame of " + declared + " bytes closes the connection");
             }
         }
-        assertEquals(3, refused(b, BusFrameGuard.FRAME_SIZE));
-        assertTrue(shardQueryAnswered(a, b, null, QUICKLY));
+        assertEquals(3, refused(plainB, BusFrameGuard.FRAME_SIZE) - before);
+        assertTrue(shardQueryAnswered(plainA, plainB, null, Await.PATIENCE));
     }
+
+    @Test
+    void aPlaintextBusTakesRandomTrafficAndGoesOn() throws Exception {
+        fuzz(plainA, plainB, null);
+    }
+
+    @Test
+    void aTokenBusTakesRandomTrafficAndGoesOn() throws Exception {
+        fuzz(sealedA, sealedB, TOKEN);
+    }
+
+    /**
+     * Random bytes, frames of small random lengths holding random bytes (what a plaintext bus parses as messages),
+     * bus-shaped frames with their type and address bytes damaged, and connections cut mid-frame, at {@code b}.
+     */
+    private static void fuzz(IndexerNode a, IndexerNode b, String token) throws Exception {
+        assertTrue(shardQueryAnswered(a, b, token, Await.PATIENCE), "the nodes talk before the fuzz");
+        int port = busPort(b);
+        SplittableRandom rnd = new SplittableRandom(0x627573L);
+        for (int i = 0; i < FUZZ_CONNECTIONS; i++) {
+            try (HostileConnection c = HostileConnection.open(port)) {
+                int frames = 1 + rnd.nextInt(8);
+                for (int f = 0; f < frames; f++) {
+                    if (!c.send(fuzzFrame(rnd))) {
+                        break;
+                    }
+                }
+            }
+        }
+        assertEquals(200, new HttpJson(b.httpPort()).get("/health").statusCode());
+        assertTrue(shardQueryAnswered(a, b, token, Await.PATIENCE), "the cluster's own messages still pass");
+        assertTrue(shardQueryAnswered(b, a, token, Await.PATIENCE), "both ways");
+    }
+
 
     /**
      * Frames within the limit, each sent in part and left there: together they may hold no more than the limit (64
@@ -152,14 +207,14 @@ class BusGuardTest {
             assertEquals(40 * MIB, first.streamZeros(40 * MIB));
             second.send(HostileConnection.busFrame(48 << 20));
             long sent = second.streamZeros(40 * MIB);
-            assertTrue(sent < 40 * MIB || second.closedWithin(QUICKLY), "the second frame was refused");
+            assertTrue(sent < 40 * MIB || second.closedWithin(Await.PATIENCE), "the second frame was refused");
             assertFalse(first.closedWithin(Duration.ofMillis(500)), "the first, within the limit, goes on");
             assertEquals(1, refused(b, BusFrameGuard.BUSY));
-            assertTrue(shardQueryAnswered(a, b, null, QUICKLY), "small frames still fit beside it");
+            assertTrue(shardQueryAnswered(a, b, null, Await.PATIENCE), "small frames still fit beside it");
         }
         // Closing them gives their bytes back: soon a frame of the same size fits again (each refusal is counted).
         int[] refusedMeanwhile = {0};
-        Await.until("a frame as large passes again", QUICKLY, () -> {
+        Await.until("a frame as large passes again", Await.PATIENCE, () -> {
             try (HostileConnection again = HostileConnection.open(busPort(b))) {
                 again.send(HostileConnection.busFrame(48 << 20));
                 if (again.streamZeros(40 * MIB) == 40 * MIB && !again.closedWithin(Duration.ofMillis(300))) {
@@ -174,17 +229,47 @@ class BusGuardTest {
 
     @Test
     void aNodeWithAnotherTokenExchangesNoBusMessageAndNothingBreaks() throws Exception {
-        IndexerNode a = node(TOKEN);
-        IndexerNode b = node(TOKEN);
-        IndexerNode stranger = node("another-token");
-        Await.until("three members", QUICKLY, () -> a.hazelcast().getCluster().getMembers().size() == 3);
+        IndexerNode a = node(cluster, TOKEN);
+        IndexerNode b = node(cluster, TOKEN);
+        IndexerNode stranger = node(cluster, "another-token");
+        Await.until("three members", Await.PATIENCE, () -> a.hazelcast().getCluster().getMembers().size() == 3);
         Duration shortWait = Duration.ofSeconds(3);
         assertFalse(shardQueryAnswered(stranger, a, "another-token", shortWait), "the stranger reaches no node");
         assertFalse(shardQueryAnswered(a, stranger, TOKEN, shortWait), "no node reaches the stranger");
-        assertTrue(shardQueryAnswered(a, b, TOKEN, QUICKLY), "the token's nodes still talk");
-        Await.until("the refused handshakes are counted", QUICKLY, () -> refused(a, BusFrameGuard.TLS_HANDSHAKE) >= 1);
+        assertTrue(shardQueryAnswered(a, b, TOKEN, Await.PATIENCE), "the token's nodes still talk");
+        Await.until("the refused handshakes are counted", Await.PATIENCE, () -> refused(a, BusFrameGuard.TLS_HANDSHAKE) >= 1);
         for (IndexerNode n : new IndexerNode[] {a, b, stranger}) {
             assertEquals(200, new HttpJson(n.httpPort()).get("/health").statusCode());
         }
+    }
+
+    /** One piece of hostile traffic. */
+    private static byte[] fuzzFrame(SplittableRandom rnd) {
+        return switch (rnd.nextInt(4)) {
+            case 0 -> { // random bytes
+                byte[] b = new byte[1 + rnd.nextInt(512)];
+                rnd.nextBytes(b);
+                yield b;
+            }
+            case 1 -> { // a well-framed body of random bytes
+                byte[] body = new byte[1 + rnd.nextInt(256)];
+                rnd.nextBytes(body);
+                yield ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array();
+            }
+            case 2 -> { // a bus-shaped frame: protocol version, codec id, then damaged lengths and strings
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                ByteBuffer body = ByteBuffer.allocate(64);
+                body.put((byte) 1).put((byte) (rnd.nextInt(20) - 3)).put((byte) rnd.nextInt(2));
+                body.putInt(rnd.nextBoolean() ? rnd.nextInt() : rnd.nextInt(40));
+                while (body.hasRemaining()) {
+                    body.put((byte) rnd.nextInt(256));
+                }
+                out.writeBytes(ByteBuffer.allocate(4).putInt(body.capacity()).array());
+                out.writeBytes(body.array());
+                yield out.toByteArray();
+            }
+            // a frame cut short: the connection closes inside it
+            default -> ByteBuffer.allocate(6).putInt(1 + rnd.nextInt(1 << 20)).put((byte) 1).put((byte) 0).array();
+        };
     }
 }

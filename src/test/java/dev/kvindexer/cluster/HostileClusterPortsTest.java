@@ -35,7 +35,6 @@ class HostileClusterPortsTest {
     private static final String TOKEN = "ports-secret";
     private static final List<String> PRODUCTION_JVM = List.of("-Xmx256m", "-XX:+ExitOnOutOfMemoryError",
             "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
-    private static final Duration QUICKLY = Duration.ofSeconds(5);
     private static final long MIB = 1 << 20;
 
     private final ClusterNodes cluster = new ClusterNodes();
@@ -63,7 +62,7 @@ class HostileClusterPortsTest {
     private static void assertBusReaches(IndexerNode from, String nodeId) throws Exception {
         ClusterValues signed = new ClusterValues(TOKEN, new ClusterCounters());
         ClusterFixture.await(from.vertx().eventBus().request(ClusterRegistrar.CHANGED_PREFIX + nodeId,
-                signed.announcement("1:0"), new DeliveryOptions().setSendTimeout(QUICKLY.toMillis())));
+                signed.announcement("1:0"), new DeliveryOptions().setSendTimeout(Await.PATIENCE.toMillis())));
     }
 
     private static void assertAlive(ChildNode node) {
@@ -82,7 +81,7 @@ class HostileClusterPortsTest {
                 Integer.toString(busPort), "--threads", "2", "--ingest-threads", "1"), Map.of("KVINDEXER_AUTH_TOKEN", TOKEN));
         children.add(target);
         int httpPort = target.awaitReady(Duration.ofSeconds(90));
-        Await.until("two members", QUICKLY, () -> local.hazelcast().getCluster().getMembers().size() == 2);
+        Await.until("two members", Await.PATIENCE, () -> local.hazelcast().getCluster().getMembers().size() == 2);
         String targetId = otherNodeId(local);
         assertBusReaches(local, targetId);
 
@@ -90,7 +89,7 @@ class HostileClusterPortsTest {
             assertAlive(target);
             try (HostileConnection c = HostileConnection.open(memberPort)) {
                 c.send(HostileConnection.memberPacket(HostileConnection.HUGE));
-                assertTrue(c.closedWithin(QUICKLY), "the member closed the connection; its log ends:\n" + target.tail());
+                assertTrue(c.closedWithin(Await.PATIENCE), "the member closed the connection; its log ends:\n" + target.tail());
             }
         }
         assertAlive(target);

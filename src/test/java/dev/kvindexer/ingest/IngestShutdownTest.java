@@ -38,7 +38,8 @@ class IngestShutdownTest {
             long start = System.nanoTime();
             ingest.close(Duration.ofSeconds(2));
             Duration took = Duration.ofNanos(System.nanoTime() - start);
-            assertTrue(took.compareTo(Duration.ofSeconds(6)) < 0, "close took " + took);
+            // Returning at all is the point (a stuck poller would hold close forever); how soon is the budget's job.
+            assertTrue(took.compareTo(Await.PATIENCE) < 0, "close took " + took);
             assertTrue(poller.isAlive(), "the poller really was stuck");
 
             release.countDown();

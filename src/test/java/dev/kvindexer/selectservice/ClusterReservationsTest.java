@@ -58,7 +58,7 @@ class ClusterReservationsTest {
     private static void quietPoint(String what, LoadStorm storm, List<HttpJson> replicas) {
         Map<String, String> expected = storm.expected(RANKS);
         for (HttpJson r : replicas) {
-            Await.equal(what + ": a replica's loads are what the clients hold", Duration.ofSeconds(5), expected,
+            Await.equal(what + ": a replica's loads are what the clients hold", Await.PATIENCE, expected,
                     () -> LoadStorm.reported(r));
         }
     }
@@ -114,10 +114,10 @@ class ClusterReservationsTest {
         }
         assertEquals(200, a.post("/reservations/j0/prefill_complete", "").statusCode());
         HttpJson b = replica();
-        Await.equal("the joiner's loads are the cluster's", Duration.ofSeconds(5), LoadStorm.reported(a),
+        Await.equal("the joiner's loads are the cluster's", Await.PATIENCE, LoadStorm.reported(a),
                 () -> LoadStorm.reported(b));
         assertEquals(200, b.send("DELETE", "/reservations/j3").statusCode(), "a mirrored reservation ends anywhere");
-        Await.equal("and its end reaches the others", Duration.ofSeconds(5), LoadStorm.reported(b),
+        Await.equal("and its end reaches the others", Await.PATIENCE, LoadStorm.reported(b),
                 () -> LoadStorm.reported(a));
     }
 }

@@ -30,7 +30,7 @@ class ReplicaSyncHttpTest {
     private static final Map<String, String> EVENTS_OFF = Map.of("DYN_ROUTER_USE_KV_EVENTS", "false");
     private static final String WORKER_1 = "{\"worker_id\":1,\"model_name\":\"model\",\"endpoint\":\"http://worker-1:8000\","
             + "\"block_size\":4}";
-    private static final Duration WAIT = Duration.ofSeconds(5);
+    private static final Duration WAIT = Await.PATIENCE;
 
     private SelectServiceFixture a;
     private SelectServiceFixture b;

@@ -6,6 +6,12 @@ import java.util.function.Supplier;
 
 /** Waits for a condition with a deadline instead of sleeping a fixed time. */
 public final class Await {
+    /**
+     * How long a test waits for what should happen at once (an answer, a refused connection closing). Generous, as
+     * the build runs its test JVMs side by side on small machines; a wait ends as soon as its condition holds.
+     */
+    public static final Duration PATIENCE = Duration.ofSeconds(30);
+
     private Await() {
     }
 
