@@ -193,12 +193,13 @@ class ZmtpSubscriberTest {
     @Test
     void aQuietPublisherIsKeptByHeartbeats() throws Exception {
         try (TestPublisher pub = new TestPublisher()) {
-            sub = new Running(SETTINGS);
+            // A timeout ten PINGs long, so that a loaded machine's pause does not read as a silent publisher.
+            sub = new Running(SETTINGS.withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(2000)));
             sub.open(pub.endpoint());
             pub.awaitSubscriber();
             Await.until("connected", WAIT, () -> sub.connects.get() == 1);
-            // Four heartbeat timeouts without a message: JeroMQ answers each PING, so the connection stays.
-            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3200);
+            // Two heartbeat timeouts without a message: JeroMQ answers each PING, so the connection stays.
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(4400);
             while (System.nanoTime() < until) {
                 assertTrue(sub.failures.isEmpty(), "dropped: " + sub.failures);
                 Thread.sleep(50);
