@@ -63,9 +63,8 @@ class ClusterKillChaosTest {
     }
 
     private ChildNode child(int replicationFactor) {
-        List<String> args = new ArrayList<>(List.of("--cluster", "--cluster-name", cluster.name(),
-                "--cluster-members", "127.0.0.1", "--cluster-host", "127.0.0.1", "--threads", "2",
-                "--ingest-threads", "1", "--cluster-reconcile-interval", "1"));
+        List<String> args = new ArrayList<>(cluster.childFlags());
+        args.addAll(List.of("--threads", "2", "--ingest-threads", "1"));
         if (replicationFactor != ClusterSettings.FULL) {
             args.addAll(List.of("--replication-factor", Integer.toString(replicationFactor)));
         }

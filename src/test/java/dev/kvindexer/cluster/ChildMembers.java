@@ -1,6 +1,7 @@
 package dev.kvindexer.cluster;
 
 import dev.kvindexer.support.ChildNode;
+import dev.kvindexer.support.ClusterNodes;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,12 +9,12 @@ import java.util.List;
 /** Members of a test cluster in JVMs of their own (so they can be SIGKILLed), with their logs for a failure report. */
 final class ChildMembers implements AutoCloseable {
     private final Path logs;
-    private final String clusterName;
+    private final ClusterNodes cluster;
     private final List<ChildNode> children = new ArrayList<>();
 
-    ChildMembers(Path logs, String clusterName) {
+    ChildMembers(Path logs, ClusterNodes cluster) {
         this.logs = logs;
-        this.clusterName = clusterName;
+        this.cluster = cluster;
     }
 
     /** Starts a member that reconciles every second; {@code extra} flags are added to its command line. */
@@ -23,9 +24,8 @@ final class ChildMembers implements AutoCloseable {
 
     /** As {@link #start(String, String...)} with {@code env} added to the member's environment. */
     ChildNode start(String name, java.util.Map<String, String> env, String... extra) {
-        List<String> args = new ArrayList<>(List.of("--cluster", "--cluster-name", clusterName,
-                "--cluster-members", "127.0.0.1", "--cluster-host", "127.0.0.1", "--threads", "2", "--ingest-threads", "1",
-                "--cluster-reconcile-interval", "1"));
+        List<String> args = new ArrayList<>(cluster.childFlags());
+        args.addAll(List.of("--threads", "2", "--ingest-threads", "1"));
         args.addAll(List.of(extra));
         ChildNode c = ChildNode.start(logs, name, ChildNode.SMALL_JVM, args, env);
         synchronized (children) {

@@ -66,7 +66,7 @@ class SelectCrashTest {
 
     @Test
     void aReplicaKilledMidStormLosesAndDoublesNothing() throws Exception {
-        children = new ChildMembers(logs, cluster.name());
+        children = new ChildMembers(logs, cluster);
         IndexerNode survivor = cluster.start();
         SelectServiceConfig config = new SelectServiceConfig("127.0.0.1", 0, 120_000, 4096, 268_435_456L, 1000, 0,
                 List.of(), HttpLimits.DEFAULT);

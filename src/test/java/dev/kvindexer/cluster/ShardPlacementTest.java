@@ -8,12 +8,12 @@ import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ClusterNodes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -27,7 +27,7 @@ class ShardPlacementTest {
     }
 
     private List<HazelcastInstance> cluster(int n) {
-        ClusterSettings settings = ClusterSettings.loopback("kvindexer-test-" + UUID.randomUUID());
+        ClusterSettings settings = new ClusterNodes().settings();
         for (int i = 0; i < n; i++) {
             members.add(Hazelcast.newHazelcastInstance(HazelcastConfigs.load(settings)));
         }

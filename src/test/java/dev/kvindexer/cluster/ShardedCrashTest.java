@@ -46,7 +46,7 @@ class ShardedCrashTest {
 
     @BeforeEach
     void children() {
-        children = new ChildMembers(logs, cluster.name());
+        children = new ChildMembers(logs, cluster);
     }
 
     @AfterEach

@@ -8,18 +8,40 @@ import java.util.List;
 import java.util.UUID;
 import java.util.function.UnaryOperator;
 
-/** Real clustered nodes in this JVM on loopback, in a cluster of their own (random name); closed together. */
+/**
+ * Real clustered nodes in this JVM on loopback, in a cluster of their own: a random name, and member ports of their
+ * own, as the test JVMs of a build run side by side and a member looks for the others among the ports after its first.
+ */
 public final class ClusterNodes implements AutoCloseable {
+    /** Member ports a cluster may take: Hazelcast tries this many from the first when it looks for members. */
+    public static final int PORTS = 10;
+
     private final String name = "kvindexer-test-" + UUID.randomUUID();
+    private final int port = FreePort.block(PORTS);
     private final List<IndexerNode> running = new ArrayList<>();
 
     public ServeConfig config() {
-        return ServeConfig.local(0).withCluster(ClusterSettings.loopback(name));
+        return ServeConfig.local(0).withCluster(settings());
+    }
+
+    /** How a member of this cluster joins it. */
+    public ClusterSettings settings() {
+        return new ClusterSettings(name, List.of(ClusterSettings.LOOPBACK), ClusterSettings.LOOPBACK, port, null, null);
     }
 
     /** The random cluster name these nodes share. */
     public String name() {
         return name;
+    }
+
+    /**
+     * The command-line flags that make a child process a member of this cluster (on loopback, reconciling every
+     * second).
+     */
+    public List<String> childFlags() {
+        return List.of("--cluster", "--cluster-name", name, "--cluster-members", ClusterSettings.LOOPBACK,
+                "--cluster-host", ClusterSettings.LOOPBACK, "--cluster-port", Integer.toString(port),
+                "--cluster-reconcile-interval", "1");
     }
 
     /** Starts a node; returns once it has joined, subscribed to every registered worker, recovered and opened its gate. */

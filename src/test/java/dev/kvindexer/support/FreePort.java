@@ -2,11 +2,40 @@ package dev.kvindexer.support;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.util.concurrent.ThreadLocalRandom;
 
-/** A loopback TCP port that was free a moment ago, for a server that must be told its port before it binds. */
+/** Loopback TCP ports that were free a moment ago, for servers that must be told their port before they bind. */
 public final class FreePort {
     private FreePort() {
+    }
+
+    /**
+     * The first of {@code span} consecutive loopback ports that were all free a moment ago, below the kernel's
+     * ephemeral range (where outgoing connections take theirs) and picked at random, so that test JVMs running side by
+     * side each get a range of their own.
+     */
+    public static int block(int span) {
+        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 1000; attempt++) {
+            int first = 10_000 + rnd.nextInt((32_000 - 10_000) / span) * span;
+            if (allFree(first, span)) {
+                return first;
+            }
+        }
+        throw new IllegalStateException("no " + span + " consecutive free ports between 10000 and 32000");
+    }
+
+    private static boolean allFree(int first, int span) {
+        for (int p = first; p < first + span; p++) {
+            try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
+                s.setReuseAddress(true);
+            } catch (IOException e) {
+                return false;
+            }
+        }
+        return true;
     }
 
     public static int any() {
