@@ -23,9 +23,14 @@ class ArchitectureTest {
                 .importPackages("dev.kvindexer");
     }
 
+    /**
+     * Every package is a slice of its own: the C++ Conductor's home spans layers (its {@code registry} reaches down to
+     * {@code ingest}, which hands batches down to its core), so its sub-packages cannot be one slice, and a cycle
+     * between any two packages, sub-packages included, fails.
+     */
     @Test
     void noPackageCycles() {
-        slices().matching("dev.kvindexer.(*)..").should().beFreeOfCycles().check(classes);
+        slices().matching("dev.kvindexer.(**)").should().beFreeOfCycles().check(classes);
     }
 
     @Test
@@ -34,22 +39,23 @@ class ArchitectureTest {
                 .layer("Launch").definedBy("dev.kvindexer")
                 .layer("Cli").definedBy("dev.kvindexer.cli..")
                 .layer("Node").definedBy("dev.kvindexer.node..")
-                .layer("Http").definedBy("dev.kvindexer.http..")
+                .layer("Http").definedBy("dev.kvindexer.http..", "dev.kvindexer.conductor.http..")
                 .layer("Tracker").definedBy("dev.kvindexer.tracker..")
                 .layer("SelectService").definedBy("dev.kvindexer.selectservice..")
                 .layer("Select").definedBy("dev.kvindexer.select")
                 .layer("Load").definedBy("dev.kvindexer.load..")
                 .layer("Cluster").definedBy("dev.kvindexer.cluster..")
-                .layer("Registry").definedBy("dev.kvindexer.registry..")
+                .layer("Registry").definedBy("dev.kvindexer.registry..", "dev.kvindexer.conductor.registry..")
                 .layer("Ingest").definedBy("dev.kvindexer.ingest..")
                 .layer("Partition").definedBy("dev.kvindexer.partition..")
-                .layer("Conductor").definedBy("dev.kvindexer.conductor..")
+                .layer("Conductor").definedBy("dev.kvindexer.conductor")
                 .layer("Simulator").definedBy("dev.kvindexer.sim..")
                 .layer("Web").definedBy("dev.kvindexer.web..")
                 .layer("Dump").definedBy("dev.kvindexer.dump..")
-                .layer("Wire").definedBy("dev.kvindexer.wire..")
+                .layer("Wire").definedBy("dev.kvindexer.wire..", "dev.kvindexer.conductor.wire..")
                 .layer("Index").definedBy("dev.kvindexer.index..")
-                .layer("Vocabulary").definedBy("dev.kvindexer.event..", "dev.kvindexer.hash..")
+                .layer("Vocabulary").definedBy("dev.kvindexer.event..", "dev.kvindexer.conductor.event..",
+                        "dev.kvindexer.hash..")
                 .layer("Support").definedBy("dev.kvindexer.config..", "dev.kvindexer.metrics..", "dev.kvindexer.zmq..")
                 .whereLayer("Cli").mayOnlyBeAccessedByLayers("Launch")
                 .whereLayer("Node").mayOnlyBeAccessedByLayers("Cli")
@@ -90,7 +96,8 @@ class ArchitectureTest {
     @Test
     void protocolAndIndexCoreKnowNoVertx() {
         noClasses().that().resideInAnyPackage("dev.kvindexer.index..", "dev.kvindexer.hash..", "dev.kvindexer.wire..",
-                        "dev.kvindexer.event..", "dev.kvindexer.select", "dev.kvindexer.load..")
+                        "dev.kvindexer.event..", "dev.kvindexer.conductor.wire..", "dev.kvindexer.conductor.event..",
+                        "dev.kvindexer.select", "dev.kvindexer.load..")
                 .should().dependOnClassesThat().resideInAPackage("io.vertx..")
                 .check(classes);
     }

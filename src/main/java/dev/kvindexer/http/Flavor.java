@@ -6,7 +6,8 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.Locale;
 
 /**
- * Which API a request on a shared route speaks, and for Mooncake which response shape it wants (SPEC §8.1, §8.4).
+ * Which JSON API a request on a shared route speaks, Dynamo or Mooncake's (SPEC §8; the C++ Conductor's msgpack
+ * bodies never get this far), and for Mooncake which response shape it wants (SPEC §8.1, §8.4).
  * The body decides: {@code model_name} means Dynamo; {@code model} or {@code modelname}, or a string
  * {@code instance_id} (Dynamo's is a number), mean Mooncake; anything else is Dynamo, which then names the missing
  * field. No request that is valid in one API is served by the other. The {@code flavor} query parameter overrides
@@ -16,13 +17,13 @@ import java.util.Locale;
 enum Flavor {
     DYNAMO,
     /** The RFC's tenant-keyed shape, Mooncake's default. */
-    MOONCAKE_TENANT,
+    MOONCAKE_JSON_TENANT,
     /** The older document's {@code {"data": {...}}} shape. */
-    MOONCAKE_DATA,
-    /** The C++ Conductor's {@code {"instances": {...}}} shape with {@code rank_matches}. */
-    MOONCAKE_INSTANCES;
+    MOONCAKE_JSON_DATA,
+    /** The C++ Conductor's {@code {"instances": {...}}} shape with {@code rank_matches}, in JSON. */
+    MOONCAKE_JSON_INSTANCES;
 
-    boolean mooncake() {
+    boolean mooncakeJson() {
         return this != DYNAMO;
     }
 
@@ -31,9 +32,9 @@ enum Flavor {
         String flavor = lower(ctx.queryParams().get("flavor"));
         String format = lower(ctx.queryParams().get("format"));
         Flavor shape = format == null ? null : switch (format) {
-            case "tenant" -> MOONCAKE_TENANT;
-            case "data" -> MOONCAKE_DATA;
-            case "instances" -> MOONCAKE_INSTANCES;
+            case "tenant" -> MOONCAKE_JSON_TENANT;
+            case "data" -> MOONCAKE_JSON_DATA;
+            case "instances" -> MOONCAKE_JSON_INSTANCES;
             default -> throw new HttpError(400, "unknown format `" + format + "`: expected tenant, data or instances");
         };
         if (flavor == null) {
@@ -41,9 +42,9 @@ enum Flavor {
         }
         return switch (flavor) {
             case "dynamo" -> DYNAMO;
-            case "mooncake", "mooncake-tenant" -> shape != null ? shape : MOONCAKE_TENANT;
-            case "mooncake-data" -> MOONCAKE_DATA;
-            case "mooncake-instances" -> MOONCAKE_INSTANCES;
+            case "mooncake", "mooncake-tenant" -> shape != null ? shape : MOONCAKE_JSON_TENANT;
+            case "mooncake-data" -> MOONCAKE_JSON_DATA;
+            case "mooncake-instances" -> MOONCAKE_JSON_INSTANCES;
             default -> throw new HttpError(400, "unknown flavor `" + flavor
                     + "`: expected dynamo, mooncake, mooncake-data or mooncake-instances");
         };
@@ -55,7 +56,7 @@ enum Flavor {
             return DYNAMO;
         }
         if (body.has("model") || body.has("modelname") || body.isString("instance_id")) {
-            return MOONCAKE_TENANT;
+            return MOONCAKE_JSON_TENANT;
         }
         return DYNAMO;
     }

@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.conductor.http.CppConductorRoutes;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.metrics.HttpRequestMetrics;
@@ -62,7 +63,7 @@ public final class HttpVerticle extends VerticleBase {
     Router routerOn(io.vertx.core.Vertx vertx) {
         Router router = Router.router(vertx);
         DynamoRoutes dynamo = new DynamoRoutes(node);
-        MooncakeRoutes mooncake = new MooncakeRoutes(node);
+        MooncakeJsonRoutes mooncake = new MooncakeJsonRoutes(node);
         AccessLog accessLog = node.accessLog();
         // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
         RequestPreamble preamble = RequestPreamble.install(router, HttpRequestMetrics.UNKNOWN,
@@ -99,22 +100,26 @@ public final class HttpVerticle extends VerticleBase {
         router.get("/workers").handler(JsonRoutes.guard(dynamo::workers));
         router.get("/dump").handler(JsonRoutes.guard(dynamo::dump));
         router.get("/peers").handler(JsonRoutes.guard(dynamo::peers));
-        ConductorRoutes conductor = new ConductorRoutes(node.conductor());
+        CppConductorRoutes conductor = new CppConductorRoutes(node.conductor());
         router.get("/services").handler(JsonRoutes.guard(ctx -> {
-            if (ConductorRoutes.asksForMsgpack(ctx)) {
+            if (CppConductorRoutes.asksForMsgpack(ctx)) {
                 conductor.services(ctx);
             } else {
                 mooncake.services(ctx);
             }
         }));
         router.get("/global_view").handler(conductor::globalView);
-        // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor).
-        sharedPostJson(router, "/query", QUERY_BODY_LIMIT, dynamo::query, mooncake::query, conductor::query);
-        sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, dynamo::queryByHash, mooncake::queryByHash, null);
-        sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT, dynamo::register, (c, f) -> mooncake.register(c),
-                conductor::register);
-        sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT, dynamo::unregister, (c, f) -> mooncake.unregister(c),
-                conductor::unregister);
+        // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor); a msgpack
+        // body is the C++ Conductor's (SPEC §11.13).
+        sharedPostJson(router, "/query", QUERY_BODY_LIMIT, new JsonFlavors(dynamo::query, mooncake::query),
+                conductor::query);
+        sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT,
+                new JsonFlavors(dynamo::register, (c, f) -> mooncake.register(c)), conductor::register);
+        sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT,
+                new JsonFlavors(dynamo::unregister, (c, f) -> mooncake.unregister(c)), conductor::unregister);
+        // The C++ Conductor has no /query_by_hash: a msgpack body there is read as the JSON flavor's (SPEC §8.6).
+        JsonFlavors byHash = new JsonFlavors(dynamo::queryByHash, mooncake::queryByHash);
+        sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, byHash, byHash::serve);
         postJson(router, "/query_tiered_by_hash", DEFAULT_BODY_LIMIT, false, dynamo::queryTieredByHash);
         postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(node)::post);
         router.post("/reopen_logs").handler(BodyHandler.create(false).setBodyLimit(DEFAULT_BODY_LIMIT)).handler(ctx -> {
@@ -165,49 +170,57 @@ public final class HttpVerticle extends VerticleBase {
         }, handler);
     }
 
-    /** A Mooncake handler that also learns the response shape asked for. */
+    /** A Mooncake JSON handler that also learns the response shape asked for. */
     @FunctionalInterface
-    private interface MooncakeHandler {
+    private interface MooncakeJsonHandler {
         void handle(RoutingContext ctx, Flavor shape);
     }
 
     /**
-     * A route both APIs share. {@code conductor}, when not null, serves msgpack bodies: the C++ Conductor's contract
-     * (SPEC §11.13); JSON bodies go to the Dynamo or the Python Conductor's flavor as the body shows.
+     * A route both APIs share: a msgpack body goes to {@code msgpack}, unless the query asks for the Dynamo flavor,
+     * which reads JSON only whatever the bytes; any other body to the Dynamo or Mooncake JSON flavor.
      */
-    private static void sharedPostJson(Router router, String path, long bodyLimit, Handler<RoutingContext> dynamo,
-                                       MooncakeHandler mooncake, Handler<RoutingContext> conductor) {
+    private static void sharedPostJson(Router router, String path, long bodyLimit, JsonFlavors json,
+                                       Handler<RoutingContext> msgpack) {
         postJson(router, path, bodyLimit, true, ctx -> {
-            boolean untyped = ctx.get(UNTYPED) != null;
-            boolean msgpack = MsgpackBodies.isMsgpackRequest(ctx);
-            Flavor requested;
-            try {
-                requested = Flavor.requested(ctx);
-            } catch (HttpError e) {
-                throw msgpack ? asMooncake(e) : e;
-            }
-            if (msgpack && requested == Flavor.DYNAMO) {
-                throw JsonRoutes.unsupportedMediaType(); // the Dynamo flavor reads JSON only, whatever the bytes
-            }
-            if (msgpack && conductor != null) {
-                try {
-                    conductor.handle(ctx);
-                } catch (ConductorError e) {
-                    ConductorRoutes.error(ctx, e);
-                }
+            if (!MsgpackBodies.isMsgpackRequest(ctx)) {
+                json.serve(ctx);
                 return;
             }
+            if (requested(ctx, true) == Flavor.DYNAMO) {
+                throw JsonRoutes.unsupportedMediaType();
+            }
+            msgpack.handle(ctx);
+        });
+    }
+
+    /** The flavor the query parameters ask for, or null; a bad one is a Mooncake JSON error in a msgpack request. */
+    private static Flavor requested(RoutingContext ctx, boolean msgpack) {
+        try {
+            return Flavor.requested(ctx);
+        } catch (HttpError e) {
+            throw msgpack ? asMooncakeJson(e) : e;
+        }
+    }
+
+    /** The Dynamo and Mooncake JSON handlers of one shared route. */
+    private record JsonFlavors(Handler<RoutingContext> dynamo, MooncakeJsonHandler mooncake) {
+        /** Serves the request in the flavor the query parameters ask for, or else the body shows. */
+        void serve(RoutingContext ctx) {
+            boolean untyped = ctx.get(UNTYPED) != null;
+            boolean msgpack = MsgpackBodies.isMsgpackRequest(ctx);
+            Flavor requested = requested(ctx, msgpack);
             JsonRequest body;
             try {
                 body = JsonRequest.of(ctx);
             } catch (HttpError e) {
-                if (msgpack || (requested != null && requested.mooncake())) {
-                    throw asMooncake(e);
+                if (msgpack || (requested != null && requested.mooncakeJson())) {
+                    throw asMooncakeJson(e);
                 }
                 throw untyped ? JsonRoutes.unsupportedMediaType() : e;
             }
-            Flavor flavor = requested != null ? requested : msgpack ? Flavor.MOONCAKE_TENANT : Flavor.of(body);
-            if (!flavor.mooncake()) {
+            Flavor flavor = requested != null ? requested : msgpack ? Flavor.MOONCAKE_JSON_TENANT : Flavor.of(body);
+            if (!flavor.mooncakeJson()) {
                 if (untyped || msgpack) {
                     throw JsonRoutes.unsupportedMediaType();
                 }
@@ -216,20 +229,19 @@ public final class HttpVerticle extends VerticleBase {
             }
             try {
                 mooncake.handle(ctx, flavor);
-            } catch (MooncakeError e) {
+            } catch (MooncakeJsonError e) {
                 throw e;
             } catch (HttpError e) {
-                throw asMooncake(e);
+                throw asMooncakeJson(e);
             }
-        });
+        }
     }
 
-    /** A parse or shape error inside a Mooncake request is the Conductor's 400 invalid_request. */
-    private static MooncakeError asMooncake(HttpError e) {
+    /** A parse or shape error inside a Mooncake JSON request is its 400 invalid_request. */
+    private static MooncakeJsonError asMooncakeJson(HttpError e) {
         int status = e.status() == 422 ? 400 : e.status();
-        return new MooncakeError(status, MooncakeError.INVALID_REQUEST, e.getMessage(), null);
+        return new MooncakeJsonError(status, MooncakeJsonError.INVALID_REQUEST, e.getMessage(), null);
     }
-
 
     /** The bound port (differs from the configured one when that was 0). */
     public int actualPort() {

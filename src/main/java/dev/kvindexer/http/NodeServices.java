@@ -1,9 +1,9 @@
 package dev.kvindexer.http;
 
 import dev.kvindexer.cluster.PeerDirectory;
+import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.metrics.HttpRequestMetrics;
 import dev.kvindexer.metrics.QueryQuality;
-import dev.kvindexer.registry.ConductorRegistrar;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
@@ -19,7 +19,7 @@ import java.util.function.Supplier;
  * @param registrations  this node's own registrations (test pause/resume)
  * @param registry       registered workers and the handles of their partitions
  * @param peers          /register_peer, /unregister_peer and /peers
- * @param conductor      the C++ Mooncake Conductor's registrations and state (msgpack requests, SPEC §11)
+ * @param conductor      the C++ Mooncake Conductor's subscriptions and state (msgpack requests, SPEC §11)
  * @param readiness      what /ready reports
  * @param metricsPage    renders /metrics
  * @param requestMetrics per-route request counts and latencies
@@ -30,7 +30,7 @@ import java.util.function.Supplier;
  * @param tenantFallback the Dynamo API takes tenant_id as the group when routing_group is absent, and echoes it
  */
 public record NodeServices(Registrar registrar, LocalRegistrar registrations, Registry registry,
-                           PeerDirectory peers, ConductorRegistrar conductor, Readiness readiness,
+                           PeerDirectory peers, CppConductorSubscriptions conductor, Readiness readiness,
                            Supplier<Future<String>> metricsPage, HttpRequestMetrics requestMetrics,
                            QueryQuality queryQuality, Supplier<Future<String>> overview,
                            AccessLog accessLog, boolean testEndpoints, boolean tenantFallback) {

@@ -1,5 +1,5 @@
 /**
- * The indexer's HTTP API: the Dynamo, Mooncake (Python-era) and C++ Conductor flavors on the same routes, the
- * /dump writer, the dashboard's routes, rendering of answers.
+ * The indexer's HTTP API: the Dynamo and Mooncake JSON flavors on the same routes (msgpack bodies go to
+ * {@code conductor.http}), the /dump writer, the dashboard's routes, rendering of answers.
  */
 package dev.kvindexer.http;

@@ -13,10 +13,9 @@ public final class Listener {
     private final int dpRank;
     private final String endpoint;
     private final String replayEndpoint;
-    private final PartitionRef partition;
+    private final BatchSink sink;
     private final long generation;
     private final Publisher publisher;
-    private final ConductorFeed conductor;
     private final AtomicReference<ListenerState> state = new AtomicReference<>(ListenerState.PENDING);
     private volatile String lastError;
     private volatile boolean held;
@@ -29,18 +28,17 @@ public final class Listener {
     /** A stream whose batches go to {@code partition}. */
     public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionRef partition,
                     long generation, Publisher publisher) {
-        this(workerId, dpRank, endpoint, replayEndpoint, partition, generation, publisher, null);
+        this(workerId, dpRank, endpoint, replayEndpoint, new PartitionSink(partition), generation, publisher);
     }
 
-    private Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionRef partition,
-                     long generation, Publisher publisher, ConductorFeed conductor) {
-        this.conductor = conductor;
+    private Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, BatchSink sink,
+                     long generation, Publisher publisher) {
+        this.sink = sink;
         this.publisher = publisher;
         this.workerId = workerId;
         this.dpRank = dpRank;
         this.endpoint = endpoint;
         this.replayEndpoint = replayEndpoint;
-        this.partition = partition;
         this.generation = generation;
     }
 
@@ -61,17 +59,25 @@ public final class Listener {
         return replayEndpoint;
     }
 
-    /** Where the stream's batches go; null for a Conductor registration's stream. */
-    public PartitionRef partition() {
-        return partition;
+    /** Where the stream's batches go. */
+    public BatchSink sink() {
+        return sink;
     }
 
     public PartitionKey partitionKey() {
-        return partition == null ? null : partition.key();
+        return partition().key();
     }
 
     public int blockSize() {
-        return partition == null ? 0 : partition.blockSize();
+        return partition().blockSize();
+    }
+
+    /** The partition a partition's stream feeds: only those are registered, so only they are asked. */
+    public PartitionRef partition() {
+        if (sink instanceof PartitionSink p) {
+            return p.partition();
+        }
+        throw new IllegalStateException(this + " feeds the C++ Conductor, not a partition");
     }
 
     public long generation() {
@@ -86,13 +92,8 @@ public final class Listener {
      * A C++ Conductor registration's stream (SPEC §11.11): no partition, no sequence tracking (its Store publisher
      * has no replay), batches to the conductor.
      */
-    public static Listener forConductor(String endpoint, int dpRank, ConductorFeed feed) {
-        return new Listener(0, dpRank, endpoint, null, null, 0, Publisher.DYNAMO, feed);
-    }
-
-    /** Where a Conductor registration's batches go, or null for a partition's stream. */
-    public ConductorFeed conductor() {
-        return conductor;
+    public static Listener forConductor(String endpoint, int dpRank, CppConductorSink sink) {
+        return new Listener(0, dpRank, endpoint, null, sink, 0, Publisher.DYNAMO);
     }
 
     public ListenerState state() {
@@ -159,7 +160,7 @@ public final class Listener {
 
     /** A new generation of this stream, pending, for a resume. */
     public Listener nextGeneration(long newGeneration) {
-        return new Listener(workerId, dpRank, endpoint, replayEndpoint, partition, newGeneration, publisher);
+        return new Listener(workerId, dpRank, endpoint, replayEndpoint, sink, newGeneration, publisher);
     }
 
     /** Records an error that did not stop the listener (shown as last_error). */
@@ -169,7 +170,8 @@ public final class Listener {
 
     @Override
     public String toString() {
-        String who = conductor != null ? "service=" + conductor.serviceKey() : "instance=" + Long.toUnsignedString(workerId);
+        String who = sink instanceof CppConductorSink c ? "service=" + c.serviceKey()
+                : "instance=" + Long.toUnsignedString(workerId);
         return who + " dp_rank=" + dpRank + " endpoint=" + endpoint;
     }
 }

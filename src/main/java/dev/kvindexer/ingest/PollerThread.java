@@ -1,5 +1,6 @@
 package dev.kvindexer.ingest;
 
+import dev.kvindexer.conductor.wire.CppConductorBatchDecoder;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.ingest.zmtp.ZmtpEndpoint;
 import dev.kvindexer.ingest.zmtp.ZmtpFailure;
@@ -7,7 +8,7 @@ import dev.kvindexer.ingest.zmtp.ZmtpSettings;
 import dev.kvindexer.ingest.zmtp.ZmtpSubscriber;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.InFlightBatches;
-import dev.kvindexer.wire.ConductorBatchDecoder;
+import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
@@ -29,8 +30,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One ingest thread: keeps many listeners' publisher connections on one {@link ZmtpSubscriber}, decodes each live
- * message into an {@link EventBatch} and sends it to the listener's partition. Connections are opened, read and
- * closed only here; other threads talk to it through a command queue. Messages wait in a listener's inbox while
+ * message and hands it to the listener's {@link BatchSink}. Connections are opened, read and closed only here;
+ * other threads talk to it through a command queue. Messages wait in a listener's inbox while
  * the node recovers, while the listener is held, or while the partitions are behind; a full inbox stops reading
  * from its connection, so TCP pushes back on the engine.
  */
@@ -79,10 +80,9 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private volatile String failure;
     private boolean gateWasOpen;
 
-    /** A listener's endpoint, its inbox and its per-stream decoder. */
-    private final class Subscription {
+    /** A listener's endpoint and its inbox; how its messages reach the listener's sink is its kind's. */
+    private abstract class Subscription {
         final Listener listener;
-        final EngineBatchDecoder decoder;
         final ArrayDeque<List<byte[]>> inbox = new ArrayDeque<>();
         ZmtpEndpoint endpoint;
         int loggedProblems;
@@ -94,14 +94,78 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         Subscription(Listener listener) {
             this.listener = listener;
             this.held = listener.held();
-            this.decoder = listener.conductor() != null ? null
-                    : new EngineBatchDecoder(listener.blockSize(), listener.publisher().defaultLora());
         }
+
+        /** Decodes one three-frame message and hands what it holds to the sink. */
+        abstract void deliver(List<byte[]> frames);
 
         /** Messages buffered before reading stops. */
         int readLimit() {
             return held || !gateWasOpen ? RECEIVE_HWM : MAX_MESSAGES_PER_ROUND;
         }
+    }
+
+    /** A partition's stream. Its decoder is new per connection: the hybrid group filter learns per stream. */
+    private final class PartitionStream extends Subscription {
+        final PartitionRef partition;
+        final EngineBatchDecoder decoder;
+
+        PartitionStream(Listener listener, PartitionSink sink) {
+            super(listener);
+            this.partition = sink.partition();
+            this.decoder = new EngineBatchDecoder(partition.blockSize(), listener.publisher().defaultLora());
+        }
+
+        @Override
+        void deliver(List<byte[]> frames) {
+            EventBatch batch;
+            try {
+                batch = decoder.decode(LiveFrames.seq(frames.get(1)), frames.get(2));
+            } catch (MalformedBatchException e) {
+                skipMalformed(this, e);
+                return;
+            }
+            partition.applyLive(listener.workerId(), listener.dpRank(), listener.generation(), batch);
+        }
+    }
+
+    /** A C++ Conductor registration's stream: strictly decoded, applied within the in-flight bound. */
+    private final class ConductorStream extends Subscription {
+        final CppConductorSink sink;
+
+        ConductorStream(Listener listener, CppConductorSink sink) {
+            super(listener);
+            this.sink = sink;
+        }
+
+        @Override
+        void deliver(List<byte[]> frames) {
+            CppConductorBatchDecoder.Batch batch;
+            try {
+                LiveFrames.seq(frames.get(1));
+                batch = sink.decoder().decode(frames.get(2));
+            } catch (MalformedBatchException e) {
+                skipMalformed(this, e);
+                return;
+            }
+            if (batch.rejected() > 0) {
+                counters.undecodable(EventCounters.UNDECODABLE_EVENT, batch.rejected());
+                problem(this, "skipped " + batch.rejected() + " events: " + batch.firstRejection());
+            }
+            inFlight.sent();
+            sink.conductor().apply(sink.serviceKey(), batch.events(), inFlight::taken);
+        }
+    }
+
+    private Subscription subscriptionOf(Listener listener) {
+        BatchSink sink = listener.sink();
+        if (sink instanceof PartitionSink p) {
+            return new PartitionStream(listener, p);
+        }
+        if (sink instanceof CppConductorSink c) {
+            return new ConductorStream(listener, c);
+        }
+        throw new IllegalStateException("no stream for " + sink); // BatchSink is sealed: not reached
     }
 
     PollerThread(String name, long maxEventBytes, EventCounters counters, InFlightBatches inFlight,
@@ -246,7 +310,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
 
     private void open(Add a) {
         Listener listener = a.listener();
-        Subscription s = new Subscription(listener);
+        Subscription s = subscriptionOf(listener);
         try {
             s.endpoint = subscriber.open(listener.endpoint(), s);
             subscriptions.put(listener, s);
@@ -371,43 +435,17 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     }
 
     private void handle(Subscription sub, List<byte[]> frames) {
-        Listener l = sub.listener;
         if (frames.size() != 3) {
             counters.undecodable(EventCounters.UNDECODABLE_FRAME, 1);
             problem(sub, "skipped a message of " + frames.size() + " frames (expected 3)");
             return;
         }
-        if (l.conductor() != null) {
-            toConductor(sub, l.conductor(), frames);
-            return;
-        }
-        EventBatch batch;
-        try {
-            batch = sub.decoder.decode(LiveFrames.seq(frames.get(1)), frames.get(2));
-        } catch (MalformedBatchException e) {
-            counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
-            problem(sub, "skipped a malformed batch: " + e.getMessage());
-            return;
-        }
-        l.partition().applyLive(l.workerId(), l.dpRank(), l.generation(), batch);
+        sub.deliver(frames);
     }
 
-    private void toConductor(Subscription sub, ConductorFeed feed, List<byte[]> frames) {
-        ConductorBatchDecoder.Batch batch;
-        try {
-            LiveFrames.seq(frames.get(1));
-            batch = feed.decoder().decode(frames.get(2));
-        } catch (MalformedBatchException e) {
-            counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
-            problem(sub, "skipped a malformed batch: " + e.getMessage());
-            return;
-        }
-        if (batch.rejected() > 0) {
-            counters.undecodable(EventCounters.UNDECODABLE_EVENT, batch.rejected());
-            problem(sub, "skipped " + batch.rejected() + " events: " + batch.firstRejection());
-        }
-        inFlight.sent();
-        feed.conductor().apply(feed.serviceKey(), batch.events(), inFlight::taken);
+    private void skipMalformed(Subscription sub, MalformedBatchException e) {
+        counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
+        problem(sub, "skipped a malformed batch: " + e.getMessage());
     }
 
     private void problem(Subscription sub, String what) {

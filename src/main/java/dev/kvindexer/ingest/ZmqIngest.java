@@ -139,7 +139,7 @@ public final class ZmqIngest implements AutoCloseable {
     /** The listener this ingest runs for stream (worker, dp_rank), or null: where a failed replay shows. */
     private Listener running(long workerId, int dpRank) {
         for (Listener l : owners.keySet()) {
-            if (l.partition() != null && l.workerId() == workerId && l.dpRank() == dpRank) {
+            if (l.sink() instanceof PartitionSink && l.workerId() == workerId && l.dpRank() == dpRank) {
                 return l;
             }
         }

@@ -13,7 +13,8 @@ import dev.kvindexer.cluster.ClusterTransport;
 import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.cluster.PeerRecovery;
 import dev.kvindexer.cluster.RecoveryReport;
-import dev.kvindexer.conductor.Conductor;
+import dev.kvindexer.conductor.CppConductor;
+import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
@@ -28,7 +29,6 @@ import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
-import dev.kvindexer.registry.ConductorRegistrar;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
@@ -176,7 +176,7 @@ public final class IndexerNode implements AutoCloseable {
         }
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
-        ConductorRegistrar conductor = new ConductorRegistrar(await(Conductor.deploy(vertx)), ingest,
+        CppConductorSubscriptions conductor = new CppConductorSubscriptions(await(CppConductor.deploy(vertx)), ingest,
                 config.compat().loraIds());
         PeerDirectory peers = new PeerDirectory(membership);
         Parts parts = new Parts(counters, watermarks, ingest, registry, local, clusterRegistrar, membership, peers,

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.conductor.http.CppConductorError;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
@@ -31,8 +32,8 @@ import org.msgpack.core.MessageUnpacker;
 /**
  * Request bodies are untrusted: a msgpack header's declared length or count is checked against the bytes that follow
  * before anything is allocated, and nesting is bounded, so hostile bodies get a quick 400 instead of exhausting the
- * heap or the stack: in the C++ Conductor's envelope on the routes it serves ({@code invalid_msgpack}), in the Python
- * Conductor's on {@code /query_by_hash}, whose msgpack form only section 8 defines.
+ * heap or the stack: in the C++ Conductor's envelope on the routes it serves ({@code invalid_msgpack}), in the
+ * Mooncake JSON flavor's on {@code /query_by_hash}, whose msgpack form only section 8 defines.
  */
 class HostileBodyTest {
     private static final String MSGPACK = "application/msgpack";
@@ -89,11 +90,11 @@ class HostileBodyTest {
         assertEquals(400, r.statusCode(), what + ": " + new String(r.body(), StandardCharsets.UTF_8));
         JsonObject error = decoded(r);
         if (CONDUCTOR_ROUTES.contains(route)) {
-            assertEquals(ConductorError.INVALID_MSGPACK, error.getString("reason"), what + ": " + error);
+            assertEquals(CppConductorError.INVALID_MSGPACK, error.getString("reason"), what + ": " + error);
             assertTrue(List.of("Invalid msgpack object", "request body must be a msgpack map")
                     .contains(error.getString("error")), what + ": " + error);
         } else {
-            assertEquals(MooncakeError.INVALID_REQUEST, error.getString("error"), what + ": " + error);
+            assertEquals(MooncakeJsonError.INVALID_REQUEST, error.getString("error"), what + ": " + error);
             assertTrue(error.getString("reason").contains(reason), what + ": " + error);
         }
         assertTrue(millis < 5_000, what + " took " + millis + " ms");

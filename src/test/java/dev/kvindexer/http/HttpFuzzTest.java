@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.cli.SlotTrackerCommand;
+import dev.kvindexer.conductor.http.CppConductorError;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.node.IndexerNode;
@@ -50,11 +51,11 @@ class HttpFuzzTest {
     private static final int MUTATIONS = 3_000;
     private static final String JSON = "application/json";
     private static final String MSGPACK = "application/msgpack";
-    private static final Set<String> MOONCAKE_CODES = Set.of(MooncakeError.INVALID_REQUEST,
-            MooncakeError.INVALID_REGISTRATION, MooncakeError.NOT_FOUND);
-    private static final Set<String> CONDUCTOR_CODES = Set.of(ConductorError.INVALID_MSGPACK,
-            ConductorError.UNKNOWN_FIELD, ConductorError.MISSING, ConductorError.INVALID_TYPE, ConductorError.INVALID_VALUE,
-            ConductorError.OUT_OF_RANGE, ConductorError.UNSUPPORTED, ConductorError.INVALID_REGISTRATION);
+    private static final Set<String> MOONCAKE_CODES = Set.of(MooncakeJsonError.INVALID_REQUEST,
+            MooncakeJsonError.INVALID_REGISTRATION, MooncakeJsonError.NOT_FOUND);
+    private static final Set<String> CONDUCTOR_CODES = Set.of(CppConductorError.INVALID_MSGPACK,
+            CppConductorError.UNKNOWN_FIELD, CppConductorError.MISSING, CppConductorError.INVALID_TYPE, CppConductorError.INVALID_VALUE,
+            CppConductorError.OUT_OF_RANGE, CppConductorError.UNSUPPORTED, CppConductorError.INVALID_REGISTRATION);
     private static final int[] TOKENS = {1, 2, 3, 4, 5, 6, 7, 8};
 
     private static IndexerNode node;
@@ -115,7 +116,7 @@ class HttpFuzzTest {
         // What /services and /peers show is read in the node itself, which is quicker than asking over HTTP.
         NodeServices services = node.services();
         indexerState = new Watched(() -> indexerWire.get("/workers") + indexerWire.get("/dump")
-                + MooncakeJson.services(services.registry().workers(null, null)) + services.peers().registered(),
+                + MooncakeJsonAnswers.services(services.registry().workers(null, null)) + services.peers().registered(),
                 HttpFuzzTest::seedIndexer);
         trackerState = new Watched(() -> trackerWire.get("/workers") + trackerWire.get("/loads"),
                 HttpFuzzTest::seedTracker);

@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.conductor.http;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -6,19 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.kvindexer.conductor.CppConductorRegistration;
+import dev.kvindexer.hash.HashProfile;
+import dev.kvindexer.wire.Pack;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import dev.kvindexer.conductor.ConductorRegistration;
-import dev.kvindexer.hash.HashProfile;
-import dev.kvindexer.wire.Pack;
 import org.junit.jupiter.api.Test;
 
 /** The C++ Conductor's request checks (SPEC §11.7, §11.8, §11.10): the first failure, its reason, field and text. */
-class ConductorRequestsTest {
+class CppConductorRequestsTest {
     private static byte[] pack(Object value) {
         return Pack.of(value);
     }
@@ -44,13 +44,13 @@ class ConductorRequestsTest {
         return r;
     }
 
-    private static ConductorRegistration register(Map<String, Object> body) {
-        return ConductorRequests.register(ConductorBody.read(pack(body)));
+    private static CppConductorRegistration register(Map<String, Object> body) {
+        return CppConductorRequests.register(CppConductorBody.read(pack(body)));
     }
 
     private static void refused(Function<dev.kvindexer.wire.MsgpackValues.MapValue, ?> check, Object body, String reason, String field,
                                 String text) {
-        ConductorError e = assertThrows(ConductorError.class, () -> check.apply(ConductorBody.read(
+        CppConductorError e = assertThrows(CppConductorError.class, () -> check.apply(CppConductorBody.read(
                 body instanceof byte[] raw ? raw : pack(body))));
         assertEquals(400, e.status());
         assertEquals(reason, e.reason(), e.getMessage());
@@ -64,7 +64,7 @@ class ConductorRequestsTest {
                                         String text) {
         Map<String, Object> body = registration();
         change.accept(body);
-        refused(ConductorRequests::register, body, reason, field, text);
+        refused(CppConductorRequests::register, body, reason, field, text);
     }
 
     private static void profileRefused(Consumer<Map<String, Object>> change, String reason, String field) {
@@ -75,7 +75,7 @@ class ConductorRequestsTest {
 
     @Test
     void aValidRegistrationWithItsDefaults() {
-        ConductorRegistration r = register(registration());
+        CppConductorRegistration r = register(registration());
         assertEquals("engine-a|default|0", r.serviceKey());
         assertEquals("", r.replayEndpoint());
         assertEquals("", r.loraName());
@@ -144,28 +144,28 @@ class ConductorRequestsTest {
 
     @Test
     void bodiesThatAreNoMapOfStrings() {
-        refused(ConductorRequests::register, new byte[] {(byte) 0xc1}, "invalid_msgpack", null, "Invalid msgpack object");
-        refused(ConductorRequests::register, List.of(1), "invalid_msgpack", null, "request body must be a msgpack map");
-        refused(ConductorRequests::register, new byte[] {(byte) 0xdf, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff},
+        refused(CppConductorRequests::register, new byte[] {(byte) 0xc1}, "invalid_msgpack", null, "Invalid msgpack object");
+        refused(CppConductorRequests::register, List.of(1), "invalid_msgpack", null, "request body must be a msgpack map");
+        refused(CppConductorRequests::register, new byte[] {(byte) 0xdf, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff},
                 "invalid_msgpack", null, "Invalid msgpack object");
         Map<Object, Object> numericKey = new LinkedHashMap<>();
         numericKey.put(1, "x");
-        refused(ConductorRequests::register, numericKey, "invalid_msgpack", null, "map keys must be strings");
+        refused(CppConductorRequests::register, numericKey, "invalid_msgpack", null, "map keys must be strings");
         byte[] trailing = new byte[pack(registration()).length + 1];
         System.arraycopy(pack(registration()), 0, trailing, 0, trailing.length - 1);
         trailing[trailing.length - 1] = (byte) 0xc1;
-        assertEquals("engine-a", ConductorRequests.register(ConductorBody.read(trailing)).instanceId(),
+        assertEquals("engine-a", CppConductorRequests.register(CppConductorBody.read(trailing)).instanceId(),
                 "bytes after the first value are ignored, as msgpack-c does");
     }
 
     @Test
     void unregisterChecks() {
         Map<String, Object> body = new LinkedHashMap<>(Map.of("instance_id", "engine-a", "dp_rank", 0));
-        assertEquals("engine-a|default|0", ConductorRequests.unregister(ConductorBody.read(pack(body))).serviceKey());
-        refused(ConductorRequests::unregister, Map.of("instance_id", "e"), "missing", "dp_rank", "dp_rank is required");
-        refused(ConductorRequests::unregister, Map.of("instance_id", "e", "dp_rank", -1), "invalid_value", "dp_rank",
+        assertEquals("engine-a|default|0", CppConductorRequests.unregister(CppConductorBody.read(pack(body))).serviceKey());
+        refused(CppConductorRequests::unregister, Map.of("instance_id", "e"), "missing", "dp_rank", "dp_rank is required");
+        refused(CppConductorRequests::unregister, Map.of("instance_id", "e", "dp_rank", -1), "invalid_value", "dp_rank",
                 "dp_rank must be a non-negative int");
-        refused(ConductorRequests::unregister, Map.of("instance_id", "e", "dp_rank", 0, "modelname", "m"),
+        refused(CppConductorRequests::unregister, Map.of("instance_id", "e", "dp_rank", 0, "modelname", "m"),
                 "unknown_field", "modelname", null);
     }
 
@@ -175,7 +175,7 @@ class ConductorRequestsTest {
         q.put("model", "test-model");
         q.put("block_size", 16);
         q.put("token_ids", new byte[] {1, 0, 0, 0, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff});
-        ConductorRequests.Query query = ConductorRequests.query(ConductorBody.read(pack(q)));
+        CppConductorRequests.Query query = CppConductorRequests.query(CppConductorBody.read(pack(q)));
         assertArrayEquals(new int[] {1, -1}, query.tokens(), "a bin holds little-endian int32s");
         assertEquals("default", query.tenantId());
         assertNull(query.cacheSalt());
@@ -183,26 +183,26 @@ class ConductorRequestsTest {
         Map<String, Object> bad = new LinkedHashMap<>();
         bad.put("token_ids", List.of(1, 2147483648L));
         bad.put("python_hash_seed", "0");
-        ConductorError e = assertThrows(ConductorError.class, () -> ConductorRequests.query(ConductorBody.read(pack(bad))));
+        CppConductorError e = assertThrows(CppConductorError.class, () -> CppConductorRequests.query(CppConductorBody.read(pack(bad))));
         assertEquals("out_of_range", e.reason());
         assertEquals(1, e.index(), "the element at fault");
         Map<String, Object> unknownFirst = new LinkedHashMap<>();
         unknownFirst.put("python_hash_seed", "0");
         unknownFirst.put("token_ids", List.of("x"));
-        refused(ConductorRequests::query, unknownFirst, "unknown_field", "python_hash_seed", null);
-        refused(ConductorRequests::query, Map.of("model", "m", "token_ids", List.of()), "missing", "block_size", null);
-        refused(ConductorRequests::query, Map.of("model", "m", "block_size", 0, "token_ids", List.of()), "out_of_range",
+        refused(CppConductorRequests::query, unknownFirst, "unknown_field", "python_hash_seed", null);
+        refused(CppConductorRequests::query, Map.of("model", "m", "token_ids", List.of()), "missing", "block_size", null);
+        refused(CppConductorRequests::query, Map.of("model", "m", "block_size", 0, "token_ids", List.of()), "out_of_range",
                 "block_size", "block_size must be a positive integer");
-        refused(ConductorRequests::query, Map.of("model", "m", "block_size", 4, "token_ids", new byte[3]),
+        refused(CppConductorRequests::query, Map.of("model", "m", "block_size", 4, "token_ids", new byte[3]),
                 "invalid_value", "token_ids", "token_ids bin size must be a multiple of 4");
-        refused(ConductorRequests::query, Map.of("model", "m", "block_size", 4, "token_ids", "1,2"), "invalid_type",
+        refused(CppConductorRequests::query, Map.of("model", "m", "block_size", 4, "token_ids", "1,2"), "invalid_type",
                 "token_ids", "token_ids must be a bin or an array");
-        refused(ConductorRequests::query, Map.of("model", "m", "block_size", 4, "token_ids", List.of(), "cache_salt", 1),
+        refused(CppConductorRequests::query, Map.of("model", "m", "block_size", 4, "token_ids", List.of(), "cache_salt", 1),
                 "invalid_type", "cache_salt", "cache_salt must be a string or null");
         Map<String, Object> nilSalt = new LinkedHashMap<>(Map.of("model", "m", "block_size", 4, "token_ids", List.of()));
         nilSalt.put("cache_salt", null);
-        assertNull(ConductorRequests.query(ConductorBody.read(pack(nilSalt))).cacheSalt());
-        assertFalse(ConductorRequests.query(ConductorBody.read(invalidUtf8Lora())).hashable(),
+        assertNull(CppConductorRequests.query(CppConductorBody.read(pack(nilSalt))).cacheSalt());
+        assertFalse(CppConductorRequests.query(CppConductorBody.read(invalidUtf8Lora())).hashable(),
                 "a LoRA name that is no UTF-8 cannot be hashed: the query matches nothing");
     }
 

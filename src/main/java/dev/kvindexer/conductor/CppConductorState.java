@@ -1,6 +1,6 @@
 package dev.kvindexer.conductor;
 
-import dev.kvindexer.event.ConductorEvent;
+import dev.kvindexer.conductor.event.CppConductorEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.hash.VllmBlockHasher;
@@ -18,9 +18,9 @@ import java.util.TreeSet;
  * What the C++ Mooncake Conductor knows (SPEC §11.7–11.12): its registrations by service key, its contexts (tenant,
  * model, LoRA, block size) each bound for good to the hash profile of its first engine and holding a
  * {@link BlockKeyIndex}, and the Store objects bound to their blocks. Registering, events, unregistering and queries
- * follow the reference's rules. Plain Java and single-threaded; {@link Conductor} owns it.
+ * follow the reference's rules. Plain Java and single-threaded; {@link CppConductor} owns it.
  */
-public final class ConductorState {
+public final class CppConductorState {
     /** A context's identity: the exact 4-tuple a query must name to reach it. */
     public record ContextKey(String tenantId, String model, String lora, long blockSize) {
     }
@@ -49,11 +49,11 @@ public final class ConductorState {
     }
 
     private static final class Service {
-        final ConductorRegistration registration;
+        final CppConductorRegistration registration;
         final int owner;
         final Map<ObjectId, Binding> bindings = new HashMap<>();
 
-        Service(ConductorRegistration registration, int owner) {
+        Service(CppConductorRegistration registration, int owner) {
             this.registration = registration;
             this.owner = owner;
         }
@@ -64,7 +64,7 @@ public final class ConductorState {
     }
 
     /** A new registration: its listener must be started. */
-    public record Added(ConductorRegistration registration) implements Registered {
+    public record Added(CppConductorRegistration registration) implements Registered {
     }
 
     /** The same registration was active already: nothing to start. */
@@ -87,7 +87,7 @@ public final class ConductorState {
     private final TreeMap<String, Service> services = new TreeMap<>();
     private int nextOwner;
 
-    public Registered register(ConductorRegistration r) {
+    public Registered register(CppConductorRegistration r) {
         String key = r.serviceKey();
         Service existing = services.get(key);
         if (existing != null) {
@@ -117,12 +117,12 @@ public final class ConductorState {
     }
 
     /** Ends a registration and drops what it contributed; null when no such service key is registered. */
-    public ConductorRegistration unregister(String serviceKey) {
+    public CppConductorRegistration unregister(String serviceKey) {
         Service s = services.remove(serviceKey);
         if (s == null) {
             return null;
         }
-        ConductorRegistration r = s.registration;
+        CppConductorRegistration r = s.registration;
         if (r.engine()) {
             Context context = contexts.get(r.context());
             context.index.clearGpu(s.owner);
@@ -138,33 +138,33 @@ public final class ConductorState {
     }
 
     /** Applies one checked event of a registration; returns why it was refused, or null. */
-    public String apply(String serviceKey, ConductorEvent event) {
+    public String apply(String serviceKey, CppConductorEvent event) {
         Service s = services.get(serviceKey);
         if (s == null) {
             return "no registration " + serviceKey;
         }
         if (s.registration.engine()) {
             BlockKeyIndex index = contexts.get(s.registration.context()).index;
-            if (event instanceof ConductorEvent.GpuStored stored) {
+            if (event instanceof CppConductorEvent.GpuStored stored) {
                 for (long k : stored.keys()) {
                     index.storeGpu(s.owner, k);
                 }
-            } else if (event instanceof ConductorEvent.GpuRemoved removed) {
+            } else if (event instanceof CppConductorEvent.GpuRemoved removed) {
                 for (long k : removed.keys()) {
                     index.removeGpu(s.owner, k);
                 }
-            } else if (event instanceof ConductorEvent.GpuCleared) {
+            } else if (event instanceof CppConductorEvent.GpuCleared) {
                 index.clearGpu(s.owner);
             } else {
                 return "an engine registration publishes no Store objects";
             }
             return null;
         }
-        if (event instanceof ConductorEvent.ObjectStored stored) {
+        if (event instanceof CppConductorEvent.ObjectStored stored) {
             return bind(s, stored);
-        } else if (event instanceof ConductorEvent.ObjectRemoved removed) {
+        } else if (event instanceof CppConductorEvent.ObjectRemoved removed) {
             return release(s, removed);
-        } else if (event instanceof ConductorEvent.ObjectsCleared cleared) {
+        } else if (event instanceof CppConductorEvent.ObjectsCleared cleared) {
             Iterator<Map.Entry<ObjectId, Binding>> it = s.bindings.entrySet().iterator();
             while (it.hasNext()) {
                 Map.Entry<ObjectId, Binding> e = it.next();
@@ -178,7 +178,7 @@ public final class ConductorState {
         return "a Store registration publishes no GPU blocks";
     }
 
-    private String bind(Service s, ConductorEvent.ObjectStored e) {
+    private String bind(Service s, CppConductorEvent.ObjectStored e) {
         ContextKey key = new ContextKey(e.tenantId(), e.modelName(), e.loraName(), e.blockSize());
         Context context = contexts.get(key);
         if (context == null) {
@@ -198,7 +198,7 @@ public final class ConductorState {
         return null;
     }
 
-    private String release(Service s, ConductorEvent.ObjectRemoved e) {
+    private String release(Service s, CppConductorEvent.ObjectRemoved e) {
         ObjectId id = new ObjectId(e.backendId(), e.tenantId(), e.objectKey(), e.tier());
         Binding b = s.bindings.get(id);
         if (b == null) {
@@ -273,8 +273,8 @@ public final class ConductorState {
     }
 
     /** Every active registration, by service key. */
-    public List<ConductorRegistration> services() {
-        List<ConductorRegistration> out = new ArrayList<>();
+    public List<CppConductorRegistration> services() {
+        List<CppConductorRegistration> out = new ArrayList<>();
         services.values().forEach(s -> out.add(s.registration));
         return out;
     }

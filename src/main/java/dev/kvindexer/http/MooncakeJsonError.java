@@ -4,10 +4,10 @@ import dev.kvindexer.web.HttpError;
 import io.vertx.core.json.Json;
 
 /**
- * An error in the Mooncake Conductor's shape (SPEC §8.2–8.4): {@code {"error": <code>, "reason": <text>}} plus the
+ * An error in the Mooncake JSON flavor's shape (SPEC §8.2–8.4): {@code {"error": <code>, "reason": <text>}} plus the
  * offending {@code field} when there is one.
  */
-final class MooncakeError extends HttpError {
+final class MooncakeJsonError extends HttpError {
     static final String INVALID_REGISTRATION = "invalid_registration";
     static final String INVALID_REQUEST = "invalid_request";
     static final String NOT_FOUND = "not_found";
@@ -15,7 +15,7 @@ final class MooncakeError extends HttpError {
     private final String code;
     private final String field;
 
-    MooncakeError(int status, String code, String reason, String field) {
+    MooncakeJsonError(int status, String code, String reason, String field) {
         super(status, reason);
         this.code = code;
         this.field = field;

@@ -8,7 +8,7 @@ import dev.kvindexer.hash.HashProfile;
  * {@code tenantId} is already normalised ({@code ""} is {@code default}); {@code cacheGroup} is null when the request
  * did not name one (only 0 is accepted).
  */
-public record ConductorRegistration(String endpoint, String type, String modelName, String instanceId, long blockSize,
+public record CppConductorRegistration(String endpoint, String type, String modelName, String instanceId, long blockSize,
                                     int dpRank, HashProfile profile, String replayEndpoint, String loraName,
                                     String tenantId, Integer cacheGroup) {
     public static final String ENGINE = "vLLM";
@@ -24,7 +24,7 @@ public record ConductorRegistration(String endpoint, String type, String modelNa
     }
 
     /** The context this registration names (an engine's own; a Store publisher's only for the profile check). */
-    public ConductorState.ContextKey context() {
-        return new ConductorState.ContextKey(tenantId, modelName, loraName, blockSize);
+    public CppConductorState.ContextKey context() {
+        return new CppConductorState.ContextKey(tenantId, modelName, loraName, blockSize);
     }
 }

@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.conductor.http;
 
 import dev.kvindexer.wire.MsgpackValues;
 
@@ -6,8 +6,8 @@ import dev.kvindexer.wire.MsgpackValues;
  * A C++ Mooncake Conductor request body (SPEC §11.6): the first msgpack value, which must be a map. Trailing bytes
  * are ignored, as msgpack-c's {@code unpack} does.
  */
-final class ConductorBody {
-    private ConductorBody() {
+final class CppConductorBody {
+    private CppConductorBody() {
     }
 
     /** The root map; 400 {@code invalid_msgpack} when the body holds no msgpack value or another one. */
@@ -16,10 +16,10 @@ final class ConductorBody {
         try {
             root = MsgpackValues.first(body);
         } catch (MsgpackValues.Malformed e) {
-            throw ConductorError.invalid(ConductorError.INVALID_MSGPACK, "Invalid msgpack object", null);
+            throw CppConductorError.invalid(CppConductorError.INVALID_MSGPACK, "Invalid msgpack object", null);
         }
         if (!(root instanceof MsgpackValues.MapValue map)) {
-            throw ConductorError.invalid(ConductorError.INVALID_MSGPACK, "request body must be a msgpack map", null);
+            throw CppConductorError.invalid(CppConductorError.INVALID_MSGPACK, "request body must be a msgpack map", null);
         }
         return map;
     }

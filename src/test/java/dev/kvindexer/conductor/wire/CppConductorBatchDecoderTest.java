@@ -1,12 +1,14 @@
-package dev.kvindexer.wire;
+package dev.kvindexer.conductor.wire;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.event.ConductorEvent;
+import dev.kvindexer.conductor.event.CppConductorEvent;
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.wire.MalformedBatchException;
+import dev.kvindexer.wire.Pack;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,13 +16,13 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The C++ Conductor's event rules (SPEC §11.11), for both registration types. */
-class ConductorBatchDecoderTest {
+class CppConductorBatchDecoderTest {
     private static final long K0 = 3236607068019569386L;
     private static final String D0 = "202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea";
     private static final long TS = 1_700_000_000_123L;
 
-    private final ConductorBatchDecoder engine = ConductorBatchDecoder.forEngine(0, 16, "", false);
-    private final ConductorBatchDecoder store = ConductorBatchDecoder.forStore();
+    private final CppConductorBatchDecoder engine = CppConductorBatchDecoder.forEngine(0, 16, "", false);
+    private final CppConductorBatchDecoder store = CppConductorBatchDecoder.forStore();
 
     private static Map<String, Object> stored(Object... hashes) {
         Map<String, Object> e = new LinkedHashMap<>();
@@ -76,19 +78,19 @@ class ConductorBatchDecoderTest {
         for (int i = 0; i < 8; i++) {
             digest[24 + i] = (byte) (K0 >>> (56 - 8 * i));
         }
-        ConductorBatchDecoder.Batch b = engine.decode(engineBatch(0, stored(new Pack.U64(K0), digest)));
+        CppConductorBatchDecoder.Batch b = engine.decode(engineBatch(0, stored(new Pack.U64(K0), digest)));
         assertEquals(0, b.rejected(), b.firstRejection());
-        assertArrayEquals(new long[] {K0, K0}, ((ConductorEvent.GpuStored) b.events().get(0)).keys());
+        assertArrayEquals(new long[] {K0, K0}, ((CppConductorEvent.GpuStored) b.events().get(0)).keys());
     }
 
     @Test
     void aLoraIdIsRejectedWithoutBlockingItsSibling() throws Exception {
         Map<String, Object> lora = stored(1);
         lora.put("lora_id", 7);
-        ConductorBatchDecoder.Batch b = engine.decode(engineBatch(null, lora, stored(2)));
+        CppConductorBatchDecoder.Batch b = engine.decode(engineBatch(null, lora, stored(2)));
         assertEquals(1, b.rejected());
         assertTrue(b.firstRejection().contains("lora_id"), b.firstRejection());
-        assertArrayEquals(new long[] {2}, ((ConductorEvent.GpuStored) b.events().get(0)).keys());
+        assertArrayEquals(new long[] {2}, ((CppConductorEvent.GpuStored) b.events().get(0)).keys());
     }
 
     @Test
@@ -100,16 +102,16 @@ class ConductorBatchDecoderTest {
         other.put("lora_id", 8);
         other.put("lora_name", "other-adapter");
         byte[] batch = engineBatch(null, lora, other);
-        assertEquals(2, ConductorBatchDecoder.forEngine(0, 16, "sql-adapter", false).decode(batch).rejected(),
+        assertEquals(2, CppConductorBatchDecoder.forEngine(0, 16, "sql-adapter", false).decode(batch).rejected(),
                 "the reference refuses every lora_id");
-        ConductorBatchDecoder.Batch lenient = ConductorBatchDecoder.forEngine(0, 16, "sql-adapter", true).decode(batch);
+        CppConductorBatchDecoder.Batch lenient = CppConductorBatchDecoder.forEngine(0, 16, "sql-adapter", true).decode(batch);
         assertEquals(1, lenient.rejected(), lenient.firstRejection());
         assertTrue(lenient.firstRejection().contains("lora_name"), lenient.firstRejection());
-        assertArrayEquals(new long[] {1}, ((ConductorEvent.GpuStored) lenient.events().get(0)).keys());
-        assertEquals(1, ConductorBatchDecoder.forEngine(0, 16, "", true).decode(engineBatch(null, stored(3))).events().size());
+        assertArrayEquals(new long[] {1}, ((CppConductorEvent.GpuStored) lenient.events().get(0)).keys());
+        assertEquals(1, CppConductorBatchDecoder.forEngine(0, 16, "", true).decode(engineBatch(null, stored(3))).events().size());
         Map<String, Object> baseWithId = stored(4);
         baseWithId.put("lora_id", 7);
-        assertEquals(1, ConductorBatchDecoder.forEngine(0, 16, "", true).decode(engineBatch(null, baseWithId)).rejected(),
+        assertEquals(1, CppConductorBatchDecoder.forEngine(0, 16, "", true).decode(engineBatch(null, baseWithId)).rejected(),
                 "a base-model registration has no adapter a lora_id could name");
     }
 
@@ -124,9 +126,9 @@ class ConductorBatchDecoderTest {
         Map<String, Object> removedWithTokens = new LinkedHashMap<>(Map.of("type", "BlockRemoved",
                 "block_hashes", List.of(4), "medium", "gpu", "token_ids", List.of()));
         Map<String, Object> negative = stored(-5);
-        ConductorBatchDecoder.Batch b = engine.decode(engineBatch(0, cpu, otherSize, noParent, removedWithTokens,
+        CppConductorBatchDecoder.Batch b = engine.decode(engineBatch(0, cpu, otherSize, noParent, removedWithTokens,
                 negative, List.of("BlockStored"), Map.of("type", "AllBlocksCleared")));
-        assertEquals(List.of(ConductorEvent.GpuCleared.INSTANCE), b.events(), "a CPU block is ignored, not refused");
+        assertEquals(List.of(CppConductorEvent.GpuCleared.INSTANCE), b.events(), "a CPU block is ignored, not refused");
         assertEquals(5, b.rejected());
     }
 
@@ -143,14 +145,14 @@ class ConductorBatchDecoderTest {
 
     @Test
     void theStoreMastersObjectEvents() throws Exception {
-        ConductorBatchDecoder.Batch b = store.decode(storeBatch(object("stored"), object("removed"),
+        CppConductorBatchDecoder.Batch b = store.decode(storeBatch(object("stored"), object("removed"),
                 object("cleared")));
         assertEquals(0, b.rejected(), b.firstRejection());
-        assertEquals(new ConductorEvent.ObjectStored("default", "test-model", "", 16, "backend-a",
+        assertEquals(new CppConductorEvent.ObjectStored("default", "test-model", "", 16, "backend-a",
                 "test-model@tp_rank:0@pcp0@dcp0@pp_rank:0@" + D0, StorageTier.HOST_PINNED, K0, D0), b.events().get(0));
-        ConductorEvent.ObjectRemoved removed = (ConductorEvent.ObjectRemoved) b.events().get(1);
+        CppConductorEvent.ObjectRemoved removed = (CppConductorEvent.ObjectRemoved) b.events().get(1);
         assertEquals(K0, removed.key());
-        assertEquals(new ConductorEvent.ObjectsCleared("backend-a", "default"), b.events().get(2));
+        assertEquals(new CppConductorEvent.ObjectsCleared("backend-a", "default"), b.events().get(2));
     }
 
     @Test
@@ -168,10 +170,10 @@ class ConductorBatchDecoderTest {
         prefixed.put("seq_hashes", List.of());
         Map<String, Object> removedWithParent = object("removed");
         removedWithParent.put("parent_hash", null);
-        ConductorBatchDecoder.Batch b = store.decode(storeBatch(gpu, late, otherKey, shortHash, prefixed,
+        CppConductorBatchDecoder.Batch b = store.decode(storeBatch(gpu, late, otherKey, shortHash, prefixed,
                 removedWithParent));
         assertEquals(4, b.rejected());
         assertEquals(1, b.events().size(), "a GPU medium is ignored; the 0X-prefixed hash with no seq_hashes passes");
-        assertEquals(K0, ((ConductorEvent.ObjectStored) b.events().get(0)).key());
+        assertEquals(K0, ((CppConductorEvent.ObjectStored) b.events().get(0)).key());
     }
 }

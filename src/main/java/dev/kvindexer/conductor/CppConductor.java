@@ -1,6 +1,6 @@
 package dev.kvindexer.conductor;
 
-import dev.kvindexer.event.ConductorEvent;
+import dev.kvindexer.conductor.event.CppConductorEvent;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -12,23 +12,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's C++ Mooncake Conductor (SPEC §11): one {@link ConductorState} on one event loop, reached only through
+ * The node's C++ Mooncake Conductor (SPEC §11): one {@link CppConductorState} on one event loop, reached only through
  * these methods, each of which runs there. HTTP handlers and ingest threads call it alike.
  */
-public final class Conductor {
-    private static final Logger LOG = LoggerFactory.getLogger(Conductor.class);
+public final class CppConductor {
+    private static final Logger LOG = LoggerFactory.getLogger(CppConductor.class);
 
     private final Context context;
-    private final ConductorState state = new ConductorState();
+    private final CppConductorState state = new CppConductorState();
 
-    private Conductor(Context context) {
+    private CppConductor(Context context) {
         this.context = context;
     }
 
     /** Deploys the conductor's event-loop home on {@code vertx}. */
-    public static Future<Conductor> deploy(Vertx vertx) {
+    public static Future<CppConductor> deploy(Vertx vertx) {
         Home home = new Home();
-        return vertx.deployVerticle(home).map(id -> new Conductor(home.context()));
+        return vertx.deployVerticle(home).map(id -> new CppConductor(home.context()));
     }
 
     /** The verticle that gives the conductor its event loop; it holds nothing else. */
@@ -38,25 +38,25 @@ public final class Conductor {
         }
     }
 
-    public Future<ConductorState.Registered> register(ConductorRegistration r) {
+    public Future<CppConductorState.Registered> register(CppConductorRegistration r) {
         return call(() -> state.register(r));
     }
 
     /** The registration that ended, or null when the service key was not registered. */
-    public Future<ConductorRegistration> unregister(String serviceKey) {
+    public Future<CppConductorRegistration> unregister(String serviceKey) {
         return call(() -> state.unregister(serviceKey));
     }
 
-    public Future<ConductorState.Matches> query(ConductorState.ContextKey key, String instanceId, int[] tokens,
+    public Future<CppConductorState.Matches> query(CppConductorState.ContextKey key, String instanceId, int[] tokens,
                                                 String cacheSalt) {
         return call(() -> state.query(key, instanceId, tokens, cacheSalt));
     }
 
-    public Future<List<ConductorRegistration>> services() {
+    public Future<List<CppConductorRegistration>> services() {
         return call(state::services);
     }
 
-    public Future<List<ConductorState.ContextView>> contexts() {
+    public Future<List<CppConductorState.ContextView>> contexts() {
         return call(state::contexts);
     }
 
@@ -64,10 +64,10 @@ public final class Conductor {
      * Applies a decoded batch of a registration, from any thread; {@code taken} runs once it has been applied (the
      * ingest's in-flight bound). A refused event is logged; the others apply.
      */
-    public void apply(String serviceKey, List<ConductorEvent> events, Runnable taken) {
+    public void apply(String serviceKey, List<CppConductorEvent> events, Runnable taken) {
         context.runOnContext(v -> {
             try {
-                for (ConductorEvent e : events) {
+                for (CppConductorEvent e : events) {
                     String refused = state.apply(serviceKey, e);
                     if (refused != null) {
                         LOG.debug("{}: event skipped: {}", serviceKey, refused);

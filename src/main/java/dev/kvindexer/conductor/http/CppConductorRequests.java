@@ -1,6 +1,6 @@
-package dev.kvindexer.http;
+package dev.kvindexer.conductor.http;
 
-import dev.kvindexer.conductor.ConductorRegistration;
+import dev.kvindexer.conductor.CppConductorRegistration;
 import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.wire.MsgpackValues.Entry;
 import dev.kvindexer.wire.MsgpackValues.InvalidUtf8;
@@ -15,9 +15,9 @@ import java.util.Set;
 /**
  * The C++ Mooncake Conductor's request contract (SPEC §11.7, §11.8, §11.10): which keys each route allows, each
  * field's type and range, the order in which the first failure is chosen, and the exact texts and reason codes.
- * Turns the root map of a {@link ConductorBody} into a checked request or throws the {@link ConductorError} the C++ answers.
+ * Turns the root map of a {@link CppConductorBody} into a checked request or throws the {@link CppConductorError} the C++ answers.
  */
-final class ConductorRequests {
+final class CppConductorRequests {
     private static final Set<String> REGISTER_KEYS = Set.of("block_size", "cache_group", "dp_rank", "endpoint",
             "hash_profile", "instance_id", "lora_name", "modelname", "replay_endpoint", "tenant_id", "type");
     private static final Set<String> PROFILE_KEYS = Set.of("strategy", "algorithm", "python_hash_seed",
@@ -27,13 +27,13 @@ final class ConductorRequests {
             "cache_salt", "instance_id");
     static final String DEFAULT_TENANT = "default";
 
-    private ConductorRequests() {
+    private CppConductorRequests() {
     }
 
     /** A checked {@code POST /unregister}. */
     record Unregistration(String instanceId, String tenantId, int dpRank) {
         String serviceKey() {
-            return ConductorRequests.serviceKey(instanceId, tenantId, dpRank);
+            return CppConductorRequests.serviceKey(instanceId, tenantId, dpRank);
         }
     }
 
@@ -49,7 +49,7 @@ final class ConductorRequests {
         return instanceId + "|" + tenantId + "|" + dpRank;
     }
 
-    static ConductorRegistration register(MapValue body) {
+    static CppConductorRegistration register(MapValue body) {
         allowedKeys(body, REGISTER_KEYS);
         String endpoint = requiredText(body, "endpoint");
         String type = requiredText(body, "type");
@@ -61,7 +61,7 @@ final class ConductorRequests {
         }
         long blockSize = integer(size, "block_size");
         if (blockSize <= 0) {
-            throw ConductorError.invalid(ConductorError.OUT_OF_RANGE, "block_size must be greater than zero",
+            throw CppConductorError.invalid(CppConductorError.OUT_OF_RANGE, "block_size must be greater than zero",
                     "block_size");
         }
         String replay = optionalText(body, "replay_endpoint", "");
@@ -70,7 +70,7 @@ final class ConductorRequests {
         Integer cacheGroup = cacheGroup(body);
         HashProfile profile = profile(body);
         if (!type.equals("vLLM") && !type.equals("Mooncake")) {
-            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "type must be vLLM or Mooncake", "type");
+            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "type must be vLLM or Mooncake", "type");
         }
         if (tenant.isEmpty()) {
             tenant = DEFAULT_TENANT;
@@ -80,9 +80,9 @@ final class ConductorRequests {
         }
         long rank = integer(body.get("dp_rank"), "dp_rank");
         if (rank < 0 || rank > Integer.MAX_VALUE) {
-            throw ConductorError.invalid(ConductorError.OUT_OF_RANGE, "dp_rank must be a non-negative int", "dp_rank");
+            throw CppConductorError.invalid(CppConductorError.OUT_OF_RANGE, "dp_rank must be a non-negative int", "dp_rank");
         }
-        return new ConductorRegistration(endpoint, type, model, instance, blockSize, (int) rank, profile, replay, lora,
+        return new CppConductorRegistration(endpoint, type, model, instance, blockSize, (int) rank, profile, replay, lora,
                 tenant, cacheGroup);
     }
 
@@ -98,7 +98,7 @@ final class ConductorRequests {
         }
         Object rank = body.get("dp_rank");
         if (!(rank instanceof Long r) || r < 0 || r > Integer.MAX_VALUE) {
-            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "dp_rank must be a non-negative int", "dp_rank");
+            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "dp_rank must be a non-negative int", "dp_rank");
         }
         return new Unregistration(instance, tenant, (int) (long) r);
     }
@@ -125,7 +125,7 @@ final class ConductorRequests {
                         throw invalidType(key + " must be an integer", key);
                     }
                     if (!(v instanceof Long n) || n <= 0) {
-                        throw ConductorError.invalid(ConductorError.OUT_OF_RANGE, "block_size must be a positive integer",
+                        throw CppConductorError.invalid(CppConductorError.OUT_OF_RANGE, "block_size must be a positive integer",
                                 key);
                     }
                     blockSize = n;
@@ -167,7 +167,7 @@ final class ConductorRequests {
     private static int[] tokens(Object v) {
         if (v instanceof byte[] bin) {
             if (bin.length % 4 != 0) {
-                throw ConductorError.invalid(ConductorError.INVALID_VALUE, "token_ids bin size must be a multiple of 4",
+                throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "token_ids bin size must be a multiple of 4",
                         "token_ids");
             }
             int[] out = new int[bin.length / 4];
@@ -179,11 +179,11 @@ final class ConductorRequests {
             for (int i = 0; i < out.length; i++) {
                 Object t = list.get(i);
                 if (!(t instanceof Long) && !(t instanceof BigInteger)) {
-                    throw ConductorError.invalidElement(ConductorError.INVALID_TYPE, "token_ids element must be an integer",
+                    throw CppConductorError.invalidElement(CppConductorError.INVALID_TYPE, "token_ids element must be an integer",
                             "token_ids", i);
                 }
                 if (!(t instanceof Long n) || n < Integer.MIN_VALUE || n > Integer.MAX_VALUE) {
-                    throw ConductorError.invalidElement(ConductorError.OUT_OF_RANGE,
+                    throw CppConductorError.invalidElement(CppConductorError.OUT_OF_RANGE,
                             "token_ids element is outside the int32 range", "token_ids", i);
                 }
                 out[i] = (int) (long) n;
@@ -217,7 +217,7 @@ final class ConductorRequests {
             throw invalidType("cache_group must be an integer or null", "cache_group");
         }
         if (!(v instanceof Long n) || n != 0) {
-            throw ConductorError.invalid(ConductorError.UNSUPPORTED, "only cache group zero is supported", "cache_group");
+            throw CppConductorError.invalid(CppConductorError.UNSUPPORTED, "only cache group zero is supported", "cache_group");
         }
         return 0;
     }
@@ -236,20 +236,20 @@ final class ConductorRequests {
         String seed = p.get("python_hash_seed") instanceof InvalidUtf8 ? null : requiredText(p, "python_hash_seed");
         String projection = requiredText(p, "index_projection");
         if (HashProfile.Algorithm.of(algorithm) == null) {
-            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "unsupported hash algorithm: " + algorithm,
+            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "unsupported hash algorithm: " + algorithm,
                     "algorithm");
         }
         if (!strategy.equals(HashProfile.STRATEGY)) {
-            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "unsupported hash strategy: " + strategy,
+            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "unsupported hash strategy: " + strategy,
                     "strategy");
         }
         if (!projection.equals(HashProfile.INDEX_PROJECTION)) {
-            throw ConductorError.invalid(ConductorError.INVALID_VALUE, "unsupported index projection: " + projection,
+            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "unsupported index projection: " + projection,
                     "index_projection");
         }
         String seedError = seed == null ? "python_hash_seed must contain valid UTF-8" : HashProfile.seedError(seed);
         if (seedError != null) {
-            throw ConductorError.invalid(ConductorError.INVALID_VALUE, seedError, "python_hash_seed");
+            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, seedError, "python_hash_seed");
         }
         return new HashProfile(HashProfile.Algorithm.of(algorithm), seed);
     }
@@ -265,7 +265,7 @@ final class ConductorRequests {
     private static String nonEmptyText(Object v, String field) {
         String s = text(v, field);
         if (s.isEmpty()) {
-            throw ConductorError.invalid(ConductorError.INVALID_VALUE, field + " must not be empty", field);
+            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, field + " must not be empty", field);
         }
         return s;
     }
@@ -280,7 +280,7 @@ final class ConductorRequests {
             return s;
         }
         if (v instanceof InvalidUtf8) {
-            throw ConductorError.invalid(ConductorError.INVALID_VALUE, field + " must contain valid UTF-8", field);
+            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, field + " must contain valid UTF-8", field);
         }
         throw invalidType(field + " must be a string", field);
     }
@@ -292,19 +292,19 @@ final class ConductorRequests {
         return n;
     }
 
-    private static ConductorError missing(String field) {
-        return ConductorError.invalid(ConductorError.MISSING, field + " is required", field);
+    private static CppConductorError missing(String field) {
+        return CppConductorError.invalid(CppConductorError.MISSING, field + " is required", field);
     }
 
-    private static ConductorError invalidType(String text, String field) {
-        return ConductorError.invalid(ConductorError.INVALID_TYPE, text, field);
+    private static CppConductorError invalidType(String text, String field) {
+        return CppConductorError.invalid(CppConductorError.INVALID_TYPE, text, field);
     }
 
-    private static ConductorError unknownField(String name) {
-        return ConductorError.invalid(ConductorError.UNKNOWN_FIELD, "unsupported request field: " + name, name);
+    private static CppConductorError unknownField(String name) {
+        return CppConductorError.invalid(CppConductorError.UNKNOWN_FIELD, "unsupported request field: " + name, name);
     }
 
-    private static ConductorError nonStringKey() {
-        return ConductorError.invalid(ConductorError.INVALID_MSGPACK, "map keys must be strings", null);
+    private static CppConductorError nonStringKey() {
+        return CppConductorError.invalid(CppConductorError.INVALID_MSGPACK, "map keys must be strings", null);
     }
 }

@@ -1,7 +1,9 @@
-package dev.kvindexer.wire;
+package dev.kvindexer.conductor.wire;
 
-import dev.kvindexer.event.ConductorEvent;
+import dev.kvindexer.conductor.event.CppConductorEvent;
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.wire.MalformedBatchException;
+import dev.kvindexer.wire.MsgpackValues;
 import dev.kvindexer.wire.MsgpackValues.InvalidUtf8;
 import dev.kvindexer.wire.MsgpackValues.MapValue;
 import dev.kvindexer.wire.MsgpackValues.Nil;
@@ -17,9 +19,9 @@ import java.util.Set;
  * registration's Store object events. A batch whose envelope is wrong is refused whole; an event that breaks a rule
  * is skipped and counted, and the rest of the batch applies. The registration's type alone picks the rules.
  */
-public final class ConductorBatchDecoder {
+public final class CppConductorBatchDecoder {
     /** The events of one batch that passed, and how many were skipped with the first reason. */
-    public record Batch(List<ConductorEvent> events, int rejected, String firstRejection) {
+    public record Batch(List<CppConductorEvent> events, int rejected, String firstRejection) {
     }
 
     private static final Set<String> STORED_ONLY = Set.of("parent_block_hash", "token_ids", "block_size", "lora_id",
@@ -36,7 +38,7 @@ public final class ConductorBatchDecoder {
     private final String loraName;
     private final boolean loraIds;
 
-    private ConductorBatchDecoder(boolean engine, int registeredRank, long blockSize, String loraName, boolean loraIds) {
+    private CppConductorBatchDecoder(boolean engine, int registeredRank, long blockSize, String loraName, boolean loraIds) {
         this.engine = engine;
         this.registeredRank = registeredRank;
         this.blockSize = blockSize;
@@ -48,13 +50,13 @@ public final class ConductorBatchDecoder {
      * For a {@code vLLM} registration: its rank, block size and LoRA name ("" for the base model). {@code loraIds}
      * accepts a set lora_id, which the reference always refuses, when the event's lora_name is the registration's.
      */
-    public static ConductorBatchDecoder forEngine(int registeredRank, long blockSize, String loraName, boolean loraIds) {
-        return new ConductorBatchDecoder(true, registeredRank, blockSize, loraName, loraIds);
+    public static CppConductorBatchDecoder forEngine(int registeredRank, long blockSize, String loraName, boolean loraIds) {
+        return new CppConductorBatchDecoder(true, registeredRank, blockSize, loraName, loraIds);
     }
 
     /** For a {@code Mooncake} registration (the Store master's publisher). */
-    public static ConductorBatchDecoder forStore() {
-        return new ConductorBatchDecoder(false, -1, 0, "", false);
+    public static CppConductorBatchDecoder forStore() {
+        return new CppConductorBatchDecoder(false, -1, 0, "", false);
     }
 
     /** Thrown for one event that breaks a rule; the batch goes on without it. */
@@ -91,7 +93,7 @@ public final class ConductorBatchDecoder {
         if (engine && rank instanceof Long r && r != registeredRank) {
             throw new MalformedBatchException("batch dp_rank " + r + " is not the registered rank " + registeredRank);
         }
-        List<ConductorEvent> out = new ArrayList<>(events.size());
+        List<CppConductorEvent> out = new ArrayList<>(events.size());
         int rejected = 0;
         String first = null;
         for (Object e : events) {
@@ -99,7 +101,7 @@ public final class ConductorBatchDecoder {
                 if (!(e instanceof MapValue event)) {
                     throw new Rejected("an event must be a map");
                 }
-                ConductorEvent decoded = engine ? engineEvent(event) : storeEvent(event, (Long) ts);
+                CppConductorEvent decoded = engine ? engineEvent(event) : storeEvent(event, (Long) ts);
                 if (decoded != null) {
                     out.add(decoded);
                 }
@@ -114,7 +116,7 @@ public final class ConductorBatchDecoder {
     }
 
     /** A vLLM event; null for one the rules ignore (another medium). */
-    private ConductorEvent engineEvent(MapValue e) throws Rejected {
+    private CppConductorEvent engineEvent(MapValue e) throws Rejected {
         String type = string(e.get("type"), "type");
         switch (type) {
             case "BlockStored" -> {
@@ -143,7 +145,7 @@ public final class ConductorBatchDecoder {
                 if (window != null && window != Nil.INSTANCE) {
                     throw new Rejected("sliding-window blocks are not indexed");
                 }
-                return onGpu(e) ? new ConductorEvent.GpuStored(keys(e.get("block_hashes"))) : null;
+                return onGpu(e) ? new CppConductorEvent.GpuStored(keys(e.get("block_hashes"))) : null;
             }
             case "BlockRemoved" -> {
                 require(e, "block_hashes");
@@ -153,7 +155,7 @@ public final class ConductorBatchDecoder {
                         throw new Rejected("BlockRemoved carries " + key);
                     }
                 }
-                return onGpu(e) ? new ConductorEvent.GpuRemoved(keys(e.get("block_hashes"))) : null;
+                return onGpu(e) ? new CppConductorEvent.GpuRemoved(keys(e.get("block_hashes"))) : null;
             }
             case "AllBlocksCleared" -> {
                 for (String key : STORED_REQUIRED) {
@@ -161,7 +163,7 @@ public final class ConductorBatchDecoder {
                         throw new Rejected("AllBlocksCleared carries " + key);
                     }
                 }
-                return ConductorEvent.GpuCleared.INSTANCE;
+                return CppConductorEvent.GpuCleared.INSTANCE;
             }
             default -> throw new Rejected("unknown event type " + type);
         }
@@ -198,7 +200,7 @@ public final class ConductorBatchDecoder {
     }
 
     /** A Store master event; null for one the rules ignore (another medium). */
-    private ConductorEvent storeEvent(MapValue e, long batchTimestamp) throws Rejected {
+    private CppConductorEvent storeEvent(MapValue e, long batchTimestamp) throws Rejected {
         for (String key : STORE_EVENT_REQUIRED) {
             require(e, key);
         }
@@ -230,7 +232,7 @@ public final class ConductorBatchDecoder {
             if (backend.isEmpty() || tenant.isEmpty()) {
                 throw new Rejected("a cleared event needs backend_id and tenant_id");
             }
-            return new ConductorEvent.ObjectsCleared(backend, tenant);
+            return new CppConductorEvent.ObjectsCleared(backend, tenant);
         }
         require(e, "group_id");
         require(e, "seq_hashes");
@@ -274,7 +276,7 @@ public final class ConductorBatchDecoder {
             if (model == null || !(size instanceof Long s)) {
                 throw new Rejected("a stored object names its model and block size");
             }
-            return new ConductorEvent.ObjectStored(tenant, model, lora == null ? "" : lora, s, backend, objectKey, tier,
+            return new CppConductorEvent.ObjectStored(tenant, model, lora == null ? "" : lora, s, backend, objectKey, tier,
                     key, hash);
         }
         for (String key : STORE_STORED_ONLY) {
@@ -284,7 +286,7 @@ public final class ConductorBatchDecoder {
         }
         String hash = e.get("connector_block_hash") instanceof String h ? h : null;
         Long key = hash != null ? connectorKey(hash) : seqHashes.isEmpty() ? null : asKey(seqHashes.get(0));
-        return new ConductorEvent.ObjectRemoved(tenant, model, lora, size instanceof Long s ? s : null, backend,
+        return new CppConductorEvent.ObjectRemoved(tenant, model, lora, size instanceof Long s ? s : null, backend,
                 objectKey, tier, key);
     }
 

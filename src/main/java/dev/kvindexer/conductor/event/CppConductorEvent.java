@@ -1,24 +1,26 @@
-package dev.kvindexer.event;
+package dev.kvindexer.conductor.event;
+
+import dev.kvindexer.event.StorageTier;
 
 /**
  * What the C++ Mooncake Conductor's registrations publish, once checked (SPEC §11.11): GPU blocks of a {@code vLLM}
  * registration, named by vLLM's own block keys, and Mooncake Store objects of a {@code Mooncake} registration, which
  * name the context they belong to. Keys are the low 64 bits of vLLM's block hash, unsigned in a long.
  */
-public sealed interface ConductorEvent permits ConductorEvent.GpuStored, ConductorEvent.GpuRemoved,
-        ConductorEvent.GpuCleared, ConductorEvent.ObjectStored, ConductorEvent.ObjectRemoved,
-        ConductorEvent.ObjectsCleared {
+public sealed interface CppConductorEvent permits CppConductorEvent.GpuStored, CppConductorEvent.GpuRemoved,
+        CppConductorEvent.GpuCleared, CppConductorEvent.ObjectStored, CppConductorEvent.ObjectRemoved,
+        CppConductorEvent.ObjectsCleared {
 
     /** The registration holds these keys on GPU. */
-    record GpuStored(long[] keys) implements ConductorEvent {
+    record GpuStored(long[] keys) implements CppConductorEvent {
     }
 
     /** The registration no longer holds these keys on GPU. */
-    record GpuRemoved(long[] keys) implements ConductorEvent {
+    record GpuRemoved(long[] keys) implements CppConductorEvent {
     }
 
     /** The registration dropped every GPU block. */
-    record GpuCleared() implements ConductorEvent {
+    record GpuCleared() implements CppConductorEvent {
         public static final GpuCleared INSTANCE = new GpuCleared();
     }
 
@@ -28,7 +30,7 @@ public sealed interface ConductorEvent permits ConductorEvent.GpuStored, Conduct
      * the connector's block hash, whose last 16 digits are {@code key}.
      */
     record ObjectStored(String tenantId, String modelName, String loraName, long blockSize, String backendId,
-                        String objectKey, StorageTier tier, long key, String blockHash) implements ConductorEvent {
+                        String objectKey, StorageTier tier, long key, String blockHash) implements CppConductorEvent {
     }
 
     /**
@@ -36,10 +38,10 @@ public sealed interface ConductorEvent permits ConductorEvent.GpuStored, Conduct
      * members, when not null, must agree with it.
      */
     record ObjectRemoved(String tenantId, String modelName, String loraName, Long blockSize, String backendId,
-                         String objectKey, StorageTier tier, Long key) implements ConductorEvent {
+                         String objectKey, StorageTier tier, Long key) implements CppConductorEvent {
     }
 
     /** Every object of {@code backendId} for {@code tenantId} is gone, in both tiers and every context. */
-    record ObjectsCleared(String backendId, String tenantId) implements ConductorEvent {
+    record ObjectsCleared(String backendId, String tenantId) implements CppConductorEvent {
     }
 }

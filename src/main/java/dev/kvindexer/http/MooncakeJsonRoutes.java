@@ -1,8 +1,7 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.event.Refusal;
-import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.Publisher;
@@ -13,6 +12,7 @@ import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.Responses;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
@@ -20,18 +20,19 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * Handlers of the Mooncake Conductor API (SPEC §8) on the routes it shares with Dynamo: the same registry,
- * listeners and partitions, Mooncake's field names, string instance ids, status texts and response shapes.
+ * Handlers of the Mooncake JSON flavor (SPEC §8: the Conductor's documented JSON API) on the routes it shares with
+ * Dynamo: the same registry, listeners and partitions, Mooncake's field names, string instance ids, status texts and
+ * response shapes.
  */
-final class MooncakeRoutes {
+final class MooncakeJsonRoutes {
     private final NodeServices node;
 
-    MooncakeRoutes(NodeServices node) {
+    MooncakeJsonRoutes(NodeServices node) {
         this.node = node;
     }
 
-    private static MooncakeError invalid(String code, String reason, String field) {
-        return new MooncakeError(400, code, reason, field);
+    private static MooncakeJsonError invalid(String code, String reason, String field) {
+        return new MooncakeJsonError(400, code, reason, field);
     }
 
     /** Mooncake's model member: {@code modelname} on register, {@code model} on query; each accepts the others. */
@@ -64,7 +65,7 @@ final class MooncakeRoutes {
 
     void register(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
-        String code = MooncakeError.INVALID_REGISTRATION;
+        String code = MooncakeJsonError.INVALID_REGISTRATION;
         String endpoint = body.optionalString("endpoint");
         if (endpoint == null) {
             throw invalid(code, "missing field `endpoint`", "endpoint");
@@ -122,14 +123,14 @@ final class MooncakeRoutes {
         });
     }
 
-    /** The registry's conflicts (409 in Dynamo terms) are Conductor's 400 invalid_registration. */
+    /** The registry's conflicts (409 in Dynamo terms) are the flavor's 400 invalid_registration. */
     private static Throwable conflict(Throwable t, String code) {
         return t instanceof Refusal ? invalid(code, t.getMessage(), null) : t;
     }
 
     void unregister(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
-        String instance = instanceId(body, MooncakeError.INVALID_REQUEST);
+        String instance = instanceId(body, MooncakeJsonError.INVALID_REQUEST);
         String tenant = tenant(body);
         Integer dpRank = body.optionalRank("dp_rank");
         long id = InstanceIds.of(instance);
@@ -150,7 +151,7 @@ final class MooncakeRoutes {
             if (ar.succeeded()) {
                 Responses.json(ctx, 200, unregistered(instance, tenant, removed));
             } else {
-                Responses.error(ctx, conflict(ar.cause(), MooncakeError.INVALID_REQUEST));
+                Responses.error(ctx, conflict(ar.cause(), MooncakeJsonError.INVALID_REQUEST));
             }
         });
     }
@@ -165,7 +166,7 @@ final class MooncakeRoutes {
 
     void query(RoutingContext ctx, Flavor shape) {
         JsonRequest body = JsonRequest.of(ctx);
-        String code = MooncakeError.INVALID_REQUEST;
+        String code = MooncakeJsonError.INVALID_REQUEST;
         if (!body.has("token_ids")) {
             throw invalid(code, "missing field `token_ids`", "token_ids");
         }
@@ -195,7 +196,7 @@ final class MooncakeRoutes {
         JsonRequest body = JsonRequest.of(ctx);
         String field = body.has("seq_hashes") ? "seq_hashes" : "block_hash";
         if (!body.has(field)) {
-            throw invalid(MooncakeError.INVALID_REQUEST, "missing field `seq_hashes`", "seq_hashes");
+            throw invalid(MooncakeJsonError.INVALID_REQUEST, "missing field `seq_hashes`", "seq_hashes");
         }
         long[] hashes = body.u64OrStringArray(field);
         PartitionRef partition = partition(body);
@@ -205,12 +206,12 @@ final class MooncakeRoutes {
 
     /** The partition of (model, tenant_id), checked against the request's block_size when it gives one. */
     private PartitionRef partition(JsonRequest body) {
-        String model = model(body, MooncakeError.INVALID_REQUEST);
+        String model = model(body, MooncakeJsonError.INVALID_REQUEST);
         PartitionKey key = new PartitionKey(model, tenant(body));
         PartitionRef partition = node.registry().partition(key).orElseThrow(() -> notFound(key));
         Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
         if (blockSize != null && blockSize != partition.blockSize()) {
-            throw invalid(MooncakeError.INVALID_REQUEST, "block_size " + blockSize + " does not match the block size "
+            throw invalid(MooncakeJsonError.INVALID_REQUEST, "block_size " + blockSize + " does not match the block size "
                     + partition.blockSize() + " of model=" + model + " tenant_id=" + key.routingGroup(), "block_size");
         }
         return partition;
@@ -227,7 +228,7 @@ final class MooncakeRoutes {
                     PartitionQuery.observe(node.queryQuality(), key, queryTokens,
                             PartitionQuery.withSharedReach(r, () -> members), r.blockSize());
                     PartitionQuery.flagMissing(ctx, r.missingInstances());
-                    return MooncakeJson.render(shape, key.routingGroup(), members, onlyId, r);
+                    return MooncakeJsonAnswers.render(shape, key.routingGroup(), members, onlyId, r);
                 })
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
@@ -238,12 +239,12 @@ final class MooncakeRoutes {
                 });
     }
 
-    private static MooncakeError notFound(PartitionKey key) {
-        return new MooncakeError(404, MooncakeError.NOT_FOUND, "no indexer for model=" + key.modelName()
+    private static MooncakeJsonError notFound(PartitionKey key) {
+        return new MooncakeJsonError(404, MooncakeJsonError.NOT_FOUND, "no indexer for model=" + key.modelName()
                 + " tenant_id=" + key.routingGroup(), "model");
     }
 
     void services(RoutingContext ctx) {
-        Responses.json(ctx, 200, MooncakeJson.services(node.registry().workers(null, null)));
+        Responses.json(ctx, 200, MooncakeJsonAnswers.services(node.registry().workers(null, null)));
     }
 }

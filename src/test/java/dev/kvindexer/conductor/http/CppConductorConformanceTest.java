@@ -1,10 +1,10 @@
-package dev.kvindexer.http;
+package dev.kvindexer.conductor.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.support.Await;
@@ -36,7 +36,7 @@ import org.msgpack.core.MessageUnpacker;
  * The C++ Mooncake Conductor's HTTP contract for msgpack requests (SPEC §11.6–11.13, conformance rows M1–M7) against
  * a running node, with engines and a Store master publishing over real ZMQ.
  */
-class ConductorConformanceTest {
+class CppConductorConformanceTest {
     private static final String MSGPACK = "application/msgpack";
     private static final Duration WAIT = Duration.ofSeconds(15);
     /** VH2: tokens 1..48, block size 16, sha256_cbor, seed "0". */
@@ -265,6 +265,6 @@ class ConductorConformanceTest {
                 + "\"Type\":\"vLLM\",\"ModelName\":\"test-model\",\"LoraName\":\"\",\"TenantID\":\"default\","
                 + "\"InstanceID\":\"engine-a\",\"BlockSize\":16,\"DPRank\":0,\"CacheGroup\":null,\"HashProfile\":"
                 + profile + "}", services.substring(0, services.indexOf("},{") + 1));
-        assertFalse(http.get("/services").body().contains("engine-a"), "the Python Conductor's JSON list is its own");
+        assertFalse(http.get("/services").body().contains("engine-a"), "the Mooncake JSON flavor's list is its own");
     }
 }

@@ -1,13 +1,13 @@
-package dev.kvindexer.registry;
+package dev.kvindexer.conductor.registry;
 
-import dev.kvindexer.conductor.Conductor;
-import dev.kvindexer.conductor.ConductorRegistration;
-import dev.kvindexer.conductor.ConductorState;
-import dev.kvindexer.ingest.ConductorFeed;
+import dev.kvindexer.conductor.CppConductor;
+import dev.kvindexer.conductor.CppConductorRegistration;
+import dev.kvindexer.conductor.CppConductorState;
+import dev.kvindexer.conductor.wire.CppConductorBatchDecoder;
+import dev.kvindexer.ingest.CppConductorSink;
 import dev.kvindexer.ingest.Listener;
-import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.ingest.ZmqIngest;
-import dev.kvindexer.wire.ConductorBatchDecoder;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Future;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,33 +15,34 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Carries out the C++ Mooncake Conductor's registrations (SPEC §11.7, §11.8): the conductor decides, then this class
- * opens or closes the registration's ZMQ subscription, so a refused registration never subscribes and an ended one
- * never feeds the conductor again.
+ * The ZMQ subscriptions of the C++ Mooncake Conductor's registrations (SPEC §11.7, §11.8): the conductor decides,
+ * then this class opens or closes the registration's subscription, so a refused registration never subscribes and an
+ * ended one never feeds the conductor again. Not a {@code registry.Registrar}: its requests, answers and refusals are
+ * the C++ Conductor's own.
  */
-public final class ConductorRegistrar {
-    private static final Logger LOG = LoggerFactory.getLogger(ConductorRegistrar.class);
+public final class CppConductorSubscriptions {
+    private static final Logger LOG = LoggerFactory.getLogger(CppConductorSubscriptions.class);
 
-    private final Conductor conductor;
+    private final CppConductor conductor;
     private final ZmqIngest ingest;
     private final boolean loraIds;
     private final Map<String, Listener> listeners = new ConcurrentHashMap<>();
 
     /** {@code loraIds}: engine events may carry a lora_id when their lora_name is the registration's. */
-    public ConductorRegistrar(Conductor conductor, ZmqIngest ingest, boolean loraIds) {
+    public CppConductorSubscriptions(CppConductor conductor, ZmqIngest ingest, boolean loraIds) {
         this.conductor = conductor;
         this.ingest = ingest;
         this.loraIds = loraIds;
     }
 
-    public Conductor conductor() {
+    public CppConductor conductor() {
         return conductor;
     }
 
     /** What a registration did; a subscription that cannot start fails with {@link SubscribeFailed}. */
-    public Future<ConductorState.Registered> register(ConductorRegistration r) {
+    public Future<CppConductorState.Registered> register(CppConductorRegistration r) {
         return conductor.register(r).compose(outcome -> {
-            if (!(outcome instanceof ConductorState.Added)) {
+            if (!(outcome instanceof CppConductorState.Added)) {
                 return Future.succeededFuture(outcome);
             }
             String invalid = ZmqEndpoint.invalidReason(r.endpoint());
@@ -50,11 +51,11 @@ public final class ConductorRegistrar {
                         "failed to start ZMQ client: initial connection failed: failed to connect to " + r.endpoint()
                                 + ": Invalid argument")));
             }
-            ConductorBatchDecoder decoder = r.engine()
-                    ? ConductorBatchDecoder.forEngine(r.dpRank(), r.blockSize(), r.loraName(), loraIds)
-                    : ConductorBatchDecoder.forStore();
+            CppConductorBatchDecoder decoder = r.engine()
+                    ? CppConductorBatchDecoder.forEngine(r.dpRank(), r.blockSize(), r.loraName(), loraIds)
+                    : CppConductorBatchDecoder.forStore();
             Listener listener = Listener.forConductor(r.endpoint(), r.dpRank(),
-                    new ConductorFeed(r.serviceKey(), decoder, conductor));
+                    new CppConductorSink(r.serviceKey(), decoder, conductor));
             listeners.put(r.serviceKey(), listener);
             LOG.info("conductor registration {} type={} endpoint={}", r.serviceKey(), r.type(), r.endpoint());
             return ingest.start(listener).map(outcome).recover(t -> {
@@ -66,7 +67,7 @@ public final class ConductorRegistrar {
     }
 
     /** The registration that ended, or null when none had that service key. */
-    public Future<ConductorRegistration> unregister(String serviceKey) {
+    public Future<CppConductorRegistration> unregister(String serviceKey) {
         Listener listener = listeners.remove(serviceKey);
         Future<Void> stopped = listener == null ? Future.succeededFuture() : ingest.stop(listener);
         return stopped.compose(v -> conductor.unregister(serviceKey));

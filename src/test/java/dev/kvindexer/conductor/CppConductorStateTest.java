@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.event.ConductorEvent;
+import dev.kvindexer.conductor.event.CppConductorEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.HashProfile;
 import java.util.List;
@@ -15,30 +15,30 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /** The C++ Conductor's registration rules and its end-to-end query vector (SPEC §11.7, §11.10, §11.11). */
-class ConductorStateTest {
+class CppConductorStateTest {
     private static final HashProfile PROFILE = new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "0");
     /** VH2: tokens 1..48, block size 16, seed "0", sha256_cbor. */
     private static final long[] KEYS = {3236607068019569386L, 2758186210834249151L, 5191110061519319221L};
     private static final String[] DIGESTS = {"202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea",
         "4a0a393805c6d2f0ed831000d41bb65980336c4c04895d5e26470bbec927f5bf",
         "7db7c8652c5c4a69d8f91e08e8decadf88d48c3339d35aad480a8718e6d0b0b5"};
-    private static final ConductorState.ContextKey CONTEXT = new ConductorState.ContextKey("default", "test-model", "", 16);
+    private static final CppConductorState.ContextKey CONTEXT = new CppConductorState.ContextKey("default", "test-model", "", 16);
     private static final int[] TOKENS = IntStream.rangeClosed(1, 48).toArray();
 
-    private final ConductorState state = new ConductorState();
+    private final CppConductorState state = new CppConductorState();
 
-    private static ConductorRegistration engine(String instance, int rank, String endpoint, HashProfile profile) {
-        return new ConductorRegistration(endpoint, "vLLM", "test-model", instance, 16, rank, profile, "", "", "default",
+    private static CppConductorRegistration engine(String instance, int rank, String endpoint, HashProfile profile) {
+        return new CppConductorRegistration(endpoint, "vLLM", "test-model", instance, 16, rank, profile, "", "", "default",
                 null);
     }
 
-    private static ConductorRegistration store(String endpoint) {
-        return new ConductorRegistration(endpoint, "Mooncake", "test-model", "shared-pool", 16, 0, PROFILE, "", "",
+    private static CppConductorRegistration store(String endpoint) {
+        return new CppConductorRegistration(endpoint, "Mooncake", "test-model", "shared-pool", 16, 0, PROFILE, "", "",
                 "default", null);
     }
 
-    private static ConductorEvent.ObjectStored object(int block, StorageTier tier) {
-        return new ConductorEvent.ObjectStored("default", "test-model", "", 16, "backend-a", "obj-" + block + tier,
+    private static CppConductorEvent.ObjectStored object(int block, StorageTier tier) {
+        return new CppConductorEvent.ObjectStored("default", "test-model", "", 16, "backend-a", "obj-" + block + tier,
                 tier, KEYS[block], DIGESTS[block]);
     }
 
@@ -47,7 +47,7 @@ class ConductorStateTest {
         state.register(engine("1", 0, "tcp://e1", PROFILE));
         state.register(engine("2", 1, "tcp://e2", PROFILE));
         state.register(store("tcp://master"));
-        assertNull(state.apply("1|default|0", new ConductorEvent.GpuStored(new long[] {KEYS[0], KEYS[1]})));
+        assertNull(state.apply("1|default|0", new CppConductorEvent.GpuStored(new long[] {KEYS[0], KEYS[1]})));
         for (int b = 0; b < 3; b++) {
             assertNull(state.apply("shared-pool|default|0", object(b, StorageTier.HOST_PINNED)));
             assertNull(state.apply("shared-pool|default|0", object(b, StorageTier.DISK)));
@@ -61,10 +61,10 @@ class ConductorStateTest {
 
         assertTrue(state.query(CONTEXT, "missing", TOKENS, null).instances().isEmpty());
         assertEquals(List.of("2"), List.copyOf(state.query(CONTEXT, "2", TOKENS, null).instances().keySet()));
-        for (ConductorState.ContextKey other : List.of(new ConductorState.ContextKey("other", "test-model", "", 16),
-                new ConductorState.ContextKey("default", "missing-model", "", 16),
-                new ConductorState.ContextKey("default", "test-model", "other", 16),
-                new ConductorState.ContextKey("default", "test-model", "", 32))) {
+        for (CppConductorState.ContextKey other : List.of(new CppConductorState.ContextKey("other", "test-model", "", 16),
+                new CppConductorState.ContextKey("default", "missing-model", "", 16),
+                new CppConductorState.ContextKey("default", "test-model", "other", 16),
+                new CppConductorState.ContextKey("default", "test-model", "", 32))) {
             assertTrue(state.query(other, null, TOKENS, null).instances().isEmpty(), other.toString());
         }
         Map<Integer, int[]> salted = state.query(CONTEXT, "1", TOKENS, "tenant-salt").instances().get("1");
@@ -75,19 +75,19 @@ class ConductorStateTest {
 
     @Test
     void registrationConflictsAsTheReferenceNamesThem() {
-        assertInstanceOf(ConductorState.Added.class, state.register(engine("e", 0, "tcp://a", PROFILE)));
-        assertInstanceOf(ConductorState.Unchanged.class, state.register(engine("e", 0, "tcp://a", PROFILE)));
-        assertEquals(new ConductorState.Refused("conflicting registration for service key: e|default|0"),
+        assertInstanceOf(CppConductorState.Added.class, state.register(engine("e", 0, "tcp://a", PROFILE)));
+        assertInstanceOf(CppConductorState.Unchanged.class, state.register(engine("e", 0, "tcp://a", PROFILE)));
+        assertEquals(new CppConductorState.Refused("conflicting registration for service key: e|default|0"),
                 state.register(engine("e", 0, "tcp://b", PROFILE)));
-        assertEquals(new ConductorState.Refused("conflicting active registration for endpoint: tcp://a"),
+        assertEquals(new CppConductorState.Refused("conflicting active registration for endpoint: tcp://a"),
                 state.register(engine("f", 0, "tcp://a", PROFILE)));
         HashProfile seed1 = new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "1");
-        assertEquals(new ConductorState.Refused(
+        assertEquals(new CppConductorState.Refused(
                 "failed to register prefix context: registration conflicts with the ContextKey hash profile"),
                 state.register(engine("g", 0, "tcp://g", seed1)));
-        ConductorRegistration otherStore = new ConductorRegistration("tcp://m", "Mooncake", "test-model", "pool", 16, 0,
+        CppConductorRegistration otherStore = new CppConductorRegistration("tcp://m", "Mooncake", "test-model", "pool", 16, 0,
                 seed1, "", "", "default", null);
-        assertEquals(new ConductorState.Refused("failed to bind shared-cache profile: hash profile conflicts with the "
+        assertEquals(new CppConductorState.Refused("failed to bind shared-cache profile: hash profile conflicts with the "
                 + "registered ContextKey profile"), state.register(otherStore));
         assertEquals(1, state.services().size(), "refusals changed nothing");
     }
@@ -100,7 +100,7 @@ class ConductorStateTest {
         state.register(engine("1", 0, "tcp://e1", PROFILE));
         assertNull(state.apply("shared-pool|default|0", object(0, StorageTier.HOST_PINNED)));
         assertArrayEquals(new int[] {0, 1, 1}, state.query(CONTEXT, null, TOKENS, null).instances().get("1").get(0));
-        ConductorRegistration gone = state.unregister("shared-pool|default|0");
+        CppConductorRegistration gone = state.unregister("shared-pool|default|0");
         assertEquals("shared-pool", gone.instanceId());
         assertArrayEquals(new int[] {0, 0, 0}, state.query(CONTEXT, null, TOKENS, null).instances().get("1").get(0));
         assertNull(state.unregister("shared-pool|default|0"), "already gone");

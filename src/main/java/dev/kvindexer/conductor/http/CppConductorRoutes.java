@@ -1,11 +1,12 @@
-package dev.kvindexer.http;
+package dev.kvindexer.conductor.http;
 
-import dev.kvindexer.conductor.ConductorRegistration;
-import dev.kvindexer.conductor.ConductorState;
+import dev.kvindexer.conductor.CppConductorRegistration;
+import dev.kvindexer.conductor.CppConductorState;
+import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.hash.HashProfile;
-import dev.kvindexer.registry.ConductorRegistrar;
 import dev.kvindexer.web.MsgpackBodies;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
@@ -21,26 +22,47 @@ import org.msgpack.core.MessagePacker;
  * {@code /query} with its strict checks, and {@code GET /services} and {@code /global_view} in its shapes. Every answer
  * is a msgpack map with {@code Content-Type: application/msgpack}.
  */
-final class ConductorRoutes {
+public final class CppConductorRoutes {
     static final String MSGPACK = "application/msgpack";
 
-    private final ConductorRegistrar registrar;
+    private final CppConductorSubscriptions subscriptions;
 
-    ConductorRoutes(ConductorRegistrar registrar) {
-        this.registrar = registrar;
+    public CppConductorRoutes(CppConductorSubscriptions subscriptions) {
+        this.subscriptions = subscriptions;
     }
 
-    /** Whether a GET asks for the Conductor's msgpack answer rather than the Python Conductor's JSON one. */
-    static boolean asksForMsgpack(RoutingContext ctx) {
+    /** Whether a GET asks for the C++ Conductor's msgpack answer rather than the Mooncake JSON flavor's. */
+    public static boolean asksForMsgpack(RoutingContext ctx) {
         String accept = ctx.request().getHeader("accept");
         return accept != null && MsgpackBodies.isMsgpackType(accept);
     }
 
-    void register(RoutingContext ctx) {
-        ConductorRegistration r = ConductorRequests.register(ConductorBody.read(body(ctx)));
-        answer(ctx, registrar.register(r).map(outcome -> {
-            if (outcome instanceof ConductorState.Refused refused) {
-                throw ConductorError.invalid(ConductorError.INVALID_REGISTRATION, refused.error(), null);
+    public void register(RoutingContext ctx) {
+        checked(ctx, this::registerChecked);
+    }
+
+    public void unregister(RoutingContext ctx) {
+        checked(ctx, this::unregisterChecked);
+    }
+
+    public void query(RoutingContext ctx) {
+        checked(ctx, this::queryChecked);
+    }
+
+    /** Runs a handler whose request checks throw, answering a failed check in the C++ envelope. */
+    private static void checked(RoutingContext ctx, Handler<RoutingContext> handler) {
+        try {
+            handler.handle(ctx);
+        } catch (CppConductorError e) {
+            error(ctx, e);
+        }
+    }
+
+    private void registerChecked(RoutingContext ctx) {
+        CppConductorRegistration r = CppConductorRequests.register(CppConductorBody.read(body(ctx)));
+        answer(ctx, subscriptions.register(r).map(outcome -> {
+            if (outcome instanceof CppConductorState.Refused refused) {
+                throw CppConductorError.invalid(CppConductorError.INVALID_REGISTRATION, refused.error(), null);
             }
             return pack(200, p -> {
                 p.packMapHeader(2);
@@ -50,12 +72,12 @@ final class ConductorRoutes {
         }));
     }
 
-    void unregister(RoutingContext ctx) {
-        ConductorRequests.Unregistration u = ConductorRequests.unregister(ConductorBody.read(body(ctx)));
+    private void unregisterChecked(RoutingContext ctx) {
+        CppConductorRequests.Unregistration u = CppConductorRequests.unregister(CppConductorBody.read(body(ctx)));
         String key = u.serviceKey();
-        answer(ctx, registrar.unregister(key).map(removed -> {
+        answer(ctx, subscriptions.unregister(key).map(removed -> {
             if (removed == null) {
-                throw ConductorError.operational(404, "service not found: " + key);
+                throw CppConductorError.operational(404, "service not found: " + key);
             }
             return pack(200, p -> {
                 p.packMapHeader(2);
@@ -65,23 +87,24 @@ final class ConductorRoutes {
         }));
     }
 
-    void query(RoutingContext ctx) {
-        ConductorRequests.Query q = ConductorRequests.query(ConductorBody.read(body(ctx)));
+    private void queryChecked(RoutingContext ctx) {
+        CppConductorRequests.Query q = CppConductorRequests.query(CppConductorBody.read(body(ctx)));
         if (!q.hashable()) {
             send(ctx, noInstances());
             return;
         }
-        ConductorState.ContextKey key = new ConductorState.ContextKey(q.tenantId(), q.model(), q.loraName(), q.blockSize());
-        answer(ctx, registrar.conductor().query(key, q.instanceId(), q.tokens(), q.cacheSalt())
+        CppConductorState.ContextKey key = new CppConductorState.ContextKey(q.tenantId(), q.model(), q.loraName(),
+                q.blockSize());
+        answer(ctx, subscriptions.conductor().query(key, q.instanceId(), q.tokens(), q.cacheSalt())
                 .map(m -> matches(m, q.blockSize())));
     }
 
-    void services(RoutingContext ctx) {
-        answer(ctx, registrar.conductor().services().map(all -> pack(200, p -> {
+    public void services(RoutingContext ctx) {
+        answer(ctx, subscriptions.conductor().services().map(all -> pack(200, p -> {
             p.packMapHeader(2);
             p.packString("count").packInt(all.size());
             p.packString("services").packArrayHeader(all.size());
-            for (ConductorRegistration r : all) {
+            for (CppConductorRegistration r : all) {
                 p.packMapHeader(11);
                 p.packString("Endpoint").packString(r.endpoint());
                 p.packString("ReplayEndpoint").packString(r.replayEndpoint());
@@ -104,12 +127,12 @@ final class ConductorRoutes {
         })));
     }
 
-    void globalView(RoutingContext ctx) {
-        answer(ctx, registrar.conductor().contexts().map(all -> pack(200, p -> {
+    public void globalView(RoutingContext ctx) {
+        answer(ctx, subscriptions.conductor().contexts().map(all -> pack(200, p -> {
             p.packMapHeader(2);
             p.packString("context_count").packInt(all.size());
             p.packString("contexts").packArrayHeader(all.size());
-            for (ConductorState.ContextView c : all) {
+            for (CppConductorState.ContextView c : all) {
                 p.packMapHeader(7);
                 p.packString("model_name").packString(c.key().model());
                 p.packString("lora_name").packString(c.key().lora());
@@ -139,7 +162,7 @@ final class ConductorRoutes {
     }
 
     /** SPEC §11.10's answer: per instance its six members in order, ranks in numeric order, in tokens. */
-    private static Reply matches(ConductorState.Matches m, long blockSize) {
+    private static Reply matches(CppConductorState.Matches m, long blockSize) {
         return pack(200, p -> {
             p.packMapHeader(1);
             p.packString("instances").packMapHeader(m.instances().size());
@@ -178,7 +201,7 @@ final class ConductorRoutes {
     }
 
     /** The error in the C++ envelope. */
-    static void error(RoutingContext ctx, ConductorError e) {
+    private static void error(RoutingContext ctx, CppConductorError e) {
         send(ctx, pack(e.status(), p -> {
             int members = 1 + (e.reason() != null ? 1 : 0) + (e.field() != null ? 1 : 0) + (e.index() >= 0 ? 1 : 0);
             p.packMapHeader(members);
@@ -221,12 +244,12 @@ final class ConductorRoutes {
         reply.onComplete(ar -> {
             if (ar.succeeded()) {
                 send(ctx, ar.result());
-            } else if (ar.cause() instanceof ConductorError e) {
+            } else if (ar.cause() instanceof CppConductorError e) {
                 error(ctx, e);
-            } else if (ar.cause() instanceof ConductorRegistrar.SubscribeFailed f) {
-                error(ctx, ConductorError.operational(500, "Failed to subscribe: " + f.getMessage()));
+            } else if (ar.cause() instanceof CppConductorSubscriptions.SubscribeFailed f) {
+                error(ctx, CppConductorError.operational(500, "Failed to subscribe: " + f.getMessage()));
             } else {
-                error(ctx, ConductorError.operational(500, "internal error: " + ar.cause()));
+                error(ctx, CppConductorError.operational(500, "internal error: " + ar.cause()));
             }
         });
     }

@@ -3,8 +3,8 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
@@ -23,10 +23,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A Mooncake Conductor gateway and a Dynamo router using one running node (SPEC §8): the body picks the flavor, both
- * see the same partitions, and Mooncake gets its own field names, string ids, status texts and shapes.
+ * A gateway of the Mooncake JSON flavor and a Dynamo router using one running node (SPEC §8): the body picks the
+ * flavor, both see the same partitions, and Mooncake gets its own field names, string ids, status texts and shapes.
  */
-class MooncakeHttpTest {
+class MooncakeJsonHttpTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final String PREFILL = "vllm-prefill-node1";
     private static final String DECODE = "vllm-decode-1";

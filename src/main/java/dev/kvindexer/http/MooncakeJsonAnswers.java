@@ -13,12 +13,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Renders Mooncake Conductor responses (SPEC §8.4): every registered engine instance of the partition with every
+ * Renders the Mooncake JSON flavor's answers (SPEC §8.4): every registered engine instance of the partition with every
  * registered rank, zeros included, named by its Mooncake string id; shared stores are never listed. Numbers are the
  * same cumulative walk as the Dynamo flavor's {@code instances}, in tokens.
  */
-final class MooncakeJson {
-    private MooncakeJson() {
+final class MooncakeJsonAnswers {
+    private MooncakeJsonAnswers() {
     }
 
     /**
@@ -54,11 +54,11 @@ final class MooncakeJson {
             });
         }
         TierBreakdown breakdown = TierBreakdown.of(owners, blockSize);
-        boolean cpp = shape == Flavor.MOONCAKE_INSTANCES;
+        boolean cpp = shape == Flavor.MOONCAKE_JSON_INSTANCES;
         StringBuilder sb = new StringBuilder(64 + owners.size() * 96);
         switch (shape) {
-            case MOONCAKE_DATA -> sb.append("{\"data\":{");
-            case MOONCAKE_INSTANCES -> sb.append("{\"instances\":{");
+            case MOONCAKE_JSON_DATA -> sb.append("{\"data\":{");
+            case MOONCAKE_JSON_INSTANCES -> sb.append("{\"instances\":{");
             default -> sb.append('{').append(Json.encode(tenant)).append(":{");
         }
         List<TierBreakdown.InstanceBreakdown> instances = breakdown.instances();
