@@ -3,24 +3,20 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.ServeConfig;
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.support.Await;
-import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A gateway of the Mooncake JSON flavor and a Dynamo router using one running node (SPEC §8): the body picks the
@@ -31,27 +27,8 @@ class MooncakeJsonHttpTest {
     private static final String PREFILL = "vllm-prefill-node1";
     private static final String DECODE = "vllm-decode-1";
 
-    private IndexerNode node;
-    private HttpJson http;
-    private final List<TestPublisher> publishers = new ArrayList<>();
-
-    @BeforeEach
-    void start() throws Exception {
-        node = IndexerNode.start(ServeConfig.local(0));
-        http = new HttpJson(node.httpPort());
-    }
-
-    @AfterEach
-    void stop() {
-        publishers.forEach(TestPublisher::close);
-        node.close();
-    }
-
-    private TestPublisher publisher() {
-        TestPublisher p = new TestPublisher();
-        publishers.add(p);
-        return p;
-    }
+    @RegisterExtension
+    final LocalNode indexer = new LocalNode();
 
     private static JsonObject registration(String instance, TestPublisher pub, String lora) {
         return new JsonObject().put("endpoint", pub.endpoint()).put("type", "vLLM").put("modelname", "deepseek")
@@ -75,7 +52,7 @@ class MooncakeJsonHttpTest {
     }
 
     private HttpResponse<String> post(String path, JsonObject body) {
-        return http.post(path, body.encode());
+        return indexer.http().post(path, body.encode());
     }
 
     private static void assertJson(String expected, HttpResponse<String> r) {
@@ -92,8 +69,8 @@ class MooncakeJsonHttpTest {
 
     @Test
     void aGatewayConversationRegisterEventsQueryUnregister() {
-        TestPublisher prefill = publisher();
-        TestPublisher decode = publisher();
+        TestPublisher prefill = indexer.engine();
+        TestPublisher decode = indexer.engine();
         HttpResponse<String> registered = post("/register", registration(PREFILL, prefill, null));
         assertEquals(200, registered.statusCode(), registered.body());
         assertEquals("{\"status\":\"registered successfully\",\"instance_id\":\"vllm-prefill-node1\"}", registered.body());
@@ -109,27 +86,27 @@ class MooncakeJsonHttpTest {
                 + "\"vllm-prefill-node1\":{\"longest_matched\":12,\"GPU\":12,\"DP\":{\"0\":12},\"CPU\":12,\"DISK\":12},"
                 + "\"vllm-decode-1\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}";
         assertJson(both, post("/query", query(12, null)));
-        assertJson(both.replace("{\"default\":", "{\"data\":"), http.post("/query?format=data", query(12, null).encode()));
-        assertJson(both.replace("{\"default\":", "{\"data\":"), http.post("/query?flavor=mooncake-data", query(12, null).encode()));
+        assertJson(both.replace("{\"default\":", "{\"data\":"), indexer.http().post("/query?format=data", query(12, null).encode()));
+        assertJson(both.replace("{\"default\":", "{\"data\":"), indexer.http().post("/query?flavor=mooncake-data", query(12, null).encode()));
         assertJson("{\"instances\":{\"vllm-prefill-node1\":{\"longest_matched\":12,\"gpu\":12,\"dp\":{\"0\":12},\"cpu\":12,"
                         + "\"disk\":12,\"rank_matches\":{\"0\":{\"gpu\":12,\"cpu\":12,\"disk\":12}}}}}",
-                http.post("/query?format=instances", query(12, null).put("instance_id", PREFILL).encode()));
+                indexer.http().post("/query?format=instances", query(12, null).put("instance_id", PREFILL).encode()));
         assertJson("{\"default\":{\"vllm-decode-1\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}",
                 post("/query", query(12, null).put("instance_id", DECODE)));
         assertJson("{\"default\":{}}", post("/query", query(12, null).put("instance_id", "nobody")));
 
         // The Dynamo flavor sees the same partition (model_name = modelname, tenant_id = group) and the same numbers.
         String id = Long.toUnsignedString(InstanceIds.of(PREFILL));
-        JsonObject dynamo = new JsonObject(http.post("/query", "{\"model_name\":\"deepseek\",\"token_ids\":"
+        JsonObject dynamo = new JsonObject(indexer.http().post("/query", "{\"model_name\":\"deepseek\",\"token_ids\":"
                 + new JsonArray(IntStream.range(0, 12).boxed().toList()) + "}").body());
         assertEquals(new JsonObject("{\"" + id + "\":{\"0\":12}}"), dynamo.getJsonObject("scores"));
         assertEquals(12, dynamo.getJsonObject("instances").getJsonObject(id).getInteger("longest_matched"));
 
-        JsonArray services = new JsonArray(http.get("/services").body());
+        JsonArray services = new JsonArray(indexer.http().get("/services").body());
         assertEquals(2, services.size());
         assertTrue(services.contains(registration(PREFILL, prefill, null).put("replay_endpoint", (String) null)
                 .put("lora_name", (String) null)), services.encode());
-        assertTrue(http.get("/workers").body().contains("\"instance_name\":\"vllm-prefill-node1\""));
+        assertTrue(indexer.http().get("/workers").body().contains("\"instance_name\":\"vllm-prefill-node1\""));
 
         HttpResponse<String> gone = post("/unregister", new JsonObject().put("instance_id", PREFILL)
                 .put("tenant_id", "default").put("dp_rank", 0));
@@ -144,8 +121,8 @@ class MooncakeJsonHttpTest {
 
     @Test
     void loraAdaptersAndTenantsNeverSeeEachOthersBlocks() {
-        TestPublisher adapter = publisher();
-        TestPublisher base = publisher();
+        TestPublisher adapter = indexer.engine();
+        TestPublisher base = indexer.engine();
         assertEquals(200, post("/register", registration("lora-engine", adapter, "sql-adapter")).statusCode());
         assertEquals(200, post("/register", registration("base-engine", base, null)).statusCode());
         adapter.awaitSubscriber();
@@ -174,7 +151,7 @@ class MooncakeJsonHttpTest {
                 .getJsonObject("default").getJsonObject("base-engine").getInteger("GPU"));
 
         // Tenants are partitions: the same model under another tenant holds nothing of these.
-        assertEquals(200, post("/register", registration("acme-engine", publisher(), null).put("tenant_id", "acme")).statusCode());
+        assertEquals(200, post("/register", registration("acme-engine", indexer.engine(), null).put("tenant_id", "acme")).statusCode());
         assertJson("{\"acme\":{\"acme-engine\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}",
                 post("/query", query(8, null).put("tenant_id", "acme")));
     }
@@ -186,10 +163,10 @@ class MooncakeJsonHttpTest {
      */
     @Test
     void aMooncakeStoreIsASharedPoolThatExtendsEveryInstance() {
-        TestPublisher engine = publisher();
-        TestPublisher engineRank1 = publisher();
-        TestPublisher idle = publisher();
-        TestPublisher store = publisher();
+        TestPublisher engine = indexer.engine();
+        TestPublisher engineRank1 = indexer.engine();
+        TestPublisher idle = indexer.engine();
+        TestPublisher store = indexer.engine();
         JsonObject base = new JsonObject().put("modelname", "deepseek").put("tenant_id", "default").put("block_size", 2);
         assertEquals(200, post("/register", base.copy().put("type", "vLLM").put("instance_id", "engine")
                 .put("endpoint", engine.endpoint()).put("dp_rank", 0)).statusCode());
@@ -216,17 +193,17 @@ class MooncakeJsonHttpTest {
                 + "\"idle\":{\"longest_matched\":6,\"gpu\":0,\"dp\":{\"0\":0},\"cpu\":4,\"disk\":6,"
                 + "\"rank_matches\":{\"0\":{\"gpu\":0,\"cpu\":4,\"disk\":6}}}}}";
         Await.until("every event is indexed", WAIT,
-                () -> new JsonObject(http.post("/query?format=instances", q.encode()).body()).equals(new JsonObject(expected)));
+                () -> new JsonObject(indexer.http().post("/query?format=instances", q.encode()).body()).equals(new JsonObject(expected)));
 
         // The Dynamo flavor shows the same numbers for the engines and no store either.
-        JsonObject dynamo = new JsonObject(http.post("/query", "{\"model_name\":\"deepseek\",\"token_ids\":[0,1,2,3,4,5]}")
+        JsonObject dynamo = new JsonObject(indexer.http().post("/query", "{\"model_name\":\"deepseek\",\"token_ids\":[0,1,2,3,4,5]}")
                 .body()).getJsonObject("instances");
         assertEquals(new JsonObject("{\"longest_matched\":6,\"gpu\":4,\"dp\":{\"0\":4,\"1\":2},\"cpu\":4,\"disk\":6}"),
                 dynamo.getJsonObject(Long.toUnsignedString(InstanceIds.of("engine"))));
         assertEquals(6, dynamo.getJsonObject(Long.toUnsignedString(InstanceIds.of("idle"))).getInteger("disk"));
         assertEquals(2, dynamo.size(), "the store is not an instance: " + dynamo);
-        assertTrue(http.get("/dump").body().contains("\"storage_tier\":\"disk\""));
-        assertTrue(!http.get("/dump").body().contains("\"block_hash\":999"), "the store's GPU event was refused");
+        assertTrue(indexer.http().get("/dump").body().contains("\"storage_tier\":\"disk\""));
+        assertTrue(!indexer.http().get("/dump").body().contains("\"block_hash\":999"), "the store's GPU event was refused");
 
         // Unregistering the store takes its blocks out of every instance's reach.
         assertEquals(200, post("/unregister", new JsonObject().put("instance_id", "store")).statusCode());
@@ -243,7 +220,7 @@ class MooncakeJsonHttpTest {
     /** SPEC §8.5: tokens 0..7 at block size 4 are the rolling hashes of HV5. */
     @Test
     void queryByHashTakesRollingSequenceHashes() {
-        TestPublisher pub = publisher();
+        TestPublisher pub = indexer.engine();
         assertEquals(200, post("/register", registration(PREFILL, pub, null)).statusCode());
         pub.awaitSubscriber();
         pub.publish("", 0, store(new long[] {11, 12}, tokens(8), null));
@@ -265,7 +242,7 @@ class MooncakeJsonHttpTest {
 
     @Test
     void badRequestsGetTheConductorsErrorsAndChangeNothing() {
-        TestPublisher pub = publisher();
+        TestPublisher pub = indexer.engine();
         assertEquals(200, post("/register", registration(PREFILL, pub, null)).statusCode());
 
         assertMooncakeError(post("/query", query(8, null).put("model", "nope")), 404, "not_found", "model");
@@ -275,7 +252,7 @@ class MooncakeJsonHttpTest {
         assertEquals(200, post("/query", query(8, null).put("lora_id", -1)).statusCode(), "-1 is the base model");
         assertMooncakeError(post("/query", new JsonObject().put("model", "deepseek")), 400, "invalid_request", "token_ids");
         assertEquals(400, post("/query", query(8, null).put("token_ids", "abc")).statusCode());
-        assertMooncakeError(http.post("/query?flavor=mooncake", "{not json"), 400, "invalid_request", null);
+        assertMooncakeError(indexer.http().post("/query?flavor=mooncake", "{not json"), 400, "invalid_request", null);
 
         assertMooncakeError(post("/register", registration("x", pub, null).put("type", "TensorRT")), 400,
                 "invalid_registration", "type");
@@ -287,9 +264,9 @@ class MooncakeJsonHttpTest {
                 400, "invalid_registration", null);
         assertMooncakeError(post("/register", registration("y", pub, null).put("block_size", 16)), 400,
                 "invalid_registration", null);
-        assertEquals(1, new JsonArray(http.get("/services").body()).size(), "no refused registration was kept");
+        assertEquals(1, new JsonArray(indexer.http().get("/services").body()).size(), "no refused registration was kept");
 
-        assertEquals(400, http.post("/query?flavor=bogus", query(8, null).encode()).statusCode());
+        assertEquals(400, indexer.http().post("/query?flavor=bogus", query(8, null).encode()).statusCode());
         assertMooncakeError(post("/query_by_hash", new JsonObject().put("model", "deepseek")), 400, "invalid_request",
                 "seq_hashes");
         assertMooncakeError(post("/query_by_hash", new JsonObject().put("model", "deepseek")
@@ -298,14 +275,14 @@ class MooncakeJsonHttpTest {
 
     @Test
     void aMissingContentTypeIsFineForMooncakeButNotForDynamo() {
-        HttpResponse<String> mooncake = http.post("/register", registration(PREFILL, publisher(), null).encode(), null);
+        HttpResponse<String> mooncake = indexer.http().post("/register", registration(PREFILL, indexer.engine(), null).encode(), null);
         assertEquals(200, mooncake.statusCode(), mooncake.body());
-        HttpResponse<String> dynamo = http.post("/query", "{\"model_name\":\"deepseek\",\"token_ids\":[1,2,3,4]}", null);
+        HttpResponse<String> dynamo = indexer.http().post("/query", "{\"model_name\":\"deepseek\",\"token_ids\":[1,2,3,4]}", null);
         assertEquals(415, dynamo.statusCode());
-        assertEquals(415, http.post("/query", "{not json", null).statusCode());
-        assertEquals(415, http.post("/query", query(4, null).encode(), "text/plain").statusCode());
+        assertEquals(415, indexer.http().post("/query", "{not json", null).statusCode());
+        assertEquals(415, indexer.http().post("/query", query(4, null).encode(), "text/plain").statusCode());
         // A Dynamo body never becomes Mooncake, even with Mooncake-looking extras.
-        HttpResponse<String> both = http.post("/query", "{\"model_name\":\"deepseek\",\"model\":\"x\",\"token_ids\":[1,2,3,4]}");
+        HttpResponse<String> both = indexer.http().post("/query", "{\"model_name\":\"deepseek\",\"model\":\"x\",\"token_ids\":[1,2,3,4]}");
         assertTrue(both.body().startsWith("{\"scores\""), both.body());
     }
 }

@@ -8,6 +8,7 @@ import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 public final class LocalNode implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
     private final UnaryOperator<ServeConfig> adjust;
+    private final List<TestPublisher> engines = new ArrayList<>();
     private IndexerNode node;
     private HttpJson http;
     private boolean perClass;
@@ -67,6 +69,8 @@ public final class LocalNode implements BeforeAllCallback, AfterAllCallback, Bef
     }
 
     private void stop() {
+        engines.forEach(TestPublisher::close);
+        engines.clear();
         if (node != null) {
             node.close();
             node = null;
@@ -79,6 +83,13 @@ public final class LocalNode implements BeforeAllCallback, AfterAllCallback, Bef
 
     public HttpJson http() {
         return http;
+    }
+
+    /** A publisher for an engine, closed with the node. */
+    public TestPublisher engine() {
+        TestPublisher engine = new TestPublisher();
+        engines.add(engine);
+        return engine;
     }
 
     /** Registers rank {@code dp} of engine {@code id} (model "m", block size 4) and waits until the node subscribes. */

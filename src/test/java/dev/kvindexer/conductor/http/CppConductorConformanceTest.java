@@ -3,12 +3,10 @@ package dev.kvindexer.conductor.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import dev.kvindexer.config.ServeConfig;
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.support.Await;
-import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.support.TestPublisher;
 import dev.kvindexer.wire.Pack;
 import io.vertx.core.json.JsonObject;
@@ -26,9 +24,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
 
@@ -46,27 +43,8 @@ class CppConductorConformanceTest {
         "7db7c8652c5c4a69d8f91e08e8decadf88d48c3339d35aad480a8718e6d0b0b5"};
     private static final String ROOT = "4e1195df020de59e0d65a33a4279f1183e7ae4e5d980e309f8b55adff2e61c3e";
 
-    private IndexerNode node;
-    private HttpJson http;
-    private final List<TestPublisher> publishers = new ArrayList<>();
-
-    @BeforeEach
-    void start() throws Exception {
-        node = IndexerNode.start(ServeConfig.local(0));
-        http = new HttpJson(node.httpPort());
-    }
-
-    @AfterEach
-    void stop() {
-        publishers.forEach(TestPublisher::close);
-        node.close();
-    }
-
-    private TestPublisher publisher() {
-        TestPublisher p = new TestPublisher();
-        publishers.add(p);
-        return p;
-    }
+    @RegisterExtension
+    final LocalNode indexer = new LocalNode();
 
     /** A msgpack answer read independently of our encoder (msgpack-core's own rendering), keys in wire order. */
     private static String decoded(HttpResponse<byte[]> r) {
@@ -79,11 +57,11 @@ class CppConductorConformanceTest {
     }
 
     private HttpResponse<byte[]> post(String path, Object body) {
-        return http.postBytes(path, body instanceof byte[] raw ? raw : Pack.of(body), MSGPACK);
+        return indexer.http().postBytes(path, body instanceof byte[] raw ? raw : Pack.of(body), MSGPACK);
     }
 
     private HttpResponse<byte[]> get(String path) throws Exception {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + indexer.node().httpPort() + path))
                 .header("Accept", MSGPACK).GET().build();
         return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(request,
                 HttpResponse.BodyHandlers.ofByteArray());
@@ -158,9 +136,9 @@ class CppConductorConformanceTest {
 
     @Test
     void m1m2TheReferencesSharedCacheResponseOverZmq() throws Exception {
-        TestPublisher engine1 = publisher();
-        TestPublisher engine2 = publisher();
-        TestPublisher master = publisher();
+        TestPublisher engine1 = indexer.engine();
+        TestPublisher engine2 = indexer.engine();
+        TestPublisher master = indexer.engine();
         register("vLLM", "1", 0, engine1);
         register("vLLM", "2", 1, engine2);
         register("Mooncake", "shared-pool", 0, master);
@@ -186,7 +164,7 @@ class CppConductorConformanceTest {
 
     @Test
     void m3UnknownContextsAndInstancesMatchNothing() {
-        register("vLLM", "1", 0, publisher());
+        register("vLLM", "1", 0, indexer.engine());
         for (Map.Entry<String, Object> change : List.of(Map.entry("model", (Object) "missing-model"),
                 Map.entry("tenant_id", (Object) "other"), Map.entry("lora_name", (Object) "other"),
                 Map.entry("block_size", (Object) 32), Map.entry("instance_id", (Object) "missing"))) {
@@ -217,11 +195,11 @@ class CppConductorConformanceTest {
 
     @Test
     void m5RegisteringTwiceIsOneSubscriptionAndAConflictingProfileChangesNothing() throws Exception {
-        TestPublisher engine = publisher();
+        TestPublisher engine = indexer.engine();
         register("vLLM", "engine-a", 0, engine);
         HttpResponse<byte[]> again = post("/register", registration("vLLM", "engine-a", 0, engine.endpoint(), "0"));
         assertEquals(200, again.statusCode(), decoded(again));
-        HttpResponse<byte[]> conflict = post("/register", registration("vLLM", "engine-b", 0, publisher().endpoint(), "1"));
+        HttpResponse<byte[]> conflict = post("/register", registration("vLLM", "engine-b", 0, indexer.engine().endpoint(), "1"));
         assertEquals(400, conflict.statusCode());
         assertEquals("{\"error\":\"failed to register prefix context: registration conflicts with the ContextKey hash "
                 + "profile\",\"reason\":\"invalid_registration\"}", decoded(conflict));
@@ -244,15 +222,15 @@ class CppConductorConformanceTest {
         extra.put("modelname", "m");
         assertEquals("{\"error\":\"unsupported request field: modelname\",\"reason\":\"unknown_field\","
                 + "\"field\":\"modelname\"}", decoded(post("/unregister", extra)));
-        register("vLLM", "engine-a", 0, publisher());
+        register("vLLM", "engine-a", 0, indexer.engine());
         assertEquals("{\"status\":\"unregistered successfully\",\"removed_instances\":[\"engine-a|default|0\"]}",
                 decoded(post("/unregister", Map.of("instance_id", "engine-a", "dp_rank", 0))));
     }
 
     @Test
     void m7ServicesAndGlobalView() throws Exception {
-        TestPublisher rank0 = publisher();
-        TestPublisher rank1 = publisher();
+        TestPublisher rank0 = indexer.engine();
+        TestPublisher rank1 = indexer.engine();
         register("vLLM", "engine-a", 0, rank0);
         register("vLLM", "engine-a", 1, rank1);
         String profile = "{\"strategy\":\"vllm_v1\",\"algorithm\":\"sha256_cbor\",\"python_hash_seed\":\"0\","
@@ -265,6 +243,6 @@ class CppConductorConformanceTest {
                 + "\"Type\":\"vLLM\",\"ModelName\":\"test-model\",\"LoraName\":\"\",\"TenantID\":\"default\","
                 + "\"InstanceID\":\"engine-a\",\"BlockSize\":16,\"DPRank\":0,\"CacheGroup\":null,\"HashProfile\":"
                 + profile + "}", services.substring(0, services.indexOf("},{") + 1));
-        assertFalse(http.get("/services").body().contains("engine-a"), "the Mooncake JSON flavor's list is its own");
+        assertFalse(indexer.http().get("/services").body().contains("engine-a"), "the Mooncake JSON flavor's list is its own");
     }
 }
