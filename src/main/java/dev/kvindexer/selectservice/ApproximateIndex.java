@@ -5,6 +5,7 @@ import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.select.Prompt;
+import dev.kvindexer.select.SelectionConfig;
 import io.vertx.core.Vertx;
 import java.util.HashMap;
 import java.util.List;
@@ -23,7 +24,12 @@ final class ApproximateIndex {
     /** Each rank's stream of standardized events, with the last event id used. */
     private final Map<String, long[]> streams = new HashMap<>();
 
-    ApproximateIndex(Vertx vertx, IndexAccess index, long ttlMillis) {
+    /** Records nothing when workers publish KV events: the index then holds what the engines report. */
+    static ApproximateIndex of(Vertx vertx, IndexAccess index, SelectionConfig config) {
+        return new ApproximateIndex(vertx, index, config.useKvEvents() ? 0 : config.approximateTtlMillis());
+    }
+
+    private ApproximateIndex(Vertx vertx, IndexAccess index, long ttlMillis) {
         this.vertx = vertx;
         this.index = index;
         this.ttlMillis = ttlMillis;

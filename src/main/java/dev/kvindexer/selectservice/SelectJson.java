@@ -3,10 +3,15 @@ package dev.kvindexer.selectservice;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.select.Booking;
+import dev.kvindexer.select.Choice;
 import dev.kvindexer.select.ConfigOverride;
+import dev.kvindexer.select.LoadViews;
+import dev.kvindexer.select.PartitionInfo;
 import dev.kvindexer.select.Prompt;
 import dev.kvindexer.select.SelectionConfig;
-import dev.kvindexer.select.SelectionState;
+import dev.kvindexer.select.Roster;
+import dev.kvindexer.select.SelectionOptions;
 import dev.kvindexer.select.WorkerEntry;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonNumbers;
@@ -21,10 +26,38 @@ import java.util.random.RandomGenerator;
 
 /** The selection service's request members read and its answers written, in the reference's shapes (SPEC §12). */
 final class SelectJson {
+    /** A selection request read: where, how, and the prompt normalized for its partition. */
+    record Selection(PartitionKey partition, SelectionOptions options, Prompt prompt) {
+    }
+
+    /** An inspection request read: the overrides it scores with and the prompt normalized for its partition. */
+    record Inspection(PartitionKey partition, ConfigOverride override, PartitionInfo info, Prompt prompt) {
+    }
+
     private SelectJson() {
     }
 
     // ---- requests ----
+
+    /**
+     * A {@code /select} or {@code /select_and_reserve} body. The token form of the prompt needs its partition's block
+     * size, so a partition that is not ready is refused before the prompt is read.
+     */
+    static Selection selection(JsonRequest body, Roster roster, SelectionConfig config, RandomGenerator random) {
+        PartitionKey p = partition(body);
+        ConfigOverride override = override(body);
+        SelectionOptions options = optionsOf(body, override);
+        PartitionInfo info = roster.requireReady(p);
+        return new Selection(p, options, promptOf(body, info, override, config, true, random));
+    }
+
+    /** A {@code /potential_loads} or {@code /overlap_scores} body, read in the same order as a selection's. */
+    static Inspection inspection(JsonRequest body, Roster roster, SelectionConfig config, RandomGenerator random) {
+        PartitionKey p = partition(body);
+        ConfigOverride override = override(body);
+        PartitionInfo info = roster.requireReady(p);
+        return new Inspection(p, override, info, promptOf(body, info, override, config, true, random));
+    }
 
     static PartitionKey partition(JsonRequest body) {
         return new PartitionKey(body.optionalString("model_name"), body.optionalString("routing_group"));
@@ -178,8 +211,8 @@ final class SelectJson {
      * The prompt in either form (SPEC §12.4). The token form needs the partition's block size and Eagle flag;
      * {@code blocksRequired} is false on the reservation routes, where the hash form needs no block hashes.
      */
-    static Prompt prompt(JsonRequest body, int blockSize, boolean partitionEagle, ConfigOverride override,
-                         SelectionConfig config, boolean blocksRequired, RandomGenerator random) {
+    static Prompt promptOf(JsonRequest body, PartitionInfo partition, ConfigOverride override, SelectionConfig config,
+                           boolean blocksRequired, RandomGenerator random) {
         int[] tokens = null;
         JsonArray mmInfos = body.body().getValue("block_mm_infos") instanceof JsonArray a ? a : null;
         Object routing = body.body().getValue("mm_routing_info");
@@ -195,8 +228,8 @@ final class SelectJson {
         if (tokens != null) {
             long seed = BlockHasher.seedFor(body.optionalString("lora_name"), body.optionalString("cache_salt"));
             Boolean eagle = bool(body, "is_eagle");
-            return Prompt.ofTokens(tokens, blockSize, seed, mmHashes(mmInfos),
-                    eagle != null ? eagle : partitionEagle, override.assumeKvReuse(config), random);
+            return Prompt.ofTokens(tokens, partition.blockSize(), seed, mmHashes(mmInfos),
+                    eagle != null ? eagle : partition.eagle(), override.assumeKvReuse(config), random);
         }
         long[] blocks = body.body().getValue("block_hashes") == null ? null : body.i64Array("block_hashes");
         long[] sequence = body.body().getValue("sequence_hashes") == null ? null : body.i64Array("sequence_hashes");
@@ -225,7 +258,7 @@ final class SelectJson {
     }
 
     /** {@code allowed_worker_ids}, {@code pinned_worker}, {@code routing_constraints} and the booking extras. */
-    static SelectionState.Options options(JsonRequest body, ConfigOverride override) {
+    static SelectionOptions optionsOf(JsonRequest body, ConfigOverride override) {
         List<Long> allowed = null;
         if (body.body().getValue("allowed_worker_ids") != null) {
             allowed = new ArrayList<>();
@@ -273,7 +306,7 @@ final class SelectJson {
             }
         }
         Long expected = optionalU32(body, "expected_output_tokens");
-        return new SelectionState.Options(body.optionalString("selection_id"), override, expected, allowed,
+        return new SelectionOptions(body.optionalString("selection_id"), override, expected, allowed,
                 pinnedWorker, pinnedRank, required, preferred, body.optionalString("lora_name"));
     }
 
@@ -307,12 +340,12 @@ final class SelectJson {
         return o;
     }
 
-    static JsonObject choice(SelectionState.Choice c, boolean booking) {
+    static JsonObject choice(Choice c, boolean booking) {
         JsonObject o = new JsonObject();
         if (c.selectionId() != null) {
             o.put("selection_id", c.selectionId());
         }
-        SelectionState.Overlap ov = c.overlap();
+        Choice.Overlap ov = c.overlap();
         JsonObject dp = new JsonObject();
         for (int i = 0; i < ov.dpRanks().length; i++) {
             dp.put(Long.toString(ov.dpRanks()[i]), ov.dpTokens()[i]);
@@ -335,21 +368,21 @@ final class SelectJson {
         return o;
     }
 
-    static JsonObject booking(SelectionState.Booking b) {
+    static JsonObject booking(Booking b) {
         return new JsonObject().put("selection_id", b.selectionId()).put("model_name", b.partition().modelName())
                 .put("routing_group", b.partition().routingGroup()).put("worker_id", JsonNumbers.u64(b.worker().workerId()))
                 .put("dp_rank", b.dpRank()).put("endpoint", b.worker().endpoint());
     }
 
-    static JsonObject loadRow(SelectionState.LoadRow r) {
+    static JsonObject loadRow(LoadViews.LoadRow r) {
         return new JsonObject().put("worker_id", JsonNumbers.u64(r.workerId())).put("dp_rank", r.dpRank())
                 .put("potential_prefill_tokens", r.prefillTokens()).put("potential_decode_blocks", r.decodeBlocks())
                 .put("active_requests", r.requests());
     }
 
-    static JsonObject scores(int blockSize, int blocks, List<SelectionState.ScoreRow> rows) {
+    static JsonObject scores(int blockSize, int blocks, List<LoadViews.ScoreRow> rows) {
         JsonArray workers = new JsonArray();
-        for (SelectionState.ScoreRow r : rows) {
+        for (LoadViews.ScoreRow r : rows) {
             workers.add(new JsonObject().put("worker_id", JsonNumbers.u64(r.workerId())).put("dp_rank", r.dpRank())
                     .put("device_blocks", r.dev()).put("host_pinned_blocks", r.dev() + r.host())
                     .put("disk_blocks", r.dev() + r.host() + r.disk())

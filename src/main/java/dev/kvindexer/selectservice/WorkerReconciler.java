@@ -6,8 +6,9 @@ import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.select.Lifecycle;
 import dev.kvindexer.select.SelectionConfig;
-import dev.kvindexer.select.SelectionState;
+import dev.kvindexer.select.Roster;
 import dev.kvindexer.select.WorkerEntry;
+import dev.kvindexer.web.ContextHop;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -21,15 +22,17 @@ import java.util.function.UnaryOperator;
  * worker is brought into or out of service, one change at a time, since each waits for the indexer.
  */
 final class WorkerReconciler {
-    private final SelectionState state;
+    private final Roster roster;
+    private final SelectionConfig config;
     private final IndexAccess index;
     private final Context home;
     /** The tail of the catalog changes in flight: each starts when the one before has finished. */
     private Future<?> tail = Future.succeededFuture();
 
-    /** {@code home}: the context that owns {@code state}. */
-    WorkerReconciler(SelectionState state, IndexAccess index, Context home) {
-        this.state = state;
+    /** {@code home}: the context that owns {@code roster}. */
+    WorkerReconciler(Roster roster, SelectionConfig config, IndexAccess index, Context home) {
+        this.roster = roster;
+        this.config = config;
         this.index = index;
         this.home = home;
     }
@@ -47,17 +50,17 @@ final class WorkerReconciler {
     Future<WorkerEntry> delete(long id) {
         return serially(() -> {
             WorkerEntry w = known(id);
-            state.drain(w);
+            roster.drain(w);
             Future<Void> gone = index.unregister(id, w.partition()).otherwiseEmpty();
             return ContextHop.on(home, gone).map(v -> {
-                state.catalog().remove(id);
+                roster.catalog().remove(id);
                 return w.with(Lifecycle.UNSCHEDULABLE, List.of());
             });
         });
     }
 
     private WorkerEntry known(long id) {
-        WorkerEntry w = state.catalog().get(id);
+        WorkerEntry w = roster.catalog().get(id);
         if (w == null) {
             throw Refusal.notFound("worker " + Long.toUnsignedString(id) + " not found");
         }
@@ -70,43 +73,43 @@ final class WorkerReconciler {
      * registers one listener per rank, rolled back as a whole when one fails.
      */
     private Future<WorkerEntry> reconcile(WorkerEntry entry) {
-        WorkerEntry previous = state.catalog().get(entry.workerId());
-        SelectionConfig sc = state.config();
+        WorkerEntry previous = roster.catalog().get(entry.workerId());
+        SelectionConfig sc = config;
         List<String> reasons = entry.staticReasons(sc.queueing(), sc.useKvEvents());
         if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE && reasons.isEmpty()
                 && sameRouting(previous, entry)) {
-            return Future.succeededFuture(state.refresh(entry));
+            return Future.succeededFuture(roster.refresh(entry));
         }
         Future<Void> drained = Future.succeededFuture();
         if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE) {
-            state.drain(previous);
+            roster.drain(previous);
             drained = index.unregister(previous.workerId(), previous.partition()).otherwiseEmpty();
         }
         return ContextHop.on(home, drained).compose(v -> {
             if (!reasons.isEmpty()) {
-                state.putIncomplete(entry, reasons);
-                return Future.succeededFuture(state.catalog().get(entry.workerId()));
+                roster.putIncomplete(entry, reasons);
+                return Future.succeededFuture(roster.catalog().get(entry.workerId()));
             }
-            String conflict = state.partitionConflict(entry);
+            String conflict = roster.partitionConflict(entry);
             if (conflict != null) {
-                state.putIncomplete(entry, List.of("reconciliation failed: " + conflict));
-                return Future.succeededFuture(state.catalog().get(entry.workerId()));
+                roster.putIncomplete(entry, List.of("reconciliation failed: " + conflict));
+                return Future.succeededFuture(roster.catalog().get(entry.workerId()));
             }
-            state.putIncomplete(entry, List.of());
+            roster.putIncomplete(entry, List.of());
             return ContextHop.on(home, registerListeners(entry)).transform(ar -> {
                 if (ar.failed()) {
-                    state.putIncomplete(entry, List.of("reconciliation failed: " + ar.cause().getMessage()));
-                    return Future.succeededFuture(state.catalog().get(entry.workerId()));
+                    roster.putIncomplete(entry, List.of("reconciliation failed: " + ar.cause().getMessage()));
+                    return Future.succeededFuture(roster.catalog().get(entry.workerId()));
                 }
                 try {
-                    return Future.succeededFuture(state.putSchedulable(entry));
+                    return Future.succeededFuture(roster.putSchedulable(entry));
                 } catch (RuntimeException refused) {
                     // The scheduler refused what the index took: take the listeners back out, as for any failure.
                     Future<Void> undone = index.unregister(entry.workerId(), entry.partition())
                             .otherwiseEmpty();
                     return ContextHop.on(home, undone).map(gone -> {
-                        state.putIncomplete(entry, List.of("reconciliation failed: " + refused.getMessage()));
-                        return state.catalog().get(entry.workerId());
+                        roster.putIncomplete(entry, List.of("reconciliation failed: " + refused.getMessage()));
+                        return roster.catalog().get(entry.workerId());
                     });
                 }
             });
@@ -131,7 +134,7 @@ final class WorkerReconciler {
         PartitionKey key = w.partition();
         int blockSize = w.blockSize().intValue();
         Future<Void> partition = index.ensurePartition(key, blockSize);
-        if (!state.config().useKvEvents()) {
+        if (!config.useKvEvents()) {
             return partition;
         }
         String id = Long.toUnsignedString(w.workerId());

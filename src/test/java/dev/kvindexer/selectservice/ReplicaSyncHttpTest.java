@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.select.LoadEvent;
-import dev.kvindexer.select.ReplicaEventCodec;
+import dev.kvindexer.selectservice.replication.ReplicaEventCodec;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.FreePort;
 import dev.kvindexer.support.HttpJson;

@@ -8,6 +8,7 @@ import dev.kvindexer.cluster.SealedBytes;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.ReservationRecord;
+import dev.kvindexer.selectservice.replication.ClusterLoad;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.HttpJson;

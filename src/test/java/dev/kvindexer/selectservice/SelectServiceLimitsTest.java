@@ -9,7 +9,7 @@ import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.select.LoadEvent;
-import dev.kvindexer.select.ReplicaEventCodec;
+import dev.kvindexer.selectservice.replication.ReplicaEventCodec;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.FreePort;
 import dev.kvindexer.support.HttpJson;

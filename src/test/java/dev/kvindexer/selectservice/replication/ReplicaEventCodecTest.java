@@ -1,6 +1,7 @@
-package dev.kvindexer.select;
+package dev.kvindexer.selectservice.replication;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.select.LoadEvent;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,14 +1,15 @@
-package dev.kvindexer.selectservice;
+package dev.kvindexer.selectservice.replication;
 
 import dev.kvindexer.event.Refusal;
 import com.hazelcast.core.HazelcastInstance;
-import com.hazelcast.core.HazelcastInstanceAware;
 import com.hazelcast.cluster.Member;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
 import dev.kvindexer.cluster.SealedBytes;
+import dev.kvindexer.select.Bookings;
+import dev.kvindexer.select.Mirror;
 import dev.kvindexer.select.ReservationRecord;
-import dev.kvindexer.select.SelectionState;
+import dev.kvindexer.web.ContextHop;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -17,7 +18,6 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,23 +37,24 @@ import org.slf4j.LoggerFactory;
  * token, whoever reaches the cluster ports without it can neither plant load nor advance or end a reservation by
  * writing the map or sending a push; what is unsealed is ignored and counted.
  */
-final class ClusterLoad {
+public final class ClusterLoad implements SharedReservations {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterLoad.class);
-    static final String MAP = "kvindexer.select.reservations";
-    static final String ADDRESS = "kvindexer.select.load.";
+    public static final String MAP = "kvindexer.select.reservations";
+    public static final String ADDRESS = "kvindexer.select.load.";
     private static final String VERTX_NODE_ID = "__vertx.nodeId";
     private static final byte UPSERT = 1;
     private static final byte FORGET = 2;
     private static final long PUSH_TIMEOUT_MILLIS = 2000;
     /** Seal kinds (and the rejection counter's sources): records in the map, pushes to a member. */
-    static final String RECORDS = "reservations";
-    static final String PUSHES = "reservation_pushes";
+    public static final String RECORDS = "reservations";
+    public static final String PUSHES = "reservation_pushes";
 
     private final Vertx vertx;
     private final Context home;
     private final HazelcastInstance hazelcast;
     private final IMap<String, byte[]> map;
-    private final SelectionState state;
+    private final Mirror mirror;
+    private final Bookings bookings;
     private final long expiryMillis;
     private final String nodeId;
     private final SealedBytes seals;
@@ -61,18 +62,20 @@ final class ClusterLoad {
     private long timer = -1;
 
     /** Call on the service's context: pushes from other members are applied there. */
-    ClusterLoad(Vertx vertx, Context home, HazelcastInstance hazelcast, SelectionState state, long expiryMillis) {
+    public ClusterLoad(Vertx vertx, Context home, HazelcastInstance hazelcast, Mirror mirror, Bookings bookings,
+                       long expiryMillis) {
         this.vertx = vertx;
         this.home = home;
         this.hazelcast = hazelcast;
         this.map = hazelcast.getMap(MAP);
-        this.state = state;
+        this.mirror = mirror;
+        this.bookings = bookings;
         this.expiryMillis = expiryMillis;
         this.nodeId = hazelcast.getCluster().getLocalMember().getAttribute(VERTX_NODE_ID);
         this.seals = SealedBytes.of(hazelcast);
     }
 
-    Future<Void> start(long antiEntropyMillis) {
+    public Future<Void> start(long antiEntropyMillis) {
         consumer = vertx.eventBus().consumer(ADDRESS + nodeId, message -> {
             byte[] push = seals.open(PUSHES, nodeId, message.body().getBytes());
             if (push == null) {
@@ -91,7 +94,8 @@ final class ClusterLoad {
         return consumer.completion().compose(v -> reconcile());
     }
 
-    void stop() {
+    @Override
+    public void stop() {
         vertx.cancelTimer(timer);
         if (consumer != null) {
             consumer.unregister();
@@ -99,45 +103,73 @@ final class ClusterLoad {
     }
 
     /** A booking made here: claims its id cluster-wide, or undoes it and fails with 409. */
-    Future<Void> booked(String id) {
-        ReservationRecord r = state.record(id);
-        return here(map.submitToKey(id, new Claim(sealed(r)))).compose(previous -> {
+    @Override
+    public Future<Void> booked(String id) {
+        ReservationRecord r = mirror.record(id);
+        return here(map.submitToKey(id, new RecordSteps.Claim(sealed(r)))).compose(previous -> {
             if (previous != null) {
-                state.forget(id, r.incarnation());
+                mirror.forget(id, r.incarnation());
                 return Future.failedFuture(Refusal.conflict("selection " + id + " is already reserved or being reserved"));
             }
             return push(upsert(r));
         });
     }
 
-    /**
-     * Completes a reservation's prefill in the cluster's record, which then replaces every copy; false when the
-     * cluster holds no such reservation. Also serves ids this replica has no copy of yet (a push it missed).
-     */
-    Future<Boolean> prefillCompleted(String id) {
-        return changed(id, Advance.prefillDone());
+    @Override
+    public Future<Void> prefillComplete(String id) {
+        return advance(id, () -> bookings.prefillComplete(id), RecordSteps.Advance.prefillDone());
     }
 
-    Future<Boolean> outputBlock(String id, double decayFraction) {
-        return changed(id, Advance.outputBlock(decayFraction));
-    }
-
-    /** Released here: the record goes, and so does every copy. */
-    Future<Void> freed(String id, long incarnation) {
-        return here(map.submitToKey(id, new EndIncarnation(incarnation))).compose(v -> push(forget(id, incarnation)));
+    @Override
+    public Future<Void> outputBlock(String id, double decayFraction) {
+        return advance(id, () -> bookings.outputBlock(id, decayFraction),
+                RecordSteps.Advance.outputBlock(decayFraction));
     }
 
     /**
-     * Releases a reservation this replica has no copy of (its booking's push never arrived, say from a replica that
-     * died): false when the cluster does not hold it either.
+     * Released here, then the record goes and so does every copy. A reservation this replica has no copy of (its
+     * booking's push never arrived, say from a replica that died) is released from the cluster's record.
      */
-    Future<Boolean> freeUnseen(String id) {
-        return here(map.submitToKey(id, new Take())).compose(stored -> {
+    @Override
+    public Future<Void> free(String id) {
+        ReservationRecord held = mirror.record(id);
+        if (held == null) {
+            return foundOrRefused(id, freeUnseen(id));
+        }
+        bookings.free(id);
+        return here(map.submitToKey(id, new RecordSteps.EndIncarnation(held.incarnation())))
+                .compose(v -> push(forget(id, held.incarnation())));
+    }
+
+    /**
+     * A lifecycle step applied here, then to the cluster's record, which then replaces every copy. An id this replica
+     * has no copy of yet (a push it missed) is advanced in the cluster alone, and is a 404 when the cluster lacks it.
+     */
+    private Future<Void> advance(String id, Runnable local, EntryProcessor<String, byte[], byte[]> step) {
+        if (mirror.record(id) == null) {
+            return foundOrRefused(id, changed(id, step));
+        }
+        local.run();
+        return changed(id, step).mapEmpty();
+    }
+
+    private static Future<Void> foundOrRefused(String id, Future<Boolean> found) {
+        return found.map(yes -> {
+            if (!yes) {
+                throw Refusal.notFound("reservation " + id + " not found");
+            }
+            return null;
+        });
+    }
+
+    /** Releases a reservation this replica has no copy of: false when the cluster does not hold it either. */
+    private Future<Boolean> freeUnseen(String id) {
+        return here(map.submitToKey(id, new RecordSteps.Take())).compose(stored -> {
             ReservationRecord r = opened(id, stored);
             if (r == null) {
                 return Future.succeededFuture(false);
             }
-            state.forget(id, r.incarnation());
+            mirror.forget(id, r.incarnation());
             return push(forget(id, r.incarnation())).map(true);
         });
     }
@@ -148,7 +180,7 @@ final class ClusterLoad {
             if (r == null) {
                 return Future.succeededFuture(false);
             }
-            state.upsert(r);
+            mirror.upsert(r);
             return push(upsert(r)).map(true);
         });
     }
@@ -157,10 +189,10 @@ final class ClusterLoad {
         byte kind = b.getByte(0);
         byte[] payload = b.getBytes(1, b.length());
         if (kind == UPSERT) {
-            state.upsert(ReservationRecord.decode(payload));
+            mirror.upsert(ReservationRecord.decode(payload));
         } else if (kind == FORGET) {
             long incarnation = b.getLong(1);
-            state.forget(new String(b.getBytes(9, b.length()), StandardCharsets.UTF_8), incarnation);
+            mirror.forget(new String(b.getBytes(9, b.length()), StandardCharsets.UTF_8), incarnation);
         } else {
             throw new IllegalArgumentException("unknown push kind " + kind);
         }
@@ -189,7 +221,7 @@ final class ClusterLoad {
      * since before the pass began, so a booking claimed meanwhile stays), and bookings past their expiry ended.
      */
     private Future<Void> reconcile() {
-        long started = state.nowMillis();
+        long started = mirror.nowMillis();
         return vertx.<Map<String, byte[]>>executeBlocking(() -> new HashMap<>(map))
                 .compose(snapshot -> here(Future.succeededFuture(snapshot)))
                 .map(snapshot -> {
@@ -197,7 +229,7 @@ final class ClusterLoad {
                     for (Map.Entry<String, byte[]> e : snapshot.entrySet()) {
                         byte[] bytes = seals.open(RECORDS, e.getKey(), e.getValue());
                         if (bytes == null) {
-                            map.submitToKey(e.getKey(), new Drop(e.getValue()));
+                            map.submitToKey(e.getKey(), new RecordSteps.Drop(e.getValue()));
                             continue;
                         }
                         ReservationRecord r;
@@ -205,20 +237,20 @@ final class ClusterLoad {
                             r = ReservationRecord.decode(bytes);
                         } catch (IllegalArgumentException ex) {
                             LOG.warn("cluster reservations: dropping an undecodable record {}", e.getKey());
-                            map.submitToKey(e.getKey(), new Drop(e.getValue()));
+                            map.submitToKey(e.getKey(), new RecordSteps.Drop(e.getValue()));
                             continue;
                         }
                         if (now - r.bookedAtMillis() > expiryMillis) {
-                            map.submitToKey(e.getKey(), new EndIncarnation(r.incarnation()));
-                            state.forget(r.id(), r.incarnation());
+                            map.submitToKey(e.getKey(), new RecordSteps.EndIncarnation(r.incarnation()));
+                            mirror.forget(r.id(), r.incarnation());
                         } else {
-                            state.upsert(r);
+                            mirror.upsert(r);
                         }
                     }
-                    for (String id : state.heldBefore(started)) {
+                    for (String id : mirror.heldBefore(started)) {
                         if (!snapshot.containsKey(id)) {
-                            ReservationRecord gone = state.record(id);
-                            state.forget(id, gone.incarnation());
+                            ReservationRecord gone = mirror.record(id);
+                            mirror.forget(id, gone.incarnation());
                         }
                     }
                     return (Void) null;
@@ -250,130 +282,5 @@ final class ClusterLoad {
 
     private static Buffer forget(String id, long incarnation) {
         return Buffer.buffer().appendByte(FORGET).appendLong(incarnation).appendBytes(id.getBytes(StandardCharsets.UTF_8));
-    }
-
-    /** Stores a booking unless the id is taken; returns the record already there, or null. */
-    static final class Claim implements EntryProcessor<String, byte[], byte[]> {
-        private static final long serialVersionUID = 1L;
-        private final byte[] record;
-
-        Claim(byte[] record) {
-            this.record = record;
-        }
-
-        @Override
-        public byte[] process(Map.Entry<String, byte[]> entry) {
-            if (entry.getValue() != null) {
-                return entry.getValue();
-            }
-            entry.setValue(record);
-            return null;
-        }
-    }
-
-    /** Removes the record if it is still these bytes: a booking claimed since the pass read the map stays. */
-    static final class Drop implements EntryProcessor<String, byte[], byte[]> {
-        private static final long serialVersionUID = 1L;
-        private final byte[] bytes;
-
-        Drop(byte[] bytes) {
-            this.bytes = bytes;
-        }
-
-        @Override
-        public byte[] process(Map.Entry<String, byte[]> entry) {
-            if (Arrays.equals(entry.getValue(), bytes)) {
-                entry.setValue(null);
-            }
-            return null;
-        }
-    }
-
-    /** Removes the record, returning it (null when there was none). */
-    static final class Take implements EntryProcessor<String, byte[], byte[]> {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public byte[] process(Map.Entry<String, byte[]> entry) {
-            byte[] v = entry.getValue();
-            if (v != null) {
-                entry.setValue(null);
-            }
-            return v;
-        }
-    }
-
-    /**
-     * Removes the record if it is still that booking of its id (a later booking of the id stays). Its seal is not
-     * checked: removing a forgery is no harm.
-     */
-    static final class EndIncarnation implements EntryProcessor<String, byte[], byte[]>, HazelcastInstanceAware {
-        private static final long serialVersionUID = 1L;
-        private final long incarnation;
-        private transient SealedBytes seals;
-
-        EndIncarnation(long incarnation) {
-            this.incarnation = incarnation;
-        }
-
-        @Override
-        public void setHazelcastInstance(HazelcastInstance member) {
-            seals = SealedBytes.of(member);
-        }
-
-        @Override
-        public byte[] process(Map.Entry<String, byte[]> entry) {
-            if (entry.getValue() != null
-                    && ReservationRecord.decode(seals.peek(entry.getValue())).incarnation() == incarnation) {
-                entry.setValue(null);
-            }
-            return null;
-        }
-    }
-
-    /**
-     * Advances the stored record's lifecycle: its prefill done, or one more output block. Runs on the map entry's
-     * owner, so concurrent steps from different replicas never overwrite each other; the owner checks the stored
-     * seal and seals the result with its own token, so a forged record is never advanced into a sealed one.
-     */
-    static final class Advance implements EntryProcessor<String, byte[], byte[]>, HazelcastInstanceAware {
-        private static final long serialVersionUID = 1L;
-        private final boolean prefill;
-        private final double decayFraction;
-        private transient SealedBytes seals;
-
-        private Advance(boolean prefill, double decayFraction) {
-            this.prefill = prefill;
-            this.decayFraction = decayFraction;
-        }
-
-        static Advance prefillDone() {
-            return new Advance(true, Double.NaN);
-        }
-
-        static Advance outputBlock(double decayFraction) {
-            return new Advance(false, decayFraction);
-        }
-
-        @Override
-        public void setHazelcastInstance(HazelcastInstance member) {
-            seals = SealedBytes.of(member);
-        }
-
-        @Override
-        public byte[] process(Map.Entry<String, byte[]> entry) {
-            byte[] bytes = entry.getValue() == null ? null : seals.open(RECORDS, entry.getKey(), entry.getValue());
-            if (bytes == null) {
-                return null;
-            }
-            ReservationRecord r = ReservationRecord.decode(bytes);
-            if (prefill && r.prefillDone()) {
-                return entry.getValue();
-            }
-            byte[] next = seals.seal(RECORDS, entry.getKey(), (prefill ? r.withPrefillDone()
-                    : r.withOutputBlock(decayFraction)).encode());
-            entry.setValue(next);
-            return next;
-        }
     }
 }

@@ -1,22 +1,22 @@
-package dev.kvindexer.selectservice;
+package dev.kvindexer.web;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.util.concurrent.CompletionStage;
 
-/** Brings a result back to the context that owns the selection state, whatever thread completed it. */
-final class ContextHop {
+/** Brings a result back to the context that owns some single-threaded state, whatever thread completed it. */
+public final class ContextHop {
     private ContextHop() {
     }
 
-    static <T> Future<T> on(Context home, Future<T> f) {
+    public static <T> Future<T> on(Context home, Future<T> f) {
         Promise<T> p = Promise.promise();
         f.onComplete(ar -> home.runOnContext(v -> p.handle(ar)));
         return p.future();
     }
 
-    static <T> Future<T> on(Context home, CompletionStage<T> stage) {
+    public static <T> Future<T> on(Context home, CompletionStage<T> stage) {
         Promise<T> p = Promise.promise();
         stage.whenComplete((v, t) -> home.runOnContext(x -> {
             if (t != null) {

@@ -1,9 +1,11 @@
-package dev.kvindexer.selectservice;
+package dev.kvindexer.selectservice.replication;
 
 import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.zmq.ZmqPeerOptions;
+import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.LoadEvent;
-import dev.kvindexer.select.ReplicaEventCodec;
+import dev.kvindexer.select.Mirror;
+import io.vertx.core.Context;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,7 +27,7 @@ import org.zeromq.ZMQ;
  * caller's thread (the service's event loop); a thread of its own receives, drops what this process sent, and hands
  * every decoded event on. A malformed message is counted and dropped; the thread keeps running.
  */
-final class ReplicaSync implements AutoCloseable {
+public final class ReplicaSync implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaSync.class);
     private static final byte[] TOPIC = ReplicaEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
     private static final int QUEUE = 100_000;
@@ -46,9 +48,24 @@ final class ReplicaSync implements AutoCloseable {
     private final ConcurrentLinkedQueue<Runnable> subCommands = new ConcurrentLinkedQueue<>();
     private final Thread receiver;
     private volatile boolean running = true;
-    final AtomicLong received = new AtomicLong();
-    final AtomicLong malformed = new AtomicLong();
-    final AtomicLong overflow = new AtomicLong();
+    private final AtomicLong received = new AtomicLong();
+    private final AtomicLong malformed = new AtomicLong();
+    private final AtomicLong overflow = new AtomicLong();
+
+    /**
+     * Starts replica sync for a service: this replica's bookings, completed prefills and releases are published, and
+     * peers' are applied on {@code home}, the context that owns the selection state.
+     */
+    public static ReplicaSync start(int port, List<String> initialPeers, long routerId, int maxBookingBlocks,
+                                    Context home, Bookings bookings, Mirror mirror) {
+        ReplicaSync sync = new ReplicaSync(port, initialPeers, routerId, maxBookingBlocks,
+                (r, applied) -> home.runOnContext(v -> {
+                    applied.run();
+                    mirror.apply(r.event());
+                }));
+        bookings.onEvent(sync::publish);
+        return sync;
+    }
 
     /**
      * Binds the PUB on {@code tcp://*:port} and starts receiving from {@code initialPeers}.
@@ -56,7 +73,7 @@ final class ReplicaSync implements AutoCloseable {
      * @param maxBookingBlocks the largest booking a message may carry: larger messages are dropped unread
      * @param deliver          takes each decoded event and a callback to run once it has been applied
      */
-    ReplicaSync(int port, List<String> initialPeers, long routerId, int maxBookingBlocks,
+    private ReplicaSync(int port, List<String> initialPeers, long routerId, int maxBookingBlocks,
                 BiConsumer<ReplicaEventCodec.Received, Runnable> deliver) {
         this.routerId = routerId;
         this.deliver = deliver;
@@ -81,7 +98,7 @@ final class ReplicaSync implements AutoCloseable {
     }
 
     /** Connects to a peer's PUB; false when it is already connected. */
-    synchronized boolean addPeer(String endpoint) {
+    public synchronized boolean addPeer(String endpoint) {
         if (!peers.add(endpoint)) {
             return false;
         }
@@ -100,7 +117,7 @@ final class ReplicaSync implements AutoCloseable {
         sub.connect(endpoint);
     }
 
-    synchronized boolean removePeer(String endpoint) {
+    public synchronized boolean removePeer(String endpoint) {
         if (!peers.remove(endpoint)) {
             return false;
         }
@@ -108,7 +125,7 @@ final class ReplicaSync implements AutoCloseable {
         return true;
     }
 
-    synchronized List<String> peers() {
+    public synchronized List<String> peers() {
         return new ArrayList<>(peers);
     }
 
@@ -165,6 +182,14 @@ final class ReplicaSync implements AutoCloseable {
             }
         }
         sub.close();
+    }
+
+    /**
+     * Messages taken from peers, how many of them were malformed, and how many were dropped while too many waited
+     * to be applied.
+     */
+    public long[] counts() {
+        return new long[] {received.get(), malformed.get(), overflow.get()};
     }
 
     @Override

@@ -1,6 +1,7 @@
-package dev.kvindexer.select;
+package dev.kvindexer.selectservice.replication;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.select.LoadEvent;
 import java.io.IOException;
 import java.math.BigInteger;
 import org.msgpack.core.MessageBufferPacker;

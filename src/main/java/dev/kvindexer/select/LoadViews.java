@@ -1,0 +1,84 @@
+package dev.kvindexer.select;
+
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.load.SlotTracker;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+
+/** The inspection routes' figures (SPEC §12.11): each rank's load as it is, as a prompt would make it, its scores. */
+public final class LoadViews {
+    /** One rank's load row for /loads and /potential_loads. */
+    public record LoadRow(long workerId, int dpRank, long prefillTokens, long decodeBlocks, int requests) {
+    }
+
+    /** One row of /overlap_scores, in blocks. */
+    public record ScoreRow(long workerId, int dpRank, int dev, int host, int disk, double creditBlocks) {
+    }
+
+    private record RankKey(long workerId, int dpRank) implements Comparable<RankKey> {
+        @Override
+        public int compareTo(RankKey o) {
+            int c = Long.compareUnsigned(workerId, o.workerId);
+            return c != 0 ? c : Integer.compare(dpRank, o.dpRank);
+        }
+    }
+
+    private final SelectionConfig config;
+    private final Roster roster;
+    private final Chooser chooser;
+
+    LoadViews(SelectionConfig config, Roster roster, Chooser chooser) {
+        this.config = config;
+        this.roster = roster;
+        this.chooser = chooser;
+    }
+
+    /** Every rank of a partition's schedulable workers with its load, sorted by worker id and rank. */
+    public List<LoadRow> loads(PartitionKey p) {
+        List<LoadRow> out = new ArrayList<>();
+        for (WorkerEntry w : roster.catalog().schedulable(p)) {
+            for (long rank = w.firstRank(); rank < w.firstRank() + w.rankCount(); rank++) {
+                SlotTracker.ActiveLoad l = roster.load(p, w.workerId(), rank);
+                out.add(l == null ? new LoadRow(w.workerId(), (int) rank, 0, 0, 0)
+                        : new LoadRow(w.workerId(), (int) rank, l.prefillTokens(), l.decodeBlocks(), l.requests()));
+            }
+        }
+        return out;
+    }
+
+    /** {@code POST /potential_loads} (SPEC §12.11.2): each rank's load if this prompt were booked there. */
+    public List<LoadRow> potentialLoads(PartitionKey p, Prompt prompt, RankOverlaps overlaps, ConfigOverride override) {
+        PartitionInfo info = roster.requireReady(p);
+        CostModel model = CostModel.of(prompt.isl(), info.blockSize(), config, override);
+        boolean track = override.trackPrefill(config);
+        List<LoadRow> out = new ArrayList<>();
+        for (RankInputs r : chooser.candidates(p, prompt, overlaps, SelectionOptions.plain(null))) {
+            long delta = track ? model.effectivePrefill(r) : 0;
+            out.add(new LoadRow(r.workerId(), r.dpRank(), r.prefill() + delta, r.decode() + r.newBlocks(),
+                    r.requests()));
+        }
+        return out;
+    }
+
+    /** {@code POST /overlap_scores} (SPEC §12.11.3): every schedulable rank and every rank the index matched. */
+    public List<ScoreRow> overlapScores(PartitionKey p, Prompt prompt, RankOverlaps overlaps, ConfigOverride override) {
+        PartitionInfo info = roster.requireReady(p);
+        CostModel model = CostModel.of(prompt.isl(), info.blockSize(), config, override);
+        TreeMap<RankKey, RankOverlaps.Hit> rows = new TreeMap<>();
+        for (WorkerEntry w : roster.catalog().schedulable(p)) {
+            for (long rank = w.firstRank(); rank < w.firstRank() + w.rankCount(); rank++) {
+                rows.put(new RankKey(w.workerId(), (int) rank), overlaps.of(w.workerId(), (int) rank));
+            }
+        }
+        for (RankOverlaps.Hit h : overlaps.hits()) {
+            rows.put(new RankKey(h.workerId(), h.dpRank()), h);
+        }
+        List<ScoreRow> out = new ArrayList<>();
+        for (RankOverlaps.Hit h : rows.values()) {
+            RankInputs r = new RankInputs(h.workerId(), h.dpRank(), h.dev(), h.host(), h.disk(), 0, 0, 0, 0, 1.0);
+            out.add(new ScoreRow(h.workerId(), h.dpRank(), h.dev(), h.host(), h.disk(), model.creditBlocks(r)));
+        }
+        return out;
+    }
+}

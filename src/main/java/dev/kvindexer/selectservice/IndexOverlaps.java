@@ -1,0 +1,57 @@
+package dev.kvindexer.selectservice;
+
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.index.TieredMatch;
+import dev.kvindexer.partition.TieredQueryResult;
+import dev.kvindexer.select.Prompt;
+import dev.kvindexer.select.RankOverlaps;
+import dev.kvindexer.web.ContextHop;
+import dev.kvindexer.web.HttpError;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+
+/** What each rank caches of a prompt, per tier, as the embedded index matches it; answered on the service's context. */
+final class IndexOverlaps {
+    private final IndexAccess index;
+    private final Context home;
+
+    IndexOverlaps(IndexAccess index, Context home) {
+        this.index = index;
+        this.home = home;
+    }
+
+    /** The index's tiered match of the prompt per rank; an index failure is a 500 with its message. */
+    Future<RankOverlaps> of(PartitionKey p, Prompt prompt) {
+        if (prompt.blockHashes().length == 0) {
+            return Future.succeededFuture(RankOverlaps.NONE);
+        }
+        return ContextHop.on(home, index.queryTiered(p, prompt.blockHashes())).transform(ar -> {
+            if (ar.failed()) {
+                return Future.failedFuture(new HttpError(500, ar.cause().getMessage()));
+            }
+            return Future.succeededFuture(ranks(ar.result()));
+        });
+    }
+
+    private static RankOverlaps ranks(TieredQueryResult result) {
+        RankOverlaps out = new RankOverlaps();
+        if (result == null) {
+            return out;
+        }
+        TieredMatch m = result.match();
+        add(out, m.device(), 0);
+        for (TieredMatch.Tier t : m.lowerTiers()) {
+            add(out, t.hits(), t.tier() == StorageTier.HOST_PINNED ? 1 : 2);
+        }
+        return out;
+    }
+
+    private static void add(RankOverlaps out, TieredMatch.Owners owners, int tier) {
+        for (int i = 0; i < owners.size(); i++) {
+            if (owners.blocks()[i] > 0) {
+                out.add(owners.workers()[i], owners.ranks()[i], tier, owners.blocks()[i]);
+            }
+        }
+    }
+}

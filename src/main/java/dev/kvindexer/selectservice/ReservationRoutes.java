@@ -1,0 +1,94 @@
+package dev.kvindexer.selectservice;
+
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.select.Booking;
+import dev.kvindexer.select.Bookings;
+import dev.kvindexer.select.ConfigOverride;
+import dev.kvindexer.select.PartitionInfo;
+import dev.kvindexer.select.Prompt;
+import dev.kvindexer.select.Roster;
+import dev.kvindexer.select.SelectionConfig;
+import dev.kvindexer.select.SelectionState;
+import dev.kvindexer.selectservice.replication.SharedReservations;
+import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonRequest;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.util.random.RandomGenerator;
+
+/**
+ * The reservation routes (SPEC §12.7, §12.8): a booking by replay or by naming the rank, and its lifecycle to its
+ * release. Each change is applied here and carried to the other replicas before the client hears of it; a step that
+ * may lower load lets waiting selections go.
+ */
+final class ReservationRoutes {
+    private final SelectionConfig config;
+    private final Roster roster;
+    private final Bookings bookings;
+    private final SelectionQueue queue;
+    private final SharedReservations shared;
+    private final ApproximateIndex approximate;
+    private final RandomGenerator random;
+
+    ReservationRoutes(SelectionState state, SelectionQueue queue, SharedReservations shared,
+                      ApproximateIndex approximate, RandomGenerator random) {
+        this.config = state.config();
+        this.roster = state.roster();
+        this.bookings = state.bookings();
+        this.queue = queue;
+        this.shared = shared;
+        this.approximate = approximate;
+        this.random = random;
+    }
+
+    /** {@code POST /reservations}: without a worker, the replay of a pending selection. */
+    void reserve(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        String id = body.requiredString("selection_id");
+        PartitionKey p = SelectJson.partition(body);
+        if (!body.has("worker_id") || body.body().getValue("worker_id") == null) {
+            Booking replayed = bookings.reserveReplay(p, id);
+            Replies.send(ctx, 201, shared.booked(id).map(v -> booked(replayed)));
+            return;
+        }
+        long workerId = body.requiredU64("worker_id");
+        int dpRank = body.optionalU32("dp_rank", 0);
+        ConfigOverride override = SelectJson.override(body);
+        Long effective = SelectJson.optionalU64(body, "effective_prefill_tokens");
+        Boolean track = SelectJson.bool(body, "track_prefill_tokens");
+        Long expected = SelectJson.optionalU32(body, "expected_output_tokens");
+        PartitionInfo info = roster.requireReady(p);
+        Prompt prompt = SelectJson.promptOf(body, info, override, config, false, random);
+        Booking b = bookings.reserveExplicit(p, id, workerId, dpRank, prompt, effective, track, override,
+                expected, body.optionalString("lora_name"));
+        Replies.send(ctx, 201, shared.booked(id).map(v -> booked(b)));
+    }
+
+    private JsonObject booked(Booking b) {
+        approximate.booked(b.partition(), b.worker().workerId(), b.dpRank(), b.prompt());
+        return SelectJson.booking(b);
+    }
+
+    void prefillComplete(RoutingContext ctx) {
+        Replies.ok(ctx, shared.prefillComplete(ctx.pathParam("selection_id")));
+        queue.wake();
+    }
+
+    void outputBlock(RoutingContext ctx) {
+        Object f = JsonRequest.of(ctx).body().getValue("decay_fraction");
+        if (f != null && !(f instanceof Number)) {
+            throw HttpError.shape("`decay_fraction`: invalid type, expected f64");
+        }
+        double decay = f instanceof Number n ? n.doubleValue() : Double.NaN;
+        if (!Double.isNaN(decay) && !(decay >= 0.0 && decay <= 1.0)) {
+            throw new HttpError(400, "decay_fraction must be between 0.0 and 1.0");
+        }
+        Replies.ok(ctx, shared.outputBlock(ctx.pathParam("selection_id"), decay));
+        queue.wake();
+    }
+
+    void free(RoutingContext ctx) {
+        Replies.ok(ctx, shared.free(ctx.pathParam("selection_id")));
+        queue.wake();
+    }
+}

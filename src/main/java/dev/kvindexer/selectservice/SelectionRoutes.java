@@ -1,0 +1,98 @@
+package dev.kvindexer.selectservice;
+
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.select.Bookings;
+import dev.kvindexer.select.Choice;
+import dev.kvindexer.select.LoadViews;
+import dev.kvindexer.select.RankOverlaps;
+import dev.kvindexer.select.Roster;
+import dev.kvindexer.select.SelectionConfig;
+import dev.kvindexer.select.SelectionState;
+import dev.kvindexer.selectservice.replication.SharedReservations;
+import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.Responses;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.util.random.RandomGenerator;
+
+/**
+ * The selection routes (SPEC §12.5, §12.11): {@code /select} and {@code /select_and_reserve}, and the load and score
+ * views. A request is read, waits its turn if its partition is overloaded, has its overlaps from the index, and is
+ * then chosen (and booked) in one step on the service's context.
+ */
+final class SelectionRoutes {
+    private final SelectionConfig config;
+    private final Roster roster;
+    private final Bookings bookings;
+    private final LoadViews views;
+    private final SelectionQueue queue;
+    private final IndexOverlaps overlaps;
+    private final SharedReservations shared;
+    private final ApproximateIndex approximate;
+    private final RandomGenerator random;
+
+    SelectionRoutes(SelectionState state, SelectionQueue queue, IndexOverlaps overlaps, SharedReservations shared,
+                    ApproximateIndex approximate, RandomGenerator random) {
+        this.config = state.config();
+        this.roster = state.roster();
+        this.bookings = state.bookings();
+        this.views = state.views();
+        this.queue = queue;
+        this.overlaps = overlaps;
+        this.shared = shared;
+        this.approximate = approximate;
+        this.random = random;
+    }
+
+    void select(RoutingContext ctx, boolean reserve) {
+        SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random);
+        Future<JsonObject> chosen = queue.turn(s.partition(), s.options(), s.prompt().isl())
+                .compose(v -> overlaps.of(s.partition(), s.prompt()))
+                .compose(o -> reserve ? selectAndReserve(s, o) : Future.succeededFuture(
+                        SelectJson.choice(bookings.select(s.partition(), s.prompt(), o, s.options()), false)));
+        Replies.send(ctx, 200, chosen);
+    }
+
+    private Future<JsonObject> selectAndReserve(SelectJson.Selection s, RankOverlaps o) {
+        Choice c = bookings.selectAndReserve(s.partition(), s.prompt(), o, s.options());
+        return shared.booked(c.selectionId()).map(v -> {
+            approximate.booked(c.partition(), c.worker().workerId(), c.dpRank(), c.prompt());
+            return SelectJson.choice(c, true);
+        });
+    }
+
+    /** {@code /potential_loads}, or with {@code scores} {@code /overlap_scores}. */
+    void inspect(RoutingContext ctx, boolean scores) {
+        SelectJson.Inspection i = SelectJson.inspection(JsonRequest.of(ctx), roster, config, random);
+        Replies.send(ctx, 200, overlaps.of(i.partition(), i.prompt()).map(o -> {
+            if (scores) {
+                return SelectJson.scores(i.info().blockSize(), i.prompt().blockHashes().length,
+                        views.overlapScores(i.partition(), i.prompt(), o, i.override()));
+            }
+            JsonArray rows = new JsonArray();
+            views.potentialLoads(i.partition(), i.prompt(), o, i.override())
+                    .forEach(r -> rows.add(SelectJson.loadRow(r)));
+            return rows;
+        }));
+    }
+
+    /** {@code GET /loads}: every partition's ranks with their load, and what waits in its queue. */
+    void loads(RoutingContext ctx) {
+        String model = ctx.queryParams().get("model_name");
+        String group = ctx.queryParams().get("routing_group");
+        JsonArray out = new JsonArray();
+        for (PartitionKey p : roster.partitions()) {
+            if ((model != null && !model.equals(p.modelName())) || (group != null && !group.equals(p.routingGroup()))) {
+                continue;
+            }
+            JsonArray rows = new JsonArray();
+            views.loads(p).forEach(r -> rows.add(SelectJson.loadRow(r)));
+            out.add(new JsonObject().put("model_name", p.modelName()).put("routing_group", p.routingGroup())
+                    .put("loads", rows).put("pending_count", queue.size(p))
+                    .put("pending_isl_tokens", queue.islTokens(p)));
+        }
+        Responses.json(ctx, 200, out.encode());
+    }
+}
