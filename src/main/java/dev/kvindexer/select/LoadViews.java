@@ -1,6 +1,7 @@
 package dev.kvindexer.select;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.load.SlotTracker;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,14 +15,6 @@ public final class LoadViews {
 
     /** One row of /overlap_scores, in blocks. */
     public record ScoreRow(long workerId, int dpRank, int dev, int host, int disk, double creditBlocks) {
-    }
-
-    private record RankKey(long workerId, int dpRank) implements Comparable<RankKey> {
-        @Override
-        public int compareTo(RankKey o) {
-            int c = Long.compareUnsigned(workerId, o.workerId);
-            return c != 0 ? c : Integer.compare(dpRank, o.dpRank);
-        }
     }
 
     private final SelectionConfig config;
@@ -65,14 +58,14 @@ public final class LoadViews {
     public List<ScoreRow> overlapScores(PartitionKey p, Prompt prompt, RankOverlaps overlaps, ConfigOverride override) {
         PartitionInfo info = roster.requireReady(p);
         CostModel model = CostModel.of(prompt.isl(), info.blockSize(), config, override);
-        TreeMap<RankKey, RankOverlaps.Hit> rows = new TreeMap<>();
+        TreeMap<WorkerRank, RankOverlaps.Hit> rows = new TreeMap<>();
         for (WorkerEntry w : roster.catalog().schedulable(p)) {
             for (long rank = w.firstRank(); rank < w.firstRank() + w.rankCount(); rank++) {
-                rows.put(new RankKey(w.workerId(), (int) rank), overlaps.of(w.workerId(), (int) rank));
+                rows.put(new WorkerRank(w.workerId(), (int) rank), overlaps.of(w.workerId(), (int) rank));
             }
         }
         for (RankOverlaps.Hit h : overlaps.hits()) {
-            rows.put(new RankKey(h.workerId(), h.dpRank()), h);
+            rows.put(new WorkerRank(h.workerId(), h.dpRank()), h);
         }
         List<ScoreRow> out = new ArrayList<>();
         for (RankOverlaps.Hit h : rows.values()) {
