@@ -21,7 +21,7 @@ class ListenerScaleTest {
         // One hundred listeners a publisher port, under the ceiling the descriptor limit gives the node.
         int listeners = Math.min(LISTENERS, (ListenerCapacity.derived() - 100) / 100 * 100);
         assertTrue(listeners >= 100, "the descriptor limit leaves no room for the test: " + ListenerCapacity.derived());
-        ListenerScale.Figures f = ListenerScale.run(listeners, Duration.ofSeconds(60), false);
+        ListenerScale.Figures f = ListenerScale.run(listeners, Duration.ofSeconds(120), false);
         System.out.println(f);
         // The test's own HTTP connections to the node count twice here, client and server side; and sockets that the
         // classes before this one in the same test JVM left closing may go while it measures.
