@@ -38,7 +38,7 @@ class SelectCrashTest {
      * storm, then up to one of the child's 10 s passes), short enough that orphans go soon: an expired booking is
      * dropped by design, held or not, so only those younger than this are checked.
      */
-    private static final int EXPIRY_SECONDS = 40;
+    private static final int EXPIRY_SECONDS = 30;
     private static final Map<String, String> ENV = Map.of("DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS",
             Integer.toString(EXPIRY_SECONDS));
 
