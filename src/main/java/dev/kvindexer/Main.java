@@ -11,12 +11,22 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** Entry point: {@code java -jar kvindexer.jar <command>}. */
-@Command(name = "kvindexer", mixinStandardHelpOptions = true, version = "kvindexer 0.1.0",
+@Command(
+        name = "kvindexer",
+        mixinStandardHelpOptions = true,
+        version = "kvindexer 0.1.0",
         description = "KV-cache indexer for LLM routers (Dynamo and Mooncake compatible).",
-        subcommands = {ServeCommand.class, SlotTrackerCommand.class, SelectServiceCommand.class, SimulateCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {
+            ServeCommand.class,
+            SlotTrackerCommand.class,
+            SelectServiceCommand.class,
+            SimulateCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class Main {
     /** Env prefixes of the commands' settings. */
     public static final String SERVE_ENV = "KVINDEXER_";
+
     public static final String SLOT_TRACKER_ENV = "KVINDEXER_SLOT_TRACKER_";
     public static final String SELECT_SERVICE_ENV = "KVINDEXER_SELECT_SERVICE_";
 

@@ -19,8 +19,7 @@ public final class MemoryFootprint {
     private static final int WORKERS = 64;
     private static final int BLOCKS = 128;
 
-    private MemoryFootprint() {
-    }
+    private MemoryFootprint() {}
 
     public static void main(String[] args) {
         int holders = args.length > 0 ? Integer.parseInt(args[0]) : 1;
@@ -43,12 +42,16 @@ public final class MemoryFootprint {
         }
         long after = usedAfterGc();
         long held = index.holderEntryCount();
-        System.out.printf("holders per block %d: %,d (block, holder) pairs on %,d tree nodes, %d workers%n", holders,
-                held, index.blockCount(), WORKERS);
-        System.out.printf("heap %,d bytes -> %.1f bytes per (block, holder) pair, %.1f bytes per tree node%n",
+        System.out.printf(
+                "holders per block %d: %,d (block, holder) pairs on %,d tree nodes, %d workers%n",
+                holders, held, index.blockCount(), WORKERS);
+        System.out.printf(
+                "heap %,d bytes -> %.1f bytes per (block, holder) pair, %.1f bytes per tree node%n",
                 after - before, (after - before) / (double) held, (after - before) / (double) index.blockCount());
-        System.out.printf("the index's own account (PartitionIndex.memoryBytes, what --max-index-memory limits): %,d bytes,"
-                + " %.1f %% of the measured heap%n", index.memoryBytes(), 100.0 * index.memoryBytes() / (after - before));
+        System.out.printf(
+                "the index's own account (PartitionIndex.memoryBytes, what --max-index-memory limits): %,d bytes,"
+                        + " %.1f %% of the measured heap%n",
+                index.memoryBytes(), 100.0 * index.memoryBytes() / (after - before));
         // Keep the index reachable until after the measurement.
         System.out.println("owners " + index.ownerCount());
     }

@@ -32,8 +32,7 @@ public final class RecoveryBench {
     private static final int BLOCK_SIZE = 16;
     private static final int CHAIN = 128;
 
-    private RecoveryBench() {
-    }
+    private RecoveryBench() {}
 
     public static void main(String[] args) throws Exception {
         int blocks = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
@@ -41,36 +40,47 @@ public final class RecoveryBench {
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
         int batches = blocks / CHAIN;
         IndexerNode a = IndexerNode.start(ServeConfig.local(0));
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        HttpClient http =
+                HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         try (ZContext ctx = new ZContext()) {
             fill(a, ctx, http, batches, engines);
             String base = "http://127.0.0.1:" + a.httpPort() + "/dump";
-            long json = http.send(HttpRequest.newBuilder(URI.create(base)).build(),
-                    HttpResponse.BodyHandlers.ofByteArray()).body().length;
-            HttpResponse<byte[]> binary = http.send(HttpRequest.newBuilder(URI.create(base))
-                    .header("Accept", "application/x-kvindexer-snapshot").build(), HttpResponse.BodyHandlers.ofByteArray());
+            long json = http.send(
+                            HttpRequest.newBuilder(URI.create(base)).build(), HttpResponse.BodyHandlers.ofByteArray())
+                    .body()
+                    .length;
+            HttpResponse<byte[]> binary = http.send(
+                    HttpRequest.newBuilder(URI.create(base))
+                            .header("Accept", "application/x-kvindexer-snapshot")
+                            .build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
             long stored = (long) batches * CHAIN;
-            System.out.printf("partition of %,d blocks x %d holders; /dump JSON %,d bytes (%.1f B/block)%n", stored,
-                    engines, json, (double) json / stored);
+            System.out.printf(
+                    "partition of %,d blocks x %d holders; /dump JSON %,d bytes (%.1f B/block)%n",
+                    stored, engines, json, (double) json / stored);
             if (binary.headers().firstValue("content-type").orElse("").contains("snapshot")) {
-                System.out.printf("binary snapshot %,d bytes (%.1f B/block)%n", binary.body().length,
-                        (double) binary.body().length / stored);
+                System.out.printf(
+                        "binary snapshot %,d bytes (%.1f B/block)%n",
+                        binary.body().length, (double) binary.body().length / stored);
             }
             long[] millis = new long[rounds];
             for (int r = 0; r < rounds; r++) {
                 System.gc();
-                IndexerNode b = IndexerNode.start(ServeConfig.local(0).withPeers(List.of("http://127.0.0.1:" + a.httpPort())));
+                IndexerNode b =
+                        IndexerNode.start(ServeConfig.local(0).withPeers(List.of("http://127.0.0.1:" + a.httpPort())));
                 try {
                     millis[r] = b.recovery().millis();
-                    System.out.printf("round %d: recovered %,d events in %d ms (%s)%n", r, b.recovery().events(),
-                            millis[r], b.recovery().exact() ? "exact" : "not exact");
+                    System.out.printf(
+                            "round %d: recovered %,d events in %d ms (%s)%n",
+                            r, b.recovery().events(), millis[r], b.recovery().exact() ? "exact" : "not exact");
                 } finally {
                     b.close();
                 }
             }
             long[] sorted = millis.clone();
             Arrays.sort(sorted);
-            System.out.printf("recovery median %d ms, best %d ms over %d rounds%n", sorted[rounds / 2], sorted[0], rounds);
+            System.out.printf(
+                    "recovery median %d ms, best %d ms over %d rounds%n", sorted[rounds / 2], sorted[0], rounds);
         } finally {
             a.close();
         }
@@ -81,8 +91,17 @@ public final class RecoveryBench {
         byte[][] payloads = new byte[batches][];
         for (int b = 0; b < batches; b++) {
             long[] hashes = rnd.longs(CHAIN).toArray();
-            payloads[b] = BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, b, List.of(new EngineEvent.Store(hashes, null,
-                    rnd.ints(BLOCK_SIZE * CHAIN, 0, 32_000).toArray(), BLOCK_SIZE, "GPU", null)), 0);
+            payloads[b] = BatchEncoder.batch(
+                    BatchEncoder.Format.VLLM_MAP,
+                    b,
+                    List.of(new EngineEvent.Store(
+                            hashes,
+                            null,
+                            rnd.ints(BLOCK_SIZE * CHAIN, 0, 32_000).toArray(),
+                            BLOCK_SIZE,
+                            "GPU",
+                            null)),
+                    0);
         }
         ZMQ.Socket[] pubs = new ZMQ.Socket[engines];
         for (int e = 0; e < engines; e++) {
@@ -92,9 +111,12 @@ public final class RecoveryBench {
             pubs[e].bind("tcp://127.0.0.1:0");
             String body = "{\"instance_id\":" + (e + 1) + ",\"endpoint\":\"" + pubs[e].getLastEndpoint()
                     + "\",\"model_name\":\"m\",\"block_size\":" + BLOCK_SIZE + "}";
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort()
-                    + "/register")).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort() + "/register"))
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 201) {
                 throw new IllegalStateException("register: " + r.statusCode() + " " + r.body());
             }

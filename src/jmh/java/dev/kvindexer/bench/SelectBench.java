@@ -40,8 +40,7 @@ public final class SelectBench {
     private static final Map<String, String> ENV = Map.of("DYN_ROUTER_USE_KV_EVENTS", "false");
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
 
-    private SelectBench() {
-    }
+    private SelectBench() {}
 
     public static void main(String[] args) throws Exception {
         int requests = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
@@ -64,13 +63,16 @@ public final class SelectBench {
     private static void selectAgainstQuery(int workers, int ranksEach, int requests, int active) throws Exception {
         IndexerNode node = IndexerNode.start(ServeConfig.local(0));
         try {
-            int port = SelectServiceCommand.deploy(node, SelectServiceConfig.on("127.0.0.1", 0),
-                    SelectionConfig.fromEnvironment(ENV)).actualPort();
+            int port = SelectServiceCommand.deploy(
+                            node, SelectServiceConfig.on("127.0.0.1", 0), SelectionConfig.fromEnvironment(ENV))
+                    .actualPort();
             String select = "http://127.0.0.1:" + port;
             String indexer = "http://127.0.0.1:" + node.httpPort();
             for (int w = 1; w <= workers; w++) {
-                post(select + "/workers", "{\"worker_id\":" + w + ",\"model_name\":\"m\",\"endpoint\":\"http://w" + w
-                        + "\",\"block_size\":" + BLOCK_SIZE + ",\"data_parallel_size\":" + ranksEach + "}");
+                post(
+                        select + "/workers",
+                        "{\"worker_id\":" + w + ",\"model_name\":\"m\",\"endpoint\":\"http://w" + w
+                                + "\",\"block_size\":" + BLOCK_SIZE + ",\"data_parallel_size\":" + ranksEach + "}");
             }
             SplittableRandom rnd = new SplittableRandom(7);
             List<String> prompts = new ArrayList<>();
@@ -78,7 +80,9 @@ public final class SelectBench {
                 prompts.add(prompt(rnd));
             }
             for (int i = 0; i < active; i++) {
-                post(select + "/select_and_reserve", "{\"model_name\":\"m\",\"token_ids\":" + prompts.get(i % 64) + "}");
+                post(
+                        select + "/select_and_reserve",
+                        "{\"model_name\":\"m\",\"token_ids\":" + prompts.get(i % 64) + "}");
             }
             long[] s = new long[requests];
             long[] q = new long[requests];
@@ -96,10 +100,12 @@ public final class SelectBench {
                 s[i] = t1 - t0;
                 q[i] = t2 - t1;
             }
-            System.out.printf("%d ranks, %d active reservations, %d-token prompts: /select p50 %.2f ms p99 %.2f ms; "
-                            + "/query p50 %.2f ms p99 %.2f ms%n", workers * ranksEach, active, TOKENS, pct(s, 50),
-                    pct(s, 99), pct(q, 50), pct(q, 99));
-            System.out.printf("  throughput, 4 clients, 5 s each: /select %.0f/s, /query %.0f/s%n",
+            System.out.printf(
+                    "%d ranks, %d active reservations, %d-token prompts: /select p50 %.2f ms p99 %.2f ms; "
+                            + "/query p50 %.2f ms p99 %.2f ms%n",
+                    workers * ranksEach, active, TOKENS, pct(s, 50), pct(s, 99), pct(q, 50), pct(q, 99));
+            System.out.printf(
+                    "  throughput, 4 clients, 5 s each: /select %.0f/s, /query %.0f/s%n",
                     throughput(select + "/select", prompts), throughput(indexer + "/query", prompts));
         } finally {
             node.close();
@@ -140,16 +146,23 @@ public final class SelectBench {
         IndexerNode b = IndexerNode.start(clustered);
         IndexerNode alone = IndexerNode.start(ServeConfig.local(0));
         try {
-            SelectServiceConfig config = new SelectServiceConfig("127.0.0.1", 0, 120_000, 4096, 268_435_456L, 10_000,
-                    0, List.of(), HttpLimits.DEFAULT);
-            String urlA = "http://127.0.0.1:" + SelectServiceCommand.deploy(a, config, SelectionConfig.fromEnvironment(ENV)).actualPort();
-            String urlB = "http://127.0.0.1:" + SelectServiceCommand.deploy(b, config, SelectionConfig.fromEnvironment(ENV)).actualPort();
-            String urlAlone = "http://127.0.0.1:" + SelectServiceCommand.deploy(alone, config,
-                    SelectionConfig.fromEnvironment(ENV)).actualPort();
+            SelectServiceConfig config = new SelectServiceConfig(
+                    "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 10_000, 0, List.of(), HttpLimits.DEFAULT);
+            String urlA = "http://127.0.0.1:"
+                    + SelectServiceCommand.deploy(a, config, SelectionConfig.fromEnvironment(ENV))
+                            .actualPort();
+            String urlB = "http://127.0.0.1:"
+                    + SelectServiceCommand.deploy(b, config, SelectionConfig.fromEnvironment(ENV))
+                            .actualPort();
+            String urlAlone = "http://127.0.0.1:"
+                    + SelectServiceCommand.deploy(alone, config, SelectionConfig.fromEnvironment(ENV))
+                            .actualPort();
             for (String u : List.of(urlA, urlB, urlAlone)) {
                 for (int w = 1; w <= 8; w++) {
-                    post(u + "/workers", "{\"worker_id\":" + w + ",\"model_name\":\"m\",\"endpoint\":\"http://w" + w
-                            + "\",\"block_size\":16}");
+                    post(
+                            u + "/workers",
+                            "{\"worker_id\":" + w + ",\"model_name\":\"m\",\"endpoint\":\"http://w" + w
+                                    + "\",\"block_size\":16}");
                 }
             }
             long[] shared = new long[requests];
@@ -165,13 +178,15 @@ public final class SelectBench {
                 long t2 = System.nanoTime();
                 shared[i] = t1 - t0;
                 local[i] = t2 - t1;
-                if (get(urlB + "/loads").contains("\"active_requests\":") && countActive(get(urlB + "/loads")) == i + 1) {
+                if (get(urlB + "/loads").contains("\"active_requests\":")
+                        && countActive(get(urlB + "/loads")) == i + 1) {
                     visible++;
                 }
             }
-            System.out.printf("bookings: clustered (2 replicas) p50 %.2f ms p99 %.2f ms; standalone p50 %.2f ms p99 %.2f ms;"
-                    + " counted on the other replica right after the answer: %d of %d%n", pct(shared, 50),
-                    pct(shared, 99), pct(local, 50), pct(local, 99), visible, requests);
+            System.out.printf(
+                    "bookings: clustered (2 replicas) p50 %.2f ms p99 %.2f ms; standalone p50 %.2f ms p99 %.2f ms;"
+                            + " counted on the other replica right after the answer: %d of %d%n",
+                    pct(shared, 50), pct(shared, 99), pct(local, 50), pct(local, 99), visible, requests);
         } finally {
             alone.close();
             b.close();
@@ -200,8 +215,11 @@ public final class SelectBench {
 
     private static String post(String url, String body) {
         try {
-            HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(URI.create(url))
-                    .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+            HttpResponse<String> r = CLIENT.send(
+                    HttpRequest.newBuilder(URI.create(url))
+                            .header("content-type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() >= 300) {
                 throw new IllegalStateException(url + " answered " + r.statusCode() + ": " + r.body());
@@ -214,8 +232,9 @@ public final class SelectBench {
 
     private static String get(String url) {
         try {
-            return CLIENT.send(HttpRequest.newBuilder(URI.create(url)).GET().build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
+            return CLIENT.send(
+                            HttpRequest.newBuilder(URI.create(url)).GET().build(), HttpResponse.BodyHandlers.ofString())
+                    .body();
         } catch (java.io.IOException | InterruptedException e) {
             throw new IllegalStateException(e);
         }

@@ -40,16 +40,16 @@ public final class ShardBench {
     private static final Pattern MEMORY = Pattern.compile("(?m)^kvindexer_index_memory_used_bytes (\\S+)$");
     private static final String TOKEN = System.getProperty("kvindexer.bench.token");
 
-    private ShardBench() {
-    }
+    private ShardBench() {}
 
     public static void main(String[] args) throws Exception {
         int engines = args.length > 0 ? Integer.parseInt(args[0]) : 12;
         int chains = args.length > 1 ? Integer.parseInt(args[1]) : 400;
         int queries = args.length > 2 ? Integer.parseInt(args[2]) : 2000;
         Workload w = Workload.of(engines, chains, queries);
-        System.out.printf("%d engines x %d chains x %d blocks = %,d blocks; %d queries of %d blocks%n", engines, chains,
-                CHAIN, (long) engines * chains * CHAIN, queries, PROMPT_BLOCKS);
+        System.out.printf(
+                "%d engines x %d chains x %d blocks = %,d blocks; %d queries of %d blocks%n",
+                engines, chains, CHAIN, (long) engines * chains * CHAIN, queries, PROMPT_BLOCKS);
         // A standalone node fed the same engines answers every query locally; it is asked alternately with the
         // cluster, so both latencies come from the same moments of the run.
         IndexerNode local = IndexerNode.start(ServeConfig.local(0));
@@ -69,8 +69,9 @@ public final class ShardBench {
     /** {@code 2x1,3x2} as {nodes, R} pairs ({@code full} for R is every node); null for the standard set. */
     private static List<int[]> configs(String spec) {
         if (spec == null) {
-            return List.of(new int[] {2, 1}, new int[] {2, 2}, new int[] {3, 1}, new int[] {3, 2},
-                    new int[] {1, ClusterSettings.FULL});
+            return List.of(new int[] {2, 1}, new int[] {2, 2}, new int[] {3, 1}, new int[] {3, 2}, new int[] {
+                1, ClusterSettings.FULL
+            });
         }
         List<int[]> out = new ArrayList<>();
         for (String c : spec.split(",")) {
@@ -90,8 +91,12 @@ public final class ShardBench {
             for (int e = 0; e < engines; e++) {
                 for (int c = 0; c < chains; c++) {
                     int[] tokens = rnd.ints(BLOCK_SIZE * CHAIN, 0, 32_000).toArray();
-                    batches[e][c] = BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, c, List.of(new EngineEvent.Store(
-                            rnd.longs(CHAIN).toArray(), null, tokens, BLOCK_SIZE, "GPU", null)), 0);
+                    batches[e][c] = BatchEncoder.batch(
+                            BatchEncoder.Format.VLLM_MAP,
+                            c,
+                            List.of(new EngineEvent.Store(
+                                    rnd.longs(CHAIN).toArray(), null, tokens, BLOCK_SIZE, "GPU", null)),
+                            0);
                     if ((e * chains + c) % every == 0 && prompts.size() < queries) {
                         prompts.add(Arrays.copyOf(tokens, BLOCK_SIZE * PROMPT_BLOCKS));
                     }
@@ -101,7 +106,8 @@ public final class ShardBench {
         }
     }
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     private static void run(Workload w, int nodeCount, int replicationFactor, String token, IndexerNode local)
             throws Exception {
@@ -116,10 +122,13 @@ public final class ShardBench {
                 }
                 nodes.add(IndexerNode.start(config));
             }
-            while (!nodes.stream().allMatch(n -> n.hazelcast() == null || n.hazelcast().getPartitionService().isClusterSafe())) {
+            while (!nodes.stream()
+                    .allMatch(n -> n.hazelcast() == null
+                            || n.hazelcast().getPartitionService().isClusterSafe())) {
                 Thread.sleep(50);
             }
-            int holders = replicationFactor == ClusterSettings.FULL ? nodeCount : Math.min(replicationFactor, nodeCount);
+            int holders =
+                    replicationFactor == ClusterSettings.FULL ? nodeCount : Math.min(replicationFactor, nodeCount);
             double ingestSeconds = feed(w, nodes, holders, ctx);
             long total = (long) w.engines() * w.batches()[0].length * CHAIN;
             StringBuilder perNode = new StringBuilder();
@@ -127,14 +136,16 @@ public final class ShardBench {
                 long stored = n.counters().appliedCount("stored", "ok") * CHAIN;
                 Matcher m = MEMORY.matcher(get(n, "/metrics"));
                 double memory = m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
-                perNode.append(String.format(" [%,d blocks ingested (%.0f %% of all), index %.1f MB]", stored,
-                        100.0 * stored / total, memory / 1e6));
+                perNode.append(String.format(
+                        " [%,d blocks ingested (%.0f %% of all), index %.1f MB]",
+                        stored, 100.0 * stored / total, memory / 1e6));
             }
             long[] cluster = new long[w.prompts().size()];
             long[] alone = new long[w.prompts().size()];
             for (int round = 0; round < 2; round++) { // the first round warms up
                 for (int q = 0; q < cluster.length; q++) {
-                    String body = "{\"model_name\":\"m\",\"token_ids\":" + Arrays.toString(w.prompts().get(q)) + "}";
+                    String body = "{\"model_name\":\"m\",\"token_ids\":"
+                            + Arrays.toString(w.prompts().get(q)) + "}";
                     long t0 = System.nanoTime();
                     String a = post(nodes.get(0), "/query", body, 200);
                     cluster[q] = System.nanoTime() - t0;
@@ -148,12 +159,18 @@ public final class ShardBench {
             }
             Arrays.sort(cluster);
             Arrays.sort(alone);
-            System.out.printf("%d node(s), R=%s%s: ingest %.1f s;%s%n  /query p50/p99: cluster node 1 %.2f / %.2f ms, "
+            System.out.printf(
+                    "%d node(s), R=%s%s: ingest %.1f s;%s%n  /query p50/p99: cluster node 1 %.2f / %.2f ms, "
                             + "standalone node %.2f / %.2f ms (answers equal)%n",
-                    nodeCount, replicationFactor == ClusterSettings.FULL ? "full" : replicationFactor,
-                    token == null ? "" : ", auth token (bus TLS)", ingestSeconds,
-                    perNode, cluster[cluster.length / 2] / 1e6, cluster[cluster.length * 99 / 100] / 1e6,
-                    alone[alone.length / 2] / 1e6, alone[alone.length * 99 / 100] / 1e6);
+                    nodeCount,
+                    replicationFactor == ClusterSettings.FULL ? "full" : replicationFactor,
+                    token == null ? "" : ", auth token (bus TLS)",
+                    ingestSeconds,
+                    perNode,
+                    cluster[cluster.length / 2] / 1e6,
+                    cluster[cluster.length * 99 / 100] / 1e6,
+                    alone[alone.length / 2] / 1e6,
+                    alone[alone.length * 99 / 100] / 1e6);
         } finally {
             nodes.forEach(IndexerNode::close);
         }
@@ -163,19 +180,26 @@ public final class ShardBench {
     private static double feed(Workload w, List<IndexerNode> nodes, int holders, ZContext ctx) throws Exception {
         int chains = w.batches()[0].length;
         ZMQ.Socket[] pubs = new ZMQ.Socket[w.engines()];
-        long before = nodes.stream().mapToLong(n -> n.counters().appliedCount("stored", "ok")).sum();
+        long before = nodes.stream()
+                .mapToLong(n -> n.counters().appliedCount("stored", "ok"))
+                .sum();
         for (int e = 0; e < w.engines(); e++) {
             pubs[e] = ctx.createSocket(SocketType.XPUB);
             pubs[e].setSndHWM(chains + 10);
             pubs[e].setLinger(0);
             pubs[e].setXpubVerbose(true); // one subscription message per subscriber, not per topic
             pubs[e].bind("tcp://127.0.0.1:0");
-            post(nodes.get(0), "/register", "{\"instance_id\":" + (e + 1) + ",\"endpoint\":\""
-                    + pubs[e].getLastEndpoint() + "\",\"model_name\":\"m\",\"block_size\":" + BLOCK_SIZE + "}", 201);
+            post(
+                    nodes.get(0),
+                    "/register",
+                    "{\"instance_id\":" + (e + 1) + ",\"endpoint\":\"" + pubs[e].getLastEndpoint()
+                            + "\",\"model_name\":\"m\",\"block_size\":" + BLOCK_SIZE + "}",
+                    201);
             pubs[e].setReceiveTimeOut(20_000);
             for (int s = 0; s < holders; s++) {
                 if (pubs[e].recv(0) == null) {
-                    throw new IllegalStateException("engine " + (e + 1) + " has " + s + " of " + holders + " subscribers");
+                    throw new IllegalStateException(
+                            "engine " + (e + 1) + " has " + s + " of " + holders + " subscribers");
                 }
             }
         }
@@ -188,7 +212,10 @@ public final class ShardBench {
             }
         }
         long expected = before + (long) w.engines() * chains * holders;
-        while (nodes.stream().mapToLong(n -> n.counters().appliedCount("stored", "ok")).sum() < expected) {
+        while (nodes.stream()
+                        .mapToLong(n -> n.counters().appliedCount("stored", "ok"))
+                        .sum()
+                < expected) {
             Thread.sleep(5);
         }
         return (System.nanoTime() - start) / 1e9;
@@ -196,7 +223,8 @@ public final class ShardBench {
 
     private static String post(IndexerNode node, String path, String body, int status) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         if (TOKEN != null) {
             request.header("Authorization", "Bearer " + TOKEN);
         }
@@ -208,7 +236,10 @@ public final class ShardBench {
     }
 
     private static String get(IndexerNode node, String path) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path)).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
+        return HTTP.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
     }
 }

@@ -45,6 +45,7 @@ final class TraceOps {
     long[][] hashes = new long[1 << 16][];
     /** Local hashes of a store. */
     long[][] locals = new long[1 << 16][];
+
     int size;
     long storedBlocks;
     long removedBlocks;
@@ -82,8 +83,8 @@ final class TraceOps {
             }
             long[] local = new long[ids.length];
             for (int i = 0; i < ids.length; i++) {
-                local[i] = BlockHasher.hashTokens(new int[] {(int) ids[i], (int) (ids[i] >>> 32)}, 0, 2,
-                        BlockHasher.BASE_SEED);
+                local[i] = BlockHasher.hashTokens(
+                        new int[] {(int) ids[i], (int) (ids[i] >>> 32)}, 0, 2, BlockHasher.BASE_SEED);
             }
             long[] engine = BlockHasher.sequenceHashes(local);
             for (int i = 0; i < ids.length; i++) {
@@ -160,7 +161,8 @@ final class TraceOps {
         long sink = 0;
         for (int i = 0; i < size; i++) {
             switch (kind[i]) {
-                case STORE -> index.store(worker[i], 0, StorageTier.DEVICE, hasParent[i], parent[i], hashes[i], locals[i]);
+                case STORE ->
+                    index.store(worker[i], 0, StorageTier.DEVICE, hasParent[i], parent[i], hashes[i], locals[i]);
                 case REMOVE -> sink += index.remove(worker[i], 0, StorageTier.DEVICE, hashes[i]);
                 default -> {
                     OwnerMatches m = index.matchOwners(hashes[i], null);
@@ -202,9 +204,11 @@ final class TraceOps {
 
     static List<String> describe(TraceOps ops) {
         List<String> out = new ArrayList<>();
-        out.add(String.format("requests %,d; engines %d x %,d device blocks; operations %,d calls", ops.requests,
-                ops.engines, ops.capacity, ops.size));
-        out.add(String.format("block operations per pass %,d = stored %,d + removed %,d + queried %,d",
+        out.add(String.format(
+                "requests %,d; engines %d x %,d device blocks; operations %,d calls",
+                ops.requests, ops.engines, ops.capacity, ops.size));
+        out.add(String.format(
+                "block operations per pass %,d = stored %,d + removed %,d + queried %,d",
                 ops.operations(), ops.storedBlocks, ops.removedBlocks, ops.queriedBlocks));
         return out;
     }

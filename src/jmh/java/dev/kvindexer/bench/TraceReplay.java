@@ -14,8 +14,7 @@ import java.util.Arrays;
  * <pre>java -cp target/benchmarks.jar dev.kvindexer.bench.TraceReplay [trace] [passes] [engines] [capacity]</pre>
  */
 public final class TraceReplay {
-    private TraceReplay() {
-    }
+    private TraceReplay() {}
 
     public static void main(String[] args) throws Exception {
         Path trace = Path.of(args.length > 0 ? args[0] : "../shared/traces/mooncake_conversation_trace.jsonl");
@@ -52,18 +51,26 @@ public final class TraceReplay {
         }
         long held = last.heldBlocks(StorageTier.DEVICE);
         if (held != ops.heldAtEnd) {
-            throw new IllegalStateException("replayed index holds " + held + " device blocks, engines hold " + ops.heldAtEnd);
+            throw new IllegalStateException(
+                    "replayed index holds " + held + " device blocks, engines hold " + ops.heldAtEnd);
         }
         double indexMedian = median(index);
         double rawMedian = median(raw);
-        System.out.printf("index core: median %.2f M block-ops/s (min %.2f, max %.2f) over %d passes, 1 thread = per core%n",
-                indexMedian / 1e6, Arrays.stream(index).min().orElse(0) / 1e6, Arrays.stream(index).max().orElse(0) / 1e6,
+        System.out.printf(
+                "index core: median %.2f M block-ops/s (min %.2f, max %.2f) over %d passes, 1 thread = per core%n",
+                indexMedian / 1e6,
+                Arrays.stream(index).min().orElse(0) / 1e6,
+                Arrays.stream(index).max().orElse(0) / 1e6,
                 passes);
-        System.out.printf("raw long-key map: median %.2f M block-ops/s (min %.2f, max %.2f)%n", rawMedian / 1e6,
-                Arrays.stream(raw).min().orElse(0) / 1e6, Arrays.stream(raw).max().orElse(0) / 1e6);
+        System.out.printf(
+                "raw long-key map: median %.2f M block-ops/s (min %.2f, max %.2f)%n",
+                rawMedian / 1e6,
+                Arrays.stream(raw).min().orElse(0) / 1e6,
+                Arrays.stream(raw).max().orElse(0) / 1e6);
         System.out.printf("ratio index / raw: %.1f %%%n", 100 * indexMedian / rawMedian);
-        System.out.printf("end state: %,d device blocks held (= the engines'), %,d tree nodes; sink %d%n", held,
-                last.blockCount(), sink);
+        System.out.printf(
+                "end state: %,d device blocks held (= the engines'), %,d tree nodes; sink %d%n",
+                held, last.blockCount(), sink);
     }
 
     private static double median(double[] values) {

@@ -1,8 +1,8 @@
 package dev.kvindexer.bench;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.wire.LiveFrames;
@@ -33,8 +33,7 @@ public final class ZmqIngestBench {
     private static final int BLOCKS_PER_BATCH = 16;
     private static final int HWM = 1_000_000;
 
-    private ZmqIngestBench() {
-    }
+    private ZmqIngestBench() {}
 
     public static void main(String[] args) throws Exception {
         int engines = args.length > 0 ? Integer.parseInt(args[0]) : 16;
@@ -42,7 +41,8 @@ public final class ZmqIngestBench {
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
         byte[][][] payloads = encode(engines, batches);
         long blocks = (long) engines * batches * BLOCKS_PER_BATCH;
-        System.out.printf("%d engines x %,d batches of %d blocks = %,d block operations (stores and removes)%n",
+        System.out.printf(
+                "%d engines x %,d batches of %d blocks = %,d block operations (stores and removes)%n",
                 engines, batches, BLOCKS_PER_BATCH, blocks);
         double[] raws = new double[rounds];
         double[] nodes = new double[rounds];
@@ -54,15 +54,18 @@ public final class ZmqIngestBench {
             double node = blocks / indexerIngest(payloads);
             raws[round] = raw;
             nodes[round] = node;
-            System.out.printf("round %d: raw JeroMQ receive %.2f M blocks/s; indexer applied %.2f M blocks/s; ratio %.1f %%%n",
+            System.out.printf(
+                    "round %d: raw JeroMQ receive %.2f M blocks/s; indexer applied %.2f M blocks/s; ratio %.1f %%%n",
                     round, raw / 1e6, node / 1e6, 100 * node / raw);
         }
         if (rounds > 1) {
             // Round 0 is JIT warm-up; single rounds swing widely on a small machine, so the medians are the figure.
             double raw = median(Arrays.copyOfRange(raws, 1, rounds));
             double node = median(Arrays.copyOfRange(nodes, 1, rounds));
-            System.out.printf("median of rounds 1-%d: raw JeroMQ receive %.2f M blocks/s; indexer applied %.2f M blocks/s; "
-                    + "ratio %.1f %%%n", rounds - 1, raw / 1e6, node / 1e6, 100 * node / raw);
+            System.out.printf(
+                    "median of rounds 1-%d: raw JeroMQ receive %.2f M blocks/s; indexer applied %.2f M blocks/s; "
+                            + "ratio %.1f %%%n",
+                    rounds - 1, raw / 1e6, node / 1e6, 100 * node / raw);
         }
     }
 
@@ -84,8 +87,13 @@ public final class ZmqIngestBench {
                     for (int i = 0; i < hashes.length; i++) {
                         hashes[i] = rnd.nextLong();
                     }
-                    event = new EngineEvent.Store(hashes.clone(), null, rnd.ints(BLOCK_SIZE * BLOCKS_PER_BATCH, 0, 32_000)
-                            .toArray(), BLOCK_SIZE, "GPU", null);
+                    event = new EngineEvent.Store(
+                            hashes.clone(),
+                            null,
+                            rnd.ints(BLOCK_SIZE * BLOCKS_PER_BATCH, 0, 32_000).toArray(),
+                            BLOCK_SIZE,
+                            "GPU",
+                            null);
                 } else {
                     event = new EngineEvent.Remove(hashes.clone(), "GPU");
                 }
@@ -160,17 +168,21 @@ public final class ZmqIngestBench {
 
     /** Seconds for a node (2 event loops, 1 ingest thread) to apply every event. */
     private static double indexerIngest(byte[][][] payloads) throws Exception {
-        IndexerNode node = IndexerNode.start(new ServeConfig("127.0.0.1", 0, 2, 1, List.of(), null, "default",
-                "default", List.of(), false, 0));
+        IndexerNode node = IndexerNode.start(
+                new ServeConfig("127.0.0.1", 0, 2, 1, List.of(), null, "default", "default", List.of(), false, 0));
         try (ZContext ctx = new ZContext()) {
             ZMQ.Socket[] pubs = publishers(ctx, payloads.length);
-            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            HttpClient http =
+                    HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             for (int e = 0; e < pubs.length; e++) {
                 String body = "{\"instance_id\":" + (e + 1) + ",\"endpoint\":\"" + pubs[e].getLastEndpoint()
                         + "\",\"model_name\":\"m\",\"block_size\":" + BLOCK_SIZE + "}";
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort()
-                        + "/register")).header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+                HttpResponse<String> r = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/register"))
+                                .header("Content-Type", "application/json")
+                                .POST(HttpRequest.BodyPublishers.ofString(body))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
                 if (r.statusCode() != 201) {
                     throw new IllegalStateException("register: " + r.statusCode() + " " + r.body());
                 }
@@ -184,8 +196,8 @@ public final class ZmqIngestBench {
                 // Sleep, not spin: on two cores a spinning poller takes a core from the node it is timing.
                 Thread.sleep(1);
                 if (System.nanoTime() - t0 > 120_000_000_000L) {
-                    throw new IllegalStateException("not all applied: " + counters.appliedSnapshot() + " "
-                            + counters.warningSnapshot());
+                    throw new IllegalStateException(
+                            "not all applied: " + counters.appliedSnapshot() + " " + counters.warningSnapshot());
                 }
             }
             double seconds = (System.nanoTime() - t0) / 1e9;

@@ -19,9 +19,15 @@ import org.openjdk.jmh.annotations.State;
  * on a tree of about 1 M blocks held by 64 workers with shared prefixes.
  */
 @State(Scope.Benchmark)
-@Fork(value = 1, jvmArgsAppend = {"-Xms3g", "-Xmx3g",
-        // As the README advises for production (Linux-only, hence the ignore elsewhere): see BENCHMARKS.md.
-        "-XX:+IgnoreUnrecognizedVMOptions", "-XX:+UseTransparentHugePages"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "-Xms3g",
+            "-Xmx3g",
+            // As the README advises for production (Linux-only, hence the ignore elsewhere): see BENCHMARKS.md.
+            "-XX:+IgnoreUnrecognizedVMOptions",
+            "-XX:+UseTransparentHugePages"
+        })
 public class PartitionIndexBenchmark {
     static final int WORKERS = 64;
     static final int PROMPT_BLOCKS = 128;

@@ -14,10 +14,10 @@ public final class FatalErrors {
     private static final Logger LOG = LoggerFactory.getLogger(FatalErrors.class);
     /** EX_SOFTWARE: an internal error. */
     public static final int EXIT_STATUS = 70;
+
     static final String EXIT_ON_OUT_OF_MEMORY = "-XX:+ExitOnOutOfMemoryError";
 
-    private FatalErrors() {
-    }
+    private FatalErrors() {}
 
     /**
      * The handler, exiting through {@code exit}. A {@link VirtualMachineError} (out of memory, stack overflow, an
@@ -50,8 +50,8 @@ public final class FatalErrors {
         if (exitsOnOutOfMemory == null || exitsOnOutOfMemory) {
             return Optional.empty();
         }
-        return Optional.of("this JVM does not exit when its heap is exhausted; start java with "
-                + EXIT_ON_OUT_OF_MEMORY + " in production, so the process is restarted instead of lingering");
+        return Optional.of("this JVM does not exit when its heap is exhausted; start java with " + EXIT_ON_OUT_OF_MEMORY
+                + " in production, so the process is restarted instead of lingering");
     }
 
     static Optional<String> outOfMemoryAdviceForThisProcess() {

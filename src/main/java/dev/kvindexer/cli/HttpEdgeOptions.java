@@ -11,14 +11,20 @@ final class HttpEdgeOptions {
     @Option(names = "--port", description = "HTTP port (env <PREFIX>PORT; default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--http-idle-timeout", paramLabel = "SECONDS", description = "Close an HTTP connection that has "
-            + "delivered no complete request head this long after it opened or last answered, silent or trickling "
-            + "bytes (env <PREFIX>HTTP_IDLE_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--http-idle-timeout",
+            paramLabel = "SECONDS",
+            description = "Close an HTTP connection that has "
+                    + "delivered no complete request head this long after it opened or last answered, silent or trickling "
+                    + "bytes (env <PREFIX>HTTP_IDLE_TIMEOUT; default: ${DEFAULT-VALUE}).")
     long httpIdleTimeout;
 
-    @Option(names = "--http-request-timeout", paramLabel = "SECONDS", description = "Answer 408 and close when a "
-            + "request's body has not all arrived this long after its headers "
-            + "(env <PREFIX>HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--http-request-timeout",
+            paramLabel = "SECONDS",
+            description = "Answer 408 and close when a "
+                    + "request's body has not all arrived this long after its headers "
+                    + "(env <PREFIX>HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
     long httpRequestTimeout;
 
     HttpLimits limits() {

@@ -14,8 +14,7 @@ final class HugePageAdvice {
     static final String FLAG = "-XX:+UseTransparentHugePages";
     private static final Path THP_MODE = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
 
-    private HugePageAdvice() {
-    }
+    private HugePageAdvice() {}
 
     /** The advice for this process, if any. */
     static Optional<String> forThisProcess() {

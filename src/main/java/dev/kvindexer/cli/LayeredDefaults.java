@@ -49,8 +49,8 @@ public final class LayeredDefaults implements CommandLine.IDefaultValueProvider 
      *
      * @throws IllegalArgumentException when the config file cannot be read or names a setting the command lacks
      */
-    public static void install(CommandLine root, String name, String confName, String envPrefix, String[] args,
-                               Map<String, String> env) {
+    public static void install(
+            CommandLine root, String name, String confName, String envPrefix, String[] args, Map<String, String> env) {
         CommandLine command = root.getSubcommands().get(name);
         String conf = "conf/" + confName + ".json";
         JsonObject builtIn = readJson(conf, resource("/" + conf));
@@ -84,7 +84,8 @@ public final class LayeredDefaults implements CommandLine.IDefaultValueProvider 
             if (Arrays.stream(description).noneMatch(d -> d.contains(PREFIX_PLACEHOLDER))) {
                 continue;
             }
-            String[] named = Arrays.stream(description).map(d -> d.replace(PREFIX_PLACEHOLDER, envPrefix))
+            String[] named = Arrays.stream(description)
+                    .map(d -> d.replace(PREFIX_PLACEHOLDER, envPrefix))
                     .toArray(String[]::new);
             command.getCommandSpec().remove(o);
             command.getCommandSpec().addOption(raw.description(named).build());
@@ -137,8 +138,8 @@ public final class LayeredDefaults implements CommandLine.IDefaultValueProvider 
             }
             Object v = settings.getValue(k);
             if (v instanceof JsonObject) {
-                throw new IllegalArgumentException(source + ": setting `" + k + "` must be a string, number, boolean, "
-                        + "list or null");
+                throw new IllegalArgumentException(
+                        source + ": setting `" + k + "` must be a string, number, boolean, " + "list or null");
             }
         }
     }

@@ -22,7 +22,9 @@ import picocli.CommandLine.Option;
  * {@code select-service}: Dynamo's standalone selection service (SPEC §12), {@code python -m dynamo.select_service}
  * with the same flags, over an embedded indexer node whose own HTTP port stays on loopback.
  */
-@Command(name = "select-service", mixinStandardHelpOptions = true,
+@Command(
+        name = "select-service",
+        mixinStandardHelpOptions = true,
         description = "Run the worker selection service (Dynamo compatible): worker catalog, KV- and load-aware "
                 + "selection, reservations of active load.")
 public final class SelectServiceCommand implements Callable<Integer> {
@@ -31,50 +33,76 @@ public final class SelectServiceCommand implements Callable<Integer> {
     @Mixin
     HttpEdgeOptions edge = new HttpEdgeOptions();
 
-    @Option(names = "--config", paramLabel = "FILE", description = "JSON settings file, keys named as these options "
-            + "without dashes (env KVINDEXER_SELECT_SERVICE_CONFIG).")
+    @Option(
+            names = "--config",
+            paramLabel = "FILE",
+            description = "JSON settings file, keys named as these options "
+                    + "without dashes (env KVINDEXER_SELECT_SERVICE_CONFIG).")
     java.nio.file.Path config;
 
-    @Option(names = "--threads", description = "Index partition threads (env KVINDEXER_SELECT_SERVICE_THREADS; "
-            + "default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--threads",
+            description =
+                    "Index partition threads (env KVINDEXER_SELECT_SERVICE_THREADS; " + "default: ${DEFAULT-VALUE}).")
     int threads;
 
-    @Option(names = "--indexer-peers", description = "Comma-separated HTTP base URLs of selectors or indexers to "
-            + "recover the index from at startup, by /dump (env KVINDEXER_SELECT_SERVICE_INDEXER_PEERS).")
+    @Option(
+            names = "--indexer-peers",
+            description = "Comma-separated HTTP base URLs of selectors or indexers to "
+                    + "recover the index from at startup, by /dump (env KVINDEXER_SELECT_SERVICE_INDEXER_PEERS).")
     String indexerPeers;
 
-    @Option(names = "--indexer-port", description = "Loopback port of the embedded indexer's own HTTP API; 0 takes "
-            + "a free one (env KVINDEXER_SELECT_SERVICE_INDEXER_PORT; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--indexer-port",
+            description = "Loopback port of the embedded indexer's own HTTP API; 0 takes "
+                    + "a free one (env KVINDEXER_SELECT_SERVICE_INDEXER_PORT; default: ${DEFAULT-VALUE}).")
     int indexerPort;
 
-    @Option(names = "--replica-sync-port", description = "ZMQ PUB port for replica sync of active load "
-            + "(env KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PORT; default: off).")
+    @Option(
+            names = "--replica-sync-port",
+            description = "ZMQ PUB port for replica sync of active load "
+                    + "(env KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PORT; default: off).")
     Integer replicaSyncPort;
 
-    @Option(names = "--replica-sync-peers", description = "Comma-separated ZMQ PUB endpoints of peer selectors; "
-            + "needs --replica-sync-port (env KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PEERS).")
+    @Option(
+            names = "--replica-sync-peers",
+            description = "Comma-separated ZMQ PUB endpoints of peer selectors; "
+                    + "needs --replica-sync-port (env KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PEERS).")
     String replicaSyncPeers;
 
-    @Option(names = "--selection-cache-ttl-secs", description = "How long a selection with an id waits for its "
-            + "replay booking (env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_TTL_SECS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--selection-cache-ttl-secs",
+            description =
+                    "How long a selection with an id waits for its "
+                            + "replay booking (env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_TTL_SECS; default: ${DEFAULT-VALUE}).")
     double selectionCacheTtlSecs;
 
-    @Option(names = "--selection-cache-max-entries", description = "Pending selections kept at most "
-            + "(env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_MAX_ENTRIES; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--selection-cache-max-entries",
+            description = "Pending selections kept at most "
+                    + "(env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_MAX_ENTRIES; default: ${DEFAULT-VALUE}).")
     int selectionCacheMaxEntries;
 
-    @Option(names = "--selection-cache-max-bytes", description = "Approximate bytes of pending selections kept at "
-            + "most (env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_MAX_BYTES; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--selection-cache-max-bytes",
+            description = "Approximate bytes of pending selections kept at "
+                    + "most (env KVINDEXER_SELECT_SERVICE_SELECTION_CACHE_MAX_BYTES; default: ${DEFAULT-VALUE}).")
     long selectionCacheMaxBytes;
 
-    @Option(names = "--auth-token", description = "Bearer token required on the routes that change the catalog or "
-            + "the replica peers (POST, PATCH and DELETE /workers, /replica_sync/*); prefer the env variable or "
-            + "--config to a flag, which `ps` shows (env KVINDEXER_SELECT_SERVICE_AUTH_TOKEN; default: none).")
+    @Option(
+            names = "--auth-token",
+            description = "Bearer token required on the routes that change the catalog or "
+                    + "the replica peers (POST, PATCH and DELETE /workers, /replica_sync/*); prefer the env variable or "
+                    + "--config to a flag, which `ps` shows (env KVINDEXER_SELECT_SERVICE_AUTH_TOKEN; default: none).")
     String authToken;
 
-    @Option(names = "--auth-all", fallbackValue = "true", arity = "0..1", description = "Require the token on every "
-            + "route, /select, /metrics, /health and /ready included (env KVINDEXER_SELECT_SERVICE_AUTH_ALL; "
-            + "default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--auth-all",
+            fallbackValue = "true",
+            arity = "0..1",
+            description = "Require the token on every "
+                    + "route, /select, /metrics, /health and /ready included (env KVINDEXER_SELECT_SERVICE_AUTH_ALL; "
+                    + "default: ${DEFAULT-VALUE}).")
     boolean authAll;
 
     @Mixin
@@ -84,28 +112,59 @@ public final class SelectServiceCommand implements Callable<Integer> {
         if (replicaSyncPort != null && replicaSyncPort == 0) {
             throw new IllegalArgumentException("--replica-sync-port must be between 1 and 65535");
         }
-        return new SelectServiceConfig(edge.host, edge.port, Math.round(selectionCacheTtlSecs * 1000), selectionCacheMaxEntries,
-                selectionCacheMaxBytes, 10_000, replicaSyncPort == null ? 0 : replicaSyncPort, list(replicaSyncPeers),
-                edge.limits())
-                .withLimits(limits.limits()).withSecurity(new SecuritySettings(authToken, authAll, null, null));
+        return new SelectServiceConfig(
+                        edge.host,
+                        edge.port,
+                        Math.round(selectionCacheTtlSecs * 1000),
+                        selectionCacheMaxEntries,
+                        selectionCacheMaxBytes,
+                        10_000,
+                        replicaSyncPort == null ? 0 : replicaSyncPort,
+                        list(replicaSyncPeers),
+                        edge.limits())
+                .withLimits(limits.limits())
+                .withSecurity(new SecuritySettings(authToken, authAll, null, null));
     }
 
     ServeConfig indexer() {
-        return new ServeConfig("127.0.0.1", indexerPort, threads, 1, List.of(), null, "default", "default",
-                list(indexerPeers), false, 0);
+        return new ServeConfig(
+                "127.0.0.1",
+                indexerPort,
+                threads,
+                1,
+                List.of(),
+                null,
+                "default",
+                "default",
+                list(indexerPeers),
+                false,
+                0);
     }
 
     static List<String> list(String value) {
-        return value == null ? List.of()
-                : Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+        return value == null
+                ? List.of()
+                : Arrays.stream(value.split(","))
+                        .map(String::trim)
+                        .filter(s -> !s.isEmpty())
+                        .toList();
     }
 
     /** Starts the service on a node's Vert.x over that node's index; blocking until it listens. */
     public static SelectServiceVerticle deploy(IndexerNode node, SelectServiceConfig config, SelectionConfig selection)
             throws Exception {
-        SelectServiceVerticle verticle = new SelectServiceVerticle(config, selection, new EmbeddedIndex(node),
-                node.hazelcast(), System.nanoTime(), node::micrometerScrape);
-        node.vertx().deployVerticle(verticle).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        SelectServiceVerticle verticle = new SelectServiceVerticle(
+                config,
+                selection,
+                new EmbeddedIndex(node),
+                node.hazelcast(),
+                System.nanoTime(),
+                node::micrometerScrape);
+        node.vertx()
+                .deployVerticle(verticle)
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
         return verticle;
     }
 

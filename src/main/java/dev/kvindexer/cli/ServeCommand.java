@@ -1,16 +1,16 @@
 package dev.kvindexer.cli;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.IndexMemory;
 import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.config.SecuritySettings;
-import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SelectServiceConfig;
+import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.selectservice.SelectServiceVerticle;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
@@ -26,7 +26,9 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code serve}: runs the indexer with Dynamo's flags (SPEC §7.12). */
-@Command(name = "serve", mixinStandardHelpOptions = true,
+@Command(
+        name = "serve",
+        mixinStandardHelpOptions = true,
         description = "Run the KV indexer HTTP service (Dynamo standalone indexer compatible).")
 public final class ServeCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
@@ -36,173 +38,257 @@ public final class ServeCommand implements Callable<Integer> {
     @Mixin
     HttpEdgeOptions edge = new HttpEdgeOptions();
 
-    @Option(names = "--config", paramLabel = "FILE", description = "JSON settings file, keys named as these options "
-            + "without dashes; flags and env win over it, it wins over conf/kvindexer.json (env KVINDEXER_CONFIG).")
+    @Option(
+            names = "--config",
+            paramLabel = "FILE",
+            description =
+                    "JSON settings file, keys named as these options "
+                            + "without dashes; flags and env win over it, it wins over conf/kvindexer.json (env KVINDEXER_CONFIG).")
     java.nio.file.Path config;
 
-    @Option(names = "--threads", description = "Event-loop threads hosting partitions and HTTP "
-            + "(env KVINDEXER_THREADS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--threads",
+            description = "Event-loop threads hosting partitions and HTTP "
+                    + "(env KVINDEXER_THREADS; default: ${DEFAULT-VALUE}).")
     int threads;
 
-    @Option(names = "--ingest-threads", description = "ZMQ poller threads shared by all listeners "
-            + "(env KVINDEXER_INGEST_THREADS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--ingest-threads",
+            description = "ZMQ poller threads shared by all listeners "
+                    + "(env KVINDEXER_INGEST_THREADS; default: ${DEFAULT-VALUE}).")
     int ingestThreads;
 
-    @Option(names = "--block-size", description = "Block size of the --workers registrations, required with --workers "
-            + "(env KVINDEXER_BLOCK_SIZE; default: none).")
+    @Option(
+            names = "--block-size",
+            description = "Block size of the --workers registrations, required with --workers "
+                    + "(env KVINDEXER_BLOCK_SIZE; default: none).")
     Integer blockSize;
 
-    @Option(names = "--workers", description = "Initial registrations: instance_id[:dp_rank]=endpoint,... "
-            + "(env KVINDEXER_WORKERS; default: none).")
+    @Option(
+            names = "--workers",
+            description = "Initial registrations: instance_id[:dp_rank]=endpoint,... "
+                    + "(env KVINDEXER_WORKERS; default: none).")
     String workers;
 
-    @Option(names = "--model-name", description = "Model of the --workers (env KVINDEXER_MODEL_NAME; "
-            + "default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--model-name",
+            description = "Model of the --workers (env KVINDEXER_MODEL_NAME; " + "default: ${DEFAULT-VALUE}).")
     String modelName;
 
     /** Hidden, as Dynamo hides it. */
-    @Option(names = "--tenant-id", hidden = true, description = "Ignored; with --tenant-fallback the group of the "
-            + "--workers when --routing-group is absent (env KVINDEXER_TENANT_ID; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--tenant-id",
+            hidden = true,
+            description = "Ignored; with --tenant-fallback the group of the "
+                    + "--workers when --routing-group is absent (env KVINDEXER_TENANT_ID; default: ${DEFAULT-VALUE}).")
     String tenantId;
 
-    @Option(names = "--routing-group", description = "Group of the --workers "
-            + "(env KVINDEXER_ROUTING_GROUP; default: default).")
+    @Option(
+            names = "--routing-group",
+            description = "Group of the --workers " + "(env KVINDEXER_ROUTING_GROUP; default: default).")
     String routingGroup;
 
-    @Option(names = "--tenant-fallback", fallbackValue = "true", arity = "0..1",
+    @Option(
+            names = "--tenant-fallback",
+            fallbackValue = "true",
+            arity = "0..1",
             description = "Older Dynamo group rule: tenant_id names the group when routing_group is absent (requests "
                     + "and --tenant-id) and GET /workers echoes it; off, tenant_id is ignored as Dynamo ignores it "
                     + "(env KVINDEXER_TENANT_FALLBACK; default: ${DEFAULT-VALUE}).")
     boolean tenantFallback;
 
-    @Option(names = "--conductor-lora-ids", fallbackValue = "true", arity = "0..1",
-            description = "C++ Conductor engine registrations accept BlockStored events with a lora_id when their "
-                    + "lora_name is the registration's; the Conductor refuses them all, so its LoRA contexts never "
-                    + "gain GPU blocks from current vLLM (env KVINDEXER_CONDUCTOR_LORA_IDS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--conductor-lora-ids",
+            fallbackValue = "true",
+            arity = "0..1",
+            description =
+                    "C++ Conductor engine registrations accept BlockStored events with a lora_id when their "
+                            + "lora_name is the registration's; the Conductor refuses them all, so its LoRA contexts never "
+                            + "gain GPU blocks from current vLLM (env KVINDEXER_CONDUCTOR_LORA_IDS; default: ${DEFAULT-VALUE}).")
     boolean conductorLoraIds;
 
-    @Option(names = "--peers", description = "Comma-separated peer indexer URLs for startup recovery "
-            + "(env KVINDEXER_PEERS; default: none).")
+    @Option(
+            names = "--peers",
+            description =
+                    "Comma-separated peer indexer URLs for startup recovery " + "(env KVINDEXER_PEERS; default: none).")
     String peers;
 
-    @Option(names = "--cluster", fallbackValue = "true", arity = "0..1",
+    @Option(
+            names = "--cluster",
+            fallbackValue = "true",
+            arity = "0..1",
             description = "Join a Hazelcast cluster of replicas: shared registrations, recovery from members "
                     + "(env KVINDEXER_CLUSTER; default: ${DEFAULT-VALUE}).")
     boolean cluster;
 
-    @Option(names = "--cluster-name", description = "Hazelcast cluster name; only nodes with the same name join "
-            + "(env KVINDEXER_CLUSTER_NAME; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--cluster-name",
+            description = "Hazelcast cluster name; only nodes with the same name join "
+                    + "(env KVINDEXER_CLUSTER_NAME; default: ${DEFAULT-VALUE}).")
     String clusterName;
 
-    @Option(names = "--cluster-members", description = "Comma-separated member hosts for TCP-IP join; no other "
-            + "node can join (env KVINDEXER_CLUSTER_MEMBERS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--cluster-members",
+            description = "Comma-separated member hosts for TCP-IP join; no other "
+                    + "node can join (env KVINDEXER_CLUSTER_MEMBERS; default: ${DEFAULT-VALUE}).")
     String clusterMembers;
 
-    @Option(names = "--cluster-service-dns", description = "Find the members by a DNS lookup of this name, e.g. a "
-            + "Kubernetes headless service, instead of --cluster-members; each at --cluster-port "
-            + "(env KVINDEXER_CLUSTER_SERVICE_DNS; default: none).")
+    @Option(
+            names = "--cluster-service-dns",
+            description = "Find the members by a DNS lookup of this name, e.g. a "
+                    + "Kubernetes headless service, instead of --cluster-members; each at --cluster-port "
+                    + "(env KVINDEXER_CLUSTER_SERVICE_DNS; default: none).")
     String clusterServiceDns;
 
-    @Option(names = "--replication-factor", description = "How many nodes hold each shard of a partition (shards "
-            + "split a partition by instance); full: every node holds everything "
-            + "(env KVINDEXER_REPLICATION_FACTOR; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--replication-factor",
+            description = "How many nodes hold each shard of a partition (shards "
+                    + "split a partition by instance); full: every node holds everything "
+                    + "(env KVINDEXER_REPLICATION_FACTOR; default: ${DEFAULT-VALUE}).")
     String replicationFactor;
 
-    @Option(names = "--cluster-host", description = "Interface for Hazelcast and the event bus, and host of the "
-            + "announced HTTP URL (env KVINDEXER_CLUSTER_HOST; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--cluster-host",
+            description = "Interface for Hazelcast and the event bus, and host of the "
+                    + "announced HTTP URL (env KVINDEXER_CLUSTER_HOST; default: ${DEFAULT-VALUE}).")
     String clusterHost;
 
-    @Option(names = "--cluster-port", description = "First Hazelcast port; the next free one is used when taken "
-            + "(env KVINDEXER_CLUSTER_PORT; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--cluster-port",
+            description = "First Hazelcast port; the next free one is used when taken "
+                    + "(env KVINDEXER_CLUSTER_PORT; default: ${DEFAULT-VALUE}).")
     int clusterPort;
 
-    @Option(names = "--cluster-bus-port", description = "Port of the event bus between nodes, on the cluster host; "
-            + "0 takes a free one (env KVINDEXER_CLUSTER_BUS_PORT; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--cluster-bus-port",
+            description = "Port of the event bus between nodes, on the cluster host; "
+                    + "0 takes a free one (env KVINDEXER_CLUSTER_BUS_PORT; default: ${DEFAULT-VALUE}).")
     int clusterBusPort;
 
-    @Option(names = "--advertise-url", description = "HTTP URL other nodes use to reach this one "
-            + "(env KVINDEXER_ADVERTISE_URL; default: http://<cluster-host>:<port>).")
+    @Option(
+            names = "--advertise-url",
+            description = "HTTP URL other nodes use to reach this one "
+                    + "(env KVINDEXER_ADVERTISE_URL; default: http://<cluster-host>:<port>).")
     String advertiseUrl;
 
-    @Option(names = "--cluster-config", description = "Hazelcast XML to start from "
-            + "(env KVINDEXER_CLUSTER_CONFIG; default: the bundled cluster.xml).")
+    @Option(
+            names = "--cluster-config",
+            description = "Hazelcast XML to start from "
+                    + "(env KVINDEXER_CLUSTER_CONFIG; default: the bundled cluster.xml).")
     String clusterConfig;
 
-    @Option(names = "--cluster-reconcile-interval", paramLabel = "SECONDS", description = "How often a node "
-            + "reconciles all its registrations with the cluster's, besides on joining and on every membership change "
-            + "(env KVINDEXER_CLUSTER_RECONCILE_INTERVAL; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--cluster-reconcile-interval",
+            paramLabel = "SECONDS",
+            description = "How often a node "
+                    + "reconciles all its registrations with the cluster's, besides on joining and on every membership change "
+                    + "(env KVINDEXER_CLUSTER_RECONCILE_INTERVAL; default: ${DEFAULT-VALUE}).")
     long clusterReconcileInterval;
 
-    @Option(names = "--slot-tracker-port", description = "Also run the slot tracker service (as `slot-tracker` does) "
-            + "on this port, same host (env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
+    @Option(
+            names = "--slot-tracker-port",
+            description = "Also run the slot tracker service (as `slot-tracker` does) "
+                    + "on this port, same host (env KVINDEXER_SLOT_TRACKER_PORT; default: off).")
     Integer slotTrackerPort;
 
-    @Option(names = "--select-port", description = "Also run the selection service (as `select-service` does) on "
-            + "this port, same host, over this node's index (env KVINDEXER_SELECT_PORT; default: off).")
+    @Option(
+            names = "--select-port",
+            description = "Also run the selection service (as `select-service` does) on "
+                    + "this port, same host, over this node's index (env KVINDEXER_SELECT_PORT; default: off).")
     Integer selectPort;
 
     @Mixin
     SelectLimitOptions selectLimits = new SelectLimitOptions();
 
-    @Option(names = "--access-log", description = "Append one JSON line per request to this file; POST /reopen_logs "
-            + "reopens it after rotation (env KVINDEXER_ACCESS_LOG; default: off).")
+    @Option(
+            names = "--access-log",
+            description = "Append one JSON line per request to this file; POST /reopen_logs "
+                    + "reopens it after rotation (env KVINDEXER_ACCESS_LOG; default: off).")
     java.nio.file.Path accessLog;
 
-    @Option(names = "--trace-id-header", description = "Request header logged as trace_id in the access log "
-            + "(env KVINDEXER_TRACE_ID_HEADER; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--trace-id-header",
+            description = "Request header logged as trace_id in the access log "
+                    + "(env KVINDEXER_TRACE_ID_HEADER; default: ${DEFAULT-VALUE}).")
     String traceIdHeader;
 
-    @Option(names = "--access-log-local-time", fallbackValue = "true", arity = "0..1",
+    @Option(
+            names = "--access-log-local-time",
+            fallbackValue = "true",
+            arity = "0..1",
             description = "Access log timestamps in local time instead of UTC "
                     + "(env KVINDEXER_ACCESS_LOG_LOCAL_TIME; default: ${DEFAULT-VALUE}).")
     boolean accessLogLocalTime;
 
-    @Option(names = "--auth-token", description = "Bearer token required on mutating and admin routes (/register, "
-            + "/unregister, /events, peer, test and log routes); prefer the env variable or --config to a flag, which "
-            + "`ps` shows (env KVINDEXER_AUTH_TOKEN; default: none, no authentication).")
+    @Option(
+            names = "--auth-token",
+            description = "Bearer token required on mutating and admin routes (/register, "
+                    + "/unregister, /events, peer, test and log routes); prefer the env variable or --config to a flag, which "
+                    + "`ps` shows (env KVINDEXER_AUTH_TOKEN; default: none, no authentication).")
     String authToken;
 
-    @Option(names = "--auth-all", fallbackValue = "true", arity = "0..1",
+    @Option(
+            names = "--auth-all",
+            fallbackValue = "true",
+            arity = "0..1",
             description = "Require the token on every route, /query, /metrics, /health and /ready included "
                     + "(env KVINDEXER_AUTH_ALL; default: ${DEFAULT-VALUE}).")
     boolean authAll;
 
-    @Option(names = "--tls-cert", description = "PEM certificate chain: serve HTTPS instead of HTTP, with --tls-key "
-            + "(env KVINDEXER_TLS_CERT; default: none).")
+    @Option(
+            names = "--tls-cert",
+            description = "PEM certificate chain: serve HTTPS instead of HTTP, with --tls-key "
+                    + "(env KVINDEXER_TLS_CERT; default: none).")
     java.nio.file.Path tlsCert;
 
     @Option(names = "--tls-key", description = "PEM private key of --tls-cert (env KVINDEXER_TLS_KEY; default: none).")
     java.nio.file.Path tlsKey;
 
-    @Option(names = "--max-event-bytes", paramLabel = "BYTES", description = "Largest ZMQ message taken from a "
-            + "publisher; a larger one is counted as a decode error and its connection is dropped and made again "
-            + "(env KVINDEXER_MAX_EVENT_BYTES; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--max-event-bytes",
+            paramLabel = "BYTES",
+            description = "Largest ZMQ message taken from a "
+                    + "publisher; a larger one is counted as a decode error and its connection is dropped and made again "
+                    + "(env KVINDEXER_MAX_EVENT_BYTES; default: ${DEFAULT-VALUE}).")
     long maxEventBytes;
 
-    @Option(names = "--max-listeners", paramLabel = "N", description = "Most engine connections (listeners, one "
-            + "per instance and dp_rank) the node runs; a registration past it is refused with 429. 0 derives it from "
-            + "the process's open-file limit, one descriptor a listener less a reserve, at most 20000 "
-            + "(env KVINDEXER_MAX_LISTENERS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--max-listeners",
+            paramLabel = "N",
+            description = "Most engine connections (listeners, one "
+                    + "per instance and dp_rank) the node runs; a registration past it is refused with 429. 0 derives it from "
+                    + "the process's open-file limit, one descriptor a listener less a reserve, at most 20000 "
+                    + "(env KVINDEXER_MAX_LISTENERS; default: ${DEFAULT-VALUE}).")
     int maxListeners;
 
-    @Option(names = "--recovery-max-bytes", paramLabel = "BYTES", description = "Largest dump or snapshot startup "
-            + "recovery takes from a peer; a larger one is abandoned and the next peer tried "
-            + "(env KVINDEXER_RECOVERY_MAX_BYTES; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--recovery-max-bytes",
+            paramLabel = "BYTES",
+            description = "Largest dump or snapshot startup "
+                    + "recovery takes from a peer; a larger one is abandoned and the next peer tried "
+                    + "(env KVINDEXER_RECOVERY_MAX_BYTES; default: ${DEFAULT-VALUE}).")
     long recoveryMaxBytes;
 
-    @Option(names = "--max-index-memory", paramLabel = "SIZE", description = "Heap all partitions' indexes may hold "
-            + "together, as bytes (512m, 2g) or a share of the maximum heap (50%%); over it, the least recently stored "
-            + "or queried blocks are evicted (env KVINDEXER_MAX_INDEX_MEMORY; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--max-index-memory",
+            paramLabel = "SIZE",
+            description = "Heap all partitions' indexes may hold "
+                    + "together, as bytes (512m, 2g) or a share of the maximum heap (50%%); over it, the least recently stored "
+                    + "or queried blocks are evicted (env KVINDEXER_MAX_INDEX_MEMORY; default: ${DEFAULT-VALUE}).")
     String maxIndexMemory;
 
-    @Option(names = "--recovery-timeout", paramLabel = "SECONDS", description = "How long startup recovery waits for "
-            + "one peer's whole dump or snapshot before it tries the next "
-            + "(env KVINDEXER_RECOVERY_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--recovery-timeout",
+            paramLabel = "SECONDS",
+            description = "How long startup recovery waits for "
+                    + "one peer's whole dump or snapshot before it tries the next "
+                    + "(env KVINDEXER_RECOVERY_TIMEOUT; default: ${DEFAULT-VALUE}).")
     long recoveryTimeout;
 
     /** The selection service on --select-port: guarded by the indexer's own token and TLS. */
     SelectServiceConfig selectService(ServeConfig config) {
-        return SelectServiceConfig.on(config.host(), selectPort).withLimits(selectLimits.limits())
+        return SelectServiceConfig.on(config.host(), selectPort)
+                .withLimits(selectLimits.limits())
                 .withSecurity(config.security());
     }
 
@@ -212,28 +298,50 @@ public final class ServeCommand implements Callable<Integer> {
     }
 
     ServeConfig config() {
-        ServeConfig config = new ServeConfig(edge.host, edge.port, threads, ingestThreads, WorkerSpec.parseList(workers), blockSize,
-                modelName, workersGroup(), commaList(peers),
+        ServeConfig config = new ServeConfig(
+                edge.host,
+                edge.port,
+                threads,
+                ingestThreads,
+                WorkerSpec.parseList(workers),
+                blockSize,
+                modelName,
+                workersGroup(),
+                commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
-        config = config.toBuilder().security(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
-                .http(edge.limits()).maxEventBytes(maxEventBytes).maxListeners(maxListeners)
+        config = config.toBuilder()
+                .security(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
+                .http(edge.limits())
+                .maxEventBytes(maxEventBytes)
+                .maxListeners(maxListeners)
                 .compat(new ClientCompat(tenantFallback, conductorLoraIds))
                 .recovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
-                .indexMemory(IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory())).build();
+                .indexMemory(
+                        IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory()))
+                .build();
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
         }
         int replicas = ClusterSettings.parseReplicationFactor(replicationFactor);
         if (!cluster) {
             if (replicas != ClusterSettings.FULL) {
-                throw new IllegalArgumentException("--replication-factor shards partitions across a cluster: it needs --cluster");
+                throw new IllegalArgumentException(
+                        "--replication-factor shards partitions across a cluster: it needs --cluster");
             }
             return config;
         }
-        return config.withCluster(new ClusterSettings(clusterName, commaList(clusterMembers), clusterHost, clusterPort,
-                advertiseUrl, clusterConfig, Duration.ofSeconds(clusterReconcileInterval), clusterBusPort,
-                clusterServiceDns, replicas));
+        return config.withCluster(new ClusterSettings(
+                clusterName,
+                commaList(clusterMembers),
+                clusterHost,
+                clusterPort,
+                advertiseUrl,
+                clusterConfig,
+                Duration.ofSeconds(clusterReconcileInterval),
+                clusterBusPort,
+                clusterServiceDns,
+                replicas));
     }
 
     private String workersGroup() {
@@ -244,8 +352,12 @@ public final class ServeCommand implements Callable<Integer> {
     }
 
     private static List<String> commaList(String value) {
-        return value == null ? List.of()
-                : Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toList());
+        return value == null
+                ? List.of()
+                : Arrays.stream(value.split(","))
+                        .map(String::trim)
+                        .filter(s -> !s.isEmpty())
+                        .collect(Collectors.toList());
     }
 
     @Override
@@ -267,14 +379,17 @@ public final class ServeCommand implements Callable<Integer> {
             System.err.println("kvindexer serve: startup failed: " + e.getMessage());
             return 1;
         }
-        LOG.info("kvindexer listening on http://{}:{}{}", config.host(), node.httpPort(),
+        LOG.info(
+                "kvindexer listening on http://{}:{}{}",
+                config.host(),
+                node.httpPort(),
                 config.clustered() ? " in cluster " + config.cluster().name() : "");
         HugePageAdvice.forThisProcess().ifPresent(LOG::info);
         FatalErrors.outOfMemoryAdviceForThisProcess().ifPresent(LOG::warn);
         if (slotTracker() != null) {
             try {
-                SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), slotTracker(),
-                        node::micrometerScrape);
+                SlotTrackerVerticle tracker =
+                        SlotTrackerCommand.deploy(node.vertx(), slotTracker(), node::micrometerScrape);
                 LOG.info("slot tracker listening on http://{}:{}", config.host(), tracker.actualPort());
             } catch (Exception e) {
                 System.err.println("kvindexer serve: slot tracker startup failed: " + e.getMessage());
@@ -284,8 +399,8 @@ public final class ServeCommand implements Callable<Integer> {
         }
         if (selectPort != null) {
             try {
-                SelectServiceVerticle service = SelectServiceCommand.deploy(node, selectService(config),
-                        SelectionConfig.fromEnvironment(System.getenv()));
+                SelectServiceVerticle service = SelectServiceCommand.deploy(
+                        node, selectService(config), SelectionConfig.fromEnvironment(System.getenv()));
                 LOG.info("selection service listening on http://{}:{}", config.host(), service.actualPort());
             } catch (Exception e) {
                 System.err.println("kvindexer serve: selection service startup failed: " + e.getMessage());

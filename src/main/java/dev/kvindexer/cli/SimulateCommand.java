@@ -18,37 +18,65 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code simulate}: runs simulated vLLM/SGLang engines that publish real KV events over ZMQ. */
-@Command(name = "simulate", mixinStandardHelpOptions = true,
-        description = "Run simulated inference engines (ZMQ PUB + replay ROUTER each) fed by synthetic prompts or a trace.")
+@Command(
+        name = "simulate",
+        mixinStandardHelpOptions = true,
+        description =
+                "Run simulated inference engines (ZMQ PUB + replay ROUTER each) fed by synthetic prompts or a trace.")
 public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--engines", defaultValue = "1", description = "Engine instances (default: ${DEFAULT-VALUE}).")
     int engines;
 
-    @Option(names = "--dp-ranks", defaultValue = "1", description = "Data-parallel ranks per engine, each with its own ports (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--dp-ranks",
+            defaultValue = "1",
+            description = "Data-parallel ranks per engine, each with its own ports (default: ${DEFAULT-VALUE}).")
     int dpRanks;
 
-    @Option(names = "--bind-host", defaultValue = "*", description = "Address the engines bind (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--bind-host",
+            defaultValue = "*",
+            description = "Address the engines bind (default: ${DEFAULT-VALUE}).")
     String bindHost;
 
-    @Option(names = "--advertise-host", defaultValue = "127.0.0.1", description = "Host put in registered endpoints (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--advertise-host",
+            defaultValue = "127.0.0.1",
+            description = "Host put in registered endpoints (default: ${DEFAULT-VALUE}).")
     String advertiseHost;
 
-    @Option(names = "--base-port", defaultValue = "5557", description = "Live port of engine 0 rank 0; engine i rank r uses base + i*dp_ranks + r (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--base-port",
+            defaultValue = "5557",
+            description =
+                    "Live port of engine 0 rank 0; engine i rank r uses base + i*dp_ranks + r (default: ${DEFAULT-VALUE}).")
     int basePort;
 
     @Option(names = "--replay-base-port", description = "First replay port (default: base port + 1000).")
     Integer replayBasePort;
 
-    @Option(names = "--format", defaultValue = "vllm-map", description = "Wire format: vllm-map, vllm-array, sglang (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--format",
+            defaultValue = "vllm-map",
+            description = "Wire format: vllm-map, vllm-array, sglang (default: ${DEFAULT-VALUE}).")
     String format;
 
-    @Option(names = "--hash-kind", defaultValue = "sequence", description = "Engine block hashes: sequence (Dynamo mocker), random (vLLM-like, per process) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--hash-kind",
+            defaultValue = "sequence",
+            description =
+                    "Engine block hashes: sequence (Dynamo mocker), random (vLLM-like, per process) (default: ${DEFAULT-VALUE}).")
     String hashKind;
 
-    @Option(names = "--block-size", description = "Tokens per block (default: 16, or the trace block size with --trace).")
+    @Option(
+            names = "--block-size",
+            description = "Tokens per block (default: 16, or the trace block size with --trace).")
     Integer blockSize;
 
-    @Option(names = "--capacity", defaultValue = "1024", description = "GPU blocks per engine rank (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--capacity",
+            defaultValue = "1024",
+            description = "GPU blocks per engine rank (default: ${DEFAULT-VALUE}).")
     int capacity;
 
     @Option(names = "--cpu-tier", description = "Offload evicted GPU blocks to a CPU tier.")
@@ -57,53 +85,95 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--cpu-capacity", description = "CPU-tier blocks per engine rank (default: 4 x capacity).")
     Integer cpuCapacity;
 
-    @Option(names = "--requests", description = "Requests to send (default: 1000 synthetic; the whole trace with --trace).")
+    @Option(
+            names = "--requests",
+            description = "Requests to send (default: 1000 synthetic; the whole trace with --trace).")
     Long requests;
 
-    @Option(names = "--rate", defaultValue = "0", description = "Requests (= batches) per second over all engines; 0 = as fast as possible (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--rate",
+            defaultValue = "0",
+            description =
+                    "Requests (= batches) per second over all engines; 0 = as fast as possible (default: ${DEFAULT-VALUE}).")
     double rate;
 
-    @Option(names = "--drop-rate", defaultValue = "0", description = "Fraction of batches not sent live (still replayable) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--drop-rate",
+            defaultValue = "0",
+            description = "Fraction of batches not sent live (still replayable) (default: ${DEFAULT-VALUE}).")
     double dropRate;
 
-    @Option(names = "--seed", defaultValue = "42", description = "Seed of prompts, routing, drops and random hashes (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--seed",
+            defaultValue = "42",
+            description = "Seed of prompts, routing, drops and random hashes (default: ${DEFAULT-VALUE}).")
     long seed;
 
     @Option(names = "--trace", description = "Mooncake jsonl trace to replay instead of synthetic prompts.")
     Path trace;
 
-    @Option(names = "--trace-block-size", defaultValue = "512", description = "Tokens per trace hash_id (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--trace-block-size",
+            defaultValue = "512",
+            description = "Tokens per trace hash_id (default: ${DEFAULT-VALUE}).")
     int traceBlockSize;
 
-    @Option(names = "--restart-after", defaultValue = "0", description = "Restart an engine after every N of its requests; 0 = never (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--restart-after",
+            defaultValue = "0",
+            description = "Restart an engine after every N of its requests; 0 = never (default: ${DEFAULT-VALUE}).")
     long restartAfter;
 
-    @Option(names = "--replay-style", defaultValue = "4", description = "Replay reply frames: 3 (SGLang, vLLM < 0.26) or 4 (vLLM >= 0.26) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--replay-style",
+            defaultValue = "4",
+            description =
+                    "Replay reply frames: 3 (SGLang, vLLM < 0.26) or 4 (vLLM >= 0.26) (default: ${DEFAULT-VALUE}).")
     int replayStyle;
 
-    @Option(names = "--model-name", defaultValue = "default", description = "Model registered with --register (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--model-name",
+            defaultValue = "default",
+            description = "Model registered with --register (default: ${DEFAULT-VALUE}).")
     String modelName;
 
-    @Option(names = {"--routing-group", "--tenant-id"}, defaultValue = "default",
+    @Option(
+            names = {"--routing-group", "--tenant-id"},
+            defaultValue = "default",
             description = "Routing group registered with --register (default: ${DEFAULT-VALUE}).")
     String tenantId;
 
-    @Option(names = "--instance-id-base", defaultValue = "1", description = "Instance id of engine 0; engine i gets base + i (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--instance-id-base",
+            defaultValue = "1",
+            description = "Instance id of engine 0; engine i gets base + i (default: ${DEFAULT-VALUE}).")
     long instanceIdBase;
 
-    @Option(names = "--register", description = "Indexer URL to POST /register every engine rank to, e.g. http://127.0.0.1:8090.")
+    @Option(
+            names = "--register",
+            description = "Indexer URL to POST /register every engine rank to, e.g. http://127.0.0.1:8090.")
     URI register;
 
     @Option(names = "--topic", defaultValue = "", description = "Topic frame of live messages (default: empty).")
     String topic;
 
-    @Option(names = "--warmup-ms", defaultValue = "1000", description = "Pause between binding (and registering) and the first request, for subscribers to join (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--warmup-ms",
+            defaultValue = "1000",
+            description =
+                    "Pause between binding (and registering) and the first request, for subscribers to join (default: ${DEFAULT-VALUE}).")
     long warmupMs;
 
-    @Option(names = "--hold-ms", defaultValue = "0", description = "Keep the engines up this long after the last request, to serve replays (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--hold-ms",
+            defaultValue = "0",
+            description =
+                    "Keep the engines up this long after the last request, to serve replays (default: ${DEFAULT-VALUE}).")
     long holdMs;
 
-    @Option(names = "--sample-query", paramLabel = "FILE",
+    @Option(
+            names = "--sample-query",
+            paramLabel = "FILE",
             description = "Write a POST /query body for the first prompt to be sent (before sending it), to try "
                     + "against the indexer.")
     java.nio.file.Path sampleQuery;
@@ -127,11 +197,33 @@ public final class SimulateCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--hash-kind must be sequence or random: " + hashKind);
         }
-        return new SimulationConfig(engines, dpRanks, bindHost, advertiseHost, basePort,
-                replayBasePort != null ? replayBasePort : basePort + 1000, parseFormat(format), kind, bs, capacity,
-                hostCapacity, count, rate, dropRate, seed, trace, traceBlockSize, restartAfter,
-                ReplayStyle.ofFrames(replayStyle), modelName, tenantId, instanceIdBase, register, topic,
-                Duration.ofMillis(warmupMs), Duration.ofMillis(holdMs));
+        return new SimulationConfig(
+                engines,
+                dpRanks,
+                bindHost,
+                advertiseHost,
+                basePort,
+                replayBasePort != null ? replayBasePort : basePort + 1000,
+                parseFormat(format),
+                kind,
+                bs,
+                capacity,
+                hostCapacity,
+                count,
+                rate,
+                dropRate,
+                seed,
+                trace,
+                traceBlockSize,
+                restartAfter,
+                ReplayStyle.ofFrames(replayStyle),
+                modelName,
+                tenantId,
+                instanceIdBase,
+                register,
+                topic,
+                Duration.ofMillis(warmupMs),
+                Duration.ofMillis(holdMs));
     }
 
     @Override
@@ -154,18 +246,23 @@ public final class SimulateCommand implements Callable<Integer> {
             return 1;
         }
         CountDownLatch finished = new CountDownLatch(1);
-        Thread hook = new Thread(() -> {
-            sim.stop();
-            try {
-                finished.await(15, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "simulate-shutdown");
+        Thread hook = new Thread(
+                () -> {
+                    sim.stop();
+                    try {
+                        finished.await(15, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "simulate-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        try (sim; PromptSource prompts = sim.openPrompts()) {
-            sim.engines().forEach(e -> System.out.printf("engine %s dp_rank %d: live %s replay %s%n",
-                    Long.toUnsignedString(e.instanceId()), e.dpRank(), e.endpoint(), e.replayEndpoint()));
+        try (sim;
+                PromptSource prompts = sim.openPrompts()) {
+            sim.engines()
+                    .forEach(e -> System.out.printf(
+                            "engine %s dp_rank %d: live %s replay %s%n",
+                            Long.toUnsignedString(e.instanceId()), e.dpRank(), e.endpoint(), e.replayEndpoint()));
             if (config.register() != null) {
                 sim.registerAll();
                 System.out.println("registered " + sim.engines().size() + " engine ranks with " + config.register());
@@ -202,19 +299,29 @@ public final class SimulateCommand implements Callable<Integer> {
             for (int t : first) {
                 tokens.add(Integer.toUnsignedLong(t));
             }
-            String body = new io.vertx.core.json.JsonObject().put("model_name", modelName).put("routing_group", tenantId)
-                    .put("token_ids", tokens).encode();
+            String body = new io.vertx.core.json.JsonObject()
+                    .put("model_name", modelName)
+                    .put("routing_group", tenantId)
+                    .put("token_ids", tokens)
+                    .encode();
             java.nio.file.Files.writeString(sampleQuery, body);
             System.out.println("sample /query body (" + first.length + " tokens) written to " + sampleQuery);
         }
     }
 
     private static void print(Simulation.Summary s) {
-        System.out.printf("sent %d requests in %.1f s%n", s.requests(), s.elapsed().toMillis() / 1000.0);
+        System.out.printf(
+                "sent %d requests in %.1f s%n", s.requests(), s.elapsed().toMillis() / 1000.0);
         for (Simulation.EngineSummary e : s.engines()) {
-            System.out.printf("engine %s dp_rank %d: %d batches, %d dropped live, %d restarts, holds %d GPU + %d CPU blocks%n",
-                    Long.toUnsignedString(e.instanceId()), e.dpRank(), e.batches(), e.dropped(), e.restarts(),
-                    e.deviceBlocks(), e.hostBlocks());
+            System.out.printf(
+                    "engine %s dp_rank %d: %d batches, %d dropped live, %d restarts, holds %d GPU + %d CPU blocks%n",
+                    Long.toUnsignedString(e.instanceId()),
+                    e.dpRank(),
+                    e.batches(),
+                    e.dropped(),
+                    e.restarts(),
+                    e.deviceBlocks(),
+                    e.hostBlocks());
         }
     }
 }

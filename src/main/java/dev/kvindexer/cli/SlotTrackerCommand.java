@@ -15,8 +15,11 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code slot-tracker}: Dynamo's standalone slot tracker service (SPEC §9), on its own. */
-@Command(name = "slot-tracker", mixinStandardHelpOptions = true,
-        description = "Run the standalone slot tracker HTTP service (Dynamo compatible): active-request load per worker rank.")
+@Command(
+        name = "slot-tracker",
+        mixinStandardHelpOptions = true,
+        description =
+                "Run the standalone slot tracker HTTP service (Dynamo compatible): active-request load per worker rank.")
 public final class SlotTrackerCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(SlotTrackerCommand.class);
 
@@ -25,22 +28,29 @@ public final class SlotTrackerCommand implements Callable<Integer> {
     @Mixin
     HttpEdgeOptions edge = new HttpEdgeOptions();
 
-    @Option(names = "--config", paramLabel = "FILE", description = "JSON settings file, keys named as these options "
-            + "without dashes; flags and env win over it, it wins over conf/slot-tracker.json "
-            + "(env KVINDEXER_SLOT_TRACKER_CONFIG).")
+    @Option(
+            names = "--config",
+            paramLabel = "FILE",
+            description = "JSON settings file, keys named as these options "
+                    + "without dashes; flags and env win over it, it wins over conf/slot-tracker.json "
+                    + "(env KVINDEXER_SLOT_TRACKER_CONFIG).")
     java.nio.file.Path config;
 
-    @Option(names = "--request-ttl-seconds", description = "Active requests older than this are dropped "
-            + "(env KVINDEXER_SLOT_TRACKER_REQUEST_TTL_SECONDS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--request-ttl-seconds",
+            description = "Active requests older than this are dropped "
+                    + "(env KVINDEXER_SLOT_TRACKER_REQUEST_TTL_SECONDS; default: ${DEFAULT-VALUE}).")
     long requestTtlSeconds;
 
-    @Option(names = "--cleanup-interval-seconds", description = "How often stale requests are looked for "
-            + "(env KVINDEXER_SLOT_TRACKER_CLEANUP_INTERVAL_SECONDS; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--cleanup-interval-seconds",
+            description = "How often stale requests are looked for "
+                    + "(env KVINDEXER_SLOT_TRACKER_CLEANUP_INTERVAL_SECONDS; default: ${DEFAULT-VALUE}).")
     long cleanupIntervalSeconds;
 
     SlotTrackerConfig config() {
-        return new SlotTrackerConfig(edge.host, edge.port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000,
-                edge.limits());
+        return new SlotTrackerConfig(
+                edge.host, edge.port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000, edge.limits());
     }
 
     /**
@@ -74,13 +84,16 @@ public final class SlotTrackerCommand implements Callable<Integer> {
             return 1;
         }
         LOG.info("slot tracker listening on http://{}:{}", edge.host, tracker.actualPort());
-        UntilShutdown.await("slot-tracker-shutdown", () -> {
-            try {
-                vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                LOG.debug("shutdown: {}", e.toString());
-            }
-        }, java.time.Duration.ofSeconds(15));
+        UntilShutdown.await(
+                "slot-tracker-shutdown",
+                () -> {
+                    try {
+                        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                    } catch (Exception e) {
+                        LOG.debug("shutdown: {}", e.toString());
+                    }
+                },
+                java.time.Duration.ofSeconds(15));
         return 0;
     }
 }

@@ -31,6 +31,7 @@ final class BusFrameGuard {
     static final int FLOOR = 64 << 20;
     /** What a snapshot's message holds besides the snapshot: addresses, headers, document framing, seal. */
     static final int ENVELOPE = 1 << 20;
+
     private static final String HANDLER = "kvindexer.busFrames";
 
     private final int limit;
@@ -92,7 +93,9 @@ final class BusFrameGuard {
             ChannelHandlerContext ssl = pipeline.context(SslHandler.class);
             if (tls && ssl == null) {
                 // Never read a bus connection unguarded: a Vert.x that builds its pipeline otherwise fails loudly.
-                LOG.error("an event bus connection from {} has no TLS handler; closing it", ctx.channel().remoteAddress());
+                LOG.error(
+                        "an event bus connection from {} has no TLS handler; closing it",
+                        ctx.channel().remoteAddress());
                 ctx.close();
                 return;
             }
@@ -108,6 +111,7 @@ final class BusFrameGuard {
         private long remaining;
         /** Bytes of the frame in progress, counted in {@link #partial}. */
         private long held;
+
         private boolean closed;
 
         @Override
@@ -135,8 +139,12 @@ final class BusFrameGuard {
                     headerBytes = 0;
                     length = 0;
                     if (declared < 1 || declared > limit) {
-                        refuse(ctx, buf, before, FRAME_SIZE, "a frame declaring " + declared + " bytes (limit "
-                                + limit + ")");
+                        refuse(
+                                ctx,
+                                buf,
+                                before,
+                                FRAME_SIZE,
+                                "a frame declaring " + declared + " bytes (limit " + limit + ")");
                         return;
                     }
                     remaining = declared;
@@ -146,8 +154,12 @@ final class BusFrameGuard {
             long grown = held - before;
             if (grown > 0 && partial.addAndGet(grown) > limit) {
                 partial.addAndGet(-grown);
-                refuse(ctx, buf, before, BUSY, "frames in progress on all bus connections would hold over " + limit
-                        + " bytes");
+                refuse(
+                        ctx,
+                        buf,
+                        before,
+                        BUSY,
+                        "frames in progress on all bus connections would hold over " + limit + " bytes");
                 return;
             }
             ctx.fireChannelRead(msg);
@@ -162,8 +174,12 @@ final class BusFrameGuard {
             held = 0;
             buf.release();
             counters.refusedConnection(PORT, reason);
-            log.refused(reason, "closed the event bus connection from {}: {} (counted in "
-                    + "kvindexer_cluster_connections_refused_total)", ctx.channel().remoteAddress(), what);
+            log.refused(
+                    reason,
+                    "closed the event bus connection from {}: {} (counted in "
+                            + "kvindexer_cluster_connections_refused_total)",
+                    ctx.channel().remoteAddress(),
+                    what);
             ctx.close();
         }
 
@@ -171,9 +187,12 @@ final class BusFrameGuard {
         public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
             if (event instanceof SslHandshakeCompletionEvent done && !done.isSuccess()) {
                 counters.refusedConnection(PORT, TLS_HANDSHAKE);
-                log.refused(TLS_HANDSHAKE, "refused an event bus connection from {}: its TLS handshake failed ({}); "
-                        + "only nodes with this cluster's --auth-token can connect (counted in "
-                        + "kvindexer_cluster_connections_refused_total)", ctx.channel().remoteAddress(),
+                log.refused(
+                        TLS_HANDSHAKE,
+                        "refused an event bus connection from {}: its TLS handshake failed ({}); "
+                                + "only nodes with this cluster's --auth-token can connect (counted in "
+                                + "kvindexer_cluster_connections_refused_total)",
+                        ctx.channel().remoteAddress(),
                         String.valueOf(done.cause()));
             }
             ctx.fireUserEventTriggered(event);

@@ -42,6 +42,7 @@ final class BusKeys {
     static final String ALIAS = "eventbus";
     /** How long a bus connection may take to present the token's certificate before it is closed. */
     static final int HANDSHAKE_TIMEOUT_SECONDS = 10;
+
     private static final byte[] SALT = "kvindexer/eventbus-mtls/v1".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] INFO = "ed25519 key".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] ED25519_OID = {0x2b, 0x65, 0x70};
@@ -64,8 +65,8 @@ final class BusKeys {
             byte[] seed = hkdf(authToken.getBytes(StandardCharsets.UTF_8), SALT, INFO, 32);
             KeyPair keys = ed25519(seed);
             byte[] der = selfSigned(keys);
-            X509Certificate cert = (X509Certificate) CertificateFactory.getInstance("X.509")
-                    .generateCertificate(new ByteArrayInputStream(der));
+            X509Certificate cert = (X509Certificate)
+                    CertificateFactory.getInstance("X.509").generateCertificate(new ByteArrayInputStream(der));
             cert.verify(keys.getPublic());
             return new BusKeys(keys, cert);
         } catch (GeneralSecurityException e) {
@@ -85,17 +86,20 @@ final class BusKeys {
     EventBusOptions secure(EventBusOptions bus) {
         return bus.setSsl(true)
                 .setClientAuth(ClientAuth.REQUIRED)
-                .setKeyCertOptions(new PfxOptions().setValue(Buffer.buffer(keyStore())).setPassword(STORE_PASSWORD)
+                .setKeyCertOptions(new PfxOptions()
+                        .setValue(Buffer.buffer(keyStore()))
+                        .setPassword(STORE_PASSWORD)
                         .setAlias(ALIAS))
-                .setTrustOptions(new PfxOptions().setValue(Buffer.buffer(trustStore())).setPassword(STORE_PASSWORD))
+                .setTrustOptions(
+                        new PfxOptions().setValue(Buffer.buffer(trustStore())).setPassword(STORE_PASSWORD))
                 .setSslHandshakeTimeout(HANDSHAKE_TIMEOUT_SECONDS)
                 .setSslHandshakeTimeoutUnit(TimeUnit.SECONDS);
     }
 
     /** The key and its certificate. */
     byte[] keyStore() {
-        return store(ks -> ks.setKeyEntry(ALIAS, keys.getPrivate(), STORE_PASSWORD.toCharArray(),
-                new Certificate[] {certificate}));
+        return store(ks -> ks.setKeyEntry(
+                ALIAS, keys.getPrivate(), STORE_PASSWORD.toCharArray(), new Certificate[] {certificate}));
     }
 
     /** The certificate alone: the one anchor a node trusts. */
@@ -134,7 +138,8 @@ final class BusKeys {
         generator.initialize(NamedParameterSpec.ED25519, new SeedOnly(seed));
         KeyPair pair = generator.generateKeyPair();
         byte[] expected = KeyFactory.getInstance("Ed25519")
-                .generatePrivate(new EdECPrivateKeySpec(NamedParameterSpec.ED25519, seed)).getEncoded();
+                .generatePrivate(new EdECPrivateKeySpec(NamedParameterSpec.ED25519, seed))
+                .getEncoded();
         if (!Arrays.equals(expected, pair.getPrivate().getEncoded())) {
             throw new GeneralSecurityException("this runtime's Ed25519 generator does not take its key from the seed");
         }
@@ -143,7 +148,8 @@ final class BusKeys {
 
     private static byte[] selfSigned(KeyPair keys) throws GeneralSecurityException {
         byte[] algorithm = Der.sequence(Der.tlv(Der.OID, ED25519_OID));
-        byte[] name = Der.sequence(Der.set(Der.sequence(Der.tlv(Der.OID, COMMON_NAME_OID),
+        byte[] name = Der.sequence(Der.set(Der.sequence(
+                Der.tlv(Der.OID, COMMON_NAME_OID),
                 Der.tlv(Der.UTF8_STRING, "kvindexer event bus".getBytes(StandardCharsets.UTF_8)))));
         byte[] publicKey = keys.getPublic().getEncoded();
         // Positive and of fixed length, from the key: the same on every node, another for another token.
@@ -153,15 +159,23 @@ final class BusKeys {
                 Der.tlv(Der.UTC_TIME, "000101000000Z".getBytes(StandardCharsets.US_ASCII)),
                 Der.tlv(Der.GENERALIZED_TIME, "99991231235959Z".getBytes(StandardCharsets.US_ASCII)));
         byte[] critical = Der.tlv(Der.BOOLEAN, new byte[] {(byte) 0xff});
-        byte[] isCa = Der.sequence(Der.tlv(Der.OID, BASIC_CONSTRAINTS_OID), critical,
+        byte[] isCa = Der.sequence(
+                Der.tlv(Der.OID, BASIC_CONSTRAINTS_OID),
+                critical,
                 Der.tlv(Der.OCTET_STRING, Der.sequence(Der.tlv(Der.BOOLEAN, new byte[] {(byte) 0xff}))));
         // digitalSignature (bit 0) and keyCertSign (bit 5): it signs handshakes and, as its own anchor, itself.
-        byte[] usage = Der.sequence(Der.tlv(Der.OID, KEY_USAGE_OID), critical,
+        byte[] usage = Der.sequence(
+                Der.tlv(Der.OID, KEY_USAGE_OID),
+                critical,
                 Der.tlv(Der.OCTET_STRING, Der.tlv(Der.BIT_STRING, new byte[] {0x02, (byte) 0x84})));
         byte[] toBeSigned = Der.sequence(
                 Der.explicit(0, Der.tlv(Der.INTEGER, new byte[] {2})),
                 Der.tlv(Der.INTEGER, serial),
-                algorithm, name, validity, name, publicKey,
+                algorithm,
+                name,
+                validity,
+                name,
+                publicKey,
                 Der.explicit(3, Der.sequence(isCa, usage)));
         Signature signer = Signature.getInstance("Ed25519");
         signer.initSign(keys.getPrivate());

@@ -79,8 +79,10 @@ final class CappedPacketDecoder extends PacketDecoder {
             }
             int limit = guard.limitFor(connection);
             if (size < 0 || size > limit) {
-                refuse(MemberGuard.PACKET_SIZE, "a packet declaring " + size + " bytes (limit " + limit
-                        + (connection.getRemoteUuid() == null ? " before the member handshake)" : ")"));
+                refuse(
+                        MemberGuard.PACKET_SIZE,
+                        "a packet declaring " + size + " bytes (limit " + limit
+                                + (connection.getRemoteUuid() == null ? " before the member handshake)" : ")"));
                 return null;
             }
             headerRead = true;

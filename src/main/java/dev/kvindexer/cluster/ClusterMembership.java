@@ -35,7 +35,9 @@ public final class ClusterMembership {
 
     /** Opens the member map; the node announces itself with {@link #announce} once its HTTP port is bound. */
     public static Future<ClusterMembership> open(Vertx vertx, ClusterManager manager, ClusterValues values) {
-        return vertx.sharedData().<Object, Object>getAsyncMap(MAP).map(map -> new ClusterMembership(manager, map, values));
+        return vertx.sharedData()
+                .<Object, Object>getAsyncMap(MAP)
+                .map(map -> new ClusterMembership(manager, map, values));
     }
 
     /** Announces this node's HTTP URL, not ready yet, so peers that are still recovering do not pick it as a source. */
@@ -83,8 +85,7 @@ public final class ClusterMembership {
     }
 
     /** A live node as it announced itself: its id, HTTP URL, and whether it finished its own recovery. */
-    public record Member(String nodeId, String url, boolean ready) {
-    }
+    public record Member(String nodeId, String url, boolean ready) {}
 
     /** Every live node that announced itself, this one included, by node id; entries of departed nodes are dropped. */
     public Future<List<Member>> members() {

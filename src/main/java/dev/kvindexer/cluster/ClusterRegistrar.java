@@ -52,9 +52,11 @@ public final class ClusterRegistrar implements Registrar {
     static final Duration TOMBSTONE_TTL = Duration.ofHours(1);
     /** Followed by a node id: where that node takes announcements. */
     static final String CHANGED_PREFIX = "kvindexer.registry.changed.";
+
     static final long ACK_TIMEOUT_MS = 5_000;
     /** The {@code action} labels of {@link ClusterCounters#repaired}. */
     public static final String REGISTERED = "registered";
+
     public static final String REPLACED = "replaced";
     public static final String UNREGISTERED = "unregistered";
     public static final String REWRITTEN = "rewritten";
@@ -70,8 +72,8 @@ public final class ClusterRegistrar implements Registrar {
     private AsyncMap<Object, Object> tombstones;
     private MessageConsumer<Object> consumer;
 
-    public ClusterRegistrar(Vertx vertx, ClusterManager manager, LocalRegistrar local, ClusterValues values,
-                            ClusterCounters counters) {
+    public ClusterRegistrar(
+            Vertx vertx, ClusterManager manager, LocalRegistrar local, ClusterValues values, ClusterCounters counters) {
         this.vertx = vertx;
         this.manager = manager;
         this.local = local;
@@ -82,7 +84,8 @@ public final class ClusterRegistrar implements Registrar {
 
     /** Subscribes to changes, then applies every registration the cluster already has (before recovery). */
     public Future<Void> start() {
-        return vertx.sharedData().getAsyncMap(MAP)
+        return vertx.sharedData()
+                .getAsyncMap(MAP)
                 .compose(m -> {
                     map = m;
                     return vertx.sharedData().getAsyncMap(TOMBSTONES);
@@ -98,7 +101,9 @@ public final class ClusterRegistrar implements Registrar {
                 })
                 // Joining: applying everything is the point, not a repair.
                 .compose(v -> reconcileAll(false))
-                .onSuccess(v -> LOG.info("joined the cluster registry with {} registrations", registry.listeners().size()));
+                .onSuccess(v -> LOG.info(
+                        "joined the cluster registry with {} registrations",
+                        registry.listeners().size()));
     }
 
     public Future<Void> stop() {
@@ -108,7 +113,8 @@ public final class ClusterRegistrar implements Registrar {
     @Override
     public Future<Void> register(RegisterRequest r) {
         String key = ClusterValues.key(r.workerId(), r.dpRank());
-        // Other nodes need telling only when the map was written (even if rolled back since); a refusal changed nothing.
+        // Other nodes need telling only when the map was written (even if rolled back since); a refusal changed
+        // nothing.
         boolean[] written = {false};
         Future<Void> applied = queue.submit(() -> {
             try {
@@ -123,8 +129,11 @@ public final class ClusterRegistrar implements Registrar {
                 }
                 written[0] = true;
                 // After the write: a reconcile that finds neither key nor tombstone must not see the old tombstone.
-                return tombstones.remove(key).<Void>mapEmpty()
-                        .compose(v -> local.register(r).recover(t -> withdraw(key).transform(ignored -> Future.failedFuture(t))));
+                return tombstones
+                        .remove(key)
+                        .<Void>mapEmpty()
+                        .compose(v -> local.register(r)
+                                .recover(t -> withdraw(key).transform(ignored -> Future.failedFuture(t))));
             });
         });
         return applied.eventually(() -> written[0] ? announce(List.of(key)) : Future.succeededFuture());
@@ -149,7 +158,8 @@ public final class ClusterRegistrar implements Registrar {
 
     /** Removes a registration from the map, tombstone first (see the class comment). */
     private Future<Void> withdraw(String key) {
-        return tombstones.put(key, values.tombstone(key, System.currentTimeMillis()), TOMBSTONE_TTL.toMillis())
+        return tombstones
+                .put(key, values.tombstone(key, System.currentTimeMillis()), TOMBSTONE_TTL.toMillis())
                 .compose(v -> map.remove(key))
                 .mapEmpty();
     }
@@ -164,13 +174,19 @@ public final class ClusterRegistrar implements Registrar {
                 continue;
             }
             for (String key : keys) {
-                acks.add(vertx.eventBus().request(CHANGED_PREFIX + node, values.announcement(key), options)
-                        .<Void>mapEmpty().recover(t -> {
+                acks.add(vertx.eventBus()
+                        .request(CHANGED_PREFIX + node, values.announcement(key), options)
+                        .<Void>mapEmpty()
+                        .recover(t -> {
                             if (t instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS) {
                                 // Still joining: the node reads the whole map once it has subscribed.
                                 LOG.debug("node {} is not subscribed yet for registration change {}", node, key);
                             } else {
-                                LOG.warn("node {} did not acknowledge registration change {}: {}", node, key, t.getMessage());
+                                LOG.warn(
+                                        "node {} did not acknowledge registration change {}: {}",
+                                        node,
+                                        key,
+                                        t.getMessage());
                             }
                             return Future.succeededFuture();
                         }));
@@ -203,23 +219,30 @@ public final class ClusterRegistrar implements Registrar {
         return queue.<Void>submit(() -> map.entries().compose(entries -> {
                     TreeSet<String> keys = new TreeSet<>();
                     for (Object k : entries.keySet()) {
-                        if (values.registrationKey(k instanceof String s ? s : null, ClusterValues.REGISTRATIONS) != null) {
+                        if (values.registrationKey(k instanceof String s ? s : null, ClusterValues.REGISTRATIONS)
+                                != null) {
                             keys.add((String) k);
                         }
                     }
                     registry.listeners().forEach(l -> keys.add(ClusterValues.key(l.workerId(), l.dpRank())));
                     Future<Void> chain = Future.succeededFuture();
                     for (String key : keys) {
-                        chain = chain.compose(v -> settle(key, entries.get(key), countRepairs, rewritten).recover(t -> {
-                            LOG.error("cluster registration {} cannot be applied on this node: {}", key, t.getMessage());
-                            return Future.succeededFuture();
-                        }));
+                        chain = chain.compose(v -> settle(key, entries.get(key), countRepairs, rewritten)
+                                .recover(t -> {
+                                    LOG.error(
+                                            "cluster registration {} cannot be applied on this node: {}",
+                                            key,
+                                            t.getMessage());
+                                    return Future.succeededFuture();
+                                }));
                     }
                     return chain;
                 }))
                 .onSuccess(v -> counters.reconciled())
                 .recover(t -> {
-                    LOG.warn("reconciling with the cluster registry failed; the next reconcile retries: {}", t.toString());
+                    LOG.warn(
+                            "reconciling with the cluster registry failed; the next reconcile retries: {}",
+                            t.toString());
                     return Future.succeededFuture();
                 })
                 .eventually(() -> announce(rewritten));
@@ -279,6 +302,7 @@ public final class ClusterRegistrar implements Registrar {
     }
 
     private Future<Void> unregisterLocally(Listener l) {
-        return local.unregister(l.workerId(), l.partitionKey().modelName(), l.partitionKey().routingGroup(), l.dpRank());
+        return local.unregister(
+                l.workerId(), l.partitionKey().modelName(), l.partitionKey().routingGroup(), l.dpRank());
     }
 }

@@ -31,7 +31,8 @@ public final class ClusterTransport {
     private final BusKeys busKeys;
     private final ClusterSettings settings;
 
-    private ClusterTransport(HazelcastInstance member, BusFrameGuard busGuard, BusKeys busKeys, ClusterSettings settings) {
+    private ClusterTransport(
+            HazelcastInstance member, BusFrameGuard busGuard, BusKeys busKeys, ClusterSettings settings) {
         this.member = member;
         this.manager = new OwningClusterManager(member);
         this.busGuard = busGuard;
@@ -43,15 +44,17 @@ public final class ClusterTransport {
      * Starts this node's Hazelcast member (it joins the cluster); blocking. {@code recoveryMaxBytes} bounds the
      * largest snapshot a node takes, and so the largest bus message ({@link BusFrameGuard#limit}).
      */
-    public static ClusterTransport open(ClusterSettings settings, String authToken, long recoveryMaxBytes,
-                                        ClusterCounters counters) {
+    public static ClusterTransport open(
+            ClusterSettings settings, String authToken, long recoveryMaxBytes, ClusterCounters counters) {
         Config config = HazelcastConfigs.load(settings);
         // Vert.x does both when it starts the member itself: its own shutdown runs first, and it needs its id.
         config.setProperty("hazelcast.shutdownhook.enabled", "false");
-        config.getMemberAttributeConfig().setAttribute(VERTX_NODE_ID, UUID.randomUUID().toString());
+        config.getMemberAttributeConfig()
+                .setAttribute(VERTX_NODE_ID, UUID.randomUUID().toString());
         SealedBytes.install(config, authToken, counters);
         BusKeys keys = authToken == null ? null : BusKeys.derive(authToken);
-        int busLimit = BusFrameGuard.limit(recoveryMaxBytes, Runtime.getRuntime().maxMemory());
+        int busLimit =
+                BusFrameGuard.limit(recoveryMaxBytes, Runtime.getRuntime().maxMemory());
         BusFrameGuard busGuard = new BusFrameGuard(busLimit, keys != null, counters);
         return new ClusterTransport(MemberGuard.start(config, counters), busGuard, keys, settings);
     }
@@ -62,11 +65,14 @@ public final class ClusterTransport {
 
     /** Builds the clustered Vert.x on this member; the member is shut down (off the caller's thread) when that fails. */
     public Future<Vertx> start(VertxBuilder builder, VertxOptions options) {
-        EventBusOptions bus = options.getEventBusOptions().setHost(settings.host()).setPort(settings.busPort());
+        EventBusOptions bus =
+                options.getEventBusOptions().setHost(settings.host()).setPort(settings.busPort());
         if (busKeys != null) {
             busKeys.secure(bus);
         }
-        return builder.with(options).withClusterManager(manager).withTransport(new GuardedTransport(busGuard))
+        return builder.with(options)
+                .withClusterManager(manager)
+                .withTransport(new GuardedTransport(busGuard))
                 .buildClustered()
                 .onFailure(t -> new Thread(() -> shutdown(member), "kvindexer-member-shutdown").start());
     }
@@ -99,10 +105,13 @@ public final class ClusterTransport {
 
         @Override
         public void leave(Completable<Void> promise) {
-            super.leave((ignored, failure) -> vertx.<Void>executeBlocking(() -> {
-                shutdown(member);
-                return null;
-            }, false).onComplete(shut -> promise.complete(null, failure != null ? failure : shut.cause())));
+            super.leave((ignored, failure) -> vertx.<Void>executeBlocking(
+                            () -> {
+                                shutdown(member);
+                                return null;
+                            },
+                            false)
+                    .onComplete(shut -> promise.complete(null, failure != null ? failure : shut.cause())));
         }
     }
 }

@@ -1,12 +1,12 @@
 package dev.kvindexer.cluster;
 
-import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -26,16 +26,19 @@ public final class ClusterValues {
 
     /** Where a value came from (the {@code source} label of the rejection counter). */
     public static final String REGISTRATIONS = "registrations";
+
     public static final String TOMBSTONES = "tombstones";
     public static final String MEMBERS = "members";
     public static final String ANNOUNCEMENTS = "announcements";
     /** Why it was ignored (the {@code reason} label). */
     public static final String INVALID = "invalid";
+
     public static final String UNSIGNED = "unsigned";
     public static final String BAD_SIGNATURE = "bad_signature";
 
     /** Far above any registration (endpoints and names are short), far below anything that could hurt to parse. */
     static final int MAX_VALUE_CHARS = 64 * 1024;
+
     static final int MAX_URL_CHARS = 2048;
     private static final String SIG = "sig";
     private static final Pattern REGISTRATION_KEY = Pattern.compile("(0|[1-9][0-9]{0,19}):(0|[1-9][0-9]{0,9})");
@@ -52,8 +55,7 @@ public final class ClusterValues {
     }
 
     /** A node's entry in the member map: where its HTTP API is, and whether it finished its own recovery. */
-    public record Member(String url, boolean ready) {
-    }
+    public record Member(String url, boolean ready) {}
 
     /** Thrown inside this class when a value fails a check; the caller sees null or false instead. */
     private static final class Refused extends Exception {
@@ -183,7 +185,8 @@ public final class ClusterValues {
             throw new Refused("dp_rank does not match the key");
         }
         String endpoint = endpoint(string(o, "endpoint", false), "endpoint");
-        String replay = o.getValue("replay_endpoint") == null ? null
+        String replay = o.getValue("replay_endpoint") == null
+                ? null
                 : endpoint(string(o, "replay_endpoint", false), "replay_endpoint");
         int blockSize = (int) nonNegative(o, "block_size", Integer.MAX_VALUE);
         if (blockSize == 0) {
@@ -197,8 +200,13 @@ public final class ClusterValues {
         if (type != null && !type.equals(Publisher.canonicalType(type))) {
             throw new Refused("unknown publisher type");
         }
-        return new RegisterRequest(k.workerId(), k.dpRank(), endpoint, replay,
-                new PartitionKey(string(o, "model_name", false), string(o, "tenant_id", false)), blockSize,
+        return new RegisterRequest(
+                k.workerId(),
+                k.dpRank(),
+                endpoint,
+                replay,
+                new PartitionKey(string(o, "model_name", false), string(o, "tenant_id", false)),
+                blockSize,
                 new Publisher(name, type, string(o, "lora_name", true), string(o, "additional_salt", true)));
     }
 
@@ -242,7 +250,9 @@ public final class ClusterValues {
 
     private static long nonNegative(JsonObject o, String field, long max) throws Refused {
         Object v = o.getValue(field);
-        if (!(v instanceof Integer || v instanceof Long) || ((Number) v).longValue() < 0 || ((Number) v).longValue() > max) {
+        if (!(v instanceof Integer || v instanceof Long)
+                || ((Number) v).longValue() < 0
+                || ((Number) v).longValue() > max) {
             throw new Refused("`" + field + "` must be an integer from 0 to " + max);
         }
         return ((Number) v).longValue();
@@ -268,9 +278,14 @@ public final class ClusterValues {
             throw new Refused("url does not parse");
         }
         String scheme = uri.getScheme();
-        if (scheme == null || !(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null
-                || uri.getRawUserInfo() != null || uri.getRawQuery() != null || uri.getRawFragment() != null
-                || uri.getPort() == 0 || uri.getPort() > 65535) {
+        if (scheme == null
+                || !(scheme.equals("http") || scheme.equals("https"))
+                || uri.getHost() == null
+                || uri.getRawUserInfo() != null
+                || uri.getRawQuery() != null
+                || uri.getRawFragment() != null
+                || uri.getPort() == 0
+                || uri.getPort() > 65535) {
             throw new Refused("url is not a plain http(s) URL of a host");
         }
         return url;
@@ -294,10 +309,15 @@ public final class ClusterValues {
     }
 
     private void refuse(String source, Refused e, String key) {
-        String reason = e.getMessage().equals(UNSIGNED) || e.getMessage().equals(BAD_SIGNATURE) ? e.getMessage() : INVALID;
+        String reason =
+                e.getMessage().equals(UNSIGNED) || e.getMessage().equals(BAD_SIGNATURE) ? e.getMessage() : INVALID;
         counters.rejected(source, reason);
         String shown = key == null ? "" : " `" + (key.length() > 80 ? key.substring(0, 80) + "..." : key) + "`";
-        log.refused(source + "|" + reason, "ignored a value from the cluster's {}{}: {} (counted in "
-                + "kvindexer_cluster_values_rejected_total)", source, shown, e.getMessage());
+        log.refused(
+                source + "|" + reason,
+                "ignored a value from the cluster's {}{}: {} (counted in " + "kvindexer_cluster_values_rejected_total)",
+                source,
+                shown,
+                e.getMessage());
     }
 }

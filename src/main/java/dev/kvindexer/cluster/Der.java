@@ -16,8 +16,7 @@ final class Der {
     static final int UTC_TIME = 0x17;
     static final int GENERALIZED_TIME = 0x18;
 
-    private Der() {
-    }
+    private Der() {}
 
     static byte[] sequence(byte[]... parts) {
         return tlv(0x30, concat(parts));

@@ -126,7 +126,8 @@ final class GuardedTransport implements Transport {
         }
 
         @Override
-        public void configure(ClientOptionsBase options, int connectTimeout, boolean domainSocket, Bootstrap bootstrap) {
+        public void configure(
+                ClientOptionsBase options, int connectTimeout, boolean domainSocket, Bootstrap bootstrap) {
             nio.configure(options, connectTimeout, domainSocket, bootstrap);
         }
     }

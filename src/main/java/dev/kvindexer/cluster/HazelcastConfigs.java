@@ -32,8 +32,7 @@ public final class HazelcastConfigs {
     /** The maps of {@link ClusterRegistrar} and {@link ClusterMembership}. */
     static final String NODE_MAPS = "kvindexer.*";
 
-    private HazelcastConfigs() {
-    }
+    private HazelcastConfigs() {}
 
     public static Config load(ClusterSettings settings) {
         Config config;
@@ -49,7 +48,9 @@ public final class HazelcastConfigs {
         // Without this Hazelcast binds every interface and only announces the chosen one.
         config.setProperty("hazelcast.socket.bind.any", String.valueOf(wildcard));
         membersOnly(config.getAdvancedNetworkConfig(), settings, wildcard);
-        config.addMapConfig(new MapConfig(NODE_MAPS).setBackupCount(MapConfig.MAX_BACKUP_COUNT).setAsyncBackupCount(0));
+        config.addMapConfig(new MapConfig(NODE_MAPS)
+                .setBackupCount(MapConfig.MAX_BACKUP_COUNT)
+                .setAsyncBackupCount(0));
         return config;
     }
 
@@ -59,7 +60,8 @@ public final class HazelcastConfigs {
      */
     private static void membersOnly(AdvancedNetworkConfig network, ClusterSettings settings, boolean wildcard) {
         EndpointConfig fromFile = network.getEndpointConfigs().get(EndpointQualifier.MEMBER);
-        ServerSocketEndpointConfig member = fromFile instanceof ServerSocketEndpointConfig s ? s : new ServerSocketEndpointConfig();
+        ServerSocketEndpointConfig member =
+                fromFile instanceof ServerSocketEndpointConfig s ? s : new ServerSocketEndpointConfig();
         member.setPort(settings.port()).setPortAutoIncrement(true);
         member.getInterfaces().clear().setEnabled(!wildcard);
         if (!wildcard) {
@@ -78,7 +80,8 @@ public final class HazelcastConfigs {
         // Hazelcast's DNS lookup mode: no Kubernetes API access (no service account, no RBAC), just the addresses
         // of a headless service's ready pods, each at the member port every node is started with.
         join.getTcpIpConfig().setEnabled(false);
-        join.getKubernetesConfig().setEnabled(true)
+        join.getKubernetesConfig()
+                .setEnabled(true)
                 .setProperty("service-dns", settings.serviceDns())
                 .setProperty("service-port", String.valueOf(settings.port()));
     }

@@ -30,14 +30,17 @@ final class LimitedStream extends FilterInputStream {
         super(in);
         this.limits = limits;
         this.deadline = System.nanoTime() + limits.timeout().toNanos();
-        this.closer = DEADLINES.schedule(() -> {
-            timedOut = true;
-            try {
-                in.close();
-            } catch (IOException | RuntimeException ignored) {
-                // The reader learns of the deadline from its next read.
-            }
-        }, limits.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        this.closer = DEADLINES.schedule(
+                () -> {
+                    timedOut = true;
+                    try {
+                        in.close();
+                    } catch (IOException | RuntimeException ignored) {
+                        // The reader learns of the deadline from its next read.
+                    }
+                },
+                limits.timeout().toMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     @Override

@@ -79,12 +79,13 @@ final class MemberGuard {
     }
 
     HazelcastInstance startWith(Config config) {
-        return HazelcastInstanceFactory.newHazelcastInstance(config, config.getInstanceName(), new DefaultNodeContext() {
-            @Override
-            public NodeExtension createNodeExtension(Node node) {
-                return new GuardedExtension(node);
-            }
-        });
+        return HazelcastInstanceFactory.newHazelcastInstance(
+                config, config.getInstanceName(), new DefaultNodeContext() {
+                    @Override
+                    public NodeExtension createNodeExtension(Node node) {
+                        return new GuardedExtension(node);
+                    }
+                });
     }
 
     int limit() {
@@ -103,17 +104,30 @@ final class MemberGuard {
     /** Closes {@code connection} unless it has completed its member handshake within {@link #HANDSHAKE_SECONDS}. */
     void expectHandshake(ServerConnection connection, Channel channel) {
         decoders.increment();
-        node.getNodeEngine().getExecutionService().schedule(() -> {
-            if (connection.isAlive() && connection.getRemoteUuid() == null) {
-                refuse(connection, channel, NO_HANDSHAKE, "no member handshake within " + HANDSHAKE_SECONDS + " s");
-            }
-        }, HANDSHAKE_SECONDS, TimeUnit.SECONDS);
+        node.getNodeEngine()
+                .getExecutionService()
+                .schedule(
+                        () -> {
+                            if (connection.isAlive() && connection.getRemoteUuid() == null) {
+                                refuse(
+                                        connection,
+                                        channel,
+                                        NO_HANDSHAKE,
+                                        "no member handshake within " + HANDSHAKE_SECONDS + " s");
+                            }
+                        },
+                        HANDSHAKE_SECONDS,
+                        TimeUnit.SECONDS);
     }
 
     void refuse(ServerConnection connection, Channel channel, String reason, String what) {
         counters.refusedConnection(PORT, reason);
-        log.refused(reason, "closed the cluster member connection from {}: {} (counted in "
-                + "kvindexer_cluster_connections_refused_total)", connection.getRemoteSocketAddress(), what);
+        log.refused(
+                reason,
+                "closed the cluster member connection from {}: {} (counted in "
+                        + "kvindexer_cluster_connections_refused_total)",
+                connection.getRemoteSocketAddress(),
+                what);
         try {
             // Hazelcast's close takes effect once both its I/O threads next wake, seconds later when idle; the peer
             // is told now.
@@ -131,13 +145,14 @@ final class MemberGuard {
         }
 
         @Override
-        public InboundHandler[] createInboundHandlers(EndpointQualifier qualifier, ServerConnection connection,
-                                                      ServerContext context) {
+        public InboundHandler[] createInboundHandlers(
+                EndpointQualifier qualifier, ServerConnection connection, ServerContext context) {
             if (!EndpointQualifier.MEMBER.equals(qualifier)) {
                 return super.createInboundHandlers(qualifier, connection, context);
             }
             return new InboundHandler[] {
-                    new CappedPacketDecoder(connection, node.getNodeEngine().getPacketDispatcher(), MemberGuard.this)};
+                new CappedPacketDecoder(connection, node.getNodeEngine().getPacketDispatcher(), MemberGuard.this)
+            };
         }
     }
 }

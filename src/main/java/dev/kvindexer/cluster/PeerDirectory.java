@@ -30,7 +30,8 @@ public final class PeerDirectory {
 
     /** GET /peers: registered peers and the cluster's other live nodes, sorted and without repeats. */
     public Future<List<String>> all() {
-        Future<List<String>> discovered = membership == null ? Future.succeededFuture(List.of()) : membership.peers(false);
+        Future<List<String>> discovered =
+                membership == null ? Future.succeededFuture(List.of()) : membership.peers(false);
         return discovered.map(found -> {
             TreeSet<String> all = new TreeSet<>(registered.list());
             all.addAll(found);

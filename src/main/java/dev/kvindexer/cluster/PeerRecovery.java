@@ -44,8 +44,10 @@ public final class PeerRecovery {
      * HTTP/1.1: the JDK client's default HTTP/2 starts every cleartext connection with an h2c upgrade, a path with a
      * history of stalls on both sides, and what a peer serves here is one long body anyway.
      */
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(DUMP_TIMEOUT).build();
+    private final HttpClient client = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(DUMP_TIMEOUT)
+            .build();
 
     /**
      * @param fallbackBlockSize block size for partitions of the oldest dump shape (no block_size), or null to skip them
@@ -56,8 +58,12 @@ public final class PeerRecovery {
      *                          loads every worker, as Dynamo's recovery does
      * @param limits            how large and how slow one peer's answer may be
      */
-    public PeerRecovery(LocalRegistrar registrations, Integer fallbackBlockSize, String authToken,
-                        BiPredicate<PartitionKey, Long> registered, RecoveryLimits limits) {
+    public PeerRecovery(
+            LocalRegistrar registrations,
+            Integer fallbackBlockSize,
+            String authToken,
+            BiPredicate<PartitionKey, Long> registered,
+            RecoveryLimits limits) {
         this.limits = limits;
         this.registrations = registrations;
         this.fallbackBlockSize = fallbackBlockSize;
@@ -73,7 +79,8 @@ public final class PeerRecovery {
             try {
                 dump = fetch(url);
             } catch (IOException e) {
-                LOG.warn("peer {} gave no usable dump: {}", url, e.getMessage() != null ? e.getMessage() : e.toString());
+                LOG.warn(
+                        "peer {} gave no usable dump: {}", url, e.getMessage() != null ? e.getMessage() : e.toString());
                 continue;
             }
             long events = 0;
@@ -82,10 +89,15 @@ public final class PeerRecovery {
                 events += apply(e.getKey(), e.getValue());
                 exact &= e.getValue().exact;
             }
-            RecoveryReport report = new RecoveryReport(url, dump.size(), events, exact,
-                    (System.nanoTime() - started) / 1_000_000);
-            LOG.info("recovered {} partitions and {} events from peer {} ({}, {} ms)", report.partitions(),
-                    report.events(), url, exact ? "exact snapshot" : "Dynamo dump", report.millis());
+            RecoveryReport report =
+                    new RecoveryReport(url, dump.size(), events, exact, (System.nanoTime() - started) / 1_000_000);
+            LOG.info(
+                    "recovered {} partitions and {} events from peer {} ({}, {} ms)",
+                    report.partitions(),
+                    report.events(),
+                    url,
+                    exact ? "exact snapshot" : "Dynamo dump",
+                    report.millis());
             return report;
         }
         LOG.warn("no peer reachable for recovery; starting with an empty index");
@@ -95,7 +107,9 @@ public final class PeerRecovery {
     private Map<PartitionKey, SnapshotCollector.Collected> fetch(String url) throws IOException, InterruptedException {
         // A kvindexer peer answers with its binary snapshot; a Dynamo peer knows no such type and sends its JSON.
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + "/dump"))
-                .timeout(DUMP_TIMEOUT).header("Accept", SnapshotWriter.MEDIA_TYPE + ", application/json;q=0.5").GET();
+                .timeout(DUMP_TIMEOUT)
+                .header("Accept", SnapshotWriter.MEDIA_TYPE + ", application/json;q=0.5")
+                .GET();
         if (authToken != null) {
             request.header("Authorization", "Bearer " + authToken);
         }
@@ -104,7 +118,8 @@ public final class PeerRecovery {
             if (response.statusCode() / 100 != 2) {
                 throw new IOException("status " + response.statusCode());
             }
-            boolean binary = SnapshotWriter.acceptedBy(response.headers().firstValue("content-type").orElse(null));
+            boolean binary = SnapshotWriter.acceptedBy(
+                    response.headers().firstValue("content-type").orElse(null));
             SnapshotCollector collector = new SnapshotCollector(url);
             try {
                 if (binary) {
@@ -133,13 +148,17 @@ public final class PeerRecovery {
     private long apply(PartitionKey key, SnapshotCollector.Collected c) throws InterruptedException {
         int blockSize = c.blockSize > 0 ? c.blockSize : fallbackBlockSize == null ? 0 : fallbackBlockSize;
         if (blockSize <= 0) {
-            LOG.warn("skipped recovered partition {}: the dump has no block_size and --block-size is not set", key.dumpKey());
+            LOG.warn(
+                    "skipped recovered partition {}: the dump has no block_size and --block-size is not set",
+                    key.dumpKey());
             return 0;
         }
         PeerSnapshot snapshot = c.snapshot(worker -> registered == null || registered.test(key, worker));
         int leftOut = c.events.size() + c.extraCopies.size() - snapshot.events().size();
         if (leftOut > 0) {
-            LOG.warn("left out {} recovered events of {} from workers not registered in the cluster", leftOut,
+            LOG.warn(
+                    "left out {} recovered events of {} from workers not registered in the cluster",
+                    leftOut,
                     key.dumpKey());
         }
         try {
@@ -151,7 +170,10 @@ public final class PeerRecovery {
             }
             return blocks;
         } catch (ExecutionException | TimeoutException e) {
-            LOG.warn("skipped recovered partition {}: {}", key.dumpKey(), e.getCause() != null ? e.getCause().getMessage() : e.toString());
+            LOG.warn(
+                    "skipped recovered partition {}: {}",
+                    key.dumpKey(),
+                    e.getCause() != null ? e.getCause().getMessage() : e.toString());
             return 0;
         }
     }

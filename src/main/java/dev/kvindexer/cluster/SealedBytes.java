@@ -23,6 +23,7 @@ public final class SealedBytes {
     private static final String USER_CONTEXT_KEY = "kvindexer.sealedBytes";
     /** No encoding kvindexer stores starts with it (a record starts with a short string's length). */
     private static final byte MARK = (byte) 0xA5;
+
     private static final int MAC_BYTES = 32;
     private static final int HEAD = 1 + MAC_BYTES;
 
@@ -76,8 +77,12 @@ public final class SealedBytes {
             reason = ClusterValues.BAD_SIGNATURE;
         }
         counters.rejected(kind, reason);
-        log.refused(kind + "|" + reason, "ignored {} `{}` from the cluster: {} (counted in "
-                + "kvindexer_cluster_values_rejected_total)", kind, key.length() > 80 ? key.substring(0, 80) : key, reason);
+        log.refused(
+                kind + "|" + reason,
+                "ignored {} `{}` from the cluster: {} (counted in " + "kvindexer_cluster_values_rejected_total)",
+                kind,
+                key.length() > 80 ? key.substring(0, 80) : key,
+                reason);
         return null;
     }
 
@@ -87,6 +92,7 @@ public final class SealedBytes {
      */
     public byte[] peek(byte[] sealed) {
         return signer.signs() && sealed.length >= HEAD && sealed[0] == MARK
-                ? Arrays.copyOfRange(sealed, HEAD, sealed.length) : sealed;
+                ? Arrays.copyOfRange(sealed, HEAD, sealed.length)
+                : sealed;
     }
 }

@@ -45,12 +45,19 @@ public final class ShardHandover {
     private final AtomicBoolean running = new AtomicBoolean();
     /** A pass was asked for while one ran: it runs again when that one ends. */
     private final AtomicBoolean again = new AtomicBoolean();
+
     private MessageConsumer<Buffer> consumer;
     private UUID migrations;
 
     /** {@code settle} is how long a held listener's subscription is given to reach its engine before the snapshot. */
-    public ShardHandover(Vertx vertx, ClusterManager manager, Registry registry, LocalRegistrar local,
-                         ShardPlacement placement, ShardQueries queries, Duration settle) {
+    public ShardHandover(
+            Vertx vertx,
+            ClusterManager manager,
+            Registry registry,
+            LocalRegistrar local,
+            ShardPlacement placement,
+            ShardQueries queries,
+            Duration settle) {
         this.vertx = vertx;
         this.manager = manager;
         this.registry = registry;
@@ -99,8 +106,10 @@ public final class ShardHandover {
             Buffer document = ShardQueries.document(key, hosted.blockSize(), ar.result());
             if (document.length() > queries.maxMessageBytes()) {
                 // Sent anyway, the taker's bus would close the connection and every message on it with it.
-                msg.fail(413, "the snapshot is " + document.length() + " bytes, over the event bus limit of "
-                        + queries.maxMessageBytes() + " (--recovery-max-bytes, at most a quarter of the heap)");
+                msg.fail(
+                        413,
+                        "the snapshot is " + document.length() + " bytes, over the event bus limit of "
+                                + queries.maxMessageBytes() + " (--recovery-max-bytes, at most a quarter of the heap)");
                 return;
             }
             queries.reply(ShardQueries.SNAPSHOT, msg, document);
@@ -119,7 +128,8 @@ public final class ShardHandover {
         Map<Long, List<Listener>> take = new LinkedHashMap<>();
         Map<Long, List<Listener>> give = new LinkedHashMap<>();
         for (Listener l : registry.listeners()) {
-            boolean holds = placement.holdsHere(l.partitionKey(), l.workerId(), l.publisher().isStore());
+            boolean holds = placement.holdsHere(
+                    l.partitionKey(), l.workerId(), l.publisher().isStore());
             if (l.state() == ListenerState.REMOTE && holds) {
                 take.computeIfAbsent(l.workerId(), w -> new ArrayList<>()).add(l);
             } else if (l.state() != ListenerState.REMOTE && !holds) {
@@ -129,15 +139,19 @@ public final class ShardHandover {
         Future<Void> chain = Future.succeededFuture();
         for (List<Listener> ls : take.values()) {
             chain = chain.compose(v -> takeOver(ls).recover(t -> {
-                LOG.warn("taking over the shard of instance {} failed; the next pass retries: {}",
-                        Long.toUnsignedString(ls.get(0).workerId()), t.getMessage());
+                LOG.warn(
+                        "taking over the shard of instance {} failed; the next pass retries: {}",
+                        Long.toUnsignedString(ls.get(0).workerId()),
+                        t.getMessage());
                 return Future.succeededFuture();
             }));
         }
         for (List<Listener> ls : give.values()) {
             chain = chain.compose(v -> letGo(ls).recover(t -> {
-                LOG.warn("letting go of the shard of instance {} failed; the next pass retries: {}",
-                        Long.toUnsignedString(ls.get(0).workerId()), t.getMessage());
+                LOG.warn(
+                        "letting go of the shard of instance {} failed; the next pass retries: {}",
+                        Long.toUnsignedString(ls.get(0).workerId()),
+                        t.getMessage());
                 return Future.succeededFuture();
             }));
         }
@@ -163,24 +177,35 @@ public final class ShardHandover {
         long worker = first.workerId();
         ArrayDeque<String> candidates = placement.askOrder(key, worker, manager.getNodes(), manager.getNodeId());
         // Ask first who serves it, so an instance nobody serves costs no subscription.
-        return firstServing(key, worker, candidates, false).compose(server -> {
-            candidates.addFirst(server);
-            return local.takeOver(remote, hosted -> vertx.timer(settle.toMillis())
-                    .compose(t -> queries.snapshot(key, worker, candidates))
-                    .compose(snapshot -> {
-                        LOG.info("taking over the shard of instance {} in {} ({} events)", Long.toUnsignedString(worker),
-                                key.dumpKey(), snapshot.events().size());
-                        return hosted.recover(snapshot);
-                    }));
-        }, t -> {
-            if (!(t instanceof NobodyServes)) {
-                return Future.failedFuture(t);
-            }
-            LOG.warn("no live node serves instance {} in {}: every holder of its shard was lost; rebuilding it here "
-                    + "from its engine's replay", Long.toUnsignedString(worker), key.dumpKey());
-            queries.rebuilt();
-            return local.rebuild(remote);
-        });
+        return firstServing(key, worker, candidates, false)
+                .compose(
+                        server -> {
+                            candidates.addFirst(server);
+                            return local.takeOver(
+                                    remote,
+                                    hosted -> vertx.timer(settle.toMillis())
+                                            .compose(t -> queries.snapshot(key, worker, candidates))
+                                            .compose(snapshot -> {
+                                                LOG.info(
+                                                        "taking over the shard of instance {} in {} ({} events)",
+                                                        Long.toUnsignedString(worker),
+                                                        key.dumpKey(),
+                                                        snapshot.events().size());
+                                                return hosted.recover(snapshot);
+                                            }));
+                        },
+                        t -> {
+                            if (!(t instanceof NobodyServes)) {
+                                return Future.failedFuture(t);
+                            }
+                            LOG.warn(
+                                    "no live node serves instance {} in {}: every holder of its shard was lost; rebuilding it here "
+                                            + "from its engine's replay",
+                                    Long.toUnsignedString(worker),
+                                    key.dumpKey());
+                            queries.rebuilt();
+                            return local.rebuild(remote);
+                        });
     }
 
     /** Every live node answered that it does not serve the instance. */
@@ -194,15 +219,20 @@ public final class ShardHandover {
      * The first candidate that serves the instance; {@link NobodyServes} only when every one answered no, so a node
      * that could not be asked never makes the instance look lost.
      */
-    private Future<String> firstServing(PartitionKey key, long worker, ArrayDeque<String> candidates,
-                                        boolean unanswered) {
+    private Future<String> firstServing(
+            PartitionKey key, long worker, ArrayDeque<String> candidates, boolean unanswered) {
         String node = candidates.poll();
         if (node == null) {
-            return Future.failedFuture(unanswered ? new IllegalStateException("not every live node could say whether "
-                    + "it serves instance " + Long.toUnsignedString(worker)) : new NobodyServes(worker));
+            return Future.failedFuture(
+                    unanswered
+                            ? new IllegalStateException("not every live node could say whether " + "it serves instance "
+                                    + Long.toUnsignedString(worker))
+                            : new NobodyServes(worker));
         }
-        return queries.serves(node, key, worker).transform(ar -> ar.succeeded() && ar.result()
-                ? Future.succeededFuture(node) : firstServing(key, worker, candidates, unanswered || ar.failed()));
+        return queries.serves(node, key, worker)
+                .transform(ar -> ar.succeeded() && ar.result()
+                        ? Future.succeededFuture(node)
+                        : firstServing(key, worker, candidates, unanswered || ar.failed()));
     }
 
     /** Stops listening and drops the instance's blocks once every current holder of its shard serves it. */
@@ -225,8 +255,11 @@ public final class ShardHandover {
                     return Future.succeededFuture();
                 }
             }
-            LOG.info("letting go of the shard of instance {} in {}: {} serve it", Long.toUnsignedString(worker),
-                    key.dumpKey(), holders);
+            LOG.info(
+                    "letting go of the shard of instance {} in {}: {} serve it",
+                    Long.toUnsignedString(worker),
+                    key.dumpKey(),
+                    holders);
             return local.letGo(listeners);
         });
     }

@@ -27,6 +27,7 @@ import java.util.UUID;
 public final class ShardPlacement {
     /** The member attribute under which the Vert.x Hazelcast cluster manager publishes a member's node id. */
     private static final String VERTX_NODE_ID = "__vertx.nodeId";
+
     private final HazelcastInstance hazelcast;
     private final int replicationFactor;
 
@@ -46,7 +47,10 @@ public final class ShardPlacement {
 
     /** The Hazelcast partition id the instance's shard of {@code key} lives in. */
     public int shardOf(PartitionKey key, long workerId) {
-        return hazelcast.getPartitionService().getPartition(shardKey(key, workerId)).getPartitionId();
+        return hazelcast
+                .getPartitionService()
+                .getPartition(shardKey(key, workerId))
+                .getPartitionId();
     }
 
     /**
@@ -109,8 +113,7 @@ public final class ShardPlacement {
     public UUID onMigrations(Runnable action) {
         return hazelcast.getPartitionService().addMigrationListener(new MigrationListener() {
             @Override
-            public void migrationStarted(MigrationState state) {
-            }
+            public void migrationStarted(MigrationState state) {}
 
             @Override
             public void migrationFinished(MigrationState state) {
@@ -118,12 +121,10 @@ public final class ShardPlacement {
             }
 
             @Override
-            public void replicaMigrationCompleted(ReplicaMigrationEvent event) {
-            }
+            public void replicaMigrationCompleted(ReplicaMigrationEvent event) {}
 
             @Override
-            public void replicaMigrationFailed(ReplicaMigrationEvent event) {
-            }
+            public void replicaMigrationFailed(ReplicaMigrationEvent event) {}
         });
     }
 

@@ -1,18 +1,18 @@
 package dev.kvindexer.cluster;
 
+import dev.kvindexer.dump.SnapshotReader;
+import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.OwnerMatches;
+import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.metrics.ClusterCounters;
-import dev.kvindexer.dump.SnapshotReader;
-import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.partition.MergedPartition;
 import dev.kvindexer.partition.PartitionRef;
-import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.partition.PartitionView;
+import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.partition.TieredQueryResult;
-import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -49,6 +49,7 @@ public final class ShardQueries {
     static final String REJECTED_SOURCE = "shard_queries";
     /** Seal domains of the two kinds of request between nodes. */
     static final String QUERY = "shard.query";
+
     static final String SNAPSHOT = "shard.snapshot";
 
     private final Vertx vertx;
@@ -67,9 +68,16 @@ public final class ShardQueries {
      * instance's snapshot taken from another node, as for recovery from peers. With {@code authToken} every message
      * between nodes is sealed with it ({@link ShardSeal}).
      */
-    public ShardQueries(Vertx vertx, ClusterManager manager, Registry registry, ShardPlacement placement,
-                        ClusterCounters counters, Duration timeout, Duration snapshotTimeout, long maxSnapshotBytes,
-                        String authToken) {
+    public ShardQueries(
+            Vertx vertx,
+            ClusterManager manager,
+            Registry registry,
+            ShardPlacement placement,
+            ClusterCounters counters,
+            Duration timeout,
+            Duration snapshotTimeout,
+            long maxSnapshotBytes,
+            String authToken) {
         this.vertx = vertx;
         this.manager = manager;
         this.registry = registry;
@@ -126,7 +134,8 @@ public final class ShardQueries {
     /** Sends a request to another node; the reply's seal and bytes are checked before it is handed on. */
     private Future<Buffer> request(String kind, String address, Buffer body, DeliveryOptions deliveryOptions) {
         Buffer sealed = seal.request(kind, body);
-        return vertx.eventBus().<Buffer>request(address, sealed, deliveryOptions)
+        return vertx.eventBus()
+                .<Buffer>request(address, sealed, deliveryOptions)
                 .map(reply -> seal.openReply(kind, sealed, reply.body()))
                 .onFailure(t -> {
                     if (t instanceof SecurityException) {
@@ -149,17 +158,22 @@ public final class ShardQueries {
         }
         long[] ids = served.stream().mapToLong(Long::longValue).toArray();
         if (partition == null || served.isEmpty()) {
-            reply(QUERY, msg, request.kind() == ShardQueryCodec.TIERED
-                    ? ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(0, ids, EMPTY_TIERED))
-                    : ShardQueryCodec.encode(new ShardQueryCodec.Reply(0, ids, List.of(), new int[2])));
+            reply(
+                    QUERY,
+                    msg,
+                    request.kind() == ShardQueryCodec.TIERED
+                            ? ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(0, ids, EMPTY_TIERED))
+                            : ShardQueryCodec.encode(new ShardQueryCodec.Reply(0, ids, List.of(), new int[2])));
             return;
         }
         PartitionRef hosted = PartitionView.hostedOf(partition);
         Future<Buffer> reply = request.kind() == ShardQueryCodec.TIERED
-                ? hosted.queryTiered(request.hashes()).map(r -> ShardQueryCodec.encode(
-                        new ShardQueryCodec.TieredReply(r.blockSize(), ids, only(r.match(), served))))
-                : localQuery(hosted, request.kind(), request.hashes()).map(r -> ShardQueryCodec.encode(
-                        new ShardQueryCodec.Reply(r.blockSize(), ids, only(r.matches(), served), r.sharedReach())));
+                ? hosted.queryTiered(request.hashes())
+                        .map(r -> ShardQueryCodec.encode(
+                                new ShardQueryCodec.TieredReply(r.blockSize(), ids, only(r.match(), served))))
+                : localQuery(hosted, request.kind(), request.hashes())
+                        .map(r -> ShardQueryCodec.encode(new ShardQueryCodec.Reply(
+                                r.blockSize(), ids, only(r.matches(), served), r.sharedReach())));
         reply.onComplete(ar -> {
             if (ar.succeeded()) {
                 reply(QUERY, msg, ar.result());
@@ -178,23 +192,32 @@ public final class ShardQueries {
         if (node == null) {
             return Future.failedFuture("no live node serves instance " + Long.toUnsignedString(worker));
         }
-        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0],
-                new long[] {worker}));
+        Buffer request = ShardQueryCodec.encode(
+                new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0], new long[] {worker}));
         // Asked first within a query's timeout: a dead node would otherwise hold the transfer for its whole timeout.
-        return serves(node, key, worker).otherwise(false).compose(yes -> !yes
-                ? snapshot(key, worker, candidates)
-                : request(SNAPSHOT, ShardHandover.ADDRESS_PREFIX + node, request, snapshotOptions)
-                .compose(reply -> vertx.<PeerSnapshot>executeBlocking(() -> parse("node " + node, key, reply), false))
-                .recover(t -> {
-                    LOG.debug("node {} gave no snapshot of instance {}: {}", node, Long.toUnsignedString(worker), t.toString());
-                    return snapshot(key, worker, candidates);
-                }));
+        return serves(node, key, worker)
+                .otherwise(false)
+                .compose(yes -> !yes
+                        ? snapshot(key, worker, candidates)
+                        : request(SNAPSHOT, ShardHandover.ADDRESS_PREFIX + node, request, snapshotOptions)
+                                .compose(reply -> vertx.<PeerSnapshot>executeBlocking(
+                                        () -> parse("node " + node, key, reply), false))
+                                .recover(t -> {
+                                    LOG.debug(
+                                            "node {} gave no snapshot of instance {}: {}",
+                                            node,
+                                            Long.toUnsignedString(worker),
+                                            t.toString());
+                                    return snapshot(key, worker, candidates);
+                                }));
     }
 
     /** A snapshot document of one partition section, as /dump sends it and a peer reads it. */
     static Buffer document(PartitionKey key, int blockSize, byte[] payload) {
-        return Buffer.buffer(SnapshotWriter.header()).appendBytes(SnapshotWriter.sectionHead(key, blockSize, payload.length))
-                .appendBytes(payload).appendBytes(SnapshotWriter.end());
+        return Buffer.buffer(SnapshotWriter.header())
+                .appendBytes(SnapshotWriter.sectionHead(key, blockSize, payload.length))
+                .appendBytes(payload)
+                .appendBytes(SnapshotWriter.end());
     }
 
     private PeerSnapshot parse(String source, PartitionKey key, Buffer document) throws IOException {
@@ -216,14 +239,18 @@ public final class ShardQueries {
         PartitionKey key = hosted.key();
         Instances split = instances(key);
         List<Future<PeerSnapshot>> parts = new ArrayList<>();
-        parts.add(hosted.snapshotOf(split.here().stream().mapToLong(Long::longValue).toArray())
+        parts.add(hosted.snapshotOf(
+                        split.here().stream().mapToLong(Long::longValue).toArray())
                 .compose(payload -> vertx.<PeerSnapshot>executeBlocking(
                         () -> parse("this node", key, document(key, hosted.blockSize(), payload)), false)));
         List<Long> missing = new ArrayList<>();
         for (long w : split.elsewhere()) {
             parts.add(snapshot(key, w, placement.askOrder(key, w, manager.getNodes(), manager.getNodeId()))
                     .recover(t -> {
-                        LOG.warn("the dump of {} leaves out instance {}: {}", key.dumpKey(), Long.toUnsignedString(w),
+                        LOG.warn(
+                                "the dump of {} leaves out instance {}: {}",
+                                key.dumpKey(),
+                                Long.toUnsignedString(w),
                                 t.getMessage());
                         synchronized (missing) {
                             missing.add(w);
@@ -232,21 +259,27 @@ public final class ShardQueries {
                         return Future.succeededFuture(null);
                     }));
         }
-        return Future.all(parts).compose(all -> vertx.executeBlocking(() -> {
-            List<PeerSnapshot.Event> events = new ArrayList<>();
-            List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
-            for (Future<PeerSnapshot> f : parts) {
-                if (f.result() != null) {
-                    events.addAll(f.result().events());
-                    watermarks.addAll(f.result().watermarks());
-                }
-            }
-            long[] lacking;
-            synchronized (missing) {
-                lacking = missing.stream().mapToLong(Long::longValue).toArray();
-            }
-            return new MergedPartition(key, hosted.blockSize(), new PeerSnapshot(events, watermarks, true), lacking);
-        }, false));
+        return Future.all(parts)
+                .compose(all -> vertx.executeBlocking(
+                        () -> {
+                            List<PeerSnapshot.Event> events = new ArrayList<>();
+                            List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
+                            for (Future<PeerSnapshot> f : parts) {
+                                if (f.result() != null) {
+                                    events.addAll(f.result().events());
+                                    watermarks.addAll(f.result().watermarks());
+                                }
+                            }
+                            long[] lacking;
+                            synchronized (missing) {
+                                lacking = missing.stream()
+                                        .mapToLong(Long::longValue)
+                                        .toArray();
+                            }
+                            return new MergedPartition(
+                                    key, hosted.blockSize(), new PeerSnapshot(events, watermarks, true), lacking);
+                        },
+                        false));
     }
 
     /** A message from another member was malformed. */
@@ -256,17 +289,16 @@ public final class ShardQueries {
 
     /** Whether {@code node} serves the instance (holds it since registration); fails when it cannot be asked. */
     Future<Boolean> serves(String node, PartitionKey key, long workerId) {
-        Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0],
-                new long[] {workerId}));
-        return request(QUERY, ADDRESS_PREFIX + node, request, options)
-                .map(reply -> {
-                    for (long w : ShardQueryCodec.decodeReply(reply).served()) {
-                        if (w == workerId) {
-                            return true;
-                        }
-                    }
-                    return false;
-                });
+        Buffer request = ShardQueryCodec.encode(
+                new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0], new long[] {workerId}));
+        return request(QUERY, ADDRESS_PREFIX + node, request, options).map(reply -> {
+            for (long w : ShardQueryCodec.decodeReply(reply).served()) {
+                if (w == workerId) {
+                    return true;
+                }
+            }
+            return false;
+        });
     }
 
     /** A shard whose every holder was lost is being rebuilt here from its engine. */
@@ -278,18 +310,22 @@ public final class ShardQueries {
         return kind == ShardQueryCodec.SEQUENCE ? hosted.queryBySequenceHashes(hashes) : hosted.query(hashes);
     }
 
-    private static final TieredMatch EMPTY_TIERED = new TieredMatch(
-            new TieredMatch.Owners(new long[0], new int[0], new int[0]), List.of());
+    private static final TieredMatch EMPTY_TIERED =
+            new TieredMatch(new TieredMatch.Owners(new long[0], new int[0], new int[0]), List.of());
 
     /** A query of {@code hosted}'s partition over every instance registered in the cluster. */
     Future<QueryResult> query(PartitionRef hosted, boolean sequence, long[] hashes) {
         int kind = sequence ? ShardQueryCodec.SEQUENCE : ShardQueryCodec.LOCAL;
-        return scatter(hosted, kind, hashes, mine -> localQuery(hosted, kind, hashes).map(r -> new QueryGather(r, mine)));
+        return scatter(
+                hosted, kind, hashes, mine -> localQuery(hosted, kind, hashes).map(r -> new QueryGather(r, mine)));
     }
 
     /** A tier-by-tier query (Dynamo's remote indexer) over every instance registered in the cluster. */
     Future<TieredQueryResult> queryTiered(PartitionRef hosted, long[] hashes) {
-        return scatter(hosted, ShardQueryCodec.TIERED, hashes,
+        return scatter(
+                hosted,
+                ShardQueryCodec.TIERED,
+                hashes,
                 mine -> hosted.queryTiered(hashes).map(r -> new TieredGather(r, mine)));
     }
 
@@ -297,8 +333,8 @@ public final class ShardQueries {
      * This node's instances from {@code local}, every other instance from one holder of its shard, in rounds: each
      * unanswered instance goes to its next candidate until it is answered or no candidate is left (missing).
      */
-    private <R> Future<R> scatter(PartitionRef hosted, int kind, long[] hashes,
-                                  Function<Set<Long>, Future<Gather<R>>> local) {
+    private <R> Future<R> scatter(
+            PartitionRef hosted, int kind, long[] hashes, Function<Set<Long>, Future<Gather<R>>> local) {
         PartitionKey key = hosted.key();
         Instances split = instances(key);
         Map<Long, ArrayDeque<String>> candidates = new LinkedHashMap<>();
@@ -313,8 +349,7 @@ public final class ShardQueries {
     }
 
     /** A partition's registered instances: those this node serves, and the others. */
-    private record Instances(Set<Long> here, List<Long> elsewhere) {
-    }
+    private record Instances(Set<Long> here, List<Long> elsewhere) {}
 
     private Instances instances(PartitionKey key) {
         Set<Long> here = new HashSet<>();
@@ -329,8 +364,8 @@ public final class ShardQueries {
         return new Instances(here, elsewhere);
     }
 
-    private <R> Future<R> ask(PartitionKey key, int kind, long[] hashes, Map<Long, ArrayDeque<String>> candidates,
-                              Gather<R> gather) {
+    private <R> Future<R> ask(
+            PartitionKey key, int kind, long[] hashes, Map<Long, ArrayDeque<String>> candidates, Gather<R> gather) {
         Map<String, List<Long>> byNode = new HashMap<>();
         for (var it = candidates.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
@@ -361,7 +396,11 @@ public final class ShardQueries {
                         if (t instanceof IllegalArgumentException || t instanceof IndexOutOfBoundsException) {
                             rejected();
                         }
-                        LOG.debug("shard holder {} did not answer for {} instances of {}: {}", node, workers.size(), key,
+                        LOG.debug(
+                                "shard holder {} did not answer for {} instances of {}: {}",
+                                node,
+                                workers.size(),
+                                key,
                                 t.toString());
                         return Future.succeededFuture();
                     }));

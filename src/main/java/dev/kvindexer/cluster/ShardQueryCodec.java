@@ -18,31 +18,31 @@ final class ShardQueryCodec {
     private static final byte VERSION = 1;
     /** Model names and routing groups are short; a longer string is a malformed message. */
     private static final int MAX_STRING_BYTES = 4096;
+
     private static final int OWNER_BYTES = 8 + 4 * 4;
 
-    private ShardQueryCodec() {
-    }
+    private ShardQueryCodec() {}
 
     /** Query kinds: by local hashes, by Mooncake sequence hashes, or tier by tier (Dynamo's remote indexer). */
     static final int LOCAL = 0;
+
     static final int SEQUENCE = 1;
     static final int TIERED = 2;
 
     /** What a querying node asks of one holder: the prompt's hashes and the instances it wants answered. */
-    record Request(PartitionKey key, int kind, long[] hashes, long[] workers) {
-    }
+    record Request(PartitionKey key, int kind, long[] hashes, long[] workers) {}
 
     /**
      * A holder's answer: the instances among those asked that it holds since registration ({@code served}), their
      * owners' matches, and its Mooncake Stores' reach.
      */
-    record Reply(int blockSize, long[] served, List<OwnerMatch> owners, int[] sharedReach) {
-    }
+    record Reply(int blockSize, long[] served, List<OwnerMatch> owners, int[] sharedReach) {}
 
     static Buffer encode(Request r) {
         byte[] model = r.key().modelName().getBytes(StandardCharsets.UTF_8);
         byte[] group = r.key().routingGroup().getBytes(StandardCharsets.UTF_8);
-        Buffer b = Buffer.buffer(2 + 8 + model.length + group.length + 8 + 8 * (r.hashes().length + r.workers().length));
+        Buffer b =
+                Buffer.buffer(2 + 8 + model.length + group.length + 8 + 8 * (r.hashes().length + r.workers().length));
         b.appendByte(VERSION).appendByte((byte) r.kind());
         b.appendInt(model.length).appendBytes(model).appendInt(group.length).appendBytes(group);
         appendLongs(b, r.hashes());
@@ -65,12 +65,16 @@ final class ShardQueryCodec {
     }
 
     static Buffer encode(Reply r) {
-        Buffer b = Buffer.buffer(1 + 4 + 4 + 8 * r.served().length + 4 + OWNER_BYTES * r.owners().size() + 8);
+        Buffer b = Buffer.buffer(
+                1 + 4 + 4 + 8 * r.served().length + 4 + OWNER_BYTES * r.owners().size() + 8);
         b.appendByte(VERSION).appendInt(r.blockSize());
         appendLongs(b, r.served());
         b.appendInt(r.owners().size());
         for (OwnerMatch m : r.owners()) {
-            b.appendLong(m.workerId()).appendInt(m.dpRank()).appendInt(m.gpuBlocks()).appendInt(m.cpuBlocks())
+            b.appendLong(m.workerId())
+                    .appendInt(m.dpRank())
+                    .appendInt(m.gpuBlocks())
+                    .appendInt(m.cpuBlocks())
                     .appendInt(m.diskBlocks());
         }
         b.appendInt(r.sharedReach()[0]).appendInt(r.sharedReach()[1]);
@@ -93,8 +97,7 @@ final class ShardQueryCodec {
     }
 
     /** A holder's tier-by-tier answer for the instances among those asked that it serves. */
-    record TieredReply(int blockSize, long[] served, TieredMatch match) {
-    }
+    record TieredReply(int blockSize, long[] served, TieredMatch match) {}
 
     static Buffer encode(TieredReply r) {
         Buffer b = Buffer.buffer(64).appendByte(VERSION).appendInt(r.blockSize());

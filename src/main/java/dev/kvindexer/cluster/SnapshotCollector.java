@@ -40,7 +40,10 @@ final class SnapshotCollector implements DumpHandler {
             List<PeerSnapshot.Event> all = new ArrayList<>(events.size() + extraCopies.size());
             events.stream().filter(e -> keep.test(e.workerId())).forEach(all::add);
             extraCopies.stream().filter(e -> keep.test(e.workerId())).forEach(all::add);
-            return new PeerSnapshot(all, watermarks.stream().filter(w -> keep.test(w.workerId())).toList(), exact);
+            return new PeerSnapshot(
+                    all,
+                    watermarks.stream().filter(w -> keep.test(w.workerId())).toList(),
+                    exact);
         }
     }
 

@@ -54,15 +54,17 @@ final class TieredMerge {
                         rows(earlier.hits(), continuing);
                     }
                 }
-                continuing.stream().map(r -> new Row(r.worker, r.rank, 0)).distinct().forEach(hits::add);
+                continuing.stream()
+                        .map(r -> new Row(r.worker, r.rank, 0))
+                        .distinct()
+                        .forEach(hits::add);
             }
             lower.add(new TieredMatch.Tier(tier, columns(hits)));
         }
         return new TieredMatch(columns(device), lower);
     }
 
-    private record Row(long worker, int rank, int blocks) {
-    }
+    private record Row(long worker, int rank, int blocks) {}
 
     private static void rows(TieredMatch.Owners o, List<Row> out) {
         for (int i = 0; i < o.size(); i++) {

@@ -76,8 +76,9 @@ final class ValueSigner {
     }
 
     private static void lengthPrefixed(Mac mac, byte[] part) {
-        mac.update(new byte[] {(byte) (part.length >>> 24), (byte) (part.length >>> 16), (byte) (part.length >>> 8),
-                (byte) part.length});
+        mac.update(new byte[] {
+            (byte) (part.length >>> 24), (byte) (part.length >>> 16), (byte) (part.length >>> 8), (byte) part.length
+        });
         mac.update(part);
     }
 

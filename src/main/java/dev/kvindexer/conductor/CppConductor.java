@@ -47,8 +47,8 @@ public final class CppConductor {
         return call(() -> state.unregister(serviceKey));
     }
 
-    public Future<CppConductorState.Matches> query(CppConductorState.ContextKey key, String instanceId, int[] tokens,
-                                                String cacheSalt) {
+    public Future<CppConductorState.Matches> query(
+            CppConductorState.ContextKey key, String instanceId, int[] tokens, String cacheSalt) {
         return call(() -> state.query(key, instanceId, tokens, cacheSalt));
     }
 

@@ -8,9 +8,18 @@ import dev.kvindexer.hash.HashProfile;
  * {@code tenantId} is already normalised ({@code ""} is {@code default}); {@code cacheGroup} is null when the request
  * did not name one (only 0 is accepted).
  */
-public record CppConductorRegistration(String endpoint, String type, String modelName, String instanceId, long blockSize,
-                                    int dpRank, HashProfile profile, String replayEndpoint, String loraName,
-                                    String tenantId, Integer cacheGroup) {
+public record CppConductorRegistration(
+        String endpoint,
+        String type,
+        String modelName,
+        String instanceId,
+        long blockSize,
+        int dpRank,
+        HashProfile profile,
+        String replayEndpoint,
+        String loraName,
+        String tenantId,
+        Integer cacheGroup) {
     public static final String ENGINE = "vLLM";
     public static final String STORE = "Mooncake";
 

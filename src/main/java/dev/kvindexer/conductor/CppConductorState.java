@@ -22,16 +22,13 @@ import java.util.TreeSet;
  */
 public final class CppConductorState {
     /** A context's identity: the exact 4-tuple a query must name to reach it. */
-    public record ContextKey(String tenantId, String model, String lora, long blockSize) {
-    }
+    public record ContextKey(String tenantId, String model, String lora, long blockSize) {}
 
     /** What one Store object is bound to, so its removal finds the block it stood for. */
-    private record Binding(ContextKey context, long key, String blockHash) {
-    }
+    private record Binding(ContextKey context, long key, String blockHash) {}
 
     /** A Store object's identity within its registration: (backend, tenant, object key, tier). */
-    private record ObjectId(String backendId, String tenantId, String objectKey, StorageTier tier) {
-    }
+    private record ObjectId(String backendId, String tenantId, String objectKey, StorageTier tier) {}
 
     private static final class Context {
         final ContextKey key;
@@ -60,28 +57,23 @@ public final class CppConductorState {
     }
 
     /** What a registration did. */
-    public sealed interface Registered permits Added, Unchanged, Refused {
-    }
+    public sealed interface Registered permits Added, Unchanged, Refused {}
 
     /** A new registration: its listener must be started. */
-    public record Added(CppConductorRegistration registration) implements Registered {
-    }
+    public record Added(CppConductorRegistration registration) implements Registered {}
 
     /** The same registration was active already: nothing to start. */
-    public record Unchanged() implements Registered {
-    }
+    public record Unchanged() implements Registered {}
 
     /** Refused with the reference's {@code invalid_registration} text; nothing changed. */
-    public record Refused(String error) implements Registered {
-    }
+    public record Refused(String error) implements Registered {}
 
     /** One context as /global_view lists it. */
-    public record ContextView(ContextKey key, HashProfile profile, int prefixCount, Map<String, List<Integer>> instances) {
-    }
+    public record ContextView(
+            ContextKey key, HashProfile profile, int prefixCount, Map<String, List<Integer>> instances) {}
 
     /** Per instance (in order), per rank (in order), blocks matched through GPU, CPU and disk. */
-    public record Matches(Map<String, Map<Integer, int[]>> instances) {
-    }
+    public record Matches(Map<String, Map<Integer, int[]>> instances) {}
 
     private final Map<ContextKey, Context> contexts = new LinkedHashMap<>();
     private final TreeMap<String, Service> services = new TreeMap<>();
@@ -91,7 +83,8 @@ public final class CppConductorState {
         String key = r.serviceKey();
         Service existing = services.get(key);
         if (existing != null) {
-            return existing.registration.equals(r) ? new Unchanged()
+            return existing.registration.equals(r)
+                    ? new Unchanged()
                     : new Refused("conflicting registration for service key: " + key);
         }
         for (Service s : services.values()) {
@@ -101,9 +94,10 @@ public final class CppConductorState {
         }
         Context context = contexts.get(r.context());
         if (context != null && !context.profile.equals(r.profile())) {
-            return new Refused(r.engine()
-                    ? "failed to register prefix context: registration conflicts with the ContextKey hash profile"
-                    : "failed to bind shared-cache profile: hash profile conflicts with the registered ContextKey profile");
+            return new Refused(
+                    r.engine()
+                            ? "failed to register prefix context: registration conflicts with the ContextKey hash profile"
+                            : "failed to bind shared-cache profile: hash profile conflicts with the registered ContextKey profile");
         }
         if (r.engine()) {
             if (context == null) {
@@ -168,7 +162,8 @@ public final class CppConductorState {
             Iterator<Map.Entry<ObjectId, Binding>> it = s.bindings.entrySet().iterator();
             while (it.hasNext()) {
                 Map.Entry<ObjectId, Binding> e = it.next();
-                if (e.getKey().backendId().equals(cleared.backendId()) && e.getKey().tenantId().equals(cleared.tenantId())) {
+                if (e.getKey().backendId().equals(cleared.backendId())
+                        && e.getKey().tenantId().equals(cleared.tenantId())) {
                     unbind(e.getKey(), e.getValue());
                     it.remove();
                 }
@@ -233,8 +228,8 @@ public final class CppConductorState {
         if (context == null || (instanceId != null && !context.ranks.containsKey(instanceId))) {
             return new Matches(Map.of());
         }
-        Map<String, TreeSet<Integer>> selected = instanceId == null ? context.ranks
-                : Map.of(instanceId, context.ranks.get(instanceId));
+        Map<String, TreeSet<Integer>> selected =
+                instanceId == null ? context.ranks : Map.of(instanceId, context.ranks.get(instanceId));
         List<Integer> owners = new ArrayList<>();
         for (Map.Entry<String, TreeSet<Integer>> e : selected.entrySet()) {
             for (int rank : e.getValue()) {
@@ -244,17 +239,20 @@ public final class CppConductorState {
         int blockSize = (int) Math.min(key.blockSize(), Integer.MAX_VALUE);
         VllmBlockHasher.Chain chain = context.hasher.chain(tokens, blockSize, key.lora(), cacheSalt);
         int[] out = new int[3 * owners.size()];
-        context.index.walk(new BlockKeyIndex.PromptKeys() {
-            @Override
-            public int blocks() {
-                return chain.blocks();
-            }
+        context.index.walk(
+                new BlockKeyIndex.PromptKeys() {
+                    @Override
+                    public int blocks() {
+                        return chain.blocks();
+                    }
 
-            @Override
-            public long key(int i) {
-                return chain.nextKey();
-            }
-        }, owners.stream().mapToInt(Integer::intValue).toArray(), out);
+                    @Override
+                    public long key(int i) {
+                        return chain.nextKey();
+                    }
+                },
+                owners.stream().mapToInt(Integer::intValue).toArray(),
+                out);
         Map<String, Map<Integer, int[]>> result = new TreeMap<>();
         int o = 0;
         for (Map.Entry<String, TreeSet<Integer>> e : selected.entrySet()) {

@@ -20,9 +20,17 @@ import java.util.List;
  *                     own lookup, each at {@code port}; null joins by {@code members} instead
  * @param replicationFactor how many nodes hold each shard of a partition ({@link #FULL}: every node holds all)
  */
-public record ClusterSettings(String name, List<String> members, String host, int port, String advertiseUrl,
-                              String configFile, Duration reconcileInterval, int busPort, String serviceDns,
-                              int replicationFactor) {
+public record ClusterSettings(
+        String name,
+        List<String> members,
+        String host,
+        int port,
+        String advertiseUrl,
+        String configFile,
+        Duration reconcileInterval,
+        int busPort,
+        String serviceDns,
+        int replicationFactor) {
     public static final String DEFAULT_NAME = "kvindexer";
     public static final String LOOPBACK = "127.0.0.1";
     public static final int DEFAULT_PORT = 5701;
@@ -34,8 +42,8 @@ public record ClusterSettings(String name, List<String> members, String host, in
     public static final int MAX_REPLICATION_FACTOR = 7;
 
     /** With the default reconcile interval and an event-bus port picked at startup. */
-    public ClusterSettings(String name, List<String> members, String host, int port, String advertiseUrl,
-                           String configFile) {
+    public ClusterSettings(
+            String name, List<String> members, String host, int port, String advertiseUrl, String configFile) {
         this(name, members, host, port, advertiseUrl, configFile, DEFAULT_RECONCILE_INTERVAL, 0, null, FULL);
     }
 
@@ -50,7 +58,9 @@ public record ClusterSettings(String name, List<String> members, String host, in
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("--cluster-port must be 1-65535, got " + port);
         }
-        if (reconcileInterval == null || reconcileInterval.isNegative() || reconcileInterval.isZero()
+        if (reconcileInterval == null
+                || reconcileInterval.isNegative()
+                || reconcileInterval.isZero()
                 || reconcileInterval.compareTo(MAX_RECONCILE_INTERVAL) > 0) {
             throw new IllegalArgumentException("--cluster-reconcile-interval must be from 1 to "
                     + MAX_RECONCILE_INTERVAL.toSeconds() + " seconds, got " + reconcileInterval);
@@ -62,8 +72,8 @@ public record ClusterSettings(String name, List<String> members, String host, in
             throw new IllegalArgumentException("--cluster-service-dns must be a DNS name, got '" + serviceDns + "'");
         }
         if (replicationFactor < FULL || replicationFactor > MAX_REPLICATION_FACTOR) {
-            throw new IllegalArgumentException("--replication-factor must be full or 1-" + MAX_REPLICATION_FACTOR
-                    + ", got " + replicationFactor);
+            throw new IllegalArgumentException(
+                    "--replication-factor must be full or 1-" + MAX_REPLICATION_FACTOR + ", got " + replicationFactor);
         }
     }
 
@@ -85,25 +95,34 @@ public record ClusterSettings(String name, List<String> members, String host, in
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw new IllegalArgumentException("--replication-factor must be full or 1-" + MAX_REPLICATION_FACTOR
-                + ", got '" + value + "'");
+        throw new IllegalArgumentException(
+                "--replication-factor must be full or 1-" + MAX_REPLICATION_FACTOR + ", got '" + value + "'");
     }
 
     public ClusterSettings withReconcileInterval(Duration interval) {
-        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, interval, busPort, serviceDns,
-                replicationFactor);
+        return new ClusterSettings(
+                name, members, host, port, advertiseUrl, configFile, interval, busPort, serviceDns, replicationFactor);
     }
 
     /** Members found by a DNS lookup of {@code dns} (null: by the member list). */
     public ClusterSettings withServiceDns(String dns) {
-        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, reconcileInterval, busPort, dns,
+        return new ClusterSettings(
+                name,
+                members,
+                host,
+                port,
+                advertiseUrl,
+                configFile,
+                reconcileInterval,
+                busPort,
+                dns,
                 replicationFactor);
     }
 
     /** Each shard on {@code r} nodes ({@link #FULL}: every node holds everything). */
     public ClusterSettings withReplicationFactor(int r) {
-        return new ClusterSettings(name, members, host, port, advertiseUrl, configFile, reconcileInterval, busPort,
-                serviceDns, r);
+        return new ClusterSettings(
+                name, members, host, port, advertiseUrl, configFile, reconcileInterval, busPort, serviceDns, r);
     }
 
     /** A cluster on this machine only, as tests and the README's three-node example use it. */

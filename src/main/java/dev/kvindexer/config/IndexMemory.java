@@ -27,8 +27,8 @@ public record IndexMemory(long maxBytes) {
             if (s.endsWith("%")) {
                 double pct = Double.parseDouble(s.substring(0, s.length() - 1).trim());
                 if (!(pct > 0 && pct <= 100)) {
-                    throw new IllegalArgumentException("--max-index-memory percentage must be in (0, 100], got `"
-                            + spec + "`");
+                    throw new IllegalArgumentException(
+                            "--max-index-memory percentage must be in (0, 100], got `" + spec + "`");
                 }
                 return new IndexMemory((long) (maxHeap * pct / 100));
             }

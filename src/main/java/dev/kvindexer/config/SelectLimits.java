@@ -16,9 +16,10 @@ public record SelectLimits(int maxWorkerRanks, int maxBookingBlocks, long maxBoo
     public static final int MAX_WORKER_RANKS = 4096;
     /** A 1 M-token prompt at block size 8. */
     public static final int DEFAULT_MAX_BOOKING_BLOCKS = 131_072;
+
     public static final long DEFAULT_MAX_BOOKED_BLOCKS = 8_388_608;
-    public static final SelectLimits DEFAULT = new SelectLimits(DEFAULT_MAX_WORKER_RANKS, DEFAULT_MAX_BOOKING_BLOCKS,
-            DEFAULT_MAX_BOOKED_BLOCKS);
+    public static final SelectLimits DEFAULT =
+            new SelectLimits(DEFAULT_MAX_WORKER_RANKS, DEFAULT_MAX_BOOKING_BLOCKS, DEFAULT_MAX_BOOKED_BLOCKS);
 
     public SelectLimits {
         if (maxWorkerRanks < 1 || maxWorkerRanks > MAX_WORKER_RANKS) {

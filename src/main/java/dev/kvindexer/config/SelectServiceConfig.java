@@ -18,9 +18,18 @@ import java.util.List;
  * @param limits                what callers and replica peers may make the service hold
  * @param security              the bearer token that guards the routes, as on the indexer's port
  */
-public record SelectServiceConfig(String host, int port, long cacheTtlMillis, int cacheMaxEntries, long cacheMaxBytes,
-                                  long cleanupIntervalMillis, int replicaSyncPort, List<String> replicaSyncPeers,
-                                  HttpLimits http, SelectLimits limits, SecuritySettings security) {
+public record SelectServiceConfig(
+        String host,
+        int port,
+        long cacheTtlMillis,
+        int cacheMaxEntries,
+        long cacheMaxBytes,
+        long cleanupIntervalMillis,
+        int replicaSyncPort,
+        List<String> replicaSyncPeers,
+        HttpLimits http,
+        SelectLimits limits,
+        SecuritySettings security) {
     public static final int DEFAULT_PORT = 8092;
     public static final long DEFAULT_CACHE_TTL_MILLIS = 120_000;
     public static final int DEFAULT_CACHE_MAX_ENTRIES = 4096;
@@ -45,26 +54,71 @@ public record SelectServiceConfig(String host, int port, long cacheTtlMillis, in
     }
 
     /** With the default limits and no token. */
-    public SelectServiceConfig(String host, int port, long cacheTtlMillis, int cacheMaxEntries, long cacheMaxBytes,
-                               long cleanupIntervalMillis, int replicaSyncPort, List<String> replicaSyncPeers,
-                               HttpLimits http) {
-        this(host, port, cacheTtlMillis, cacheMaxEntries, cacheMaxBytes, cleanupIntervalMillis, replicaSyncPort,
-                replicaSyncPeers, http, SelectLimits.DEFAULT, SecuritySettings.NONE);
+    public SelectServiceConfig(
+            String host,
+            int port,
+            long cacheTtlMillis,
+            int cacheMaxEntries,
+            long cacheMaxBytes,
+            long cleanupIntervalMillis,
+            int replicaSyncPort,
+            List<String> replicaSyncPeers,
+            HttpLimits http) {
+        this(
+                host,
+                port,
+                cacheTtlMillis,
+                cacheMaxEntries,
+                cacheMaxBytes,
+                cleanupIntervalMillis,
+                replicaSyncPort,
+                replicaSyncPeers,
+                http,
+                SelectLimits.DEFAULT,
+                SecuritySettings.NONE);
     }
 
     public static SelectServiceConfig on(String host, int port) {
-        return new SelectServiceConfig(host, port, DEFAULT_CACHE_TTL_MILLIS, DEFAULT_CACHE_MAX_ENTRIES,
-                DEFAULT_CACHE_MAX_BYTES, 10_000, 0, List.of(), HttpLimits.DEFAULT);
+        return new SelectServiceConfig(
+                host,
+                port,
+                DEFAULT_CACHE_TTL_MILLIS,
+                DEFAULT_CACHE_MAX_ENTRIES,
+                DEFAULT_CACHE_MAX_BYTES,
+                10_000,
+                0,
+                List.of(),
+                HttpLimits.DEFAULT);
     }
 
     public SelectServiceConfig withLimits(SelectLimits limits) {
-        return new SelectServiceConfig(host, port, cacheTtlMillis, cacheMaxEntries, cacheMaxBytes,
-                cleanupIntervalMillis, replicaSyncPort, replicaSyncPeers, http, limits, security);
+        return new SelectServiceConfig(
+                host,
+                port,
+                cacheTtlMillis,
+                cacheMaxEntries,
+                cacheMaxBytes,
+                cleanupIntervalMillis,
+                replicaSyncPort,
+                replicaSyncPeers,
+                http,
+                limits,
+                security);
     }
 
     /** The same routes guarded by {@code security}'s token (the indexer's own settings under {@code serve}). */
     public SelectServiceConfig withSecurity(SecuritySettings security) {
-        return new SelectServiceConfig(host, port, cacheTtlMillis, cacheMaxEntries, cacheMaxBytes,
-                cleanupIntervalMillis, replicaSyncPort, replicaSyncPeers, http, limits, security);
+        return new SelectServiceConfig(
+                host,
+                port,
+                cacheTtlMillis,
+                cacheMaxEntries,
+                cacheMaxBytes,
+                cleanupIntervalMillis,
+                replicaSyncPort,
+                replicaSyncPeers,
+                http,
+                limits,
+                security);
     }
 }

@@ -24,22 +24,64 @@ import java.util.List;
  * @param maxListeners  the most listeners (engine connections) the node runs; 0 derives it from the process's
  *                      file-descriptor limit
  */
-public record ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
-                          Integer blockSize, String modelName, String tenantId, List<String> peers,
-                          boolean testEndpoints, int minInitialWorkers, ClusterSettings cluster,
-                          AccessLogSettings accessLog, SecuritySettings security, HttpLimits http,
-                          long maxEventBytes, ClientCompat compat, RecoveryLimits recovery,
-                          IndexMemory indexMemory, int maxListeners) {
+public record ServeConfig(
+        String host,
+        int port,
+        int threads,
+        int ingestThreads,
+        List<WorkerSpec> workers,
+        Integer blockSize,
+        String modelName,
+        String tenantId,
+        List<String> peers,
+        boolean testEndpoints,
+        int minInitialWorkers,
+        ClusterSettings cluster,
+        AccessLogSettings accessLog,
+        SecuritySettings security,
+        HttpLimits http,
+        long maxEventBytes,
+        ClientCompat compat,
+        RecoveryLimits recovery,
+        IndexMemory indexMemory,
+        int maxListeners) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
     /** A standalone node. */
-    public ServeConfig(String host, int port, int threads, int ingestThreads, List<WorkerSpec> workers,
-                       Integer blockSize, String modelName, String tenantId, List<String> peers,
-                       boolean testEndpoints, int minInitialWorkers) {
-        this(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers, testEndpoints,
-                minInitialWorkers, null, null, SecuritySettings.NONE, HttpLimits.DEFAULT, DEFAULT_MAX_EVENT_BYTES,
-                ClientCompat.NEWEST, RecoveryLimits.DEFAULT, null, 0);
+    public ServeConfig(
+            String host,
+            int port,
+            int threads,
+            int ingestThreads,
+            List<WorkerSpec> workers,
+            Integer blockSize,
+            String modelName,
+            String tenantId,
+            List<String> peers,
+            boolean testEndpoints,
+            int minInitialWorkers) {
+        this(
+                host,
+                port,
+                threads,
+                ingestThreads,
+                workers,
+                blockSize,
+                modelName,
+                tenantId,
+                peers,
+                testEndpoints,
+                minInitialWorkers,
+                null,
+                null,
+                SecuritySettings.NONE,
+                HttpLimits.DEFAULT,
+                DEFAULT_MAX_EVENT_BYTES,
+                ClientCompat.NEWEST,
+                RecoveryLimits.DEFAULT,
+                null,
+                0);
     }
 
     /** A builder holding these settings, to change some of them. */
@@ -187,9 +229,27 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
         }
 
         public ServeConfig build() {
-            return new ServeConfig(host, port, threads, ingestThreads, workers, blockSize, modelName, tenantId, peers,
-                    testEndpoints, minInitialWorkers, cluster, accessLog, security, http, maxEventBytes, compat,
-                    recovery, indexMemory, maxListeners);
+            return new ServeConfig(
+                    host,
+                    port,
+                    threads,
+                    ingestThreads,
+                    workers,
+                    blockSize,
+                    modelName,
+                    tenantId,
+                    peers,
+                    testEndpoints,
+                    minInitialWorkers,
+                    cluster,
+                    accessLog,
+                    security,
+                    http,
+                    maxEventBytes,
+                    compat,
+                    recovery,
+                    indexMemory,
+                    maxListeners);
         }
     }
 
@@ -210,7 +270,8 @@ public record ServeConfig(String host, int port, int threads, int ingestThreads,
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw new IllegalArgumentException("DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got `" + value + "`");
+        throw new IllegalArgumentException(
+                "DYN_ROUTER_MIN_INITIAL_WORKERS must be a non-negative integer, got `" + value + "`");
     }
 
     /** DYN_KV_INDEXER_TEST_ENDPOINTS: {@code 1}, {@code true}, {@code yes} or {@code on} mount the test routes. */

@@ -9,11 +9,12 @@ package dev.kvindexer.config;
  * @param cleanupIntervalMillis how often the expiry runs
  * @param http                  idle and request timeouts of HTTP connections
  */
-public record SlotTrackerConfig(String host, int port, long requestTtlMillis, long cleanupIntervalMillis,
-                                HttpLimits http) {
+public record SlotTrackerConfig(
+        String host, int port, long requestTtlMillis, long cleanupIntervalMillis, HttpLimits http) {
     public static final int DEFAULT_PORT = 8091;
     /** Requests older than this are dropped (SPEC §9.3). */
     public static final long DEFAULT_REQUEST_TTL_MILLIS = 300_000;
+
     public static final long DEFAULT_CLEANUP_INTERVAL_MILLIS = 10_000;
 
     public SlotTrackerConfig {

@@ -22,7 +22,8 @@ public record WorkerSpec(long workerId, int dpRank, String endpoint) {
     static WorkerSpec parse(String entry) {
         int eq = entry.indexOf('=');
         if (eq <= 0 || eq == entry.length() - 1) {
-            throw new IllegalArgumentException("invalid worker entry `" + entry + "`: expected instance_id[:dp_rank]=endpoint");
+            throw new IllegalArgumentException(
+                    "invalid worker entry `" + entry + "`: expected instance_id[:dp_rank]=endpoint");
         }
         String id = entry.substring(0, eq).trim();
         String endpoint = entry.substring(eq + 1).trim();

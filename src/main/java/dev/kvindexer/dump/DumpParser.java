@@ -21,8 +21,7 @@ import java.io.InputStream;
 public final class DumpParser {
     private static final JsonFactory JSON = new JsonFactory();
 
-    private DumpParser() {
-    }
+    private DumpParser() {}
 
     /** Parses the whole document; throws IOException (with the JSON location) on malformed input. */
     public static void parse(InputStream in, DumpHandler sink) throws IOException {
@@ -235,7 +234,8 @@ public final class DumpParser {
                         }
                     }
                     if (seen != 3) {
-                        throw new IOException("stored block without block_hash or tokens_hash at " + p.currentLocation());
+                        throw new IOException(
+                                "stored block without block_hash or tokens_hash at " + p.currentLocation());
                     }
                     blocks.add(block);
                     tokens.add(local);

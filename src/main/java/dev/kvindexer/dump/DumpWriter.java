@@ -1,7 +1,6 @@
 package dev.kvindexer.dump;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
-import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.BlockVisitor;
 
@@ -20,12 +19,21 @@ public final class DumpWriter implements BlockVisitor {
     private long eventId;
 
     public DumpWriter(int blockSize) {
-        out = new StringBuilder(256).append("{\"block_size\":").append(blockSize).append(",\"events\":[");
+        out = new StringBuilder(256)
+                .append("{\"block_size\":")
+                .append(blockSize)
+                .append(",\"events\":[");
     }
 
     @Override
-    public void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                       long blockHash, long tokensHash) {
+    public void stored(
+            long workerId,
+            int dpRank,
+            StorageTier tier,
+            boolean hasParent,
+            long parentHash,
+            long blockHash,
+            long tokensHash) {
         routerEvent(separate(out, eventId > 0), workerId, dpRank, tier, hasParent, parentHash, blockHash, tokensHash);
     }
 
@@ -35,33 +43,58 @@ public final class DumpWriter implements BlockVisitor {
      * its tree faithfully), and our recovery places them by sequence hash again.
      */
     @Override
-    public void storedBySequence(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                                 long sequenceHash) {
-        routerEvent(separate(sequenceEvents), workerId, dpRank, tier, hasParent, parentHash, sequenceHash, sequenceHash);
+    public void storedBySequence(
+            long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long sequenceHash) {
+        routerEvent(
+                separate(sequenceEvents), workerId, dpRank, tier, hasParent, parentHash, sequenceHash, sequenceHash);
     }
 
-    private void routerEvent(StringBuilder to, long workerId, int dpRank, StorageTier tier, boolean hasParent,
-                             long parentHash, long blockHash, long tokensHash) {
-        to.append("{\"worker_id\":").append(Long.toUnsignedString(workerId))
-                .append(",\"storage_tier\":\"").append(tier.jsonName())
-                .append("\",\"event\":{\"event_id\":").append(eventId++)
+    private void routerEvent(
+            StringBuilder to,
+            long workerId,
+            int dpRank,
+            StorageTier tier,
+            boolean hasParent,
+            long parentHash,
+            long blockHash,
+            long tokensHash) {
+        to.append("{\"worker_id\":")
+                .append(Long.toUnsignedString(workerId))
+                .append(",\"storage_tier\":\"")
+                .append(tier.jsonName())
+                .append("\",\"event\":{\"event_id\":")
+                .append(eventId++)
                 .append(",\"data\":{\"stored\":{\"parent_hash\":")
                 .append(hasParent ? Long.toUnsignedString(parentHash) : "null")
-                .append(",\"blocks\":[{\"block_hash\":").append(Long.toUnsignedString(blockHash))
-                .append(",\"tokens_hash\":").append(Long.toUnsignedString(tokensHash))
-                .append(",\"mm_extra_info\":null}]}},\"dp_rank\":").append(dpRank).append("}}");
+                .append(",\"blocks\":[{\"block_hash\":")
+                .append(Long.toUnsignedString(blockHash))
+                .append(",\"tokens_hash\":")
+                .append(Long.toUnsignedString(tokensHash))
+                .append(",\"mm_extra_info\":null}]}},\"dp_rank\":")
+                .append(dpRank)
+                .append("}}");
     }
 
     @Override
     public void copies(int copies) {
-        separate(refCounts).append('[').append(eventId - 1).append(',').append(copies).append(']');
+        separate(refCounts)
+                .append('[')
+                .append(eventId - 1)
+                .append(',')
+                .append(copies)
+                .append(']');
     }
 
     /** Called after the index dump, in a stable order. */
     public void watermark(long workerId, int dpRank, long seq) {
-        separate(watermarks).append("{\"worker_id\":").append(Long.toUnsignedString(workerId))
-                .append(",\"dp_rank\":").append(dpRank)
-                .append(",\"seq\":").append(Long.toUnsignedString(seq)).append('}');
+        separate(watermarks)
+                .append("{\"worker_id\":")
+                .append(Long.toUnsignedString(workerId))
+                .append(",\"dp_rank\":")
+                .append(dpRank)
+                .append(",\"seq\":")
+                .append(Long.toUnsignedString(seq))
+                .append('}');
     }
 
     private static StringBuilder separate(StringBuilder sb) {
@@ -98,7 +131,11 @@ public final class DumpWriter implements BlockVisitor {
         if (sequenceEvents.length() > 0) {
             out.append(",\"sequence_events\":[").append(sequenceEvents).append(']');
         }
-        out.append(",\"ref_counts\":[").append(refCounts).append("],\"watermarks\":[").append(watermarks).append(']');
+        out.append(",\"ref_counts\":[")
+                .append(refCounts)
+                .append("],\"watermarks\":[")
+                .append(watermarks)
+                .append(']');
         if (missingInstances.length > 0) {
             out.append(",\"missing_instances\":[");
             for (int i = 0; i < missingInstances.length; i++) {

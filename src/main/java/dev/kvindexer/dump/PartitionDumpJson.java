@@ -36,8 +36,16 @@ public final class PartitionDumpJson implements SnapshotRecords.Sink {
     }
 
     @Override
-    public void block(int owner, long workerId, int dpRank, StorageTier tier, boolean bySequence, boolean hasParent,
-                      long parentHash, long blockHash, long tokensHash) {
+    public void block(
+            int owner,
+            long workerId,
+            int dpRank,
+            StorageTier tier,
+            boolean bySequence,
+            boolean hasParent,
+            long parentHash,
+            long blockHash,
+            long tokensHash) {
         if (bySequence) {
             writer.storedBySequence(workerId, dpRank, tier, hasParent, parentHash, blockHash);
         } else {

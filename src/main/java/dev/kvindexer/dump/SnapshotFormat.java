@@ -37,12 +37,12 @@ final class SnapshotFormat {
     static final int BY_SEQUENCE = 0x80;
     /** {@code PARENT_IS_PREVIOUS} without {@code HAS_PARENT} cannot be a block: it starts a control record. */
     static final int CONTROL = PARENT_IS_PREVIOUS;
+
     static final int COPIES = 1;
     static final int WATERMARK = 2;
 
     /** The media type a node asks a peer's /dump for. */
     static final String MEDIA_TYPE = "application/x-kvindexer-snapshot";
 
-    private SnapshotFormat() {
-    }
+    private SnapshotFormat() {}
 }

@@ -179,8 +179,16 @@ public final class SnapshotReader {
         }
 
         @Override
-        public void block(int owner, long workerId, int dpRank, StorageTier tier, boolean bySequence,
-                          boolean hasParent, long parent, long block, long tokens) {
+        public void block(
+                int owner,
+                long workerId,
+                int dpRank,
+                StorageTier tier,
+                boolean bySequence,
+                boolean hasParent,
+                long parent,
+                long block,
+                long tokens) {
             if (owner == owners) {
                 if (owners == runs.length) {
                     ownerWorkers = Arrays.copyOf(ownerWorkers, owners * 2);
@@ -195,7 +203,10 @@ public final class SnapshotReader {
             lastOwner = owner;
             int t = tier.ordinal();
             Run run = runs[owner];
-            boolean goesOn = run.length > 0 && run.tier == t && run.bySequence == bySequence && hasParent
+            boolean goesOn = run.length > 0
+                    && run.tier == t
+                    && run.bySequence == bySequence
+                    && hasParent
                     && parent == run.last();
             if (!goesOn) {
                 flush(run);
@@ -253,7 +264,8 @@ public final class SnapshotReader {
             StorageTier tier = TIERS[run.tier];
             KvEvent event = run.bySequence
                     ? new KvEvent.StoredBySequence(tier, run.hasParent, run.parent, blocks)
-                    : new KvEvent.Stored(tier, run.hasParent, run.parent, blocks, Arrays.copyOf(run.tokens, run.length));
+                    : new KvEvent.Stored(
+                            tier, run.hasParent, run.parent, blocks, Arrays.copyOf(run.tokens, run.length));
             sink.event(ownerWorkers[run.owner], ownerRanks[run.owner], event);
             events++;
             run.length = 0;

@@ -19,8 +19,17 @@ public final class SnapshotRecords {
          * One holder of a block; {@code owner} is the dense index of (worker, dp_rank) in this payload, 0 for the
          * first owner named, and {@code tokensHash} is 0 for a block stored by sequence hash.
          */
-        void block(int owner, long workerId, int dpRank, StorageTier tier, boolean bySequence, boolean hasParent,
-                   long parentHash, long blockHash, long tokensHash) throws IOException;
+        void block(
+                int owner,
+                long workerId,
+                int dpRank,
+                StorageTier tier,
+                boolean bySequence,
+                boolean hasParent,
+                long parentHash,
+                long blockHash,
+                long tokensHash)
+                throws IOException;
 
         /** The block of the record before is held {@code copies} (at least 2) times by its owner. */
         void copies(int copies) throws IOException;
@@ -100,8 +109,16 @@ public final class SnapshotRecords {
         previousIsBlock = true;
         previousHasParent = hasParent;
         previousParent = parent;
-        sink.block(owner, ownerWorkers[owner], ownerRanks[owner], TIERS[flags & SnapshotFormat.TIER_MASK], bySequence,
-                hasParent, parent, block, tokens);
+        sink.block(
+                owner,
+                ownerWorkers[owner],
+                ownerRanks[owner],
+                TIERS[flags & SnapshotFormat.TIER_MASK],
+                bySequence,
+                hasParent,
+                parent,
+                block,
+                tokens);
     }
 
     private void control(Sink sink) throws IOException {

@@ -27,14 +27,20 @@ public final class SnapshotWriter implements BlockVisitor {
     private boolean previousIsBlock;
 
     @Override
-    public void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long blockHash,
-                       long tokensHash) {
+    public void stored(
+            long workerId,
+            int dpRank,
+            StorageTier tier,
+            boolean hasParent,
+            long parentHash,
+            long blockHash,
+            long tokensHash) {
         record(workerId, dpRank, tier, hasParent, parentHash, blockHash, tokensHash, false);
     }
 
     @Override
-    public void storedBySequence(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                                 long sequenceHash) {
+    public void storedBySequence(
+            long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long sequenceHash) {
         record(workerId, dpRank, tier, hasParent, parentHash, sequenceHash, 0, true);
     }
 
@@ -45,12 +51,23 @@ public final class SnapshotWriter implements BlockVisitor {
 
     /** The last applied seq of stream (worker, registered dp_rank); written after every block. */
     public void watermark(long workerId, int dpRank, long seq) {
-        out.put(SnapshotFormat.CONTROL).put(SnapshotFormat.WATERMARK).u64(workerId).varint(dpRank).u64(seq);
+        out.put(SnapshotFormat.CONTROL)
+                .put(SnapshotFormat.WATERMARK)
+                .u64(workerId)
+                .varint(dpRank)
+                .u64(seq);
         previousIsBlock = false;
     }
 
-    private void record(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                        long blockHash, long tokensHash, boolean bySequence) {
+    private void record(
+            long workerId,
+            int dpRank,
+            StorageTier tier,
+            boolean hasParent,
+            long parentHash,
+            long blockHash,
+            long tokensHash,
+            boolean bySequence) {
         Map<Integer, Integer> ranks = ownerIndex.computeIfAbsent(workerId, w -> new HashMap<>(2));
         Integer known = ranks.get(dpRank);
         int owner = known != null ? known : owners;
@@ -59,7 +76,8 @@ public final class SnapshotWriter implements BlockVisitor {
         if (hasParent) {
             flags |= SnapshotFormat.HAS_PARENT;
             // Another holder of the previous block has, as a rule, its parent too; any other block may be a child.
-            if (sameBlock ? previousHasParent && parentHash == previousParent
+            if (sameBlock
+                    ? previousHasParent && parentHash == previousParent
                     : previousIsBlock && parentHash == previousBlock) {
                 flags |= SnapshotFormat.PARENT_IS_PREVIOUS;
             }
@@ -112,19 +130,31 @@ public final class SnapshotWriter implements BlockVisitor {
 
     /** The document's start. */
     public static byte[] header() {
-        return new Bytes(8).put(SnapshotFormat.MAGIC).put(SnapshotFormat.VERSION).toArray();
+        return new Bytes(8)
+                .put(SnapshotFormat.MAGIC)
+                .put(SnapshotFormat.VERSION)
+                .toArray();
     }
 
     /** A partition's section: its key, block size and payload length, to be followed by the payload itself. */
     public static byte[] sectionHead(PartitionKey key, int blockSize, int payloadLength) {
-        return new Bytes(64).put(SnapshotFormat.PARTITION).string(key.modelName()).string(key.routingGroup())
-                .varint(blockSize).varint(payloadLength).toArray();
+        return new Bytes(64)
+                .put(SnapshotFormat.PARTITION)
+                .string(key.modelName())
+                .string(key.routingGroup())
+                .varint(blockSize)
+                .varint(payloadLength)
+                .toArray();
     }
 
     /** A partition that could not be snapshotted: readers report it and go on. */
     public static byte[] failedSection(PartitionKey key, String error) {
-        return new Bytes(64).put(SnapshotFormat.FAILED).string(key.modelName()).string(key.routingGroup())
-                .string(String.valueOf(error)).toArray();
+        return new Bytes(64)
+                .put(SnapshotFormat.FAILED)
+                .string(key.modelName())
+                .string(key.routingGroup())
+                .string(String.valueOf(error))
+                .toArray();
     }
 
     /** The document's end: a reader that never sees it knows the document was cut short. */

@@ -13,8 +13,8 @@ import java.util.List;
  * @param blockSizeMismatches  BlockStored events skipped because their block_size differs from the partition's
  * @param filteredEvents       events ignored by the hybrid-model group filter
  */
-public record EventBatch(long seq, int dpRank, List<KvEvent> events,
-                         int malformedEvents, int blockSizeMismatches, int filteredEvents) {
+public record EventBatch(
+        long seq, int dpRank, List<KvEvent> events, int malformedEvents, int blockSizeMismatches, int filteredEvents) {
     public static final int NO_RANK = -1;
     /**
      * The largest data-parallel rank a batch may name. No deployment has more ranks than this, and each rank a batch

@@ -5,8 +5,7 @@ package dev.kvindexer.event;
  * events, like Dynamo's {@code protocols.rs}. Hashes are unsigned 64-bit values held in longs.
  * Arrays are owned by the event once constructed and never mutated.
  */
-public sealed interface KvEvent permits KvEvent.Stored, KvEvent.StoredBySequence, KvEvent.Removed,
-        KvEvent.Cleared {
+public sealed interface KvEvent permits KvEvent.Stored, KvEvent.StoredBySequence, KvEvent.Removed, KvEvent.Cleared {
 
     /**
      * Blocks stored in a chain under {@code parentHash} (engine hash; ignored when {@code !hasParent}).
@@ -32,12 +31,10 @@ public sealed interface KvEvent permits KvEvent.Stored, KvEvent.StoredBySequence
      * {@code !hasParent}).
      */
     record StoredBySequence(StorageTier tier, boolean hasParent, long parentHash, long[] sequenceHashes)
-            implements KvEvent {
-    }
+            implements KvEvent {}
 
     /** Engine hashes removed from one tier. */
-    record Removed(StorageTier tier, long[] blockHashes) implements KvEvent {
-    }
+    record Removed(StorageTier tier, long[] blockHashes) implements KvEvent {}
 
     /** The emitting (worker, dp_rank) dropped everything, in every tier. */
     record Cleared() implements KvEvent {

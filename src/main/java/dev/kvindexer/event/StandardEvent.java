@@ -10,5 +10,4 @@ package dev.kvindexer.event;
  * @param workerId the registered instance its {@code backend_id} names
  * @param dpRank   the event's {@code dp_rank}
  */
-public record StandardEvent(String stream, long eventId, long workerId, int dpRank, KvEvent event) {
-}
+public record StandardEvent(String stream, long eventId, long workerId, int dpRank, KvEvent event) {}

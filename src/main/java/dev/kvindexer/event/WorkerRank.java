@@ -7,8 +7,8 @@ import java.util.Comparator;
  * them, worker id unsigned first; written {@code instance_id:dp_rank}, both unsigned decimal.
  */
 public record WorkerRank(long workerId, int dpRank) implements Comparable<WorkerRank> {
-    private static final Comparator<WorkerRank> ORDER = Comparator
-            .comparing(WorkerRank::workerId, Long::compareUnsigned).thenComparingInt(WorkerRank::dpRank);
+    private static final Comparator<WorkerRank> ORDER =
+            Comparator.comparing(WorkerRank::workerId, Long::compareUnsigned).thenComparingInt(WorkerRank::dpRank);
 
     @Override
     public int compareTo(WorkerRank other) {

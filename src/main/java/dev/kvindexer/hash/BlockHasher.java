@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-
 import net.openhft.hashing.LongHashFunction;
 
 /** XXH3-64 block hashing compatible with Dynamo and the Mooncake standard (SPEC §2). */
@@ -28,8 +27,7 @@ public final class BlockHasher {
 
     private static final ThreadLocal<long[]> PAIR = ThreadLocal.withInitial(() -> new long[2]);
 
-    private BlockHasher() {
-    }
+    private BlockHasher() {}
 
     /** SPEC §2.4: 1337 + XXH3(lora, 0) + XXH3(salt, 1), wrapping; null and "" mean absent. */
     public static long seedFor(String loraName, String cacheSalt) {
@@ -165,6 +163,5 @@ public final class BlockHasher {
         }
     }
 
-    private record SeededFunction(long seed, LongHashFunction fn) {
-    }
+    private record SeededFunction(long seed, LongHashFunction fn) {}
 }

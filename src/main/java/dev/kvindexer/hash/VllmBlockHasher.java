@@ -76,8 +76,8 @@ public final class VllmBlockHasher {
             this.tokens = tokens;
             this.blockSize = blockSize;
             this.everyBlock = lora == null ? new byte[0][] : new byte[][] {lora};
-            this.firstBlock = salt == null ? everyBlock
-                    : lora == null ? new byte[][] {salt} : new byte[][] {lora, salt};
+            this.firstBlock =
+                    salt == null ? everyBlock : lora == null ? new byte[][] {salt} : new byte[][] {lora, salt};
         }
 
         /** Complete blocks in the prompt. */

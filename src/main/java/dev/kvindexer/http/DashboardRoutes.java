@@ -16,8 +16,7 @@ final class DashboardRoutes {
     /** Scripts and styles from this origin only: nothing inline, nothing from elsewhere. */
     private static final String CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
 
-    private DashboardRoutes() {
-    }
+    private DashboardRoutes() {}
 
     /**
      * Whether a request is for the page itself, which --auth-all lets through so that it can ask for the token. Give it
@@ -33,15 +32,22 @@ final class DashboardRoutes {
             hardened(ctx);
             ctx.next();
         });
-        router.get(PREFIX + "*").handler(StaticHandler.create("webroot/ui").setIndexPage("index.html")
-                .setCachingEnabled(false).setDefaultContentEncoding("UTF-8"));
-        router.get("/overview").handler(ctx -> node.overview().get().onComplete(ar -> {
-            if (ar.succeeded()) {
-                Responses.json(ctx, 200, ar.result());
-            } else {
-                Responses.error(ctx, new HttpError(500, "overview failure: " + ar.cause().getMessage()));
-            }
-        }));
+        router.get(PREFIX + "*")
+                .handler(StaticHandler.create("webroot/ui")
+                        .setIndexPage("index.html")
+                        .setCachingEnabled(false)
+                        .setDefaultContentEncoding("UTF-8"));
+        router.get("/overview")
+                .handler(ctx -> node.overview().get().onComplete(ar -> {
+                    if (ar.succeeded()) {
+                        Responses.json(ctx, 200, ar.result());
+                    } else {
+                        Responses.error(
+                                ctx,
+                                new HttpError(
+                                        500, "overview failure: " + ar.cause().getMessage()));
+                    }
+                }));
     }
 
     private static void index(RoutingContext ctx) {
@@ -50,7 +56,9 @@ final class DashboardRoutes {
     }
 
     private static void hardened(RoutingContext ctx) {
-        ctx.response().putHeader("content-security-policy", CSP).putHeader("x-content-type-options", "nosniff")
+        ctx.response()
+                .putHeader("content-security-policy", CSP)
+                .putHeader("x-content-type-options", "nosniff")
                 .putHeader("cache-control", "no-cache");
     }
 }

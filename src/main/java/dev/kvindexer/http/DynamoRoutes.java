@@ -1,10 +1,9 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.event.Refusal;
 import dev.kvindexer.cluster.PeerSet;
-import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.partition.PartitionRef;
@@ -14,9 +13,8 @@ import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.MsgpackBodies;
 import dev.kvindexer.web.Responses;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Future;
-import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
@@ -110,8 +108,10 @@ final class DynamoRoutes {
         String group = group(body);
         // Checked before the partition: a salted lookup is refused even for a model nobody registered.
         if (body.optionalString("cache_salt") != null) {
-            throw new HttpError(400, "cache_salt is not accepted by /query_by_hash; "
-                    + "block_hashes must already include the intended cache salt");
+            throw new HttpError(
+                    400,
+                    "cache_salt is not accepted by /query_by_hash; "
+                            + "block_hashes must already include the intended cache salt");
         }
         PartitionRef partition = partition(model, group);
         ask(ctx, partition, hashes, (long) hashes.length * partition.blockSize());
@@ -127,16 +127,20 @@ final class DynamoRoutes {
         String model = body.requiredString("model_name");
         String routingGroup = body.stringWithDefault("routing_group");
         PartitionRef partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT : routingGroup);
-        PartitionQuery.answered(partition.queryTiered(hashes), noIndexer(partition.key())).onComplete(ar -> {
-            if (ar.succeeded()) {
-                PartitionQuery.observe(node.queryQuality(), partition.key(),
-                        (long) hashes.length * partition.blockSize(), ar.result());
-                PartitionQuery.flagMissing(ctx, ar.result().missingInstances());
-                Responses.json(ctx, 200, TieredJson.render(ar.result()));
-            } else {
-                Responses.error(ctx, ar.cause());
-            }
-        });
+        PartitionQuery.answered(partition.queryTiered(hashes), noIndexer(partition.key()))
+                .onComplete(ar -> {
+                    if (ar.succeeded()) {
+                        PartitionQuery.observe(
+                                node.queryQuality(),
+                                partition.key(),
+                                (long) hashes.length * partition.blockSize(),
+                                ar.result());
+                        PartitionQuery.flagMissing(ctx, ar.result().missingInstances());
+                        Responses.json(ctx, 200, TieredJson.render(ar.result()));
+                    } else {
+                        Responses.error(ctx, ar.cause());
+                    }
+                });
     }
 
     private PartitionRef partition(String model, String group) {
@@ -156,10 +160,10 @@ final class DynamoRoutes {
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         QueryResult r = ar.result();
-                        List<OwnerMatch> matches = PartitionQuery.withSharedReach(r,
-                                () -> node.registry().members(partition.key()));
-                        PartitionQuery.observe(node.queryQuality(), partition.key(), queryTokens, matches,
-                                r.blockSize());
+                        List<OwnerMatch> matches = PartitionQuery.withSharedReach(
+                                r, () -> node.registry().members(partition.key()));
+                        PartitionQuery.observe(
+                                node.queryQuality(), partition.key(), queryTokens, matches, r.blockSize());
                         PartitionQuery.flagMissing(ctx, r.missingInstances());
                         Responses.json(ctx, 200, ScoreJson.render(matches, r.blockSize()));
                     } else {
@@ -189,22 +193,30 @@ final class DynamoRoutes {
 
     void pauseListener(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
-        Responses.ok(ctx, refusalsAsHttp(node.registrations().pause(body.requiredU64("instance_id"),
-                body.optionalU32("dp_rank", 0))), 200);
+        Responses.ok(
+                ctx,
+                refusalsAsHttp(
+                        node.registrations().pause(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0))),
+                200);
     }
 
     void resumeListener(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
-        Responses.ok(ctx, refusalsAsHttp(node.registrations().resume(body.requiredU64("instance_id"),
-                body.optionalU32("dp_rank", 0))), 200);
+        Responses.ok(
+                ctx,
+                refusalsAsHttp(
+                        node.registrations().resume(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0))),
+                200);
     }
 
     void registerPeer(RoutingContext ctx) {
         String url = JsonRequest.of(ctx).requiredString("url");
         if (!node.peers().add(url)) {
-            throw new HttpError(url.length() > PeerSet.MAX_URL_CHARS ? 422 : 409, url.length() > PeerSet.MAX_URL_CHARS
-                    ? "`url` is longer than " + PeerSet.MAX_URL_CHARS + " characters"
-                    : "peer list is full: " + PeerSet.MAX_PEERS + " peers are registered");
+            throw new HttpError(
+                    url.length() > PeerSet.MAX_URL_CHARS ? 422 : 409,
+                    url.length() > PeerSet.MAX_URL_CHARS
+                            ? "`url` is longer than " + PeerSet.MAX_URL_CHARS + " characters"
+                            : "peer list is full: " + PeerSet.MAX_PEERS + " peers are registered");
         }
         Responses.json(ctx, 201, Responses.OK);
     }
@@ -219,7 +231,11 @@ final class DynamoRoutes {
     void peers(RoutingContext ctx) {
         node.peers().all().onComplete(ar -> {
             if (ar.failed()) {
-                Responses.error(ctx, new HttpError(503, "cluster membership unavailable: " + ar.cause().getMessage()));
+                Responses.error(
+                        ctx,
+                        new HttpError(
+                                503,
+                                "cluster membership unavailable: " + ar.cause().getMessage()));
                 return;
             }
             StringBuilder sb = new StringBuilder("[");
@@ -233,7 +249,6 @@ final class DynamoRoutes {
 
     /** The registry refuses with the reference's status and text (SPEC 7.3, 7.4): the answer as is. */
     private static <T> Future<T> refusalsAsHttp(Future<T> operation) {
-        return operation.recover(t -> Future.failedFuture(t instanceof Refusal r
-                ? HttpError.of(r) : t));
+        return operation.recover(t -> Future.failedFuture(t instanceof Refusal r ? HttpError.of(r) : t));
     }
 }

@@ -31,12 +31,15 @@ enum Flavor {
     static Flavor requested(RoutingContext ctx) {
         String flavor = lower(ctx.queryParams().get("flavor"));
         String format = lower(ctx.queryParams().get("format"));
-        Flavor shape = format == null ? null : switch (format) {
-            case "tenant" -> MOONCAKE_JSON_TENANT;
-            case "data" -> MOONCAKE_JSON_DATA;
-            case "instances" -> MOONCAKE_JSON_INSTANCES;
-            default -> throw new HttpError(400, "unknown format `" + format + "`: expected tenant, data or instances");
-        };
+        Flavor shape = format == null
+                ? null
+                : switch (format) {
+                    case "tenant" -> MOONCAKE_JSON_TENANT;
+                    case "data" -> MOONCAKE_JSON_DATA;
+                    case "instances" -> MOONCAKE_JSON_INSTANCES;
+                    default ->
+                        throw new HttpError(400, "unknown format `" + format + "`: expected tenant, data or instances");
+                };
         if (flavor == null) {
             return shape;
         }
@@ -45,8 +48,11 @@ enum Flavor {
             case "mooncake", "mooncake-tenant" -> shape != null ? shape : MOONCAKE_JSON_TENANT;
             case "mooncake-data" -> MOONCAKE_JSON_DATA;
             case "mooncake-instances" -> MOONCAKE_JSON_INSTANCES;
-            default -> throw new HttpError(400, "unknown flavor `" + flavor
-                    + "`: expected dynamo, mooncake, mooncake-data or mooncake-instances");
+            default ->
+                throw new HttpError(
+                        400,
+                        "unknown flavor `" + flavor
+                                + "`: expected dynamo, mooncake, mooncake-data or mooncake-instances");
         };
     }
 

@@ -30,8 +30,9 @@ public final class HttpVerticle extends VerticleBase {
     static final long DEFAULT_BODY_LIMIT = JsonRoutes.DEFAULT_BODY_LIMIT;
 
     /** Routes that change state or administer the node: the bearer token guards them. */
-    static final List<String> GUARDED = List.of("/register", "/unregister", "/events", "/register_peer",
-            "/deregister_peer", "/reopen_logs");
+    static final List<String> GUARDED =
+            List.of("/register", "/unregister", "/events", "/register_peer", "/deregister_peer", "/reopen_logs");
+
     static final List<String> GUARDED_TEST_ROUTES = List.of("/test/pause_listener", "/test/resume_listener");
 
     private final NodeServices node;
@@ -66,8 +67,8 @@ public final class HttpVerticle extends VerticleBase {
         MooncakeJsonRoutes mooncake = new MooncakeJsonRoutes(node);
         AccessLog accessLog = node.accessLog();
         // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
-        RequestPreamble preamble = RequestPreamble.install(router, HttpRequestMetrics.UNKNOWN,
-                node.requestMetrics()::record, accessLog, true);
+        RequestPreamble preamble = RequestPreamble.install(
+                router, HttpRequestMetrics.UNKNOWN, node.requestMetrics()::record, accessLog, true);
         if (security.authToken() != null) {
             BearerAuth auth = new BearerAuth(security.authToken());
             if (security.authAll()) {
@@ -111,31 +112,45 @@ public final class HttpVerticle extends VerticleBase {
         router.get("/global_view").handler(conductor::globalView);
         // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor); a msgpack
         // body is the C++ Conductor's (SPEC §11.13).
-        sharedPostJson(router, "/query", QUERY_BODY_LIMIT, new JsonFlavors(dynamo::query, mooncake::query),
-                conductor::query);
-        sharedPostJson(router, "/register", DEFAULT_BODY_LIMIT,
-                new JsonFlavors(dynamo::register, (c, f) -> mooncake.register(c)), conductor::register);
-        sharedPostJson(router, "/unregister", DEFAULT_BODY_LIMIT,
-                new JsonFlavors(dynamo::unregister, (c, f) -> mooncake.unregister(c)), conductor::unregister);
+        sharedPostJson(
+                router, "/query", QUERY_BODY_LIMIT, new JsonFlavors(dynamo::query, mooncake::query), conductor::query);
+        sharedPostJson(
+                router,
+                "/register",
+                DEFAULT_BODY_LIMIT,
+                new JsonFlavors(dynamo::register, (c, f) -> mooncake.register(c)),
+                conductor::register);
+        sharedPostJson(
+                router,
+                "/unregister",
+                DEFAULT_BODY_LIMIT,
+                new JsonFlavors(dynamo::unregister, (c, f) -> mooncake.unregister(c)),
+                conductor::unregister);
         // The C++ Conductor has no /query_by_hash: a msgpack body there is read as the JSON flavor's (SPEC §8.6).
         JsonFlavors byHash = new JsonFlavors(dynamo::queryByHash, mooncake::queryByHash);
         sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, byHash, byHash::serve);
         postJson(router, "/query_tiered_by_hash", DEFAULT_BODY_LIMIT, false, dynamo::queryTieredByHash);
         postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(node)::post);
-        router.post("/reopen_logs").handler(BodyHandler.create(false).setBodyLimit(DEFAULT_BODY_LIMIT)).handler(ctx -> {
-            if (accessLog != null) {
-                accessLog.reopen();
-            }
-            Responses.json(ctx, 200, Responses.OK);
-        });
+        router.post("/reopen_logs")
+                .handler(BodyHandler.create(false).setBodyLimit(DEFAULT_BODY_LIMIT))
+                .handler(ctx -> {
+                    if (accessLog != null) {
+                        accessLog.reopen();
+                    }
+                    Responses.json(ctx, 200, Responses.OK);
+                });
         postJson(router, "/register_peer", DEFAULT_BODY_LIMIT, false, dynamo::registerPeer);
         postJson(router, "/deregister_peer", DEFAULT_BODY_LIMIT, false, dynamo::deregisterPeer);
         if (node.testEndpoints()) {
             postJson(router, "/test/pause_listener", DEFAULT_BODY_LIMIT, false, dynamo::pauseListener);
             postJson(router, "/test/resume_listener", DEFAULT_BODY_LIMIT, false, dynamo::resumeListener);
         }
-        JsonRoutes.answerFailures(router, ctx -> "no route for " + ctx.request().method() + " " + ctx.request().path(),
-                ctx -> "method " + ctx.request().method() + " not allowed on " + ctx.request().path());
+        JsonRoutes.answerFailures(
+                router,
+                ctx -> "no route for " + ctx.request().method() + " "
+                        + ctx.request().path(),
+                ctx -> "method " + ctx.request().method() + " not allowed on "
+                        + ctx.request().path());
         preamble.labelRoutes(router);
         return router;
     }
@@ -148,26 +163,31 @@ public final class HttpVerticle extends VerticleBase {
      * once the body shows the flavor can a Dynamo request get its 415. A msgpack body is Mooncake's too, answered in
      * msgpack (SPEC §8.1, §8.6).
      */
-    private static void postJson(Router router, String path, long bodyLimit, boolean mooncakeServed,
-                                 Handler<RoutingContext> handler) {
+    private static void postJson(
+            Router router, String path, long bodyLimit, boolean mooncakeServed, Handler<RoutingContext> handler) {
         if (!mooncakeServed) {
             JsonRoutes.post(router, path, bodyLimit, handler);
             return;
         }
-        JsonRoutes.post(router, path, bodyLimit, ctx -> {
-            String type = ctx.request().getHeader("content-type");
-            if (JsonRequest.isJsonContentType(type)) {
-                ctx.next();
-            } else if (MsgpackBodies.isMsgpackType(type)) {
-                MsgpackBodies.answerIn(ctx, type);
-                ctx.next();
-            } else if (type == null) {
-                ctx.put(UNTYPED, Boolean.TRUE);
-                ctx.next();
-            } else {
-                Responses.error(ctx, JsonRoutes.unsupportedMediaType());
-            }
-        }, handler);
+        JsonRoutes.post(
+                router,
+                path,
+                bodyLimit,
+                ctx -> {
+                    String type = ctx.request().getHeader("content-type");
+                    if (JsonRequest.isJsonContentType(type)) {
+                        ctx.next();
+                    } else if (MsgpackBodies.isMsgpackType(type)) {
+                        MsgpackBodies.answerIn(ctx, type);
+                        ctx.next();
+                    } else if (type == null) {
+                        ctx.put(UNTYPED, Boolean.TRUE);
+                        ctx.next();
+                    } else {
+                        Responses.error(ctx, JsonRoutes.unsupportedMediaType());
+                    }
+                },
+                handler);
     }
 
     /** A Mooncake JSON handler that also learns the response shape asked for. */
@@ -180,8 +200,8 @@ public final class HttpVerticle extends VerticleBase {
      * A route both APIs share: a msgpack body goes to {@code msgpack}, unless the query asks for the Dynamo flavor,
      * which reads JSON only whatever the bytes; any other body to the Dynamo or Mooncake JSON flavor.
      */
-    private static void sharedPostJson(Router router, String path, long bodyLimit, JsonFlavors json,
-                                       Handler<RoutingContext> msgpack) {
+    private static void sharedPostJson(
+            Router router, String path, long bodyLimit, JsonFlavors json, Handler<RoutingContext> msgpack) {
         postJson(router, path, bodyLimit, true, ctx -> {
             if (!MsgpackBodies.isMsgpackRequest(ctx)) {
                 json.serve(ctx);

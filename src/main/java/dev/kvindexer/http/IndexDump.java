@@ -26,14 +26,13 @@ public final class IndexDump {
     /** Characters of JSON made at a time. */
     static final int PIECE_CHARS = 64 * 1024;
 
-    private IndexDump() {
-    }
+    private IndexDump() {}
 
     /** Answers {@code response} with the dump; completes when it is written. */
     public static Future<Void> serve(Registry registry, HttpServerResponse response, boolean binary) {
         List<PartitionRef> partitions = registry.partitions();
-        PartitionSnapshot.Order order = binary ? PartitionSnapshot.Order.DEPTH_FIRST
-                : PartitionSnapshot.Order.BREADTH_FIRST;
+        PartitionSnapshot.Order order =
+                binary ? PartitionSnapshot.Order.DEPTH_FIRST : PartitionSnapshot.Order.BREADTH_FIRST;
         List<Future<PartitionSnapshot>> taken = new ArrayList<>();
         for (PartitionRef p : partitions) {
             taken.add(p.snapshot(order));
@@ -43,12 +42,13 @@ public final class IndexDump {
             for (Future<PartitionSnapshot> f : taken) {
                 missing += f.succeeded() ? f.result().missingInstances().length : 0;
             }
-            response.setStatusCode(200).putHeader("content-type", binary ? SnapshotWriter.MEDIA_TYPE
-                    : "application/json");
+            response.setStatusCode(200)
+                    .putHeader("content-type", binary ? SnapshotWriter.MEDIA_TYPE : "application/json");
             if (missing > 0) {
                 response.putHeader(PartitionQuery.MISSING_INSTANCES, Integer.toString(missing));
             }
-            return StreamedBody.write(response, binary ? binaryPieces(partitions, taken) : jsonPieces(partitions, taken));
+            return StreamedBody.write(
+                    response, binary ? binaryPieces(partitions, taken) : jsonPieces(partitions, taken));
         });
     }
 
@@ -73,8 +73,8 @@ public final class IndexDump {
         });
     }
 
-    private static StreamedBody.Pieces jsonPieces(List<PartitionRef> partitions,
-                                                  List<Future<PartitionSnapshot>> taken) {
+    private static StreamedBody.Pieces jsonPieces(
+            List<PartitionRef> partitions, List<Future<PartitionSnapshot>> taken) {
         return new StreamedBody.Pieces() {
             private int next;
             private PartitionDumpJson current;
@@ -98,13 +98,18 @@ public final class IndexDump {
                 }
                 int i = next++;
                 PartitionKey key = partitions.get(i).key();
-                StringBuilder head = new StringBuilder(i == 0 ? "{" : ",").append(DumpWriter.quoted(key.dumpKey()))
+                StringBuilder head = new StringBuilder(i == 0 ? "{" : ",")
+                        .append(DumpWriter.quoted(key.dumpKey()))
                         .append(':');
                 Future<PartitionSnapshot> f = taken.get(i);
                 if (f.failed()) {
-                    return Buffer.buffer(head.append(DumpWriter.failedPartition(f.cause().getMessage())).toString());
+                    return Buffer.buffer(
+                            head.append(DumpWriter.failedPartition(f.cause().getMessage()))
+                                    .toString());
                 }
-                current = new PartitionDumpJson(partitions.get(i).blockSize(), f.result().payload(),
+                current = new PartitionDumpJson(
+                        partitions.get(i).blockSize(),
+                        f.result().payload(),
                         f.result().missingInstances());
                 taken.set(i, null);
                 return Buffer.buffer(head.toString());
@@ -112,8 +117,8 @@ public final class IndexDump {
         };
     }
 
-    private static StreamedBody.Pieces binaryPieces(List<PartitionRef> partitions,
-                                                    List<Future<PartitionSnapshot>> taken) {
+    private static StreamedBody.Pieces binaryPieces(
+            List<PartitionRef> partitions, List<Future<PartitionSnapshot>> taken) {
         return new StreamedBody.Pieces() {
             private int next = -1;
 
@@ -133,7 +138,8 @@ public final class IndexDump {
                 Future<PartitionSnapshot> f = taken.get(i);
                 taken.set(i, null);
                 if (f.failed()) {
-                    return Buffer.buffer(SnapshotWriter.failedSection(p.key(), f.cause().getMessage()));
+                    return Buffer.buffer(
+                            SnapshotWriter.failedSection(p.key(), f.cause().getMessage()));
                 }
                 byte[] payload = f.result().payload();
                 return Buffer.buffer(SnapshotWriter.sectionHead(p.key(), p.blockSize(), payload.length))

@@ -16,10 +16,13 @@ final class MetricsRoute {
     void get(RoutingContext ctx) {
         node.metricsPage().get().onComplete(ar -> {
             if (ar.succeeded()) {
-                ctx.response().setStatusCode(200).putHeader("content-type", PrometheusText.CONTENT_TYPE)
+                ctx.response()
+                        .setStatusCode(200)
+                        .putHeader("content-type", PrometheusText.CONTENT_TYPE)
                         .end(ar.result());
             } else {
-                Responses.error(ctx, new HttpError(500, "metrics failure: " + ar.cause().getMessage()));
+                Responses.error(
+                        ctx, new HttpError(500, "metrics failure: " + ar.cause().getMessage()));
             }
         });
     }

@@ -18,16 +18,14 @@ import java.util.Map;
  * same cumulative walk as the Dynamo flavor's {@code instances}, in tokens.
  */
 final class MooncakeJsonAnswers {
-    private MooncakeJsonAnswers() {
-    }
+    private MooncakeJsonAnswers() {}
 
     /**
      * @param members  the partition's registered instances
      * @param only     the instance id to restrict the answer to, or null for all
      * @param reply    the partition's matches; a registered rank without one has the shared stores' reach
      */
-    static String render(Flavor shape, String tenant, List<Registry.Member> members, Long only,
-                         QueryResult reply) {
+    static String render(Flavor shape, String tenant, List<Registry.Member> members, Long only, QueryResult reply) {
         List<OwnerMatch> matches = reply.matches();
         int blockSize = reply.blockSize();
         Map<Long, String> names = new HashMap<>();
@@ -64,15 +62,24 @@ final class MooncakeJsonAnswers {
         List<TierBreakdown.InstanceBreakdown> instances = breakdown.instances();
         for (int i = 0; i < instances.size(); i++) {
             TierBreakdown.InstanceBreakdown b = instances.get(i);
-            sb.append(i == 0 ? "" : ",").append(Json.encode(names.get(b.workerId())))
-                    .append(":{\"longest_matched\":").append(b.longestMatched())
-                    .append(cpp ? ",\"gpu\":" : ",\"GPU\":").append(b.gpu())
+            sb.append(i == 0 ? "" : ",")
+                    .append(Json.encode(names.get(b.workerId())))
+                    .append(":{\"longest_matched\":")
+                    .append(b.longestMatched())
+                    .append(cpp ? ",\"gpu\":" : ",\"GPU\":")
+                    .append(b.gpu())
                     .append(cpp ? ",\"dp\":{" : ",\"DP\":{");
             for (int r = 0; r < b.dpRanks().length; r++) {
-                sb.append(r == 0 ? "" : ",").append('"').append(b.dpRanks()[r]).append("\":").append(b.dpTokens()[r]);
+                sb.append(r == 0 ? "" : ",")
+                        .append('"')
+                        .append(b.dpRanks()[r])
+                        .append("\":")
+                        .append(b.dpTokens()[r]);
             }
-            sb.append(cpp ? "},\"cpu\":" : "},\"CPU\":").append(b.cpu())
-                    .append(cpp ? ",\"disk\":" : ",\"DISK\":").append(b.disk());
+            sb.append(cpp ? "},\"cpu\":" : "},\"CPU\":")
+                    .append(b.cpu())
+                    .append(cpp ? ",\"disk\":" : ",\"DISK\":")
+                    .append(b.disk());
             if (cpp) {
                 rankMatches(sb, b.workerId(), owners, blockSize);
             }
@@ -93,9 +100,16 @@ final class MooncakeJsonAnswers {
         sb.append(",\"rank_matches\":{");
         for (int i = 0; i < mine.size(); i++) {
             OwnerMatch m = mine.get(i);
-            sb.append(i == 0 ? "" : ",").append('"').append(m.dpRank()).append("\":{\"gpu\":")
-                    .append((long) m.gpuBlocks() * blockSize).append(",\"cpu\":").append((long) m.cpuBlocks() * blockSize)
-                    .append(",\"disk\":").append((long) m.diskBlocks() * blockSize).append('}');
+            sb.append(i == 0 ? "" : ",")
+                    .append('"')
+                    .append(m.dpRank())
+                    .append("\":{\"gpu\":")
+                    .append((long) m.gpuBlocks() * blockSize)
+                    .append(",\"cpu\":")
+                    .append((long) m.cpuBlocks() * blockSize)
+                    .append(",\"disk\":")
+                    .append((long) m.diskBlocks() * blockSize)
+                    .append('}');
         }
         sb.append('}');
     }
@@ -107,16 +121,27 @@ final class MooncakeJsonAnswers {
         for (Registry.WorkerView w : workers) {
             for (Listener l : w.listeners()) {
                 String type = l.publisher().type() != null ? l.publisher().type() : "vLLM";
-                sb.append(first ? "" : ",").append("{\"endpoint\":").append(Json.encode(l.endpoint()))
-                        .append(",\"replay_endpoint\":").append(Json.encode(l.replayEndpoint()))
-                        .append(",\"type\":").append(Json.encode(type))
-                        .append(",\"modelname\":").append(Json.encode(w.key().modelName()))
-                        .append(",\"lora_name\":").append(Json.encode(l.publisher().defaultLora()))
-                        .append(",\"tenant_id\":").append(Json.encode(w.key().routingGroup()))
-                        .append(",\"instance_id\":").append(Json.encode(InstanceIds.display(w.workerId(), w.name())))
-                        .append(",\"block_size\":").append(w.blockSize())
-                        .append(",\"dp_rank\":").append(l.dpRank())
-                        .append(",\"additionalsalt\":").append(Json.encode(l.publisher().additionalSalt()))
+                sb.append(first ? "" : ",")
+                        .append("{\"endpoint\":")
+                        .append(Json.encode(l.endpoint()))
+                        .append(",\"replay_endpoint\":")
+                        .append(Json.encode(l.replayEndpoint()))
+                        .append(",\"type\":")
+                        .append(Json.encode(type))
+                        .append(",\"modelname\":")
+                        .append(Json.encode(w.key().modelName()))
+                        .append(",\"lora_name\":")
+                        .append(Json.encode(l.publisher().defaultLora()))
+                        .append(",\"tenant_id\":")
+                        .append(Json.encode(w.key().routingGroup()))
+                        .append(",\"instance_id\":")
+                        .append(Json.encode(InstanceIds.display(w.workerId(), w.name())))
+                        .append(",\"block_size\":")
+                        .append(w.blockSize())
+                        .append(",\"dp_rank\":")
+                        .append(l.dpRank())
+                        .append(",\"additionalsalt\":")
+                        .append(Json.encode(l.publisher().additionalSalt()))
                         .append('}');
                 first = false;
             }

@@ -32,8 +32,10 @@ final class MooncakeJsonError extends HttpError {
 
     @Override
     public String body() {
-        StringBuilder sb = new StringBuilder("{\"error\":").append(Json.encode(code))
-                .append(",\"reason\":").append(Json.encode(getMessage()));
+        StringBuilder sb = new StringBuilder("{\"error\":")
+                .append(Json.encode(code))
+                .append(",\"reason\":")
+                .append(Json.encode(getMessage()));
         if (field != null) {
             sb.append(",\"field\":").append(Json.encode(field));
         }

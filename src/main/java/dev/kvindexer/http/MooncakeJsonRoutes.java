@@ -73,8 +73,12 @@ final class MooncakeJsonRoutes {
         String typeText = body.optionalString("type");
         String type = Publisher.canonicalType(typeText);
         if (type == null) {
-            throw invalid(code, typeText == null ? "missing field `type`"
-                    : "unknown type `" + typeText + "`: expected vLLM, SGLang or Mooncake", "type");
+            throw invalid(
+                    code,
+                    typeText == null
+                            ? "missing field `type`"
+                            : "unknown type `" + typeText + "`: expected vLLM, SGLang or Mooncake",
+                    "type");
         }
         String model = model(body, code);
         String instance = instanceId(body, code);
@@ -100,13 +104,17 @@ final class MooncakeJsonRoutes {
             throw invalid(code, "invalid ZMQ endpoint `" + endpoint + "`: " + reason, "endpoint");
         }
         if (replay != null && (reason = ZmqEndpoint.invalidReason(replay)) != null) {
-            throw invalid(code, "invalid replay endpoint `" + replay + "`: invalid ZMQ endpoint `" + replay + "`: " + reason, "replay_endpoint");
+            throw invalid(
+                    code,
+                    "invalid replay endpoint `" + replay + "`: invalid ZMQ endpoint `" + replay + "`: " + reason,
+                    "replay_endpoint");
         }
         long id = InstanceIds.of(instance);
         String name = InstanceIds.isCanonicalDecimal(instance) ? null : instance;
-        Publisher publisher = new Publisher(name, type, emptyToNull(body.optionalString("lora_name")), emptyToNull(salt));
-        RegisterRequest request = new RegisterRequest(id, dpRank, endpoint, replay,
-                new PartitionKey(model, tenant(body)), blockSize, publisher);
+        Publisher publisher =
+                new Publisher(name, type, emptyToNull(body.optionalString("lora_name")), emptyToNull(salt));
+        RegisterRequest request = new RegisterRequest(
+                id, dpRank, endpoint, replay, new PartitionKey(model, tenant(body)), blockSize, publisher);
         String ok = "{\"status\":\"registered successfully\",\"instance_id\":" + Json.encode(instance) + "}";
         Listener existing = node.registry().listener(id, dpRank);
         if (existing != null && request.sameAs(existing)) {
@@ -174,12 +182,17 @@ final class MooncakeJsonRoutes {
         String lora = body.optionalString("lora_name");
         Long loraId = body.optionalI64("lora_id");
         if (loraId != null && lora != null) {
-            throw invalid(code, "lora_id is deprecated and cannot be used together with lora_name; send lora_name only",
+            throw invalid(
+                    code,
+                    "lora_id is deprecated and cannot be used together with lora_name; send lora_name only",
                     "lora_id");
         }
         if (loraId != null && loraId != -1) {
-            throw invalid(code, "lora_id is not supported: an adapter id cannot be mapped to the name its blocks are "
-                    + "hashed with; use lora_name", "lora_id");
+            throw invalid(
+                    code,
+                    "lora_id is not supported: an adapter id cannot be mapped to the name its blocks are "
+                            + "hashed with; use lora_name",
+                    "lora_id");
         }
         String salt = body.optionalString("cache_salt");
         PartitionRef partition = partition(body);
@@ -200,7 +213,12 @@ final class MooncakeJsonRoutes {
         }
         long[] hashes = body.u64OrStringArray(field);
         PartitionRef partition = partition(body);
-        answer(ctx, shape, body, partition, p -> p.queryBySequenceHashes(hashes),
+        answer(
+                ctx,
+                shape,
+                body,
+                partition,
+                p -> p.queryBySequenceHashes(hashes),
                 (long) hashes.length * partition.blockSize());
     }
 
@@ -211,22 +229,34 @@ final class MooncakeJsonRoutes {
         PartitionRef partition = node.registry().partition(key).orElseThrow(() -> notFound(key));
         Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
         if (blockSize != null && blockSize != partition.blockSize()) {
-            throw invalid(MooncakeJsonError.INVALID_REQUEST, "block_size " + blockSize + " does not match the block size "
-                    + partition.blockSize() + " of model=" + model + " tenant_id=" + key.routingGroup(), "block_size");
+            throw invalid(
+                    MooncakeJsonError.INVALID_REQUEST,
+                    "block_size " + blockSize + " does not match the block size " + partition.blockSize() + " of model="
+                            + model + " tenant_id=" + key.routingGroup(),
+                    "block_size");
         }
         return partition;
     }
 
-    private void answer(RoutingContext ctx, Flavor shape, JsonRequest body, PartitionRef partition,
-                        Function<PartitionRef, Future<QueryResult>> query, long queryTokens) {
+    private void answer(
+            RoutingContext ctx,
+            Flavor shape,
+            JsonRequest body,
+            PartitionRef partition,
+            Function<PartitionRef, Future<QueryResult>> query,
+            long queryTokens) {
         PartitionKey key = partition.key();
         String only = body.optionalId("instance_id");
         Long onlyId = only == null ? null : InstanceIds.of(only);
         PartitionQuery.answered(query.apply(partition), notFound(key))
                 .map(r -> {
                     List<Registry.Member> members = node.registry().members(key);
-                    PartitionQuery.observe(node.queryQuality(), key, queryTokens,
-                            PartitionQuery.withSharedReach(r, () -> members), r.blockSize());
+                    PartitionQuery.observe(
+                            node.queryQuality(),
+                            key,
+                            queryTokens,
+                            PartitionQuery.withSharedReach(r, () -> members),
+                            r.blockSize());
                     PartitionQuery.flagMissing(ctx, r.missingInstances());
                     return MooncakeJsonAnswers.render(shape, key.routingGroup(), members, onlyId, r);
                 })
@@ -240,8 +270,11 @@ final class MooncakeJsonRoutes {
     }
 
     private static MooncakeJsonError notFound(PartitionKey key) {
-        return new MooncakeJsonError(404, MooncakeJsonError.NOT_FOUND, "no indexer for model=" + key.modelName()
-                + " tenant_id=" + key.routingGroup(), "model");
+        return new MooncakeJsonError(
+                404,
+                MooncakeJsonError.NOT_FOUND,
+                "no indexer for model=" + key.modelName() + " tenant_id=" + key.routingGroup(),
+                "model");
     }
 
     void services(RoutingContext ctx) {

@@ -29,9 +29,17 @@ import java.util.function.Supplier;
  * @param testEndpoints  whether the test-only routes are served
  * @param tenantFallback the Dynamo API takes tenant_id as the group when routing_group is absent, and echoes it
  */
-public record NodeServices(Registrar registrar, LocalRegistrar registrations, Registry registry,
-                           PeerDirectory peers, CppConductorSubscriptions conductor, Readiness readiness,
-                           Supplier<Future<String>> metricsPage, HttpRequestMetrics requestMetrics,
-                           QueryQuality queryQuality, Supplier<Future<String>> overview,
-                           AccessLog accessLog, boolean testEndpoints, boolean tenantFallback) {
-}
+public record NodeServices(
+        Registrar registrar,
+        LocalRegistrar registrations,
+        Registry registry,
+        PeerDirectory peers,
+        CppConductorSubscriptions conductor,
+        Readiness readiness,
+        Supplier<Future<String>> metricsPage,
+        HttpRequestMetrics requestMetrics,
+        QueryQuality queryQuality,
+        Supplier<Future<String>> overview,
+        AccessLog accessLog,
+        boolean testEndpoints,
+        boolean tenantFallback) {}

@@ -1,17 +1,17 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.TieredMatch;
+import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.partition.PartitionGoneException;
 import dev.kvindexer.partition.QueryResult;
-import io.vertx.ext.web.RoutingContext;
+import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.HttpError;
 import io.vertx.core.Future;
-import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.index.TieredMatch;
-import dev.kvindexer.metrics.QueryQuality;
-import dev.kvindexer.partition.TieredQueryResult;
+import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -21,16 +21,15 @@ import java.util.function.Supplier;
 
 /** What either flavor's query routes make of a partition's match: its failures as HTTP errors, shared reach. */
 final class PartitionQuery {
-    private PartitionQuery() {
-    }
+    private PartitionQuery() {}
 
     /**
      * Fails with {@code gone} when the partition was removed between the registry lookup and the request, and with
      * a 500 for any other failure of the partition.
      */
     static <T> Future<T> answered(Future<T> asked, HttpError gone) {
-        return asked.recover(t -> Future.failedFuture(t instanceof PartitionGoneException ? gone
-                : new HttpError(500, "indexer failure: " + t.getMessage())));
+        return asked.recover(t -> Future.failedFuture(
+                t instanceof PartitionGoneException ? gone : new HttpError(500, "indexer failure: " + t.getMessage())));
     }
 
     /** A registered rank that holds nothing of the prompt itself: the shared stores' reach, gpu 0. */
@@ -65,8 +64,8 @@ final class PartitionQuery {
      * Records a query of {@code queryTokens} tokens in the partition's routing-quality metrics: {@code matches} as
      * answered (cumulative over tiers, shared reach included). Sorts a copy of the matched ids instead of boxing them.
      */
-    static void observe(QueryQuality quality, PartitionKey key, long queryTokens, List<OwnerMatch> matches,
-                        int blockSize) {
+    static void observe(
+            QueryQuality quality, PartitionKey key, long queryTokens, List<OwnerMatch> matches, int blockSize) {
         int best = 0;
         long[] workers = new long[matches.size()];
         int n = 0;
@@ -105,7 +104,8 @@ final class PartitionQuery {
         while (true) {
             int head = -1;
             for (int c = 0; c < columns.length; c++) {
-                if (at[c] < columns[c].size() && (head < 0 || compare(columns[c], at[c], columns[head], at[head]) < 0)) {
+                if (at[c] < columns[c].size()
+                        && (head < 0 || compare(columns[c], at[c], columns[head], at[head]) < 0)) {
                     head = c;
                 }
             }
@@ -116,7 +116,8 @@ final class PartitionQuery {
             int rank = columns[head].ranks()[at[head]];
             int reach = 0;
             for (int c = 0; c < columns.length; c++) {
-                if (at[c] < columns[c].size() && columns[c].workers()[at[c]] == worker
+                if (at[c] < columns[c].size()
+                        && columns[c].workers()[at[c]] == worker
                         && columns[c].ranks()[at[c]] == rank) {
                     reach += columns[c].blocks()[at[c]++];
                 }

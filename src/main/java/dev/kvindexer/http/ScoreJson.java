@@ -10,8 +10,7 @@ import java.util.List;
  * Ids are printed unsigned, which is why this is written by hand.
  */
 final class ScoreJson {
-    private ScoreJson() {
-    }
+    private ScoreJson() {}
 
     static String render(List<OwnerMatch> matches, int blockSize) {
         TierBreakdown breakdown = TierBreakdown.of(matches, blockSize);
@@ -22,7 +21,10 @@ final class ScoreJson {
             if (open && s.workerId() == worker) {
                 sb.append(',');
             } else {
-                sb.append(open ? "}," : "").append('"').append(Long.toUnsignedString(s.workerId())).append("\":{");
+                sb.append(open ? "}," : "")
+                        .append('"')
+                        .append(Long.toUnsignedString(s.workerId()))
+                        .append("\":{");
                 worker = s.workerId();
                 open = true;
             }
@@ -32,13 +34,26 @@ final class ScoreJson {
         List<TierBreakdown.InstanceBreakdown> instances = breakdown.instances();
         for (int i = 0; i < instances.size(); i++) {
             TierBreakdown.InstanceBreakdown b = instances.get(i);
-            sb.append(i == 0 ? "" : ",").append('"').append(Long.toUnsignedString(b.workerId()))
-                    .append("\":{\"longest_matched\":").append(b.longestMatched())
-                    .append(",\"gpu\":").append(b.gpu()).append(",\"dp\":{");
+            sb.append(i == 0 ? "" : ",")
+                    .append('"')
+                    .append(Long.toUnsignedString(b.workerId()))
+                    .append("\":{\"longest_matched\":")
+                    .append(b.longestMatched())
+                    .append(",\"gpu\":")
+                    .append(b.gpu())
+                    .append(",\"dp\":{");
             for (int r = 0; r < b.dpRanks().length; r++) {
-                sb.append(r == 0 ? "" : ",").append('"').append(b.dpRanks()[r]).append("\":").append(b.dpTokens()[r]);
+                sb.append(r == 0 ? "" : ",")
+                        .append('"')
+                        .append(b.dpRanks()[r])
+                        .append("\":")
+                        .append(b.dpTokens()[r]);
             }
-            sb.append("},\"cpu\":").append(b.cpu()).append(",\"disk\":").append(b.disk()).append('}');
+            sb.append("},\"cpu\":")
+                    .append(b.cpu())
+                    .append(",\"disk\":")
+                    .append(b.disk())
+                    .append('}');
         }
         return sb.append("}}").toString();
     }

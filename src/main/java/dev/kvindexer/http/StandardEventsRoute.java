@@ -60,7 +60,8 @@ final class StandardEventsRoute {
         byPartition.forEach((partition, batch) -> results.add(partition.applyStandard(batch)));
         Future.all(results).onComplete(ar -> {
             if (ar.failed()) {
-                Responses.error(ctx, new HttpError(500, "indexer failure: " + ar.cause().getMessage()));
+                Responses.error(
+                        ctx, new HttpError(500, "indexer failure: " + ar.cause().getMessage()));
                 return;
             }
             int applied = 0;
@@ -71,8 +72,10 @@ final class StandardEventsRoute {
                 stale += f.result().stale();
                 gaps += f.result().gaps();
             }
-            Responses.json(ctx, 200, "{\"status\":\"ok\",\"applied\":" + applied + ",\"stale\":" + stale
-                    + ",\"gaps\":" + gaps + "}");
+            Responses.json(
+                    ctx,
+                    200,
+                    "{\"status\":\"ok\",\"applied\":" + applied + ",\"stale\":" + stale + ",\"gaps\":" + gaps + "}");
         });
     }
 
@@ -82,24 +85,30 @@ final class StandardEventsRoute {
         String model = e.requiredString("model_name");
         String tenant = e.optionalString("tenant_id");
         PartitionKey key = new PartitionKey(model, tenant == null ? PartitionKey.DEFAULT : tenant);
-        PartitionRef partition = node.registry().partition(key).orElseThrow(() -> new HttpError(404,
-                "no indexer for model=" + key.modelName() + " tenant_id=" + key.routingGroup()));
+        PartitionRef partition = node.registry()
+                .partition(key)
+                .orElseThrow(() -> new HttpError(
+                        404, "no indexer for model=" + key.modelName() + " tenant_id=" + key.routingGroup()));
         String backend = e.optionalId("backend_id");
         if (backend == null) {
             throw new HttpError(422, "missing field `backend_id`");
         }
         long workerId = InstanceIds.of(backend);
         if (!key.equals(node.registry().partitionOf(workerId))) {
-            throw new HttpError(404, "backend_id `" + backend + "` is not a registered instance of model="
-                    + key.modelName() + " tenant_id=" + key.routingGroup());
+            throw new HttpError(
+                    404,
+                    "backend_id `" + backend + "` is not a registered instance of model=" + key.modelName()
+                            + " tenant_id=" + key.routingGroup());
         }
         int dpRank = e.optionalU32("dp_rank", 0);
         if (dpRank < 0 || dpRank > EventBatch.MAX_RANK) {
-            throw new HttpError(422, "`dp_rank`: " + Integer.toUnsignedString(dpRank) + " is over " + EventBatch.MAX_RANK);
+            throw new HttpError(
+                    422, "`dp_rank`: " + Integer.toUnsignedString(dpRank) + " is over " + EventBatch.MAX_RANK);
         }
         int blockSize = e.optionalU32("block_size", partition.blockSize());
         if (blockSize != partition.blockSize()) {
-            throw new HttpError(422, "block_size " + blockSize + " differs from the partition's " + partition.blockSize());
+            throw new HttpError(
+                    422, "block_size " + blockSize + " differs from the partition's " + partition.blockSize());
         }
         String medium = e.optionalString("medium");
         StorageTier tier = StorageTier.fromMedium(medium);
@@ -109,11 +118,22 @@ final class StandardEventsRoute {
             case "stored" -> stored(e, tier, blockSize, lora);
             case "removed" -> new KvEvent.Removed(tier, e.u64OrStringArray("seq_hashes"));
             case "cleared" -> KvEvent.Cleared.INSTANCE;
-            default -> throw new HttpError(422, "`event_type`: unknown value `" + type + "`, expected stored, removed or cleared");
+            default ->
+                throw new HttpError(
+                        422, "`event_type`: unknown value `" + type + "`, expected stored, removed or cleared");
         };
-        String stream = String.join("\u0000", model, Integer.toString(blockSize), String.valueOf(salt),
-                String.valueOf(lora), key.routingGroup(), backend, String.valueOf(medium), Integer.toString(dpRank));
-        out.computeIfAbsent(partition, p -> new ArrayList<>()).add(new StandardEvent(stream, eventId, workerId, dpRank, event));
+        String stream = String.join(
+                "\u0000",
+                model,
+                Integer.toString(blockSize),
+                String.valueOf(salt),
+                String.valueOf(lora),
+                key.routingGroup(),
+                backend,
+                String.valueOf(medium),
+                Integer.toString(dpRank));
+        out.computeIfAbsent(partition, p -> new ArrayList<>())
+                .add(new StandardEvent(stream, eventId, workerId, dpRank, event));
     }
 
     private static KvEvent stored(JsonRequest e, StorageTier tier, int blockSize, String lora) {
@@ -138,8 +158,10 @@ final class StandardEventsRoute {
         // In longs: a block size near 2^31 times a few blocks overflows an int.
         long needed = (long) blocks.length * blockSize;
         if (tokens.length < needed) {
-            throw new HttpError(422, "`token_ids` holds " + tokens.length + " tokens, " + blocks.length + " blocks of "
-                    + blockSize + " need " + needed);
+            throw new HttpError(
+                    422,
+                    "`token_ids` holds " + tokens.length + " tokens, " + blocks.length + " blocks of " + blockSize
+                            + " need " + needed);
         }
         long seed = BlockHasher.seedFor(lora == null || lora.isEmpty() ? null : lora, null);
         long[] locals = BlockHasher.localHashes(tokens, (int) needed, blockSize, seed);

@@ -12,8 +12,7 @@ import java.util.List;
  * a string id also shows {@code instance_name} (SPEC §8.1).
  */
 final class WorkersJson {
-    private WorkersJson() {
-    }
+    private WorkersJson() {}
 
     /** {@code echoTenant}: also show the group as {@code tenant_id}, for clients of the older group rule. */
     static String render(List<Registry.WorkerView> workers, boolean echoTenant) {
@@ -29,9 +28,21 @@ final class WorkersJson {
                 String error = l.lastError();
                 states.add(state);
                 String sep = i == 0 ? "" : ",";
-                endpoints.append(sep).append('"').append(l.dpRank()).append("\":").append(Json.encode(l.endpoint()));
-                listeners.append(sep).append('"').append(l.dpRank()).append("\":{\"endpoint\":")
-                        .append(Json.encode(l.endpoint())).append(",\"status\":\"").append(state.jsonName()).append('"');
+                endpoints
+                        .append(sep)
+                        .append('"')
+                        .append(l.dpRank())
+                        .append("\":")
+                        .append(Json.encode(l.endpoint()));
+                listeners
+                        .append(sep)
+                        .append('"')
+                        .append(l.dpRank())
+                        .append("\":{\"endpoint\":")
+                        .append(Json.encode(l.endpoint()))
+                        .append(",\"status\":\"")
+                        .append(state.jsonName())
+                        .append('"');
                 if (error != null) {
                     listeners.append(",\"last_error\":").append(Json.encode(error));
                 }
@@ -39,15 +50,24 @@ final class WorkersJson {
             }
             String group = Json.encode(v.key().routingGroup());
             sb.append(w == 0 ? "" : ",")
-                    .append("{\"instance_id\":").append(Long.toUnsignedString(v.workerId()))
+                    .append("{\"instance_id\":")
+                    .append(Long.toUnsignedString(v.workerId()))
                     .append(v.name() == null ? "" : ",\"instance_name\":" + Json.encode(v.name()))
-                    .append(",\"source\":\"zmq\",\"status\":\"").append(ListenerState.aggregate(states).jsonName())
-                    .append("\",\"model_name\":").append(Json.encode(v.key().modelName()))
-                    .append(",\"routing_group\":").append(group)
+                    .append(",\"source\":\"zmq\",\"status\":\"")
+                    .append(ListenerState.aggregate(states).jsonName())
+                    .append("\",\"model_name\":")
+                    .append(Json.encode(v.key().modelName()))
+                    .append(",\"routing_group\":")
+                    .append(group)
                     .append(echoTenant ? ",\"tenant_id\":" + group : "")
-                    .append(",\"block_size\":").append(v.blockSize())
-                    .append(",\"endpoints\":").append(endpoints).append('}')
-                    .append(",\"listeners\":").append(listeners).append("}}");
+                    .append(",\"block_size\":")
+                    .append(v.blockSize())
+                    .append(",\"endpoints\":")
+                    .append(endpoints)
+                    .append('}')
+                    .append(",\"listeners\":")
+                    .append(listeners)
+                    .append("}}");
         }
         return sb.append(']').toString();
     }

@@ -5,22 +5,26 @@ import dev.kvindexer.event.StorageTier;
 /** Receives a partition's content as single-block stored events, parents before children. */
 @FunctionalInterface
 public interface BlockVisitor {
-    void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                long blockHash, long tokensHash);
+    void stored(
+            long workerId,
+            int dpRank,
+            StorageTier tier,
+            boolean hasParent,
+            long parentHash,
+            long blockHash,
+            long tokensHash);
 
     /**
      * The owner holds the block of the event just reported {@code copies} (at least 2) times: it was stored that
      * often and needs as many removes (SPEC §4.14). Exact recovery restores the count; a Dynamo dump has no place
      * for it.
      */
-    default void copies(int copies) {
-    }
+    default void copies(int copies) {}
 
     /**
      * A block stored without tokens (SPEC §5.5), known by its sequence hash alone, which is also its engine hash;
      * {@code parentHash} is its parent's sequence hash. Reported after every block placed by tokens.
      */
-    default void storedBySequence(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                                  long sequenceHash) {
-    }
+    default void storedBySequence(
+            long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long sequenceHash) {}
 }

@@ -16,6 +16,7 @@ final class Branches {
     private static final int NONE = -1;
     /** Column entry of a parent whose branches are in {@link #many}. */
     private static final int MANY = -2;
+
     private static final int SHIFT = 12;
     private static final int SLAB = 1 << SHIFT;
     private static final int MASK = SLAB - 1;
@@ -110,8 +111,12 @@ final class Branches {
     }
 
     long bytes() {
-        return (long) firstSlabs * (4L * SLAB + 16) + 16 + 8L * first.length + HeapSizes.openHashMap(many.size(), 8)
-                + many.size() * HeapSizes.MAP_OVERHEAD + HeapSizes.openHashMap(manyEntries, 12);
+        return (long) firstSlabs * (4L * SLAB + 16)
+                + 16
+                + 8L * first.length
+                + HeapSizes.openHashMap(many.size(), 8)
+                + many.size() * HeapSizes.MAP_OVERHEAD
+                + HeapSizes.openHashMap(manyEntries, 12);
     }
 
     private int entry(int parent) {

@@ -113,7 +113,10 @@ final class DeviceNodes {
 
     /** Heap held for live nodes: the records less those of free ids, which new nodes take first. */
     long bytes() {
-        return records.bytes() - (long) NodeRecords.BYTES * free.size() + holders.bytes() + branches.bytes()
+        return records.bytes()
+                - (long) NodeRecords.BYTES * free.size()
+                + holders.bytes()
+                + branches.bytes()
                 + free.bytes();
     }
 

@@ -26,12 +26,15 @@ final class DeviceTree {
     private final NodesByEngineHash byHash;
     /** (node, owner) → the owner's engine hash for a node, where it differs from the node's own. */
     private final Long2LongOpenHashMap altHashes = new Long2LongOpenHashMap();
+
     private final LongOpenHashSet repeatScratch = new LongOpenHashSet();
     /** How many passes of the eviction hand a node still survives: two bits, {@link #ageHigh} and {@link #ageLow}. */
     private final IdBits ageHigh = new IdBits();
+
     private final IdBits ageLow = new IdBits();
     /** Nodes a holder has stored more than once since the node was created: a remove elsewhere skips the counts. */
     private final IdBits copied = new IdBits();
+
     private int hand = 1;
     private long nodeCount; // nodes with at least one holder, attached or detached
     private long evicted;
@@ -47,10 +50,17 @@ final class DeviceTree {
         this.holders = nodes.holders;
         this.byHash = new NodesByEngineHash(nodes.records);
     }
-    private long entries;   // (owner, node) holder pairs
 
-    StoreOutcome store(OwnerTable owners, long workerId, int dpRank, boolean hasParent, long parentHash,
-                       long[] blockHashes, long[] localHashes) {
+    private long entries; // (owner, node) holder pairs
+
+    StoreOutcome store(
+            OwnerTable owners,
+            long workerId,
+            int dpRank,
+            boolean hasParent,
+            long parentHash,
+            long[] blockHashes,
+            long[] localHashes) {
         int parent = DeviceNodes.ROOT;
         Owner o;
         if (hasParent) {
@@ -311,8 +321,12 @@ final class DeviceTree {
 
     /** Heap held by the tree's live nodes and its tables (the owners' own maps are the owner table's). */
     long bytes() {
-        return nodes.bytes() + byHash.bytes() + HeapSizes.openHashMap(altHashes.size(), 16) + ageHigh.bytes()
-                + ageLow.bytes() + copied.bytes();
+        return nodes.bytes()
+                + byHash.bytes()
+                + HeapSizes.openHashMap(altHashes.size(), 16)
+                + ageHigh.bytes()
+                + ageLow.bytes()
+                + copied.bytes();
     }
 
     /** Marks the deepest block a query reached: spared three passes of the eviction hand. */
@@ -351,7 +365,9 @@ final class DeviceTree {
                 int parent = nodes.parent(node);
                 evict(owners, node);
                 chain++;
-                if (parent <= DeviceNodes.ROOT || !nodes.isLive(parent) || nodes.childCount(parent) > 0
+                if (parent <= DeviceNodes.ROOT
+                        || !nodes.isLive(parent)
+                        || nodes.childCount(parent) > 0
                         || age(parent) > 0) {
                     evicted += chain;
                     return chain;

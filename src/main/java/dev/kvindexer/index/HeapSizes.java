@@ -9,8 +9,7 @@ final class HeapSizes {
     /** A map object with its key and value array headers. */
     static final long MAP_OVERHEAD = 96;
 
-    private HeapSizes() {
-    }
+    private HeapSizes() {}
 
     /** A fastutil open hash map of {@code size} entries whose key and value take {@code slotBytes} together. */
     static long openHashMap(long size, int slotBytes) {

@@ -17,6 +17,7 @@ final class LowerTierIndex {
     private long conflicts;
     /** Edges oldest first, for eviction; edges dropped since are skipped, and compacted away when they pile up. */
     private final ArrayDeque<LowerEdge> byAge = new ArrayDeque<>();
+
     private long evicted;
 
     private final OwnerTable owners;
@@ -199,7 +200,9 @@ final class LowerTierIndex {
 
     /** Heap held by the tier's edges, their two maps and the age queue (object sizes as HotSpot lays them out). */
     long bytes() {
-        return 56L * edgeCount + HeapSizes.openHashMap(rootEdges.size(), 12) + HeapSizes.openHashMap(byParent.size(), 12)
+        return 56L * edgeCount
+                + HeapSizes.openHashMap(rootEdges.size(), 12)
+                + HeapSizes.openHashMap(byParent.size(), 12)
                 + 8L * byAge.size();
     }
 
@@ -220,7 +223,8 @@ final class LowerTierIndex {
             path.clear();
             path.add(oldest);
             // Bounded, so that hashes chained into a cycle cannot hold the walk: its last edge goes regardless.
-            for (LowerEdge c; path.size() <= edgeCount && (c = byParent.get(path.get(path.size() - 1).childHash)) != null; ) {
+            for (LowerEdge c;
+                    path.size() <= edgeCount && (c = byParent.get(path.get(path.size() - 1).childHash)) != null; ) {
                 path.add(c);
             }
             for (int i = path.size() - 1; i >= 0 && n < max; i--) {

@@ -7,15 +7,18 @@ final class LowerTiers {
     static final int COUNT = 3;
     private static final StorageTier[] ORDER = {StorageTier.HOST_PINNED, StorageTier.DISK, StorageTier.EXTERNAL};
 
-    private LowerTiers() {
-    }
+    private LowerTiers() {}
 
     static int slot(StorageTier tier) {
         switch (tier) {
-            case HOST_PINNED: return 0;
-            case DISK: return 1;
-            case EXTERNAL: return 2;
-            default: throw new IllegalArgumentException("not a lower tier: " + tier);
+            case HOST_PINNED:
+                return 0;
+            case DISK:
+                return 1;
+            case EXTERNAL:
+                return 2;
+            default:
+                throw new IllegalArgumentException("not a lower tier: " + tier);
         }
     }
 

@@ -184,8 +184,8 @@ final class Matcher {
                     hits[k++] = tierExt[id];
                 }
             }
-            tiers.add(new TieredMatch.Tier(LowerTiers.tier(slot), columns(Arrays.copyOf(tierIds, k),
-                    Arrays.copyOf(hits, k))));
+            tiers.add(new TieredMatch.Tier(
+                    LowerTiers.tier(slot), columns(Arrays.copyOf(tierIds, k), Arrays.copyOf(hits, k))));
         });
         reset();
         return new TieredMatch(device, tiers);

@@ -18,6 +18,7 @@ final class NodeHolders {
     private final LongColumn pool = new LongColumn();
     /** Words 1.. of pooled sets that hold an owner id of 64 or more, by pool entry. */
     private final Int2ObjectOpenHashMap<long[]> highWords = new Int2ObjectOpenHashMap<>();
+
     private final IntArrayList freeEntries = new IntArrayList();
     private int poolEntries;
 
@@ -141,8 +142,11 @@ final class NodeHolders {
 
     /** Heap held by the holder sets beyond the tags, in bytes. */
     long bytes() {
-        return pool.bytes() - 8L * freeEntries.size() + HeapSizes.openHashMap(highWords.size(), 8)
-                + 32L * highWords.size() + 4L * freeEntries.elements().length;
+        return pool.bytes()
+                - 8L * freeEntries.size()
+                + HeapSizes.openHashMap(highWords.size(), 8)
+                + 32L * highWords.size()
+                + 4L * freeEntries.elements().length;
     }
 
     /** Up to {@code limit} ids of a pooled set, ascending. */

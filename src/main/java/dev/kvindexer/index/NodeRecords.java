@@ -15,6 +15,7 @@ final class NodeRecords {
     private static final int STRIDE = 3;
     /** Bytes of one node's record. */
     static final int BYTES = 8 * STRIDE;
+
     private static final long TAG_BITS = 0xFFFFFFFFL;
 
     private final long emptyLinks;

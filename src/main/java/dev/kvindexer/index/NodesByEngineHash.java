@@ -25,9 +25,11 @@ final class NodesByEngineHash {
     private int mask = MIN_CAPACITY - 1;
     /** 64 minus log2 of the capacity: the home slot is the top bits of the mixed hash. */
     private int homeShift = 64 - Integer.numberOfTrailingZeros(MIN_CAPACITY);
+
     private int size;
     /** Slot = fingerprint, distance, then node id + 1 in the low {@code idBits} (0 marks an empty slot). */
     private int idBits;
+
     private int idMask;
     private int fingerprintMask;
     /**
@@ -35,9 +37,11 @@ final class NodesByEngineHash {
      * starts there instead of probing again: the slot of the node found, or the empty slot that ended a miss.
      */
     private int lastSlot;
+
     private long missedHash;
     /** Changes of the table; an insert trusts the last miss only if none happened since. */
     private int changes;
+
     private int missedAt = -1;
 
     NodesByEngineHash(NodeRecords nodes) {

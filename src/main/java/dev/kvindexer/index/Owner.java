@@ -11,6 +11,7 @@ final class Owner {
     boolean store;
     /** Device hashes the tree's shared engine-hash table does not lead to for this owner, and its device counts. */
     final DeviceBlocks device = new DeviceBlocks();
+
     @SuppressWarnings("unchecked")
     private final LowerTierBlocks<LowerEdge>[] lower = new LowerTierBlocks[LowerTiers.COUNT];
 

@@ -57,8 +57,14 @@ public final class PartitionIndex {
         return blockSize;
     }
 
-    public StoreOutcome store(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                              long[] blockHashes, long[] tokensHashes) {
+    public StoreOutcome store(
+            long workerId,
+            int dpRank,
+            StorageTier tier,
+            boolean hasParent,
+            long parentHash,
+            long[] blockHashes,
+            long[] tokensHashes) {
         if (blockHashes.length != tokensHashes.length) {
             throw new IllegalArgumentException("blockHashes and tokensHashes differ in length");
         }
@@ -78,8 +84,8 @@ public final class PartitionIndex {
      * {@code stored} event without {@code token_ids}, SPEC §5.5); {@code parentHash} is the sequence hash before the
      * first. Correct as long as the publisher chained with seed 1337 as SPEC §2.6 recommends.
      */
-    public StoreOutcome storeBySequence(long workerId, int dpRank, StorageTier tier, boolean hasParent,
-                                        long parentHash, long[] sequenceHashes) {
+    public StoreOutcome storeBySequence(
+            long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long[] sequenceHashes) {
         PartitionIndex seq = bySequence;
         if (seq == null) {
             bySequence = seq = new PartitionIndex(blockSize);
@@ -103,7 +109,8 @@ public final class PartitionIndex {
         for (long h : blockHashes) {
             one[0] = h;
             missing += copiesHere(workerId, dpRank, tier, h) > 0
-                    ? removeHere(workerId, dpRank, tier, one) : seq.removeHere(workerId, dpRank, tier, one);
+                    ? removeHere(workerId, dpRank, tier, one)
+                    : seq.removeHere(workerId, dpRank, tier, one);
         }
         return missing;
     }
@@ -187,7 +194,9 @@ public final class PartitionIndex {
         if (seq == null || seq.isEmpty()) {
             return here;
         }
-        return merge(here, seq.matcher.match(sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes)));
+        return merge(
+                here,
+                seq.matcher.match(sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes)));
     }
 
     /**
@@ -220,9 +229,15 @@ public final class PartitionIndex {
             byOwner.put(new WorkerRank(m.workerId(), m.dpRank()), m);
         }
         for (OwnerMatch m : b.toList()) {
-            byOwner.merge(new WorkerRank(m.workerId(), m.dpRank()), m, (x, y) -> new OwnerMatch(x.workerId(), x.dpRank(),
-                    Math.max(x.gpuBlocks(), y.gpuBlocks()), Math.max(x.cpuBlocks(), y.cpuBlocks()),
-                    Math.max(x.diskBlocks(), y.diskBlocks())));
+            byOwner.merge(
+                    new WorkerRank(m.workerId(), m.dpRank()),
+                    m,
+                    (x, y) -> new OwnerMatch(
+                            x.workerId(),
+                            x.dpRank(),
+                            Math.max(x.gpuBlocks(), y.gpuBlocks()),
+                            Math.max(x.cpuBlocks(), y.cpuBlocks()),
+                            Math.max(x.diskBlocks(), y.diskBlocks())));
         }
         return OwnerMatches.of(new ArrayList<>(byOwner.values()));
     }
@@ -262,8 +277,8 @@ public final class PartitionIndex {
         if (seq == null || !seq.owners.anyStore()) {
             return here;
         }
-        int[] there = seq.matcher.sharedReach(sequenceHashes != null ? sequenceHashes
-                : BlockHasher.sequenceHashes(localHashes));
+        int[] there = seq.matcher.sharedReach(
+                sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes));
         return new int[] {Math.max(here[0], there[0]), Math.max(here[1], there[1])};
     }
 
@@ -308,8 +323,14 @@ public final class PartitionIndex {
                     Owner o = owners.byId(id);
                     boolean hasParent = parentChain != AT_ROOT;
                     long hash = tree.hashOf(node, id);
-                    sink.stored(o.workerId, o.dpRank, StorageTier.DEVICE, hasParent,
-                            hasParent ? tree.hashOf(parent, id) : 0L, hash, local);
+                    sink.stored(
+                            o.workerId,
+                            o.dpRank,
+                            StorageTier.DEVICE,
+                            hasParent,
+                            hasParent ? tree.hashOf(parent, id) : 0L,
+                            hash,
+                            local);
                     reportCopies(sink, tree.copies(o, hash));
                 }
             }
@@ -333,8 +354,14 @@ public final class PartitionIndex {
         if (bySequence != null) {
             bySequence.dump(new BlockVisitor() {
                 @Override
-                public void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                                   long blockHash, long tokensHash) {
+                public void stored(
+                        long workerId,
+                        int dpRank,
+                        StorageTier tier,
+                        boolean hasParent,
+                        long parentHash,
+                        long blockHash,
+                        long tokensHash) {
                     sink.storedBySequence(workerId, dpRank, tier, hasParent, parentHash, blockHash);
                 }
 
@@ -369,8 +396,7 @@ public final class PartitionIndex {
      * the heap in use stays at the highest figure this reached.
      */
     public long memoryBytes() {
-        return tree.bytes() + owners.bytes() + lowerTierBytes()
-                + (bySequence == null ? 0 : bySequence.memoryBytes());
+        return tree.bytes() + owners.bytes() + lowerTierBytes() + (bySequence == null ? 0 : bySequence.memoryBytes());
     }
 
     /**
@@ -486,7 +512,8 @@ public final class PartitionIndex {
     /** Distinct engine hashes an owner holds in a tier (the size of its lookup map). */
     public int heldBlocks(long workerId, int dpRank, StorageTier tier) {
         Owner o = owners.find(workerId, dpRank);
-        return (o == null ? 0 : o.held(tier)) + (bySequence == null ? 0 : bySequence.heldBlocks(workerId, dpRank, tier));
+        return (o == null ? 0 : o.held(tier))
+                + (bySequence == null ? 0 : bySequence.heldBlocks(workerId, dpRank, tier));
     }
 
     /** (block, holder) pairs of a tier over all owners: what the {@code kvindexer_blocks} gauge shows. */

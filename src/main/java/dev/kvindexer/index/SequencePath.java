@@ -12,8 +12,7 @@ import java.util.Arrays;
  * looked at.
  */
 final class SequencePath {
-    private SequencePath() {
-    }
+    private SequencePath() {}
 
     static long[] localHashes(DeviceTree tree, LowerTierIndex[] lower, long[] seq) {
         int n = seq.length;

@@ -13,8 +13,8 @@ import java.util.List;
 public final class TierBreakdown {
 
     /** One instance's breakdown; {@code dpRanks[i]} has {@code dpTokens[i]} device tokens. */
-    public record InstanceBreakdown(long workerId, long longestMatched, long gpu, int[] dpRanks, long[] dpTokens,
-                                    long cpu, long disk) {
+    public record InstanceBreakdown(
+            long workerId, long longestMatched, long gpu, int[] dpRanks, long[] dpTokens, long cpu, long disk) {
         /** Device tokens of one rank, or -1 when the rank has no entry. */
         public long dp(int rank) {
             int i = Arrays.binarySearch(dpRanks, rank);
@@ -26,8 +26,13 @@ public final class TierBreakdown {
             if (!(other instanceof InstanceBreakdown b)) {
                 return false;
             }
-            return workerId == b.workerId && longestMatched == b.longestMatched && gpu == b.gpu && cpu == b.cpu
-                    && disk == b.disk && Arrays.equals(dpRanks, b.dpRanks) && Arrays.equals(dpTokens, b.dpTokens);
+            return workerId == b.workerId
+                    && longestMatched == b.longestMatched
+                    && gpu == b.gpu
+                    && cpu == b.cpu
+                    && disk == b.disk
+                    && Arrays.equals(dpRanks, b.dpRanks)
+                    && Arrays.equals(dpTokens, b.dpTokens);
         }
 
         @Override
@@ -47,8 +52,7 @@ public final class TierBreakdown {
     }
 
     /** Legacy device-tier score of one (worker, dp_rank), in tokens. */
-    public record Score(long workerId, int dpRank, long tokens) {
-    }
+    public record Score(long workerId, int dpRank, long tokens) {}
 
     private static final Comparator<OwnerMatch> ORDER = (a, b) -> {
         int c = Long.compareUnsigned(a.workerId(), b.workerId());
@@ -103,8 +107,14 @@ public final class TierBreakdown {
                 }
             }
             long longest = Math.max(gpu, Math.max(cpu, disk));
-            instances.add(new InstanceBreakdown(worker, longest, gpu, Arrays.copyOf(ranks, ranksUsed),
-                    Arrays.copyOf(tokens, ranksUsed), cpu, disk));
+            instances.add(new InstanceBreakdown(
+                    worker,
+                    longest,
+                    gpu,
+                    Arrays.copyOf(ranks, ranksUsed),
+                    Arrays.copyOf(tokens, ranksUsed),
+                    cpu,
+                    disk));
             i = j;
         }
         return new TierBreakdown(Collections.unmodifiableList(instances), Collections.unmodifiableList(scores));

@@ -18,6 +18,5 @@ public record TieredMatch(Owners device, List<Tier> lowerTiers) {
     }
 
     /** One lower-tier index's hits. */
-    public record Tier(StorageTier tier, Owners hits) {
-    }
+    public record Tier(StorageTier tier, Owners hits) {}
 }

@@ -9,5 +9,4 @@ import dev.kvindexer.conductor.wire.CppConductorBatchDecoder;
  * replay.
  */
 public record CppConductorSink(String serviceKey, CppConductorBatchDecoder decoder, CppConductor conductor)
-        implements BatchSink {
-}
+        implements BatchSink {}

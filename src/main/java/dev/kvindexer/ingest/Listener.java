@@ -20,19 +20,36 @@ public final class Listener {
     private volatile String lastError;
     private volatile boolean held;
 
-    public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionRef partition,
-                    long generation) {
+    public Listener(
+            long workerId,
+            int dpRank,
+            String endpoint,
+            String replayEndpoint,
+            PartitionRef partition,
+            long generation) {
         this(workerId, dpRank, endpoint, replayEndpoint, partition, generation, Publisher.DYNAMO);
     }
 
     /** A stream whose batches go to {@code partition}. */
-    public Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, PartitionRef partition,
-                    long generation, Publisher publisher) {
+    public Listener(
+            long workerId,
+            int dpRank,
+            String endpoint,
+            String replayEndpoint,
+            PartitionRef partition,
+            long generation,
+            Publisher publisher) {
         this(workerId, dpRank, endpoint, replayEndpoint, new PartitionSink(partition), generation, publisher);
     }
 
-    private Listener(long workerId, int dpRank, String endpoint, String replayEndpoint, BatchSink sink,
-                     long generation, Publisher publisher) {
+    private Listener(
+            long workerId,
+            int dpRank,
+            String endpoint,
+            String replayEndpoint,
+            BatchSink sink,
+            long generation,
+            Publisher publisher) {
         this.sink = sink;
         this.publisher = publisher;
         this.workerId = workerId;
@@ -170,7 +187,8 @@ public final class Listener {
 
     @Override
     public String toString() {
-        String who = sink instanceof CppConductorSink c ? "service=" + c.serviceKey()
+        String who = sink instanceof CppConductorSink c
+                ? "service=" + c.serviceKey()
                 : "instance=" + Long.toUnsignedString(workerId);
         return who + " dp_rank=" + dpRank + " endpoint=" + endpoint;
     }

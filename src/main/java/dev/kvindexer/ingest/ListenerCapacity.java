@@ -11,12 +11,12 @@ import java.lang.management.OperatingSystemMXBean;
 public final class ListenerCapacity {
     /** Descriptors kept for the rest of the node: an eighth of the limit, within these bounds. */
     static final long MIN_RESERVE = 512;
+
     static final long MAX_RESERVE = 4096;
     /** The ceiling whatever the descriptor limit: more listeners than this on one node are untried. */
     public static final int MAX_DEFAULT = 20_000;
 
-    private ListenerCapacity() {
-    }
+    private ListenerCapacity() {}
 
     /** The ceiling for this process's descriptor limit, or {@link #MAX_DEFAULT} where the limit is unknown. */
     public static int derived() {

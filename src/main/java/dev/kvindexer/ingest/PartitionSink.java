@@ -6,5 +6,4 @@ import dev.kvindexer.partition.PartitionRef;
  * A stream whose batches go to a partition: decoded by the lenient engine rules, tracked by sequence number,
  * replayed on a gap (SPEC §3, §4).
  */
-public record PartitionSink(PartitionRef partition) implements BatchSink {
-}
+public record PartitionSink(PartitionRef partition) implements BatchSink {}

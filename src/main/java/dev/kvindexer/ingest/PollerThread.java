@@ -40,6 +40,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private static final int POLL_MILLIS = 20;
     /** Messages delivered from one listener per round, so one flooding engine cannot starve the others. */
     private static final int MAX_MESSAGES_PER_ROUND = 256;
+
     private static final int LOGGED_PROBLEMS_PER_STREAM = 3;
     /**
      * Messages a held listener, or any listener while the node recovers, buffers before reading stops: what a ZMQ
@@ -50,18 +51,14 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     static final long PROTOCOL_DROP_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** What other threads ask of this one. */
-    sealed interface Command permits Add, Remove, Task {
-    }
+    sealed interface Command permits Add, Remove, Task {}
 
-    record Add(Listener listener, Promise<Void> done) implements Command {
-    }
+    record Add(Listener listener, Promise<Void> done) implements Command {}
 
-    record Remove(Listener listener, Promise<Void> done) implements Command {
-    }
+    record Remove(Listener listener, Promise<Void> done) implements Command {}
 
     /** Runs on this thread between poll rounds (tests inject failures with it). */
-    record Task(Runnable action) implements Command {
-    }
+    record Task(Runnable action) implements Command {}
 
     private final ZmtpSubscriber subscriber;
     private final long maxEventBytes;
@@ -74,10 +71,12 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private final ArrayDeque<Subscription> ready = new ArrayDeque<>();
     /** Connected while the node recovered: active once the gate opens (SPEC §3.8). */
     private final List<Subscription> awaitingGate = new ArrayList<>();
+
     private final AtomicInteger load = new AtomicInteger();
     private volatile boolean running = true;
     /** Why this thread stopped working, or null while it runs. */
     private volatile String failure;
+
     private boolean gateWasOpen;
 
     /** A listener's endpoint and its inbox; how its messages reach the listener's sink is its kind's. */
@@ -88,6 +87,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         int loggedProblems;
         /** Connected and subscribed, but buffering (a shard hand-over installs the history first). */
         boolean held;
+
         boolean queued;
         boolean closed;
 
@@ -113,7 +113,8 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         PartitionStream(Listener listener, PartitionSink sink) {
             super(listener);
             this.partition = sink.partition();
-            this.decoder = new EngineBatchDecoder(partition.blockSize(), listener.publisher().defaultLora());
+            this.decoder = new EngineBatchDecoder(
+                    partition.blockSize(), listener.publisher().defaultLora());
         }
 
         @Override
@@ -168,8 +169,12 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         throw new IllegalStateException("no stream for " + sink); // BatchSink is sealed: not reached
     }
 
-    PollerThread(String name, long maxEventBytes, EventCounters counters, InFlightBatches inFlight,
-                 BooleanSupplier gateOpen) {
+    PollerThread(
+            String name,
+            long maxEventBytes,
+            EventCounters counters,
+            InFlightBatches inFlight,
+            BooleanSupplier gateOpen) {
         super(name);
         setDaemon(true);
         this.maxEventBytes = maxEventBytes;
@@ -177,8 +182,9 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         this.inFlight = inFlight;
         this.gateOpen = gateOpen;
         try {
-            this.subscriber = new ZmtpSubscriber(ZmtpSettings.defaults(maxEventBytes)
-                    .withProtocolErrorDelay(Duration.ofNanos(PROTOCOL_DROP_NANOS)), this);
+            this.subscriber = new ZmtpSubscriber(
+                    ZmtpSettings.defaults(maxEventBytes).withProtocolErrorDelay(Duration.ofNanos(PROTOCOL_DROP_NANOS)),
+                    this);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open a selector for " + name, e);
         }
@@ -422,7 +428,9 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
                 continue;
             }
             List<byte[]> frames;
-            for (int n = 0; n < MAX_MESSAGES_PER_ROUND && inFlight.hasRoom() && (frames = s.inbox.poll()) != null; n++) {
+            for (int n = 0;
+                    n < MAX_MESSAGES_PER_ROUND && inFlight.hasRoom() && (frames = s.inbox.poll()) != null;
+                    n++) {
                 handle(s, frames);
             }
             if (!s.inbox.isEmpty()) {

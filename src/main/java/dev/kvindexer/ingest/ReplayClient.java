@@ -34,6 +34,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
     static final int RECEIVE_TIMEOUT_MILLIS = 2000;
     /** A peer that keeps streaming without ever reaching the requested end is cut off after this long. */
     static final long MAX_REPLAY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+
     private static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(1);
 
     private final long maxEventBytes;
@@ -114,8 +115,9 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                     }
                     outcome.received(seq);
                     EventBatch batch = decoder.decode(seq, payload);
-                    r.partition().applyReplayed(r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId(),
-                            batch);
+                    r.partition()
+                            .applyReplayed(
+                                    r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId(), batch);
                     if (Long.compareUnsigned(seq, r.end() - 1) >= 0) {
                         // The rest of the tail is what live ingest holds from r.end() on.
                         break;
@@ -151,7 +153,8 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
             counters.replay(EventCounters.REPLAY_COMPLETE);
             synchronized (throttle) {
                 if (throttle.admit()) {
-                    LOG.info("replay complete {} {}{}", r.stream(), outcome.describeReceived(), throttle.heldBackNote());
+                    LOG.info(
+                            "replay complete {} {}{}", r.stream(), outcome.describeReceived(), throttle.heldBackNote());
                 }
             }
         }

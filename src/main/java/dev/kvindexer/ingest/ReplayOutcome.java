@@ -64,9 +64,12 @@ final class ReplayOutcome {
     }
 
     String describeReceived() {
-        String received = count == 0 ? "received=none"
+        String received = count == 0
+                ? "received=none"
                 : "received=[" + Long.toUnsignedString(first) + ", " + Long.toUnsignedString(last) + "] count=" + count;
-        return outOfRange == 0 ? received : received + " skipped_out_of_range=" + outOfRange + " (first seq "
-                + Long.toUnsignedString(firstOutOfRange) + ")";
+        return outOfRange == 0
+                ? received
+                : received + " skipped_out_of_range=" + outOfRange + " (first seq "
+                        + Long.toUnsignedString(firstOutOfRange) + ")";
     }
 }

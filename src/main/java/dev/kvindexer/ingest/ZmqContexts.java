@@ -15,8 +15,7 @@ import org.zeromq.ZContext;
 final class ZmqContexts {
     private static final Logger LOG = LoggerFactory.getLogger(ZmqContexts.class);
 
-    private ZmqContexts() {
-    }
+    private ZmqContexts() {}
 
     /**
      * A context with one I/O thread whose death is reported to {@code ioThreadDied}. The handlers must be set before
@@ -27,23 +26,25 @@ final class ZmqContexts {
         ctx.setLinger(0);
         ctx.setUncaughtExceptionHandler(ioThreadDied);
         // Recoverable errors inside the I/O loop; JeroMQ's default prints a stack trace to stderr.
-        ctx.setNotificationExceptionHandler((t, e) -> LOG.debug("ZMQ I/O thread {} recovered from {}", t.getName(),
-                e.toString()));
+        ctx.setNotificationExceptionHandler(
+                (t, e) -> LOG.debug("ZMQ I/O thread {} recovered from {}", t.getName(), e.toString()));
         return ctx;
     }
 
     /** Closes {@code ctx} on a daemon thread and waits at most {@code budget}; true when it closed in time. */
     static boolean closeWithin(ZContext ctx, Duration budget, String name) {
         CountDownLatch closed = new CountDownLatch(1);
-        Thread closer = new Thread(() -> {
-            try {
-                ctx.close();
-            } catch (RuntimeException e) {
-                LOG.debug("closing ZMQ context {}: {}", name, e.toString());
-            } finally {
-                closed.countDown();
-            }
-        }, name + "-close");
+        Thread closer = new Thread(
+                () -> {
+                    try {
+                        ctx.close();
+                    } catch (RuntimeException e) {
+                        LOG.debug("closing ZMQ context {}: {}", name, e.toString());
+                    } finally {
+                        closed.countDown();
+                    }
+                },
+                name + "-close");
         closer.setDaemon(true);
         closer.start();
         try {

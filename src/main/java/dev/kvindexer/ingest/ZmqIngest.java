@@ -2,10 +2,10 @@ package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.partition.InFlightBatches;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import java.util.function.BooleanSupplier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,9 +15,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import dev.kvindexer.partition.InFlightBatches;
 
 /**
  * The node's ZMQ ingest: a fixed pool of {@link PollerThread}s sharing all listeners, so thousands of engines never
@@ -29,6 +29,7 @@ public final class ZmqIngest implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ZmqIngest.class);
     /** How long an abandoned poller gets to close its connections before its commands move on. */
     private static final Duration THREAD_STOP_WAIT = Duration.ofSeconds(2);
+
     private static final Duration DEFAULT_CLOSE_BUDGET = Duration.ofSeconds(5);
 
     /**
@@ -38,8 +39,8 @@ public final class ZmqIngest implements AutoCloseable {
      * @param superviseEvery     how often dead pollers are looked for
      * @param maxListeners       listeners run at once; a start beyond fails with a {@link Refusal} ({@code FULL})
      */
-    public record Settings(int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery,
-                           int maxListeners) {
+    public record Settings(
+            int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery, int maxListeners) {
         public static final Duration SUPERVISE_EVERY = Duration.ofSeconds(1);
 
         public Settings {
@@ -60,6 +61,7 @@ public final class ZmqIngest implements AutoCloseable {
     private final BooleanSupplier gateOpen;
     /** Replaced under this object's lock; read without it (a stale read sees the old thread, which is harmless). */
     private volatile PollerThread[] threads;
+
     private final Map<Listener, PollerThread> owners = new ConcurrentHashMap<>();
     private final InFlightBatches inFlight;
     private final ReplayClient replays;
@@ -67,6 +69,7 @@ public final class ZmqIngest implements AutoCloseable {
     private final AtomicLong restarts = new AtomicLong();
     /** Why ingest is not fully serving, or null; set from a poller's failure until its listeners are open again. */
     private volatile String degraded;
+
     private int pendingReopens;
     private boolean closed;
 
@@ -94,8 +97,8 @@ public final class ZmqIngest implements AutoCloseable {
     }
 
     private PollerThread newThread(int index) {
-        PollerThread t = new PollerThread("kvindexer-ingest-" + index, settings.maxEventBytes(), counters, inFlight,
-                gateOpen);
+        PollerThread t =
+                new PollerThread("kvindexer-ingest-" + index, settings.maxEventBytes(), counters, inFlight, gateOpen);
         t.start();
         return t;
     }
@@ -122,8 +125,8 @@ public final class ZmqIngest implements AutoCloseable {
             return Future.failedFuture("ingest is closed");
         }
         if (owners.size() >= settings.maxListeners() && !owners.containsKey(listener)) {
-            return Future.failedFuture(Refusal.full("listener limit reached: " + settings.maxListeners()
-                    + " listeners (--max-listeners)"));
+            return Future.failedFuture(Refusal.full(
+                    "listener limit reached: " + settings.maxListeners() + " listeners (--max-listeners)"));
         }
         PollerThread t = threads[0];
         for (PollerThread candidate : threads) {
@@ -259,16 +262,18 @@ public final class ZmqIngest implements AutoCloseable {
             fresh.add(l, done);
         }
         // Commands the dead thread never ran: opens move to the replacement, closes are done already.
-        Thread abandon = new Thread(() -> {
-            waitForStop(dead);
-            for (PollerThread.Command c : dead.takePending()) {
-                if (c instanceof PollerThread.Add a) {
-                    moveOpen(a, fresh);
-                } else if (c instanceof PollerThread.Remove r) {
-                    r.done().complete();
-                }
-            }
-        }, dead.getName() + "-abandon");
+        Thread abandon = new Thread(
+                () -> {
+                    waitForStop(dead);
+                    for (PollerThread.Command c : dead.takePending()) {
+                        if (c instanceof PollerThread.Add a) {
+                            moveOpen(a, fresh);
+                        } else if (c instanceof PollerThread.Remove r) {
+                            r.done().complete();
+                        }
+                    }
+                },
+                dead.getName() + "-abandon");
         abandon.setDaemon(true);
         abandon.start();
         pendingReopens++;

@@ -1,15 +1,14 @@
 package dev.kvindexer.ingest;
 
+import dev.kvindexer.zmq.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqPeerOptions;
 import java.util.ArrayList;
 import java.util.List;
 import org.zeromq.ZMQ;
-import dev.kvindexer.zmq.ZmqEndpoint;
-import dev.kvindexer.zmq.ZmqPeerOptions;
 
 /** Options and receiving for the replay DEALER, the one JeroMQ socket ingest still opens (SPEC §3.3, §3.5). */
 final class ZmqSockets {
-    private ZmqSockets() {
-    }
+    private ZmqSockets() {}
 
     /** One whole multipart message, or null when none is there (DONTWAIT) or the receive timed out. */
     static List<byte[]> receiveMessage(ZMQ.Socket s, int flags) {

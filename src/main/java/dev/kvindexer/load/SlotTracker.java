@@ -26,6 +26,7 @@ import java.util.function.LongSupplier;
 public final class SlotTracker {
     /** The largest DP range one registration may name: every rank is listed by /loads, so it must stay bounded. */
     public static final long MAX_DP_SIZE = 4096;
+
     private static final long U32_LIMIT = 1L << 32;
 
     private final LongSupplier clockMillis;
@@ -135,8 +136,8 @@ public final class SlotTracker {
                     + ", requested=" + blockSize);
         }
         if (scope != null && scope.workers.containsKey(workerId)) {
-            throw Refusal.conflict("worker " + Long.toUnsignedString(workerId) + " already registered for "
-                    + describe(key));
+            throw Refusal.conflict(
+                    "worker " + Long.toUnsignedString(workerId) + " already registered for " + describe(key));
         }
         if (scope == null) {
             scope = new Scope(key, blockSize);
@@ -174,15 +175,25 @@ public final class SlotTracker {
     /** Registrations sorted by model, tenant and worker id; a null filter matches everything. */
     public List<TrackerViews.Worker> workers(String modelName, String tenantId) {
         List<TrackerViews.Worker> out = new ArrayList<>();
-        forEachScope(modelName, tenantId, s -> s.workers.values().forEach(w -> out.add(new TrackerViews.Worker(
-                s.key.modelName(), s.key.routingGroup(), w.id, s.blockSize, w.dpStart, w.ranks.length))));
+        forEachScope(
+                modelName,
+                tenantId,
+                s -> s.workers
+                        .values()
+                        .forEach(w -> out.add(new TrackerViews.Worker(
+                                s.key.modelName(),
+                                s.key.routingGroup(),
+                                w.id,
+                                s.blockSize,
+                                w.dpStart,
+                                w.ranks.length))));
         return out;
     }
 
     // ---- lifecycle ----
 
-    public void add(PartitionKey key, String requestId, long workerId, long dpRank, long[] sequenceHashes,
-                    long newIslTokens) {
+    public void add(
+            PartitionKey key, String requestId, long workerId, long dpRank, long[] sequenceHashes, long newIslTokens) {
         Scope scope = scope(key);
         Worker w = scope.workers.get(workerId);
         Rank rank = w == null ? null : w.rank(dpRank);
@@ -194,7 +205,8 @@ public final class SlotTracker {
             throw Refusal.conflict("Request " + requestId + " already exists (assigned to worker "
                     + workerWithRank(existing.worker.id, existing.dpRank) + ")");
         }
-        scope.requests.put(requestId, new Request(requestId, w, dpRank, sequenceHashes, newIslTokens, clockMillis.getAsLong()));
+        scope.requests.put(
+                requestId, new Request(requestId, w, dpRank, sequenceHashes, newIslTokens, clockMillis.getAsLong()));
         activeRequests++;
         rank.requests++;
         rank.prefillTokens += newIslTokens;
@@ -247,7 +259,7 @@ public final class SlotTracker {
 
     /** Drops requests added at least the TTL ago, oldest first; returns how many. */
     public int expireStale() {
-        return expireStale(id -> { });
+        return expireStale(id -> {});
     }
 
     /** {@link #expireStale()}, handing each dropped request's id to {@code expired}. */
@@ -279,8 +291,13 @@ public final class SlotTracker {
             for (Worker w : s.workers.values()) {
                 for (int i = 0; i < w.ranks.length; i++) {
                     Rank r = w.ranks[i];
-                    out.add(new TrackerViews.RankLoad(s.key.modelName(), s.key.routingGroup(), w.id, w.dpStart + i,
-                            r.prefillTokens, r.blocks.size()));
+                    out.add(new TrackerViews.RankLoad(
+                            s.key.modelName(),
+                            s.key.routingGroup(),
+                            w.id,
+                            w.dpStart + i,
+                            r.prefillTokens,
+                            r.blocks.size()));
                 }
             }
         });
@@ -308,8 +325,8 @@ public final class SlotTracker {
                         added++;
                     }
                 }
-                out.add(new TrackerViews.PotentialLoad(w.id, w.dpStart + i, r.prefillTokens + newIslTokens,
-                        r.blocks.size() + added));
+                out.add(new TrackerViews.PotentialLoad(
+                        w.id, w.dpStart + i, r.prefillTokens + newIslTokens, r.blocks.size() + added));
             }
         }
         distinct.clear();
@@ -377,8 +394,7 @@ public final class SlotTracker {
     }
 
     /** A rank's load for a selection; {@code activeDepth} counts the request's leading blocks already active. */
-    public record ActiveLoad(long prefillTokens, long decodeBlocks, int requests, int activeDepth) {
-    }
+    public record ActiveLoad(long prefillTokens, long decodeBlocks, int requests, int activeDepth) {}
 
     private static long decodeBlocks(Rank rank) {
         double blocks = rank.blocks.size() + rank.outputBlocks;
@@ -419,7 +435,8 @@ public final class SlotTracker {
     private void forEachScope(String modelName, String tenantId, Consumer<Scope> action) {
         for (Map.Entry<PartitionKey, Scope> e : scopes.entrySet()) {
             PartitionKey k = e.getKey();
-            if ((modelName == null || modelName.equals(k.modelName())) && (tenantId == null || tenantId.equals(k.routingGroup()))) {
+            if ((modelName == null || modelName.equals(k.modelName()))
+                    && (tenantId == null || tenantId.equals(k.routingGroup()))) {
                 action.accept(e.getValue());
             }
         }

@@ -2,19 +2,20 @@ package dev.kvindexer.load;
 
 /** What the slot tracker reports: plain records the HTTP adapter renders (SPEC §9.2, §9.4). */
 public final class TrackerViews {
-    private TrackerViews() {
-    }
+    private TrackerViews() {}
 
     /** One registration: a worker's contiguous DP range in a tracker. */
-    public record Worker(String modelName, String tenantId, long workerId, int blockSize, long dpStart, long dpSize) {
-    }
+    public record Worker(String modelName, String tenantId, long workerId, int blockSize, long dpStart, long dpSize) {}
 
     /** The current load of one registered (worker, dp_rank). */
-    public record RankLoad(String modelName, String tenantId, long workerId, long dpRank, long activePrefillTokens,
-                           int activeDecodeBlocks) {
-    }
+    public record RankLoad(
+            String modelName,
+            String tenantId,
+            long workerId,
+            long dpRank,
+            long activePrefillTokens,
+            int activeDecodeBlocks) {}
 
     /** The load of one registered (worker, dp_rank) if a request were added to it. */
-    public record PotentialLoad(long workerId, long dpRank, long potentialPrefillTokens, int potentialDecodeBlocks) {
-    }
+    public record PotentialLoad(long workerId, long dpRank, long potentialPrefillTokens, int potentialDecodeBlocks) {}
 }

@@ -15,6 +15,7 @@ public final class EventCounters {
     public static final String GAP_ZMQ_SEQ = "zmq_seq";
     /** A jump in a standardized event stream's event_ids (SPEC §5.4); nothing can replay those. */
     public static final String GAP_EVENT_ID = "event_id";
+
     public static final String REPLAY_COMPLETE = "complete";
     public static final String REPLAY_INCOMPLETE = "incomplete";
     /** ZMQ input that could not be decoded: a message of the wrong shape or size (and the connection it cost). */

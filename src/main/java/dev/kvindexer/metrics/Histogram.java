@@ -12,6 +12,7 @@ final class Histogram {
     private final double[] bounds;
     /** {@code le} label values, one per bound, as the family must spell them. */
     private final String[] le;
+
     private final LongAdder[] buckets;
     private final DoubleAdder sum = new DoubleAdder();
 

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class HttpRequestMetrics {
     /** The endpoint label of a request that matched no route, as in the reference. */
     public static final String UNKNOWN = "unknown";
+
     static final String DURATION = "dynamo_kvindexer_request_duration_seconds";
     static final String REQUESTS = "dynamo_kvindexer_requests_total";
     static final String ERRORS = "dynamo_kvindexer_errors_total";
@@ -51,8 +52,7 @@ public final class HttpRequestMetrics {
     }
 
     /** Requests answered on one endpoint so far and the seconds they took together. */
-    public record Totals(long requests, double seconds) {
-    }
+    public record Totals(long requests, double seconds) {}
 
     /** Every endpoint's totals, by endpoint. */
     public Map<String, Totals> totals() {
@@ -66,8 +66,8 @@ public final class HttpRequestMetrics {
         out.family(DURATION, "histogram", "HTTP request latency");
         sorted.forEach((name, e) -> e.seconds.render(out, DURATION, "endpoint", name));
         out.family(REQUESTS, "counter", "Total HTTP requests");
-        sorted.forEach((name, e) -> new TreeMap<>(e.byMethod).forEach(
-                (method, n) -> out.sample(REQUESTS, n.sum(), "endpoint", name, "method", method)));
+        sorted.forEach((name, e) -> new TreeMap<>(e.byMethod)
+                .forEach((method, n) -> out.sample(REQUESTS, n.sum(), "endpoint", name, "method", method)));
         out.family(ERRORS, "counter", "HTTP error responses (4xx/5xx)");
         sorted.forEach((name, e) -> {
             if (e.clientErrors.sum() > 0) {

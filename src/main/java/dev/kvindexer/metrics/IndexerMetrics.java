@@ -10,18 +10,26 @@ import java.util.Map;
  * {@code kvindexer_*} families, then the JVM, process and Vert.x meters of the node's Micrometer registry.
  */
 public final class IndexerMetrics {
-    private IndexerMetrics() {
-    }
+    private IndexerMetrics() {}
 
     /** One partition's size figures, by tier ordinal, with the heap its index holds and its engines' figures. */
-    public record PartitionFigures(String model, String tenant, long[] heldPerTier, long deviceBlocks,
-                                   long memoryBytes, List<EngineFigures> engines) {
-    }
+    public record PartitionFigures(
+            String model,
+            String tenant,
+            long[] heldPerTier,
+            long deviceBlocks,
+            long memoryBytes,
+            List<EngineFigures> engines) {}
 
     /** One engine rank of a partition: blocks held by tier ordinal, what it sent, and how long ago it last did. */
-    public record EngineFigures(String workerId, int dpRank, long[] heldPerTier, long storedBlocks, long removedBlocks,
-                                long events, double lastEventAgeSeconds) {
-    }
+    public record EngineFigures(
+            String workerId,
+            int dpRank,
+            long[] heldPerTier,
+            long storedBlocks,
+            long removedBlocks,
+            long events,
+            double lastEventAgeSeconds) {}
 
     /**
      * What the node's state looked like at scrape time.
@@ -32,18 +40,31 @@ public final class IndexerMetrics {
      * @param ingestDegraded  an ingest thread failed and its listeners are not all open again yet
      * @param listenerCapacity the most listeners the node runs ({@code --max-listeners})
      */
-    public record Snapshot(int models, int workers, Map<String, Integer> listeners, List<PartitionFigures> partitions,
-                           int clusterMembers, double recoverySeconds, long recoveredEvents, long accessLogDropped,
-                           long accessLogWriteErrors, long ingestRestarts, boolean ingestDegraded,
-                           IndexMemoryFigures memory, int listenerCapacity) {
-    }
+    public record Snapshot(
+            int models,
+            int workers,
+            Map<String, Integer> listeners,
+            List<PartitionFigures> partitions,
+            int clusterMembers,
+            double recoverySeconds,
+            long recoveredEvents,
+            long accessLogDropped,
+            long accessLogWriteErrors,
+            long ingestRestarts,
+            boolean ingestDegraded,
+            IndexMemoryFigures memory,
+            int listenerCapacity) {}
 
     /** The node's index memory budget ({@code --max-index-memory}), what the indexes hold, and blocks evicted. */
-    public record IndexMemoryFigures(long budgetBytes, long usedBytes, long evictedBlocks) {
-    }
+    public record IndexMemoryFigures(long budgetBytes, long usedBytes, long evictedBlocks) {}
 
-    public static String render(Snapshot s, HttpRequestMetrics http, EventCounters events, ClusterCounters cluster,
-                                QueryQuality quality, String micrometer) {
+    public static String render(
+            Snapshot s,
+            HttpRequestMetrics http,
+            EventCounters events,
+            ClusterCounters cluster,
+            QueryQuality quality,
+            String micrometer) {
         PrometheusText out = new PrometheusText();
         http.render(out);
         out.family("dynamo_kvindexer_models", "gauge", "Number of active model+routing-group indexers")
@@ -52,8 +73,12 @@ public final class IndexerMetrics {
                 .sample("dynamo_kvindexer_workers", s.workers());
         out.family("dynamo_kvindexer_listeners", "gauge", "Number of ZMQ listeners by status");
         s.listeners().forEach((status, n) -> out.sample("dynamo_kvindexer_listeners", n, "status", status));
-        out.family("kvindexer_listener_capacity", "gauge", "The most listeners the node runs (--max-listeners); a "
-                + "registration past it is refused with 429.").sample("kvindexer_listener_capacity", s.listenerCapacity());
+        out.family(
+                        "kvindexer_listener_capacity",
+                        "gauge",
+                        "The most listeners the node runs (--max-listeners); a "
+                                + "registration past it is refused with 429.")
+                .sample("kvindexer_listener_capacity", s.listenerCapacity());
         // One snapshot for Dynamo's family and ours, so the two agree within a scrape.
         List<Applied> applied = new ArrayList<>();
         events.appliedSnapshot().forEach((k, n) -> {
@@ -61,11 +86,11 @@ public final class IndexerMetrics {
             applied.add(new Applied(typeStatus[0], typeStatus[1], n));
         });
         out.family("dynamo_kvrouter_kv_cache_events_applied", "counter", "KV cache events applied to the index");
-        applied.forEach(a -> out.sample("dynamo_kvrouter_kv_cache_events_applied", a.count(), "event_type", a.type(),
-                "status", a.status()));
+        applied.forEach(a -> out.sample(
+                "dynamo_kvrouter_kv_cache_events_applied", a.count(), "event_type", a.type(), "status", a.status()));
         out.family("dynamo_kvrouter_kv_cache_event_warnings", "counter", "KV cache event anomalies");
-        events.warningSnapshot().forEach((kind, n) -> out.sample("dynamo_kvrouter_kv_cache_event_warnings", n,
-                "warning_kind", kind));
+        events.warningSnapshot()
+                .forEach((kind, n) -> out.sample("dynamo_kvrouter_kv_cache_event_warnings", n, "warning_kind", kind));
         ours(out, s, events, applied);
         quality.render(out);
         engines(out, s.partitions());
@@ -82,13 +107,18 @@ public final class IndexerMetrics {
 
     private static void ours(PrometheusText out, Snapshot s, EventCounters events, List<Applied> applied) {
         out.family("kvindexer_events_applied_total", "counter", "Events applied to the index, by event type.");
-        applied.stream().filter(Applied::ok)
+        applied.stream()
+                .filter(Applied::ok)
                 .forEach(a -> out.sample("kvindexer_events_applied_total", a.count(), "event_type", a.type()));
-        out.family("kvindexer_events_rejected_total", "counter",
-                "Events that changed nothing, by event type and reason.");
-        applied.stream().filter(a -> !a.ok()).forEach(a -> out.sample("kvindexer_events_rejected_total", a.count(),
-                "event_type", a.type(), "reason", a.status()));
-        out.family("kvindexer_gaps_total", "counter",
+        out.family(
+                "kvindexer_events_rejected_total", "counter", "Events that changed nothing, by event type and reason.");
+        applied.stream()
+                .filter(a -> !a.ok())
+                .forEach(a -> out.sample(
+                        "kvindexer_events_rejected_total", a.count(), "event_type", a.type(), "reason", a.status()));
+        out.family(
+                "kvindexer_gaps_total",
+                "counter",
                 "Gaps detected: in a ZMQ stream's batch seqs (source=zmq_seq) or a standardized stream's event_ids.");
         events.gapSnapshot().forEach((source, n) -> out.sample("kvindexer_gaps_total", n, "source", source));
         out.family("kvindexer_replays_total", "counter", "Replays from an engine's ROUTER, by outcome.");
@@ -96,28 +126,43 @@ public final class IndexerMetrics {
         for (String outcome : List.of(EventCounters.REPLAY_COMPLETE, EventCounters.REPLAY_INCOMPLETE)) {
             out.sample("kvindexer_replays_total", replays.getOrDefault(outcome, 0L), "outcome", outcome);
         }
-        out.family("kvindexer_engine_restarts_fenced_total", "counter",
-                "Engine restarts detected by a seq going back; the engine's old blocks were dropped.")
+        out.family(
+                        "kvindexer_engine_restarts_fenced_total",
+                        "counter",
+                        "Engine restarts detected by a seq going back; the engine's old blocks were dropped.")
                 .sample("kvindexer_engine_restarts_fenced_total", events.warningCount(WarningKind.ENGINE_RESTART));
-        out.family("kvindexer_decode_errors_total", "counter",
+        out.family(
+                "kvindexer_decode_errors_total",
+                "counter",
                 "ZMQ input that could not be decoded: messages of the wrong shape or over the size limit, and "
                         + "connections dropped for them (kind=frame), whole batches skipped (kind=batch), single events "
                         + "skipped from a batch that applied otherwise (kind=event).");
-        for (String kind : List.of(EventCounters.UNDECODABLE_FRAME, EventCounters.UNDECODABLE_BATCH,
-                EventCounters.UNDECODABLE_EVENT)) {
+        for (String kind : List.of(
+                EventCounters.UNDECODABLE_FRAME, EventCounters.UNDECODABLE_BATCH, EventCounters.UNDECODABLE_EVENT)) {
             out.sample("kvindexer_decode_errors_total", events.undecodableCount(kind), "kind", kind);
         }
-        out.family("kvindexer_ingest_restarts_total", "counter",
-                "Ingest threads replaced because they or their ZMQ I/O thread died; their listeners were resubscribed.")
+        out.family(
+                        "kvindexer_ingest_restarts_total",
+                        "counter",
+                        "Ingest threads replaced because they or their ZMQ I/O thread died; their listeners were resubscribed.")
                 .sample("kvindexer_ingest_restarts_total", s.ingestRestarts());
-        out.family("kvindexer_ingest_degraded", "gauge",
-                "1 while a failed ingest thread's listeners are being opened again (/ready answers 503), else 0.")
+        out.family(
+                        "kvindexer_ingest_degraded",
+                        "gauge",
+                        "1 while a failed ingest thread's listeners are being opened again (/ready answers 503), else 0.")
                 .sample("kvindexer_ingest_degraded", s.ingestDegraded() ? 1 : 0);
         out.family("kvindexer_blocks", "gauge", "(block, holder) pairs held, by partition and storage tier.");
         for (PartitionFigures p : s.partitions()) {
             for (StorageTier t : StorageTier.values()) {
-                out.sample("kvindexer_blocks", p.heldPerTier()[t.ordinal()], "model", p.model(), "tenant", p.tenant(),
-                        "tier", t.jsonName());
+                out.sample(
+                        "kvindexer_blocks",
+                        p.heldPerTier()[t.ordinal()],
+                        "model",
+                        p.model(),
+                        "tenant",
+                        p.tenant(),
+                        "tier",
+                        t.jsonName());
             }
         }
         out.family("kvindexer_device_tree_blocks", "gauge", "Distinct device blocks in a partition's prefix tree.");
@@ -128,25 +173,39 @@ public final class IndexerMetrics {
         for (PartitionFigures p : s.partitions()) {
             out.sample("kvindexer_partition_memory_bytes", p.memoryBytes(), "model", p.model(), "tenant", p.tenant());
         }
-        out.family("kvindexer_index_memory_budget_bytes", "gauge",
-                "Heap all partitions' indexes may hold together (--max-index-memory).")
+        out.family(
+                        "kvindexer_index_memory_budget_bytes",
+                        "gauge",
+                        "Heap all partitions' indexes may hold together (--max-index-memory).")
                 .sample("kvindexer_index_memory_budget_bytes", s.memory().budgetBytes());
         out.family("kvindexer_index_memory_used_bytes", "gauge", "Heap all partitions' indexes hold.")
                 .sample("kvindexer_index_memory_used_bytes", s.memory().usedBytes());
-        out.family("kvindexer_index_evicted_blocks_total", "counter",
-                "Blocks evicted, least recently used first, to keep the indexes within their budget.")
+        out.family(
+                        "kvindexer_index_evicted_blocks_total",
+                        "counter",
+                        "Blocks evicted, least recently used first, to keep the indexes within their budget.")
                 .sample("kvindexer_index_evicted_blocks_total", s.memory().evictedBlocks());
-        out.family("kvindexer_recovery_duration_seconds", "gauge",
-                "How long startup recovery from a peer took; 0 when the node recovered from no one.")
+        out.family(
+                        "kvindexer_recovery_duration_seconds",
+                        "gauge",
+                        "How long startup recovery from a peer took; 0 when the node recovered from no one.")
                 .sample("kvindexer_recovery_duration_seconds", s.recoverySeconds());
         out.family("kvindexer_recovered_events", "gauge", "Events loaded from a peer's dump at startup.")
                 .sample("kvindexer_recovered_events", s.recoveredEvents());
-        out.family("kvindexer_cluster_members", "gauge", "Members of this node's cluster, itself included (1 standalone).")
+        out.family(
+                        "kvindexer_cluster_members",
+                        "gauge",
+                        "Members of this node's cluster, itself included (1 standalone).")
                 .sample("kvindexer_cluster_members", s.clusterMembers());
-        out.family("kvindexer_access_log_dropped_total", "counter", "Access-log lines dropped because the writer fell behind.")
+        out.family(
+                        "kvindexer_access_log_dropped_total",
+                        "counter",
+                        "Access-log lines dropped because the writer fell behind.")
                 .sample("kvindexer_access_log_dropped_total", s.accessLogDropped());
-        out.family("kvindexer_access_log_write_errors_total", "counter",
-                "Access-log writes that failed; the file is opened again for the next line.")
+        out.family(
+                        "kvindexer_access_log_write_errors_total",
+                        "counter",
+                        "Access-log writes that failed; the file is opened again for the next line.")
                 .sample("kvindexer_access_log_write_errors_total", s.accessLogWriteErrors());
     }
 
@@ -155,28 +214,41 @@ public final class IndexerMetrics {
         out.family("kvindexer_engine_blocks", "gauge", "Blocks an engine rank holds, by storage tier.");
         forEachEngine(partitions, (p, e) -> {
             for (StorageTier t : StorageTier.values()) {
-                out.sample("kvindexer_engine_blocks", e.heldPerTier()[t.ordinal()], engineLabels(p, e, "tier",
-                        t.jsonName()));
+                out.sample(
+                        "kvindexer_engine_blocks",
+                        e.heldPerTier()[t.ordinal()],
+                        engineLabels(p, e, "tier", t.jsonName()));
             }
         });
-        out.family("kvindexer_engine_blocks_stored_total", "counter",
+        out.family(
+                "kvindexer_engine_blocks_stored_total",
+                "counter",
                 "Blocks an engine rank's stored events added (rate() gives blocks stored per second).");
-        forEachEngine(partitions, (p, e) -> out.sample("kvindexer_engine_blocks_stored_total", e.storedBlocks(),
-                engineLabels(p, e)));
-        out.family("kvindexer_engine_blocks_removed_total", "counter",
+        forEachEngine(
+                partitions,
+                (p, e) -> out.sample("kvindexer_engine_blocks_stored_total", e.storedBlocks(), engineLabels(p, e)));
+        out.family(
+                "kvindexer_engine_blocks_removed_total",
+                "counter",
                 "Blocks an engine rank's removed events took away (rate() gives blocks removed per second).");
-        forEachEngine(partitions, (p, e) -> out.sample("kvindexer_engine_blocks_removed_total", e.removedBlocks(),
-                engineLabels(p, e)));
+        forEachEngine(
+                partitions,
+                (p, e) -> out.sample("kvindexer_engine_blocks_removed_total", e.removedBlocks(), engineLabels(p, e)));
         out.family("kvindexer_engine_events_total", "counter", "KV events applied from an engine rank.");
-        forEachEngine(partitions, (p, e) -> out.sample("kvindexer_engine_events_total", e.events(), engineLabels(p, e)));
-        out.family("kvindexer_engine_last_event_age_seconds", "gauge",
+        forEachEngine(
+                partitions, (p, e) -> out.sample("kvindexer_engine_events_total", e.events(), engineLabels(p, e)));
+        out.family(
+                "kvindexer_engine_last_event_age_seconds",
+                "gauge",
                 "Seconds since an engine rank's last KV event; since it registered while it has sent none.");
-        forEachEngine(partitions, (p, e) -> out.sample("kvindexer_engine_last_event_age_seconds",
-                e.lastEventAgeSeconds(), engineLabels(p, e)));
+        forEachEngine(
+                partitions,
+                (p, e) -> out.sample(
+                        "kvindexer_engine_last_event_age_seconds", e.lastEventAgeSeconds(), engineLabels(p, e)));
     }
 
-    private static void forEachEngine(List<PartitionFigures> partitions,
-                                      java.util.function.BiConsumer<PartitionFigures, EngineFigures> action) {
+    private static void forEachEngine(
+            List<PartitionFigures> partitions, java.util.function.BiConsumer<PartitionFigures, EngineFigures> action) {
         partitions.forEach(p -> p.engines().forEach(e -> action.accept(p, e)));
     }
 
@@ -195,38 +267,58 @@ public final class IndexerMetrics {
     }
 
     private static void cluster(PrometheusText out, ClusterCounters cluster) {
-        out.family("kvindexer_cluster_values_rejected_total", "counter",
+        out.family(
+                "kvindexer_cluster_values_rejected_total",
+                "counter",
                 "Values from cluster maps or the event bus that were ignored: source (registrations, tombstones, members, "
                         + "announcements, shard_queries, reservations, reservation_pushes) and reason (invalid, unsigned, "
                         + "bad_signature).");
         cluster.rejectedSnapshot().forEach((k, n) -> {
             String[] sourceReason = k.split("\\|", 2);
-            out.sample("kvindexer_cluster_values_rejected_total", n, "source", sourceReason[0], "reason", sourceReason[1]);
+            out.sample(
+                    "kvindexer_cluster_values_rejected_total", n, "source", sourceReason[0], "reason", sourceReason[1]);
         });
-        out.family("kvindexer_cluster_connections_refused_total", "counter",
+        out.family(
+                "kvindexer_cluster_connections_refused_total",
+                "counter",
                 "Connections to a cluster port closed for what they sent: port (bus, member) and reason (frame_size, "
                         + "busy, tls_handshake, packet_size, no_handshake, invalid_packet).");
         cluster.refusedConnectionSnapshot().forEach((k, n) -> {
             String[] portReason = k.split("\\|", 2);
-            out.sample("kvindexer_cluster_connections_refused_total", n, "port", portReason[0], "reason", portReason[1]);
+            out.sample(
+                    "kvindexer_cluster_connections_refused_total", n, "port", portReason[0], "reason", portReason[1]);
         });
-        out.family("kvindexer_cluster_repairs_total", "counter",
+        out.family(
+                "kvindexer_cluster_repairs_total",
+                "counter",
                 "Differences a full reconcile with the cluster map found and repaired, by action.");
-        cluster.repairSnapshot().forEach((action, n) -> out.sample("kvindexer_cluster_repairs_total", n, "action", action));
-        out.family("kvindexer_cluster_reconciles_total", "counter",
-                "Full reconciles of this node's registrations with the cluster map (join, membership change, period).")
+        cluster.repairSnapshot()
+                .forEach((action, n) -> out.sample("kvindexer_cluster_repairs_total", n, "action", action));
+        out.family(
+                        "kvindexer_cluster_reconciles_total",
+                        "counter",
+                        "Full reconciles of this node's registrations with the cluster map (join, membership change, period).")
                 .sample("kvindexer_cluster_reconciles_total", cluster.reconcileCount());
-        out.family("kvindexer_shard_scattered_queries_total", "counter",
-                "Queries of a sharded partition that asked other nodes for the instances this node does not hold.")
+        out.family(
+                        "kvindexer_shard_scattered_queries_total",
+                        "counter",
+                        "Queries of a sharded partition that asked other nodes for the instances this node does not hold.")
                 .sample("kvindexer_shard_scattered_queries_total", cluster.scatteredCount());
-        out.family("kvindexer_shard_retries_total", "counter",
-                "Shard holders that failed, timed out or lacked an instance, whose instances went to the next holder.")
+        out.family(
+                        "kvindexer_shard_retries_total",
+                        "counter",
+                        "Shard holders that failed, timed out or lacked an instance, whose instances went to the next holder.")
                 .sample("kvindexer_shard_retries_total", cluster.shardRetryCount());
-        out.family("kvindexer_shard_rebuilds_total", "counter", "Instances that no live node served any more (every "
-                + "holder of their shard was lost), subscribed here again and rebuilt from their engine's replay.")
+        out.family(
+                        "kvindexer_shard_rebuilds_total",
+                        "counter",
+                        "Instances that no live node served any more (every "
+                                + "holder of their shard was lost), subscribed here again and rebuilt from their engine's replay.")
                 .sample("kvindexer_shard_rebuilds_total", cluster.shardRebuildCount());
-        out.family("kvindexer_shard_missing_instances_total", "counter",
-                "Instances that no live node could answer for; each such answer carries x-kvindexer-missing-instances.")
+        out.family(
+                        "kvindexer_shard_missing_instances_total",
+                        "counter",
+                        "Instances that no live node could answer for; each such answer carries x-kvindexer-missing-instances.")
                 .sample("kvindexer_shard_missing_instances_total", cluster.missingInstanceCount());
     }
 }

@@ -18,17 +18,17 @@ public final class QueryQuality {
     static final String INSTANCES = "kvindexer_query_matching_instances";
     /** Upper bounds of the matched-fraction buckets; the first holds the queries nothing matched. */
     private static final double[] RATIO_BOUNDS = {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1};
+
     private static final double[] INSTANCE_BOUNDS = {0, 1, 2, 4, 8, 16, 32, 64, 128};
 
-    private static final Comparator<PartitionKey> PARTITION_ORDER = Comparator.comparing(PartitionKey::modelName)
-            .thenComparing(PartitionKey::routingGroup);
+    private static final Comparator<PartitionKey> PARTITION_ORDER =
+            Comparator.comparing(PartitionKey::modelName).thenComparing(PartitionKey::routingGroup);
 
     private final ConcurrentHashMap<PartitionKey, Series> partitions = new ConcurrentHashMap<>();
 
     /** What a partition's queries matched so far. */
-    public record Totals(String model, String tenant, long queries, long zeroMatch, double ratioSum,
-                         long instancesSum) {
-    }
+    public record Totals(
+            String model, String tenant, long queries, long zeroMatch, double ratioSum, long instancesSum) {}
 
     private static final class Series {
         final Histogram ratio = new Histogram(RATIO_BOUNDS);
@@ -60,19 +60,30 @@ public final class QueryQuality {
 
     /** The totals of every partition queried so far, in (model, tenant) order. */
     public List<Totals> totals() {
-        return sorted().stream().map(e -> new Totals(e.getKey().modelName(), e.getKey().routingGroup(), e.getValue().ratio.count(),
-                        e.getValue().zero.sum(), e.getValue().ratio.sum(), (long) e.getValue().instances.sum()))
+        return sorted().stream()
+                .map(e -> new Totals(
+                        e.getKey().modelName(),
+                        e.getKey().routingGroup(),
+                        e.getValue().ratio.count(),
+                        e.getValue().zero.sum(),
+                        e.getValue().ratio.sum(),
+                        (long) e.getValue().instances.sum()))
                 .toList();
     }
 
     private List<Map.Entry<PartitionKey, Series>> sorted() {
-        return partitions.entrySet().stream().sorted(Map.Entry.comparingByKey(PARTITION_ORDER)).toList();
+        return partitions.entrySet().stream()
+                .sorted(Map.Entry.comparingByKey(PARTITION_ORDER))
+                .toList();
     }
 
     public void render(PrometheusText out) {
         List<Map.Entry<PartitionKey, Series>> sorted = sorted();
-        out.family(RATIO, "histogram", "Fraction of each query's tokens that its best-matching instance holds as a "
-                + "cached prefix in any tier, by partition.");
+        out.family(
+                RATIO,
+                "histogram",
+                "Fraction of each query's tokens that its best-matching instance holds as a "
+                        + "cached prefix in any tier, by partition.");
         sorted.forEach(e -> e.getValue().ratio.render(out, RATIO, labels(e.getKey())));
         out.family(ZERO, "counter", "Queries no instance held a single block of, by partition.");
         sorted.forEach(e -> out.sample(ZERO, e.getValue().zero.sum(), labels(e.getKey())));

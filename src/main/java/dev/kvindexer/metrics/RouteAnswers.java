@@ -15,7 +15,10 @@ public final class RouteAnswers {
         out.family(prefix + "requests_total", "counter", "HTTP requests answered, by route and status.");
         answered.forEach((route, byStatus) -> byStatus.forEach((status, n) ->
                 out.sample(prefix + "requests_total", n[0], "route", route, "status", String.valueOf(status))));
-        out.family(prefix + "errors_total", "counter", "HTTP requests answered with a 4xx or 5xx status, by route and status.");
+        out.family(
+                prefix + "errors_total",
+                "counter",
+                "HTTP requests answered with a 4xx or 5xx status, by route and status.");
         answered.forEach((route, byStatus) -> byStatus.forEach((status, n) -> {
             if (status >= 400) {
                 out.sample(prefix + "errors_total", n[0], "route", route, "status", String.valueOf(status));

@@ -11,12 +11,13 @@ public final class WarningKind {
     public static final String STALE_EVENT = "stale_event";
     /** Standardized KV events missing between two event_ids of one stream (no replay exists for them). */
     public static final String EVENT_ID_GAP = "event_id_gap";
+
     public static final String BATCHES_LOST = "batches_lost";
     public static final String REPLAY_INCOMPLETE = "replay_incomplete";
     /** Replayed batches outside the range asked for, skipped. */
     public static final String REPLAY_OUT_OF_RANGE = "replay_out_of_range";
+
     public static final String ENGINE_RESTART = "engine_restart";
 
-    private WarningKind() {
-    }
+    private WarningKind() {}
 }

@@ -1,18 +1,17 @@
 package dev.kvindexer.node;
 
-import dev.kvindexer.event.Refusal;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.http.IndexDump;
 import dev.kvindexer.http.NodeServices;
+import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.selectservice.IndexAccess;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpServerResponse;
-import dev.kvindexer.ingest.ZmqIngest;
-import dev.kvindexer.registry.LocalRegistrar;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -49,8 +48,9 @@ public final class EmbeddedIndex implements IndexAccess {
         }
         List<Future<Void>> registered = new ArrayList<>();
         for (RegisterRequest r : missing) {
-            registered.add(node.registrar().register(r).recover(t -> node.registry().registeredAs(r)
-                    ? Future.succeededFuture() : Future.failedFuture(t)));
+            registered.add(node.registrar()
+                    .register(r)
+                    .recover(t -> node.registry().registeredAs(r) ? Future.succeededFuture() : Future.failedFuture(t)));
         }
         return Future.join(registered).transform(ar -> {
             if (ar.succeeded() || missing.isEmpty()) {
@@ -61,8 +61,13 @@ public final class EmbeddedIndex implements IndexAccess {
             for (int i = 0; i < missing.size(); i++) {
                 RegisterRequest r = missing.get(i);
                 if (registered.get(i).succeeded()) {
-                    undone.add(node.registrar().unregister(r.workerId(), r.partition().modelName(),
-                            r.partition().routingGroup(), r.dpRank()).otherwiseEmpty());
+                    undone.add(node.registrar()
+                            .unregister(
+                                    r.workerId(),
+                                    r.partition().modelName(),
+                                    r.partition().routingGroup(),
+                                    r.dpRank())
+                            .otherwiseEmpty());
                 }
             }
             return Future.join(undone).transform(v -> Future.failedFuture(ar.cause()));
@@ -88,7 +93,9 @@ public final class EmbeddedIndex implements IndexAccess {
     @Override
     public Future<Void> apply(PartitionKey partition, List<StandardEvent> events) {
         Optional<PartitionRef> p = node.registry().partition(partition);
-        return p.isEmpty() ? Future.succeededFuture() : p.get().applyStandard(events).mapEmpty();
+        return p.isEmpty()
+                ? Future.succeededFuture()
+                : p.get().applyStandard(events).mapEmpty();
     }
 
     @Override

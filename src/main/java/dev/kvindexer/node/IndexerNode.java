@@ -1,24 +1,24 @@
 package dev.kvindexer.node;
 
-import dev.kvindexer.event.Refusal;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.cluster.AntiEntropy;
 import dev.kvindexer.cluster.ClusterMembership;
-import dev.kvindexer.cluster.ShardHandover;
-import dev.kvindexer.cluster.ShardPlacement;
-import dev.kvindexer.cluster.ShardQueries;
 import dev.kvindexer.cluster.ClusterRegistrar;
-import dev.kvindexer.cluster.ClusterValues;
 import dev.kvindexer.cluster.ClusterTransport;
+import dev.kvindexer.cluster.ClusterValues;
 import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.cluster.PeerRecovery;
 import dev.kvindexer.cluster.RecoveryReport;
+import dev.kvindexer.cluster.ShardHandover;
+import dev.kvindexer.cluster.ShardPlacement;
+import dev.kvindexer.cluster.ShardQueries;
 import dev.kvindexer.conductor.CppConductor;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
 import dev.kvindexer.ingest.ListenerCapacity;
@@ -40,8 +40,8 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxBuilder;
 import io.vertx.core.VertxOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import java.util.ArrayList;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -54,6 +54,7 @@ public final class IndexerNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(IndexerNode.class);
     /** Decoded batches allowed between the ingest threads and the partitions (bounded memory under a flood). */
     static final int MAX_IN_FLIGHT_BATCHES = 10_000;
+
     static final long SLOW_JOINER_MILLIS = 1000;
     /** SIGTERM to exit: the whole of {@link #close()} (inside Kubernetes' default grace period of 30 s). */
     public static final java.time.Duration CLOSE_BUDGET = java.time.Duration.ofSeconds(10);
@@ -66,6 +67,7 @@ public final class IndexerNode implements AutoCloseable {
     private AntiEntropy antiEntropy;
     /** The HTTP verticles' deployments: undeployed first on close, so no request is taken while the node winds down. */
     private final List<String> httpDeployments = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     private int httpPort;
     private final AtomicReference<RecoveryReport> recovery;
 
@@ -73,10 +75,21 @@ public final class IndexerNode implements AutoCloseable {
      * The node's components as assembled. {@code clusterRegistrar}, {@code membership} and {@code hazelcast} are null
      * on a standalone node, {@code accessLog} when none is configured.
      */
-    private record Parts(EventCounters counters, Watermarks watermarks, ZmqIngest ingest, Registry registry,
-                         LocalRegistrar registrations, ClusterRegistrar clusterRegistrar,
-                         ClusterMembership membership, PeerDirectory peers, AccessLog accessLog, NodeMeters meters,
-                         HazelcastInstance hazelcast, ReadyGate gate, ShardQueries shards, ShardHandover handover) {
+    private record Parts(
+            EventCounters counters,
+            Watermarks watermarks,
+            ZmqIngest ingest,
+            Registry registry,
+            LocalRegistrar registrations,
+            ClusterRegistrar clusterRegistrar,
+            ClusterMembership membership,
+            PeerDirectory peers,
+            AccessLog accessLog,
+            NodeMeters meters,
+            HazelcastInstance hazelcast,
+            ReadyGate gate,
+            ShardQueries shards,
+            ShardHandover handover) {
         boolean sharded() {
             return shards != null;
         }
@@ -101,8 +114,11 @@ public final class IndexerNode implements AutoCloseable {
         HazelcastClusterManager manager = null;
         Vertx vertx;
         if (config.clustered()) {
-            ClusterTransport transport = ClusterTransport.open(config.cluster(), config.security().authToken(),
-                    config.recovery().maxBytes(), nodeMeters.cluster());
+            ClusterTransport transport = ClusterTransport.open(
+                    config.cluster(),
+                    config.security().authToken(),
+                    config.recovery().maxBytes(),
+                    nodeMeters.cluster());
             manager = transport.manager();
             vertx = await(transport.start(builder, options));
         } else {
@@ -142,54 +158,97 @@ public final class IndexerNode implements AutoCloseable {
         return node;
     }
 
-    private static IndexerNode assemble(Vertx vertx, HazelcastClusterManager manager, ServeConfig config,
-                                        NodeMeters meters) throws Exception {
+    private static IndexerNode assemble(
+            Vertx vertx, HazelcastClusterManager manager, ServeConfig config, NodeMeters meters) throws Exception {
         EventCounters counters = new EventCounters();
         boolean gated = config.clustered() || !config.peers().isEmpty() || config.minInitialWorkers() > 0;
         ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
-        ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(config.ingestThreads(), MAX_IN_FLIGHT_BATCHES,
-                config.maxEventBytes(), ZmqIngest.Settings.SUPERVISE_EVERY,
-                config.maxListeners() > 0 ? config.maxListeners() : ListenerCapacity.derived()), counters, gate::isOpen);
+        ZmqIngest ingest = new ZmqIngest(
+                vertx,
+                new ZmqIngest.Settings(
+                        config.ingestThreads(),
+                        MAX_IN_FLIGHT_BATCHES,
+                        config.maxEventBytes(),
+                        ZmqIngest.Settings.SUPERVISE_EVERY,
+                        config.maxListeners() > 0 ? config.maxListeners() : ListenerCapacity.derived()),
+                counters,
+                gate::isOpen);
         Watermarks watermarks = new Watermarks();
         MemoryBudget memory = new MemoryBudget(config.indexMemory().maxBytes());
-        PartitionHost partitions = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight(),
-                memory);
+        PartitionHost partitions =
+                new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight(), memory);
         boolean sharded = manager != null && config.cluster().sharded();
         ShardQueries[] shards = {null};
-        Registry registry = sharded ? new Registry(partitions, hosted -> shards[0].view(hosted)) : new Registry(partitions);
+        Registry registry =
+                sharded ? new Registry(partitions, hosted -> shards[0].view(hosted)) : new Registry(partitions);
         ShardPlacement placement = sharded
-                ? new ShardPlacement(manager.getHazelcastInstance(), config.cluster().replicationFactor()) : null;
-        LocalRegistrar local = sharded ? new LocalRegistrar(registry, partitions, ingest, placement::holdsHere)
+                ? new ShardPlacement(
+                        manager.getHazelcastInstance(), config.cluster().replicationFactor())
+                : null;
+        LocalRegistrar local = sharded
+                ? new LocalRegistrar(registry, partitions, ingest, placement::holdsHere)
                 : new LocalRegistrar(registry, partitions, ingest);
         ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
-        ClusterRegistrar clusterRegistrar = manager == null ? null
-                : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
+        ClusterRegistrar clusterRegistrar =
+                manager == null ? null : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
         ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
         ShardHandover handover = null;
         if (sharded) {
-            shards[0] = new ShardQueries(vertx, manager, registry, placement, meters.cluster(), SHARD_QUERY_TIMEOUT,
-                    config.recovery().timeout(), config.recovery().maxBytes(), config.security().authToken());
+            shards[0] = new ShardQueries(
+                    vertx,
+                    manager,
+                    registry,
+                    placement,
+                    meters.cluster(),
+                    SHARD_QUERY_TIMEOUT,
+                    config.recovery().timeout(),
+                    config.recovery().maxBytes(),
+                    config.security().authToken());
             await(shards[0].start());
-            handover = new ShardHandover(vertx, manager, registry, local, placement, shards[0],
-                    Duration.ofMillis(SLOW_JOINER_MILLIS));
+            handover = new ShardHandover(
+                    vertx, manager, registry, local, placement, shards[0], Duration.ofMillis(SLOW_JOINER_MILLIS));
             await(handover.start());
         }
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
-        CppConductorSubscriptions conductor = new CppConductorSubscriptions(await(CppConductor.deploy(vertx)), ingest,
-                config.compat().loraIds());
+        CppConductorSubscriptions conductor = new CppConductorSubscriptions(
+                await(CppConductor.deploy(vertx)), ingest, config.compat().loraIds());
         PeerDirectory peers = new PeerDirectory(membership);
-        Parts parts = new Parts(counters, watermarks, ingest, registry, local, clusterRegistrar, membership, peers,
-                accessLog, meters, manager == null ? null : manager.getHazelcastInstance(), gate, shards[0], handover);
+        Parts parts = new Parts(
+                counters,
+                watermarks,
+                ingest,
+                registry,
+                local,
+                clusterRegistrar,
+                membership,
+                peers,
+                accessLog,
+                meters,
+                manager == null ? null : manager.getHazelcastInstance(),
+                gate,
+                shards[0],
+                handover);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
         Readiness readiness = new Readiness(List.of(gate::reason, ingest::degradedReason));
         NodeMetrics metrics = new NodeMetrics(registry, ingest, counters, meters, membership, accessLog, memory);
         AtomicReference<RecoveryReport> recovery = new AtomicReference<>(RecoveryReport.NONE);
-        NodeOverview overview = new NodeOverview(registry, readiness, counters, meters, memory, membership, placement,
-                recovery::get);
-        NodeServices services = new NodeServices(registrar, local, registry, peers, conductor, readiness,
-                metrics::render, meters.http(), meters.queryQuality(), overview::render, accessLog,
-                config.testEndpoints(), config.compat().tenantFallback());
+        NodeOverview overview =
+                new NodeOverview(registry, readiness, counters, meters, memory, membership, placement, recovery::get);
+        NodeServices services = new NodeServices(
+                registrar,
+                local,
+                registry,
+                peers,
+                conductor,
+                readiness,
+                metrics::render,
+                meters.http(),
+                meters.queryQuality(),
+                overview::render,
+                accessLog,
+                config.testEndpoints(),
+                config.compat().tenantFallback());
         return new IndexerNode(vertx, parts, services, recovery);
     }
 
@@ -198,9 +257,15 @@ public final class IndexerNode implements AutoCloseable {
         ClusterMembership membership = parts.membership();
         ClusterRegistrar clusterRegistrar = parts.clusterRegistrar();
         boolean sharded = parts.sharded();
-        antiEntropy = new AntiEntropy(vertx, parts.hazelcast(), interval,
-                () -> Future.join(clusterRegistrar.reconcileAll(), membership.reassert().otherwiseEmpty())
-                        .compose(v -> sharded ? parts.handover().rebalance() : Future.succeededFuture()).mapEmpty());
+        antiEntropy = new AntiEntropy(
+                vertx,
+                parts.hazelcast(),
+                interval,
+                () -> Future.join(
+                                clusterRegistrar.reconcileAll(),
+                                membership.reassert().otherwiseEmpty())
+                        .compose(v -> sharded ? parts.handover().rebalance() : Future.succeededFuture())
+                        .mapEmpty());
         antiEntropy.start();
     }
 
@@ -221,7 +286,8 @@ public final class IndexerNode implements AutoCloseable {
 
     private String advertisedUrl(ServeConfig config) {
         ClusterSettings cluster = config.cluster();
-        return cluster.advertiseUrl() != null ? cluster.advertiseUrl()
+        return cluster.advertiseUrl() != null
+                ? cluster.advertiseUrl()
                 : (config.security().tls() ? "https://" : "http://") + cluster.host() + ":" + httpPort;
     }
 
@@ -247,18 +313,22 @@ public final class IndexerNode implements AutoCloseable {
             // is taken, so little is published in between (the reference waits the same second).
             Thread.sleep(SLOW_JOINER_MILLIS);
             Registry registry = parts.registry();
-            RecoveryReport report = new PeerRecovery(parts.registrations(), config.blockSize(),
-                    config.security().authToken(),
-                    config.clustered() ? (key, worker) -> key.equals(registry.partitionOf(worker)) : null,
-                    config.recovery()).recover(sources);
+            RecoveryReport report = new PeerRecovery(
+                            parts.registrations(),
+                            config.blockSize(),
+                            config.security().authToken(),
+                            config.clustered() ? (key, worker) -> key.equals(registry.partitionOf(worker)) : null,
+                            config.recovery())
+                    .recover(sources);
             recovery.set(report);
             parts.meters().recovered(report.millis(), report.events());
             config.peers().forEach(parts.peers()::add);
         }
         int wanted = config.minInitialWorkers();
         while (parts.registry().workerCount() < wanted) {
-            parts.gate().waitingFor("waiting for " + wanted + " registered workers, have "
-                    + parts.registry().workerCount());
+            parts.gate()
+                    .waitingFor("waiting for " + wanted + " registered workers, have "
+                            + parts.registry().workerCount());
             Thread.sleep(100);
         }
         parts.gate().openGate();
@@ -302,10 +372,10 @@ public final class IndexerNode implements AutoCloseable {
         Future<Void> chain = Future.succeededFuture();
         PartitionKey key = new PartitionKey(config.modelName(), config.tenantId());
         for (WorkerSpec w : config.workers()) {
-            RegisterRequest r = new RegisterRequest(w.workerId(), w.dpRank(), w.endpoint(), null, key, config.blockSize());
+            RegisterRequest r =
+                    new RegisterRequest(w.workerId(), w.dpRank(), w.endpoint(), null, key, config.blockSize());
             chain = chain.compose(v -> services.registrar().register(r).recover(t -> {
-                if (config.clustered() && t instanceof Refusal refused
-                        && refused.kind() == Refusal.Kind.CONFLICT) {
+                if (config.clustered() && t instanceof Refusal refused && refused.kind() == Refusal.Kind.CONFLICT) {
                     LOG.warn("--workers entry {} not registered: {}", w, t.getMessage());
                     return Future.succeededFuture();
                 }
@@ -400,8 +470,9 @@ public final class IndexerNode implements AutoCloseable {
 
     private static void quietly(Future<?> step, long deadline) {
         try {
-            step.toCompletionStage().toCompletableFuture().get(Math.max(deadline - System.nanoTime(), 1),
-                    TimeUnit.NANOSECONDS);
+            step.toCompletionStage()
+                    .toCompletableFuture()
+                    .get(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS);
         } catch (Exception e) {
             LOG.debug("shutdown step failed: {}", e.toString());
         }

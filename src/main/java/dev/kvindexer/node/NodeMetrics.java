@@ -30,8 +30,14 @@ final class NodeMetrics {
     private final MemoryBudget memory;
 
     /** {@code membership} and {@code accessLog} are null when the node has none. */
-    NodeMetrics(Registry registry, ZmqIngest ingest, EventCounters counters, NodeMeters meters,
-                ClusterMembership membership, AccessLog accessLog, MemoryBudget memory) {
+    NodeMetrics(
+            Registry registry,
+            ZmqIngest ingest,
+            EventCounters counters,
+            NodeMeters meters,
+            ClusterMembership membership,
+            AccessLog accessLog,
+            MemoryBudget memory) {
         this.memory = memory;
         this.registry = registry;
         this.ingest = ingest;
@@ -51,16 +57,27 @@ final class NodeMetrics {
             for (PartitionFigures f : collected) {
                 found.add(figures(f, now));
             }
-            IndexerMetrics.Snapshot snapshot = new IndexerMetrics.Snapshot(partitions.size(),
-                    registry.workerCount(), listenersByState(), found,
+            IndexerMetrics.Snapshot snapshot = new IndexerMetrics.Snapshot(
+                    partitions.size(),
+                    registry.workerCount(),
+                    listenersByState(),
+                    found,
                     membership == null ? 1 : membership.memberCount(),
-                    meters.recoverySeconds(), meters.recoveredEvents(),
+                    meters.recoverySeconds(),
+                    meters.recoveredEvents(),
                     accessLog == null ? 0 : accessLog.dropped(),
                     accessLog == null ? 0 : accessLog.writeErrors(),
-                    ingest.restarts(), ingest.degradedReason() != null,
-                    new IndexerMetrics.IndexMemoryFigures(memory.limitBytes(), memory.usedBytes(),
-                            memory.evictedBlocks()), ingest.listenerCapacity());
-            return IndexerMetrics.render(snapshot, meters.http(), counters, meters.cluster(), meters.queryQuality(),
+                    ingest.restarts(),
+                    ingest.degradedReason() != null,
+                    new IndexerMetrics.IndexMemoryFigures(
+                            memory.limitBytes(), memory.usedBytes(), memory.evictedBlocks()),
+                    ingest.listenerCapacity());
+            return IndexerMetrics.render(
+                    snapshot,
+                    meters.http(),
+                    counters,
+                    meters.cluster(),
+                    meters.queryQuality(),
                     meters.micrometerScrape());
         });
     }
@@ -69,12 +86,22 @@ final class NodeMetrics {
         PartitionStats s = f.stats();
         List<IndexerMetrics.EngineFigures> engines = new ArrayList<>();
         for (PartitionStats.Engine e : s.engines()) {
-            engines.add(new IndexerMetrics.EngineFigures(Long.toUnsignedString(e.workerId()), e.dpRank(),
-                    e.heldPerTier(), e.storedBlocks(), e.removedBlocks(), e.events(),
+            engines.add(new IndexerMetrics.EngineFigures(
+                    Long.toUnsignedString(e.workerId()),
+                    e.dpRank(),
+                    e.heldPerTier(),
+                    e.storedBlocks(),
+                    e.removedBlocks(),
+                    e.events(),
                     ageSeconds(e.lastEventMillis(), nowMillis)));
         }
-        return new IndexerMetrics.PartitionFigures(f.partition().key().modelName(), f.partition().key().routingGroup(),
-                s.heldPerTier(), s.deviceBlocks(), s.memoryBytes(), engines);
+        return new IndexerMetrics.PartitionFigures(
+                f.partition().key().modelName(),
+                f.partition().key().routingGroup(),
+                s.heldPerTier(),
+                s.deviceBlocks(),
+                s.memoryBytes(),
+                engines);
     }
 
     /** Seconds from {@code thenMillis} to {@code nowMillis}, never negative (the wall clock may step back). */

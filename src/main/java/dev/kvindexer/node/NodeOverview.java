@@ -45,8 +45,15 @@ final class NodeOverview {
     private final long startedMillis = System.currentTimeMillis();
 
     /** {@code membership} and {@code placement} are null on a node without a cluster or without shards. */
-    NodeOverview(Registry registry, Readiness readiness, EventCounters counters, NodeMeters meters, MemoryBudget memory,
-                 ClusterMembership membership, ShardPlacement placement, Supplier<RecoveryReport> recovery) {
+    NodeOverview(
+            Registry registry,
+            Readiness readiness,
+            EventCounters counters,
+            NodeMeters meters,
+            MemoryBudget memory,
+            ClusterMembership membership,
+            ShardPlacement placement,
+            Supplier<RecoveryReport> recovery) {
         this.registry = registry;
         this.readiness = readiness;
         this.counters = counters;
@@ -58,42 +65,61 @@ final class NodeOverview {
     }
 
     Future<String> render() {
-        Future<List<ClusterMembership.Member>> members = membership == null ? Future.succeededFuture(List.of())
+        Future<List<ClusterMembership.Member>> members = membership == null
+                ? Future.succeededFuture(List.of())
                 : membership.members().otherwise(List.of());
         List<Registry.WorkerView> workers = registry.workers(null, null);
-        return PartitionFigures.collect(registry.partitions()).compose(figures -> members.map(m -> {
-            long now = System.currentTimeMillis();
-            return new JsonObject()
-                    .put("node", node(now))
-                    .put("cluster", cluster(m))
-                    .put("memory", new JsonObject().put("budget_bytes", memory.limitBytes())
-                            .put("used_bytes", memory.usedBytes()).put("evicted_blocks", memory.evictedBlocks()))
-                    .put("totals", totals())
-                    .put("partitions", partitions(figures))
-                    .put("workers", workers(workers, figures, now))
-                    .encode();
-        }));
+        return PartitionFigures.collect(registry.partitions())
+                .compose(figures -> members.map(m -> {
+                    long now = System.currentTimeMillis();
+                    return new JsonObject()
+                            .put("node", node(now))
+                            .put("cluster", cluster(m))
+                            .put(
+                                    "memory",
+                                    new JsonObject()
+                                            .put("budget_bytes", memory.limitBytes())
+                                            .put("used_bytes", memory.usedBytes())
+                                            .put("evicted_blocks", memory.evictedBlocks()))
+                            .put("totals", totals())
+                            .put("partitions", partitions(figures))
+                            .put("workers", workers(workers, figures, now))
+                            .encode();
+                }));
     }
 
     private JsonObject node(long now) {
         String reason = readiness.notReadyReason();
-        return new JsonObject().put("ready", reason == null).put("not_ready_reason", reason)
+        return new JsonObject()
+                .put("ready", reason == null)
+                .put("not_ready_reason", reason)
                 .put("node_id", membership == null ? null : membership.nodeId())
-                .put("uptime_seconds", NodeMetrics.ageSeconds(startedMillis, now)).put("now_millis", now);
+                .put("uptime_seconds", NodeMetrics.ageSeconds(startedMillis, now))
+                .put("now_millis", now);
     }
 
     private JsonObject cluster(List<ClusterMembership.Member> members) {
         JsonArray list = new JsonArray();
-        members.forEach(m -> list.add(new JsonObject().put("node_id", m.nodeId()).put("url", m.url())
-                .put("ready", m.ready()).put("self", m.nodeId().equals(membership.nodeId()))));
+        members.forEach(m -> list.add(new JsonObject()
+                .put("node_id", m.nodeId())
+                .put("url", m.url())
+                .put("ready", m.ready())
+                .put("self", m.nodeId().equals(membership.nodeId()))));
         RecoveryReport r = recovery.get();
-        return new JsonObject().put("clustered", membership != null)
+        return new JsonObject()
+                .put("clustered", membership != null)
                 .put("member_count", membership == null ? 1 : membership.memberCount())
                 .put("members", list)
                 .put("sharded", placement != null)
                 .put("replication_factor", placement == null ? null : placement.replicationFactor())
-                .put("recovery", new JsonObject().put("peer", r.peer()).put("partitions", r.partitions())
-                        .put("events", r.events()).put("exact", r.exact()).put("seconds", r.millis() / 1000.0));
+                .put(
+                        "recovery",
+                        new JsonObject()
+                                .put("peer", r.peer())
+                                .put("partitions", r.partitions())
+                                .put("events", r.events())
+                                .put("exact", r.exact())
+                                .put("seconds", r.millis() / 1000.0));
     }
 
     /**
@@ -115,7 +141,10 @@ final class NodeOverview {
                 seconds += t.seconds();
             }
         }
-        return new JsonObject().put("events_applied", events).put("queries", queries).put("query_seconds", seconds);
+        return new JsonObject()
+                .put("events_applied", events)
+                .put("queries", queries)
+                .put("query_seconds", seconds);
     }
 
     private JsonArray partitions(List<PartitionFigures> figures) {
@@ -126,24 +155,30 @@ final class NodeOverview {
             PartitionKey key = f.partition().key();
             PartitionStats s = f.stats();
             QueryQuality.Totals q = quality.get(key);
-            out.add(new JsonObject().put("model", key.modelName()).put("tenant", key.routingGroup())
+            out.add(new JsonObject()
+                    .put("model", key.modelName())
+                    .put("tenant", key.routingGroup())
                     .put("block_size", f.partition().blockSize())
-                    .put("blocks", tiers(s.heldPerTier())).put("device_blocks", s.deviceBlocks())
+                    .put("blocks", tiers(s.heldPerTier()))
+                    .put("device_blocks", s.deviceBlocks())
                     .put("memory_bytes", s.memoryBytes())
                     .put("engines", s.engines().size())
                     .put("queries", q == null ? 0 : q.queries())
                     .put("zero_match_queries", q == null ? 0 : q.zeroMatch())
                     .put("mean_match_ratio", q == null || q.queries() == 0 ? null : q.ratioSum() / q.queries())
-                    .put("mean_matching_instances", q == null || q.queries() == 0 ? null
-                            : (double) q.instancesSum() / q.queries()));
+                    .put(
+                            "mean_matching_instances",
+                            q == null || q.queries() == 0 ? null : (double) q.instancesSum() / q.queries()));
         }
         return out;
     }
 
     private JsonArray workers(List<Registry.WorkerView> workers, List<PartitionFigures> figures, long now) {
         Map<Long, Map<Integer, PartitionStats.Engine>> engines = new HashMap<>();
-        figures.forEach(f -> f.stats().engines().forEach(e -> engines.computeIfAbsent(e.workerId(), k -> new TreeMap<>())
-                .put(e.dpRank(), e)));
+        figures.forEach(f -> f.stats()
+                .engines()
+                .forEach(e -> engines.computeIfAbsent(e.workerId(), k -> new TreeMap<>())
+                        .put(e.dpRank(), e)));
         JsonArray out = new JsonArray();
         for (Registry.WorkerView w : workers) {
             Map<Integer, PartitionStats.Engine> mine = new TreeMap<>(engines.getOrDefault(w.workerId(), Map.of()));
@@ -151,17 +186,26 @@ final class NodeOverview {
             JsonArray ranks = new JsonArray();
             for (Listener l : w.listeners()) {
                 states.add(l.state());
-                ranks.add(activity(new JsonObject().put("dp_rank", l.dpRank()).put("endpoint", l.endpoint())
-                        .put("status", l.state().jsonName()).put("last_error", l.lastError()),
-                        mine.remove(l.dpRank()), now));
+                ranks.add(activity(
+                        new JsonObject()
+                                .put("dp_rank", l.dpRank())
+                                .put("endpoint", l.endpoint())
+                                .put("status", l.state().jsonName())
+                                .put("last_error", l.lastError()),
+                        mine.remove(l.dpRank()),
+                        now));
             }
             // Ranks the engine's batches name without a listener of their own (an engine serving several ranks
             // through one publisher): what they hold and send is listed too, under no listener state.
-            mine.forEach((rank, e) -> ranks.add(activity(new JsonObject().put("dp_rank", rank).put("status", null)
-                    .put("listener", false), e, now)));
-            JsonObject worker = new JsonObject().put("instance_id", Long.toUnsignedString(w.workerId()))
-                    .put("instance_name", w.name()).put("model", w.key().modelName()).put("tenant", w.key().routingGroup())
-                    .put("block_size", w.blockSize()).put("status", ListenerState.aggregate(states).jsonName())
+            mine.forEach((rank, e) -> ranks.add(activity(
+                    new JsonObject().put("dp_rank", rank).put("status", null).put("listener", false), e, now)));
+            JsonObject worker = new JsonObject()
+                    .put("instance_id", Long.toUnsignedString(w.workerId()))
+                    .put("instance_name", w.name())
+                    .put("model", w.key().modelName())
+                    .put("tenant", w.key().routingGroup())
+                    .put("block_size", w.blockSize())
+                    .put("status", ListenerState.aggregate(states).jsonName())
                     .put("ranks", ranks);
             if (placement != null) {
                 worker.put("shard_holders", new JsonArray(placement.holders(placement.shardOf(w.key(), w.workerId()))));
@@ -174,8 +218,10 @@ final class NodeOverview {
     /** A rank's figures, when this node has its partition's engine record (a sharded node may not). */
     private static JsonObject activity(JsonObject rank, PartitionStats.Engine e, long now) {
         if (e != null) {
-            rank.put("blocks", tiers(e.heldPerTier())).put("stored_blocks", e.storedBlocks())
-                    .put("removed_blocks", e.removedBlocks()).put("events", e.events())
+            rank.put("blocks", tiers(e.heldPerTier()))
+                    .put("stored_blocks", e.storedBlocks())
+                    .put("removed_blocks", e.removedBlocks())
+                    .put("events", e.events())
                     .put("last_event_age_seconds", NodeMetrics.ageSeconds(e.lastEventMillis(), now));
         }
         return rank;

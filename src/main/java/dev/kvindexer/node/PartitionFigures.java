@@ -16,7 +16,8 @@ record PartitionFigures(PartitionRef partition, PartitionStats stats) {
             List<PartitionFigures> found = new ArrayList<>();
             for (int i = 0; i < partitions.size(); i++) {
                 if (asked.get(i).succeeded()) {
-                    found.add(new PartitionFigures(partitions.get(i), asked.get(i).result()));
+                    found.add(
+                            new PartitionFigures(partitions.get(i), asked.get(i).result()));
                 }
             }
             return Future.succeededFuture(found);

@@ -17,8 +17,14 @@ final class InstancesOnly implements BlockVisitor {
     }
 
     @Override
-    public void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long blockHash,
-                       long tokensHash) {
+    public void stored(
+            long workerId,
+            int dpRank,
+            StorageTier tier,
+            boolean hasParent,
+            long parentHash,
+            long blockHash,
+            long tokensHash) {
         lastPassed = workers.contains(workerId);
         if (lastPassed) {
             sink.stored(workerId, dpRank, tier, hasParent, parentHash, blockHash, tokensHash);
@@ -26,8 +32,8 @@ final class InstancesOnly implements BlockVisitor {
     }
 
     @Override
-    public void storedBySequence(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                                 long sequenceHash) {
+    public void storedBySequence(
+            long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long sequenceHash) {
         lastPassed = workers.contains(workerId);
         if (lastPassed) {
             sink.storedBySequence(workerId, dpRank, tier, hasParent, parentHash, sequenceHash);

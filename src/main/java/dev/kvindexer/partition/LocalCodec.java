@@ -12,7 +12,8 @@ final class LocalCodec implements MessageCodec<Object, Object> {
 
     @Override
     public void encodeToWire(Buffer buffer, Object o) {
-        throw new UnsupportedOperationException("local-only partition message " + o.getClass().getSimpleName());
+        throw new UnsupportedOperationException(
+                "local-only partition message " + o.getClass().getSimpleName());
     }
 
     @Override

@@ -17,7 +17,8 @@ import java.util.List;
  * then delivers in-JVM without asking Hazelcast who consumes the address.
  */
 final class LocalPartition implements PartitionRef {
-    static final DeliveryOptions LOCAL = new DeliveryOptions().setLocalOnly(true).setCodecName(LocalCodec.NAME);
+    static final DeliveryOptions LOCAL =
+            new DeliveryOptions().setLocalOnly(true).setCodecName(LocalCodec.NAME);
 
     private final PartitionKey key;
     private final int blockSize;
@@ -79,7 +80,8 @@ final class LocalPartition implements PartitionRef {
 
     @Override
     public Future<Void> removeStreams(long workerId, int dpRank, boolean lastOfWorker) {
-        return request(new PartitionCommand.RemoveStreams(workerId, dpRank, lastOfWorker)).mapEmpty();
+        return request(new PartitionCommand.RemoveStreams(workerId, dpRank, lastOfWorker))
+                .mapEmpty();
     }
 
     @Override
@@ -144,10 +146,11 @@ final class LocalPartition implements PartitionRef {
 
     private <R> Future<R> request(PartitionCommand command) {
         Future<Void> deployed = ready.future();
-        Future<Message<R>> asked = deployed.succeeded() ? vertx.eventBus().request(address, command, LOCAL)
+        Future<Message<R>> asked = deployed.succeeded()
+                ? vertx.eventBus().request(address, command, LOCAL)
                 : deployed.compose(v -> vertx.eventBus().request(address, command, LOCAL));
-        return asked.map(Message::body).recover(t -> Future.failedFuture(isNoHandler(t)
-                ? new PartitionGoneException(key) : t));
+        return asked.map(Message::body)
+                .recover(t -> Future.failedFuture(isNoHandler(t) ? new PartitionGoneException(key) : t));
     }
 
     private static boolean isNoHandler(Throwable t) {

@@ -29,6 +29,7 @@ public final class MemoryBudget {
     private final LongAdder evicted = new LongAdder();
     /** Counts the times the sum went over the budget; {@link #shrink} is the factor the last time asked for. */
     private final AtomicLong overruns = new AtomicLong();
+
     private volatile double shrink = 1.0;
 
     public MemoryBudget(long limitBytes) {

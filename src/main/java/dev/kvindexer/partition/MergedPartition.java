@@ -18,8 +18,7 @@ public final class MergedPartition {
      */
     public MergedPartition(PartitionKey key, int blockSize, PeerSnapshot merged, long[] missingInstances) {
         this.missingInstances = missingInstances;
-        this.partition = new Partition(key, blockSize, null, new EventCounters(), new Watermarks(), replay -> {
-        });
+        this.partition = new Partition(key, blockSize, null, new EventCounters(), new Watermarks(), replay -> {});
         partition.recover(merged);
     }
 

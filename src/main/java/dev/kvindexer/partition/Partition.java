@@ -45,6 +45,7 @@ public final class Partition {
     private final Map<WorkerRank, Long> installedNotOpen = new HashMap<>();
     /** What each engine rank sent, by the rank its events name (not always the registered one). */
     private final Map<WorkerRank, EngineActivity> activity = new HashMap<>();
+
     private final LongSupplier clock;
     private boolean bootstrapped;
     private final LogThrottle standardGapLog = new LogThrottle();
@@ -55,6 +56,7 @@ public final class Partition {
         final StreamSequencer sequencer;
         /** Gaps, losses and restarts of a misbehaving engine can come thousands a second: one line per interval. */
         final LogThrottle gapLog = new LogThrottle();
+
         String defaultLora;
         /** The registered rank's activity record, so that the usual batch (naming no other rank) looks nothing up. */
         final EngineActivity registeredActivity;
@@ -68,8 +70,11 @@ public final class Partition {
         @Override
         public void apply(EventBatch batch) {
             int rank = batch.effectiveRank(id.dpRank());
-            applyBatch(id.workerId(), rank, batch, rank == id.dpRank() ? registeredActivity
-                    : activityOf(id.workerId(), rank));
+            applyBatch(
+                    id.workerId(),
+                    rank,
+                    batch,
+                    rank == id.dpRank() ? registeredActivity : activityOf(id.workerId(), rank));
         }
 
         @Override
@@ -81,8 +86,11 @@ public final class Partition {
             }
             counters.warning(WarningKind.ENGINE_RESTART, 1);
             if (gapLog.admit()) {
-                LOG.warn("engine restart detected {} at seq={}: its blocks were cleared{}", id,
-                        Long.toUnsignedString(trigger.seq()), gapLog.heldBackNote());
+                LOG.warn(
+                        "engine restart detected {} at seq={}: its blocks were cleared{}",
+                        id,
+                        Long.toUnsignedString(trigger.seq()),
+                        gapLog.heldBackNote());
             }
         }
 
@@ -90,11 +98,15 @@ public final class Partition {
         public void requestReplay(long start, long end, long replayId) {
             counters.gap(EventCounters.GAP_ZMQ_SEQ);
             if (gapLog.admit()) {
-                LOG.info("gap on {}: replaying [{}, {}){}", id, Long.toUnsignedString(start), Long.toUnsignedString(end),
+                LOG.info(
+                        "gap on {}: replaying [{}, {}){}",
+                        id,
+                        Long.toUnsignedString(start),
+                        Long.toUnsignedString(end),
                         gapLog.heldBackNote());
             }
-            replays.accept(new ReplayRequest(self, id, sequencer.generation(), replayId, sequencer.replayEndpoint(),
-                    defaultLora, start, end));
+            replays.accept(new ReplayRequest(
+                    self, id, sequencer.generation(), replayId, sequencer.replayEndpoint(), defaultLora, start, end));
         }
 
         @Override
@@ -102,8 +114,12 @@ public final class Partition {
             counters.gap(EventCounters.GAP_ZMQ_SEQ);
             counters.warning(WarningKind.BATCHES_LOST, end - start);
             if (gapLog.admit()) {
-                LOG.warn("No replay endpoint configured; batches lost {} range=[{}, {}){}", id,
-                        Long.toUnsignedString(start), Long.toUnsignedString(end), gapLog.heldBackNote());
+                LOG.warn(
+                        "No replay endpoint configured; batches lost {} range=[{}, {}){}",
+                        id,
+                        Long.toUnsignedString(start),
+                        Long.toUnsignedString(end),
+                        gapLog.heldBackNote());
             }
         }
 
@@ -114,14 +130,25 @@ public final class Partition {
     }
 
     /** {@code self} is the handle replayed batches are sent back to. */
-    public Partition(PartitionKey key, int blockSize, PartitionRef self, EventCounters counters, Watermarks watermarks,
-                     Consumer<ReplayRequest> replays) {
+    public Partition(
+            PartitionKey key,
+            int blockSize,
+            PartitionRef self,
+            EventCounters counters,
+            Watermarks watermarks,
+            Consumer<ReplayRequest> replays) {
         this(key, blockSize, self, counters, watermarks, replays, System::currentTimeMillis);
     }
 
     /** {@code clock} gives wall-clock millis, for the age of each engine's last event. */
-    Partition(PartitionKey key, int blockSize, PartitionRef self, EventCounters counters, Watermarks watermarks,
-              Consumer<ReplayRequest> replays, LongSupplier clock) {
+    Partition(
+            PartitionKey key,
+            int blockSize,
+            PartitionRef self,
+            EventCounters counters,
+            Watermarks watermarks,
+            Consumer<ReplayRequest> replays,
+            LongSupplier clock) {
         this.clock = clock;
         this.key = key;
         this.self = self;
@@ -238,12 +265,12 @@ public final class Partition {
     /** {@code engine} is the sender's activity record, or null for events that no engine sent now (recovery). */
     private void applyEvent(long workerId, int rank, KvEvent event, EngineActivity engine) {
         if (event instanceof KvEvent.Stored s) {
-            StoreOutcome outcome = index.store(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
-                    s.blockHashes(), s.tokensHashes());
+            StoreOutcome outcome = index.store(
+                    workerId, rank, s.tier(), s.hasParent(), s.parentHash(), s.blockHashes(), s.tokensHashes());
             stored(workerId, rank, outcome, engine, s.size());
         } else if (event instanceof KvEvent.StoredBySequence s) {
-            StoreOutcome outcome = index.storeBySequence(workerId, rank, s.tier(), s.hasParent(), s.parentHash(),
-                    s.sequenceHashes());
+            StoreOutcome outcome =
+                    index.storeBySequence(workerId, rank, s.tier(), s.hasParent(), s.parentHash(), s.sequenceHashes());
             stored(workerId, rank, outcome, engine, s.sequenceHashes().length);
         } else if (event instanceof KvEvent.Removed r) {
             int missing = index.remove(workerId, rank, r.tier(), r.blockHashes());
@@ -266,8 +293,13 @@ public final class Partition {
             engine.stored(outcome == StoreOutcome.OK ? blocks : 0);
         }
         if (outcome != StoreOutcome.OK && LOG.isDebugEnabled()) {
-            LOG.debug("store skipped model={} tenant={} worker={} dp_rank={}: {}", key.modelName(),
-                    key.routingGroup(), Long.toUnsignedString(workerId), rank, outcome.label());
+            LOG.debug(
+                    "store skipped model={} tenant={} worker={} dp_rank={}: {}",
+                    key.modelName(),
+                    key.routingGroup(),
+                    Long.toUnsignedString(workerId),
+                    rank,
+                    outcome.label());
         }
     }
 
@@ -303,8 +335,12 @@ public final class Partition {
         counters.warning(WarningKind.STALE_EVENT, stale);
         counters.warning(WarningKind.EVENT_ID_GAP, gaps);
         if (gaps > 0 && standardGapLog.admit()) {
-            LOG.warn("standardized events of model={} tenant={}: {} event_ids missing{}", key.modelName(),
-                    key.routingGroup(), gaps, standardGapLog.heldBackNote());
+            LOG.warn(
+                    "standardized events of model={} tenant={}: {} event_ids missing{}",
+                    key.modelName(),
+                    key.routingGroup(),
+                    gaps,
+                    standardGapLog.heldBackNote());
         }
         return new StandardEventsApplied(applied, stale, gaps);
     }
@@ -351,8 +387,14 @@ public final class Partition {
             for (StorageTier t : tiers) {
                 engineHeld[t.ordinal()] = index.heldBlocks(k.workerId(), k.dpRank(), t);
             }
-            engines.add(new PartitionStats.Engine(k.workerId(), k.dpRank(), engineHeld, a.storedBlocks,
-                    a.removedBlocks, a.events, a.lastEventMillis));
+            engines.add(new PartitionStats.Engine(
+                    k.workerId(),
+                    k.dpRank(),
+                    engineHeld,
+                    a.storedBlocks,
+                    a.removedBlocks,
+                    a.events,
+                    a.lastEventMillis));
         });
         return new PartitionStats(held, index.blockCount(), index.memoryBytes(), engines);
     }

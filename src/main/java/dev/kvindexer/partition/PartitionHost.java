@@ -21,14 +21,23 @@ public final class PartitionHost {
      * @param replays  where a partition asks for a stream's missed batches to be fetched from its engine
      * @param inFlight the bound on live batches sent and not yet taken, shared with ingest
      */
-    public PartitionHost(Vertx vertx, EventCounters counters, Watermarks watermarks, Consumer<ReplayRequest> replays,
-                         InFlightBatches inFlight) {
+    public PartitionHost(
+            Vertx vertx,
+            EventCounters counters,
+            Watermarks watermarks,
+            Consumer<ReplayRequest> replays,
+            InFlightBatches inFlight) {
         this(vertx, counters, watermarks, replays, inFlight, MemoryBudget.UNLIMITED);
     }
 
     /** @param budget the heap this node's indexes may hold together */
-    public PartitionHost(Vertx vertx, EventCounters counters, Watermarks watermarks, Consumer<ReplayRequest> replays,
-                         InFlightBatches inFlight, MemoryBudget budget) {
+    public PartitionHost(
+            Vertx vertx,
+            EventCounters counters,
+            Watermarks watermarks,
+            Consumer<ReplayRequest> replays,
+            InFlightBatches inFlight,
+            MemoryBudget budget) {
         this.budget = budget;
         this.vertx = vertx;
         this.counters = counters;

@@ -11,7 +11,12 @@ public record PartitionStats(long[] heldPerTier, long deviceBlocks, long memoryB
      * One engine rank: blocks it holds by tier ordinal, blocks it stored and removed, events applied, and the
      * wall-clock millis of its last event (of its registration while it has sent none).
      */
-    public record Engine(long workerId, int dpRank, long[] heldPerTier, long storedBlocks, long removedBlocks,
-                         long events, long lastEventMillis) {
-    }
+    public record Engine(
+            long workerId,
+            int dpRank,
+            long[] heldPerTier,
+            long storedBlocks,
+            long removedBlocks,
+            long events,
+            long lastEventMillis) {}
 }

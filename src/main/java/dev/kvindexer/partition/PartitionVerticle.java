@@ -19,8 +19,13 @@ final class PartitionVerticle extends VerticleBase {
     private final MemoryBudget.Share memory;
     private MessageConsumer<PartitionCommand> consumer;
 
-    PartitionVerticle(LocalPartition ref, EventCounters counters, Watermarks watermarks,
-                      Consumer<ReplayRequest> replays, InFlightBatches inFlight, MemoryBudget budget) {
+    PartitionVerticle(
+            LocalPartition ref,
+            EventCounters counters,
+            Watermarks watermarks,
+            Consumer<ReplayRequest> replays,
+            InFlightBatches inFlight,
+            MemoryBudget budget) {
         this.address = ref.address();
         this.partition = new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays);
         this.inFlight = inFlight;
@@ -46,7 +51,11 @@ final class PartitionVerticle extends VerticleBase {
             answer = command.runOn(partition);
         } catch (RuntimeException e) {
             // A bug, never input: input is checked before it becomes a command. The asker hears of it at once.
-            LOG.error("{} failed on {}", command.getClass().getSimpleName(), partition.key().dumpKey(), e);
+            LOG.error(
+                    "{} failed on {}",
+                    command.getClass().getSimpleName(),
+                    partition.key().dumpKey(),
+                    e);
             msg.fail(500, String.valueOf(e.getMessage()));
             return;
         }

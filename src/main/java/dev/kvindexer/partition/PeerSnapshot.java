@@ -15,10 +15,8 @@ public record PeerSnapshot(List<Event> events, List<StreamWatermark> watermarks,
     }
 
     /** One event of the dump, for the owner (worker, dp_rank) that held it. */
-    public record Event(long workerId, int dpRank, KvEvent event) {
-    }
+    public record Event(long workerId, int dpRank, KvEvent event) {}
 
     /** The last applied seq of stream (worker, registered dp_rank) in the peer's snapshot. */
-    public record StreamWatermark(long workerId, int dpRank, long seq) {
-    }
+    public record StreamWatermark(long workerId, int dpRank, long seq) {}
 }

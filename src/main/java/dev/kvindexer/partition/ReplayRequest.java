@@ -5,8 +5,15 @@ package dev.kvindexer.partition;
  * the replay's end, to {@code partition}. Replayed batches decode like live ones: the partition's block size, the
  * stream's default LoRA (null for the base model).
  */
-public record ReplayRequest(PartitionRef partition, StreamId stream, long generation, long replayId,
-                            String replayEndpoint, String defaultLora, long start, long end) {
+public record ReplayRequest(
+        PartitionRef partition,
+        StreamId stream,
+        long generation,
+        long replayId,
+        String replayEndpoint,
+        String defaultLora,
+        long start,
+        long end) {
     /** The end of a replay that takes everything the engine holds from {@code start} on, up to its end marker. */
     public static final long OPEN_END = -1L;
 

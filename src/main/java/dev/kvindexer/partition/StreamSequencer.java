@@ -38,6 +38,7 @@ final class StreamSequencer {
     private long replayEnd;
     /** The replay in flight was asked for by the first of the live batches waiting for it (not by replayHistory). */
     private boolean replayTriggeredByLive;
+
     private boolean blocksDropped;
     private boolean bootstrapped;
     private boolean installed;
@@ -132,7 +133,8 @@ final class StreamSequencer {
         long seq = batch.seq();
         // ZMQ keeps order on a connection, so a live seq at or below the last live one, or a first live seq at
         // or below the watermark, can only come from a new publisher process.
-        boolean restart = liveSeen ? Long.compareUnsigned(seq, lastLive) <= 0
+        boolean restart = liveSeen
+                ? Long.compareUnsigned(seq, lastLive) <= 0
                 : !installed && watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0;
         if (restart) {
             watermark.reset();

@@ -6,14 +6,25 @@ package dev.kvindexer.partition;
  * publisher (SPEC §5.3); {@code replayHistory} asks the engine at once for everything it still holds of the stream
  * instead of waiting for a live batch to show the gap (a shard rebuilt after every holder of it was lost).
  */
-public record StreamSpec(long workerId, int dpRank, long generation, String replayEndpoint, String defaultLora,
-                         boolean sharedStore, boolean replayHistory) {
+public record StreamSpec(
+        long workerId,
+        int dpRank,
+        long generation,
+        String replayEndpoint,
+        String defaultLora,
+        boolean sharedStore,
+        boolean replayHistory) {
     public StreamSpec(long workerId, int dpRank, long generation, String replayEndpoint) {
         this(workerId, dpRank, generation, replayEndpoint, null, false, false);
     }
 
-    public StreamSpec(long workerId, int dpRank, long generation, String replayEndpoint, String defaultLora,
-                      boolean sharedStore) {
+    public StreamSpec(
+            long workerId,
+            int dpRank,
+            long generation,
+            String replayEndpoint,
+            String defaultLora,
+            boolean sharedStore) {
         this(workerId, dpRank, generation, replayEndpoint, defaultLora, sharedStore, false);
     }
 }

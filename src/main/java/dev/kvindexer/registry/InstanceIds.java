@@ -9,11 +9,12 @@ import java.nio.charset.StandardCharsets;
  * responses print the string back, and refuses a name whose id another name already holds.
  */
 public final class InstanceIds {
-    private InstanceIds() {
-    }
+    private InstanceIds() {}
 
     public static long of(String name) {
-        return isCanonicalDecimal(name) ? Long.parseUnsignedLong(name) : BlockHasher.hashBytes(name.getBytes(StandardCharsets.UTF_8), 0L);
+        return isCanonicalDecimal(name)
+                ? Long.parseUnsignedLong(name)
+                : BlockHasher.hashBytes(name.getBytes(StandardCharsets.UTF_8), 0L);
     }
 
     /** {@code 0} or {@code [1-9][0-9]*} within u64: the string form of a Dynamo id. */

@@ -1,7 +1,7 @@
 package dev.kvindexer.registry;
 
-import dev.kvindexer.event.Refusal;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.partition.PartitionHost;
@@ -65,19 +65,25 @@ public final class LocalRegistrar implements Registrar {
         if (reg.createdPartition()) {
             deploy(partition);
         }
-        LOG.info("registered {} model={} tenant={}", listener, partition.key().modelName(), partition.key().routingGroup());
-        return start(partition, listener)
-                .recover(t -> {
-                    // Never leave a registration behind that can only ever show "pending" or "failed".
-                    if (t instanceof Refusal) {
-                        LOG.warn("registration of {} refused: {}", listener, t.getMessage());
-                    } else {
-                        LOG.error("registration of {} failed; rolled back", listener, t);
-                    }
-                    return unregister(request.workerId(), request.partition().modelName(),
-                            request.partition().routingGroup(), request.dpRank())
-                            .transform(ignored -> Future.failedFuture(t));
-                });
+        LOG.info(
+                "registered {} model={} tenant={}",
+                listener,
+                partition.key().modelName(),
+                partition.key().routingGroup());
+        return start(partition, listener).recover(t -> {
+            // Never leave a registration behind that can only ever show "pending" or "failed".
+            if (t instanceof Refusal) {
+                LOG.warn("registration of {} refused: {}", listener, t.getMessage());
+            } else {
+                LOG.error("registration of {} failed; rolled back", listener, t);
+            }
+            return unregister(
+                            request.workerId(),
+                            request.partition().modelName(),
+                            request.partition().routingGroup(),
+                            request.dpRank())
+                    .transform(ignored -> Future.failedFuture(t));
+        });
     }
 
     /** Opens the listener's generation in its partition, then its socket, so no batch precedes its stream. */
@@ -87,12 +93,22 @@ public final class LocalRegistrar implements Registrar {
 
     /** As above; {@code replayHistory} asks the engine for the stream's whole history at once (StreamSpec). */
     private Future<Void> start(PartitionRef partition, Listener listener, boolean replayHistory) {
-        if (deferHeldShards || !shards.holdsHere(partition.key(), listener.workerId(), listener.publisher().isStore())) {
+        if (deferHeldShards
+                || !shards.holdsHere(
+                        partition.key(),
+                        listener.workerId(),
+                        listener.publisher().isStore())) {
             listener.markRemote();
             return Future.succeededFuture();
         }
-        return partition.openStream(new StreamSpec(listener.workerId(), listener.dpRank(), listener.generation(),
-                        listener.replayEndpoint(), listener.publisher().defaultLora(), listener.publisher().isStore(),
+        return partition
+                .openStream(new StreamSpec(
+                        listener.workerId(),
+                        listener.dpRank(),
+                        listener.generation(),
+                        listener.replayEndpoint(),
+                        listener.publisher().defaultLora(),
+                        listener.publisher().isStore(),
                         replayHistory))
                 .compose(v -> ingest.start(listener));
     }
@@ -106,8 +122,8 @@ public final class LocalRegistrar implements Registrar {
             return Future.failedFuture(full);
         }
         if (reg == null) {
-            return Future.failedFuture(Refusal.conflict("block_size mismatch for " + Registry.describe(key)
-                    + ": dump has " + blockSize));
+            return Future.failedFuture(
+                    Refusal.conflict("block_size mismatch for " + Registry.describe(key) + ": dump has " + blockSize));
         }
         if (reg.createdPartition()) {
             deploy(reg.partition());
@@ -139,8 +155,11 @@ public final class LocalRegistrar implements Registrar {
 
     private void deploy(PartitionRef partition) {
         host.start(partition);
-        LOG.info("partition created model={} tenant={} block_size={}", partition.key().modelName(),
-                partition.key().routingGroup(), partition.blockSize());
+        LOG.info(
+                "partition created model={} tenant={} block_size={}",
+                partition.key().modelName(),
+                partition.key().routingGroup(),
+                partition.blockSize());
     }
 
     /** Unregisters per SPEC §7.4; fails with {@link Refusal} when nothing matches. */
@@ -164,7 +183,10 @@ public final class LocalRegistrar implements Registrar {
     }
 
     private Future<Void> undeploy(PartitionRef partition) {
-        LOG.info("partition removed model={} tenant={}", partition.key().modelName(), partition.key().routingGroup());
+        LOG.info(
+                "partition removed model={} tenant={}",
+                partition.key().modelName(),
+                partition.key().routingGroup());
         return host.stop(partition);
     }
 
@@ -182,8 +204,8 @@ public final class LocalRegistrar implements Registrar {
      */
     public Future<Void> takeOver(List<Listener> remote, Function<PartitionRef, Future<Void>> install) {
         PartitionRef partition = remote.get(0).partition();
-        return restart(remote, true, started -> install.apply(partition)
-                .onSuccess(v -> started.forEach(ingest::release)));
+        return restart(
+                remote, true, started -> install.apply(partition).onSuccess(v -> started.forEach(ingest::release)));
     }
 
     /**

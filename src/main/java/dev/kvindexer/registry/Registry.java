@@ -1,8 +1,8 @@
 package dev.kvindexer.registry;
 
-import dev.kvindexer.event.Refusal;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.partition.PartitionHost;
@@ -25,6 +25,7 @@ import java.util.function.UnaryOperator;
 public final class Registry {
     /** Written under the registry's lock, read without it: every query looks its partition up here. */
     private final Map<PartitionKey, PartitionRef> partitions = new java.util.concurrent.ConcurrentHashMap<>();
+
     private final Map<PartitionKey, List<Long>> partitionInstances = new HashMap<>();
     private final Map<Long, Worker> byId = new HashMap<>();
     private final PartitionHost host;
@@ -47,6 +48,7 @@ public final class Registry {
         final PartitionKey key;
         /** The Mooncake string id, or null for a numeric id. */
         final String name;
+
         final TreeMap<Integer, Listener> listeners = new TreeMap<>();
 
         Worker(long id, PartitionKey key, String name) {
@@ -57,27 +59,29 @@ public final class Registry {
     }
 
     /** What a successful registration created. */
-    public record Registration(PartitionRef partition, boolean createdPartition, Listener listener) {
-    }
+    public record Registration(PartitionRef partition, boolean createdPartition, Listener listener) {}
 
     /**
      * What an unregistration removed: the listeners, and the streams whose blocks go, one rank ({@code dpRank >= 0})
      * or the whole worker ({@code dpRank < 0} or {@code lastOfWorker}).
      */
-    public record Unregistration(PartitionRef partition, List<Listener> listeners, long workerId, int dpRank,
-                                 boolean lastOfWorker, boolean partitionRemoved) {
+    public record Unregistration(
+            PartitionRef partition,
+            List<Listener> listeners,
+            long workerId,
+            int dpRank,
+            boolean lastOfWorker,
+            boolean partitionRemoved) {
         public boolean wholeWorker() {
             return dpRank < 0 || lastOfWorker;
         }
     }
 
     /** A registered instance for /workers: its listeners ordered by dp_rank; {@code name} is its Mooncake string id. */
-    public record WorkerView(long workerId, String name, PartitionKey key, int blockSize, List<Listener> listeners) {
-    }
+    public record WorkerView(long workerId, String name, PartitionKey key, int blockSize, List<Listener> listeners) {}
 
     /** An instance of a partition with its registered ranks, for responses that list every instance. */
-    public record Member(long workerId, String name, boolean store, int[] dpRanks) {
-    }
+    public record Member(long workerId, String name, boolean store, int[] dpRanks) {}
 
     public synchronized Registration register(RegisterRequest r) {
         checkRegister(r);
@@ -94,8 +98,8 @@ public final class Registry {
             byId.put(r.workerId(), worker);
             partitionInstances.get(r.partition()).add(r.workerId());
         }
-        Listener listener = new Listener(r.workerId(), r.dpRank(), r.endpoint(), r.replayEndpoint(), partition,
-                nextGeneration++, r.publisher());
+        Listener listener = new Listener(
+                r.workerId(), r.dpRank(), r.endpoint(), r.replayEndpoint(), partition, nextGeneration++, r.publisher());
         worker.listeners.put(r.dpRank(), listener);
         return new Registration(partition, created, listener);
     }
@@ -109,12 +113,12 @@ public final class Registry {
         String id = Long.toUnsignedString(r.workerId());
         Worker worker = byId.get(r.workerId());
         if (worker != null && !Objects.equals(worker.name, r.publisher().name())) {
-            throw Refusal.conflict("instance id collision: `" + InstanceIds.display(r.workerId(),
-                    r.publisher().name()) + "` and `" + InstanceIds.display(worker.id, worker.name) + "` map to the same id");
+            throw Refusal.conflict("instance id collision: `"
+                    + InstanceIds.display(r.workerId(), r.publisher().name()) + "` and `"
+                    + InstanceIds.display(worker.id, worker.name) + "` map to the same id");
         }
         if (worker != null && !worker.key.equals(r.partition())) {
-            throw Refusal.conflict("instance " + id + " is already registered for "
-                    + describe(worker.key));
+            throw Refusal.conflict("instance " + id + " is already registered for " + describe(worker.key));
         }
         if (worker != null && worker.listeners.containsKey(r.dpRank())) {
             throw duplicate(r.workerId(), r.dpRank());
@@ -124,8 +128,8 @@ public final class Registry {
             refuseIfFull();
         }
         if (partition != null && partition.blockSize() != r.blockSize()) {
-            throw Refusal.conflict("block_size mismatch for " + describe(r.partition())
-                    + ": existing=" + partition.blockSize() + ", requested=" + r.blockSize());
+            throw Refusal.conflict("block_size mismatch for " + describe(r.partition()) + ": existing="
+                    + partition.blockSize() + ", requested=" + r.blockSize());
         }
     }
 
@@ -136,23 +140,26 @@ public final class Registry {
     public synchronized boolean registeredAs(RegisterRequest r) {
         Worker worker = byId.get(r.workerId());
         Listener l = worker == null ? null : worker.listeners.get(r.dpRank());
-        return l != null && worker.key.equals(r.partition()) && Objects.equals(worker.name, r.publisher().name())
-                && l.endpoint().equals(r.endpoint()) && Objects.equals(l.replayEndpoint(), r.replayEndpoint())
+        return l != null
+                && worker.key.equals(r.partition())
+                && Objects.equals(worker.name, r.publisher().name())
+                && l.endpoint().equals(r.endpoint())
+                && Objects.equals(l.replayEndpoint(), r.replayEndpoint())
                 && l.blockSize() == r.blockSize();
     }
 
     /** The reference's answer to registering a (instance, dp_rank) twice. */
     public static Refusal duplicate(long workerId, int dpRank) {
-        return Refusal.conflict("instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
-                + " already registered");
+        return Refusal.conflict(
+                "instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank + " already registered");
     }
 
     /**
      * The dp_ranks {@link #unregister} would remove, or what it would refuse with; changes nothing. A null
      * {@code modelName} matches any model (Mooncake keys registrations by instance, tenant and rank only).
      */
-    public synchronized List<Integer> ranksToUnregister(long workerId, String modelName, String tenantId,
-                                                        Integer dpRank) {
+    public synchronized List<Integer> ranksToUnregister(
+            long workerId, String modelName, String tenantId, Integer dpRank) {
         Worker worker = matchingInstance(workerId, modelName, tenantId);
         if (dpRank == null) {
             return new ArrayList<>(worker.listeners.keySet());
@@ -177,8 +184,7 @@ public final class Registry {
     }
 
     private static Refusal rankNotFound(long workerId, int dpRank) {
-        return Refusal.notFound("instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank
-                + " not found");
+        return Refusal.notFound("instance " + Long.toUnsignedString(workerId) + " dp_rank " + dpRank + " not found");
     }
 
     /**
@@ -211,8 +217,8 @@ public final class Registry {
                 partitionRemoved = true;
             }
         }
-        return new Unregistration(partition, removed, workerId, dpRank == null ? -1 : dpRank, lastOfWorker,
-                partitionRemoved);
+        return new Unregistration(
+                partition, removed, workerId, dpRank == null ? -1 : dpRank, lastOfWorker, partitionRemoved);
     }
 
     /**
@@ -260,8 +266,7 @@ public final class Registry {
     }
 
     /** What a resume replaced: the old listener and its new generation, pending. */
-    public record Resumption(PartitionRef partition, Listener previous, Listener next) {
-    }
+    public record Resumption(PartitionRef partition, Listener previous, Listener next) {}
 
     /** Starts a new listener generation for a paused or failed listener (test endpoint). */
     public synchronized Resumption resume(long workerId, int dpRank) {
@@ -279,7 +284,9 @@ public final class Registry {
     /** A new, pending generation of a remote listener that is still registered, or null when it is gone or replaced. */
     public synchronized Listener restartRemote(Listener remote) {
         Worker worker = byId.get(remote.workerId());
-        if (worker == null || worker.listeners.get(remote.dpRank()) != remote || remote.state() != ListenerState.REMOTE) {
+        if (worker == null
+                || worker.listeners.get(remote.dpRank()) != remote
+                || remote.state() != ListenerState.REMOTE) {
             return null;
         }
         Listener next = remote.nextGeneration(nextGeneration++);
@@ -329,7 +336,11 @@ public final class Registry {
             if ((modelName == null || worker.key.modelName().equals(modelName))
                     && (tenantId == null || worker.key.routingGroup().equals(tenantId))
                     && !worker.listeners.isEmpty()) {
-                out.add(new WorkerView(worker.id, worker.name, worker.key, partitions.get(worker.key).blockSize(),
+                out.add(new WorkerView(
+                        worker.id,
+                        worker.name,
+                        worker.key,
+                        partitions.get(worker.key).blockSize(),
                         Collections.unmodifiableList(new ArrayList<>(worker.listeners.values()))));
             }
         }
@@ -348,8 +359,11 @@ public final class Registry {
         List<Member> out = new ArrayList<>();
         for (long id : partitionInstances.getOrDefault(key, List.of())) {
             Worker worker = byId.get(id);
-            int[] ranks = worker.listeners.keySet().stream().mapToInt(Integer::intValue).toArray();
-            boolean store = !worker.listeners.isEmpty() && worker.listeners.firstEntry().getValue().publisher().isStore();
+            int[] ranks = worker.listeners.keySet().stream()
+                    .mapToInt(Integer::intValue)
+                    .toArray();
+            boolean store = !worker.listeners.isEmpty()
+                    && worker.listeners.firstEntry().getValue().publisher().isStore();
             out.add(new Member(id, worker.name, store, ranks));
         }
         out.sort((a, b) -> Long.compareUnsigned(a.workerId(), b.workerId()));

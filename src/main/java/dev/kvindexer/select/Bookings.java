@@ -20,10 +20,16 @@ public final class Bookings {
     private final Roster roster;
     private final Chooser chooser;
     private final Ledger ledger;
-    private Consumer<LoadEvent> events = e -> { };
+    private Consumer<LoadEvent> events = e -> {};
 
-    Bookings(SelectionConfig config, LongSupplier clockMillis, RandomGenerator random, PendingSelections pending,
-             Roster roster, Chooser chooser, Ledger ledger) {
+    Bookings(
+            SelectionConfig config,
+            LongSupplier clockMillis,
+            RandomGenerator random,
+            PendingSelections pending,
+            Roster roster,
+            Chooser chooser,
+            Ledger ledger) {
         this.config = config;
         this.clockMillis = clockMillis;
         this.random = random;
@@ -42,20 +48,40 @@ public final class Bookings {
     public Choice select(PartitionKey p, Prompt prompt, RankOverlaps overlaps, SelectionOptions o) {
         Choice c = chooser.choose(p, prompt, overlaps, o);
         if (o.selectionId() != null) {
-            pending.put(p, o.selectionId(), new PendingSelections.Pending(c.worker().workerId(), c.dpRank(),
-                    prompt.blockHashes(), prompt.sequenceHashes(), prompt.isl(), c.effectivePrefill(),
-                    o.expectedOutputTokens(), o.loraName(), c.trackPrefill()), clockMillis.getAsLong());
+            pending.put(
+                    p,
+                    o.selectionId(),
+                    new PendingSelections.Pending(
+                            c.worker().workerId(),
+                            c.dpRank(),
+                            prompt.blockHashes(),
+                            prompt.sequenceHashes(),
+                            prompt.isl(),
+                            c.effectivePrefill(),
+                            o.expectedOutputTokens(),
+                            o.loraName(),
+                            c.trackPrefill()),
+                    clockMillis.getAsLong());
         }
         return c;
     }
 
     /** {@code POST /select_and_reserve}: chooses and books in one step; an absent id becomes a random UUID. */
     public Choice selectAndReserve(PartitionKey p, Prompt prompt, RankOverlaps overlaps, SelectionOptions o) {
-        String id = o.selectionId() != null ? o.selectionId() : UUID.randomUUID().toString();
+        String id =
+                o.selectionId() != null ? o.selectionId() : UUID.randomUUID().toString();
         Choice c = chooser.choose(p, prompt, overlaps, o);
         requireFree(id);
-        book(p, id, c.worker().workerId(), c.dpRank(), prompt.sequenceHashes(),
-                c.trackPrefill() ? c.effectivePrefill() : 0, c.trackPrefill(), o.expectedOutputTokens(), o.loraName());
+        book(
+                p,
+                id,
+                c.worker().workerId(),
+                c.dpRank(),
+                prompt.sequenceHashes(),
+                c.trackPrefill() ? c.effectivePrefill() : 0,
+                c.trackPrefill(),
+                o.expectedOutputTokens(),
+                o.loraName());
         return c.withId(id);
     }
 
@@ -63,8 +89,8 @@ public final class Bookings {
     public Booking reserveReplay(PartitionKey p, String id) {
         PendingSelections.Pending e = pending.peek(p, id, clockMillis.getAsLong());
         if (e == null) {
-            throw Refusal.notFound("no pending selection " + id + " for " + p
-                    + " (expired, already used, or never selected)");
+            throw Refusal.notFound(
+                    "no pending selection " + id + " for " + p + " (expired, already used, or never selected)");
         }
         roster.requireReady(p);
         WorkerEntry w = roster.schedulable(e.workerId(), p);
@@ -73,8 +99,16 @@ public final class Bookings {
                     + e.dpRank() + ") not found for " + p);
         }
         requireFree(id);
-        book(p, id, e.workerId(), e.dpRank(), e.sequenceHashes(), e.trackPrefill() ? e.effectivePrefill() : 0,
-                e.trackPrefill(), e.expectedOutputTokens(), e.loraName());
+        book(
+                p,
+                id,
+                e.workerId(),
+                e.dpRank(),
+                e.sequenceHashes(),
+                e.trackPrefill() ? e.effectivePrefill() : 0,
+                e.trackPrefill(),
+                e.expectedOutputTokens(),
+                e.loraName());
         pending.remove(p, id);
         return new Booking(id, p, w, e.dpRank(), new Prompt(e.blockHashes(), e.sequenceHashes(), e.isl()));
     }
@@ -83,23 +117,38 @@ public final class Bookings {
      * {@code POST /reservations} naming the rank (SPEC §12.7.2). The caller has checked readiness and normalized the
      * prompt; {@code effectivePrefill} and {@code trackPrefill} are null when absent.
      */
-    public Booking reserveExplicit(PartitionKey p, String id, long workerId, int dpRank, Prompt prompt,
-                                   Long effectivePrefill, Boolean trackPrefill, ConfigOverride override,
-                                   Long expectedOutputTokens, String loraName) {
+    public Booking reserveExplicit(
+            PartitionKey p,
+            String id,
+            long workerId,
+            int dpRank,
+            Prompt prompt,
+            Long effectivePrefill,
+            Boolean trackPrefill,
+            ConfigOverride override,
+            Long expectedOutputTokens,
+            String loraName) {
         if (effectivePrefill != null && effectivePrefill > prompt.isl()) {
-            throw Refusal.badRequest("effective_prefill_tokens (" + effectivePrefill
-                    + ") must not exceed isl_tokens (" + prompt.isl() + ")");
+            throw Refusal.badRequest("effective_prefill_tokens (" + effectivePrefill + ") must not exceed isl_tokens ("
+                    + prompt.isl() + ")");
         }
         pending.remove(p, id);
         WorkerEntry w = roster.schedulable(workerId, p);
         if (w == null) {
             throw Refusal.notFound("schedulable worker " + Long.toUnsignedString(workerId) + " not found for " + p);
         }
-        boolean track = trackPrefill != null ? trackPrefill
-                : effectivePrefill != null || override.trackPrefill(config);
+        boolean track = trackPrefill != null ? trackPrefill : effectivePrefill != null || override.trackPrefill(config);
         requireFree(id);
-        book(p, id, workerId, dpRank, prompt.sequenceHashes(), track && effectivePrefill != null ? effectivePrefill : 0,
-                track, expectedOutputTokens, loraName);
+        book(
+                p,
+                id,
+                workerId,
+                dpRank,
+                prompt.sequenceHashes(),
+                track && effectivePrefill != null ? effectivePrefill : 0,
+                track,
+                expectedOutputTokens,
+                loraName);
         return new Booking(id, p, w, dpRank, prompt);
     }
 
@@ -109,8 +158,16 @@ public final class Bookings {
         }
     }
 
-    private void book(PartitionKey p, String id, long workerId, int dpRank, long[] sequenceHashes, long prefillHint,
-                      boolean track, Long expectedOutputTokens, String loraName) {
+    private void book(
+            PartitionKey p,
+            String id,
+            long workerId,
+            int dpRank,
+            long[] sequenceHashes,
+            long prefillHint,
+            boolean track,
+            Long expectedOutputTokens,
+            String loraName) {
         if (!ledger.withinBookingLimit(sequenceHashes.length)) {
             throw Refusal.invalid("a booking of " + sequenceHashes.length + " blocks is over the limit of "
                     + ledger.maxBookingBlocks() + " blocks per booking (--max-booking-blocks)");
@@ -120,10 +177,32 @@ public final class Bookings {
                     + " try again when some have ended");
         }
         int blockSize = roster.partition(p).blockSize();
-        ledger.hold(id, new Held(p, blockSize, workerId, dpRank, loraName, sequenceHashes, prefillHint, track,
-                expectedOutputTokens, System.currentTimeMillis(), random.nextLong(), clockMillis.getAsLong()));
-        events.accept(new LoadEvent.Added(p, blockSize, id, workerId, dpRank, loraName, sequenceHashes, track,
-                expectedOutputTokens, prefillHint));
+        ledger.hold(
+                id,
+                new Held(
+                        p,
+                        blockSize,
+                        workerId,
+                        dpRank,
+                        loraName,
+                        sequenceHashes,
+                        prefillHint,
+                        track,
+                        expectedOutputTokens,
+                        System.currentTimeMillis(),
+                        random.nextLong(),
+                        clockMillis.getAsLong()));
+        events.accept(new LoadEvent.Added(
+                p,
+                blockSize,
+                id,
+                workerId,
+                dpRank,
+                loraName,
+                sequenceHashes,
+                track,
+                expectedOutputTokens,
+                prefillHint));
     }
 
     /** {@code POST /reservations/{id}/prefill_complete}; repeating it is harmless and republished. */
@@ -132,8 +211,7 @@ public final class Bookings {
         if (ledger.prefillComplete(id, h)) {
             h.version++;
         }
-        events.accept(new LoadEvent.PrefillCompleted(h.partition, h.blockSize, id, h.workerId, h.dpRank,
-                h.loraName));
+        events.accept(new LoadEvent.PrefillCompleted(h.partition, h.blockSize, id, h.workerId, h.dpRank, h.loraName));
     }
 
     /** {@code POST /reservations/{id}/output_block}: NaN for no decay fraction. */

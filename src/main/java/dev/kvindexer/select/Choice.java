@@ -3,15 +3,31 @@ package dev.kvindexer.select;
 import dev.kvindexer.event.PartitionKey;
 
 /** A selection's answer: the rank chosen, what it already caches of the prompt, and what booking it would cost. */
-public record Choice(String selectionId, PartitionKey partition, WorkerEntry worker, int dpRank, int blockSize,
-                     Overlap overlap, long effectivePrefill, long potentialDecodeBlocks, Prompt prompt,
-                     boolean trackPrefill) {
+public record Choice(
+        String selectionId,
+        PartitionKey partition,
+        WorkerEntry worker,
+        int dpRank,
+        int blockSize,
+        Overlap overlap,
+        long effectivePrefill,
+        long potentialDecodeBlocks,
+        Prompt prompt,
+        boolean trackPrefill) {
     /** The chosen worker's overlap over its whole rank range, in tokens (SPEC §12.5 {@code overlap}). */
-    public record Overlap(long longestMatched, long gpu, long[] dpRanks, long[] dpTokens, long cpu, long disk) {
-    }
+    public record Overlap(long longestMatched, long gpu, long[] dpRanks, long[] dpTokens, long cpu, long disk) {}
 
     Choice withId(String id) {
-        return new Choice(id, partition, worker, dpRank, blockSize, overlap, effectivePrefill, potentialDecodeBlocks,
-                prompt, trackPrefill);
+        return new Choice(
+                id,
+                partition,
+                worker,
+                dpRank,
+                blockSize,
+                overlap,
+                effectivePrefill,
+                potentialDecodeBlocks,
+                prompt,
+                trackPrefill);
     }
 }

@@ -31,21 +31,30 @@ public final class Chooser {
         WorkerEntry worker = roster.catalog().get(r.workerId());
         int nb = (int) ((prompt.isl() + info.blockSize() - 1) / info.blockSize());
         long potentialDecode = r.decode() + r.newBlocks() + (nb - prompt.completeBlocks());
-        return new Choice(o.selectionId(), p, worker, r.dpRank(), info.blockSize(),
-                overlapOf(worker, overlaps, info.blockSize()), model.effectivePrefill(r), potentialDecode, prompt,
+        return new Choice(
+                o.selectionId(),
+                p,
+                worker,
+                r.dpRank(),
+                info.blockSize(),
+                overlapOf(worker, overlaps, info.blockSize()),
+                model.effectivePrefill(r),
+                potentialDecode,
+                prompt,
                 o.override().trackPrefill(config));
     }
 
     /** The candidate the pin names; refused when the pin is outside the allowed set or names no eligible rank. */
     private static int pinned(List<RankInputs> candidates, SelectionOptions o) {
         if (o.allowedWorkers() != null && !o.allowedWorkers().contains(o.pinnedWorker())) {
-            throw Refusal.badRequest("pinned worker " + Long.toUnsignedString(o.pinnedWorker())
-                    + " is not in allowed worker set");
+            throw Refusal.badRequest(
+                    "pinned worker " + Long.toUnsignedString(o.pinnedWorker()) + " is not in allowed worker set");
         }
         int rank = o.pinnedRank() == null ? 0 : o.pinnedRank();
         int chosen = -1;
         for (int i = 0; i < candidates.size(); i++) {
-            if (candidates.get(i).workerId() == o.pinnedWorker() && candidates.get(i).dpRank() == rank) {
+            if (candidates.get(i).workerId() == o.pinnedWorker()
+                    && candidates.get(i).dpRank() == rank) {
                 chosen = i;
             }
         }
@@ -83,11 +92,30 @@ public final class Chooser {
                 SlotTracker.ActiveLoad load = roster.load(p, w.workerId(), rank, prompt.sequenceHashes());
                 RankOverlaps.Hit hit = overlaps.of(w.workerId(), (int) rank);
                 int newBlocks = prompt.completeBlocks() - (load == null ? 0 : load.activeDepth());
-                out.add(load == null
-                        ? new RankInputs(w.workerId(), (int) rank, hit.dev(), hit.host(), hit.disk(), 0, 0, 0,
-                                newBlocks, multiplier)
-                        : new RankInputs(w.workerId(), (int) rank, hit.dev(), hit.host(), hit.disk(),
-                                load.prefillTokens(), load.decodeBlocks(), load.requests(), newBlocks, multiplier));
+                out.add(
+                        load == null
+                                ? new RankInputs(
+                                        w.workerId(),
+                                        (int) rank,
+                                        hit.dev(),
+                                        hit.host(),
+                                        hit.disk(),
+                                        0,
+                                        0,
+                                        0,
+                                        newBlocks,
+                                        multiplier)
+                                : new RankInputs(
+                                        w.workerId(),
+                                        (int) rank,
+                                        hit.dev(),
+                                        hit.host(),
+                                        hit.disk(),
+                                        load.prefillTokens(),
+                                        load.decodeBlocks(),
+                                        load.requests(),
+                                        newBlocks,
+                                        multiplier));
             }
         }
         return out;

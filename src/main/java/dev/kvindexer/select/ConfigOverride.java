@@ -5,8 +5,14 @@ package dev.kvindexer.select;
  * {@code overlap_score_weight} maps to {@code prefill_load_scale}, and to a zero credit when it is 0, over the
  * canonical members (§12.9.8).
  */
-public record ConfigOverride(Double credit, Double scale, Double overlapWeight, Double temperature,
-                             Boolean assumeKvReuse, Boolean trackPrefill, Double sharedCacheMultiplier) {
+public record ConfigOverride(
+        Double credit,
+        Double scale,
+        Double overlapWeight,
+        Double temperature,
+        Boolean assumeKvReuse,
+        Boolean trackPrefill,
+        Double sharedCacheMultiplier) {
     public static final ConfigOverride NONE = new ConfigOverride(null, null, null, null, null, null, null);
 
     /** Checks the ranges a body must respect; the message names the member. */

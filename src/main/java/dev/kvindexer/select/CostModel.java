@@ -21,8 +21,16 @@ public final class CostModel {
      * @param isl       the prompt's length in tokens
      * @param blockSize the partition's block size
      */
-    public CostModel(long isl, int blockSize, double credit, double scale, double decay, double hostWeight,
-                     double diskWeight, double requestWeight, boolean track) {
+    public CostModel(
+            long isl,
+            int blockSize,
+            double credit,
+            double scale,
+            double decay,
+            double hostWeight,
+            double diskWeight,
+            double requestWeight,
+            boolean track) {
         this.isl = isl;
         this.blockSize = blockSize;
         this.promptBlocks = (isl + blockSize - 1) / blockSize;
@@ -37,8 +45,16 @@ public final class CostModel {
 
     /** The settings with a request's overrides applied. */
     public static CostModel of(long isl, int blockSize, SelectionConfig config, ConfigOverride override) {
-        return new CostModel(isl, blockSize, override.credit(config), override.scale(config), config.decay(),
-                config.hostWeight(), config.diskWeight(), config.requestWeight(), override.trackPrefill(config));
+        return new CostModel(
+                isl,
+                blockSize,
+                override.credit(config),
+                override.scale(config),
+                config.decay(),
+                config.hostWeight(),
+                config.diskWeight(),
+                config.requestWeight(),
+                override.trackPrefill(config));
     }
 
     /** Tokens of the prompt the rank has cached, lower tiers weighted; the device tier always weighs 1. */

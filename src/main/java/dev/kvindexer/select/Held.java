@@ -17,14 +17,25 @@ final class Held {
     final long incarnation;
     /** When it was booked or mirrored here, on the monotonic clock. */
     final long appliedAt;
+
     boolean prefillDone;
     long outputBlocks;
     double decay = Double.NaN;
     long version = 1;
 
-    Held(PartitionKey partition, int blockSize, long workerId, int dpRank, String loraName, long[] sequenceHashes,
-         long prefillHint, boolean trackPrefill, Long expectedOutputTokens, long bookedAtMillis, long incarnation,
-         long appliedAt) {
+    Held(
+            PartitionKey partition,
+            int blockSize,
+            long workerId,
+            int dpRank,
+            String loraName,
+            long[] sequenceHashes,
+            long prefillHint,
+            boolean trackPrefill,
+            Long expectedOutputTokens,
+            long bookedAtMillis,
+            long incarnation,
+            long appliedAt) {
         this.partition = partition;
         this.blockSize = blockSize;
         this.workerId = workerId;
@@ -45,8 +56,22 @@ final class Held {
     }
 
     ReservationRecord record(String id) {
-        return new ReservationRecord(id, partition, blockSize, workerId, dpRank, loraName, sequenceHashes, prefillHint,
-                trackPrefill, expectedOutputTokens, prefillDone, outputBlocks, decay, bookedAtMillis, incarnation,
+        return new ReservationRecord(
+                id,
+                partition,
+                blockSize,
+                workerId,
+                dpRank,
+                loraName,
+                sequenceHashes,
+                prefillHint,
+                trackPrefill,
+                expectedOutputTokens,
+                prefillDone,
+                outputBlocks,
+                decay,
+                bookedAtMillis,
+                incarnation,
                 version);
     }
 }

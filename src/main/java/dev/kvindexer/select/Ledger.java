@@ -22,6 +22,7 @@ public final class Ledger {
     private final Map<String, Held> byId = new HashMap<>();
     /** Id → {incarnation, when it ended}, oldest first. */
     private final LinkedHashMap<String, long[]> ended = new LinkedHashMap<>();
+
     private final int maxBookingBlocks;
     private final long maxBlocks;
     private long blocks;

@@ -4,7 +4,10 @@ import java.util.Locale;
 
 /** A catalog worker's state (SPEC §12.3.5); only schedulable workers take part in selection. */
 public enum Lifecycle {
-    INCOMPLETE, SCHEDULABLE, DRAINING, UNSCHEDULABLE;
+    INCOMPLETE,
+    SCHEDULABLE,
+    DRAINING,
+    UNSCHEDULABLE;
 
     public String wire() {
         return name().toLowerCase(Locale.ROOT);

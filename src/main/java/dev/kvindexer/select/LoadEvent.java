@@ -1,6 +1,7 @@
 package dev.kvindexer.select;
 
 import dev.kvindexer.event.PartitionKey;
+
 /**
  * A change of active load that replicas exchange (SPEC §12.13.2): a booking, its prefill completing, its release. The
  * fields mirror Dynamo's {@code ActiveSequenceEvent} inside a {@code ScopedReplicaEvent}.
@@ -19,18 +20,25 @@ public sealed interface LoadEvent {
     String loraName();
 
     /** A reservation was booked. */
-    record Added(PartitionKey partition, int blockSize, String requestId, long workerId, int dpRank, String loraName,
-                 long[] sequenceHashes, boolean trackPrefill, Long expectedOutputTokens, long prefillHint)
-            implements LoadEvent {
-    }
+    record Added(
+            PartitionKey partition,
+            int blockSize,
+            String requestId,
+            long workerId,
+            int dpRank,
+            String loraName,
+            long[] sequenceHashes,
+            boolean trackPrefill,
+            Long expectedOutputTokens,
+            long prefillHint)
+            implements LoadEvent {}
 
     /** Its prompt was processed: the prefill tokens stop counting. */
-    record PrefillCompleted(PartitionKey partition, int blockSize, String requestId, long workerId, int dpRank,
-                            String loraName) implements LoadEvent {
-    }
+    record PrefillCompleted(
+            PartitionKey partition, int blockSize, String requestId, long workerId, int dpRank, String loraName)
+            implements LoadEvent {}
 
     /** It was released. */
     record Freed(PartitionKey partition, int blockSize, String requestId, long workerId, int dpRank, String loraName)
-            implements LoadEvent {
-    }
+            implements LoadEvent {}
 }

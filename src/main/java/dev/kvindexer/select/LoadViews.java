@@ -10,12 +10,10 @@ import java.util.TreeMap;
 /** The inspection routes' figures (SPEC §12.11): each rank's load as it is, as a prompt would make it, its scores. */
 public final class LoadViews {
     /** One rank's load row for /loads and /potential_loads. */
-    public record LoadRow(long workerId, int dpRank, long prefillTokens, long decodeBlocks, int requests) {
-    }
+    public record LoadRow(long workerId, int dpRank, long prefillTokens, long decodeBlocks, int requests) {}
 
     /** One row of /overlap_scores, in blocks. */
-    public record ScoreRow(long workerId, int dpRank, int dev, int host, int disk, double creditBlocks) {
-    }
+    public record ScoreRow(long workerId, int dpRank, int dev, int host, int disk, double creditBlocks) {}
 
     private final SelectionConfig config;
     private final Roster roster;
@@ -33,8 +31,11 @@ public final class LoadViews {
         for (WorkerEntry w : roster.catalog().schedulable(p)) {
             for (long rank = w.firstRank(); rank < w.firstRank() + w.rankCount(); rank++) {
                 SlotTracker.ActiveLoad l = roster.load(p, w.workerId(), rank);
-                out.add(l == null ? new LoadRow(w.workerId(), (int) rank, 0, 0, 0)
-                        : new LoadRow(w.workerId(), (int) rank, l.prefillTokens(), l.decodeBlocks(), l.requests()));
+                out.add(
+                        l == null
+                                ? new LoadRow(w.workerId(), (int) rank, 0, 0, 0)
+                                : new LoadRow(
+                                        w.workerId(), (int) rank, l.prefillTokens(), l.decodeBlocks(), l.requests()));
             }
         }
         return out;
@@ -48,8 +49,8 @@ public final class LoadViews {
         List<LoadRow> out = new ArrayList<>();
         for (RankInputs r : chooser.candidates(p, prompt, overlaps, SelectionOptions.plain(null))) {
             long delta = track ? model.effectivePrefill(r) : 0;
-            out.add(new LoadRow(r.workerId(), r.dpRank(), r.prefill() + delta, r.decode() + r.newBlocks(),
-                    r.requests()));
+            out.add(new LoadRow(
+                    r.workerId(), r.dpRank(), r.prefill() + delta, r.decode() + r.newBlocks(), r.requests()));
         }
         return out;
     }

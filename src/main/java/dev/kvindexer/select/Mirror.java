@@ -48,13 +48,26 @@ public final class Mirror {
     }
 
     private boolean hold(LoadEvent.Added a) {
-        if (!admits(a.sequenceHashes().length) || ledger.holds(a.requestId())
+        if (!admits(a.sequenceHashes().length)
+                || ledger.holds(a.requestId())
                 || roster.load(a.partition(), a.workerId(), a.dpRank()) == null) {
             return false;
         }
-        ledger.hold(a.requestId(), new Held(a.partition(), a.blockSize(), a.workerId(), a.dpRank(), a.loraName(),
-                a.sequenceHashes(), a.prefillHint(), a.trackPrefill(), a.expectedOutputTokens(),
-                System.currentTimeMillis(), random.nextLong(), clockMillis.getAsLong()));
+        ledger.hold(
+                a.requestId(),
+                new Held(
+                        a.partition(),
+                        a.blockSize(),
+                        a.workerId(),
+                        a.dpRank(),
+                        a.loraName(),
+                        a.sequenceHashes(),
+                        a.prefillHint(),
+                        a.trackPrefill(),
+                        a.expectedOutputTokens(),
+                        System.currentTimeMillis(),
+                        random.nextLong(),
+                        clockMillis.getAsLong()));
         return true;
     }
 
@@ -76,8 +89,18 @@ public final class Mirror {
             if (!admits(r.sequenceHashes().length) || roster.load(r.partition(), r.workerId(), r.dpRank()) == null) {
                 return false;
             }
-            h = new Held(r.partition(), r.blockSize(), r.workerId(), r.dpRank(), r.loraName(), r.sequenceHashes(),
-                    r.prefillHint(), r.trackPrefill(), r.expectedOutputTokens(), r.bookedAtMillis(), r.incarnation(),
+            h = new Held(
+                    r.partition(),
+                    r.blockSize(),
+                    r.workerId(),
+                    r.dpRank(),
+                    r.loraName(),
+                    r.sequenceHashes(),
+                    r.prefillHint(),
+                    r.trackPrefill(),
+                    r.expectedOutputTokens(),
+                    r.bookedAtMillis(),
+                    r.incarnation(),
                     clockMillis.getAsLong());
             h.version = 0;
             ledger.hold(r.id(), h);

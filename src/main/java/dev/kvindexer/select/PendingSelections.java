@@ -11,21 +11,27 @@ import java.util.Map;
  */
 public final class PendingSelections {
     /** What a replay books: the rank chosen and the request's normalized inputs at select time. */
-    public record Pending(long workerId, int dpRank, long[] blockHashes, long[] sequenceHashes, long isl,
-                          long effectivePrefill, Long expectedOutputTokens, String loraName, boolean trackPrefill) {
-    }
+    public record Pending(
+            long workerId,
+            int dpRank,
+            long[] blockHashes,
+            long[] sequenceHashes,
+            long isl,
+            long effectivePrefill,
+            Long expectedOutputTokens,
+            String loraName,
+            boolean trackPrefill) {}
 
-    private record Key(PartitionKey partition, String selectionId) {
-    }
+    private record Key(PartitionKey partition, String selectionId) {}
 
-    private record Entry(Pending pending, long insertedAt, long bytes) {
-    }
+    private record Entry(Pending pending, long insertedAt, long bytes) {}
 
     private final long ttlMillis;
     private final int maxEntries;
     private final long maxBytes;
     /** Insertion order is age order: the clock is monotonic and a replaced entry is inserted anew. */
     private final LinkedHashMap<Key, Entry> entries = new LinkedHashMap<>();
+
     private long bytes;
 
     public PendingSelections(long ttlMillis, int maxEntries, long maxBytes) {
@@ -41,8 +47,10 @@ public final class PendingSelections {
         if (old != null) {
             bytes -= old.bytes;
         }
-        long size = 8L * (pending.blockHashes().length + pending.sequenceHashes().length) + selectionId.length()
-                + partition.modelName().length() + partition.routingGroup().length()
+        long size = 8L * (pending.blockHashes().length + pending.sequenceHashes().length)
+                + selectionId.length()
+                + partition.modelName().length()
+                + partition.routingGroup().length()
                 + (pending.loraName() == null ? 0 : pending.loraName().length());
         entries.put(key, new Entry(pending, now, size));
         bytes += size;

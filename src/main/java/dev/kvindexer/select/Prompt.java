@@ -19,8 +19,14 @@ public record Prompt(long[] blockHashes, long[] sequenceHashes, long isl) {
      * per block ({@code mmHashes[i]}, null or empty for none), Eagle windows when asked; the sequence hashes chain
      * them, or are random when KV reuse is not assumed.
      */
-    public static Prompt ofTokens(int[] tokens, int blockSize, long seed, long[][] mmHashes, boolean eagle,
-                                  boolean assumeKvReuse, RandomGenerator random) {
+    public static Prompt ofTokens(
+            int[] tokens,
+            int blockSize,
+            long seed,
+            long[][] mmHashes,
+            boolean eagle,
+            boolean assumeKvReuse,
+            RandomGenerator random) {
         if (tokens.length == 0) {
             throw Refusal.badRequest("isl_tokens must be greater than 0");
         }
@@ -66,8 +72,8 @@ public record Prompt(long[] blockHashes, long[] sequenceHashes, long isl) {
             throw Refusal.badRequest("isl_tokens must be greater than 0");
         }
         if (blockHashes != null && blockHashes.length != sequenceHashes.length) {
-            throw Refusal.badRequest("block_hashes length " + blockHashes.length
-                    + " must match sequence_hashes length " + sequenceHashes.length);
+            throw Refusal.badRequest("block_hashes length " + blockHashes.length + " must match sequence_hashes length "
+                    + sequenceHashes.length);
         }
         return new Prompt(blockHashes == null ? new long[0] : blockHashes, sequenceHashes, isl);
     }

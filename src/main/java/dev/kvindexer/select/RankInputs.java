@@ -12,8 +12,17 @@ package dev.kvindexer.select;
  * @param requests   active reservations
  * @param newBlocks  the prompt's blocks not already active on the rank
  */
-public record RankInputs(long workerId, int dpRank, int dev, int host, int disk, long prefill, long decode,
-                         int requests, int newBlocks, double taintMultiplier) {
+public record RankInputs(
+        long workerId,
+        int dpRank,
+        int dev,
+        int host,
+        int disk,
+        long prefill,
+        long decode,
+        int requests,
+        int newBlocks,
+        double taintMultiplier) {
     /** A rank with no cache hit and no load: every block of the prompt is new. */
     public static RankInputs idle(long workerId, int dpRank, int newBlocks) {
         return new RankInputs(workerId, dpRank, 0, 0, 0, 0, 0, 0, newBlocks, 1.0);

@@ -9,8 +9,7 @@ import java.util.Map;
  */
 public final class RankOverlaps {
     /** One rank's hit. */
-    public record Hit(long workerId, int dpRank, int dev, int host, int disk) {
-    }
+    public record Hit(long workerId, int dpRank, int dev, int host, int disk) {}
 
     public static final RankOverlaps NONE = new RankOverlaps();
 
@@ -18,7 +17,8 @@ public final class RankOverlaps {
 
     /** Adds blocks to a rank's tier: 0 device, 1 host pinned, 2 disk and external. */
     public RankOverlaps add(long workerId, int dpRank, int tier, int blocks) {
-        byWorker.computeIfAbsent(workerId, w -> new HashMap<>()).computeIfAbsent(dpRank, r -> new int[3])[tier] += blocks;
+        byWorker.computeIfAbsent(workerId, w -> new HashMap<>()).computeIfAbsent(dpRank, r -> new int[3])[tier] +=
+                blocks;
         return this;
     }
 

@@ -7,8 +7,7 @@ import java.util.random.RandomGenerator;
  * random; above it, a draw from the softmax of the costs min-max normalized and divided by the temperature.
  */
 public final class RankPicker {
-    private RankPicker() {
-    }
+    private RankPicker() {}
 
     /** The index of the chosen candidate; {@code logits} is non-empty. */
     public static int pick(double[] logits, double temperature, RandomGenerator random) {

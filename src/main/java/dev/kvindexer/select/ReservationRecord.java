@@ -11,20 +11,62 @@ import java.io.IOException;
  * A reservation's whole state as replicas share it in a cluster: what was booked, how far its lifecycle has gone,
  * and a version that grows with every change. {@code incarnation} tells one booking of an id from a later one.
  */
-public record ReservationRecord(String id, PartitionKey partition, int blockSize, long workerId, int dpRank,
-                                String loraName, long[] sequenceHashes, long prefillHint, boolean trackPrefill,
-                                Long expectedOutputTokens, boolean prefillDone, long outputBlocks, double decay,
-                                long bookedAtMillis, long incarnation, long version) {
+public record ReservationRecord(
+        String id,
+        PartitionKey partition,
+        int blockSize,
+        long workerId,
+        int dpRank,
+        String loraName,
+        long[] sequenceHashes,
+        long prefillHint,
+        boolean trackPrefill,
+        Long expectedOutputTokens,
+        boolean prefillDone,
+        long outputBlocks,
+        double decay,
+        long bookedAtMillis,
+        long incarnation,
+        long version) {
     public ReservationRecord withPrefillDone() {
-        return new ReservationRecord(id, partition, blockSize, workerId, dpRank, loraName, sequenceHashes, prefillHint,
-                trackPrefill, expectedOutputTokens, true, outputBlocks, decay, bookedAtMillis, incarnation, version + 1);
+        return new ReservationRecord(
+                id,
+                partition,
+                blockSize,
+                workerId,
+                dpRank,
+                loraName,
+                sequenceHashes,
+                prefillHint,
+                trackPrefill,
+                expectedOutputTokens,
+                true,
+                outputBlocks,
+                decay,
+                bookedAtMillis,
+                incarnation,
+                version + 1);
     }
 
     /** One more output block; NaN keeps the decay fraction. */
     public ReservationRecord withOutputBlock(double decayFraction) {
-        return new ReservationRecord(id, partition, blockSize, workerId, dpRank, loraName, sequenceHashes, prefillHint,
-                trackPrefill, expectedOutputTokens, prefillDone, outputBlocks + 1,
-                Double.isNaN(decayFraction) ? decay : decayFraction, bookedAtMillis, incarnation, version + 1);
+        return new ReservationRecord(
+                id,
+                partition,
+                blockSize,
+                workerId,
+                dpRank,
+                loraName,
+                sequenceHashes,
+                prefillHint,
+                trackPrefill,
+                expectedOutputTokens,
+                prefillDone,
+                outputBlocks + 1,
+                Double.isNaN(decayFraction) ? decay : decayFraction,
+                bookedAtMillis,
+                incarnation,
+                version + 1);
     }
 
     public byte[] encode() {
@@ -79,9 +121,23 @@ public record ReservationRecord(String id, PartitionKey partition, int blockSize
             long hint = in.readLong();
             boolean track = in.readBoolean();
             long expected = in.readLong();
-            return new ReservationRecord(id, p, blockSize, worker, rank, lora, hashes, hint, track,
-                    expected < 0 ? null : expected, in.readBoolean(), in.readLong(), in.readDouble(), in.readLong(),
-                    in.readLong(), in.readLong());
+            return new ReservationRecord(
+                    id,
+                    p,
+                    blockSize,
+                    worker,
+                    rank,
+                    lora,
+                    hashes,
+                    hint,
+                    track,
+                    expected < 0 ? null : expected,
+                    in.readBoolean(),
+                    in.readLong(),
+                    in.readDouble(),
+                    in.readLong(),
+                    in.readLong(),
+                    in.readLong());
         } catch (IOException e) {
             throw new IllegalArgumentException("undecodable reservation: " + e.getMessage(), e);
         }

@@ -55,8 +55,7 @@ public final class Roster {
                     + e.blockSize();
         }
         if (info.eagle() != e.eagle()) {
-            return "is_eagle mismatch for " + e.partition() + ": existing=" + info.eagle() + " requested="
-                    + e.eagle();
+            return "is_eagle mismatch for " + e.partition() + ": existing=" + info.eagle() + " requested=" + e.eagle();
         }
         return null;
     }
@@ -110,7 +109,11 @@ public final class Roster {
     /** A schedulable worker of the partition, or null. */
     WorkerEntry schedulable(long workerId, PartitionKey p) {
         WorkerEntry w = catalog.get(workerId);
-        return w == null || w.lifecycle() != Lifecycle.SCHEDULABLE || !w.partition().equals(p) ? null : w;
+        return w == null
+                        || w.lifecycle() != Lifecycle.SCHEDULABLE
+                        || !w.partition().equals(p)
+                ? null
+                : w;
     }
 
     /** A registered rank's active load, with the prompt's cached depth when hashes are given; null when unknown. */

@@ -21,12 +21,22 @@ import java.util.Map;
  * @param requestExpiryMillis  active reservations older than this are dropped
  * @param approximateTtlMillis with KV events off, how long a booked prompt's blocks count as cached on its rank
  */
-public record SelectionConfig(double credit, double scale, double decay, double requestWeight, double hostWeight,
-                              double diskWeight, double temperature, boolean trackPrefill, boolean assumeKvReuse,
-                              boolean useKvEvents, double queueThreshold, long requestExpiryMillis,
-                              long approximateTtlMillis) {
-    public static final SelectionConfig DEFAULTS = new SelectionConfig(1.0, 1.0, 0.0, 0.0, 0.75, 0.25, 0.0, true, true,
-            true, Double.NaN, 300_000, 120_000);
+public record SelectionConfig(
+        double credit,
+        double scale,
+        double decay,
+        double requestWeight,
+        double hostWeight,
+        double diskWeight,
+        double temperature,
+        boolean trackPrefill,
+        boolean assumeKvReuse,
+        boolean useKvEvents,
+        double queueThreshold,
+        long requestExpiryMillis,
+        long approximateTtlMillis) {
+    public static final SelectionConfig DEFAULTS =
+            new SelectionConfig(1.0, 1.0, 0.0, 0.0, 0.75, 0.25, 0.0, true, true, true, Double.NaN, 300_000, 120_000);
 
     public SelectionConfig {
         check(credit >= 0 && Double.isFinite(credit), "overlap_score_credit must be a finite number >= 0");
@@ -54,7 +64,8 @@ public record SelectionConfig(double credit, double scale, double decay, double 
         double credit = number(env, "DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT", d.credit);
         double scale = number(env, "DYN_ROUTER_PREFILL_LOAD_SCALE", d.scale);
         String weightVar = env.containsKey("DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT")
-                ? "DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT" : "DYN_OVERLAP_SCORE_WEIGHT";
+                ? "DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT"
+                : "DYN_OVERLAP_SCORE_WEIGHT";
         double weight = number(env, weightVar, Double.NaN);
         if (!Double.isNaN(weight)) {
             scale = weight;
@@ -63,7 +74,9 @@ public record SelectionConfig(double credit, double scale, double decay, double 
             }
         }
         try {
-            return new SelectionConfig(credit, scale,
+            return new SelectionConfig(
+                    credit,
+                    scale,
                     number(env, "DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT_DECAY", d.decay),
                     number(env, "DYN_ROUTER_DECODE_ACTIVE_REQUEST_WEIGHT", d.requestWeight),
                     number(env, "DYN_ROUTER_HOST_CACHE_HIT_WEIGHT", d.hostWeight),

@@ -23,8 +23,13 @@ public final class SelectionState {
      * @param maxBookingBlocks blocks one booking may hold; a larger one is refused (a replica's is dropped)
      * @param maxBookedBlocks  blocks all held bookings may hold together, mirrored ones included
      */
-    public SelectionState(SelectionConfig config, LongSupplier clockMillis, RandomGenerator random,
-                          PendingSelections pending, int maxBookingBlocks, long maxBookedBlocks) {
+    public SelectionState(
+            SelectionConfig config,
+            LongSupplier clockMillis,
+            RandomGenerator random,
+            PendingSelections pending,
+            int maxBookingBlocks,
+            long maxBookedBlocks) {
         SlotTracker tracker = new SlotTracker(clockMillis, config.requestExpiryMillis());
         this.config = config;
         this.ledger = new Ledger(tracker, clockMillis, maxBookingBlocks, maxBookedBlocks);

@@ -9,8 +9,8 @@ import java.util.Map;
 
 /** The registered workers by id (SPEC §12.3): ids are service-wide, listings sorted by model, group and id. */
 public final class WorkerCatalog {
-    private static final Comparator<WorkerEntry> ORDER = Comparator.comparing(WorkerEntry::partition)
-            .thenComparing(WorkerEntry::workerId, Long::compareUnsigned);
+    private static final Comparator<WorkerEntry> ORDER =
+            Comparator.comparing(WorkerEntry::partition).thenComparing(WorkerEntry::workerId, Long::compareUnsigned);
 
     private final Map<Long, WorkerEntry> byId = new HashMap<>();
 

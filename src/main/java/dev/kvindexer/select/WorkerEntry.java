@@ -12,14 +12,34 @@ import java.util.Map;
  * @param extras            members only stored and echoed, as plain JSON values by name, in the order of
  *                          {@link #ECHOED}
  */
-public record WorkerEntry(long workerId, String modelName, String routingGroup, String endpoint, Long blockSize,
-                          Long dpStart, Long dpSize, String kvEventsEndpoint, Map<String, String> kvEventsEndpoints,
-                          String replayEndpoint, Long maxNumBatchedTokens, Long totalKvBlocks, Boolean isEagle,
-                          List<String> taints, Map<String, Object> extras, Lifecycle lifecycle, List<String> reasons) {
+public record WorkerEntry(
+        long workerId,
+        String modelName,
+        String routingGroup,
+        String endpoint,
+        Long blockSize,
+        Long dpStart,
+        Long dpSize,
+        String kvEventsEndpoint,
+        Map<String, String> kvEventsEndpoints,
+        String replayEndpoint,
+        Long maxNumBatchedTokens,
+        Long totalKvBlocks,
+        Boolean isEagle,
+        List<String> taints,
+        Map<String, Object> extras,
+        Lifecycle lifecycle,
+        List<String> reasons) {
     /** The stored-and-echoed members beside the typed ones, in the record's order. */
-    public static final List<String> ECHOED = List.of("stable_routing_id", "topology_domains", "kv_transfer_domain",
-            "kv_transfer_enforcement", "kv_transfer_preferred_weight", "router_hint_worker_type",
-            "router_hint_source_control_endpoints", "kv_event_source_mode");
+    public static final List<String> ECHOED = List.of(
+            "stable_routing_id",
+            "topology_domains",
+            "kv_transfer_domain",
+            "kv_transfer_enforcement",
+            "kv_transfer_preferred_weight",
+            "router_hint_worker_type",
+            "router_hint_source_control_endpoints",
+            "kv_event_source_mode");
 
     public WorkerEntry {
         kvEventsEndpoints = kvEventsEndpoints == null ? Map.of() : kvEventsEndpoints;
@@ -54,17 +74,35 @@ public record WorkerEntry(long workerId, String modelName, String routingGroup, 
         if (e != null && !e.isEmpty()) {
             return e;
         }
-        if (kvEventsEndpoints.isEmpty() && rankCount() == 1 && rank == firstRank()
-                && kvEventsEndpoint != null && !kvEventsEndpoint.isEmpty()) {
+        if (kvEventsEndpoints.isEmpty()
+                && rankCount() == 1
+                && rank == firstRank()
+                && kvEventsEndpoint != null
+                && !kvEventsEndpoint.isEmpty()) {
             return kvEventsEndpoint;
         }
         return null;
     }
 
     public WorkerEntry with(Lifecycle lifecycle, List<String> reasons) {
-        return new WorkerEntry(workerId, modelName, routingGroup, endpoint, blockSize, dpStart, dpSize,
-                kvEventsEndpoint, kvEventsEndpoints, replayEndpoint, maxNumBatchedTokens, totalKvBlocks, isEagle,
-                taints, extras, lifecycle, reasons);
+        return new WorkerEntry(
+                workerId,
+                modelName,
+                routingGroup,
+                endpoint,
+                blockSize,
+                dpStart,
+                dpSize,
+                kvEventsEndpoint,
+                kvEventsEndpoints,
+                replayEndpoint,
+                maxNumBatchedTokens,
+                totalKvBlocks,
+                isEagle,
+                taints,
+                extras,
+                lifecycle,
+                reasons);
     }
 
     /**

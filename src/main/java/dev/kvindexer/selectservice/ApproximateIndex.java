@@ -1,7 +1,7 @@
 package dev.kvindexer.selectservice;
 
-import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.select.Prompt;
@@ -41,9 +41,13 @@ final class ApproximateIndex {
             return;
         }
         long[] engineHashes = prompt.sequenceHashes();
-        apply(p, workerId, dpRank, new KvEvent.Stored(StorageTier.DEVICE, false, 0, engineHashes,
-                prompt.blockHashes()));
-        vertx.setTimer(ttlMillis, t -> apply(p, workerId, dpRank, new KvEvent.Removed(StorageTier.DEVICE, engineHashes)));
+        apply(
+                p,
+                workerId,
+                dpRank,
+                new KvEvent.Stored(StorageTier.DEVICE, false, 0, engineHashes, prompt.blockHashes()));
+        vertx.setTimer(
+                ttlMillis, t -> apply(p, workerId, dpRank, new KvEvent.Removed(StorageTier.DEVICE, engineHashes)));
     }
 
     private void apply(PartitionKey p, long workerId, int dpRank, KvEvent event) {

@@ -10,8 +10,7 @@ import io.vertx.ext.web.RoutingContext;
 final class Replies {
     private static final JsonObject OK = new JsonObject().put("status", "ok");
 
-    private Replies() {
-    }
+    private Replies() {}
 
     static void send(RoutingContext ctx, int status, Future<?> result) {
         result.onComplete(ar -> {

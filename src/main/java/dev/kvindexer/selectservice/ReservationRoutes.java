@@ -30,8 +30,12 @@ final class ReservationRoutes {
     private final ApproximateIndex approximate;
     private final RandomGenerator random;
 
-    ReservationRoutes(SelectionState state, SelectionQueue queue, SharedReservations shared,
-                      ApproximateIndex approximate, RandomGenerator random) {
+    ReservationRoutes(
+            SelectionState state,
+            SelectionQueue queue,
+            SharedReservations shared,
+            ApproximateIndex approximate,
+            RandomGenerator random) {
         this.config = state.config();
         this.roster = state.roster();
         this.bookings = state.bookings();
@@ -59,8 +63,17 @@ final class ReservationRoutes {
         Long expected = SelectJson.optionalU32(body, "expected_output_tokens");
         PartitionInfo info = roster.requireReady(p);
         Prompt prompt = SelectJson.promptOf(body, info, override, config, false, random);
-        Booking b = bookings.reserveExplicit(p, id, workerId, dpRank, prompt, effective, track, override,
-                expected, body.optionalString("lora_name"));
+        Booking b = bookings.reserveExplicit(
+                p,
+                id,
+                workerId,
+                dpRank,
+                prompt,
+                effective,
+                track,
+                override,
+                expected,
+                body.optionalString("lora_name"));
         Replies.send(ctx, 201, shared.booked(id).map(v -> booked(b)));
     }
 

@@ -1,7 +1,7 @@
 package dev.kvindexer.selectservice;
 
-import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.select.Booking;
 import dev.kvindexer.select.Choice;
@@ -9,8 +9,8 @@ import dev.kvindexer.select.ConfigOverride;
 import dev.kvindexer.select.LoadViews;
 import dev.kvindexer.select.PartitionInfo;
 import dev.kvindexer.select.Prompt;
-import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.Roster;
+import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionOptions;
 import dev.kvindexer.select.WorkerEntry;
 import dev.kvindexer.web.HttpError;
@@ -27,15 +27,12 @@ import java.util.random.RandomGenerator;
 /** The selection service's request members read and its answers written, in the reference's shapes (SPEC §12). */
 final class SelectJson {
     /** A selection request read: where, how, and the prompt normalized for its partition. */
-    record Selection(PartitionKey partition, SelectionOptions options, Prompt prompt) {
-    }
+    record Selection(PartitionKey partition, SelectionOptions options, Prompt prompt) {}
 
     /** An inspection request read: the overrides it scores with and the prompt normalized for its partition. */
-    record Inspection(PartitionKey partition, ConfigOverride override, PartitionInfo info, Prompt prompt) {
-    }
+    record Inspection(PartitionKey partition, ConfigOverride override, PartitionInfo info, Prompt prompt) {}
 
-    private SelectJson() {
-    }
+    private SelectJson() {}
 
     // ---- requests ----
 
@@ -116,8 +113,13 @@ final class SelectJson {
                 extras.put(name, v instanceof JsonObject o ? o.getMap() : v instanceof JsonArray a ? a.getList() : v);
             }
         }
-        Boolean eagle = body.body().getValue("is_eagle") != null ? bool(body, "is_eagle") : base == null ? null : base.isEagle();
-        return new WorkerEntry(id, p.modelName(), p.routingGroup(),
+        Boolean eagle = body.body().getValue("is_eagle") != null
+                ? bool(body, "is_eagle")
+                : base == null ? null : base.isEagle();
+        return new WorkerEntry(
+                id,
+                p.modelName(),
+                p.routingGroup(),
                 pick(body.optionalString("endpoint"), base == null ? null : base.endpoint()),
                 pick(optionalU32(body, "block_size"), base == null ? null : base.blockSize()),
                 pick(optionalU32(body, "data_parallel_start_rank"), base == null ? null : base.dpStart()),
@@ -127,7 +129,11 @@ final class SelectJson {
                 pick(body.optionalString("replay_endpoint"), base == null ? null : base.replayEndpoint()),
                 pick(optionalU64(body, "max_num_batched_tokens"), base == null ? null : base.maxNumBatchedTokens()),
                 pick(optionalU64(body, "total_kv_blocks"), base == null ? null : base.totalKvBlocks()),
-                eagle, taints, extras, null, null);
+                eagle,
+                taints,
+                extras,
+                null,
+                null);
     }
 
     /**
@@ -199,9 +205,14 @@ final class SelectJson {
         }
         try {
             JsonRequest r = JsonRequest.of(o);
-            return new ConfigOverride(number(o, "overlap_score_credit"), number(o, "prefill_load_scale"),
-                    number(o, "overlap_score_weight"), number(o, "router_temperature"), bool(r, "assume_kv_reuse"),
-                    bool(r, "track_prefill_tokens"), number(o, "shared_cache_multiplier"));
+            return new ConfigOverride(
+                    number(o, "overlap_score_credit"),
+                    number(o, "prefill_load_scale"),
+                    number(o, "overlap_score_weight"),
+                    number(o, "router_temperature"),
+                    bool(r, "assume_kv_reuse"),
+                    bool(r, "track_prefill_tokens"),
+                    number(o, "shared_cache_multiplier"));
         } catch (IllegalArgumentException e) {
             throw HttpError.shape("router_config_override: " + e.getMessage());
         }
@@ -211,12 +222,18 @@ final class SelectJson {
      * The prompt in either form (SPEC §12.4). The token form needs the partition's block size and Eagle flag;
      * {@code blocksRequired} is false on the reservation routes, where the hash form needs no block hashes.
      */
-    static Prompt promptOf(JsonRequest body, PartitionInfo partition, ConfigOverride override, SelectionConfig config,
-                           boolean blocksRequired, RandomGenerator random) {
+    static Prompt promptOf(
+            JsonRequest body,
+            PartitionInfo partition,
+            ConfigOverride override,
+            SelectionConfig config,
+            boolean blocksRequired,
+            RandomGenerator random) {
         int[] tokens = null;
         JsonArray mmInfos = body.body().getValue("block_mm_infos") instanceof JsonArray a ? a : null;
         Object routing = body.body().getValue("mm_routing_info");
-        if (routing instanceof JsonObject r && r.getValue("routing_token_ids") instanceof JsonArray ids
+        if (routing instanceof JsonObject r
+                && r.getValue("routing_token_ids") instanceof JsonArray ids
                 && !ids.isEmpty()) {
             tokens = JsonRequest.of(r).u32Array("routing_token_ids");
             if (r.getValue("block_mm_infos") instanceof JsonArray infos) {
@@ -228,8 +245,14 @@ final class SelectJson {
         if (tokens != null) {
             long seed = BlockHasher.seedFor(body.optionalString("lora_name"), body.optionalString("cache_salt"));
             Boolean eagle = bool(body, "is_eagle");
-            return Prompt.ofTokens(tokens, partition.blockSize(), seed, mmHashes(mmInfos),
-                    eagle != null ? eagle : partition.eagle(), override.assumeKvReuse(config), random);
+            return Prompt.ofTokens(
+                    tokens,
+                    partition.blockSize(),
+                    seed,
+                    mmHashes(mmInfos),
+                    eagle != null ? eagle : partition.eagle(),
+                    override.assumeKvReuse(config),
+                    random);
         }
         long[] blocks = body.body().getValue("block_hashes") == null ? null : body.i64Array("block_hashes");
         long[] sequence = body.body().getValue("sequence_hashes") == null ? null : body.i64Array("sequence_hashes");
@@ -243,7 +266,8 @@ final class SelectJson {
         }
         long[][] out = new long[infos.size()][];
         for (int i = 0; i < out.length; i++) {
-            if (infos.getValue(i) instanceof JsonObject block && block.getValue("mm_objects") instanceof JsonArray objs) {
+            if (infos.getValue(i) instanceof JsonObject block
+                    && block.getValue("mm_objects") instanceof JsonArray objs) {
                 long[] hashes = new long[objs.size()];
                 for (int k = 0; k < hashes.length; k++) {
                     if (!(objs.getValue(k) instanceof JsonObject obj)) {
@@ -306,30 +330,46 @@ final class SelectJson {
             }
         }
         Long expected = optionalU32(body, "expected_output_tokens");
-        return new SelectionOptions(body.optionalString("selection_id"), override, expected, allowed,
-                pinnedWorker, pinnedRank, required, preferred, body.optionalString("lora_name"));
+        return new SelectionOptions(
+                body.optionalString("selection_id"),
+                override,
+                expected,
+                allowed,
+                pinnedWorker,
+                pinnedRank,
+                required,
+                preferred,
+                body.optionalString("lora_name"));
     }
 
     // ---- answers ----
 
     static JsonObject record(WorkerEntry w) {
-        JsonObject o = new JsonObject().put("worker_id", JsonNumbers.u64(w.workerId())).put("model_name", w.modelName())
-                .put("routing_group", w.routingGroup()).put("lifecycle", w.lifecycle().wire())
-                .put("endpoint", w.endpoint()).put("kv_events_endpoint", w.kvEventsEndpoint());
+        JsonObject o = new JsonObject()
+                .put("worker_id", JsonNumbers.u64(w.workerId()))
+                .put("model_name", w.modelName())
+                .put("routing_group", w.routingGroup())
+                .put("lifecycle", w.lifecycle().wire())
+                .put("endpoint", w.endpoint())
+                .put("kv_events_endpoint", w.kvEventsEndpoint());
         if (!w.kvEventsEndpoints().isEmpty()) {
             o.put("kv_events_endpoints", new JsonObject(new LinkedHashMap<>(w.kvEventsEndpoints())));
         }
-        o.put("replay_endpoint", w.replayEndpoint()).put("block_size", w.blockSize())
-                .put("data_parallel_start_rank", w.dpStart()).put("data_parallel_size", w.dpSize())
-                .put("max_num_batched_tokens", w.maxNumBatchedTokens()).put("total_kv_blocks", w.totalKvBlocks())
-                .put("stable_routing_id", w.extras().get("stable_routing_id")).put("is_eagle", w.isEagle())
+        o.put("replay_endpoint", w.replayEndpoint())
+                .put("block_size", w.blockSize())
+                .put("data_parallel_start_rank", w.dpStart())
+                .put("data_parallel_size", w.dpSize())
+                .put("max_num_batched_tokens", w.maxNumBatchedTokens())
+                .put("total_kv_blocks", w.totalKvBlocks())
+                .put("stable_routing_id", w.extras().get("stable_routing_id"))
+                .put("is_eagle", w.isEagle())
                 .put("taints", new JsonArray(new ArrayList<>(w.taints())))
                 .put("topology_domains", w.extras().getOrDefault("topology_domains", Map.of()))
                 .put("kv_transfer_domain", w.extras().get("kv_transfer_domain"))
                 .put("kv_transfer_enforcement", w.extras().get("kv_transfer_enforcement"))
                 .put("kv_transfer_preferred_weight", w.extras().get("kv_transfer_preferred_weight"));
-        for (String name : List.of("router_hint_worker_type", "router_hint_source_control_endpoints",
-                "kv_event_source_mode")) {
+        for (String name :
+                List.of("router_hint_worker_type", "router_hint_source_control_endpoints", "kv_event_source_mode")) {
             if (w.extras().get(name) != null) {
                 o.put(name, w.extras().get(name));
             }
@@ -350,11 +390,20 @@ final class SelectJson {
         for (int i = 0; i < ov.dpRanks().length; i++) {
             dp.put(Long.toString(ov.dpRanks()[i]), ov.dpTokens()[i]);
         }
-        o.put("model_name", c.partition().modelName()).put("routing_group", c.partition().routingGroup())
-                .put("worker_id", JsonNumbers.u64(c.worker().workerId())).put("dp_rank", c.dpRank())
-                .put("endpoint", c.worker().endpoint()).put("block_size", c.blockSize())
-                .put("overlap", new JsonObject().put("longest_matched", ov.longestMatched()).put("gpu", ov.gpu())
-                        .put("dp", dp).put("cpu", ov.cpu()).put("disk", ov.disk()))
+        o.put("model_name", c.partition().modelName())
+                .put("routing_group", c.partition().routingGroup())
+                .put("worker_id", JsonNumbers.u64(c.worker().workerId()))
+                .put("dp_rank", c.dpRank())
+                .put("endpoint", c.worker().endpoint())
+                .put("block_size", c.blockSize())
+                .put(
+                        "overlap",
+                        new JsonObject()
+                                .put("longest_matched", ov.longestMatched())
+                                .put("gpu", ov.gpu())
+                                .put("dp", dp)
+                                .put("cpu", ov.cpu())
+                                .put("disk", ov.disk()))
                 .put("effective_prefill_tokens", c.effectivePrefill())
                 .put("potential_decode_blocks", c.potentialDecodeBlocks());
         if (booking) {
@@ -362,36 +411,56 @@ final class SelectJson {
             for (long h : c.prompt().sequenceHashes()) {
                 seq.add(h);
             }
-            o.put("sequence_hashes", seq).put("isl_tokens", c.prompt().isl())
+            o.put("sequence_hashes", seq)
+                    .put("isl_tokens", c.prompt().isl())
                     .put("track_prefill_tokens", c.trackPrefill());
         }
         return o;
     }
 
     static JsonObject booking(Booking b) {
-        return new JsonObject().put("selection_id", b.selectionId()).put("model_name", b.partition().modelName())
-                .put("routing_group", b.partition().routingGroup()).put("worker_id", JsonNumbers.u64(b.worker().workerId()))
-                .put("dp_rank", b.dpRank()).put("endpoint", b.worker().endpoint());
+        return new JsonObject()
+                .put("selection_id", b.selectionId())
+                .put("model_name", b.partition().modelName())
+                .put("routing_group", b.partition().routingGroup())
+                .put("worker_id", JsonNumbers.u64(b.worker().workerId()))
+                .put("dp_rank", b.dpRank())
+                .put("endpoint", b.worker().endpoint());
     }
 
     static JsonObject loadRow(LoadViews.LoadRow r) {
-        return new JsonObject().put("worker_id", JsonNumbers.u64(r.workerId())).put("dp_rank", r.dpRank())
-                .put("potential_prefill_tokens", r.prefillTokens()).put("potential_decode_blocks", r.decodeBlocks())
+        return new JsonObject()
+                .put("worker_id", JsonNumbers.u64(r.workerId()))
+                .put("dp_rank", r.dpRank())
+                .put("potential_prefill_tokens", r.prefillTokens())
+                .put("potential_decode_blocks", r.decodeBlocks())
                 .put("active_requests", r.requests());
     }
 
     static JsonObject scores(int blockSize, int blocks, List<LoadViews.ScoreRow> rows) {
         JsonArray workers = new JsonArray();
         for (LoadViews.ScoreRow r : rows) {
-            workers.add(new JsonObject().put("worker_id", JsonNumbers.u64(r.workerId())).put("dp_rank", r.dpRank())
-                    .put("device_blocks", r.dev()).put("host_pinned_blocks", r.dev() + r.host())
+            workers.add(new JsonObject()
+                    .put("worker_id", JsonNumbers.u64(r.workerId()))
+                    .put("dp_rank", r.dpRank())
+                    .put("device_blocks", r.dev())
+                    .put("host_pinned_blocks", r.dev() + r.host())
                     .put("disk_blocks", r.dev() + r.host() + r.disk())
-                    .put("host_pinned_extension_blocks", r.host()).put("disk_extension_blocks", r.disk())
-                    .putNull("shared_beyond_device_blocks").put("router_credit_blocks", r.creditBlocks()));
+                    .put("host_pinned_extension_blocks", r.host())
+                    .put("disk_extension_blocks", r.disk())
+                    .putNull("shared_beyond_device_blocks")
+                    .put("router_credit_blocks", r.creditBlocks()));
         }
-        return new JsonObject().put("block_size", blockSize).put("num_blocks", blocks).put("workers", workers)
-                .put("shared_cache", new JsonObject().put("enabled", false).put("total_hit_blocks", 0)
-                        .put("ranges", new JsonArray()).putNull("error"));
+        return new JsonObject()
+                .put("block_size", blockSize)
+                .put("num_blocks", blocks)
+                .put("workers", workers)
+                .put(
+                        "shared_cache",
+                        new JsonObject()
+                                .put("enabled", false)
+                                .put("total_hit_blocks", 0)
+                                .put("ranges", new JsonArray())
+                                .putNull("error"));
     }
-
 }

@@ -14,18 +14,33 @@ final class SelectMetrics {
     final RouteAnswers answered = new RouteAnswers();
 
     /** Our families, then {@code micrometer} (the JVM and Vert.x meters' text, possibly empty). */
-    String render(int schedulableWorkers, int reservations, long bookedBlocks, long refusedRemote, int queued,
-                  long[] replicaCounts, String micrometer) {
+    String render(
+            int schedulableWorkers,
+            int reservations,
+            long bookedBlocks,
+            long refusedRemote,
+            int queued,
+            long[] replicaCounts,
+            String micrometer) {
         PrometheusText out = new PrometheusText();
         answered.render(out, PREFIX);
         out.family(PREFIX + "schedulable_workers", "gauge", "Workers in the catalog that take part in selection.")
                 .sample(PREFIX + "schedulable_workers", schedulableWorkers);
-        out.family(PREFIX + "active_reservations", "gauge", "Reservations booked and not yet freed or expired, "
-                + "mirrored ones included.").sample(PREFIX + "active_reservations", reservations);
-        out.family(PREFIX + "booked_blocks", "gauge", "Blocks the active reservations hold together, against "
-                + "--max-booked-blocks.").sample(PREFIX + "booked_blocks", bookedBlocks);
-        out.family(PREFIX + "replica_bookings_refused_total", "counter", "Bookings from replicas dropped because "
-                + "they were over --max-booking-blocks or --max-booked-blocks.")
+        out.family(
+                        PREFIX + "active_reservations",
+                        "gauge",
+                        "Reservations booked and not yet freed or expired, " + "mirrored ones included.")
+                .sample(PREFIX + "active_reservations", reservations);
+        out.family(
+                        PREFIX + "booked_blocks",
+                        "gauge",
+                        "Blocks the active reservations hold together, against " + "--max-booked-blocks.")
+                .sample(PREFIX + "booked_blocks", bookedBlocks);
+        out.family(
+                        PREFIX + "replica_bookings_refused_total",
+                        "counter",
+                        "Bookings from replicas dropped because "
+                                + "they were over --max-booking-blocks or --max-booked-blocks.")
                 .sample(PREFIX + "replica_bookings_refused_total", refusedRemote);
         out.family(PREFIX + "queued_selections", "gauge", "Selections waiting for load to drop.")
                 .sample(PREFIX + "queued_selections", queued);
@@ -33,8 +48,11 @@ final class SelectMetrics {
                 .sample(PREFIX + "replica_messages_total", replicaCounts[0]);
         out.family(PREFIX + "replica_malformed_total", "counter", "Replica-sync messages dropped as malformed.")
                 .sample(PREFIX + "replica_malformed_total", replicaCounts[1]);
-        out.family(PREFIX + "replica_overflow_total", "counter", "Replica-sync messages dropped because too many "
-                + "were waiting to be applied.").sample(PREFIX + "replica_overflow_total", replicaCounts[2]);
+        out.family(
+                        PREFIX + "replica_overflow_total",
+                        "counter",
+                        "Replica-sync messages dropped because too many " + "were waiting to be applied.")
+                .sample(PREFIX + "replica_overflow_total", replicaCounts[2]);
         return out.raw(micrometer).toString();
     }
 }

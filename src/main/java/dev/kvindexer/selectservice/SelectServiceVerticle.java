@@ -64,16 +64,25 @@ public final class SelectServiceVerticle extends VerticleBase {
      * @param seed      the random source of ties, softmax draws and generated ids (tests fix it)
      * @param micrometer the JVM and Vert.x meters' text, shown on /metrics after the service's own families
      */
-    public SelectServiceVerticle(SelectServiceConfig config, SelectionConfig selection, IndexAccess index,
-                                 HazelcastInstance hazelcast, long seed, Supplier<String> micrometer) {
+    public SelectServiceVerticle(
+            SelectServiceConfig config,
+            SelectionConfig selection,
+            IndexAccess index,
+            HazelcastInstance hazelcast,
+            long seed,
+            Supplier<String> micrometer) {
         this.micrometer = micrometer;
         this.config = config;
         this.index = index;
         this.hazelcast = hazelcast;
         this.random = new SplittableRandom(seed);
-        this.state = new SelectionState(selection, () -> System.nanoTime() / 1_000_000, random,
+        this.state = new SelectionState(
+                selection,
+                () -> System.nanoTime() / 1_000_000,
+                random,
                 new PendingSelections(config.cacheTtlMillis(), config.cacheMaxEntries(), config.cacheMaxBytes()),
-                config.limits().maxBookingBlocks(), config.limits().maxBookedBlocks());
+                config.limits().maxBookingBlocks(),
+                config.limits().maxBookedBlocks());
     }
 
     @Override
@@ -82,8 +91,13 @@ public final class SelectServiceVerticle extends VerticleBase {
         workers = new WorkerReconciler(state.roster(), selection, index, context);
         queue = new SelectionQueue(state.chooser());
         if (config.replicaSyncPort() > 0) {
-            replicas = ReplicaSync.start(config.replicaSyncPort(), config.replicaSyncPeers(),
-                    random.nextLong(1, Long.MAX_VALUE), config.limits().maxBookingBlocks(), context, state.bookings(),
+            replicas = ReplicaSync.start(
+                    config.replicaSyncPort(),
+                    config.replicaSyncPeers(),
+                    random.nextLong(1, Long.MAX_VALUE),
+                    config.limits().maxBookingBlocks(),
+                    context,
+                    state.bookings(),
                     state.mirror());
         }
         if (selection.queueing()) {
@@ -93,8 +107,8 @@ public final class SelectServiceVerticle extends VerticleBase {
         Future<Void> started = Future.succeededFuture();
         if (hazelcast != null) {
             // The cluster's map decides expiry, from admission, for every replica alike.
-            ClusterLoad cluster = new ClusterLoad(vertx, context, hazelcast, state.mirror(), state.bookings(),
-                    selection.requestExpiryMillis());
+            ClusterLoad cluster = new ClusterLoad(
+                    vertx, context, hazelcast, state.mirror(), state.bookings(), selection.requestExpiryMillis());
             shared = cluster;
             started = cluster.start(config.cleanupIntervalMillis());
         } else {
@@ -107,8 +121,9 @@ public final class SelectServiceVerticle extends VerticleBase {
         ApproximateIndex approximate = ApproximateIndex.of(vertx, index, selection);
         selections = new SelectionRoutes(state, queue, new IndexOverlaps(index, context), shared, approximate, random);
         reservations = new ReservationRoutes(state, queue, shared, approximate, random);
-        return started.compose(v -> HttpEdge.listen(vertx, router(), config.http(), config.security(), config.host(),
-                config.port())).onSuccess(edge -> server = edge);
+        return started.compose(v -> HttpEdge.listen(
+                        vertx, router(), config.http(), config.security(), config.host(), config.port()))
+                .onSuccess(edge -> server = edge);
     }
 
     @Override
@@ -139,8 +154,12 @@ public final class SelectServiceVerticle extends VerticleBase {
 
     Router router() {
         Router router = Router.router(vertx);
-        RequestPreamble preamble = RequestPreamble.install(router, "other",
-                (route, method, status, nanos) -> metrics.answered.answered(route, status), null, false);
+        RequestPreamble preamble = RequestPreamble.install(
+                router,
+                "other",
+                (route, method, status, nanos) -> metrics.answered.answered(route, status),
+                null,
+                false);
         guard(router, config.security());
         router.route().handler(ctx -> {
             if (closing) {
@@ -150,16 +169,25 @@ public final class SelectServiceVerticle extends VerticleBase {
             }
         });
         router.get("/health").handler(ctx -> Responses.json(ctx, 200, Responses.OK));
-        router.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
-                .putHeader("content-type", PrometheusText.CONTENT_TYPE)
-                .end(metrics.render(state.roster().schedulableWorkers(), state.ledger().size(),
-                        state.ledger().blocks(), state.mirror().refusedBookings(), queue.size(), replicaCounts(),
-                        micrometer.get())));
+        router.get("/metrics")
+                .handler(ctx -> ctx.response()
+                        .setStatusCode(200)
+                        .putHeader("content-type", PrometheusText.CONTENT_TYPE)
+                        .end(metrics.render(
+                                state.roster().schedulableWorkers(),
+                                state.ledger().size(),
+                                state.ledger().blocks(),
+                                state.mirror().refusedBookings(),
+                                queue.size(),
+                                replicaCounts(),
+                                micrometer.get())));
         router.get("/ready").handler(this::ready);
         body(router, HttpMethod.POST, "/workers", this::postWorker);
         router.get("/workers").handler(ctx -> {
             JsonArray out = new JsonArray();
-            state.roster().catalog().list(param(ctx, "model_name"), param(ctx, "routing_group"))
+            state.roster()
+                    .catalog()
+                    .list(param(ctx, "model_name"), param(ctx, "routing_group"))
                     .forEach(w -> out.add(SelectJson.record(w)));
             Responses.json(ctx, 200, out.encode());
         });
@@ -176,8 +204,12 @@ public final class SelectServiceVerticle extends VerticleBase {
         body(router, HttpMethod.POST, "/potential_loads", ctx -> selections.inspect(ctx, false));
         body(router, HttpMethod.POST, "/overlap_scores", ctx -> selections.inspect(ctx, true));
         router.get("/dump").handler(ctx -> index.dump(ctx.response()));
-        router.get("/replica_sync/peers").handler(ctx -> Responses.json(ctx, 200,
-                new JsonArray(replicas == null ? List.of() : new ArrayList<Object>(replicas.peers())).encode()));
+        router.get("/replica_sync/peers")
+                .handler(ctx -> Responses.json(
+                        ctx,
+                        200,
+                        new JsonArray(replicas == null ? List.of() : new ArrayList<Object>(replicas.peers()))
+                                .encode()));
         body(router, HttpMethod.POST, "/replica_sync/register_peer", ctx -> {
             String endpoint = peerEndpoint(ctx);
             Responses.json(ctx, replicas.addPeer(endpoint) ? 201 : 200, Responses.OK);
@@ -223,7 +255,8 @@ public final class SelectServiceVerticle extends VerticleBase {
                 Responses.error(ctx, JsonRoutes.unsupportedMediaType());
             }
         });
-        router.route(method, path).handler(BodyHandler.create(false).setBodyLimit(SelectServiceConfig.BODY_LIMIT))
+        router.route(method, path)
+                .handler(BodyHandler.create(false).setBodyLimit(SelectServiceConfig.BODY_LIMIT))
                 .handler(JsonRoutes.guard(handler));
     }
 
@@ -247,22 +280,34 @@ public final class SelectServiceVerticle extends VerticleBase {
         boolean ready = !closing && schedulable > 0;
         JsonArray workers = new JsonArray();
         state.roster().catalog().list(null, null).forEach(w -> workers.add(SelectJson.record(w)));
-        Responses.json(ctx, ready ? 200 : 503, new JsonObject().put("ready", ready)
-                .put("schedulable_workers", schedulable).put("workers", workers).encode());
+        Responses.json(
+                ctx,
+                ready ? 200 : 503,
+                new JsonObject()
+                        .put("ready", ready)
+                        .put("schedulable_workers", schedulable)
+                        .put("workers", workers)
+                        .encode());
     }
 
     private void postWorker(RoutingContext ctx) {
-        WorkerEntry entry = SelectJson.checkRanks(SelectJson.worker(JsonRequest.of(ctx)),
-                config.limits().maxWorkerRanks());
+        WorkerEntry entry = SelectJson.checkRanks(
+                SelectJson.worker(JsonRequest.of(ctx)), config.limits().maxWorkerRanks());
         Replies.send(ctx, 201, workers.upsert(entry).map(SelectJson::record));
     }
 
     private void patchWorker(RoutingContext ctx) {
         long id = workerId(ctx);
         JsonRequest body = JsonRequest.of(ctx);
-        Replies.send(ctx, 200, workers.patch(id, base -> SelectJson.checkRanks(
-                SelectJson.worker(body, id, base.partition(), base), config.limits().maxWorkerRanks()))
-                .map(SelectJson::record));
+        Replies.send(
+                ctx,
+                200,
+                workers.patch(
+                                id,
+                                base -> SelectJson.checkRanks(
+                                        SelectJson.worker(body, id, base.partition(), base),
+                                        config.limits().maxWorkerRanks()))
+                        .map(SelectJson::record));
     }
 
     private void deleteWorker(RoutingContext ctx) {

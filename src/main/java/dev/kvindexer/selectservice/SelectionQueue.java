@@ -14,8 +14,7 @@ import java.util.Map;
  * partition has an eligible rank under the threshold again. Runs on the service's context.
  */
 final class SelectionQueue {
-    private record Waiting(SelectionOptions options, long isl, Promise<Void> turn) {
-    }
+    private record Waiting(SelectionOptions options, long isl, Promise<Void> turn) {}
 
     private final Chooser chooser;
     private final Map<PartitionKey, ArrayDeque<Waiting>> queues = new HashMap<>();

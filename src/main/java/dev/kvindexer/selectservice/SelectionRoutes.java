@@ -33,8 +33,13 @@ final class SelectionRoutes {
     private final ApproximateIndex approximate;
     private final RandomGenerator random;
 
-    SelectionRoutes(SelectionState state, SelectionQueue queue, IndexOverlaps overlaps, SharedReservations shared,
-                    ApproximateIndex approximate, RandomGenerator random) {
+    SelectionRoutes(
+            SelectionState state,
+            SelectionQueue queue,
+            IndexOverlaps overlaps,
+            SharedReservations shared,
+            ApproximateIndex approximate,
+            RandomGenerator random) {
         this.config = state.config();
         this.roster = state.roster();
         this.bookings = state.bookings();
@@ -48,10 +53,13 @@ final class SelectionRoutes {
 
     void select(RoutingContext ctx, boolean reserve) {
         SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random);
-        Future<JsonObject> chosen = queue.turn(s.partition(), s.options(), s.prompt().isl())
+        Future<JsonObject> chosen = queue.turn(
+                        s.partition(), s.options(), s.prompt().isl())
                 .compose(v -> overlaps.of(s.partition(), s.prompt()))
-                .compose(o -> reserve ? selectAndReserve(s, o) : Future.succeededFuture(
-                        SelectJson.choice(bookings.select(s.partition(), s.prompt(), o, s.options()), false)));
+                .compose(o -> reserve
+                        ? selectAndReserve(s, o)
+                        : Future.succeededFuture(
+                                SelectJson.choice(bookings.select(s.partition(), s.prompt(), o, s.options()), false)));
         Replies.send(ctx, 200, chosen);
     }
 
@@ -68,7 +76,9 @@ final class SelectionRoutes {
         SelectJson.Inspection i = SelectJson.inspection(JsonRequest.of(ctx), roster, config, random);
         Replies.send(ctx, 200, overlaps.of(i.partition(), i.prompt()).map(o -> {
             if (scores) {
-                return SelectJson.scores(i.info().blockSize(), i.prompt().blockHashes().length,
+                return SelectJson.scores(
+                        i.info().blockSize(),
+                        i.prompt().blockHashes().length,
                         views.overlapScores(i.partition(), i.prompt(), o, i.override()));
             }
             JsonArray rows = new JsonArray();
@@ -89,8 +99,11 @@ final class SelectionRoutes {
             }
             JsonArray rows = new JsonArray();
             views.loads(p).forEach(r -> rows.add(SelectJson.loadRow(r)));
-            out.add(new JsonObject().put("model_name", p.modelName()).put("routing_group", p.routingGroup())
-                    .put("loads", rows).put("pending_count", queue.size(p))
+            out.add(new JsonObject()
+                    .put("model_name", p.modelName())
+                    .put("routing_group", p.routingGroup())
+                    .put("loads", rows)
+                    .put("pending_count", queue.size(p))
                     .put("pending_isl_tokens", queue.islTokens(p)));
         }
         Responses.json(ctx, 200, out.encode());

@@ -1,14 +1,14 @@
 package dev.kvindexer.selectservice;
 
-import dev.kvindexer.event.Refusal;
-import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.select.Lifecycle;
-import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.Roster;
+import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.WorkerEntry;
 import dev.kvindexer.web.ContextHop;
+import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -76,14 +76,17 @@ final class WorkerReconciler {
         WorkerEntry previous = roster.catalog().get(entry.workerId());
         SelectionConfig sc = config;
         List<String> reasons = entry.staticReasons(sc.queueing(), sc.useKvEvents());
-        if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE && reasons.isEmpty()
+        if (previous != null
+                && previous.lifecycle() == Lifecycle.SCHEDULABLE
+                && reasons.isEmpty()
                 && sameRouting(previous, entry)) {
             return Future.succeededFuture(roster.refresh(entry));
         }
         Future<Void> drained = Future.succeededFuture();
         if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE) {
             roster.drain(previous);
-            drained = index.unregister(previous.workerId(), previous.partition()).otherwiseEmpty();
+            drained =
+                    index.unregister(previous.workerId(), previous.partition()).otherwiseEmpty();
         }
         return ContextHop.on(home, drained).compose(v -> {
             if (!reasons.isEmpty()) {
@@ -98,7 +101,9 @@ final class WorkerReconciler {
             roster.putIncomplete(entry, List.of());
             return ContextHop.on(home, registerListeners(entry)).transform(ar -> {
                 if (ar.failed()) {
-                    roster.putIncomplete(entry, List.of("reconciliation failed: " + ar.cause().getMessage()));
+                    roster.putIncomplete(
+                            entry,
+                            List.of("reconciliation failed: " + ar.cause().getMessage()));
                     return Future.succeededFuture(roster.catalog().get(entry.workerId()));
                 }
                 try {
@@ -117,8 +122,11 @@ final class WorkerReconciler {
     }
 
     private static boolean sameRouting(WorkerEntry a, WorkerEntry b) {
-        if (!a.partition().equals(b.partition()) || a.firstRank() != b.firstRank() || a.rankCount() != b.rankCount()
-                || !a.blockSize().equals(b.blockSize()) || a.eagle() != b.eagle()
+        if (!a.partition().equals(b.partition())
+                || a.firstRank() != b.firstRank()
+                || a.rankCount() != b.rankCount()
+                || !a.blockSize().equals(b.blockSize())
+                || a.eagle() != b.eagle()
                 || !Objects.equals(a.replayEndpoint(), b.replayEndpoint())) {
             return false;
         }
@@ -147,14 +155,14 @@ final class WorkerReconciler {
         for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
             String refusal = ZmqEndpoint.invalidMessage(w.eventsEndpoint(r));
             if (refusal != null) {
-                return Future.failedFuture("invalid kv_events endpoint for worker " + id + " dp_rank " + r + ": "
-                        + refusal);
+                return Future.failedFuture(
+                        "invalid kv_events endpoint for worker " + id + " dp_rank " + r + ": " + refusal);
             }
         }
         List<RegisterRequest> ranks = new java.util.ArrayList<>();
         for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
-            ranks.add(new RegisterRequest(w.workerId(), (int) r, w.eventsEndpoint(r), w.replayEndpoint(), key,
-                    blockSize));
+            ranks.add(new RegisterRequest(
+                    w.workerId(), (int) r, w.eventsEndpoint(r), w.replayEndpoint(), key, blockSize));
         }
         return partition.compose(v -> index.registerAll(ranks));
     }
@@ -172,5 +180,4 @@ final class WorkerReconciler {
         tail = done.future();
         return done.future();
     }
-
 }

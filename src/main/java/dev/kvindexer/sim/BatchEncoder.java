@@ -23,8 +23,7 @@ public final class BatchEncoder {
         SGLANG_ARRAY
     }
 
-    private BatchEncoder() {
-    }
+    private BatchEncoder() {}
 
     /** {@code [ts, events, rank]}; a null rank is encoded as nil. */
     public static byte[] batch(Format format, double ts, List<EngineEvent> events, Integer rank) {

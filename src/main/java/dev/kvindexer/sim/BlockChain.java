@@ -7,8 +7,8 @@ package dev.kvindexer.sim;
 public record BlockChain(int blockSize, int[] tokens, long[] localHashes, long[] engineHashes) {
     public BlockChain {
         if (localHashes.length != engineHashes.length || tokens.length != localHashes.length * blockSize) {
-            throw new IllegalArgumentException("inconsistent chain: " + tokens.length + " tokens, "
-                    + localHashes.length + " local, " + engineHashes.length + " engine hashes, block size " + blockSize);
+            throw new IllegalArgumentException("inconsistent chain: " + tokens.length + " tokens, " + localHashes.length
+                    + " local, " + engineHashes.length + " engine hashes, block size " + blockSize);
         }
     }
 

@@ -4,9 +4,23 @@ package dev.kvindexer.sim;
  * Settings of one simulated engine rank. Port 0 binds an ephemeral port (kept across restarts). {@code hostCapacity}
  * 0 disables the CPU tier. Start from {@link #local(long, int)} and adjust with the {@code with...} methods.
  */
-public record EngineConfig(long instanceId, int dpRank, String bindHost, String advertiseHost, int livePort,
-        int replayPort, BatchEncoder.Format format, EngineHashKind hashKind, int blockSize, int capacity,
-        int hostCapacity, ReplayStyle replayStyle, String topic, double dropRate, long seed, int replayCapacity) {
+public record EngineConfig(
+        long instanceId,
+        int dpRank,
+        String bindHost,
+        String advertiseHost,
+        int livePort,
+        int replayPort,
+        BatchEncoder.Format format,
+        EngineHashKind hashKind,
+        int blockSize,
+        int capacity,
+        int hostCapacity,
+        ReplayStyle replayStyle,
+        String topic,
+        double dropRate,
+        long seed,
+        int replayCapacity) {
 
     public EngineConfig {
         if (blockSize <= 0 || capacity <= 0) {
@@ -26,55 +40,204 @@ public record EngineConfig(long instanceId, int dpRank, String bindHost, String 
      * {@link ReplayBuffer#DEFAULT_CAPACITY} batches.
      */
     public static EngineConfig local(long instanceId, int dpRank) {
-        return new EngineConfig(instanceId, dpRank, "127.0.0.1", "127.0.0.1", 0, 0, BatchEncoder.Format.VLLM_MAP,
-                EngineHashKind.SEQUENCE, 16, 1024, 0, ReplayStyle.FOUR_FRAME, "", 0.0, 42L,
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                "127.0.0.1",
+                "127.0.0.1",
+                0,
+                0,
+                BatchEncoder.Format.VLLM_MAP,
+                EngineHashKind.SEQUENCE,
+                16,
+                1024,
+                0,
+                ReplayStyle.FOUR_FRAME,
+                "",
+                0.0,
+                42L,
                 ReplayBuffer.DEFAULT_CAPACITY);
     }
 
     public EngineConfig withPorts(int live, int replay) {
-        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, live, replay, format, hashKind, blockSize,
-                capacity, hostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                bindHost,
+                advertiseHost,
+                live,
+                replay,
+                format,
+                hashKind,
+                blockSize,
+                capacity,
+                hostCapacity,
+                replayStyle,
+                topic,
+                dropRate,
+                seed,
+                replayCapacity);
     }
 
     public EngineConfig withHosts(String bind, String advertise) {
-        return new EngineConfig(instanceId, dpRank, bind, advertise, livePort, replayPort, format, hashKind, blockSize,
-                capacity, hostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                bind,
+                advertise,
+                livePort,
+                replayPort,
+                format,
+                hashKind,
+                blockSize,
+                capacity,
+                hostCapacity,
+                replayStyle,
+                topic,
+                dropRate,
+                seed,
+                replayCapacity);
     }
 
     public EngineConfig withFormat(BatchEncoder.Format f) {
-        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, f, hashKind, blockSize,
-                capacity, hostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                bindHost,
+                advertiseHost,
+                livePort,
+                replayPort,
+                f,
+                hashKind,
+                blockSize,
+                capacity,
+                hostCapacity,
+                replayStyle,
+                topic,
+                dropRate,
+                seed,
+                replayCapacity);
     }
 
     public EngineConfig withHashKind(EngineHashKind k) {
-        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, k, blockSize,
-                capacity, hostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                bindHost,
+                advertiseHost,
+                livePort,
+                replayPort,
+                format,
+                k,
+                blockSize,
+                capacity,
+                hostCapacity,
+                replayStyle,
+                topic,
+                dropRate,
+                seed,
+                replayCapacity);
     }
 
     public EngineConfig withCache(int newBlockSize, int newCapacity, int newHostCapacity) {
-        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
-                newBlockSize, newCapacity, newHostCapacity, replayStyle, topic, dropRate, seed, replayCapacity);
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                bindHost,
+                advertiseHost,
+                livePort,
+                replayPort,
+                format,
+                hashKind,
+                newBlockSize,
+                newCapacity,
+                newHostCapacity,
+                replayStyle,
+                topic,
+                dropRate,
+                seed,
+                replayCapacity);
     }
 
     public EngineConfig withReplayStyle(ReplayStyle s) {
-        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
-                blockSize, capacity, hostCapacity, s, topic, dropRate, seed, replayCapacity);
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                bindHost,
+                advertiseHost,
+                livePort,
+                replayPort,
+                format,
+                hashKind,
+                blockSize,
+                capacity,
+                hostCapacity,
+                s,
+                topic,
+                dropRate,
+                seed,
+                replayCapacity);
     }
 
     public EngineConfig withTopic(String t) {
-        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
-                blockSize, capacity, hostCapacity, replayStyle, t, dropRate, seed, replayCapacity);
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                bindHost,
+                advertiseHost,
+                livePort,
+                replayPort,
+                format,
+                hashKind,
+                blockSize,
+                capacity,
+                hostCapacity,
+                replayStyle,
+                t,
+                dropRate,
+                seed,
+                replayCapacity);
     }
 
     public EngineConfig withDrops(double rate, long newSeed) {
-        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
-                blockSize, capacity, hostCapacity, replayStyle, topic, rate, newSeed, replayCapacity);
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                bindHost,
+                advertiseHost,
+                livePort,
+                replayPort,
+                format,
+                hashKind,
+                blockSize,
+                capacity,
+                hostCapacity,
+                replayStyle,
+                topic,
+                rate,
+                newSeed,
+                replayCapacity);
     }
 
     /** How many of its last batches the engine can replay (vLLM's buffer_steps). */
     public EngineConfig withReplayCapacity(int batches) {
-        return new EngineConfig(instanceId, dpRank, bindHost, advertiseHost, livePort, replayPort, format, hashKind,
-                blockSize, capacity, hostCapacity, replayStyle, topic, dropRate, seed, batches);
+        return new EngineConfig(
+                instanceId,
+                dpRank,
+                bindHost,
+                advertiseHost,
+                livePort,
+                replayPort,
+                format,
+                hashKind,
+                blockSize,
+                capacity,
+                hostCapacity,
+                replayStyle,
+                topic,
+                dropRate,
+                seed,
+                batches);
     }
 
     /** The medium a device block is published with. */

@@ -5,12 +5,9 @@ public sealed interface EngineEvent permits EngineEvent.Store, EngineEvent.Remov
 
     /** BlockStored; {@code parent} null means root; {@code medium} null means nil on the wire. */
     record Store(long[] blockHashes, Long parent, int[] tokenIds, int blockSize, String medium, String loraName)
-            implements EngineEvent {
-    }
+            implements EngineEvent {}
 
-    record Remove(long[] blockHashes, String medium) implements EngineEvent {
-    }
+    record Remove(long[] blockHashes, String medium) implements EngineEvent {}
 
-    record ClearAll() implements EngineEvent {
-    }
+    record ClearAll() implements EngineEvent {}
 }

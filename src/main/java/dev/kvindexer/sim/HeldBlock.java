@@ -7,6 +7,7 @@ package dev.kvindexer.sim;
 public record HeldBlock(long worker, int dpRank, String tier, long blockHash, Long parentHash, long tokensHash) {
     /** Dump tier names (SPEC §1.5). */
     public static final String DEVICE = "device";
+
     public static final String HOST_PINNED = "host_pinned";
 
     @Override

@@ -12,8 +12,10 @@ import java.time.Duration;
 /** Registers simulated engine ranks with a running indexer ({@code POST /register}, SPEC §7.3). */
 public final class IndexerRegistrar {
     private final URI registerUri;
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
 
     /** @param indexer base URL such as {@code http://127.0.0.1:8090} (a trailing /register is accepted too) */
     public IndexerRegistrar(URI indexer) {
@@ -35,7 +37,8 @@ public final class IndexerRegistrar {
     }
 
     /** Registers one rank; 201 (and 200) succeed, anything else throws with the indexer's answer. */
-    public void register(SimulatedEngine engine, String modelName, String tenantId) throws IOException, InterruptedException {
+    public void register(SimulatedEngine engine, String modelName, String tenantId)
+            throws IOException, InterruptedException {
         String body = body(engine, modelName, tenantId).encode();
         HttpRequest request = HttpRequest.newBuilder(registerUri)
                 .timeout(Duration.ofSeconds(10))
@@ -44,7 +47,8 @@ public final class IndexerRegistrar {
                 .build();
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 201 && response.statusCode() != 200) {
-            throw new IOException("POST " + registerUri + " " + body + " → " + response.statusCode() + " " + response.body());
+            throw new IOException(
+                    "POST " + registerUri + " " + body + " → " + response.statusCode() + " " + response.body());
         }
     }
 }

@@ -36,19 +36,27 @@ public final class KvCacheModel {
 
     /** Access-ordered: iteration starts at the least recently used block. {@code get} touches, {@code containsKey} does not. */
     private final LinkedHashMap<Long, Block> device = new LinkedHashMap<>(16, 0.75f, true);
+
     private final LinkedHashMap<Long, Block> host = new LinkedHashMap<>(16, 0.75f, true);
 
     /**
      * @param hostCapacity host-tier blocks; 0 disables the tier, otherwise it must be ≥ {@code capacity} so one
      *                     request's offloads always fit
      */
-    public KvCacheModel(long worker, int dpRank, int blockSize, int capacity, int hostCapacity,
-            String deviceMedium, String hostMedium) {
+    public KvCacheModel(
+            long worker,
+            int dpRank,
+            int blockSize,
+            int capacity,
+            int hostCapacity,
+            String deviceMedium,
+            String hostMedium) {
         if (blockSize <= 0 || capacity <= 0) {
             throw new IllegalArgumentException("block size and capacity must be positive");
         }
         if (hostCapacity != 0 && hostCapacity < capacity) {
-            throw new IllegalArgumentException("host capacity " + hostCapacity + " must be 0 or >= device capacity " + capacity);
+            throw new IllegalArgumentException(
+                    "host capacity " + hostCapacity + " must be 0 or >= device capacity " + capacity);
         }
         this.worker = worker;
         this.dpRank = dpRank;
@@ -134,7 +142,8 @@ public final class KvCacheModel {
                 }
             }
             if (victim == null) {
-                // Unreachable while n <= capacity: unpinned blocks never parent pinned ones, so they peel off as leaves.
+                // Unreachable while n <= capacity: unpinned blocks never parent pinned ones, so they peel off as
+                // leaves.
                 throw new IllegalStateException("no evictable leaf among " + device.size() + " blocks");
             }
             device.remove(victim.hash);
@@ -167,7 +176,8 @@ public final class KvCacheModel {
             }
         }
         if (!dropped.isEmpty()) {
-            events.add(new EngineEvent.Remove(dropped.stream().mapToLong(Long::longValue).toArray(), hostMedium));
+            events.add(new EngineEvent.Remove(
+                    dropped.stream().mapToLong(Long::longValue).toArray(), hostMedium));
         }
         for (Block c : copies) {
             events.add(new EngineEvent.Store(new long[] {c.hash}, c.parentHash, c.tokens, blockSize, hostMedium, null));
@@ -188,7 +198,8 @@ public final class KvCacheModel {
             parent = b;
         }
         int[] tokens = Arrays.copyOfRange(chain.tokens(), from * blockSize, to * blockSize);
-        return new EngineEvent.Store(Arrays.copyOfRange(hashes, from, to), parentHash, tokens, blockSize, deviceMedium, null);
+        return new EngineEvent.Store(
+                Arrays.copyOfRange(hashes, from, to), parentHash, tokens, blockSize, deviceMedium, null);
     }
 
     private static long[] hashesOf(List<Block> blocks) {

@@ -6,6 +6,5 @@ public interface PromptSource extends AutoCloseable {
     int[] next();
 
     @Override
-    default void close() {
-    }
+    default void close() {}
 }

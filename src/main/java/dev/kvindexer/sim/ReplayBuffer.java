@@ -11,8 +11,7 @@ public final class ReplayBuffer {
     public static final int DEFAULT_CAPACITY = 10_000;
 
     /** One buffered batch. */
-    public record Entry(long seq, byte[] payload) {
-    }
+    public record Entry(long seq, byte[] payload) {}
 
     private final Entry[] ring;
     private int size;

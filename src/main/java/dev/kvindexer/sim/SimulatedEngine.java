@@ -44,8 +44,8 @@ public final class SimulatedEngine implements AutoCloseable {
     private final CompletableFuture<Void> bound = new CompletableFuture<>();
     private final Thread thread;
     private final Object progress = new Object();
-    private long accepted;   // guarded by progress: commands queued
-    private long completed;  // guarded by progress: commands executed
+    private long accepted; // guarded by progress: commands queued
+    private long completed; // guarded by progress: commands executed
     private volatile boolean running = true;
     private volatile Throwable failure;
 
@@ -72,11 +72,18 @@ public final class SimulatedEngine implements AutoCloseable {
         this.config = config;
         this.buffer = new ReplayBuffer(config.replayCapacity());
         this.topic = config.topic().getBytes(StandardCharsets.UTF_8);
-        this.model = new KvCacheModel(config.instanceId(), config.dpRank(), config.blockSize(), config.capacity(),
-                config.hostCapacity(), config.deviceMedium(), config.hostMedium());
+        this.model = new KvCacheModel(
+                config.instanceId(),
+                config.dpRank(),
+                config.blockSize(),
+                config.capacity(),
+                config.hostCapacity(),
+                config.deviceMedium(),
+                config.hostMedium());
         this.livePort = config.livePort();
         this.replayPort = config.replayPort();
-        this.thread = new Thread(this::run, "sim-engine-" + Long.toUnsignedString(config.instanceId()) + "-dp" + config.dpRank());
+        this.thread = new Thread(
+                this::run, "sim-engine-" + Long.toUnsignedString(config.instanceId()) + "-dp" + config.dpRank());
         this.thread.setDaemon(true);
     }
 
@@ -89,7 +96,8 @@ public final class SimulatedEngine implements AutoCloseable {
         } catch (ExecutionException | TimeoutException e) {
             engine.close();
             Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-            throw new IllegalStateException("engine " + engine.thread.getName() + " failed to bind: " + cause.getMessage(), cause);
+            throw new IllegalStateException(
+                    "engine " + engine.thread.getName() + " failed to bind: " + cause.getMessage(), cause);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             engine.close();
@@ -338,7 +346,8 @@ public final class SimulatedEngine implements AutoCloseable {
     private void publish(int[] promptTokens) {
         BlockChain chain = config.hashKind().chain(promptTokens, config.blockSize(), processSeed);
         List<EngineEvent> events = model.admit(chain);
-        byte[] payload = BatchEncoder.batch(config.format(), System.currentTimeMillis() / 1000.0, events, config.dpRank());
+        byte[] payload =
+                BatchEncoder.batch(config.format(), System.currentTimeMillis() / 1000.0, events, config.dpRank());
         long seq = generationBatches;
         buffer.append(seq, payload);
         if (drops.drops(seq)) {
@@ -462,12 +471,9 @@ public final class SimulatedEngine implements AutoCloseable {
         return v;
     }
 
-    private interface Command {
-    }
+    private interface Command {}
 
-    private record Request(int[] tokens) implements Command {
-    }
+    private record Request(int[] tokens) implements Command {}
 
-    private record Restart(CompletableFuture<Void> done) implements Command {
-    }
+    private record Restart(CompletableFuture<Void> done) implements Command {}
 }

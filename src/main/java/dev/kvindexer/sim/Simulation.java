@@ -15,13 +15,19 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class Simulation implements AutoCloseable {
     /** What one engine rank did. */
-    public record EngineSummary(long instanceId, int dpRank, String endpoint, String replayEndpoint, long batches,
-            long dropped, int deviceBlocks, int hostBlocks, int restarts) {
-    }
+    public record EngineSummary(
+            long instanceId,
+            int dpRank,
+            String endpoint,
+            String replayEndpoint,
+            long batches,
+            long dropped,
+            int deviceBlocks,
+            int hostBlocks,
+            int restarts) {}
 
     /** What the run did. */
-    public record Summary(long requests, Duration elapsed, List<EngineSummary> engines) {
-    }
+    public record Summary(long requests, Duration elapsed, List<EngineSummary> engines) {}
 
     private final SimulationConfig config;
     private final List<SimulatedEngine> engines = new ArrayList<>();
@@ -131,8 +137,16 @@ public final class Simulation implements AutoCloseable {
     public Summary summary(long requests, Duration elapsed) {
         List<EngineSummary> out = new ArrayList<>();
         for (SimulatedEngine e : engines) {
-            out.add(new EngineSummary(e.instanceId(), e.dpRank(), e.endpoint(), e.replayEndpoint(), e.totalBatches(),
-                    e.droppedBatches(), e.heldDeviceBlocks(), e.heldHostBlocks(), e.generation()));
+            out.add(new EngineSummary(
+                    e.instanceId(),
+                    e.dpRank(),
+                    e.endpoint(),
+                    e.replayEndpoint(),
+                    e.totalBatches(),
+                    e.droppedBatches(),
+                    e.heldDeviceBlocks(),
+                    e.heldHostBlocks(),
+                    e.generation()));
         }
         return new Summary(requests, elapsed, out);
     }

@@ -11,18 +11,43 @@ import java.time.Duration;
  * source ends"; {@code rate} ≤ 0 means as fast as possible; {@code restartAfter} ≤ 0 never restarts; {@code register}
  * null skips registration; {@code trace} null uses synthetic prompts.
  */
-public record SimulationConfig(int engines, int dpRanks, String bindHost, String advertiseHost, int basePort,
-        int replayBasePort, BatchEncoder.Format format, EngineHashKind hashKind, int blockSize, int capacity,
-        int hostCapacity, long requests, double rate, double dropRate, long seed, Path trace, int traceBlockSize,
-        long restartAfter, ReplayStyle replayStyle, String modelName, String tenantId, long instanceIdBase,
-        URI register, String topic, Duration warmup, Duration hold) {
+public record SimulationConfig(
+        int engines,
+        int dpRanks,
+        String bindHost,
+        String advertiseHost,
+        int basePort,
+        int replayBasePort,
+        BatchEncoder.Format format,
+        EngineHashKind hashKind,
+        int blockSize,
+        int capacity,
+        int hostCapacity,
+        long requests,
+        double rate,
+        double dropRate,
+        long seed,
+        Path trace,
+        int traceBlockSize,
+        long restartAfter,
+        ReplayStyle replayStyle,
+        String modelName,
+        String tenantId,
+        long instanceIdBase,
+        URI register,
+        String topic,
+        Duration warmup,
+        Duration hold) {
 
     public SimulationConfig {
         if (engines <= 0 || dpRanks <= 0) {
             throw new IllegalArgumentException("--engines and --dp-ranks must be positive");
         }
         int streams = engines * dpRanks;
-        if (basePort != 0 && replayBasePort != 0 && basePort < replayBasePort + streams && replayBasePort < basePort + streams) {
+        if (basePort != 0
+                && replayBasePort != 0
+                && basePort < replayBasePort + streams
+                && replayBasePort < basePort + streams) {
             throw new IllegalArgumentException("live ports " + basePort + ".." + (basePort + streams - 1)
                     + " overlap replay ports " + replayBasePort + ".." + (replayBasePort + streams - 1));
         }
@@ -34,9 +59,22 @@ public record SimulationConfig(int engines, int dpRanks, String bindHost, String
     /** The settings of engine {@code index}, rank {@code rank}. Base port 0 means ephemeral ports (tests). */
     public EngineConfig engine(int index, int rank) {
         int offset = index * dpRanks + rank;
-        return new EngineConfig(instanceIdBase + index, rank, bindHost, advertiseHost,
-                basePort == 0 ? 0 : basePort + offset, replayBasePort == 0 ? 0 : replayBasePort + offset,
-                format, hashKind, blockSize, capacity, hostCapacity, replayStyle, topic, dropRate, seed,
+        return new EngineConfig(
+                instanceIdBase + index,
+                rank,
+                bindHost,
+                advertiseHost,
+                basePort == 0 ? 0 : basePort + offset,
+                replayBasePort == 0 ? 0 : replayBasePort + offset,
+                format,
+                hashKind,
+                blockSize,
+                capacity,
+                hostCapacity,
+                replayStyle,
+                topic,
+                dropRate,
+                seed,
                 ReplayBuffer.DEFAULT_CAPACITY);
     }
 }

@@ -27,7 +27,8 @@ public final class SyntheticPrompts implements PromptSource {
      * @param maxSuffixBlocks a new turn adds 1..this many blocks (plus a partial block)
      * @param maxBlocks       conversations longer than this start over
      */
-    public SyntheticPrompts(long seed, int blockSize, int prefixes, int prefixBlocks, int maxSuffixBlocks, int maxBlocks) {
+    public SyntheticPrompts(
+            long seed, int blockSize, int prefixes, int prefixBlocks, int maxSuffixBlocks, int maxBlocks) {
         if (blockSize <= 0 || prefixes <= 0 || prefixBlocks < 0 || maxSuffixBlocks <= 0) {
             throw new IllegalArgumentException("invalid synthetic prompt shape");
         }

@@ -23,8 +23,11 @@ public final class TracePrompts implements PromptSource {
             for (int i = 0; i < hashIds.length; i++) {
                 hashIds[i] = ids.getLong(i);
             }
-            return new TraceRequest(o.getLong("timestamp", 0L), o.getInteger("input_length", 0),
-                    o.getInteger("output_length", 0), hashIds);
+            return new TraceRequest(
+                    o.getLong("timestamp", 0L),
+                    o.getInteger("input_length", 0),
+                    o.getInteger("output_length", 0),
+                    hashIds);
         }
     }
 

@@ -1,12 +1,11 @@
 package dev.kvindexer.tracker;
 
-import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.load.SlotTracker;
-import dev.kvindexer.event.Refusal;
-import dev.kvindexer.load.TrackerViews;
-
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
+import dev.kvindexer.load.SlotTracker;
+import dev.kvindexer.load.TrackerViews;
 import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.web.HttpEdge;
 import dev.kvindexer.web.HttpError;
@@ -66,35 +65,64 @@ public final class SlotTrackerVerticle extends VerticleBase {
     /** Every route this service serves (package-private for the OpenAPI coverage test). */
     Router router() {
         Router router = Router.router(vertx);
-        RequestPreamble preamble = RequestPreamble.install(router, "other",
-                (route, method, status, nanos) -> metrics.answered(route, status), null, false);
+        RequestPreamble preamble = RequestPreamble.install(
+                router, "other", (route, method, status, nanos) -> metrics.answered(route, status), null, false);
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         JsonRoutes.serveOpenApi(router, openApi);
-        router.get("/metrics").handler(ctx -> ctx.response().setStatusCode(200)
-                .putHeader("content-type", PrometheusText.CONTENT_TYPE)
-                .end(metrics.render(tracker.activeRequests(), tracker.trackedWorkers(), micrometer.get())));
-        post(router, "/register", 201, body -> tracker.register(scope(body), body.requiredU64("worker_id"),
-                body.requiredU32("block_size"), body.requiredU32Long("dp_start"), body.requiredU32Long("dp_size")));
+        router.get("/metrics")
+                .handler(ctx -> ctx.response()
+                        .setStatusCode(200)
+                        .putHeader("content-type", PrometheusText.CONTENT_TYPE)
+                        .end(metrics.render(tracker.activeRequests(), tracker.trackedWorkers(), micrometer.get())));
+        post(
+                router,
+                "/register",
+                201,
+                body -> tracker.register(
+                        scope(body),
+                        body.requiredU64("worker_id"),
+                        body.requiredU32("block_size"),
+                        body.requiredU32Long("dp_start"),
+                        body.requiredU32Long("dp_size")));
         post(router, "/unregister", 200, body -> tracker.unregister(scope(body), body.requiredU64("worker_id")));
         router.get("/workers").handler(ctx -> {
             JsonArray out = new JsonArray();
             for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), param(ctx, "tenant_id"))) {
-                out.add(new JsonObject().put("worker_id", JsonNumbers.u64(w.workerId())).put("model_name", w.modelName())
-                        .put("tenant_id", w.tenantId()).put("block_size", w.blockSize()).put("dp_start", w.dpStart())
+                out.add(new JsonObject()
+                        .put("worker_id", JsonNumbers.u64(w.workerId()))
+                        .put("model_name", w.modelName())
+                        .put("tenant_id", w.tenantId())
+                        .put("block_size", w.blockSize())
+                        .put("dp_start", w.dpStart())
                         .put("dp_size", w.dpSize()));
             }
             Responses.json(ctx, 200, out.encode());
         });
-        post(router, "/add", 201, body -> tracker.add(scope(body), body.requiredString("request_id"),
-                body.requiredU64("worker_id"), body.requiredU32Long("dp_rank"), body.hashArray("sequence_hashes"),
-                body.optionalU64("new_isl_tokens", 0)));
-        post(router, "/prefill_complete", 200, body -> tracker.prefillComplete(scope(body), body.requiredString("request_id")));
+        post(
+                router,
+                "/add",
+                201,
+                body -> tracker.add(
+                        scope(body),
+                        body.requiredString("request_id"),
+                        body.requiredU64("worker_id"),
+                        body.requiredU32Long("dp_rank"),
+                        body.hashArray("sequence_hashes"),
+                        body.optionalU64("new_isl_tokens", 0)));
+        post(
+                router,
+                "/prefill_complete",
+                200,
+                body -> tracker.prefillComplete(scope(body), body.requiredString("request_id")));
         post(router, "/free", 200, body -> tracker.free(scope(body), body.requiredString("request_id")));
         router.get("/loads").handler(ctx -> {
             JsonArray out = new JsonArray();
             for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), param(ctx, "tenant_id"))) {
-                out.add(new JsonObject().put("model_name", l.modelName()).put("tenant_id", l.tenantId())
-                        .put("worker_id", JsonNumbers.u64(l.workerId())).put("dp_rank", l.dpRank())
+                out.add(new JsonObject()
+                        .put("model_name", l.modelName())
+                        .put("tenant_id", l.tenantId())
+                        .put("worker_id", JsonNumbers.u64(l.workerId()))
+                        .put("dp_rank", l.dpRank())
                         .put("active_prefill_tokens", JsonNumbers.u64(l.activePrefillTokens()))
                         .put("active_decode_blocks", l.activeDecodeBlocks()));
             }
@@ -107,7 +135,9 @@ public final class SlotTrackerVerticle extends VerticleBase {
             long newTokens = body.optionalU64("new_isl_tokens", 0);
             JsonArray out = new JsonArray();
             for (TrackerViews.PotentialLoad p : refusedAsHttp(() -> tracker.potentialLoads(scope, hashes, newTokens))) {
-                out.add(new JsonObject().put("worker_id", JsonNumbers.u64(p.workerId())).put("dp_rank", p.dpRank())
+                out.add(new JsonObject()
+                        .put("worker_id", JsonNumbers.u64(p.workerId()))
+                        .put("dp_rank", p.dpRank())
                         .put("potential_prefill_tokens", JsonNumbers.u64(p.potentialPrefillTokens()))
                         .put("potential_decode_blocks", p.potentialDecodeBlocks()));
             }
@@ -145,5 +175,4 @@ public final class SlotTrackerVerticle extends VerticleBase {
     private static String param(RoutingContext ctx, String name) {
         return ctx.queryParams().get(name);
     }
-
 }

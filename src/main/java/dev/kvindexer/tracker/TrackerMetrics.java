@@ -26,7 +26,10 @@ final class TrackerMetrics {
     String render(int activeRequests, int trackedWorkers, String micrometer) {
         PrometheusText out = new PrometheusText();
         answered.render(out, PREFIX);
-        out.family(PREFIX + "expired_requests_total", "counter", "Active requests dropped by the stale-request cleanup.")
+        out.family(
+                        PREFIX + "expired_requests_total",
+                        "counter",
+                        "Active requests dropped by the stale-request cleanup.")
                 .sample(PREFIX + "expired_requests_total", expired);
         out.family(PREFIX + "active_requests", "gauge", "Requests added and not yet freed or expired.")
                 .sample(PREFIX + "active_requests", activeRequests);

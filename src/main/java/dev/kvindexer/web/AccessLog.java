@@ -30,9 +30,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class AccessLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AccessLog.class);
-    private static final DateTimeFormatter TS = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", Locale.ROOT);
+    private static final DateTimeFormatter TS =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", Locale.ROOT);
     /** Queue markers, compared by identity. */
     private static final String REOPEN = new String("reopen");
+
     private static final String STOP = new String("stop");
 
     private final AccessLogSettings settings;
@@ -62,8 +64,12 @@ public final class AccessLog implements AutoCloseable {
     }
 
     private BufferedWriter openFile() throws IOException {
-        return Files.newBufferedWriter(settings.file(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+        return Files.newBufferedWriter(
+                settings.file(),
+                StandardCharsets.UTF_8,
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND,
+                StandardOpenOption.WRITE);
     }
 
     /** Writes a line for the request once its answer has gone out. Call from the request's handler chain. */
@@ -192,7 +198,9 @@ public final class AccessLog implements AutoCloseable {
     private void failed(Exception e) {
         writeErrors.incrementAndGet();
         if (!failing) {
-            LOG.warn("access log {} failed, lines are lost until it can be opened again: {}", settings.file(),
+            LOG.warn(
+                    "access log {} failed, lines are lost until it can be opened again: {}",
+                    settings.file(),
                     e.toString());
             failing = true;
         }

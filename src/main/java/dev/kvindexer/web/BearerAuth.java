@@ -19,8 +19,9 @@ public final class BearerAuth implements Handler<RoutingContext> {
         String header = ctx.request().getHeader("authorization");
         boolean bearer = header != null && header.regionMatches(true, 0, SCHEME, 0, SCHEME.length());
         // Constant time, so the answer's timing does not reveal how much of a guess was right.
-        if (bearer && MessageDigest.isEqual(expected,
-                header.substring(SCHEME.length()).trim().getBytes(StandardCharsets.UTF_8))) {
+        if (bearer
+                && MessageDigest.isEqual(
+                        expected, header.substring(SCHEME.length()).trim().getBytes(StandardCharsets.UTF_8))) {
             ctx.next();
             return;
         }

@@ -34,16 +34,18 @@ final class ConnectionDeadlines {
         this.vertx = vertx;
         this.idleNanos = limits.idleTimeout().toNanos();
         this.requestNanos = limits.requestTimeout().toNanos();
-        this.lateBody = "{\"error\":" + Json.encode("the request body did not arrive within "
-                + limits.requestTimeout().toMillis() + " ms of its headers") + "}";
+        this.lateBody = "{\"error\":"
+                + Json.encode("the request body did not arrive within "
+                        + limits.requestTimeout().toMillis() + " ms of its headers")
+                + "}";
         // A tenth of the shorter timeout, so a deadline is kept to within 10 %; never more often than every 10 ms.
-        long shorter = Math.min(limits.idleTimeout().toMillis(), limits.requestTimeout().toMillis());
+        long shorter = Math.min(
+                limits.idleTimeout().toMillis(), limits.requestTimeout().toMillis());
         this.timer = vertx.setPeriodic(Math.max(10, Math.min(1_000, shorter / 10)), id -> sweep());
     }
 
     /** A request whose head has arrived, and whose connection is still being read. */
-    private record InFlight(HttpServerRequest request, long began) {
-    }
+    private record InFlight(HttpServerRequest request, long began) {}
 
     private final class Watched {
         final HttpConnection connection;
@@ -90,8 +92,11 @@ final class ConnectionDeadlines {
                 connection.close();
                 return;
             }
-            response.setStatusCode(408).putHeader("content-type", "application/json").putHeader("connection", "close")
-                    .end(lateBody).onComplete(ar -> connection.close());
+            response.setStatusCode(408)
+                    .putHeader("content-type", "application/json")
+                    .putHeader("connection", "close")
+                    .end(lateBody)
+                    .onComplete(ar -> connection.close());
         }
     }
 

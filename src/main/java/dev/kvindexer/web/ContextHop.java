@@ -7,8 +7,7 @@ import java.util.concurrent.CompletionStage;
 
 /** Brings a result back to the context that owns some single-threaded state, whatever thread completed it. */
 public final class ContextHop {
-    private ContextHop() {
-    }
+    private ContextHop() {}
 
     public static <T> Future<T> on(Context home, Future<T> f) {
         Promise<T> p = Promise.promise();

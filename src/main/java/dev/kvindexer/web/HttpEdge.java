@@ -28,11 +28,18 @@ public final class HttpEdge {
     }
 
     /** Listens with {@code handler} (a Router) taking every well-formed request. Call on the verticle's context. */
-    public static Future<HttpEdge> listen(Vertx vertx, Handler<HttpServerRequest> handler, HttpLimits limits,
-                                          SecuritySettings security, String host, int port) {
+    public static Future<HttpEdge> listen(
+            Vertx vertx,
+            Handler<HttpServerRequest> handler,
+            HttpLimits limits,
+            SecuritySettings security,
+            String host,
+            int port) {
         // The codec's idle timeout is a backstop for what the deadlines do not watch, such as a client that stops
         // reading its answer; at twice the longer deadline it never cuts one short (a stalled body gets its 408).
-        long backstop = 2 * Math.max(limits.idleTimeout().toMillis(), limits.requestTimeout().toMillis());
+        long backstop = 2
+                * Math.max(
+                        limits.idleTimeout().toMillis(), limits.requestTimeout().toMillis());
         HttpServerOptions options = new HttpServerOptions()
                 .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, backstop))
                 .setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
@@ -62,9 +69,7 @@ public final class HttpEdge {
                         internal.handler(requests);
                     }
                 });
-        return server.listen(port, host)
-                .map(s -> new HttpEdge(s, deadlines))
-                .onFailure(t -> deadlines.stop());
+        return server.listen(port, host).map(s -> new HttpEdge(s, deadlines)).onFailure(t -> deadlines.stop());
     }
 
     /** The HTTP codec could not parse the request: its line or headers are too long, or it is no HTTP at all. */
@@ -81,8 +86,11 @@ public final class HttpEdge {
 
     /** Answers and closes: what else the client sent on this connection cannot be trusted to be a request. */
     private static void refuse(HttpServerRequest request, int status, String message) {
-        request.response().setStatusCode(status).putHeader("content-type", "application/json")
-                .putHeader("connection", "close").end("{\"error\":" + Json.encode(message) + "}")
+        request.response()
+                .setStatusCode(status)
+                .putHeader("content-type", "application/json")
+                .putHeader("connection", "close")
+                .end("{\"error\":" + Json.encode(message) + "}")
                 .onComplete(ar -> request.connection().close());
     }
 

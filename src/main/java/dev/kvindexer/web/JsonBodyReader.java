@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -27,18 +26,19 @@ public final class JsonBodyReader {
      * stack's end.
      */
     public static final int MAX_NESTING_DEPTH = StreamReadConstraints.DEFAULT_MAX_DEPTH;
+
     private static final JsonFactory FACTORY = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_NESTING_DEPTH).build())
+            .streamReadConstraints(StreamReadConstraints.builder()
+                    .maxNestingDepth(MAX_NESTING_DEPTH)
+                    .build())
             .build();
     private static final String TOKENS = "token_ids";
     private static final long U32_MAX = 0xFFFF_FFFFL;
 
     /** The token ids of a {@code token_ids} array that held only u32 numbers. */
-    public record PackedTokens(int[] tokens) {
-    }
+    public record PackedTokens(int[] tokens) {}
 
-    private JsonBodyReader() {
-    }
+    private JsonBodyReader() {}
 
     /** @throws DecodeException for text that is not one JSON value */
     public static Object read(byte[] body) {
@@ -51,7 +51,9 @@ public final class JsonBodyReader {
             } catch (DecodeException e) {
                 rest = null;
             }
-            if (rest instanceof JsonObject o && o.getValue(TOKENS) instanceof PackedTokens p && p.tokens().length == 0) {
+            if (rest instanceof JsonObject o
+                    && o.getValue(TOKENS) instanceof PackedTokens p
+                    && p.tokens().length == 0) {
                 o.getMap().put(TOKENS, new PackedTokens(raw.tokens));
                 return o;
             }
@@ -152,7 +154,8 @@ public final class JsonBodyReader {
         int[] out = new int[64];
         int n = 0;
         JsonToken t;
-        while ((t = p.nextToken()) == JsonToken.VALUE_NUMBER_INT && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
+        while ((t = p.nextToken()) == JsonToken.VALUE_NUMBER_INT
+                && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
             long v = p.getLongValue();
             if (v < 0 || v > U32_MAX) {
                 break;
@@ -166,8 +169,10 @@ public final class JsonBodyReader {
             return new PackedTokens(n == out.length ? out : java.util.Arrays.copyOf(out, n));
         }
         for (int i = 0; i < n; i++) {
-            readSoFar.add(Integer.toUnsignedLong(out[i]) > Integer.MAX_VALUE ? (Object) Integer.toUnsignedLong(out[i])
-                    : (Object) out[i]);
+            readSoFar.add(
+                    Integer.toUnsignedLong(out[i]) > Integer.MAX_VALUE
+                            ? (Object) Integer.toUnsignedLong(out[i])
+                            : (Object) out[i]);
         }
         return null;
     }

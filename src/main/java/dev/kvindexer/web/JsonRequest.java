@@ -26,7 +26,8 @@ public final class JsonRequest {
     /** True for application/json and application/*+json, ignoring parameters such as charset. */
     public static boolean isJsonContentType(String header) {
         String mime = mediaType(header);
-        return mime != null && (mime.equals("application/json") || (mime.startsWith("application/") && mime.endsWith("+json")));
+        return mime != null
+                && (mime.equals("application/json") || (mime.startsWith("application/") && mime.endsWith("+json")));
     }
 
     /**
@@ -62,17 +63,18 @@ public final class JsonRequest {
         Buffer buffer = ctx.body().buffer();
         boolean msgpack = MsgpackBodies.isMsgpackRequest(ctx);
         if (buffer == null || buffer.length() == 0) {
-            throw new HttpError(400, "Failed to parse the request body as " + (msgpack ? "msgpack" : "JSON")
-                    + ": empty body");
+            throw new HttpError(
+                    400, "Failed to parse the request body as " + (msgpack ? "msgpack" : "JSON") + ": empty body");
         }
         Object value;
         if (msgpack) {
             value = MsgpackBodies.decode(buffer);
-        } else try {
-            value = JsonBodyReader.read(buffer.getBytes());
-        } catch (DecodeException e) {
-            throw new HttpError(400, "Failed to parse the request body as JSON: " + firstLine(e.getMessage()));
-        }
+        } else
+            try {
+                value = JsonBodyReader.read(buffer.getBytes());
+            } catch (DecodeException e) {
+                throw new HttpError(400, "Failed to parse the request body as JSON: " + firstLine(e.getMessage()));
+            }
         if (!(value instanceof JsonObject object)) {
             throw HttpError.shape("expected a JSON object");
         }
@@ -328,12 +330,15 @@ public final class JsonRequest {
             return "invalid type: floating point `" + n + "`";
         }
         if (v instanceof String str) {
-            return "invalid type: string " + io.vertx.core.json.Json.encode(str.length() > 64 ? str.substring(0, 64) : str);
+            return "invalid type: string "
+                    + io.vertx.core.json.Json.encode(str.length() > 64 ? str.substring(0, 64) : str);
         }
         if (v instanceof Boolean b) {
             return "invalid type: boolean `" + b + "`";
         }
-        return v == null ? "invalid type: null" : v instanceof JsonArray ? "invalid type: sequence" : "invalid type: map";
+        return v == null
+                ? "invalid type: null"
+                : v instanceof JsonArray ? "invalid type: sequence" : "invalid type: map";
     }
 
     /**

@@ -23,8 +23,7 @@ public final class JsonRoutes {
     /** The reference framework's default body limit. */
     public static final long DEFAULT_BODY_LIMIT = 2L * 1024 * 1024;
 
-    private JsonRoutes() {
-    }
+    private JsonRoutes() {}
 
     public static HttpError unsupportedMediaType() {
         return new HttpError(415, "Expected request with `Content-Type: application/json`");
@@ -32,18 +31,27 @@ public final class JsonRoutes {
 
     /** A POST route whose body must be JSON. */
     public static void post(Router router, String path, long bodyLimit, Handler<RoutingContext> handler) {
-        post(router, path, bodyLimit, ctx -> {
-            if (JsonRequest.isJsonContentType(ctx.request().getHeader("content-type"))) {
-                ctx.next();
-            } else {
-                Responses.error(ctx, unsupportedMediaType());
-            }
-        }, handler);
+        post(
+                router,
+                path,
+                bodyLimit,
+                ctx -> {
+                    if (JsonRequest.isJsonContentType(ctx.request().getHeader("content-type"))) {
+                        ctx.next();
+                    } else {
+                        Responses.error(ctx, unsupportedMediaType());
+                    }
+                },
+                handler);
     }
 
     /** A POST route whose {@code contentCheck} answers a refused Content-Type or passes the request on. */
-    public static void post(Router router, String path, long bodyLimit, Handler<RoutingContext> contentCheck,
-                     Handler<RoutingContext> handler) {
+    public static void post(
+            Router router,
+            String path,
+            long bodyLimit,
+            Handler<RoutingContext> contentCheck,
+            Handler<RoutingContext> handler) {
         router.route(HttpMethod.POST, path).handler(contentCheck);
         // A second route for the same path: Vert.x Web wants body handlers ahead of user handlers on a route.
         router.route(HttpMethod.POST, path)
@@ -124,16 +132,19 @@ public final class JsonRoutes {
 
     /** {@code GET /openapi.json}: the document, as checked in. */
     public static void serveOpenApi(Router router, Buffer document) {
-        router.get("/openapi.json").handler(ctx -> ctx.response().setStatusCode(200)
-                .putHeader("content-type", "application/json").end(document));
+        router.get("/openapi.json")
+                .handler(ctx -> ctx.response()
+                        .setStatusCode(200)
+                        .putHeader("content-type", "application/json")
+                        .end(document));
     }
 
     /**
      * Failures (413 from the body limit among them), unknown routes and wrong methods as JSON errors; so are the
      * errors Vert.x Web answers by itself (a path that does not decode, a failing failure handler), by status.
      */
-    public static void answerFailures(Router router, Function<RoutingContext, String> noRoute,
-                                      Function<RoutingContext, String> wrongMethod) {
+    public static void answerFailures(
+            Router router, Function<RoutingContext, String> noRoute, Function<RoutingContext, String> wrongMethod) {
         router.route().failureHandler(JsonRoutes::failure);
         for (int status = 400; status < 600; status++) {
             int code = status;

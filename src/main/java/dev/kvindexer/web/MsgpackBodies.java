@@ -21,13 +21,13 @@ public final class MsgpackBodies {
     /** The content type a response is written in; set for a msgpack request or an Accept that asks for msgpack. */
     private static final String RESPONSE_TYPE = "kvindexer.msgpack-response";
 
-    private MsgpackBodies() {
-    }
+    private MsgpackBodies() {}
 
     /** application/msgpack, application/x-msgpack or application/vnd.msgpack, ignoring parameters. */
     public static boolean isMsgpackType(String header) {
         String mime = JsonRequest.mediaType(header);
-        return "application/msgpack".equals(mime) || "application/x-msgpack".equals(mime)
+        return "application/msgpack".equals(mime)
+                || "application/x-msgpack".equals(mime)
                 || "application/vnd.msgpack".equals(mime);
     }
 

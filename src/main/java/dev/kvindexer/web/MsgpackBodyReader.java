@@ -168,7 +168,10 @@ public final class MsgpackBodyReader {
     private String string() throws IOException {
         byte[] utf8 = payload(in.unpackRawStringHeader(), "a string");
         try {
-            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(utf8)).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(utf8))
+                    .toString();
         } catch (CharacterCodingException e) {
             throw malformed("a string is not valid UTF-8");
         }
@@ -189,7 +192,8 @@ public final class MsgpackBodyReader {
     /** {@code token_ids} come out packed (an int[], as JsonBodyReader gives them); any other bin as a JsonArray. */
     private static Object u32LittleEndian(byte[] bytes, String where) {
         if (bytes.length % 4 != 0) {
-            throw HttpError.shape("`" + where + "`: a bin of u32 values needs a multiple of 4 bytes, got " + bytes.length);
+            throw HttpError.shape(
+                    "`" + where + "`: a bin of u32 values needs a multiple of 4 bytes, got " + bytes.length);
         }
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         if (where.equals(TOKENS)) {

@@ -17,6 +17,7 @@ final class RawTokenIds {
 
     /** Index of the array's '[' and of its ']'. */
     final int open;
+
     final int close;
     final int[] tokens;
 
@@ -127,8 +128,11 @@ final class RawTokenIds {
                 long w = (long) LONGS.get(b, j);
                 long x = w - 0x3030_3030_3030_3030L;
                 // A non-digit byte minus '0' is 10 or more; the borrow or carry it may cause only reaches later bytes.
-                int digits = Long.numberOfTrailingZeros((x | (x + 0x7676_7676_7676_7676L)) & 0x8080_8080_8080_8080L) >>> 3;
-                if (digits != 0 && digits != Long.BYTES && (digits == 1 || (w & 0xFF) != '0')
+                int digits =
+                        Long.numberOfTrailingZeros((x | (x + 0x7676_7676_7676_7676L)) & 0x8080_8080_8080_8080L) >>> 3;
+                if (digits != 0
+                        && digits != Long.BYTES
+                        && (digits == 1 || (w & 0xFF) != '0')
                         && ((w >>> (digits << 3)) & 0xFF) == ',') {
                     out[count++] = (int) digitsValue(x, digits);
                     j += digits + 1;

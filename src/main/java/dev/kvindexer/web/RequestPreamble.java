@@ -36,8 +36,8 @@ public final class RequestPreamble implements Handler<RoutingContext> {
     }
 
     /** Installs the preamble as {@code router}'s first handler; call {@link #labelRoutes} once its routes are added. */
-    public static RequestPreamble install(Router router, String unknownRoute, Observer observer, AccessLog accessLog,
-                                          boolean msgpackAnswers) {
+    public static RequestPreamble install(
+            Router router, String unknownRoute, Observer observer, AccessLog accessLog, boolean msgpackAnswers) {
         RequestPreamble preamble = new RequestPreamble(unknownRoute, observer, accessLog, msgpackAnswers);
         router.route().handler(preamble);
         return preamble;
@@ -45,7 +45,9 @@ public final class RequestPreamble implements Handler<RoutingContext> {
 
     /** The route labels are the router's paths, so the label set stays bounded whatever paths clients send. */
     public void labelRoutes(Router router) {
-        routes = router.getRoutes().stream().map(r -> r.getPath()).filter(p -> p != null)
+        routes = router.getRoutes().stream()
+                .map(r -> r.getPath())
+                .filter(p -> p != null)
                 .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
@@ -65,8 +67,8 @@ public final class RequestPreamble implements Handler<RoutingContext> {
             accessLog.track(ctx);
         }
         long start = System.nanoTime();
-        ctx.addBodyEndHandler(v -> observer.answered(label(ctx), ctx.request().method().name(),
-                ctx.response().getStatusCode(), System.nanoTime() - start));
+        ctx.addBodyEndHandler(v -> observer.answered(
+                label(ctx), ctx.request().method().name(), ctx.response().getStatusCode(), System.nanoTime() - start));
         if (JsonRoutes.refusedBeforeRouting(ctx)) {
             return;
         }

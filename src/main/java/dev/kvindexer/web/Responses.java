@@ -16,8 +16,7 @@ public final class Responses {
     private static final Logger LOG = LoggerFactory.getLogger(Responses.class);
     public static final String OK = "{\"status\":\"ok\"}";
 
-    private Responses() {
-    }
+    private Responses() {}
 
     public static void json(RoutingContext ctx, int status, String body) {
         if (ctx.response().ended() || ctx.response().closed()) {
@@ -25,16 +24,25 @@ public final class Responses {
         }
         String msgpack = MsgpackBodies.responseType(ctx);
         if (msgpack != null) {
-            ctx.response().setStatusCode(status).putHeader("content-type", msgpack).end(MsgpackBodies.encode(body));
+            ctx.response()
+                    .setStatusCode(status)
+                    .putHeader("content-type", msgpack)
+                    .end(MsgpackBodies.encode(body));
             return;
         }
-        ctx.response().setStatusCode(status).putHeader("content-type", "application/json").end(body);
+        ctx.response()
+                .setStatusCode(status)
+                .putHeader("content-type", "application/json")
+                .end(body);
     }
 
     public static void error(RoutingContext ctx, Throwable t) {
         if (ctx.response().ended() || ctx.response().closed()) {
             // Answered already (a timeout) or gone: nothing to say, and nothing went wrong here.
-            LOG.debug("request {} {} failed after its answer: {}", ctx.request().method(), ctx.request().path(),
+            LOG.debug(
+                    "request {} {} failed after its answer: {}",
+                    ctx.request().method(),
+                    ctx.request().path(),
                     t.toString());
             return;
         }
@@ -44,9 +52,16 @@ public final class Responses {
             HttpError e = HttpError.of(r);
             json(ctx, e.status(), e.body());
         } else if (t instanceof HttpException h && h.getStatusCode() < 500) {
-            error(ctx, h.getStatusCode(), h.getPayload() != null ? h.getPayload() : JsonRoutes.reason(h.getStatusCode()));
+            error(
+                    ctx,
+                    h.getStatusCode(),
+                    h.getPayload() != null ? h.getPayload() : JsonRoutes.reason(h.getStatusCode()));
         } else {
-            LOG.error("request {} {} failed", ctx.request().method(), ctx.request().path(), t);
+            LOG.error(
+                    "request {} {} failed",
+                    ctx.request().method(),
+                    ctx.request().path(),
+                    t);
             error(ctx, 500, "internal error: " + t);
         }
     }

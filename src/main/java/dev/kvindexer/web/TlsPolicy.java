@@ -27,8 +27,7 @@ final class TlsPolicy {
             "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384",
             "TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256");
 
-    private TlsPolicy() {
-    }
+    private TlsPolicy() {}
 
     /** HTTPS from the PEM files of {@code security}, when it names them. */
     static void apply(HttpServerOptions options, SecuritySettings security) {
@@ -37,7 +36,8 @@ final class TlsPolicy {
         }
         options.setSsl(true)
                 .setKeyCertOptions(new PemKeyCertOptions()
-                        .setCertPath(security.tlsCert().toString()).setKeyPath(security.tlsKey().toString()))
+                        .setCertPath(security.tlsCert().toString())
+                        .setKeyPath(security.tlsKey().toString()))
                 .setEnabledSecureTransportProtocols(PROTOCOLS);
         CIPHER_SUITES.forEach(options::addEnabledCipherSuite);
     }

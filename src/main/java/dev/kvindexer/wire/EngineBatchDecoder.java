@@ -1,16 +1,14 @@
 package dev.kvindexer.wire;
 
+import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.KvEvent;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
-
 import org.msgpack.value.ValueType;
-
-import dev.kvindexer.event.EventBatch;
-import dev.kvindexer.event.KvEvent;
 
 /**
  * Decodes one stream's batches; one instance per (listener) stream because the hybrid group filter
@@ -157,8 +155,7 @@ public final class EngineBatchDecoder {
             case MALFORMED -> malformed++;
             case FILTERED -> filtered++;
             case BLOCK_SIZE_MISMATCH -> mismatches++;
-            default -> {
-            }
+            default -> {}
         }
     }
 
@@ -176,8 +173,8 @@ public final class EngineBatchDecoder {
             return EventBatch.NO_RANK;
         }
         if (v > EventBatch.MAX_RANK) {
-            throw new MalformedBatchException("batch dp_rank " + Long.toUnsignedString(v) + " is over "
-                    + EventBatch.MAX_RANK);
+            throw new MalformedBatchException(
+                    "batch dp_rank " + Long.toUnsignedString(v) + " is over " + EventBatch.MAX_RANK);
         }
         return (int) v;
     }

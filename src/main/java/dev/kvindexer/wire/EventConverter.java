@@ -1,12 +1,11 @@
 package dev.kvindexer.wire;
 
-import java.util.Arrays;
-import java.util.List;
-import java.util.Objects;
-
 import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.BlockHasher;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
 
 /**
  * Turns a parsed {@link RawEvent} into index operations (SPEC §4.13): group filter, linkage checks,
@@ -14,7 +13,13 @@ import dev.kvindexer.hash.BlockHasher;
  * multimodal hashes. Appends to the batch's output and reports what happened to the event.
  */
 final class EventConverter {
-    enum Outcome { APPENDED, NOTHING, MALFORMED, FILTERED, BLOCK_SIZE_MISMATCH }
+    enum Outcome {
+        APPENDED,
+        NOTHING,
+        MALFORMED,
+        FILTERED,
+        BLOCK_SIZE_MISMATCH
+    }
 
     /** Below this many blocks a quadratic duplicate scan beats sorting a copy. */
     private static final int SMALL_EVENT = 32;

@@ -3,7 +3,6 @@ package dev.kvindexer.wire;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-
 import org.msgpack.value.ValueType;
 
 /**
@@ -41,29 +40,80 @@ final class EventReader {
      * batch the batch seq orders and the registration names the owner. Its additional_salt is skipped too, as a
      * registration's is (SPEC §8.7).
      */
-    private static final byte[][] MAP_KEYS = utf8("type", "block_hashes", "parent_block_hash", "token_ids",
-            "block_size", "medium", "lora_name", "extra_keys", "group_idx", "kv_cache_spec_kind", "cache_salt",
-            "event_type", "seq_hashes", "parent_hash", "block_hash", "token_id", "base_block_idx");
-    private static final int[] MAP_FIELDS = {F_TYPE, F_HASHES, F_PARENT, F_TOKENS,
-            F_BLOCK_SIZE, F_MEDIUM, F_LORA_NAME, F_EXTRA_KEYS, F_GROUP_IDX, F_KIND, F_CACHE_SALT,
-            F_EVENT_TYPE, F_HASHES, F_PARENT, F_ONE_HASH, F_TOKENS, F_BASE_INDEX};
+    private static final byte[][] MAP_KEYS = utf8(
+            "type",
+            "block_hashes",
+            "parent_block_hash",
+            "token_ids",
+            "block_size",
+            "medium",
+            "lora_name",
+            "extra_keys",
+            "group_idx",
+            "kv_cache_spec_kind",
+            "cache_salt",
+            "event_type",
+            "seq_hashes",
+            "parent_hash",
+            "block_hash",
+            "token_id",
+            "base_block_idx");
+
+    private static final int[] MAP_FIELDS = {
+        F_TYPE,
+        F_HASHES,
+        F_PARENT,
+        F_TOKENS,
+        F_BLOCK_SIZE,
+        F_MEDIUM,
+        F_LORA_NAME,
+        F_EXTRA_KEYS,
+        F_GROUP_IDX,
+        F_KIND,
+        F_CACHE_SALT,
+        F_EVENT_TYPE,
+        F_HASHES,
+        F_PARENT,
+        F_ONE_HASH,
+        F_TOKENS,
+        F_BASE_INDEX
+    };
 
     /** Positional layouts after the tag (SPEC §4.4, §4.5); index 0 here is array element 1. */
-    private static final int[] STORED_LAYOUT = {F_HASHES, F_PARENT, F_TOKENS, F_BLOCK_SIZE, F_SKIP,
-            F_MEDIUM, F_LORA_OR_METADATA, F_EXTRA_KEYS, F_SNIFFED, F_SNIFFED, F_SNIFFED};
+    private static final int[] STORED_LAYOUT = {
+        F_HASHES,
+        F_PARENT,
+        F_TOKENS,
+        F_BLOCK_SIZE,
+        F_SKIP,
+        F_MEDIUM,
+        F_LORA_OR_METADATA,
+        F_EXTRA_KEYS,
+        F_SNIFFED,
+        F_SNIFFED,
+        F_SNIFFED
+    };
+
     private static final int[] REMOVED_LAYOUT = {F_HASHES, F_MEDIUM, F_SNIFFED, F_SNIFFED};
     private static final int[] CLEARED_LAYOUT = {};
     /**
      * Mooncake's older BlockStoreEvent, positionally in the documented order (SPEC §5.2 [REC]): ts, mooncake_key,
      * addr_list, block_hash, parent_block_hash, token_id, block_size, model_name, lora_name, lora_id.
      */
-    private static final int[] STORE_OBJECT_LAYOUT = {F_SKIP, F_SKIP, F_SKIP, F_ONE_HASH, F_PARENT, F_TOKENS,
-            F_BLOCK_SIZE, F_SKIP, F_LORA_NAME, F_SKIP};
+    private static final int[] STORE_OBJECT_LAYOUT = {
+        F_SKIP, F_SKIP, F_SKIP, F_ONE_HASH, F_PARENT, F_TOKENS, F_BLOCK_SIZE, F_SKIP, F_LORA_NAME, F_SKIP
+    };
 
-    private static final byte[][] TAGS = utf8("BlockStored", "BlockRemoved", "AllBlocksCleared",
-            "BlockStoreEvent", "BlockUpdateEvent", "RemoveAllEvent");
-    private static final int[] TAG_IDS = {RawEvent.STORED, RawEvent.REMOVED, RawEvent.CLEARED,
-            RawEvent.STORE_OBJECT, RawEvent.UPDATE_OBJECT, RawEvent.CLEARED};
+    private static final byte[][] TAGS = utf8(
+            "BlockStored", "BlockRemoved", "AllBlocksCleared", "BlockStoreEvent", "BlockUpdateEvent", "RemoveAllEvent");
+    private static final int[] TAG_IDS = {
+        RawEvent.STORED,
+        RawEvent.REMOVED,
+        RawEvent.CLEARED,
+        RawEvent.STORE_OBJECT,
+        RawEvent.UPDATE_OBJECT,
+        RawEvent.CLEARED
+    };
     private static final byte[][] EVENT_TYPES = utf8("stored", "removed", "cleared");
 
     private static final byte[][] METADATA_KEYS = utf8("cache_salt");

@@ -16,8 +16,7 @@ final class ExtraKeys {
     private static final int MM_DIGEST_LENGTH = 64;
 
     /** A string item; {@code bare} false for the identifier of an {@code (identifier, offset)} pair. */
-    record Item(String value, boolean bare) {
-    }
+    record Item(String value, boolean bare) {}
 
     private final List<List<Item>> blocks = new ArrayList<>();
 

@@ -1,10 +1,9 @@
 package dev.kvindexer.wire;
 
-import java.util.Arrays;
-import java.util.List;
-
 import dev.kvindexer.event.KvEvent;
 import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
+import java.util.Arrays;
+import java.util.List;
 
 /**
  * Hybrid-model group filter (SPEC §4.12): rule 1 (kind given: keep only main attention kinds), rule 2
@@ -15,6 +14,7 @@ import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 final class GroupFilter {
     /** Beyond this many (rank, group) pairs nothing more is learned: bounds memory against odd publishers. */
     private static final int MAX_LEARNED = 4096;
+
     private static final int UNKNOWN = -1;
     private static final int LEARN_MAIN = -1;
     private static final int LEARN_OTHER = -2;
@@ -22,6 +22,7 @@ final class GroupFilter {
     private final Long2IntOpenHashMap learned = new Long2IntOpenHashMap();
     /** Queued ops of the current batch: group, and an event index to decide or a LEARN_* marker. */
     private long[] opGroup = new long[8];
+
     private int[] opArg = new int[8];
     private int ops;
 

@@ -4,8 +4,7 @@ import java.nio.charset.StandardCharsets;
 
 /** Live message framing (SPEC §3.2): seq frame and topic frame rules. */
 public final class LiveFrames {
-    private LiveFrames() {
-    }
+    private LiveFrames() {}
 
     /**
      * seq from a seq frame: frames shorter than 8 bytes → MalformedBatchException; ≥ 8 bytes → first
@@ -13,8 +12,8 @@ public final class LiveFrames {
      */
     public static long seq(byte[] seqFrame) throws MalformedBatchException {
         if (seqFrame == null || seqFrame.length < Long.BYTES) {
-            throw new MalformedBatchException("seq frame shorter than 8 bytes: "
-                    + (seqFrame == null ? "null" : seqFrame.length));
+            throw new MalformedBatchException(
+                    "seq frame shorter than 8 bytes: " + (seqFrame == null ? "null" : seqFrame.length));
         }
         long v = 0;
         for (int i = 0; i < Long.BYTES; i++) {

@@ -23,23 +23,21 @@ public final class MsgpackValues {
     public static final int MAX_DEPTH = 32;
 
     /** msgpack nil. */
-    public enum Nil { INSTANCE }
+    public enum Nil {
+        INSTANCE
+    }
 
     /** A str whose bytes are not UTF-8 (msgpack-c does not check; strict readers refuse it where it matters). */
-    public record InvalidUtf8(byte[] bytes) {
-    }
+    public record InvalidUtf8(byte[] bytes) {}
 
     /** A map key that is not a str. */
-    public record NonStringKey() {
-    }
+    public record NonStringKey() {}
 
     /** An extension value, which no field of these contracts accepts. */
-    public record Extension() {
-    }
+    public record Extension() {}
 
     /** One map entry: the key is a {@link String} or a {@link NonStringKey}. */
-    public record Entry(Object key, Object value) {
-    }
+    public record Entry(Object key, Object value) {}
 
     /** A map, its entries in wire order. */
     public record MapValue(List<Entry> entries) {
@@ -127,7 +125,10 @@ public final class MsgpackValues {
 
     private static Object string(byte[] utf8) {
         try {
-            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(utf8)).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(utf8))
+                    .toString();
         } catch (CharacterCodingException e) {
             return new InvalidUtf8(utf8);
         }

@@ -19,6 +19,7 @@ final class RawEvent {
 
     /** Engine hashes; null when the field is missing or nil. Freshly allocated, handed to the event. */
     long[] blockHashes;
+
     boolean hasParent;
     long parentHash;
     /** A standardized event's base_block_idx is above 0: without a parent_hash its blocks cannot be placed. */
@@ -26,6 +27,7 @@ final class RawEvent {
 
     /** Token ids (flat, or flattened bigrams when {@link #eagle}); reused across events, grows as needed. */
     int[] tokens = new int[1024];
+
     int tokenCount;
     boolean eagle;
 
@@ -38,6 +40,7 @@ final class RawEvent {
     String cacheSalt;
     /** SGLang array-era {@code metadata.cache_salt} (element 7). */
     String metadataSalt;
+
     ExtraKeys extraKeys;
 
     boolean hasGroupIdx;

@@ -2,7 +2,6 @@ package dev.kvindexer.wire;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-
 import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;

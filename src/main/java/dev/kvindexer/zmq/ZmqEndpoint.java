@@ -5,8 +5,7 @@ package dev.kvindexer.zmq;
  * first failing step and the same reason texts, so a registration gets the answer Dynamo would give.
  */
 public final class ZmqEndpoint {
-    private ZmqEndpoint() {
-    }
+    private ZmqEndpoint() {}
 
     /** Null when valid, else Dynamo's whole refusal: {@code invalid ZMQ endpoint `ep`: reason}. */
     public static String invalidMessage(String endpoint) {

@@ -9,8 +9,7 @@ import org.zeromq.ZMQ;
 public final class ZmqPeerOptions {
     static final int HANDSHAKE_MILLIS = 500;
 
-    private ZmqPeerOptions() {
-    }
+    private ZmqPeerOptions() {}
 
     /**
      * Applies the options before the socket connects or binds. The size limit is checked by JeroMQ against a frame's

@@ -51,8 +51,10 @@ class ClusterKillChaosTest {
     private final ClusterFixture fixture = new ClusterFixture();
     private final List<ChildNode> children = new ArrayList<>();
     private final AtomicBoolean publishing = new AtomicBoolean();
+
     @TempDir
     Path logs;
+
     private int started;
 
     @AfterEach
@@ -87,8 +89,8 @@ class ClusterKillChaosTest {
     private void run(String name, int replicationFactor, boolean alwaysBoth) throws Exception {
         double minutes = ChaosReport.minutes(5);
         ChaosReport report = new ChaosReport(name);
-        IndexerNode survivor = cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(replicationFactor)
-                .withReconcileInterval(Duration.ofSeconds(1))));
+        IndexerNode survivor = cluster.start(c -> c.withCluster(
+                c.cluster().withReplicationFactor(replicationFactor).withReconcileInterval(Duration.ofSeconds(1))));
         IndexerNode reference = IndexerNode.start(ServeConfig.local(0));
         try {
             cycles(report, minutes, survivor, reference, replicationFactor, alwaysBoth);
@@ -97,8 +99,14 @@ class ClusterKillChaosTest {
         }
     }
 
-    private void cycles(ChaosReport report, double minutes, IndexerNode survivor, IndexerNode reference,
-                        int replicationFactor, boolean alwaysBoth) throws Exception {
+    private void cycles(
+            ChaosReport report,
+            double minutes,
+            IndexerNode survivor,
+            IndexerNode reference,
+            int replicationFactor,
+            boolean alwaysBoth)
+            throws Exception {
         ChildNode[] nodes = {child(replicationFactor), child(replicationFactor)};
         for (ChildNode n : nodes) {
             n.awaitReady(START);
@@ -132,13 +140,24 @@ class ClusterKillChaosTest {
             } else {
                 singleKills++;
             }
-            Await.equal("members after the kill", START, 3 - victims.size(),
+            Await.equal(
+                    "members after the kill",
+                    START,
+                    3 - victims.size(),
                     () -> survivor.hazelcast().getCluster().getMembers().size());
             if (rnd.nextInt(3) == 0) {
                 // Churn while nodes are down: the restarted ones must learn the unregister and the new registration.
                 SimulatedEngine e = engines.get(rnd.nextInt(ENGINES));
-                assertEquals(200, fixture.http(survivor.httpPort()).post("/unregister", new JsonObject()
-                        .put("instance_id", e.instanceId()).put("model_name", ClusterFixture.MODEL).encode()).statusCode());
+                assertEquals(
+                        200,
+                        fixture.http(survivor.httpPort())
+                                .post(
+                                        "/unregister",
+                                        new JsonObject()
+                                                .put("instance_id", e.instanceId())
+                                                .put("model_name", ClusterFixture.MODEL)
+                                                .encode())
+                                .statusCode());
                 fixture.register(survivor.httpPort(), e);
                 churned++;
             }
@@ -154,8 +173,8 @@ class ClusterKillChaosTest {
             ClusterFixture.awaitIdle(engines.toArray(new SimulatedEngine[0]));
             long from = System.nanoTime();
             Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(new SimulatedEngine[0]));
-            java.util.function.IntFunction<String> shared = replicationFactor == ClusterSettings.FULL
-                    ? fixture::sharedWorkers : fixture::sharedRegistrations;
+            java.util.function.IntFunction<String> shared =
+                    replicationFactor == ClusterSettings.FULL ? fixture::sharedWorkers : fixture::sharedRegistrations;
             String workers = shared.apply(survivor.httpPort());
             assertEquals(ENGINES, new JsonArray(workers).size(), workers);
             fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(), truth, () -> "");
@@ -167,16 +186,23 @@ class ClusterKillChaosTest {
             convergeMillis.add((System.nanoTime() - from) / 1_000_000);
         }
         List<Long> sorted = convergeMillis.stream().sorted().toList();
-        report.line("| run | %.1f min, 3 nodes (2 in their own JVMs, killed with SIGKILL), %s, %d engines publishing |",
-                minutes, replicationFactor == ClusterSettings.FULL ? "full replicas" : "R = " + replicationFactor,
+        report.line(
+                "| run | %.1f min, 3 nodes (2 in their own JVMs, killed with SIGKILL), %s, %d engines publishing |",
+                minutes,
+                replicationFactor == ClusterSettings.FULL ? "full replicas" : "R = " + replicationFactor,
                 ENGINES);
-        report.line("| cycles / single kills / double kills / churned registrations | %d / %d / %d / %d |",
+        report.line(
+                "| cycles / single kills / double kills / churned registrations | %d / %d / %d / %d |",
                 sorted.size(), singleKills, doubleKills, churned);
-        report.line("| every cycle converged (same /workers, dumps equal the engines, answers equal a standalone "
-                + "node's) | yes, %d of %d |", sorted.size(), sorted.size());
-        report.line("| shards rebuilt from the engines (survivor) | %d |", (long) MetricsPage.of(
-                fixture.http(survivor.httpPort())).value("kvindexer_shard_rebuilds_total"));
-        report.line("| convergence after the engines went idle, min / median / max | %d / %d / %d ms |",
+        report.line(
+                "| every cycle converged (same /workers, dumps equal the engines, answers equal a standalone "
+                        + "node's) | yes, %d of %d |",
+                sorted.size(), sorted.size());
+        report.line(
+                "| shards rebuilt from the engines (survivor) | %d |",
+                (long) MetricsPage.of(fixture.http(survivor.httpPort())).value("kvindexer_shard_rebuilds_total"));
+        report.line(
+                "| convergence after the engines went idle, min / median / max | %d / %d / %d ms |",
                 sorted.get(0), sorted.get(sorted.size() / 2), sorted.get(sorted.size() - 1));
     }
 
@@ -190,8 +216,11 @@ class ClusterKillChaosTest {
             for (int[] p : last) {
                 var expected = fixture.query(reference.httpPort(), p);
                 var got = fixture.query(port, p);
-                if (got.statusCode() != 200 || !expected.body().equals(got.body())
-                        || got.headers().firstValue("x-kvindexer-missing-instances").isPresent()) {
+                if (got.statusCode() != 200
+                        || !expected.body().equals(got.body())
+                        || got.headers()
+                                .firstValue("x-kvindexer-missing-instances")
+                                .isPresent()) {
                     return false;
                 }
             }
@@ -202,16 +231,18 @@ class ClusterKillChaosTest {
     private Thread traffic(List<SimulatedEngine> engines, List<int[]> sent) {
         publishing.set(true);
         SyntheticPrompts prompts = SyntheticPrompts.standard(started, ClusterFixture.BLOCK);
-        Thread t = new Thread(() -> {
-            for (int i = 0; publishing.get(); i++) {
-                int[] p = prompts.next();
-                synchronized (sent) {
-                    sent.add(p);
-                }
-                engines.get(i % engines.size()).submit(p);
-                LockSupport.parkNanos(2_000_000);
-            }
-        }, "traffic");
+        Thread t = new Thread(
+                () -> {
+                    for (int i = 0; publishing.get(); i++) {
+                        int[] p = prompts.next();
+                        synchronized (sent) {
+                            sent.add(p);
+                        }
+                        engines.get(i % engines.size()).submit(p);
+                        LockSupport.parkNanos(2_000_000);
+                    }
+                },
+                "traffic");
         t.start();
         return t;
     }

@@ -41,9 +41,17 @@ class SlowClientsChaosTest {
         ChaosReport report = new ChaosReport("slow-clients");
         int port = IngestHarness.freePorts(1)[0];
         List<Socket> sockets = new ArrayList<>();
-        try (ChildJvm node = ChildJvm.start(List.of("-Xmx256m"), "serve", "--host", "127.0.0.1",
-                "--port", Integer.toString(port), "--http-idle-timeout", Integer.toString(IDLE_SECONDS),
-                "--http-request-timeout", Integer.toString(REQUEST_SECONDS))) {
+        try (ChildJvm node = ChildJvm.start(
+                List.of("-Xmx256m"),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                Integer.toString(port),
+                "--http-idle-timeout",
+                Integer.toString(IDLE_SECONDS),
+                "--http-request-timeout",
+                Integer.toString(REQUEST_SECONDS))) {
             HttpJson http = new HttpJson(port);
             Await.until("the node answers", Duration.ofSeconds(60), () -> {
                 try {
@@ -64,7 +72,8 @@ class SlowClientsChaosTest {
                     out.write("P".getBytes(StandardCharsets.US_ASCII));
                 } else if (i % 3 == 2) {
                     out.write(("POST /query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                            + "Content-Length: 1000\r\n\r\n{\"model_name\":").getBytes(StandardCharsets.US_ASCII));
+                                    + "Content-Length: 1000\r\n\r\n{\"model_name\":")
+                            .getBytes(StandardCharsets.US_ASCII));
                 }
                 sockets.add(s);
             }
@@ -90,14 +99,18 @@ class SlowClientsChaosTest {
             }
             long closedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertTrue(open.isEmpty(), open.size() + " connections still open");
-            Await.until("the node's descriptors come back down", Duration.ofSeconds(30),
+            Await.until(
+                    "the node's descriptors come back down",
+                    Duration.ofSeconds(30),
                     () -> openFiles(pid) < fdsBefore + 50);
-            report.line("| run | %,d connections to a node with --http-idle-timeout %d --http-request-timeout %d: "
-                    + "a third silent, a third trickling a head, a third stopping mid-body |", CONNECTIONS,
-                    IDLE_SECONDS, REQUEST_SECONDS);
+            report.line(
+                    "| run | %,d connections to a node with --http-idle-timeout %d --http-request-timeout %d: "
+                            + "a third silent, a third trickling a head, a third stopping mid-body |",
+                    CONNECTIONS, IDLE_SECONDS, REQUEST_SECONDS);
             report.line("| all closed by the server after | %,d ms (from the first connect) |", closedAfter);
-            report.line("| node file descriptors before / holding them / after | %d / %d / %d |", fdsBefore, fdsHeld,
-                    openFiles(pid));
+            report.line(
+                    "| node file descriptors before / holding them / after | %d / %d / %d |",
+                    fdsBefore, fdsHeld, openFiles(pid));
             report.line("| /health while they were held | %d of %d answered 200 |", healthChecks, healthChecks);
         } finally {
             for (Socket s : sockets) {

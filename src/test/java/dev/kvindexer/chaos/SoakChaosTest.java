@@ -67,17 +67,36 @@ class SoakChaosTest {
         List<String> jvm = new ArrayList<>(List.of("-XX:+ExitOnOutOfMemoryError", "-Xmx512m"));
         List<SimulatedEngine> engines = new ArrayList<>();
         List<Thread> load = new ArrayList<>();
-        try (ChildJvm node = ChildJvm.start(jvm, "serve", "--host", "127.0.0.1", "--port", Integer.toString(port),
-                "--threads", "2", "--ingest-threads", "2", "--max-event-bytes", Integer.toString(1 << 20));
-             TestPublisher fuzzA = new TestPublisher(0); TestPublisher fuzzB = new TestPublisher(0);
-             HostileZmtpPublisher bomb = new HostileZmtpPublisher(1_500_000_000L)) {
+        try (ChildJvm node = ChildJvm.start(
+                        jvm,
+                        "serve",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        Integer.toString(port),
+                        "--threads",
+                        "2",
+                        "--ingest-threads",
+                        "2",
+                        "--max-event-bytes",
+                        Integer.toString(1 << 20));
+                TestPublisher fuzzA = new TestPublisher(0);
+                TestPublisher fuzzB = new TestPublisher(0);
+                HostileZmtpPublisher bomb = new HostileZmtpPublisher(1_500_000_000L)) {
             HttpJson http = new HttpJson(port);
             Await.until("the node is ready", Duration.ofSeconds(60), () -> status(http, "/ready") == 200);
             for (int i = 0; i < ENGINES; i++) {
                 SimulatedEngine e = SimulatedEngine.start(EngineConfig.local(10 + i, 0)
-                        .withCache(BLOCK, 1024, i % 2 == 0 ? 2048 : 0).withDrops(0.02, i));
+                        .withCache(BLOCK, 1024, i % 2 == 0 ? 2048 : 0)
+                        .withDrops(0.02, i));
                 engines.add(e);
-                assertEquals(201, http.post("/register", IndexerRegistrar.body(e, MODEL, "default").encode()).statusCode());
+                assertEquals(
+                        201,
+                        http.post(
+                                        "/register",
+                                        IndexerRegistrar.body(e, MODEL, "default")
+                                                .encode())
+                                .statusCode());
                 assertTrue(e.awaitSubscribers(1, Duration.ofSeconds(30)));
             }
             register(http, 101, fuzzA.endpoint());
@@ -120,33 +139,53 @@ class SoakChaosTest {
                 assertTrue(e.awaitIdle(Duration.ofSeconds(60)));
             }
             for (long id : new long[] {101, 102, 201}) {
-                assertEquals(200, http.post("/unregister", new JsonObject().put("instance_id", id)
-                        .put("model_name", MODEL).encode()).statusCode());
+                assertEquals(
+                        200,
+                        http.post(
+                                        "/unregister",
+                                        new JsonObject()
+                                                .put("instance_id", id)
+                                                .put("model_name", MODEL)
+                                                .encode())
+                                .statusCode());
             }
             Set<HeldBlock> truth = new HashSet<>();
             engines.forEach(e -> truth.addAll(e.held()));
-            Await.until("the honest engines' blocks are exactly in the index", Duration.ofSeconds(60),
-                    () -> DumpBlocks.parse(http.get("/dump").body(), MODEL + ":default").equals(truth));
+            Await.until(
+                    "the honest engines' blocks are exactly in the index",
+                    Duration.ofSeconds(60),
+                    () -> DumpBlocks.parse(http.get("/dump").body(), MODEL + ":default")
+                            .equals(truth));
 
             MetricsPage m = MetricsPage.of(http);
-            long replays = engines.stream().mapToLong(SimulatedEngine::replaysServed).sum();
-            long dropped = engines.stream().mapToLong(SimulatedEngine::droppedBatches).sum();
-            long batches = engines.stream().mapToLong(SimulatedEngine::totalBatches).sum();
-            report.line("| run | %.1f min, node -Xmx512m, %d honest engines (2 %% live drops), 2 fuzzing publishers, "
-                    + "1 frame bomb, query and hostile HTTP load |", minutes, ENGINES);
-            report.line("| honest engine batches / dropped live and replayed | %,d / %,d (replays served %,d) |",
+            long replays =
+                    engines.stream().mapToLong(SimulatedEngine::replaysServed).sum();
+            long dropped =
+                    engines.stream().mapToLong(SimulatedEngine::droppedBatches).sum();
+            long batches =
+                    engines.stream().mapToLong(SimulatedEngine::totalBatches).sum();
+            report.line(
+                    "| run | %.1f min, node -Xmx512m, %d honest engines (2 %% live drops), 2 fuzzing publishers, "
+                            + "1 frame bomb, query and hostile HTTP load |",
+                    minutes, ENGINES);
+            report.line(
+                    "| honest engine batches / dropped live and replayed | %,d / %,d (replays served %,d) |",
                     batches, dropped, replays);
-            report.line("| prompts / queries / hostile HTTP requests | %,d / %,d / %,d |", prompts.get(), queries.get(),
-                    hostileRequests.get());
-            report.line("| fuzzed ZMQ messages / frame bombs (connections) | %,d / %,d |", fuzzMessages.get(),
-                    bomb.accepted());
-            report.line("| decode errors frame / batch | %,.0f / %,.0f |",
+            report.line(
+                    "| prompts / queries / hostile HTTP requests | %,d / %,d / %,d |",
+                    prompts.get(), queries.get(), hostileRequests.get());
+            report.line(
+                    "| fuzzed ZMQ messages / frame bombs (connections) | %,d / %,d |",
+                    fuzzMessages.get(), bomb.accepted());
+            report.line(
+                    "| decode errors frame / batch | %,.0f / %,.0f |",
                     m.value("kvindexer_decode_errors_total{kind=\"frame\"}"),
                     m.value("kvindexer_decode_errors_total{kind=\"batch\"}"));
             report.line("| 5xx answers | %d |", serverErrors.get());
             report.line("| ingest threads replaced | %.0f |", m.value("kvindexer_ingest_restarts_total"));
             report.line("| /ready not 200 | %d of %d samples |", notReady, samples);
-            report.line("| RSS after 30 s / max / end | %d / %d / %d MiB |", firstRss >> 20, maxRss >> 20, lastRss >> 20);
+            report.line(
+                    "| RSS after 30 s / max / end | %d / %d / %d MiB |", firstRss >> 20, maxRss >> 20, lastRss >> 20);
             report.line("| final dump | equals the honest engines' %,d blocks exactly |", truth.size());
             assertEquals(0, serverErrors.get(), "no request may answer 5xx");
             assertEquals(0.0, m.value("kvindexer_ingest_restarts_total"));
@@ -158,8 +197,17 @@ class SoakChaosTest {
     }
 
     private static void register(HttpJson http, long id, String endpoint) {
-        assertEquals(201, http.post("/register", new JsonObject().put("instance_id", id).put("endpoint", endpoint)
-                .put("model_name", MODEL).put("block_size", BLOCK).encode()).statusCode());
+        assertEquals(
+                201,
+                http.post(
+                                "/register",
+                                new JsonObject()
+                                        .put("instance_id", id)
+                                        .put("endpoint", endpoint)
+                                        .put("model_name", MODEL)
+                                        .put("block_size", BLOCK)
+                                        .encode())
+                        .statusCode());
     }
 
     private static int status(HttpJson http, String path) {
@@ -192,11 +240,21 @@ class SoakChaosTest {
         List<byte[]> seeds = new ArrayList<>();
         for (int i = 0; i < 32; i++) {
             long[] hashes = rnd.longs(1 + rnd.nextInt(4)).toArray();
-            seeds.add(BatchEncoder.batch(BatchEncoder.Format.values()[i % 3], 1.0, List.of(new EngineEvent.Store(hashes,
-                    null, rnd.ints(hashes.length * BLOCK, 0, 50_000).toArray(), BLOCK, null, null)), 0));
+            seeds.add(BatchEncoder.batch(
+                    BatchEncoder.Format.values()[i % 3],
+                    1.0,
+                    List.of(new EngineEvent.Store(
+                            hashes,
+                            null,
+                            rnd.ints(hashes.length * BLOCK, 0, 50_000).toArray(),
+                            BLOCK,
+                            null,
+                            null)),
+                    0));
         }
         for (long seq = 0; running.get(); seq++) {
-            pub.sendFrames(new byte[0], LiveFrames.seqFrame(seq), Mutations.mutate(seeds.get(rnd.nextInt(seeds.size())), rnd));
+            pub.sendFrames(
+                    new byte[0], LiveFrames.seqFrame(seq), Mutations.mutate(seeds.get(rnd.nextInt(seeds.size())), rnd));
             if (fuzzMessages.incrementAndGet() % 200 == 0) {
                 LockSupport.parkNanos(1_000_000);
             }
@@ -206,16 +264,25 @@ class SoakChaosTest {
     private void query(HttpJson http) {
         SyntheticPrompts source = SyntheticPrompts.standard(7, BLOCK);
         while (running.get()) {
-            JsonObject body = new JsonObject().put("model_name", MODEL).put("token_ids", new JsonArray(
-                    java.util.Arrays.stream(source.next()).boxed().toList()));
+            JsonObject body = new JsonObject()
+                    .put("model_name", MODEL)
+                    .put(
+                            "token_ids",
+                            new JsonArray(java.util.Arrays.stream(source.next())
+                                    .boxed()
+                                    .toList()));
             count(http.post("/query", body.encode()));
             queries.incrementAndGet();
         }
     }
 
     private void hostileHttp(HttpJson http) {
-        byte[][] msgpack = {{(byte) 0xdd, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff}, {(byte) 0xdd, 0x30, 0, 0, 0},
-            {(byte) 0xc6, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff}, nested(100_000)};
+        byte[][] msgpack = {
+            {(byte) 0xdd, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff},
+            {(byte) 0xdd, 0x30, 0, 0, 0},
+            {(byte) 0xc6, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff},
+            nested(100_000)
+        };
         String deepJson = "[".repeat(100_000);
         for (int i = 0; running.get(); i++) {
             byte[] body = msgpack[i % msgpack.length];

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 /** What the process does with an error no thread handled. */
 class FatalErrorsTest {
     private final List<String> calls = new ArrayList<>();
-    private final Thread.UncaughtExceptionHandler handler = FatalErrors.handler(s -> calls.add("halt " + s),
-            s -> calls.add("exit " + s));
+    private final Thread.UncaughtExceptionHandler handler =
+            FatalErrors.handler(s -> calls.add("halt " + s), s -> calls.add("exit " + s));
 
     @Test
     void aVirtualMachineErrorHaltsAtOnce() {

@@ -18,8 +18,12 @@ class HugePageAdviceTest {
     @Test
     void saysNothingWhenTheFlagWouldChangeNothing() {
         assertEquals(Optional.empty(), HugePageAdvice.advice("always [madvise] never\n", true), "the JVM already asks");
-        assertEquals(Optional.empty(), HugePageAdvice.advice("[always] madvise never\n", false), "the kernel gives them anyway");
-        assertEquals(Optional.empty(), HugePageAdvice.advice("always madvise [never]\n", false), "switched off by the host");
+        assertEquals(
+                Optional.empty(),
+                HugePageAdvice.advice("[always] madvise never\n", false),
+                "the kernel gives them anyway");
+        assertEquals(
+                Optional.empty(), HugePageAdvice.advice("always madvise [never]\n", false), "switched off by the host");
     }
 
     @Test

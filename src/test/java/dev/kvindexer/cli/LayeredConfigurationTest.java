@@ -45,7 +45,10 @@ class LayeredConfigurationTest {
         assertEquals(9001, config(Map.of(), "--config", settings.toString()).port(), "the file over conf");
         Map<String, String> env = Map.of("KVINDEXER_PORT", "9002");
         assertEquals(9002, config(env, "--config", settings.toString()).port(), "env over the file");
-        assertEquals(9003, config(env, "--config", settings.toString(), "--port", "9003").port(), "the flag over env");
+        assertEquals(
+                9003,
+                config(env, "--config", settings.toString(), "--port", "9003").port(),
+                "the flag over env");
 
         ServeConfig mixed = config(env, "--config", settings.toString(), "--model-name", "from-flag");
         assertEquals(3, mixed.threads(), "a setting only the file gives comes from the file");
@@ -56,7 +59,8 @@ class LayeredConfigurationTest {
     @Test
     void theConfigFileCanComeFromItsEnvironmentVariableOrTheEqualsForm() throws IOException {
         Path settings = file("{\"port\": 9101}");
-        assertEquals(9101, config(Map.of("KVINDEXER_CONFIG", settings.toString())).port());
+        assertEquals(
+                9101, config(Map.of("KVINDEXER_CONFIG", settings.toString())).port());
         assertEquals(9101, config(Map.of(), "--config=" + settings).port());
     }
 
@@ -69,28 +73,40 @@ class LayeredConfigurationTest {
         assertTrue(c.clustered());
         assertEquals(List.of("10.0.0.1", "10.0.0.2"), c.cluster().members());
         assertEquals(null, c.blockSize(), "null leaves the setting unset");
-        assertEquals(false, config(Map.of("KVINDEXER_CLUSTER", "false"), "--config", settings.toString()).clustered());
+        assertEquals(
+                false,
+                config(Map.of("KVINDEXER_CLUSTER", "false"), "--config", settings.toString())
+                        .clustered());
     }
 
     @Test
     void aBadConfigFileIsAStartupErrorThatNamesTheProblem() throws IOException {
         Path typo = file("{\"prot\": 9001}");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
                 () -> Main.commandLine(new String[] {"serve", "--config", typo.toString()}, Map.of()));
         assertTrue(e.getMessage().contains("unknown setting `prot`"), e.getMessage());
         Path broken = file("{\"port\": ");
-        e = assertThrows(IllegalArgumentException.class,
+        e = assertThrows(
+                IllegalArgumentException.class,
                 () -> Main.commandLine(new String[] {"serve", "--config", broken.toString()}, Map.of()));
         assertTrue(e.getMessage().contains("is not a JSON object"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class,
-                () -> Main.commandLine(new String[] {"serve", "--config", dir.resolve("missing.json").toString()}, Map.of()));
+        e = assertThrows(
+                IllegalArgumentException.class,
+                () -> Main.commandLine(
+                        new String[] {
+                            "serve", "--config", dir.resolve("missing.json").toString()
+                        },
+                        Map.of()));
         assertTrue(e.getMessage().contains("cannot read config file"), e.getMessage());
         Path nested = file("{\"port\": {\"value\": 1}}");
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> Main.commandLine(new String[] {"serve", "--config", nested.toString()}, Map.of()));
         // serve's file is not the slot tracker's: only the arguments after a command's own name count.
         Path serveOnly = file("{\"threads\": 8}");
-        assertEquals(8, serve(Map.of(), "--config", serveOnly.toString()).config().threads());
+        assertEquals(
+                8, serve(Map.of(), "--config", serveOnly.toString()).config().threads());
     }
 
     @Test
@@ -99,8 +115,9 @@ class LayeredConfigurationTest {
         SlotTrackerCommand fromEnv = slotTracker(Map.of("KVINDEXER_SLOT_TRACKER_PORT", "9201"));
         assertEquals(9201, fromEnv.config().port());
         Path settings = file("{\"request-ttl-seconds\": 60}");
-        assertEquals(60_000, slotTracker(Map.of(), "--config", settings.toString()).config()
-                .requestTtlMillis());
+        assertEquals(
+                60_000,
+                slotTracker(Map.of(), "--config", settings.toString()).config().requestTtlMillis());
     }
 
     /** conf/*.json lists every setting of its command and nothing else; the jar carries exactly that file. */
@@ -125,7 +142,8 @@ class LayeredConfigurationTest {
     @Test
     void helpShowsEveryOptionWithItsEnvironmentVariableAndDefault() {
         CommandLine root = Main.commandLine(new String[0], Map.of());
-        for (String[] c : List.of(new String[] {"serve", Main.SERVE_ENV}, new String[] {"slot-tracker", Main.SLOT_TRACKER_ENV})) {
+        for (String[] c :
+                List.of(new String[] {"serve", Main.SERVE_ENV}, new String[] {"slot-tracker", Main.SLOT_TRACKER_ENV})) {
             CommandLine sub = root.getSubcommands().get(c[0]);
             String help = sub.getUsageMessage().replaceAll("\\s+", " ");
             for (OptionSpec o : sub.getCommandSpec().options()) {

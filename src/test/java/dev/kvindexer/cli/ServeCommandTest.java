@@ -55,10 +55,13 @@ class ServeCommandTest {
     @Test
     void accessLogFlagsNameTheFileTheTraceHeaderAndTheClock() {
         assertNull(parse().accessLog(), "off by default");
-        assertEquals(new AccessLogSettings(java.nio.file.Path.of("/var/log/a.log"), "x-trace-id", false),
+        assertEquals(
+                new AccessLogSettings(java.nio.file.Path.of("/var/log/a.log"), "x-trace-id", false),
                 parse("--access-log", "/var/log/a.log").accessLog());
-        assertEquals(new AccessLogSettings(java.nio.file.Path.of("a.log"), "x-request-id", true),
-                parse("--access-log", "a.log", "--trace-id-header", "x-request-id", "--access-log-local-time").accessLog());
+        assertEquals(
+                new AccessLogSettings(java.nio.file.Path.of("a.log"), "x-request-id", true),
+                parse("--access-log", "a.log", "--trace-id-header", "x-request-id", "--access-log-local-time")
+                        .accessLog());
     }
 
     @Test
@@ -66,11 +69,17 @@ class ServeCommandTest {
         assertEquals(ServeConfig.DEFAULT_MAX_EVENT_BYTES, parse().maxEventBytes(), "64 MiB by default");
         assertEquals(HttpLimits.ofSeconds(60, 30), parse().http());
         assertEquals(1 << 20, parse("--max-event-bytes", "1048576").maxEventBytes());
-        assertEquals(HttpLimits.ofSeconds(5, 2), parse("--http-idle-timeout", "5", "--http-request-timeout", "2").http());
-        assertEquals(HttpLimits.ofSeconds(7, 30),
+        assertEquals(
+                HttpLimits.ofSeconds(5, 2),
+                parse("--http-idle-timeout", "5", "--http-request-timeout", "2").http());
+        assertEquals(
+                HttpLimits.ofSeconds(7, 30),
                 serve(Map.of("KVINDEXER_HTTP_IDLE_TIMEOUT", "7")).config().http());
-        assertEquals(HttpLimits.ofSeconds(7, 30), slotTracker(Map.of("KVINDEXER_SLOT_TRACKER_HTTP_IDLE_TIMEOUT", "7"))
-                .config().http());
+        assertEquals(
+                HttpLimits.ofSeconds(7, 30),
+                slotTracker(Map.of("KVINDEXER_SLOT_TRACKER_HTTP_IDLE_TIMEOUT", "7"))
+                        .config()
+                        .http());
         assertThrows(IllegalArgumentException.class, () -> parse("--max-event-bytes", "10"));
         assertThrows(IllegalArgumentException.class, () -> parse("--http-request-timeout", "0"));
     }
@@ -78,16 +87,26 @@ class ServeCommandTest {
     @Test
     void securityFlagsAndTheirVariables() {
         assertEquals(SecuritySettings.NONE, parse().security(), "open by default, as Dynamo");
-        assertEquals(new SecuritySettings("t0k", true, null, null), parse("--auth-token", "t0k", "--auth-all").security());
-        assertEquals("from-env", serve(Map.of("KVINDEXER_AUTH_TOKEN", "from-env")).config().security().authToken());
+        assertEquals(
+                new SecuritySettings("t0k", true, null, null),
+                parse("--auth-token", "t0k", "--auth-all").security());
+        assertEquals(
+                "from-env",
+                serve(Map.of("KVINDEXER_AUTH_TOKEN", "from-env"))
+                        .config()
+                        .security()
+                        .authToken());
         assertThrows(IllegalArgumentException.class, () -> parse("--auth-all"), "--auth-all without a token");
-        assertThrows(IllegalArgumentException.class, () -> parse("--tls-cert", "c.pem"), "a certificate without its key");
+        assertThrows(
+                IllegalArgumentException.class, () -> parse("--tls-cert", "c.pem"), "a certificate without its key");
     }
 
     @Test
     void slotTrackerCommandDefaultsAreDynamos() {
         SlotTrackerCommand command = slotTracker(Map.of());
-        assertEquals(new SlotTrackerConfig("0.0.0.0", 8091, 300_000, 10_000, HttpLimits.ofSeconds(60, 30)), command.config());
+        assertEquals(
+                new SlotTrackerConfig("0.0.0.0", 8091, 300_000, 10_000, HttpLimits.ofSeconds(60, 30)),
+                command.config());
         SlotTrackerCommand zero = slotTracker(Map.of(), "--request-ttl-seconds", "0");
         assertThrows(IllegalArgumentException.class, zero::config);
     }
@@ -108,29 +127,75 @@ class ServeCommandTest {
 
     @Test
     void clusterFlagsSetNameMembersHostPortAndUrl() {
-        ClusterSettings s = parse("--cluster", "--cluster-name", "prod", "--cluster-members", "10.0.0.1, 10.0.0.2:5710",
-                "--cluster-host", "10.0.0.1", "--cluster-port", "5801", "--advertise-url", "http://idx-1:8090",
-                "--cluster-config", "/etc/kvindexer/cluster.xml", "--cluster-reconcile-interval", "3",
-                "--cluster-bus-port", "5802", "--cluster-service-dns", "kvindexer.llm.svc.cluster.local",
-                "--replication-factor", "2").cluster();
-        assertEquals(new ClusterSettings("prod", List.of("10.0.0.1", "10.0.0.2:5710"), "10.0.0.1", 5801,
-                "http://idx-1:8090", "/etc/kvindexer/cluster.xml", Duration.ofSeconds(3), 5802,
-                "kvindexer.llm.svc.cluster.local", 2), s);
+        ClusterSettings s = parse(
+                        "--cluster",
+                        "--cluster-name",
+                        "prod",
+                        "--cluster-members",
+                        "10.0.0.1, 10.0.0.2:5710",
+                        "--cluster-host",
+                        "10.0.0.1",
+                        "--cluster-port",
+                        "5801",
+                        "--advertise-url",
+                        "http://idx-1:8090",
+                        "--cluster-config",
+                        "/etc/kvindexer/cluster.xml",
+                        "--cluster-reconcile-interval",
+                        "3",
+                        "--cluster-bus-port",
+                        "5802",
+                        "--cluster-service-dns",
+                        "kvindexer.llm.svc.cluster.local",
+                        "--replication-factor",
+                        "2")
+                .cluster();
+        assertEquals(
+                new ClusterSettings(
+                        "prod",
+                        List.of("10.0.0.1", "10.0.0.2:5710"),
+                        "10.0.0.1",
+                        5801,
+                        "http://idx-1:8090",
+                        "/etc/kvindexer/cluster.xml",
+                        Duration.ofSeconds(3),
+                        5802,
+                        "kvindexer.llm.svc.cluster.local",
+                        2),
+                s);
         assertTrue(s.sharded());
-        assertEquals(ClusterSettings.FULL, parse("--cluster", "--replication-factor", "full").cluster().replicationFactor());
+        assertEquals(
+                ClusterSettings.FULL,
+                parse("--cluster", "--replication-factor", "full").cluster().replicationFactor());
     }
 
     /** SPEC 12.14 and conformance check C20. */
     @Test
     void selectServiceFlagsAreDynamos() {
         SelectServiceCommand command = command("select-service", Map.of());
-        assertEquals(new SelectServiceConfig("0.0.0.0", 8092, 120_000, 4096, 268_435_456L, 10_000, 0, List.of(),
-                HttpLimits.ofSeconds(60, 30)), command.config());
-        SelectServiceCommand recovering = command("select-service", Map.of(), "--indexer-peers",
-                "http://a:8090, http://b:8090");
-        assertEquals(List.of("http://a:8090", "http://b:8090"), recovering.indexer().peers());
-        SelectServiceCommand synced = command("select-service", Map.of("KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PORT", "9092"),
-                "--replica-sync-peers", "tcp://a:9092,tcp://b:9092", "--selection-cache-ttl-secs", "1.5");
+        assertEquals(
+                new SelectServiceConfig(
+                        "0.0.0.0",
+                        8092,
+                        120_000,
+                        4096,
+                        268_435_456L,
+                        10_000,
+                        0,
+                        List.of(),
+                        HttpLimits.ofSeconds(60, 30)),
+                command.config());
+        SelectServiceCommand recovering =
+                command("select-service", Map.of(), "--indexer-peers", "http://a:8090, http://b:8090");
+        assertEquals(
+                List.of("http://a:8090", "http://b:8090"), recovering.indexer().peers());
+        SelectServiceCommand synced = command(
+                "select-service",
+                Map.of("KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PORT", "9092"),
+                "--replica-sync-peers",
+                "tcp://a:9092,tcp://b:9092",
+                "--selection-cache-ttl-secs",
+                "1.5");
         assertEquals(9092, synced.config().replicaSyncPort());
         assertEquals(List.of("tcp://a:9092", "tcp://b:9092"), synced.config().replicaSyncPeers());
         assertEquals(1500, synced.config().cacheTtlMillis());
@@ -142,11 +207,16 @@ class ServeCommandTest {
         assertEquals(Integer.valueOf(8092), beside.selectPort);
         SelectServiceCommand plain = command("select-service", Map.of());
         assertEquals(SelectLimits.DEFAULT, plain.config().limits());
-        SelectServiceCommand bounded = command("select-service", Map.of("KVINDEXER_SELECT_SERVICE_MAX_BOOKED_BLOCKS",
-                "1000"), "--max-worker-ranks", "8", "--max-booking-blocks", "100");
+        SelectServiceCommand bounded = command(
+                "select-service",
+                Map.of("KVINDEXER_SELECT_SERVICE_MAX_BOOKED_BLOCKS", "1000"),
+                "--max-worker-ranks",
+                "8",
+                "--max-booking-blocks",
+                "100");
         assertEquals(new SelectLimits(8, 100, 1000), bounded.config().limits());
-        SelectServiceCommand inverted = command("select-service", Map.of(), "--max-booking-blocks", "10",
-                "--max-booked-blocks", "5");
+        SelectServiceCommand inverted =
+                command("select-service", Map.of(), "--max-booking-blocks", "10", "--max-booked-blocks", "5");
         assertThrows(IllegalArgumentException.class, inverted::config);
         SelectServiceCommand tooMany = command("select-service", Map.of(), "--max-worker-ranks", "4097");
         assertThrows(IllegalArgumentException.class, tooMany::config, "the load accounting takes 4096 ranks a worker");
@@ -155,15 +225,18 @@ class ServeCommandTest {
     /** The selection service beside the indexer takes the indexer's token and TLS, and its own limits. */
     @Test
     void theSelectPortIsGuardedLikeTheIndexerPort() {
-        ServeCommand serve = serve(Map.of("KVINDEXER_AUTH_TOKEN", "t"), "--auth-all", "--select-port", "8092",
-                "--max-worker-ranks", "16");
+        ServeCommand serve = serve(
+                Map.of("KVINDEXER_AUTH_TOKEN", "t"), "--auth-all", "--select-port", "8092", "--max-worker-ranks", "16");
         SelectServiceConfig select = serve.selectService(serve.config());
         assertEquals(0, serve.config().maxListeners(), "derived from the descriptor limit");
-        assertEquals(5000, serve(Map.of("KVINDEXER_MAX_LISTENERS", "5000")).config().maxListeners());
+        assertEquals(
+                5000, serve(Map.of("KVINDEXER_MAX_LISTENERS", "5000")).config().maxListeners());
         assertEquals(new SecuritySettings("t", true, null, null), select.security());
         assertEquals(16, select.limits().maxWorkerRanks());
         SelectServiceCommand standalone = command("select-service", Map.of("KVINDEXER_SELECT_SERVICE_AUTH_TOKEN", "s"));
-        assertEquals(new SecuritySettings("s", false, null, null), standalone.config().security());
+        assertEquals(
+                new SecuritySettings("s", false, null, null),
+                standalone.config().security());
     }
 
     @Test
@@ -183,10 +256,21 @@ class ServeCommandTest {
 
     @Test
     void helpNamesEveryClusterOptionWithItsEnvironmentVariable() {
-        String help = Main.commandLine(new String[0], Map.of()).getSubcommands().get("serve").getUsageMessage();
-        for (String env : List.of("KVINDEXER_CLUSTER", "KVINDEXER_CLUSTER_NAME", "KVINDEXER_CLUSTER_MEMBERS",
-                "KVINDEXER_CLUSTER_HOST", "KVINDEXER_CLUSTER_PORT", "KVINDEXER_ADVERTISE_URL", "KVINDEXER_CLUSTER_CONFIG",
-                "KVINDEXER_CLUSTER_RECONCILE_INTERVAL", "KVINDEXER_CLUSTER_BUS_PORT", "KVINDEXER_CLUSTER_SERVICE_DNS",
+        String help = Main.commandLine(new String[0], Map.of())
+                .getSubcommands()
+                .get("serve")
+                .getUsageMessage();
+        for (String env : List.of(
+                "KVINDEXER_CLUSTER",
+                "KVINDEXER_CLUSTER_NAME",
+                "KVINDEXER_CLUSTER_MEMBERS",
+                "KVINDEXER_CLUSTER_HOST",
+                "KVINDEXER_CLUSTER_PORT",
+                "KVINDEXER_ADVERTISE_URL",
+                "KVINDEXER_CLUSTER_CONFIG",
+                "KVINDEXER_CLUSTER_RECONCILE_INTERVAL",
+                "KVINDEXER_CLUSTER_BUS_PORT",
+                "KVINDEXER_CLUSTER_SERVICE_DNS",
                 "KVINDEXER_REPLICATION_FACTOR")) {
             assertTrue(help.contains(env), env + " in\n" + help);
         }

@@ -18,11 +18,11 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.internal.VertxInternal;
+import java.io.ByteArrayOutputStream;
 import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.SplittableRandom;
-import java.nio.ByteBuffer;
-import java.io.ByteArrayOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -81,13 +81,26 @@ class BusGuardTest {
     /** A sealed shard query from one node to another, answered: the bus between them works. */
     static boolean shardQueryAnswered(IndexerNode from, IndexerNode to, String token, Duration timeout) {
         ShardSeal seal = new ShardSeal(token);
-        Buffer query = seal.request(ShardQueries.QUERY, ShardQueryCodec.encode(new ShardQueryCodec.Request(
-                new PartitionKey(ClusterFixture.MODEL, "default"), ShardQueryCodec.LOCAL, new long[0], new long[] {7})));
-        Future<Buffer> reply = from.vertx().eventBus().<Buffer>request(ShardQueries.ADDRESS_PREFIX + to.membership().nodeId(),
-                query, new DeliveryOptions().setSendTimeout(timeout.toMillis())).map(m -> m.body());
+        Buffer query = seal.request(
+                ShardQueries.QUERY,
+                ShardQueryCodec.encode(new ShardQueryCodec.Request(
+                        new PartitionKey(ClusterFixture.MODEL, "default"),
+                        ShardQueryCodec.LOCAL,
+                        new long[0],
+                        new long[] {7})));
+        Future<Buffer> reply = from.vertx()
+                .eventBus()
+                .<Buffer>request(
+                        ShardQueries.ADDRESS_PREFIX + to.membership().nodeId(),
+                        query,
+                        new DeliveryOptions().setSendTimeout(timeout.toMillis()))
+                .map(m -> m.body());
         try {
             Buffer body = ClusterFixture.await(reply);
-            return ShardQueryCodec.decodeReply(seal.openReply(ShardQueries.QUERY, query, body)).served().length == 0;
+            return ShardQueryCodec.decodeReply(seal.openReply(ShardQueries.QUERY, query, body))
+                            .served()
+                            .length
+                    == 0;
         } catch (Exception failed) {
             return false;
         }
@@ -98,7 +111,9 @@ class BusGuardTest {
         long least = Long.MAX_VALUE;
         for (int i = 0; i < 3; i++) {
             System.gc();
-            least = Math.min(least, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+            least = Math.min(
+                    least,
+                    ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
         }
         return least;
     }
@@ -190,7 +205,6 @@ class BusGuardTest {
         assertTrue(shardQueryAnswered(b, a, token, Await.PATIENCE), "both ways");
     }
 
-
     /**
      * Frames within the limit, each sent in part and left there: together they may hold no more than the limit (64
      * MiB with a small --recovery-max-bytes), so the connection that would take the bus beyond it is closed.
@@ -198,11 +212,15 @@ class BusGuardTest {
     @Test
     void framesInProgressShareOneLimitAcrossConnections() throws Exception {
         RecoveryLimits small = new RecoveryLimits(1024, RecoveryLimits.DEFAULT.timeout());
-        IndexerNode a = cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(1)).withRecovery(small));
-        IndexerNode b = cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(1)).withRecovery(small));
-        assertEquals(BusFrameGuard.FLOOR, BusFrameGuard.limit(1024, Runtime.getRuntime().maxMemory()));
+        IndexerNode a = cluster.start(
+                c -> c.withCluster(c.cluster().withReplicationFactor(1)).withRecovery(small));
+        IndexerNode b = cluster.start(
+                c -> c.withCluster(c.cluster().withReplicationFactor(1)).withRecovery(small));
+        assertEquals(
+                BusFrameGuard.FLOOR,
+                BusFrameGuard.limit(1024, Runtime.getRuntime().maxMemory()));
         try (HostileConnection first = HostileConnection.open(busPort(b));
-             HostileConnection second = HostileConnection.open(busPort(b))) {
+                HostileConnection second = HostileConnection.open(busPort(b))) {
             first.send(HostileConnection.busFrame(48 << 20));
             assertEquals(40 * MIB, first.streamZeros(40 * MIB));
             second.send(HostileConnection.busFrame(48 << 20));
@@ -232,12 +250,18 @@ class BusGuardTest {
         IndexerNode a = node(cluster, TOKEN);
         IndexerNode b = node(cluster, TOKEN);
         IndexerNode stranger = node(cluster, "another-token");
-        Await.until("three members", Await.PATIENCE, () -> a.hazelcast().getCluster().getMembers().size() == 3);
+        Await.until(
+                "three members",
+                Await.PATIENCE,
+                () -> a.hazelcast().getCluster().getMembers().size() == 3);
         Duration shortWait = Duration.ofSeconds(3);
         assertFalse(shardQueryAnswered(stranger, a, "another-token", shortWait), "the stranger reaches no node");
         assertFalse(shardQueryAnswered(a, stranger, TOKEN, shortWait), "no node reaches the stranger");
         assertTrue(shardQueryAnswered(a, b, TOKEN, Await.PATIENCE), "the token's nodes still talk");
-        Await.until("the refused handshakes are counted", Await.PATIENCE, () -> refused(a, BusFrameGuard.TLS_HANDSHAKE) >= 1);
+        Await.until(
+                "the refused handshakes are counted",
+                Await.PATIENCE,
+                () -> refused(a, BusFrameGuard.TLS_HANDSHAKE) >= 1);
         for (IndexerNode n : new IndexerNode[] {a, b, stranger}) {
             assertEquals(200, new HttpJson(n.httpPort()).get("/health").statusCode());
         }
@@ -254,7 +278,10 @@ class BusGuardTest {
             case 1 -> { // a well-framed body of random bytes
                 byte[] body = new byte[1 + rnd.nextInt(256)];
                 rnd.nextBytes(body);
-                yield ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array();
+                yield ByteBuffer.allocate(4 + body.length)
+                        .putInt(body.length)
+                        .put(body)
+                        .array();
             }
             case 2 -> { // a bus-shaped frame: protocol version, codec id, then damaged lengths and strings
                 ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -269,7 +296,12 @@ class BusGuardTest {
                 yield out.toByteArray();
             }
             // a frame cut short: the connection closes inside it
-            default -> ByteBuffer.allocate(6).putInt(1 + rnd.nextInt(1 << 20)).put((byte) 1).put((byte) 0).array();
+            default ->
+                ByteBuffer.allocate(6)
+                        .putInt(1 + rnd.nextInt(1 << 20))
+                        .put((byte) 1)
+                        .put((byte) 0)
+                        .array();
         };
     }
 }

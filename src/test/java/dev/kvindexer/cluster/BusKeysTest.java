@@ -17,10 +17,15 @@ class BusKeysTest {
     @Test
     void hkdfIsRfc5869() throws Exception {
         HexFormat hex = HexFormat.of();
-        byte[] okm = BusKeys.hkdf(hex.parseHex("0b".repeat(22)), hex.parseHex("000102030405060708090a0b0c"),
-                hex.parseHex("f0f1f2f3f4f5f6f7f8f9"), 42);
-        assertEquals("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865",
-                hex.formatHex(okm), "RFC 5869 test case 1");
+        byte[] okm = BusKeys.hkdf(
+                hex.parseHex("0b".repeat(22)),
+                hex.parseHex("000102030405060708090a0b0c"),
+                hex.parseHex("f0f1f2f3f4f5f6f7f8f9"),
+                42);
+        assertEquals(
+                "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865",
+                hex.formatHex(okm),
+                "RFC 5869 test case 1");
     }
 
     @Test
@@ -28,7 +33,9 @@ class BusKeysTest {
         BusKeys one = BusKeys.derive("token-T");
         BusKeys two = BusKeys.derive("token-T");
         assertArrayEquals(one.certificate().getEncoded(), two.certificate().getEncoded());
-        assertFalse(Arrays.equals(one.certificate().getEncoded(), BusKeys.derive("token-U").certificate().getEncoded()));
+        assertFalse(Arrays.equals(
+                one.certificate().getEncoded(),
+                BusKeys.derive("token-U").certificate().getEncoded()));
     }
 
     @Test

@@ -46,12 +46,18 @@ class ClusterAntiEntropyTest {
     }
 
     private static long repairs(List<IndexerNode> nodes, String action) {
-        return nodes.stream().mapToLong(n -> n.meters().cluster().repairCount(action)).sum();
+        return nodes.stream()
+                .mapToLong(n -> n.meters().cluster().repairCount(action))
+                .sum();
     }
 
     private void awaitWorkers(List<IndexerNode> nodes, int n, String what) {
         for (IndexerNode node : nodes) {
-            Await.equal(what + " on node " + node.httpPort(), ClusterFixture.WAIT, n, () -> fixture.workerCount(node.httpPort()));
+            Await.equal(
+                    what + " on node " + node.httpPort(),
+                    ClusterFixture.WAIT,
+                    n,
+                    () -> fixture.workerCount(node.httpPort()));
         }
     }
 
@@ -64,8 +70,13 @@ class ClusterAntiEntropyTest {
 
         // A registration written into the map and announced to no one (its announcements were lost).
         SimulatedEngine a = fixture.engine(601);
-        RegisterRequest ra = new RegisterRequest(601, 0, a.endpoint(), a.replayEndpoint(),
-                new PartitionKey(ClusterFixture.MODEL, "default"), ClusterFixture.BLOCK);
+        RegisterRequest ra = new RegisterRequest(
+                601,
+                0,
+                a.endpoint(),
+                a.replayEndpoint(),
+                new PartitionKey(ClusterFixture.MODEL, "default"),
+                ClusterFixture.BLOCK);
         String keyA = ClusterValues.key(601, 0);
         await(registrations.put(keyA, values.registration(ra)));
         awaitWorkers(both, 1, "the registration nobody announced is applied");
@@ -82,8 +93,11 @@ class ClusterAntiEntropyTest {
         }
 
         // An unregistration whose announcement was missed: tombstone, then the key removed, as unregister does.
-        await(map(n2, ClusterRegistrar.TOMBSTONES).put(keyA, values.tombstone(keyA, System.currentTimeMillis()),
-                ClusterRegistrar.TOMBSTONE_TTL.toMillis()));
+        await(map(n2, ClusterRegistrar.TOMBSTONES)
+                .put(
+                        keyA,
+                        values.tombstone(keyA, System.currentTimeMillis()),
+                        ClusterRegistrar.TOMBSTONE_TTL.toMillis()));
         await(registrations.remove(keyA));
         awaitWorkers(both, 0, "the orphan registration is removed");
         for (IndexerNode n : both) {
@@ -98,7 +112,9 @@ class ClusterAntiEntropyTest {
         String keyB = ClusterValues.key(602, 0);
         Object stored = await(registrations.get(keyB));
         await(registrations.remove(keyB));
-        Await.until("a node writes the lost registration back", ClusterFixture.WAIT,
+        Await.until(
+                "a node writes the lost registration back",
+                ClusterFixture.WAIT,
                 () -> repairs(both, ClusterRegistrar.REWRITTEN) >= 1);
         assertEquals(stored, await(registrations.get(keyB)));
         awaitWorkers(both, 1, "engine b stays registered");

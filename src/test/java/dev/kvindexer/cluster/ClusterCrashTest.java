@@ -40,8 +40,10 @@ class ClusterCrashTest {
 
     private final ClusterNodes cluster = new ClusterNodes();
     private final ClusterFixture fixture = new ClusterFixture();
+
     @TempDir
     Path logs;
+
     private ChildMembers children;
 
     @BeforeEach
@@ -64,12 +66,17 @@ class ClusterCrashTest {
     }
 
     private void awaitMembers(IndexerNode node, int n) {
-        Await.equal("cluster members", START, n, () -> node.hazelcast().getCluster().getMembers().size());
+        Await.equal(
+                "cluster members",
+                START,
+                n,
+                () -> node.hazelcast().getCluster().getMembers().size());
     }
 
     @Test
     void twoOfThreeNodesKilledUnderLoadComeBackWithEveryRegistrationAndBlock() throws Exception {
-        IndexerNode survivor = cluster.start(c -> c.withCluster(c.cluster().withReconcileInterval(Duration.ofSeconds(1))));
+        IndexerNode survivor =
+                cluster.start(c -> c.withCluster(c.cluster().withReconcileInterval(Duration.ofSeconds(1))));
         List<Integer> first = startTwo("first");
         awaitMembers(survivor, 3);
         List<SimulatedEngine> engines = new ArrayList<>();
@@ -85,12 +92,14 @@ class ClusterCrashTest {
 
         SyntheticPrompts prompts = SyntheticPrompts.standard(801, ClusterFixture.BLOCK);
         AtomicBoolean publishing = new AtomicBoolean(true);
-        Thread traffic = new Thread(() -> {
-            for (int i = 0; publishing.get(); i++) {
-                engines.get(i % ENGINES).submit(prompts.next());
-                LockSupport.parkNanos(2_000_000);
-            }
-        }, "traffic");
+        Thread traffic = new Thread(
+                () -> {
+                    for (int i = 0; publishing.get(); i++) {
+                        engines.get(i % ENGINES).submit(prompts.next());
+                        LockSupport.parkNanos(2_000_000);
+                    }
+                },
+                "traffic");
         traffic.start();
         try {
             long before = engines.get(0).totalBatches();
@@ -100,7 +109,10 @@ class ClusterCrashTest {
             }
             awaitMembers(survivor, 1);
             long afterCrash = engines.get(0).totalBatches();
-            Await.until("traffic while two nodes are down", START, () -> engines.get(0).totalBatches() > afterCrash + 20);
+            Await.until(
+                    "traffic while two nodes are down",
+                    START,
+                    () -> engines.get(0).totalBatches() > afterCrash + 20);
 
             List<Integer> again = startTwo("restarted");
             awaitMembers(survivor, 3);
@@ -116,7 +128,11 @@ class ClusterCrashTest {
             assertFalse(truth.isEmpty());
             for (int port : List.of(survivor.httpPort(), again.get(0), again.get(1))) {
                 try {
-                    Await.equal("/workers of node " + port, ClusterFixture.WAIT, workers, () -> fixture.sharedWorkers(port));
+                    Await.equal(
+                            "/workers of node " + port,
+                            ClusterFixture.WAIT,
+                            workers,
+                            () -> fixture.sharedWorkers(port));
                 } catch (AssertionError e) {
                     throw new AssertionError(e.getMessage() + children.logs(), e);
                 }

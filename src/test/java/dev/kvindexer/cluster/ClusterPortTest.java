@@ -46,7 +46,8 @@ class ClusterPortTest {
         for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
             if (nic.isUp()) {
                 Collections.list(nic.getInetAddresses()).stream()
-                        .filter(a -> a instanceof Inet4Address && !a.isLoopbackAddress()).forEach(out::add);
+                        .filter(a -> a instanceof Inet4Address && !a.isLoopbackAddress())
+                        .forEach(out::add);
             }
         }
         return out;
@@ -61,7 +62,9 @@ class ClusterPortTest {
         }
         for (InetAddress other : otherLocalAddresses()) {
             try (Socket s = new Socket()) {
-                assertThrows(ConnectException.class, () -> s.connect(new InetSocketAddress(other, port), 2_000),
+                assertThrows(
+                        ConnectException.class,
+                        () -> s.connect(new InetSocketAddress(other, port), 2_000),
                         "port " + port + " must not accept on " + other.getHostAddress());
             }
         }
@@ -78,7 +81,8 @@ class ClusterPortTest {
         HazelcastInstance client = null;
         try {
             client = HazelcastClient.newHazelcastClient(config);
-            fail("a client connected and sees " + client.getMap(ClusterRegistrar.MAP).size() + " registrations");
+            fail("a client connected and sees "
+                    + client.getMap(ClusterRegistrar.MAP).size() + " registrations");
         } catch (IllegalStateException refused) {
             assertTrue(refused.getMessage().contains("Unable to connect"), refused.getMessage());
         } finally {
@@ -87,6 +91,10 @@ class ClusterPortTest {
             }
         }
         assertEquals(1, node.hazelcast().getCluster().getMembers().size());
-        assertFalse(node.hazelcast().getClientService().getConnectedClients().iterator().hasNext());
+        assertFalse(node.hazelcast()
+                .getClientService()
+                .getConnectedClients()
+                .iterator()
+                .hasNext());
     }
 }

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.WarningKind;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.sim.IndexerRegistrar;
@@ -91,7 +91,10 @@ class ClusterTest {
 
     /** Waits until a node holds exactly {@code expected}. */
     private void awaitBlocks(String what, IndexerNode node, Set<HeldBlock> expected) {
-        fixture.awaitBlocks(what, node.httpPort(), expected,
+        fixture.awaitBlocks(
+                what,
+                node.httpPort(),
+                expected,
                 () -> "\nwarnings: " + node.counters().warningSnapshot());
     }
 
@@ -127,7 +130,9 @@ class ClusterTest {
         awaitSubscribers(a, 3);
         awaitSubscribers(b, 3);
         JsonArray peersOf1 = new JsonArray(http(n1).get("/peers").body());
-        assertTrue(peersOf1.contains("http://127.0.0.1:" + n2.httpPort()) && peersOf1.contains("http://127.0.0.1:" + n3.httpPort()),
+        assertTrue(
+                peersOf1.contains("http://127.0.0.1:" + n2.httpPort())
+                        && peersOf1.contains("http://127.0.0.1:" + n3.httpPort()),
                 "node 1 discovered nodes 2 and 3: " + peersOf1);
 
         SyntheticPrompts prompts = SyntheticPrompts.standard(7, BLOCK);
@@ -139,11 +144,14 @@ class ClusterTest {
         awaitIdle(a, b);
         awaitBlocks("node 3 holds what the engines hold", n3, truth(a, b));
         String answer = query(n3, last);
-        assertTrue(answer.contains("\"" + (last == null ? 0 : 102) + "\":{\"0\":"), "node 3 scores engine b: " + answer);
+        assertTrue(
+                answer.contains("\"" + (last == null ? 0 : 102) + "\":{\"0\":"), "node 3 scores engine b: " + answer);
         assertEquals(query(n1, last), answer, "any node gives the same answer");
 
         cluster.stop(n2);
-        Await.until("node 1 no longer lists node 2", WAIT,
+        Await.until(
+                "node 1 no longer lists node 2",
+                WAIT,
                 () -> !http(n1).get("/peers").body().contains(":" + n2.httpPort() + "\""));
         for (int i = 0; i < 40; i++) {
             (i % 2 == 0 ? a : b).submit(prompts.next());
@@ -157,7 +165,8 @@ class ClusterTest {
         IndexerNode back = cluster.start();
         assertEquals(2, workerCount(back), "the returning node subscribed to every registered worker");
         assertTrue(a.subscriptions() > subscriptionsA);
-        assertTrue(back.recovery().exact() && back.recovery().events() > 0, "recovered from a peer: " + back.recovery());
+        assertTrue(
+                back.recovery().exact() && back.recovery().events() > 0, "recovered from a peer: " + back.recovery());
         MetricsPage metrics = MetricsPage.of(http(back));
         assertEquals(back.recovery().events(), metrics.value("kvindexer_recovered_events"));
         assertEquals(back.recovery().millis() / 1000.0, metrics.value("kvindexer_recovery_duration_seconds"), 1e-9);
@@ -182,10 +191,12 @@ class ClusterTest {
         register(n1, a);
         assertEquals(1, workerCount(n2));
 
-        HttpResponse<String> twice = http(n2).post("/register", IndexerRegistrar.body(a, MODEL, "default").encode());
+        HttpResponse<String> twice = http(n2).post(
+                        "/register", IndexerRegistrar.body(a, MODEL, "default").encode());
         assertEquals(409, twice.statusCode());
         assertEquals("{\"error\":\"instance 201 dp_rank 0 already registered\"}", twice.body());
-        JsonObject otherBlockSize = IndexerRegistrar.body(engine(202), MODEL, "default").put("block_size", 32);
+        JsonObject otherBlockSize =
+                IndexerRegistrar.body(engine(202), MODEL, "default").put("block_size", 32);
         HttpResponse<String> mismatch = http(n2).post("/register", otherBlockSize.encode());
         assertEquals(409, mismatch.statusCode(), mismatch.body());
         HttpResponse<String> unknown = http(n2).post("/unregister", "{\"instance_id\":999,\"model_name\":\"m\"}");
@@ -217,22 +228,28 @@ class ClusterTest {
         SyntheticPrompts prompts = SyntheticPrompts.standard(301, BLOCK);
         AtomicBoolean publishing = new AtomicBoolean(true);
         long[] sent = new long[2];
-        Thread traffic = new Thread(() -> {
-            SimulatedEngine[] both = {a, b};
-            for (int i = 0; publishing.get(); i++) {
-                both[i % 2].submit(prompts.next());
-                sent[i % 2]++;
-                // ~1 ms apart: the engines keep publishing through the whole join, as real ones do.
-                LockSupport.parkNanos(1_000_000);
-            }
-        }, "traffic");
+        Thread traffic = new Thread(
+                () -> {
+                    SimulatedEngine[] both = {a, b};
+                    for (int i = 0; publishing.get(); i++) {
+                        both[i % 2].submit(prompts.next());
+                        sent[i % 2]++;
+                        // ~1 ms apart: the engines keep publishing through the whole join, as real ones do.
+                        LockSupport.parkNanos(1_000_000);
+                    }
+                },
+                "traffic");
         traffic.start();
         try {
-            Await.until("the engines published more than they can replay", WAIT,
+            Await.until(
+                    "the engines published more than they can replay",
+                    WAIT,
                     () -> a.totalBatches() > 4 * RING && b.totalBatches() > 4 * RING);
             IndexerNode n2 = cluster.start();
             assertEquals("http://127.0.0.1:" + n1.httpPort(), n2.recovery().peer());
-            assertTrue(n2.recovery().exact() && n2.recovery().events() > 0, n2.recovery().toString());
+            assertTrue(
+                    n2.recovery().exact() && n2.recovery().events() > 0,
+                    n2.recovery().toString());
             long atJoin = a.totalBatches();
             Await.until("traffic goes on after the join", WAIT, () -> a.totalBatches() > atJoin + 100);
             publishing.set(false);
@@ -299,7 +316,9 @@ class ClusterTest {
         for (IndexerNode n : List.of(n1, n2)) {
             assertEquals(200, http(n).get("/ready").statusCode());
         }
-        Await.until("they find each other", WAIT,
+        Await.until(
+                "they find each other",
+                WAIT,
                 () -> http(n1).get("/peers").body().contains(":" + n2.httpPort() + "\""));
         SimulatedEngine a = engine(401);
         register(n2, a);

@@ -21,10 +21,15 @@ import org.junit.jupiter.api.Test;
  * value reads as null (or false), and is counted by source and reason.
  */
 class ClusterValuesTest {
-    private static final RegisterRequest DYNAMO = new RegisterRequest(-1L, 3, "tcp://h:5557", null,
-            new PartitionKey("m", "default"), 16);
-    private static final RegisterRequest MOONCAKE = new RegisterRequest(InstanceIds.of("vllm-prefill-node1"), 0,
-            "tcp://h:5557", "tcp://h:5558", new PartitionKey("deepseek", "acme"), 128,
+    private static final RegisterRequest DYNAMO =
+            new RegisterRequest(-1L, 3, "tcp://h:5557", null, new PartitionKey("m", "default"), 16);
+    private static final RegisterRequest MOONCAKE = new RegisterRequest(
+            InstanceIds.of("vllm-prefill-node1"),
+            0,
+            "tcp://h:5557",
+            "tcp://h:5558",
+            new PartitionKey("deepseek", "acme"),
+            128,
             new Publisher("vllm-prefill-node1", "vLLM", "sql-adapter", "w8a8"));
 
     private final ClusterCounters counters = new ClusterCounters();
@@ -75,7 +80,8 @@ class ClusterValuesTest {
         for (String badKey : List.of("3", "a:3", "18446744073709551616:3", "1:2147483648", "01:3", "1:-1", "1:3:4")) {
             assertNull(open.registration(badKey, valid), badKey);
         }
-        assertEquals(breakages.size() + 4 + 7, counters.rejectedCount(ClusterValues.REGISTRATIONS, ClusterValues.INVALID));
+        assertEquals(
+                breakages.size() + 4 + 7, counters.rejectedCount(ClusterValues.REGISTRATIONS, ClusterValues.INVALID));
     }
 
     @Test
@@ -119,8 +125,15 @@ class ClusterValuesTest {
         String node = "6f1c1d52-1111-4a4a-9b9b-0123456789ab";
         ClusterValues.Member ok = new ClusterValues.Member("https://10.0.0.7:8090/indexer", true);
         assertEquals(ok, signed.member(node, signed.member(node, ok.url(), true)));
-        for (String url : List.of("file:///etc/passwd", "http://", "http://user:pw@h:1", "http://h:1/?q=1",
-                "http://h:1/#x", "http://h:0", "gopher://h:70", "http://h:1/" + "a".repeat(ClusterValues.MAX_URL_CHARS))) {
+        for (String url : List.of(
+                "file:///etc/passwd",
+                "http://",
+                "http://user:pw@h:1",
+                "http://h:1/?q=1",
+                "http://h:1/#x",
+                "http://h:0",
+                "gopher://h:70",
+                "http://h:1/" + "a".repeat(ClusterValues.MAX_URL_CHARS))) {
             assertNull(open.member(node, open.member(node, url, true)), url);
         }
         assertNull(open.member(node, "{\"url\":\"http://h:1\",\"ready\":\"yes\"}"));

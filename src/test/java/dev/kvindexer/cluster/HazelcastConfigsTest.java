@@ -24,12 +24,14 @@ import org.junit.jupiter.api.io.TempDir;
 /** cluster.xml is valid, bundled, and the flags win over it; a member serves members only, on the cluster host only. */
 class HazelcastConfigsTest {
     private static ServerSocketEndpointConfig memberEndpoint(Config c) {
-        return (ServerSocketEndpointConfig) c.getAdvancedNetworkConfig().getEndpointConfigs().get(EndpointQualifier.MEMBER);
+        return (ServerSocketEndpointConfig)
+                c.getAdvancedNetworkConfig().getEndpointConfigs().get(EndpointQualifier.MEMBER);
     }
 
     @Test
     void theBundledClusterXmlLoadsAndTheSettingsOverrideIt() {
-        ClusterSettings settings = new ClusterSettings("prod", List.of("10.0.0.1", "10.0.0.2"), "10.0.0.1", 5801, null, null);
+        ClusterSettings settings =
+                new ClusterSettings("prod", List.of("10.0.0.1", "10.0.0.2"), "10.0.0.1", 5801, null, null);
         Config c = HazelcastConfigs.load(settings);
         assertEquals("prod", c.getClusterName());
         AdvancedNetworkConfig n = c.getAdvancedNetworkConfig();
@@ -43,11 +45,18 @@ class HazelcastConfigsTest {
         assertEquals(List.of("10.0.0.1"), List.copyOf(member.getInterfaces().getInterfaces()));
         assertEquals("false", c.getProperty("hazelcast.socket.bind.any"));
         assertEquals("false", c.getProperty("hazelcast.phone.home.enabled"));
-        assertEquals(Set.of(EndpointQualifier.MEMBER), n.getEndpointConfigs().keySet(), "no client, REST or memcache endpoint");
+        assertEquals(
+                Set.of(EndpointQualifier.MEMBER),
+                n.getEndpointConfigs().keySet(),
+                "no client, REST or memcache endpoint");
         MapConfig registrations = c.getMapConfig(ClusterRegistrar.MAP);
         assertEquals(MapConfig.MAX_BACKUP_COUNT, registrations.getBackupCount(), "a copy on every member");
-        assertEquals(MapConfig.MAX_BACKUP_COUNT, c.getMapConfig(ClusterRegistrar.TOMBSTONES).getBackupCount());
-        assertEquals(MapConfig.MAX_BACKUP_COUNT, c.getMapConfig(ClusterMembership.MAP).getBackupCount());
+        assertEquals(
+                MapConfig.MAX_BACKUP_COUNT,
+                c.getMapConfig(ClusterRegistrar.TOMBSTONES).getBackupCount());
+        assertEquals(
+                MapConfig.MAX_BACKUP_COUNT,
+                c.getMapConfig(ClusterMembership.MAP).getBackupCount());
         assertNotSame(c, HazelcastConfigs.load(settings), "every node gets its own Config");
     }
 
@@ -61,18 +70,30 @@ class HazelcastConfigsTest {
     @Test
     void anOperatorsFileReplacesTheBundledOneButCannotOpenAClientEndpoint(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("hz.xml");
-        Files.writeString(file, "<hazelcast xmlns=\"http://www.hazelcast.com/schema/config\"><properties>"
-                + "<property name=\"hazelcast.heartbeat.interval.seconds\">3</property></properties>"
-                + "<advanced-network enabled=\"true\"><member-server-socket-endpoint-config>"
-                + "<socket-options><keep-alive>false</keep-alive></socket-options></member-server-socket-endpoint-config>"
-                + "<client-server-socket-endpoint-config><port>9090</port></client-server-socket-endpoint-config>"
-                + "</advanced-network></hazelcast>");
-        Config c = HazelcastConfigs.load(new ClusterSettings("x", List.of("h"), "127.0.0.1", 5701, null, file.toString()));
+        Files.writeString(
+                file,
+                "<hazelcast xmlns=\"http://www.hazelcast.com/schema/config\"><properties>"
+                        + "<property name=\"hazelcast.heartbeat.interval.seconds\">3</property></properties>"
+                        + "<advanced-network enabled=\"true\"><member-server-socket-endpoint-config>"
+                        + "<socket-options><keep-alive>false</keep-alive></socket-options></member-server-socket-endpoint-config>"
+                        + "<client-server-socket-endpoint-config><port>9090</port></client-server-socket-endpoint-config>"
+                        + "</advanced-network></hazelcast>");
+        Config c =
+                HazelcastConfigs.load(new ClusterSettings("x", List.of("h"), "127.0.0.1", 5701, null, file.toString()));
         assertEquals("3", c.getProperty("hazelcast.heartbeat.interval.seconds"));
         assertEquals("x", c.getClusterName());
-        assertEquals(Set.of(EndpointQualifier.MEMBER), c.getAdvancedNetworkConfig().getEndpointConfigs().keySet());
+        assertEquals(
+                Set.of(EndpointQualifier.MEMBER),
+                c.getAdvancedNetworkConfig().getEndpointConfigs().keySet());
         assertFalse(memberEndpoint(c).isSocketKeepAlive(), "the file's member socket options stay");
-        assertThrows(UncheckedIOException.class, () -> HazelcastConfigs.load(
-                new ClusterSettings("x", List.of("h"), "127.0.0.1", 5701, null, dir.resolve("missing.xml").toString())));
+        assertThrows(
+                UncheckedIOException.class,
+                () -> HazelcastConfigs.load(new ClusterSettings(
+                        "x",
+                        List.of("h"),
+                        "127.0.0.1",
+                        5701,
+                        null,
+                        dir.resolve("missing.xml").toString())));
     }
 }

@@ -33,12 +33,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class HostileClusterPortsTest {
     private static final String TOKEN = "ports-secret";
-    private static final List<String> PRODUCTION_JVM = List.of("-Xmx256m", "-XX:+ExitOnOutOfMemoryError",
-            "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+    private static final List<String> PRODUCTION_JVM =
+            List.of("-Xmx256m", "-XX:+ExitOnOutOfMemoryError", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
     private static final long MIB = 1 << 20;
 
     private final ClusterNodes cluster = new ClusterNodes();
     private final List<ChildNode> children = new ArrayList<>();
+
     @TempDir
     Path logs;
 
@@ -61,12 +62,17 @@ class HostileClusterPortsTest {
     /** A signed change announcement to the node, which answers every one: the bus to it works. */
     private static void assertBusReaches(IndexerNode from, String nodeId) throws Exception {
         ClusterValues signed = new ClusterValues(TOKEN, new ClusterCounters());
-        ClusterFixture.await(from.vertx().eventBus().request(ClusterRegistrar.CHANGED_PREFIX + nodeId,
-                signed.announcement("1:0"), new DeliveryOptions().setSendTimeout(Await.PATIENCE.toMillis())));
+        ClusterFixture.await(from.vertx()
+                .eventBus()
+                .request(
+                        ClusterRegistrar.CHANGED_PREFIX + nodeId,
+                        signed.announcement("1:0"),
+                        new DeliveryOptions().setSendTimeout(Await.PATIENCE.toMillis())));
     }
 
     private static void assertAlive(ChildNode node) {
-        assertTrue(ProcessHandle.of(node.pid()).map(ProcessHandle::isAlive).orElse(false),
+        assertTrue(
+                ProcessHandle.of(node.pid()).map(ProcessHandle::isAlive).orElse(false),
                 "the node is alive; its log ends:\n" + node.tail());
     }
 
@@ -75,13 +81,33 @@ class HostileClusterPortsTest {
         IndexerNode local = cluster.start(c -> c.withSecurity(new SecuritySettings(TOKEN, false, null, null)));
         int memberPort = FreePort.any();
         int busPort = FreePort.any();
-        ChildNode target = ChildNode.start(logs, "target", PRODUCTION_JVM, List.of("--cluster", "--cluster-name",
-                cluster.name(), "--cluster-members", "127.0.0.1:" + MemberGuardTest.memberPort(local.hazelcast()),
-                "--cluster-host", "127.0.0.1", "--cluster-port", Integer.toString(memberPort), "--cluster-bus-port",
-                Integer.toString(busPort), "--threads", "2", "--ingest-threads", "1"), Map.of("KVINDEXER_AUTH_TOKEN", TOKEN));
+        ChildNode target = ChildNode.start(
+                logs,
+                "target",
+                PRODUCTION_JVM,
+                List.of(
+                        "--cluster",
+                        "--cluster-name",
+                        cluster.name(),
+                        "--cluster-members",
+                        "127.0.0.1:" + MemberGuardTest.memberPort(local.hazelcast()),
+                        "--cluster-host",
+                        "127.0.0.1",
+                        "--cluster-port",
+                        Integer.toString(memberPort),
+                        "--cluster-bus-port",
+                        Integer.toString(busPort),
+                        "--threads",
+                        "2",
+                        "--ingest-threads",
+                        "1"),
+                Map.of("KVINDEXER_AUTH_TOKEN", TOKEN));
         children.add(target);
         int httpPort = target.awaitReady(Duration.ofSeconds(90));
-        Await.until("two members", Await.PATIENCE, () -> local.hazelcast().getCluster().getMembers().size() == 2);
+        Await.until(
+                "two members",
+                Await.PATIENCE,
+                () -> local.hazelcast().getCluster().getMembers().size() == 2);
         String targetId = otherNodeId(local);
         assertBusReaches(local, targetId);
 
@@ -89,7 +115,9 @@ class HostileClusterPortsTest {
             assertAlive(target);
             try (HostileConnection c = HostileConnection.open(memberPort)) {
                 c.send(HostileConnection.memberPacket(HostileConnection.HUGE));
-                assertTrue(c.closedWithin(Await.PATIENCE), "the member closed the connection; its log ends:\n" + target.tail());
+                assertTrue(
+                        c.closedWithin(Await.PATIENCE),
+                        "the member closed the connection; its log ends:\n" + target.tail());
             }
         }
         assertAlive(target);
@@ -105,7 +133,10 @@ class HostileClusterPortsTest {
         assertEquals(2, local.hazelcast().getCluster().getMembers().size());
         assertBusReaches(local, targetId);
         MetricsPage metrics = MetricsPage.of(http);
-        assertEquals(4, metrics.value("kvindexer_cluster_connections_refused_total{port=\"member\",reason=\"packet_size\"}"));
-        assertEquals(1, metrics.value("kvindexer_cluster_connections_refused_total{port=\"bus\",reason=\"tls_handshake\"}"));
+        assertEquals(
+                4,
+                metrics.value("kvindexer_cluster_connections_refused_total{port=\"member\",reason=\"packet_size\"}"));
+        assertEquals(
+                1, metrics.value("kvindexer_cluster_connections_refused_total{port=\"bus\",reason=\"tls_handshake\"}"));
     }
 }

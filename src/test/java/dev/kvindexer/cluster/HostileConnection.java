@@ -17,6 +17,7 @@ import java.time.Duration;
 final class HostileConnection implements AutoCloseable {
     /** What the reports call "declaring two gigabytes": the largest int a length field takes, rounded down. */
     static final int HUGE = 0x7ffffff0;
+
     private static final byte[] ZEROS = new byte[64 * 1024];
 
     private final Socket socket;
@@ -46,8 +47,15 @@ final class HostileConnection implements AutoCloseable {
 
     /** The Hazelcast member protocol's first bytes and a packet header (version 4, no flags, no partition). */
     static byte[] memberPacket(int declared) {
-        return ByteBuffer.allocate(3 + CappedPacketDecoder.HEADER_BYTES).put((byte) 'H').put((byte) 'Z').put((byte) 'C')
-                .put((byte) 4).putChar((char) 0).putInt(-1).putInt(declared).array();
+        return ByteBuffer.allocate(3 + CappedPacketDecoder.HEADER_BYTES)
+                .put((byte) 'H')
+                .put((byte) 'Z')
+                .put((byte) 'C')
+                .put((byte) 4)
+                .putChar((char) 0)
+                .putInt(-1)
+                .putInt(declared)
+                .array();
     }
 
     /** False when the other side has already closed the connection. */

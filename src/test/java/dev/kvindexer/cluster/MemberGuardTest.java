@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 class MemberGuardTest {
     /** Two members all tests share: each attack is a connection of its own, and counts are read as differences. */
     private static final ClusterNodes cluster = new ClusterNodes();
+
     private static IndexerNode a;
     private static IndexerNode b;
 
@@ -87,7 +88,10 @@ class MemberGuardTest {
 
     @Test
     void beforeItsHandshakeAConnectionMayDeclareLittle() throws Exception {
-        assertEachClosed(false, MemberGuard.PACKET_SIZE, HostileConnection.memberPacket(MemberGuard.BEFORE_HANDSHAKE + 1),
+        assertEachClosed(
+                false,
+                MemberGuard.PACKET_SIZE,
+                HostileConnection.memberPacket(MemberGuard.BEFORE_HANDSHAKE + 1),
                 HostileConnection.memberPacket(-1));
     }
 
@@ -103,7 +107,9 @@ class MemberGuardTest {
         byte[] large = new byte[20 << 20];
         new Random(7).nextBytes(large);
         a.hazelcast().<String, byte[]>getMap("guard.large").put(key, large);
-        assertArrayEquals(large, a.hazelcast().<String, byte[]>getMap("guard.large").get(key),
+        assertArrayEquals(
+                large,
+                a.hazelcast().<String, byte[]>getMap("guard.large").get(key),
                 "20 MiB to the owner and back, in packets that grow as they arrive");
         assertEquals(before, refused(a, MemberGuard.PACKET_SIZE) + refused(b, MemberGuard.PACKET_SIZE));
     }
@@ -129,7 +135,9 @@ class MemberGuardTest {
         assertTrue(chunkBytes + MemberGuard.CHUNK_MARGIN <= guard.limit(), "a migration chunk fits in one packet");
         Config large = HazelcastConfigs.load(ClusterSettings.loopback("x"));
         large.setProperty(MemberGuard.CHUNK_PROPERTY, "900");
-        assertEquals((900L << 20) + MemberGuard.CHUNK_MARGIN, MemberGuard.guard(large, new ClusterCounters()).limit(),
+        assertEquals(
+                (900L << 20) + MemberGuard.CHUNK_MARGIN,
+                MemberGuard.guard(large, new ClusterCounters()).limit(),
                 "chunks set larger raise the limit to fit");
     }
 }

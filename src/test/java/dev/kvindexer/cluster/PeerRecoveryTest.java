@@ -30,10 +30,18 @@ class PeerRecoveryTest {
     }
 
     private static byte[] store(long[] hashes, Long parent, int from) {
-        return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(new EngineEvent.Store(hashes, parent,
-                IntStream.range(from, from + 4 * hashes.length).toArray(), 4, "GPU", null)), 0);
+        return BatchEncoder.batch(
+                BatchEncoder.Format.VLLM_MAP,
+                1.0,
+                List.of(new EngineEvent.Store(
+                        hashes,
+                        parent,
+                        IntStream.range(from, from + 4 * hashes.length).toArray(),
+                        4,
+                        "GPU",
+                        null)),
+                0);
     }
-
 
     @Test
     void aNewReplicaLoadsItsPeersDumpAndTakesTheFirstLiveBatchAsIs() throws Exception {
@@ -42,26 +50,45 @@ class PeerRecoveryTest {
             IndexerNode b = null;
             try {
                 HttpJson httpA = new HttpJson(a.httpPort());
-                String register = "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint() + "\",\"model_name\":\"m\",\"block_size\":4}";
+                String register = "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
+                        + "\",\"model_name\":\"m\",\"block_size\":4}";
                 assertEquals(201, httpA.post("/register", register).statusCode());
                 engine.awaitSubscriber();
                 engine.publish("", 0, store(new long[] {100, 200}, null, 0));
                 engine.publish("", 1, store(new long[] {300}, 200L, 8));
-                Await.until("peer applied both batches", WAIT, () -> httpA.post("/query", QUERY).body().contains("\"gpu\":12"));
+                Await.until(
+                        "peer applied both batches",
+                        WAIT,
+                        () -> httpA.post("/query", QUERY).body().contains("\"gpu\":12"));
 
-                b = IndexerNode.start(withPeers(0, List.of("http://127.0.0.1:" + FreePort.any(), "http://127.0.0.1:" + a.httpPort()), 0));
+                b = IndexerNode.start(withPeers(
+                        0, List.of("http://127.0.0.1:" + FreePort.any(), "http://127.0.0.1:" + a.httpPort()), 0));
                 HttpJson httpB = new HttpJson(b.httpPort());
-                assertEquals(new JsonObject(httpA.get("/dump").body()), new JsonObject(httpB.get("/dump").body()));
-                assertEquals(httpA.post("/query", QUERY).body(), httpB.post("/query", QUERY).body());
+                assertEquals(
+                        new JsonObject(httpA.get("/dump").body()),
+                        new JsonObject(httpB.get("/dump").body()));
+                assertEquals(
+                        httpA.post("/query", QUERY).body(),
+                        httpB.post("/query", QUERY).body());
                 assertEquals(200, httpB.get("/ready").statusCode());
                 assertTrue(httpB.get("/peers").body().contains("http://127.0.0.1:" + a.httpPort()));
 
-                // The dump covers the history, so the first live batch (seq 2) just sets the watermark: nothing is lost.
+                // The dump covers the history, so the first live batch (seq 2) just sets the watermark: nothing is
+                // lost.
                 assertEquals(201, httpB.post("/register", register).statusCode());
                 engine.awaitSubscriber();
-                engine.publish("", 2, BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0,
-                        List.of(new EngineEvent.Remove(new long[] {300}, "GPU")), 0));
-                Await.until("replica applied the live removal", WAIT, () -> httpB.post("/query", QUERY).body().contains("\"gpu\":8"));
+                engine.publish(
+                        "",
+                        2,
+                        BatchEncoder.batch(
+                                BatchEncoder.Format.VLLM_MAP,
+                                1.0,
+                                List.of(new EngineEvent.Remove(new long[] {300}, "GPU")),
+                                0));
+                Await.until(
+                        "replica applied the live removal",
+                        WAIT,
+                        () -> httpB.post("/query", QUERY).body().contains("\"gpu\":8"));
                 assertEquals(0, b.counters().warningCount(WarningKind.BATCHES_LOST));
             } finally {
                 if (b != null) {
@@ -108,8 +135,13 @@ class PeerRecoveryTest {
             assertEquals(503, notReady.statusCode(), notReady.body());
             return notReady.body().contains("waiting for 1 registered workers");
         });
-        assertEquals(201, http.post("/register", "{\"instance_id\":5,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\","
-                + "\"block_size\":4}").statusCode());
+        assertEquals(
+                201,
+                http.post(
+                                "/register",
+                                "{\"instance_id\":5,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\","
+                                        + "\"block_size\":4}")
+                        .statusCode());
         IndexerNode node = starting.get(10, java.util.concurrent.TimeUnit.SECONDS);
         try {
             assertEquals(200, http.get("/ready").statusCode());

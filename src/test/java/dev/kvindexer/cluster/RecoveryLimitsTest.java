@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
  * a kvindexer peer answers with its binary snapshot and a node recovers from it exactly.
  */
 class RecoveryLimitsTest {
-    private static final String REGISTER = "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\","
-            + "\"model_name\":\"m\",\"block_size\":4}";
+    private static final String REGISTER =
+            "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\"," + "\"model_name\":\"m\",\"block_size\":4}";
 
     /** A peer on loopback that answers one request with {@code head} and then whatever {@code body} writes. */
     private static final class FakePeer implements AutoCloseable {
@@ -39,20 +39,23 @@ class RecoveryLimitsTest {
 
         FakePeer(String contentType, Body body) throws IOException {
             server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-            thread = new Thread(() -> {
-                try (Socket s = server.accept()) {
-                    InputStream in = s.getInputStream();
-                    byte[] buf = new byte[4096];
-                    in.read(buf);
-                    OutputStream out = s.getOutputStream();
-                    out.write(("HTTP/1.1 200 OK\r\ncontent-type: " + contentType + "\r\n"
-                            + "transfer-encoding: chunked\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-                    body.write(new ChunkedOut(out));
-                    release.await();
-                } catch (IOException | InterruptedException ignored) {
-                    // the node gave up on us, which is the point
-                }
-            }, "fake-peer");
+            thread = new Thread(
+                    () -> {
+                        try (Socket s = server.accept()) {
+                            InputStream in = s.getInputStream();
+                            byte[] buf = new byte[4096];
+                            in.read(buf);
+                            OutputStream out = s.getOutputStream();
+                            out.write(("HTTP/1.1 200 OK\r\ncontent-type: " + contentType + "\r\n"
+                                            + "transfer-encoding: chunked\r\n\r\n")
+                                    .getBytes(StandardCharsets.US_ASCII));
+                            body.write(new ChunkedOut(out));
+                            release.await();
+                        } catch (IOException | InterruptedException ignored) {
+                            // the node gave up on us, which is the point
+                        }
+                    },
+                    "fake-peer");
             thread.setDaemon(true);
             thread.start();
         }
@@ -105,8 +108,10 @@ class RecoveryLimitsTest {
                 out.write(padding);
             }
         })) {
-            assertEquals(201, new HttpJson(a.httpPort()).post("/register", REGISTER).statusCode());
-            IndexerNode b = replicaOf(List.of(huge.url(), "http://127.0.0.1:" + a.httpPort()),
+            assertEquals(
+                    201, new HttpJson(a.httpPort()).post("/register", REGISTER).statusCode());
+            IndexerNode b = replicaOf(
+                    List.of(huge.url(), "http://127.0.0.1:" + a.httpPort()),
                     new RecoveryLimits(1024 * 1024, Duration.ofMinutes(1)));
             try {
                 assertEquals("http://127.0.0.1:" + a.httpPort(), b.recovery().peer());
@@ -122,9 +127,10 @@ class RecoveryLimitsTest {
     @Test
     void aPeerThatStallsIsGivenUpAtTheTimeout() throws Exception {
         IndexerNode a = IndexerNode.start(ServeConfig.local(0));
-        try (FakePeer stalled = new FakePeer("application/x-kvindexer-snapshot", out -> out.write(
-                new byte[] {'K', 'V', 'S', 'N', 'A', 'P', 1}))) {
-            IndexerNode b = replicaOf(List.of(stalled.url(), "http://127.0.0.1:" + a.httpPort()),
+        try (FakePeer stalled = new FakePeer(
+                "application/x-kvindexer-snapshot", out -> out.write(new byte[] {'K', 'V', 'S', 'N', 'A', 'P', 1}))) {
+            IndexerNode b = replicaOf(
+                    List.of(stalled.url(), "http://127.0.0.1:" + a.httpPort()),
                     new RecoveryLimits(1024 * 1024, Duration.ofSeconds(2)));
             try {
                 assertEquals("http://127.0.0.1:" + a.httpPort(), b.recovery().peer());

@@ -39,12 +39,15 @@ class SelectCrashTest {
      * dropped by design, held or not, so only those younger than this are checked.
      */
     private static final int EXPIRY_SECONDS = 30;
-    private static final Map<String, String> ENV = Map.of("DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS",
-            Integer.toString(EXPIRY_SECONDS));
+
+    private static final Map<String, String> ENV =
+            Map.of("DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS", Integer.toString(EXPIRY_SECONDS));
 
     private final ClusterNodes cluster = new ClusterNodes();
+
     @TempDir
     Path logs;
+
     private ChildMembers children;
 
     @AfterEach
@@ -55,12 +58,17 @@ class SelectCrashTest {
         cluster.close();
     }
 
-
     private static void registerCatalog(HttpJson http, int publisherPort) {
         for (int id = 1; id <= 2; id++) {
-            assertEquals(201, http.post("/workers", "{\"worker_id\":" + id + ",\"model_name\":\"model\","
-                    + "\"endpoint\":\"http://w" + id + "\",\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:"
-                    + (publisherPort + id) + "\"}").statusCode());
+            assertEquals(
+                    201,
+                    http.post(
+                                    "/workers",
+                                    "{\"worker_id\":" + id + ",\"model_name\":\"model\","
+                                            + "\"endpoint\":\"http://w" + id
+                                            + "\",\"block_size\":4,\"kv_events_endpoint\":\"tcp://127.0.0.1:"
+                                            + (publisherPort + id) + "\"}")
+                            .statusCode());
         }
     }
 
@@ -68,17 +76,22 @@ class SelectCrashTest {
     void aReplicaKilledMidStormLosesAndDoublesNothing() throws Exception {
         children = new ChildMembers(logs, cluster);
         IndexerNode survivor = cluster.start();
-        SelectServiceConfig config = new SelectServiceConfig("127.0.0.1", 0, 120_000, 4096, 268_435_456L, 1000, 0,
-                List.of(), HttpLimits.DEFAULT);
-        HttpJson local = new HttpJson(SelectServiceCommand.deploy(survivor, config,
-                SelectionConfig.fromEnvironment(ENV)).actualPort());
+        SelectServiceConfig config = new SelectServiceConfig(
+                "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 1000, 0, List.of(), HttpLimits.DEFAULT);
+        HttpJson local =
+                new HttpJson(SelectServiceCommand.deploy(survivor, config, SelectionConfig.fromEnvironment(ENV))
+                        .actualPort());
         int doomedPort = FreePort.any();
         int otherPort = FreePort.any();
         ChildNode doomed = children.start("doomed", ENV, "--select-port", Integer.toString(doomedPort));
         ChildNode other = children.start("other", ENV, "--select-port", Integer.toString(otherPort));
         doomed.awaitReady(START);
         other.awaitReady(START);
-        Await.equal("cluster members", START, 3, () -> survivor.hazelcast().getCluster().getMembers().size());
+        Await.equal(
+                "cluster members",
+                START,
+                3,
+                () -> survivor.hazelcast().getCluster().getMembers().size());
         HttpJson doomedHttp = new HttpJson(doomedPort);
         HttpJson otherHttp = new HttpJson(otherPort);
         int publishers = FreePort.any();
@@ -118,11 +131,16 @@ class SelectCrashTest {
         // Both survivors are read on every poll: either may still be catching up (the child's pass runs every 10 s),
         // so neither one's first answer is the one to wait for.
         try {
-            Await.until("the survivors agree" + children.logs(), Duration.ofSeconds(30),
+            Await.until(
+                    "the survivors agree" + children.logs(),
+                    Duration.ofSeconds(30),
                     () -> LoadStorm.reported(local).equals(LoadStorm.reported(otherHttp)));
         } catch (AssertionError e) {
-            throw new AssertionError("local " + LoadStorm.reported(local) + " other " + LoadStorm.reported(otherHttp)
-                    + " held " + storm.expected(RANKS) + " other workers " + otherHttp.get("/workers").body(), e);
+            throw new AssertionError(
+                    "local " + LoadStorm.reported(local) + " other " + LoadStorm.reported(otherHttp) + " held "
+                            + storm.expected(RANKS) + " other workers "
+                            + otherHttp.get("/workers").body(),
+                    e);
         }
         // Compared with what the clients hold and booked less than the expiry ago (taken after the replica answers):
         // an older one may have expired by design however long the survivors took to agree.
@@ -132,10 +150,12 @@ class SelectCrashTest {
         for (String rank : RANKS) {
             int holding = Integer.parseInt(held.get(rank).split("/")[0]);
             int seen = Integer.parseInt(counted.get(rank).split("/")[0]);
-            assertTrue(seen >= holding, "no reservation a client holds is lost on " + rank + ": " + counted + " " + held);
+            assertTrue(
+                    seen >= holding, "no reservation a client holds is lost on " + rank + ": " + counted + " " + held);
             checked += holding;
         }
-        assertTrue(checked > 0, "the survivors agreed before the storm's reservations expired: " + storm.expected(RANKS));
+        assertTrue(
+                checked > 0, "the survivors agreed before the storm's reservations expired: " + storm.expected(RANKS));
         storm.freeAll();
         Await.until("every free is settled", Duration.ofSeconds(30), () -> {
             storm.settle();
@@ -145,8 +165,11 @@ class SelectCrashTest {
         assertEquals(Map.of("1/0", "0/0/0", "2/0", "0/0/0"), none);
         for (HttpJson h : List.of(local, otherHttp)) {
             // An orphan (booked, its answer lost with the replica) lasts until its expiry and the next pass after it.
-            Await.equal("a survivor's loads return to what the clients hold within the expiry" + children.logs(),
-                    Duration.ofSeconds(EXPIRY_SECONDS + 30), none, () -> LoadStorm.reported(h));
+            Await.equal(
+                    "a survivor's loads return to what the clients hold within the expiry" + children.logs(),
+                    Duration.ofSeconds(EXPIRY_SECONDS + 30),
+                    none,
+                    () -> LoadStorm.reported(h));
         }
         assertTrue(storm.booked.get() > 20, "the storm did work: " + storm.booked + " booked");
     }

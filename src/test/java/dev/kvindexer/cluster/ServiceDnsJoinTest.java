@@ -36,27 +36,44 @@ class ServiceDnsJoinTest {
         assertEquals("kvindexer-headless.llm.svc.cluster.local", k8s.getProperty("service-dns"));
         assertEquals("5801", k8s.getProperty("service-port"));
         assertFalse(join.getMulticastConfig().isEnabled());
-        assertFalse(HazelcastConfigs.load(settings.withServiceDns(null)).getAdvancedNetworkConfig().getJoin()
-                .getKubernetesConfig().isEnabled(), "without a name, the member list again");
+        assertFalse(
+                HazelcastConfigs.load(settings.withServiceDns(null))
+                        .getAdvancedNetworkConfig()
+                        .getJoin()
+                        .getKubernetesConfig()
+                        .isEnabled(),
+                "without a name, the member list again");
         assertThrows(IllegalArgumentException.class, () -> settings.withServiceDns(" "));
         assertThrows(IllegalArgumentException.class, () -> settings.withServiceDns("a b"));
     }
 
     @Test
     void nodesStartedWithOnePortAndOneNameFindEachOtherByDns() throws Exception {
-        assertTrue(List.of(InetAddress.getAllByName("localhost")).contains(InetAddress.getByName("127.0.0.1")),
+        assertTrue(
+                List.of(InetAddress.getAllByName("localhost")).contains(InetAddress.getByName("127.0.0.1")),
                 "localhost resolves to the loopback address");
         int port = freePortPair();
         try (ClusterNodes cluster = new ClusterNodes()) {
-            ClusterSettings settings = new ClusterSettings(cluster.name(), List.of(ClusterSettings.LOOPBACK),
-                    ClusterSettings.LOOPBACK, port, null, null).withServiceDns("localhost");
+            ClusterSettings settings = new ClusterSettings(
+                            cluster.name(),
+                            List.of(ClusterSettings.LOOPBACK),
+                            ClusterSettings.LOOPBACK,
+                            port,
+                            null,
+                            null)
+                    .withServiceDns("localhost");
             IndexerNode first = cluster.start(c -> c.withCluster(settings));
             IndexerNode second = cluster.start(c -> c.withCluster(settings));
             // The second node took the next port (the first holds the one DNS names) and still found the first.
-            Await.equal("both nodes in one cluster", Duration.ofSeconds(30), 2,
+            Await.equal(
+                    "both nodes in one cluster",
+                    Duration.ofSeconds(30),
+                    2,
                     () -> first.hazelcast().getCluster().getMembers().size());
             assertEquals(2, second.hazelcast().getCluster().getMembers().size());
-            assertEquals(port, first.hazelcast().getCluster().getLocalMember().getAddress().getPort());
+            assertEquals(
+                    port,
+                    first.hazelcast().getCluster().getLocalMember().getAddress().getPort());
         }
     }
 

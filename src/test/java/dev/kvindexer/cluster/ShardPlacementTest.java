@@ -31,11 +31,19 @@ class ShardPlacementTest {
         for (int i = 0; i < n; i++) {
             members.add(Hazelcast.newHazelcastInstance(HazelcastConfigs.load(settings)));
         }
-        Await.equal("members", Duration.ofSeconds(30), n, () -> members.get(0).getCluster().getMembers().size());
+        Await.equal(
+                "members",
+                Duration.ofSeconds(30),
+                n,
+                () -> members.get(0).getCluster().getMembers().size());
         members.get(0).getPartitionService().getPartitions().forEach(p -> p.getOwner());
-        Await.until("partitions assigned and migrated", Duration.ofSeconds(30),
-                () -> members.stream().allMatch(m -> m.getPartitionService().isClusterSafe()
-                        && m.getPartitionService().getPartitions().stream().allMatch(p -> p.getOwner() != null)));
+        Await.until(
+                "partitions assigned and migrated",
+                Duration.ofSeconds(30),
+                () -> members.stream()
+                        .allMatch(m -> m.getPartitionService().isClusterSafe()
+                                && m.getPartitionService().getPartitions().stream()
+                                        .allMatch(p -> p.getOwner() != null)));
         return members;
     }
 

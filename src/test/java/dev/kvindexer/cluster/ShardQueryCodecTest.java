@@ -14,8 +14,11 @@ import org.junit.jupiter.api.Test;
 
 /** The node-to-node query form round-trips, and another member's malformed bytes are refused before any allocation. */
 class ShardQueryCodecTest {
-    private static final ShardQueryCodec.Request REQUEST = new ShardQueryCodec.Request(new PartitionKey("llama-3", "grp"),
-            ShardQueryCodec.SEQUENCE, new long[] {1, -2, Long.MAX_VALUE}, new long[] {101, -1L});
+    private static final ShardQueryCodec.Request REQUEST = new ShardQueryCodec.Request(
+            new PartitionKey("llama-3", "grp"),
+            ShardQueryCodec.SEQUENCE,
+            new long[] {1, -2, Long.MAX_VALUE},
+            new long[] {101, -1L});
 
     @Test
     void requestsAndRepliesRoundTrip() {
@@ -25,8 +28,11 @@ class ShardQueryCodecTest {
         assertArrayEquals(REQUEST.hashes(), r.hashes());
         assertArrayEquals(REQUEST.workers(), r.workers());
 
-        ShardQueryCodec.Reply reply = new ShardQueryCodec.Reply(16, new long[] {101},
-                List.of(new OwnerMatch(101, 0, 3, 4, 5), new OwnerMatch(101, 1, 0, 2, 2)), new int[] {7, 9});
+        ShardQueryCodec.Reply reply = new ShardQueryCodec.Reply(
+                16,
+                new long[] {101},
+                List.of(new OwnerMatch(101, 0, 3, 4, 5), new OwnerMatch(101, 1, 0, 2, 2)),
+                new int[] {7, 9});
         ShardQueryCodec.Reply back = ShardQueryCodec.decodeReply(ShardQueryCodec.encode(reply));
         assertEquals(16, back.blockSize());
         assertArrayEquals(reply.served(), back.served());
@@ -36,10 +42,14 @@ class ShardQueryCodecTest {
 
     @Test
     void tieredRepliesRoundTrip() {
-        TieredMatch match = new TieredMatch(new TieredMatch.Owners(new long[] {7, -3L}, new int[] {0, 1}, new int[] {4, 2}),
-                List.of(new TieredMatch.Tier(StorageTier.HOST_PINNED,
-                        new TieredMatch.Owners(new long[] {7}, new int[] {0}, new int[] {0})),
-                        new TieredMatch.Tier(StorageTier.DISK, new TieredMatch.Owners(new long[0], new int[0], new int[0]))));
+        TieredMatch match = new TieredMatch(
+                new TieredMatch.Owners(new long[] {7, -3L}, new int[] {0, 1}, new int[] {4, 2}),
+                List.of(
+                        new TieredMatch.Tier(
+                                StorageTier.HOST_PINNED,
+                                new TieredMatch.Owners(new long[] {7}, new int[] {0}, new int[] {0})),
+                        new TieredMatch.Tier(
+                                StorageTier.DISK, new TieredMatch.Owners(new long[0], new int[0], new int[0]))));
         ShardQueryCodec.TieredReply back = ShardQueryCodec.decodeTieredReply(
                 ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(16, new long[] {7, -3L}, match)));
         assertEquals(16, back.blockSize());
@@ -48,9 +58,13 @@ class ShardQueryCodecTest {
         assertArrayEquals(match.device().blocks(), back.match().device().blocks());
         assertEquals(2, back.match().lowerTiers().size());
         assertEquals(StorageTier.DISK, back.match().lowerTiers().get(1).tier());
-        Buffer device = ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(16, new long[0], new TieredMatch(
-                match.device(), List.of(new TieredMatch.Tier(StorageTier.DEVICE, match.device())))));
-        assertThrows(IllegalArgumentException.class, () -> ShardQueryCodec.decodeTieredReply(device),
+        Buffer device = ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(
+                16,
+                new long[0],
+                new TieredMatch(match.device(), List.of(new TieredMatch.Tier(StorageTier.DEVICE, match.device())))));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> ShardQueryCodec.decodeTieredReply(device),
                 "the device is no lower tier");
     }
 
@@ -59,16 +73,25 @@ class ShardQueryCodecTest {
         Buffer good = ShardQueryCodec.encode(REQUEST);
         for (int cut = 0; cut < good.length(); cut++) {
             Buffer truncated = good.getBuffer(0, cut);
-            assertThrows(IllegalArgumentException.class, () -> ShardQueryCodec.decodeRequest(truncated), "cut at " + cut);
+            assertThrows(
+                    IllegalArgumentException.class, () -> ShardQueryCodec.decodeRequest(truncated), "cut at " + cut);
         }
-        assertThrows(IllegalArgumentException.class,
-                () -> ShardQueryCodec.decodeRequest(good.copy().appendByte((byte) 0)), "trailing byte");
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> ShardQueryCodec.decodeRequest(good.copy().appendByte((byte) 0)),
+                "trailing byte");
         Buffer version = good.copy();
         version.setByte(0, (byte) 9);
         assertThrows(IllegalArgumentException.class, () -> ShardQueryCodec.decodeRequest(version));
         // A declared count far beyond the message must not be allocated.
-        Buffer huge = Buffer.buffer().appendByte((byte) 1).appendByte((byte) 0).appendInt(1).appendByte((byte) 'm')
-                .appendInt(1).appendByte((byte) 'g').appendInt(Integer.MAX_VALUE);
+        Buffer huge = Buffer.buffer()
+                .appendByte((byte) 1)
+                .appendByte((byte) 0)
+                .appendInt(1)
+                .appendByte((byte) 'm')
+                .appendInt(1)
+                .appendByte((byte) 'g')
+                .appendInt(Integer.MAX_VALUE);
         assertThrows(IllegalArgumentException.class, () -> ShardQueryCodec.decodeRequest(huge));
         Buffer negative = Buffer.buffer().appendByte((byte) 1).appendInt(16).appendInt(-5);
         assertThrows(IllegalArgumentException.class, () -> ShardQueryCodec.decodeReply(negative));

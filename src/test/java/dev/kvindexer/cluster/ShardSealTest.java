@@ -25,16 +25,24 @@ class ShardSealTest {
         Buffer request = seal.request("shard.query", body);
         Buffer tampered = request.copy();
         tampered.setByte(0, (byte) 'A');
-        assertEquals("bad_signature", assertThrows(SecurityException.class,
-                () -> seal.openRequest("shard.query", tampered)).getMessage());
-        assertEquals("unsigned", assertThrows(SecurityException.class,
-                () -> seal.openRequest("shard.query", Buffer.buffer("short"))).getMessage());
+        assertEquals(
+                "bad_signature",
+                assertThrows(SecurityException.class, () -> seal.openRequest("shard.query", tampered))
+                        .getMessage());
+        assertEquals(
+                "unsigned",
+                assertThrows(SecurityException.class, () -> seal.openRequest("shard.query", Buffer.buffer("short")))
+                        .getMessage());
         assertThrows(SecurityException.class, () -> seal.openRequest("shard.snapshot", request), "another kind");
-        assertThrows(SecurityException.class, () -> new ShardSeal("other").openRequest("shard.query", request),
+        assertThrows(
+                SecurityException.class,
+                () -> new ShardSeal("other").openRequest("shard.query", request),
                 "another token");
         Buffer reply = seal.reply("shard.query", request, Buffer.buffer("an answer"));
         Buffer otherRequest = seal.request("shard.query", Buffer.buffer("another query"));
-        assertThrows(SecurityException.class, () -> seal.openReply("shard.query", otherRequest, reply),
+        assertThrows(
+                SecurityException.class,
+                () -> seal.openReply("shard.query", otherRequest, reply),
                 "a reply answers only its own request");
     }
 

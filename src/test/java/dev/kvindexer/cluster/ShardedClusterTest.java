@@ -57,8 +57,8 @@ class ShardedClusterTest {
 
     private IndexerNode node(int replicationFactor) throws Exception {
         // Reconciles (and shard hand-overs) every second, so a test need not wait for the default ten.
-        return cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(replicationFactor)
-                .withReconcileInterval(Duration.ofSeconds(1))));
+        return cluster.start(c -> c.withCluster(
+                c.cluster().withReplicationFactor(replicationFactor).withReconcileInterval(Duration.ofSeconds(1))));
     }
 
     private List<IndexerNode> start(int nodes, int replicationFactor) throws Exception {
@@ -66,8 +66,11 @@ class ShardedClusterTest {
         for (int i = 0; i < nodes; i++) {
             out.add(node(replicationFactor));
         }
-        Await.until("partition table settled", ClusterFixture.WAIT,
-                () -> out.stream().allMatch(n -> n.hazelcast().getPartitionService().isClusterSafe()));
+        Await.until(
+                "partition table settled",
+                ClusterFixture.WAIT,
+                () -> out.stream()
+                        .allMatch(n -> n.hazelcast().getPartitionService().isClusterSafe()));
         reference = IndexerNode.start(ServeConfig.local(0));
         return out;
     }
@@ -98,8 +101,11 @@ class ShardedClusterTest {
             engines.get(i % ENGINES).submit(p);
         }
         ClusterFixture.awaitIdle(engines.toArray(SimulatedEngine[]::new));
-        fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(),
-                ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)), () -> "");
+        fixture.awaitBlocks(
+                "the reference holds what the engines hold",
+                reference.httpPort(),
+                ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)),
+                () -> "");
         return engines;
     }
 
@@ -114,8 +120,11 @@ class ShardedClusterTest {
                 String expected = query(reference, p).body();
                 for (IndexerNode n : nodes) {
                     HttpResponse<String> r = query(n, p);
-                    if (r.statusCode() != 200 || !expected.equals(r.body())
-                            || r.headers().firstValue("x-kvindexer-missing-instances").isPresent()) {
+                    if (r.statusCode() != 200
+                            || !expected.equals(r.body())
+                            || r.headers()
+                                    .firstValue("x-kvindexer-missing-instances")
+                                    .isPresent()) {
                         return false;
                     }
                 }
@@ -158,7 +167,8 @@ class ShardedClusterTest {
             Set<Long> here = heldHere(n);
             here.forEach(w -> holders.merge(w, 1, Integer::sum));
             Set<HeldBlock> blocks = fixture.hostedBlocks(n);
-            assertTrue(blocks.stream().allMatch(b -> here.contains(b.worker())), "a node holds only its shards' blocks");
+            assertTrue(
+                    blocks.stream().allMatch(b -> here.contains(b.worker())), "a node holds only its shards' blocks");
             union.addAll(blocks);
         }
         Set<HeldBlock> everything = ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new));
@@ -171,16 +181,20 @@ class ShardedClusterTest {
         assertEquals(ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)), union);
         // The dashboard's /overview names each instance's shard holders, this node among them exactly when it holds it.
         for (IndexerNode n : nodes) {
-            JsonObject overview = new JsonObject(fixture.http(n.httpPort()).get("/overview").body());
+            JsonObject overview =
+                    new JsonObject(fixture.http(n.httpPort()).get("/overview").body());
             assertEquals(true, overview.getJsonObject("cluster").getBoolean("sharded"));
-            assertEquals(3, overview.getJsonObject("cluster").getJsonArray("members").size());
+            assertEquals(
+                    3, overview.getJsonObject("cluster").getJsonArray("members").size());
             String self = overview.getJsonObject("node").getString("node_id");
             Set<Long> here = heldHere(n);
             for (Object o : overview.getJsonArray("workers")) {
                 JsonObject w = (JsonObject) o;
                 JsonArray shardHolders = w.getJsonArray("shard_holders");
                 assertEquals(2, shardHolders.size(), w.encode());
-                assertEquals(here.contains(Long.parseLong(w.getString("instance_id"))), shardHolders.contains(self),
+                assertEquals(
+                        here.contains(Long.parseLong(w.getString("instance_id"))),
+                        shardHolders.contains(self),
                         w.encode());
             }
         }
@@ -190,18 +204,29 @@ class ShardedClusterTest {
             if (heldHere(n).size() < ENGINES) {
                 assertTrue(m.value("kvindexer_shard_scattered_queries_total") > 0, "a node lacking shards asks others");
             }
-            assertEquals(0, m.value("kvindexer_shard_retries_total"), "a healthy cluster asks each shard's holder first");
+            assertEquals(
+                    0, m.value("kvindexer_shard_retries_total"), "a healthy cluster asks each shard's holder first");
         }
 
         // What another member sends is untrusted: malformed bytes are refused and counted, and queries go on.
         IndexerNode target = nodes.get(1);
         String address = ShardQueries.ADDRESS_PREFIX + new ShardPlacement(target.hazelcast(), 2).localId();
-        Throwable refused = ClusterFixture.await(nodes.get(0).vertx().eventBus()
-                .request(address, Buffer.buffer().appendByte((byte) 1).appendByte((byte) 0).appendInt(Integer.MAX_VALUE))
+        Throwable refused = ClusterFixture.await(nodes.get(0)
+                .vertx()
+                .eventBus()
+                .request(
+                        address,
+                        Buffer.buffer()
+                                .appendByte((byte) 1)
+                                .appendByte((byte) 0)
+                                .appendInt(Integer.MAX_VALUE))
                 .transform(ar -> Future.succeededFuture(ar.cause())));
         assertTrue(refused instanceof ReplyException r && r.failureCode() == 400, String.valueOf(refused));
-        assertEquals(1, MetricsPage.of(fixture.http(target.httpPort())).value("kvindexer_cluster_values_rejected_total"
-                + "{source=\"" + ShardQueries.REJECTED_SOURCE + "\",reason=\"invalid\"}"));
+        assertEquals(
+                1,
+                MetricsPage.of(fixture.http(target.httpPort()))
+                        .value("kvindexer_cluster_values_rejected_total" + "{source=\"" + ShardQueries.REJECTED_SOURCE
+                                + "\",reason=\"invalid\"}"));
         awaitExactAnswers(nodes, prompts.subList(0, 5));
 
         // The Mooncake Conductor's lookup by rolling sequence hashes gathers every shard too.
@@ -211,20 +236,36 @@ class ShardedClusterTest {
             for (long h : BlockHasher.sequenceHashes(local)) {
                 seq.add(Long.toUnsignedString(h));
             }
-            String body = new JsonObject().put("model", ClusterFixture.MODEL).put("seq_hashes", seq).encode();
-            String expected = fixture.http(reference.httpPort()).post("/query_by_hash", body).body();
+            String body = new JsonObject()
+                    .put("model", ClusterFixture.MODEL)
+                    .put("seq_hashes", seq)
+                    .encode();
+            String expected = fixture.http(reference.httpPort())
+                    .post("/query_by_hash", body)
+                    .body();
             assertTrue(expected.contains("10"), expected);
             for (IndexerNode n : nodes) {
-                assertEquals(expected, fixture.http(n.httpPort()).post("/query_by_hash", body).body());
+                assertEquals(
+                        expected,
+                        fixture.http(n.httpPort()).post("/query_by_hash", body).body());
             }
         }
         // Dynamo's remote-indexer lookup, tier by tier, gathers every shard too.
         for (int[] p : prompts.subList(0, 10)) {
-            String body = new JsonObject().put("block_hashes", localHashes(p)).put("model_name", ClusterFixture.MODEL).encode();
-            String expected = fixture.http(reference.httpPort()).post("/query_tiered_by_hash", body).body();
+            String body = new JsonObject()
+                    .put("block_hashes", localHashes(p))
+                    .put("model_name", ClusterFixture.MODEL)
+                    .encode();
+            String expected = fixture.http(reference.httpPort())
+                    .post("/query_tiered_by_hash", body)
+                    .body();
             assertTrue(expected.contains("\"worker_id\""), expected);
             for (IndexerNode n : nodes) {
-                assertEquals(expected, fixture.http(n.httpPort()).post("/query_tiered_by_hash", body).body());
+                assertEquals(
+                        expected,
+                        fixture.http(n.httpPort())
+                                .post("/query_tiered_by_hash", body)
+                                .body());
             }
         }
 
@@ -232,7 +273,9 @@ class ShardedClusterTest {
         List<IndexerNode> left = List.of(nodes.get(0), nodes.get(2));
         awaitExactAnswers(left, prompts);
         // Two nodes left and two replicas wanted: the shards the leaver held are handed to the other survivor.
-        Await.until("both survivors hold every instance", ClusterFixture.WAIT,
+        Await.until(
+                "both survivors hold every instance",
+                ClusterFixture.WAIT,
                 () -> left.stream().allMatch(n -> heldHere(n).size() == ENGINES));
         Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new));
         for (IndexerNode n : left) {
@@ -251,18 +294,26 @@ class ShardedClusterTest {
         }
         IndexerNode target = nodes.get(1);
         String address = ShardQueries.ADDRESS_PREFIX + new ShardPlacement(target.hazelcast(), 1).localId();
-        Buffer query = ShardQueryCodec.encode(new ShardQueryCodec.Request(new PartitionKey(ClusterFixture.MODEL, "default"),
-                ShardQueryCodec.LOCAL, new long[0], new long[] {101}));
+        Buffer query = ShardQueryCodec.encode(new ShardQueryCodec.Request(
+                new PartitionKey(ClusterFixture.MODEL, "default"), ShardQueryCodec.LOCAL, new long[0], new long[] {101
+                }));
 
-        Throwable unsigned = ClusterFixture.await(nodes.get(0).vertx().eventBus().request(address, query)
+        Throwable unsigned = ClusterFixture.await(nodes.get(0)
+                .vertx()
+                .eventBus()
+                .request(address, query)
                 .transform(ar -> Future.succeededFuture(ar.cause())));
         assertTrue(unsigned instanceof ReplyException r && r.failureCode() == 401, String.valueOf(unsigned));
-        assertEquals(1, MetricsPage.of(fixture.http(target.httpPort())).value("kvindexer_cluster_values_rejected_total"
-                + "{source=\"" + ShardQueries.REJECTED_SOURCE + "\",reason=\"bad_signature\"}"));
+        assertEquals(
+                1,
+                MetricsPage.of(fixture.http(target.httpPort()))
+                        .value("kvindexer_cluster_values_rejected_total" + "{source=\"" + ShardQueries.REJECTED_SOURCE
+                                + "\",reason=\"bad_signature\"}"));
 
         ShardSeal seal = new ShardSeal(token);
         Buffer sealed = seal.request(ShardQueries.QUERY, query);
-        Buffer reply = ClusterFixture.await(nodes.get(0).vertx().eventBus().<Buffer>request(address, sealed)).body();
+        Buffer reply = ClusterFixture.await(nodes.get(0).vertx().eventBus().<Buffer>request(address, sealed))
+                .body();
         ShardQueryCodec.Reply answer = ShardQueryCodec.decodeReply(seal.openReply(ShardQueries.QUERY, sealed, reply));
         assertEquals(0, answer.served().length, "nothing registered, nothing served, but answered");
     }
@@ -280,7 +331,9 @@ class ShardedClusterTest {
             assertEquals(2, holders.get(e.instanceId()), "instance " + e.instanceId() + " on two nodes: " + holders);
         }
         awaitExactAnswers(nodes, prompts);
-        assertEquals(ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)), fixture.blocks(nodes.get(3).httpPort()));
+        assertEquals(
+                ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)),
+                fixture.blocks(nodes.get(3).httpPort()));
     }
 
     @Test
@@ -293,7 +346,8 @@ class ShardedClusterTest {
         }
         awaitExactAnswers(nodes, prompts);
         for (IndexerNode n : nodes) {
-            assertEquals(0, MetricsPage.of(fixture.http(n.httpPort())).value("kvindexer_shard_scattered_queries_total"));
+            assertEquals(
+                    0, MetricsPage.of(fixture.http(n.httpPort())).value("kvindexer_shard_scattered_queries_total"));
         }
     }
 
@@ -305,7 +359,8 @@ class ShardedClusterTest {
         // shard on the new node can only come from the hand-over's snapshot.
         List<SimulatedEngine> engines = feed(nodes, 2, prompts, SHORT_RING);
         for (SimulatedEngine e : engines) {
-            assertTrue(e.totalBatches() > 2 * SHORT_RING, "engine " + e.instanceId() + " published " + e.totalBatches());
+            assertTrue(
+                    e.totalBatches() > 2 * SHORT_RING, "engine " + e.instanceId() + " published " + e.totalBatches());
         }
         awaitExactAnswers(nodes, prompts);
 
@@ -316,7 +371,8 @@ class ShardedClusterTest {
             for (IndexerNode n : nodes) {
                 heldHere(n).forEach(w -> count.merge(w, 1, Integer::sum));
             }
-            return !heldHere(third).isEmpty() && count.size() == ENGINES
+            return !heldHere(third).isEmpty()
+                    && count.size() == ENGINES
                     && count.values().stream().allMatch(c -> c == 2);
         });
         // Published while and after the shards moved: the new holder resumes each stream after its snapshot.
@@ -333,9 +389,14 @@ class ShardedClusterTest {
             Set<Long> here = heldHere(n);
             Set<HeldBlock> expected = new HashSet<>();
             truth.stream().filter(b -> here.contains(b.worker())).forEach(expected::add);
-            fixture.awaitHostedBlocks("a node holds exactly its shards' blocks, history included", n, expected,
+            fixture.awaitHostedBlocks(
+                    "a node holds exactly its shards' blocks, history included",
+                    n,
+                    expected,
                     () -> " on the node holding " + here + " (now " + heldHere(n) + "), workers "
-                            + fixture.workers(n.httpPort()) + ", warnings " + n.counters().warningSnapshot() + ", applied " + n.counters().appliedSnapshot());
+                            + fixture.workers(n.httpPort()) + ", warnings "
+                            + n.counters().warningSnapshot() + ", applied "
+                            + n.counters().appliedSnapshot());
         }
         awaitExactAnswers(nodes, prompts);
     }
@@ -348,17 +409,27 @@ class ShardedClusterTest {
         awaitExactAnswers(nodes, prompts);
 
         // Hazelcast places the six shards at random: stop the node holding most, so some are surely lost.
-        IndexerNode gone = nodes.stream().max(java.util.Comparator.comparingInt(n -> heldHere(n).size())).orElseThrow();
+        IndexerNode gone = nodes.stream()
+                .max(java.util.Comparator.comparingInt(n -> heldHere(n).size()))
+                .orElseThrow();
         int lost = heldHere(gone).size();
         assertTrue(lost > 0, "the node stopped holds some instances");
         cluster.stop(gone);
         IndexerNode asked = nodes.stream().filter(n -> n != gone).findFirst().orElseThrow();
-        Await.until("the answer names the lost instances", ClusterFixture.WAIT,
-                () -> query(asked, prompts.get(0)).headers().firstValue("x-kvindexer-missing-instances")
-                        .map(v -> v.equals(Integer.toString(lost))).orElse(false));
+        Await.until(
+                "the answer names the lost instances",
+                ClusterFixture.WAIT,
+                () -> query(asked, prompts.get(0))
+                        .headers()
+                        .firstValue("x-kvindexer-missing-instances")
+                        .map(v -> v.equals(Integer.toString(lost)))
+                        .orElse(false));
         MetricsPage metrics = MetricsPage.of(fixture.http(asked.httpPort()));
         assertTrue(metrics.value("kvindexer_shard_missing_instances_total") >= lost);
-        assertNull(query(asked, prompts.get(0)).headers().firstValue("x-kvindexer-missing-instances")
-                .filter(v -> !v.equals(Integer.toString(lost))).orElse(null));
+        assertNull(query(asked, prompts.get(0))
+                .headers()
+                .firstValue("x-kvindexer-missing-instances")
+                .filter(v -> !v.equals(Integer.toString(lost)))
+                .orElse(null));
     }
 }

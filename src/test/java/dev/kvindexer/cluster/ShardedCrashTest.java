@@ -40,8 +40,10 @@ class ShardedCrashTest {
     private final ClusterNodes cluster = new ClusterNodes();
     private final ClusterFixture fixture = new ClusterFixture();
     private IndexerNode reference;
+
     @TempDir
     Path logs;
+
     private ChildMembers children;
 
     @BeforeEach
@@ -61,19 +63,24 @@ class ShardedCrashTest {
 
     private String query(int port, int[] prompt) {
         HttpResponse<String> r = fixture.query(port, prompt);
-        return r.statusCode() + (r.headers().firstValue("x-kvindexer-missing-instances").isPresent() ? " missing " : " ")
+        return r.statusCode()
+                + (r.headers().firstValue("x-kvindexer-missing-instances").isPresent() ? " missing " : " ")
                 + r.body();
     }
 
     @Test
     void aNodeKilledUnderLoadLosesNoAnswer() throws Exception {
-        IndexerNode survivor = cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(2)
-                .withReconcileInterval(Duration.ofSeconds(1))));
+        IndexerNode survivor = cluster.start(
+                c -> c.withCluster(c.cluster().withReplicationFactor(2).withReconcileInterval(Duration.ofSeconds(1))));
         ChildNode doomed = children.start("doomed", "--replication-factor", "2");
         ChildNode other = children.start("other", "--replication-factor", "2");
         doomed.awaitReady(START);
         other.awaitReady(START);
-        Await.equal("cluster members", START, 3, () -> survivor.hazelcast().getCluster().getMembers().size());
+        Await.equal(
+                "cluster members",
+                START,
+                3,
+                () -> survivor.hazelcast().getCluster().getMembers().size());
         reference = IndexerNode.start(ServeConfig.local(0));
 
         List<SimulatedEngine> engines = new ArrayList<>();
@@ -90,22 +97,28 @@ class ShardedCrashTest {
         SyntheticPrompts source = SyntheticPrompts.standard(901, ClusterFixture.BLOCK);
         List<int[]> prompts = new ArrayList<>();
         AtomicBoolean publishing = new AtomicBoolean(true);
-        Thread traffic = new Thread(() -> {
-            for (int i = 0; publishing.get(); i++) {
-                int[] p = source.next();
-                synchronized (prompts) {
-                    prompts.add(p);
-                }
-                engines.get(i % ENGINES).submit(p);
-                LockSupport.parkNanos(3_000_000);
-            }
-        }, "traffic");
+        Thread traffic = new Thread(
+                () -> {
+                    for (int i = 0; publishing.get(); i++) {
+                        int[] p = source.next();
+                        synchronized (prompts) {
+                            prompts.add(p);
+                        }
+                        engines.get(i % ENGINES).submit(p);
+                        LockSupport.parkNanos(3_000_000);
+                    }
+                },
+                "traffic");
         traffic.start();
         try {
             long before = engines.get(0).totalBatches();
             Await.until("traffic before the kill", START, () -> engines.get(0).totalBatches() > before + 10);
             doomed.kill();
-            Await.equal("the killed node is gone", START, 2, () -> survivor.hazelcast().getCluster().getMembers().size());
+            Await.equal(
+                    "the killed node is gone",
+                    START,
+                    2,
+                    () -> survivor.hazelcast().getCluster().getMembers().size());
             long afterKill = engines.get(0).totalBatches();
             Await.until("traffic after the kill", START, () -> engines.get(0).totalBatches() > afterKill + 10);
         } finally {
@@ -117,9 +130,11 @@ class ShardedCrashTest {
         fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(), truth, () -> "");
 
         // Two nodes left with two replicas wanted: both hold every instance again, history included.
-        fixture.awaitHostedBlocks("the surviving node in this JVM holds what the engines hold", survivor, truth,
-                children::logs);
-        Await.until("the other survivor listens to every engine itself", START,
+        fixture.awaitHostedBlocks(
+                "the surviving node in this JVM holds what the engines hold", survivor, truth, children::logs);
+        Await.until(
+                "the other survivor listens to every engine itself",
+                START,
                 () -> !fixture.workers(other.httpPort()).contains("\"remote\""));
         fixture.awaitBlocks("/dump of the other survivor", other.httpPort(), truth, children::logs);
         List<int[]> asked;
@@ -150,14 +165,18 @@ class ShardedCrashTest {
      */
     @Test
     void bothHoldersKilledTheSurvivorRebuildsFromTheEnginesAndTheRestartedNodesCatchUp() throws Exception {
-        IndexerNode survivor = cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(2)
-                .withReconcileInterval(Duration.ofSeconds(1))));
-        List<ChildNode> doomed = new ArrayList<>(List.of(children.start("a", "--replication-factor", "2"),
-                children.start("b", "--replication-factor", "2")));
+        IndexerNode survivor = cluster.start(
+                c -> c.withCluster(c.cluster().withReplicationFactor(2).withReconcileInterval(Duration.ofSeconds(1))));
+        List<ChildNode> doomed = new ArrayList<>(List.of(
+                children.start("a", "--replication-factor", "2"), children.start("b", "--replication-factor", "2")));
         for (ChildNode c : doomed) {
             c.awaitReady(START);
         }
-        Await.equal("cluster members", START, 3, () -> survivor.hazelcast().getCluster().getMembers().size());
+        Await.equal(
+                "cluster members",
+                START,
+                3,
+                () -> survivor.hazelcast().getCluster().getMembers().size());
         reference = IndexerNode.start(ServeConfig.local(0));
         // Half the instances on shards the survivor holds, half on shards only the two children hold.
         ShardPlacement placement = new ShardPlacement(survivor.hazelcast(), 2);
@@ -199,7 +218,8 @@ class ShardedCrashTest {
         int[] flagged = {0};
         Await.until("the survivor's dump is whole again", START, () -> {
             HttpResponse<String> r = fixture.http(survivor.httpPort()).get("/dump");
-            boolean missing = r.headers().firstValue("x-kvindexer-missing-instances").isPresent();
+            boolean missing =
+                    r.headers().firstValue("x-kvindexer-missing-instances").isPresent();
             Set<HeldBlock> dumped = dev.kvindexer.support.DumpBlocks.parse(r.body(), ClusterFixture.PARTITION);
             if (missing) {
                 flagged[0]++;
@@ -209,9 +229,13 @@ class ShardedCrashTest {
             return dumped.equals(truth);
         });
         assertTrue(flagged[0] > 0, "a dump taken while the shards were lost said so");
-        Await.equal("the killed nodes are gone", START, 1, () -> survivor.hazelcast().getCluster().getMembers().size());
-        fixture.awaitHostedBlocks("the survivor rebuilt every lost shard from the engines", survivor, truth,
-                children::logs);
+        Await.equal(
+                "the killed nodes are gone",
+                START,
+                1,
+                () -> survivor.hazelcast().getCluster().getMembers().size());
+        fixture.awaitHostedBlocks(
+                "the survivor rebuilt every lost shard from the engines", survivor, truth, children::logs);
         assertTrue(MetricsPage.of(fixture.http(survivor.httpPort())).value("kvindexer_shard_rebuilds_total") > 0);
 
         // The engines go on; the killed nodes come back with the same flags.
@@ -220,15 +244,16 @@ class ShardedCrashTest {
             prompts.add(p);
             engines.get(i % ENGINES).submit(p);
         }
-        List<ChildNode> back = List.of(children.start("a2", "--replication-factor", "2"),
-                children.start("b2", "--replication-factor", "2"));
+        List<ChildNode> back = List.of(
+                children.start("a2", "--replication-factor", "2"), children.start("b2", "--replication-factor", "2"));
         for (ChildNode c : back) {
             c.awaitReady(START);
         }
         ClusterFixture.awaitIdle(engines.toArray(new SimulatedEngine[0]));
         Set<HeldBlock> after = ClusterFixture.truth(engines.toArray(new SimulatedEngine[0]));
         fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(), after, () -> "");
-        for (int port : List.of(survivor.httpPort(), back.get(0).httpPort(), back.get(1).httpPort())) {
+        for (int port :
+                List.of(survivor.httpPort(), back.get(0).httpPort(), back.get(1).httpPort())) {
             fixture.awaitBlocks("/dump of every node after the restart", port, after, children::logs);
         }
         Set<String> differences = new HashSet<>();
@@ -236,7 +261,8 @@ class ShardedCrashTest {
             differences.clear();
             for (int[] p : prompts.subList(prompts.size() - 20, prompts.size())) {
                 String expected = query(reference.httpPort(), p);
-                for (int port : List.of(survivor.httpPort(), back.get(0).httpPort(), back.get(1).httpPort())) {
+                for (int port : List.of(
+                        survivor.httpPort(), back.get(0).httpPort(), back.get(1).httpPort())) {
                     String got = query(port, p);
                     if (!expected.equals(got)) {
                         differences.add(port + ": " + got + " vs " + expected);

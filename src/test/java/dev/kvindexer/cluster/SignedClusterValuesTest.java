@@ -47,14 +47,20 @@ class SignedClusterValuesTest {
     }
 
     private static RegisterRequest registration(SimulatedEngine e) {
-        return new RegisterRequest(e.instanceId(), 0, e.endpoint(), e.replayEndpoint(),
-                new PartitionKey(ClusterFixture.MODEL, "default"), ClusterFixture.BLOCK);
+        return new RegisterRequest(
+                e.instanceId(),
+                0,
+                e.endpoint(),
+                e.replayEndpoint(),
+                new PartitionKey(ClusterFixture.MODEL, "default"),
+                ClusterFixture.BLOCK);
     }
 
     /** What a registering node sends after writing the map: node {@code to} reconciles {@code key}, then answers. */
     private static void announce(IndexerNode via, IndexerNode to, ClusterValues as, String key) throws Exception {
-        await(via.vertx().eventBus().request(ClusterRegistrar.CHANGED_PREFIX + to.membership().nodeId(),
-                as.announcement(key)));
+        await(via.vertx()
+                .eventBus()
+                .request(ClusterRegistrar.CHANGED_PREFIX + to.membership().nodeId(), as.announcement(key)));
     }
 
     @Test
@@ -78,8 +84,13 @@ class SignedClusterValuesTest {
         ClusterFixture.awaitSubscribers(z, 1);
         assertEquals(0, x.subscriptions() + y.subscriptions(), "no node subscribed to the forged registrations");
         MetricsPage metrics = MetricsPage.of(fixture.http(n1.httpPort()));
-        assertEquals(1, metrics.value("kvindexer_cluster_values_rejected_total{source=\"registrations\",reason=\"unsigned\"}"));
-        assertEquals(1, metrics.value("kvindexer_cluster_values_rejected_total{source=\"registrations\",reason=\"bad_signature\"}"));
+        assertEquals(
+                1,
+                metrics.value("kvindexer_cluster_values_rejected_total{source=\"registrations\",reason=\"unsigned\"}"));
+        assertEquals(
+                1,
+                metrics.value(
+                        "kvindexer_cluster_values_rejected_total{source=\"registrations\",reason=\"bad_signature\"}"));
 
         // An announcement without the signature is not even read as a key.
         long before = n1.meters().cluster().reconcileCount();

@@ -24,15 +24,31 @@ class TieredMergeTest {
         for (int i = 0; i < locals.length; i++) {
             engine[i] = locals[i] * 31 + worker;
         }
-        index.store(worker, 0, StorageTier.DEVICE, false, 0, java.util.Arrays.copyOfRange(engine, 0, device),
+        index.store(
+                worker,
+                0,
+                StorageTier.DEVICE,
+                false,
+                0,
+                java.util.Arrays.copyOfRange(engine, 0, device),
                 java.util.Arrays.copyOfRange(locals, 0, device));
         if (host > 0) {
-            index.store(worker, 0, StorageTier.HOST_PINNED, device > 0, device > 0 ? engine[device - 1] : 0,
+            index.store(
+                    worker,
+                    0,
+                    StorageTier.HOST_PINNED,
+                    device > 0,
+                    device > 0 ? engine[device - 1] : 0,
                     java.util.Arrays.copyOfRange(engine, device, device + host),
                     java.util.Arrays.copyOfRange(locals, device, device + host));
         }
         if (device + host < locals.length) {
-            index.store(worker, 0, StorageTier.DISK, true, engine[device + host - 1],
+            index.store(
+                    worker,
+                    0,
+                    StorageTier.DISK,
+                    true,
+                    engine[device + host - 1],
                     java.util.Arrays.copyOfRange(engine, device + host, locals.length),
                     java.util.Arrays.copyOfRange(locals, device + host, locals.length));
         }
@@ -42,8 +58,10 @@ class TieredMergeTest {
         assertOwners(expected.device(), got.device());
         assertEquals(expected.lowerTiers().size(), got.lowerTiers().size(), "tiers");
         for (int i = 0; i < expected.lowerTiers().size(); i++) {
-            assertEquals(expected.lowerTiers().get(i).tier(), got.lowerTiers().get(i).tier());
-            assertOwners(expected.lowerTiers().get(i).hits(), got.lowerTiers().get(i).hits());
+            assertEquals(
+                    expected.lowerTiers().get(i).tier(), got.lowerTiers().get(i).tier());
+            assertOwners(
+                    expected.lowerTiers().get(i).hits(), got.lowerTiers().get(i).hits());
         }
     }
 
@@ -58,7 +76,7 @@ class TieredMergeTest {
         SplittableRandom rnd = new SplittableRandom(5);
         long[] prompt = rnd.longs(BLOCKS).toArray();
         PartitionIndex whole = new PartitionIndex(16);
-        PartitionIndex first = new PartitionIndex(16);  // workers 1, 2 and 4: device, host and disk tiers
+        PartitionIndex first = new PartitionIndex(16); // workers 1, 2 and 4: device, host and disk tiers
         PartitionIndex second = new PartitionIndex(16); // worker 3 alone: no lower-tier index at all
         store(whole, 1, prompt, 3, 4);
         store(first, 1, prompt, 3, 4);

@@ -19,27 +19,31 @@ class CppConductorStateTest {
     private static final HashProfile PROFILE = new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "0");
     /** VH2: tokens 1..48, block size 16, seed "0", sha256_cbor. */
     private static final long[] KEYS = {3236607068019569386L, 2758186210834249151L, 5191110061519319221L};
-    private static final String[] DIGESTS = {"202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea",
+
+    private static final String[] DIGESTS = {
+        "202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea",
         "4a0a393805c6d2f0ed831000d41bb65980336c4c04895d5e26470bbec927f5bf",
-        "7db7c8652c5c4a69d8f91e08e8decadf88d48c3339d35aad480a8718e6d0b0b5"};
-    private static final CppConductorState.ContextKey CONTEXT = new CppConductorState.ContextKey("default", "test-model", "", 16);
+        "7db7c8652c5c4a69d8f91e08e8decadf88d48c3339d35aad480a8718e6d0b0b5"
+    };
+    private static final CppConductorState.ContextKey CONTEXT =
+            new CppConductorState.ContextKey("default", "test-model", "", 16);
     private static final int[] TOKENS = IntStream.rangeClosed(1, 48).toArray();
 
     private final CppConductorState state = new CppConductorState();
 
     private static CppConductorRegistration engine(String instance, int rank, String endpoint, HashProfile profile) {
-        return new CppConductorRegistration(endpoint, "vLLM", "test-model", instance, 16, rank, profile, "", "", "default",
-                null);
+        return new CppConductorRegistration(
+                endpoint, "vLLM", "test-model", instance, 16, rank, profile, "", "", "default", null);
     }
 
     private static CppConductorRegistration store(String endpoint) {
-        return new CppConductorRegistration(endpoint, "Mooncake", "test-model", "shared-pool", 16, 0, PROFILE, "", "",
-                "default", null);
+        return new CppConductorRegistration(
+                endpoint, "Mooncake", "test-model", "shared-pool", 16, 0, PROFILE, "", "", "default", null);
     }
 
     private static CppConductorEvent.ObjectStored object(int block, StorageTier tier) {
-        return new CppConductorEvent.ObjectStored("default", "test-model", "", 16, "backend-a", "obj-" + block + tier,
-                tier, KEYS[block], DIGESTS[block]);
+        return new CppConductorEvent.ObjectStored(
+                "default", "test-model", "", 16, "backend-a", "obj-" + block + tier, tier, KEYS[block], DIGESTS[block]);
     }
 
     @Test
@@ -52,24 +56,33 @@ class CppConductorStateTest {
             assertNull(state.apply("shared-pool|default|0", object(b, StorageTier.HOST_PINNED)));
             assertNull(state.apply("shared-pool|default|0", object(b, StorageTier.DISK)));
         }
-        Map<String, Map<Integer, int[]>> m = state.query(CONTEXT, null, TOKENS, null).instances();
+        Map<String, Map<Integer, int[]>> m =
+                state.query(CONTEXT, null, TOKENS, null).instances();
         assertEquals(List.of("1", "2"), List.copyOf(m.keySet()));
         assertArrayEquals(new int[] {2, 3, 3}, m.get("1").get(0));
         assertArrayEquals(new int[] {0, 3, 3}, m.get("2").get(1));
         assertEquals(3, state.contexts().get(0).prefixCount());
-        assertEquals(Map.of("1", List.of(0), "2", List.of(1)), state.contexts().get(0).instances());
+        assertEquals(
+                Map.of("1", List.of(0), "2", List.of(1)),
+                state.contexts().get(0).instances());
 
         assertTrue(state.query(CONTEXT, "missing", TOKENS, null).instances().isEmpty());
-        assertEquals(List.of("2"), List.copyOf(state.query(CONTEXT, "2", TOKENS, null).instances().keySet()));
-        for (CppConductorState.ContextKey other : List.of(new CppConductorState.ContextKey("other", "test-model", "", 16),
+        assertEquals(
+                List.of("2"),
+                List.copyOf(state.query(CONTEXT, "2", TOKENS, null).instances().keySet()));
+        for (CppConductorState.ContextKey other : List.of(
+                new CppConductorState.ContextKey("other", "test-model", "", 16),
                 new CppConductorState.ContextKey("default", "missing-model", "", 16),
                 new CppConductorState.ContextKey("default", "test-model", "other", 16),
                 new CppConductorState.ContextKey("default", "test-model", "", 32))) {
             assertTrue(state.query(other, null, TOKENS, null).instances().isEmpty(), other.toString());
         }
-        Map<Integer, int[]> salted = state.query(CONTEXT, "1", TOKENS, "tenant-salt").instances().get("1");
+        Map<Integer, int[]> salted =
+                state.query(CONTEXT, "1", TOKENS, "tenant-salt").instances().get("1");
         assertArrayEquals(new int[] {0, 0, 0}, salted.get(0), "a salted query meets no unsalted block");
-        assertArrayEquals(new int[] {0, 0, 0}, state.query(CONTEXT, "1", new int[0], null).instances().get("1").get(0),
+        assertArrayEquals(
+                new int[] {0, 0, 0},
+                state.query(CONTEXT, "1", new int[0], null).instances().get("1").get(0),
                 "no tokens: every registered rank, zeros");
     }
 
@@ -77,32 +90,42 @@ class CppConductorStateTest {
     void registrationConflictsAsTheReferenceNamesThem() {
         assertInstanceOf(CppConductorState.Added.class, state.register(engine("e", 0, "tcp://a", PROFILE)));
         assertInstanceOf(CppConductorState.Unchanged.class, state.register(engine("e", 0, "tcp://a", PROFILE)));
-        assertEquals(new CppConductorState.Refused("conflicting registration for service key: e|default|0"),
+        assertEquals(
+                new CppConductorState.Refused("conflicting registration for service key: e|default|0"),
                 state.register(engine("e", 0, "tcp://b", PROFILE)));
-        assertEquals(new CppConductorState.Refused("conflicting active registration for endpoint: tcp://a"),
+        assertEquals(
+                new CppConductorState.Refused("conflicting active registration for endpoint: tcp://a"),
                 state.register(engine("f", 0, "tcp://a", PROFILE)));
         HashProfile seed1 = new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "1");
-        assertEquals(new CppConductorState.Refused(
-                "failed to register prefix context: registration conflicts with the ContextKey hash profile"),
+        assertEquals(
+                new CppConductorState.Refused(
+                        "failed to register prefix context: registration conflicts with the ContextKey hash profile"),
                 state.register(engine("g", 0, "tcp://g", seed1)));
-        CppConductorRegistration otherStore = new CppConductorRegistration("tcp://m", "Mooncake", "test-model", "pool", 16, 0,
-                seed1, "", "", "default", null);
-        assertEquals(new CppConductorState.Refused("failed to bind shared-cache profile: hash profile conflicts with the "
-                + "registered ContextKey profile"), state.register(otherStore));
+        CppConductorRegistration otherStore = new CppConductorRegistration(
+                "tcp://m", "Mooncake", "test-model", "pool", 16, 0, seed1, "", "", "default", null);
+        assertEquals(
+                new CppConductorState.Refused("failed to bind shared-cache profile: hash profile conflicts with the "
+                        + "registered ContextKey profile"),
+                state.register(otherStore));
         assertEquals(1, state.services().size(), "refusals changed nothing");
     }
 
     @Test
     void storeObjectsNeedAContextAndGoWithTheirRegistration() {
         state.register(store("tcp://master"));
-        assertEquals("Mooncake profile binding rejected: ContextKey is not registered",
+        assertEquals(
+                "Mooncake profile binding rejected: ContextKey is not registered",
                 state.apply("shared-pool|default|0", object(0, StorageTier.HOST_PINNED)));
         state.register(engine("1", 0, "tcp://e1", PROFILE));
         assertNull(state.apply("shared-pool|default|0", object(0, StorageTier.HOST_PINNED)));
-        assertArrayEquals(new int[] {0, 1, 1}, state.query(CONTEXT, null, TOKENS, null).instances().get("1").get(0));
+        assertArrayEquals(
+                new int[] {0, 1, 1},
+                state.query(CONTEXT, null, TOKENS, null).instances().get("1").get(0));
         CppConductorRegistration gone = state.unregister("shared-pool|default|0");
         assertEquals("shared-pool", gone.instanceId());
-        assertArrayEquals(new int[] {0, 0, 0}, state.query(CONTEXT, null, TOKENS, null).instances().get("1").get(0));
+        assertArrayEquals(
+                new int[] {0, 0, 0},
+                state.query(CONTEXT, null, TOKENS, null).instances().get("1").get(0));
         assertNull(state.unregister("shared-pool|default|0"), "already gone");
         state.unregister("1|default|0");
         assertEquals(1, state.contexts().size(), "a context outlives its last rank");

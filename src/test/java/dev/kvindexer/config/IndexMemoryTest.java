@@ -22,8 +22,8 @@ class IndexMemoryTest {
     @Test
     void refusesWhatIsNotASizeWithTheFlagInTheMessage() {
         for (String bad : new String[] {"", "lots", "12x", "-5m", "0%", "150%", "1k", "99999999999999999g"}) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> IndexMemory.parse(bad, HEAP), bad);
+            IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> IndexMemory.parse(bad, HEAP), bad);
             assertTrue(e.getMessage().contains("--max-index-memory"), e.getMessage());
         }
     }

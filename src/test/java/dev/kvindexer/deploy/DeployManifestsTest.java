@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.Main;
 import dev.kvindexer.cli.SlotTrackerCommand;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
 import java.io.IOException;
@@ -59,8 +59,11 @@ class DeployManifestsTest {
     }
 
     private static Map<String, Object> kind(List<Map<String, Object>> docs, String kind, String name) {
-        return docs.stream().filter(d -> kind.equals(d.get("kind")) && name.equals(at(d, "metadata").get("name")))
-                .findFirst().orElseThrow(() -> new AssertionError("no " + kind + " " + name));
+        return docs.stream()
+                .filter(d -> kind.equals(d.get("kind"))
+                        && name.equals(at(d, "metadata").get("name")))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no " + kind + " " + name));
     }
 
     private static Map<String, Object> onlyContainer(Map<String, Object> workload) {
@@ -71,7 +74,8 @@ class DeployManifestsTest {
 
     private static Map<String, Integer> ports(Map<String, Object> container) {
         Map<String, Integer> out = new HashMap<>();
-        list(container.get("ports")).forEach(p -> out.put((String) map(p).get("name"), (Integer) map(p).get("containerPort")));
+        list(container.get("ports"))
+                .forEach(p -> out.put((String) map(p).get("name"), (Integer) map(p).get("containerPort")));
         return out;
     }
 
@@ -102,18 +106,22 @@ class DeployManifestsTest {
         assertEquals(Set.of("http", "hazelcast", "cluster-bus"), ports.keySet());
         assertEquals(ServeConfig.DEFAULT_PORT, ports.get("http"));
         assertEquals(ClusterSettings.DEFAULT_PORT, ports.get("hazelcast"));
-        assertEquals(String.valueOf(ports.get("cluster-bus")), env(container).get("KVINDEXER_CLUSTER_BUS_PORT"),
+        assertEquals(
+                String.valueOf(ports.get("cluster-bus")),
+                env(container).get("KVINDEXER_CLUSTER_BUS_PORT"),
                 "the event bus listens on the port the manifest names");
         assertEquals("/ready", probePath(container, "readinessProbe"));
         assertEquals("/health", probePath(container, "livenessProbe"));
         assertEquals(List.of("serve", "--cluster"), container.get("args"));
-        assertEquals(10001, at(set, "spec", "template", "spec", "securityContext").get("runAsUser"));
+        assertEquals(
+                10001, at(set, "spec", "template", "spec", "securityContext").get("runAsUser"));
 
         Map<String, Object> headless = kind(docs, "Service", "kvindexer-cluster");
         assertEquals("None", at(headless, "spec").get("clusterIP"));
         assertEquals(Boolean.TRUE, at(headless, "spec").get("publishNotReadyAddresses"));
         assertEquals(ClusterSettings.DEFAULT_PORT, servicePort(headless).get("port"));
-        assertEquals("kvindexer-cluster", at(set, "spec").get("serviceName"), "pods are named under the headless Service");
+        assertEquals(
+                "kvindexer-cluster", at(set, "spec").get("serviceName"), "pods are named under the headless Service");
         Map<String, Object> http = kind(docs, "Service", "kvindexer");
         assertEquals("http", servicePort(http).get("targetPort"));
         Object podLabels = at(set, "spec", "template", "metadata").get("labels");
@@ -121,16 +129,24 @@ class DeployManifestsTest {
         assertEquals(podLabels, at(http, "spec").get("selector"));
 
         // Every KVINDEXER_* variable the pods set is one `serve` reads.
-        String help = Main.commandLine(new String[0], Map.of()).getSubcommands().get("serve").getUsageMessage();
+        String help = Main.commandLine(new String[0], Map.of())
+                .getSubcommands()
+                .get("serve")
+                .getUsageMessage();
         List<String> names = new ArrayList<>();
         list(container.get("env")).forEach(e -> names.add((String) map(e).get("name")));
         // Members are found by a DNS lookup of the headless Service, so scaling needs no edit of a member list.
-        Object dns = list(container.get("env")).stream().map(e -> map(e))
-                .filter(e -> "KVINDEXER_CLUSTER_SERVICE_DNS".equals(e.get("name"))).findFirst().map(e -> e.get("value"))
+        Object dns = list(container.get("env")).stream()
+                .map(e -> map(e))
+                .filter(e -> "KVINDEXER_CLUSTER_SERVICE_DNS".equals(e.get("name")))
+                .findFirst()
+                .map(e -> e.get("value"))
                 .orElse(null);
         assertEquals("kvindexer-cluster", dns, names.toString());
         assertFalse(names.contains("KVINDEXER_CLUSTER_MEMBERS"), "no hand-kept member list");
-        names.stream().filter(n -> n.startsWith("KVINDEXER_")).forEach(n -> assertTrue(help.contains(n), n + " in serve --help"));
+        names.stream()
+                .filter(n -> n.startsWith("KVINDEXER_"))
+                .forEach(n -> assertTrue(help.contains(n), n + " in serve --help"));
 
         IndexerNode node = IndexerNode.start(ServeConfig.local(0));
         try {
@@ -170,7 +186,9 @@ class DeployManifestsTest {
                 continue;
             }
             for (Object source : list(rule.get("from"))) {
-                assertEquals(Map.of("podSelector", Map.of("matchLabels", podLabels)), source,
+                assertEquals(
+                        Map.of("podSelector", Map.of("matchLabels", podLabels)),
+                        source,
                         "the only other sources are the replicas (no namespace selector or IP block)");
             }
             replicasReachCluster |= names.containsAll(cluster);
@@ -187,11 +205,14 @@ class DeployManifestsTest {
         assertEquals("/health", probePath(container, "readinessProbe"));
         assertEquals("/health", probePath(container, "livenessProbe"));
         assertEquals("slot-tracker", list(container.get("args")).get(0));
-        assertEquals(SlotTrackerConfig.DEFAULT_PORT, servicePort(kind(docs, "Service", "slot-tracker")).get("port"));
+        assertEquals(
+                SlotTrackerConfig.DEFAULT_PORT,
+                servicePort(kind(docs, "Service", "slot-tracker")).get("port"));
 
         io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
         try {
-            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0), () -> "");
+            SlotTrackerVerticle tracker =
+                    SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0), () -> "");
             assertEquals(200, new HttpJson(tracker.actualPort()).get("/health").statusCode());
         } finally {
             vertx.close().toCompletionStage().toCompletableFuture().get();
@@ -215,21 +236,36 @@ class DeployManifestsTest {
             instructions.add(current.toString());
             current.setLength(0);
         }
-        List<String> froms = instructions.stream().filter(i -> i.startsWith("FROM ")).toList();
+        List<String> froms =
+                instructions.stream().filter(i -> i.startsWith("FROM ")).toList();
         assertEquals(2, froms.size(), "a Maven build stage, then the runtime");
         assertTrue(froms.get(0).startsWith("FROM maven:") && froms.get(0).endsWith(" AS build"), froms.get(0));
         assertTrue(froms.get(1).startsWith("FROM eclipse-temurin:17-jre"), froms.get(1));
-        String user = instructions.stream().filter(i -> i.startsWith("USER ")).reduce((a, b) -> b).orElseThrow();
+        String user = instructions.stream()
+                .filter(i -> i.startsWith("USER "))
+                .reduce((a, b) -> b)
+                .orElseThrow();
         assertNotEquals("USER root", user);
         assertNotEquals("USER 0", user);
-        String entrypoint = instructions.stream().filter(i -> i.startsWith("ENTRYPOINT ")).findFirst().orElseThrow();
+        String entrypoint = instructions.stream()
+                .filter(i -> i.startsWith("ENTRYPOINT "))
+                .findFirst()
+                .orElseThrow();
         assertTrue(entrypoint.startsWith("ENTRYPOINT [\"java\""), "exec form, so java is PID 1: " + entrypoint);
         assertTrue(entrypoint.contains("\"/app/kvindexer.jar\""), entrypoint);
-        String health = instructions.stream().filter(i -> i.startsWith("HEALTHCHECK ")).findFirst().orElseThrow();
+        String health = instructions.stream()
+                .filter(i -> i.startsWith("HEALTHCHECK "))
+                .findFirst()
+                .orElseThrow();
         assertTrue(health.contains("http://127.0.0.1:" + ServeConfig.DEFAULT_PORT + "/health"), health);
-        String expose = instructions.stream().filter(i -> i.startsWith("EXPOSE ")).findFirst().orElseThrow();
-        assertEquals("EXPOSE " + ServeConfig.DEFAULT_PORT + " " + SlotTrackerConfig.DEFAULT_PORT + " "
-                + ClusterSettings.DEFAULT_PORT, expose);
+        String expose = instructions.stream()
+                .filter(i -> i.startsWith("EXPOSE "))
+                .findFirst()
+                .orElseThrow();
+        assertEquals(
+                "EXPOSE " + ServeConfig.DEFAULT_PORT + " " + SlotTrackerConfig.DEFAULT_PORT + " "
+                        + ClusterSettings.DEFAULT_PORT,
+                expose);
         assertTrue(instructions.contains("CMD [\"serve\"]"));
     }
 }

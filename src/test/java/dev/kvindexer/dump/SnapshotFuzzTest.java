@@ -28,14 +28,28 @@ class SnapshotFuzzTest {
     private static final PartitionKey KEY = new PartitionKey("m", "g");
 
     private static Partition source() {
-        Partition p = new Partition(KEY, 4, null, new EventCounters(), new Watermarks(), r -> { });
+        Partition p = new Partition(KEY, 4, null, new EventCounters(), new Watermarks(), r -> {});
         long[] tokens = LongStream.range(1000, 1040).toArray();
         long[] engine = LongStream.range(1, 41).toArray();
         p.index().store(7, 0, StorageTier.DEVICE, false, 0, engine, tokens);
-        p.index().store(8, 1, StorageTier.DEVICE, false, 0, java.util.Arrays.copyOf(engine, 12),
-                java.util.Arrays.copyOf(tokens, 12));
-        p.index().store(7, 0, StorageTier.DEVICE, false, 0, java.util.Arrays.copyOf(engine, 3),
-                java.util.Arrays.copyOf(tokens, 3));
+        p.index()
+                .store(
+                        8,
+                        1,
+                        StorageTier.DEVICE,
+                        false,
+                        0,
+                        java.util.Arrays.copyOf(engine, 12),
+                        java.util.Arrays.copyOf(tokens, 12));
+        p.index()
+                .store(
+                        7,
+                        0,
+                        StorageTier.DEVICE,
+                        false,
+                        0,
+                        java.util.Arrays.copyOf(engine, 3),
+                        java.util.Arrays.copyOf(tokens, 3));
         p.index().store(7, 0, StorageTier.HOST_PINNED, true, engine[2], new long[] {901, 902}, new long[] {3001, 3002});
         p.index().storeBySequence(10, 0, StorageTier.DEVICE, false, 0, new long[] {41, 42, 43});
         return p;
@@ -55,8 +69,7 @@ class SnapshotFuzzTest {
         int events;
 
         @Override
-        public void partition(PartitionKey key, int blockSize) {
-        }
+        public void partition(PartitionKey key, int blockSize) {}
 
         @Override
         public void event(long workerId, int dpRank, KvEvent event) {
@@ -64,20 +77,16 @@ class SnapshotFuzzTest {
         }
 
         @Override
-        public void partitionFailed(PartitionKey key, String error) {
-        }
+        public void partitionFailed(PartitionKey key, String error) {}
 
         @Override
-        public void copies(int eventIndex, int copies) {
-        }
+        public void copies(int eventIndex, int copies) {}
 
         @Override
-        public void exactSnapshot() {
-        }
+        public void exactSnapshot() {}
 
         @Override
-        public void watermark(long workerId, int dpRank, long seq) {
-        }
+        public void watermark(long workerId, int dpRank, long seq) {}
     }
 
     @Test

@@ -37,13 +37,19 @@ class SnapshotTest {
 
     /** Chains, shared and diverging holders, engine hashes that differ, copies, lower tiers, blocks by sequence. */
     private static Partition source() {
-        Partition p = new Partition(KEY, 4, null, new EventCounters(), new Watermarks(), r -> { });
+        Partition p = new Partition(KEY, 4, null, new EventCounters(), new Watermarks(), r -> {});
         PartitionIndex idx = p.index();
         long[] tokens = LongStream.range(1000, 1050).toArray();
         long[] engine = LongStream.range(1, 51).toArray();
         idx.store(7, 0, StorageTier.DEVICE, false, 0, engine, tokens);
         idx.store(8, 1, StorageTier.DEVICE, false, 0, slice(engine, 0, 20), slice(tokens, 0, 20));
-        idx.store(8, 1, StorageTier.DEVICE, true, engine[19], LongStream.range(500, 510).toArray(),
+        idx.store(
+                8,
+                1,
+                StorageTier.DEVICE,
+                true,
+                engine[19],
+                LongStream.range(500, 510).toArray(),
                 LongStream.range(2000, 2010).toArray());
         idx.store(9, 0, StorageTier.DEVICE, false, 0, LongStream.range(-5, 0).toArray(), slice(tokens, 0, 5));
         idx.store(7, 0, StorageTier.DEVICE, false, 0, slice(engine, 0, 3), slice(tokens, 0, 3));
@@ -51,8 +57,17 @@ class SnapshotTest {
         idx.store(-1L, 3, StorageTier.DISK, false, 0, new long[] {-77L}, new long[] {1000});
         idx.storeBySequence(10, 0, StorageTier.DEVICE, false, 0, new long[] {41, 42, 43});
         p.openStream(new StreamSpec(11, 0, 1, null));
-        p.onLive(11, 0, 1, new EventBatch(5, EventBatch.NO_RANK, List.of(new KvEvent.Stored(StorageTier.DEVICE, false,
-                0, new long[] {61}, new long[] {1000})), 0, 0, 0));
+        p.onLive(
+                11,
+                0,
+                1,
+                new EventBatch(
+                        5,
+                        EventBatch.NO_RANK,
+                        List.of(new KvEvent.Stored(StorageTier.DEVICE, false, 0, new long[] {61}, new long[] {1000})),
+                        0,
+                        0,
+                        0));
         return p;
     }
 
@@ -78,6 +93,7 @@ class SnapshotTest {
         final List<PeerSnapshot.Event> events = new ArrayList<>();
         /** Extra copies go after every event of the document: copies name events by their place in it. */
         final List<PeerSnapshot.Event> extraCopies = new ArrayList<>();
+
         final List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
         final List<String> sections = new ArrayList<>();
         boolean exact;
@@ -164,7 +180,8 @@ class SnapshotTest {
         assertEquals(json.sorted(), binary.sorted());
         assertTrue(binary.exact);
         assertEquals(List.of(KEY.dumpKey() + " bs=4", "failed x:y: busy"), binary.sections);
-        assertTrue(binary.eventLines.size() < json.eventLines.size() / 4,
+        assertTrue(
+                binary.eventLines.size() < json.eventLines.size() / 4,
                 binary.eventLines.size() + " chains for " + json.eventLines.size() + " blocks");
     }
 
@@ -191,7 +208,7 @@ class SnapshotTest {
     void aPartitionRecoveredFromItsSnapshotIsThePartitionItWasTakenFrom() throws IOException {
         Partition p = source();
         Blocks binary = fromSnapshot(document(p));
-        Partition copy = new Partition(KEY, 4, null, new EventCounters(), new Watermarks(), r -> { });
+        Partition copy = new Partition(KEY, 4, null, new EventCounters(), new Watermarks(), r -> {});
         List<PeerSnapshot.Event> all = new ArrayList<>(binary.events);
         all.addAll(binary.extraCopies);
         copy.recover(new PeerSnapshot(all, binary.watermarks, binary.exact));
@@ -207,14 +224,15 @@ class SnapshotTest {
         long[] engine = random.longs(n).toArray();
         long[] tokens = random.longs(n).toArray();
         for (int holders = 1; holders <= 4; holders++) {
-            Partition p = new Partition(KEY, 4, null, new EventCounters(), new Watermarks(), r -> { });
+            Partition p = new Partition(KEY, 4, null, new EventCounters(), new Watermarks(), r -> {});
             for (int h = 0; h < holders; h++) {
                 p.index().store(h + 1, 0, StorageTier.DEVICE, false, 0, engine, tokens);
             }
             byte[] snapshot = p.snapshot();
             // The first holder of each block then names its owner too: one byte more than alone.
             int perBlock = holders == 1 ? 17 : 16 + 2 * holders;
-            assertTrue(snapshot.length <= perBlock * n + 64,
+            assertTrue(
+                    snapshot.length <= perBlock * n + 64,
                     snapshot.length + " bytes for " + n + " blocks of " + holders + " holders");
             Blocks read = fromSnapshot(document(p));
             assertEquals(fromJson(p).sorted(), read.sorted());
@@ -254,17 +272,23 @@ class SnapshotTest {
         ByteArrayOutputStream doc = new ByteArrayOutputStream();
         doc.writeBytes(SnapshotWriter.header());
         doc.writeBytes(SnapshotWriter.sectionHead(KEY, 4, Integer.MAX_VALUE));
-        IOException tooLarge = assertThrows(IOException.class,
+        IOException tooLarge = assertThrows(
+                IOException.class,
                 () -> SnapshotReader.read(new ByteArrayInputStream(doc.toByteArray()), 1 << 20, new Blocks()));
         assertTrue(tooLarge.getMessage().contains("larger than the limit of 1048576 bytes"), tooLarge.getMessage());
 
         byte[] longString = {'K', 'V', 'S', 'N', 'A', 'P', 1, 'P', (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 0x7F};
-        IOException string = assertThrows(IOException.class,
+        IOException string = assertThrows(
+                IOException.class,
                 () -> SnapshotReader.read(new ByteArrayInputStream(longString), Long.MAX_VALUE, new Blocks()));
         assertTrue(string.getMessage().contains("longer than"), string.getMessage());
 
-        IOException magic = assertThrows(IOException.class, () -> SnapshotReader.read(
-                new ByteArrayInputStream("{\"m:g\":{}}".getBytes(StandardCharsets.UTF_8)), 1 << 20, new Blocks()));
+        IOException magic = assertThrows(
+                IOException.class,
+                () -> SnapshotReader.read(
+                        new ByteArrayInputStream("{\"m:g\":{}}".getBytes(StandardCharsets.UTF_8)),
+                        1 << 20,
+                        new Blocks()));
         assertEquals("not a kvindexer snapshot", magic.getMessage());
     }
 

@@ -51,8 +51,11 @@ class HostileIngestTest {
         h.registerAndSubscribe(honest);
         long directBefore = directMemory();
         try (HostileZmtpPublisher bomb = new HostileZmtpPublisher(1_500_000_000L)) {
-            h.register(new JsonObject().put("instance_id", 99).put("endpoint", bomb.endpoint())
-                    .put("model_name", IngestHarness.MODEL).put("block_size", BLOCK));
+            h.register(new JsonObject()
+                    .put("instance_id", 99)
+                    .put("endpoint", bomb.endpoint())
+                    .put("model_name", IngestHarness.MODEL)
+                    .put("block_size", BLOCK));
             // The SUB drops the connection at the header and makes a new one, which gets the same bomb.
             Await.until("the bombed listener reconnected twice", IngestHarness.WAIT, () -> bomb.accepted() >= 3);
             Await.until("the refused frames are counted", IngestHarness.WAIT, () -> frameErrors() >= 2);
@@ -75,8 +78,11 @@ class HostileIngestTest {
     void aMessageOverTheLimitCostsItsConnectionWhichIsMadeAgain() throws Exception {
         h = IngestHarness.start(ServeConfig.local(0).withMaxEventBytes(LIMIT));
         try (TestPublisher pub = new TestPublisher()) {
-            h.register(new JsonObject().put("instance_id", 7).put("endpoint", pub.endpoint())
-                    .put("model_name", IngestHarness.MODEL).put("block_size", BLOCK));
+            h.register(new JsonObject()
+                    .put("instance_id", 7)
+                    .put("endpoint", pub.endpoint())
+                    .put("model_name", IngestHarness.MODEL)
+                    .put("block_size", BLOCK));
             pub.awaitSubscriber();
             pub.publish("", 0, new byte[(int) LIMIT + 1]);
             // A new subscription arrives only when the indexer connected again.
@@ -84,10 +90,15 @@ class HostileIngestTest {
             Await.until("the oversize message is counted", IngestHarness.WAIT, () -> frameErrors() == 1);
 
             int[] tokens = new int[BLOCK];
-            byte[] store = BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(
-                    new EngineEvent.Store(new long[] {42}, null, tokens, BLOCK, null, null)), 0);
+            byte[] store = BatchEncoder.batch(
+                    BatchEncoder.Format.VLLM_MAP,
+                    1.0,
+                    List.of(new EngineEvent.Store(new long[] {42}, null, tokens, BLOCK, null, null)),
+                    0);
             pub.publish("", 1, store);
-            Await.until("the next batch of the same publisher is applied", IngestHarness.WAIT,
+            Await.until(
+                    "the next batch of the same publisher is applied",
+                    IngestHarness.WAIT,
                     () -> h.counters().appliedCount("stored", "ok") == 1);
             assertEquals("active", h.listenerStatus(7, 0));
         }

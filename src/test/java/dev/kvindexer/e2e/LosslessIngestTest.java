@@ -23,7 +23,6 @@ import dev.kvindexer.support.Await;
 import dev.kvindexer.support.IngestHarness;
 import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.json.JsonObject;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
@@ -103,8 +102,10 @@ class LosslessIngestTest {
     @EnumSource(ReplayStyle.class)
     void droppedBatchesAreReplayedAndTheDumpEqualsTheEnginesExactly(ReplayStyle style) throws Exception {
         SimulatedEngine a = h.engine(engineConfig(11).withReplayStyle(style).withDrops(0.05, 7));
-        SimulatedEngine b = h.engine(engineConfig(12).withCache(BLOCK, CAPACITY, 2 * CAPACITY)
-                .withReplayStyle(style).withDrops(0.05, 8));
+        SimulatedEngine b = h.engine(engineConfig(12)
+                .withCache(BLOCK, CAPACITY, 2 * CAPACITY)
+                .withReplayStyle(style)
+                .withDrops(0.05, 8));
         h.registerAndSubscribe(a);
         h.registerAndSubscribe(b);
 
@@ -126,7 +127,8 @@ class LosslessIngestTest {
         awaitIdle(a, b);
         assertEquals(sent[0], a.generationBatches());
         assertEquals(sent[1], b.generationBatches());
-        assertTrue(a.droppedBatches() > 0 && b.droppedBatches() > 0,
+        assertTrue(
+                a.droppedBatches() > 0 && b.droppedBatches() > 0,
                 "the schedule must drop something: " + a.droppedBatches() + ", " + b.droppedBatches());
         assertTrue(b.heldHostBlocks() > 0, "engine b offloaded to its CPU tier");
 
@@ -239,9 +241,13 @@ class LosslessIngestTest {
     @Test
     void listenerIsPendingUntilTheEngineComesUpThenActive() throws Exception {
         int[] ports = IngestHarness.freePorts(2);
-        JsonObject body = new JsonObject().put("instance_id", 51).put("dp_rank", 0)
-                .put("endpoint", "tcp://127.0.0.1:" + ports[0]).put("replay_endpoint", "tcp://127.0.0.1:" + ports[1])
-                .put("model_name", IngestHarness.MODEL).put("block_size", BLOCK);
+        JsonObject body = new JsonObject()
+                .put("instance_id", 51)
+                .put("dp_rank", 0)
+                .put("endpoint", "tcp://127.0.0.1:" + ports[0])
+                .put("replay_endpoint", "tcp://127.0.0.1:" + ports[1])
+                .put("model_name", IngestHarness.MODEL)
+                .put("block_size", BLOCK);
         h.register(body);
         // Asserting a negative: it must still be pending after a while, so look a few times over ~300 ms.
         for (int i = 0; i < 4; i++) {
@@ -250,8 +256,8 @@ class LosslessIngestTest {
         }
 
         SimulatedEngine e = h.engine(engineConfig(51).withPorts(ports[0], ports[1]));
-        Await.equal("listener active once the engine is up", IngestHarness.WAIT, "active",
-                () -> h.listenerStatus(51, 0));
+        Await.equal(
+                "listener active once the engine is up", IngestHarness.WAIT, "active", () -> h.listenerStatus(51, 0));
         h.awaitSubscribed(e, 0);
         submit(e, SyntheticPrompts.standard(51, BLOCK), 20);
         awaitIdle(e);
@@ -290,7 +296,8 @@ class LosslessIngestTest {
         submit(e, prompts, 1);
         awaitIdle(e);
         Set<HeldBlock> held = truth(e);
-        assertTrue(held.stream().anyMatch(beforeUnregister::contains),
+        assertTrue(
+                held.stream().anyMatch(beforeUnregister::contains),
                 "the engine still holds blocks it stored before the unregister, so they must come back too");
 
         h.awaitDumpEquals("converged after re-registration", held);
@@ -356,16 +363,21 @@ class LosslessIngestTest {
         assertTrue(listener.getString("last_error").contains("requested=[0, 10)"), listener.encode());
 
         // A prompt sharing nothing with earlier traffic: all its blocks come from the next batch alone.
-        int[] fresh = new SplittableRandom(7_171).ints(5 * BLOCK, 0, SyntheticPrompts.VOCAB).toArray();
-        Set<Long> freshLocal = Arrays.stream(BlockHasher.localHashes(fresh, BLOCK, BlockHasher.BASE_SEED)).boxed()
+        int[] fresh = new SplittableRandom(7_171)
+                .ints(5 * BLOCK, 0, SyntheticPrompts.VOCAB)
+                .toArray();
+        Set<Long> freshLocal = Arrays.stream(BlockHasher.localHashes(fresh, BLOCK, BlockHasher.BASE_SEED))
+                .boxed()
                 .collect(Collectors.toSet());
         e.submit(fresh);
         awaitIdle(e);
         Set<HeldBlock> truth = truth(e);
-        Set<HeldBlock> freshBlocks = truth.stream().filter(b -> freshLocal.contains(b.tokensHash()))
-                .collect(Collectors.toSet());
+        Set<HeldBlock> freshBlocks =
+                truth.stream().filter(b -> freshLocal.contains(b.tokensHash())).collect(Collectors.toSet());
         assertEquals(5, freshBlocks.size());
-        Await.until("the batch after the incomplete replay applied", IngestHarness.WAIT,
+        Await.until(
+                "the batch after the incomplete replay applied",
+                IngestHarness.WAIT,
                 () -> h.dump().containsAll(freshBlocks));
         Set<HeldBlock> dump = h.dump();
         Set<HeldBlock> invented = new HashSet<>(dump);

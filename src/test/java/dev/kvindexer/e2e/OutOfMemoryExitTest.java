@@ -31,7 +31,9 @@ class OutOfMemoryExitTest {
     /** The JVM options of the Dockerfile's exec-form ENTRYPOINT: everything between "java" and "-jar". */
     static List<String> productionJvmOptions() throws IOException {
         String entrypoint = Files.readAllLines(Path.of("Dockerfile")).stream()
-                .filter(l -> l.startsWith("ENTRYPOINT ")).findFirst().orElseThrow();
+                .filter(l -> l.startsWith("ENTRYPOINT "))
+                .findFirst()
+                .orElseThrow();
         JsonArray exec = new JsonArray(entrypoint.substring("ENTRYPOINT ".length()));
         List<String> options = new ArrayList<>();
         for (int i = 1; i < exec.size() && !exec.getString(i).equals("-jar"); i++) {
@@ -53,9 +55,21 @@ class OutOfMemoryExitTest {
         List<String> jvm = new ArrayList<>(productionJvmOptions());
         jvm.add("-Xmx64m");
         try (TestPublisher engine = new TestPublisher();
-             ChildJvm node = ChildJvm.start(jvm, "serve", "--host", "127.0.0.1",
-                     "--port", Integer.toString(port), "--threads", "1", "--ingest-threads", "1",
-                     "--block-size", Integer.toString(BLOCK), "--workers", "1=" + engine.endpoint())) {
+                ChildJvm node = ChildJvm.start(
+                        jvm,
+                        "serve",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        Integer.toString(port),
+                        "--threads",
+                        "1",
+                        "--ingest-threads",
+                        "1",
+                        "--block-size",
+                        Integer.toString(BLOCK),
+                        "--workers",
+                        "1=" + engine.endpoint())) {
             engine.awaitSubscriber();
             SplittableRandom random = new SplittableRandom(15);
             long hash = 1;
@@ -66,8 +80,14 @@ class OutOfMemoryExitTest {
                     hashes[i] = hash++;
                 }
                 int[] tokens = random.ints(BLOCKS_PER_EVENT * BLOCK, 0, 100_000).toArray();
-                engine.publish("", seq, BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, seq, List.of(
-                        new EngineEvent.Store(hashes, null, tokens, BLOCK, null, null)), 0));
+                engine.publish(
+                        "",
+                        seq,
+                        BatchEncoder.batch(
+                                BatchEncoder.Format.VLLM_MAP,
+                                seq,
+                                List.of(new EngineEvent.Store(hashes, null, tokens, BLOCK, null, null)),
+                                0));
             }
             Integer status = node.awaitExit(Duration.ofSeconds(30));
             assertNotNull(status, "the node still runs after its heap filled:\n" + tail(node.output()));

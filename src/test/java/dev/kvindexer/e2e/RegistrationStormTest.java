@@ -39,8 +39,10 @@ class RegistrationStormTest {
         IndexerNode node = IndexerNode.start(ServeConfig.local(0).withIndexMemory(new IndexMemory(BUDGET)));
         try {
             HttpJson indexer = new HttpJson(node.httpPort());
-            HttpJson select = new HttpJson(SelectServiceCommand.deploy(node, SelectServiceConfig.on("127.0.0.1", 0)
-                    .withLimits(new SelectLimits(64, 1024, 65_536)), SelectionConfig.fromEnvironment(Map.of()))
+            HttpJson select = new HttpJson(SelectServiceCommand.deploy(
+                            node,
+                            SelectServiceConfig.on("127.0.0.1", 0).withLimits(new SelectLimits(64, 1024, 65_536)),
+                            SelectionConfig.fromEnvironment(Map.of()))
                     .actualPort());
             long maxPartitions = (long) (BUDGET / 2 / MemoryBudget.PARTITION_FIXED_BYTES);
             SplittableRandom rnd = new SplittableRandom(0x73746f726dL);
@@ -49,11 +51,23 @@ class RegistrationStormTest {
                 String model = "model-" + rnd.nextInt(3 * (int) maxPartitions);
                 long id = 1 + rnd.nextInt(200);
                 HttpResponse<String> r = switch (rnd.nextInt(5)) {
-                    case 0, 1 -> indexer.post("/register", new JsonObject().put("instance_id", id)
-                            .put("dp_rank", RANKS[rnd.nextInt(RANKS.length)]).put("endpoint", "tcp://127.0.0.1:9")
-                            .put("model_name", model).put("block_size", 4).encode());
-                    case 2 -> indexer.post("/unregister", new JsonObject().put("instance_id", id)
-                            .put("model_name", model).encode());
+                    case 0, 1 ->
+                        indexer.post(
+                                "/register",
+                                new JsonObject()
+                                        .put("instance_id", id)
+                                        .put("dp_rank", RANKS[rnd.nextInt(RANKS.length)])
+                                        .put("endpoint", "tcp://127.0.0.1:9")
+                                        .put("model_name", model)
+                                        .put("block_size", 4)
+                                        .encode());
+                    case 2 ->
+                        indexer.post(
+                                "/unregister",
+                                new JsonObject()
+                                        .put("instance_id", id)
+                                        .put("model_name", model)
+                                        .encode());
                     case 3 -> select.post("/workers", worker(rnd, 10_000 + id % 50, model));
                     default -> select.send("DELETE", "/workers/" + (10_000 + id % 50));
                 };
@@ -63,7 +77,9 @@ class RegistrationStormTest {
                     assertTrue(new JsonObject(r.body()).getString("error", "").length() > 0, r.body());
                 }
                 if (i % 250 == 0) {
-                    assertTrue(models(indexer).size() <= maxPartitions, "partitions: " + models(indexer).size());
+                    assertTrue(
+                            models(indexer).size() <= maxPartitions,
+                            "partitions: " + models(indexer).size());
                     assertEquals(200, indexer.get("/health").statusCode());
                 }
             }
@@ -75,9 +91,17 @@ class RegistrationStormTest {
             JsonArray workers = new JsonArray(indexer.get("/workers").body());
             for (int i = 0; i < workers.size(); i++) {
                 JsonObject w = workers.getJsonObject(i);
-                assertEquals(200, indexer.post("/unregister", new JsonObject().put("instance_id",
-                        w.getValue("instance_id")).put("model_name", w.getString("model_name"))
-                        .put("routing_group", w.getString("routing_group")).encode()).statusCode(), w.encode());
+                assertEquals(
+                        200,
+                        indexer.post(
+                                        "/unregister",
+                                        new JsonObject()
+                                                .put("instance_id", w.getValue("instance_id"))
+                                                .put("model_name", w.getString("model_name"))
+                                                .put("routing_group", w.getString("routing_group"))
+                                                .encode())
+                                .statusCode(),
+                        w.encode());
             }
             assertEquals("[]", indexer.get("/workers").body());
             assertEquals("{}", indexer.get("/dump").body());
@@ -93,9 +117,15 @@ class RegistrationStormTest {
         for (long r = 0; r < Math.min(size, 64); r++) {
             endpoints.put(Long.toString(r), "tcp://127.0.0.1:" + (10 + r));
         }
-        return new JsonObject().put("worker_id", id).put("model_name", model).put("endpoint", "http://w")
-                .put("block_size", 4).put("data_parallel_start_rank", RANKS[rnd.nextInt(RANKS.length)] % 70_000)
-                .put("data_parallel_size", size).put("kv_events_endpoints", endpoints).encode();
+        return new JsonObject()
+                .put("worker_id", id)
+                .put("model_name", model)
+                .put("endpoint", "http://w")
+                .put("block_size", 4)
+                .put("data_parallel_start_rank", RANKS[rnd.nextInt(RANKS.length)] % 70_000)
+                .put("data_parallel_size", size)
+                .put("kv_events_endpoints", endpoints)
+                .encode();
     }
 
     private static Set<String> models(HttpJson indexer) {

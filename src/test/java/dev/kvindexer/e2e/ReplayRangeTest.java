@@ -30,54 +30,69 @@ class ReplayRangeTest {
     private static byte[] store(long hash) {
         int[] tokens = new int[BLOCK];
         java.util.Arrays.fill(tokens, (int) hash);
-        return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(
-                new EngineEvent.Store(new long[] {hash}, null, tokens, BLOCK, null, null)), 0);
+        return BatchEncoder.batch(
+                BatchEncoder.Format.VLLM_MAP,
+                1.0,
+                List.of(new EngineEvent.Store(new long[] {hash}, null, tokens, BLOCK, null, null)),
+                0);
     }
 
     @Test
     void aReplayedBatchPastTheRequestedEndIsSkippedAndLiveBatchesStillApply() throws Exception {
         try (IngestHarness h = IngestHarness.start();
-             TestPublisher pub = new TestPublisher();
-             ZContext ctx = new ZContext()) {
+                TestPublisher pub = new TestPublisher();
+                ZContext ctx = new ZContext()) {
             ZMQ.Socket router = ctx.createSocket(SocketType.ROUTER);
             router.setLinger(0);
             router.bind("tcp://127.0.0.1:0");
             router.setReceiveTimeOut(200);
             String replayEndpoint = router.getLastEndpoint();
             AtomicInteger requests = new AtomicInteger();
-            Thread replier = new Thread(() -> {
-                while (!Thread.currentThread().isInterrupted()) {
-                    byte[] identity = router.recv(0);
-                    if (identity == null) {
-                        continue;
-                    }
-                    while (router.hasReceiveMore()) {
-                        router.recv(0);
-                    }
-                    requests.incrementAndGet();
-                    // Asked for [0, 3): answers with a batch far ahead, then the end of the replay.
-                    for (byte[] payload : new byte[][] {store(900), new byte[0]}) {
-                        router.sendMore(identity);
-                        router.sendMore(new byte[0]);
-                        router.sendMore(LiveFrames.seqFrame(FAR_AHEAD));
-                        router.send(payload);
-                    }
-                }
-            }, "hostile-replay-router");
+            Thread replier = new Thread(
+                    () -> {
+                        while (!Thread.currentThread().isInterrupted()) {
+                            byte[] identity = router.recv(0);
+                            if (identity == null) {
+                                continue;
+                            }
+                            while (router.hasReceiveMore()) {
+                                router.recv(0);
+                            }
+                            requests.incrementAndGet();
+                            // Asked for [0, 3): answers with a batch far ahead, then the end of the replay.
+                            for (byte[] payload : new byte[][] {store(900), new byte[0]}) {
+                                router.sendMore(identity);
+                                router.sendMore(new byte[0]);
+                                router.sendMore(LiveFrames.seqFrame(FAR_AHEAD));
+                                router.send(payload);
+                            }
+                        }
+                    },
+                    "hostile-replay-router");
             replier.setDaemon(true);
             try {
                 replier.start();
-                h.register(new JsonObject().put("instance_id", 5).put("endpoint", pub.endpoint())
-                        .put("replay_endpoint", replayEndpoint).put("model_name", IngestHarness.MODEL)
+                h.register(new JsonObject()
+                        .put("instance_id", 5)
+                        .put("endpoint", pub.endpoint())
+                        .put("replay_endpoint", replayEndpoint)
+                        .put("model_name", IngestHarness.MODEL)
                         .put("block_size", BLOCK));
                 pub.awaitSubscriber();
                 pub.publish("", 3, store(3));
                 Await.until("the gap [0, 3) is asked for", IngestHarness.WAIT, () -> requests.get() >= 1);
-                Await.until("the far-ahead batch is counted", IngestHarness.WAIT, () -> MetricsPage.of(h.http())
-                        .value("dynamo_kvrouter_kv_cache_event_warnings{warning_kind=\"replay_out_of_range\"}") >= 1);
+                Await.until(
+                        "the far-ahead batch is counted",
+                        IngestHarness.WAIT,
+                        () -> MetricsPage.of(h.http())
+                                        .value(
+                                                "dynamo_kvrouter_kv_cache_event_warnings{warning_kind=\"replay_out_of_range\"}")
+                                >= 1);
                 pub.publish("", 4, store(4));
                 pub.publish("", 5, store(5));
-                Await.until("live batches 3, 4 and 5 are applied", IngestHarness.WAIT,
+                Await.until(
+                        "live batches 3, 4 and 5 are applied",
+                        IngestHarness.WAIT,
                         () -> h.counters().appliedCount("stored", "ok") == 3);
                 assertEquals(0, h.counters().warningCount("stale_batch"), "no live batch may be dropped as stale");
                 assertEquals(3, h.dump().size(), "the far-ahead batch's block was not applied: " + h.dump());

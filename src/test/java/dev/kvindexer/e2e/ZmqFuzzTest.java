@@ -42,11 +42,15 @@ class ZmqFuzzTest {
 
     @Test
     void aHundredThousandDamagedMessagesNeitherStopIngestNorCorruptTheIndex() throws Exception {
-        try (IngestHarness h = IngestHarness.start(); TestPublisher fuzzed = new TestPublisher(0)) {
+        try (IngestHarness h = IngestHarness.start();
+                TestPublisher fuzzed = new TestPublisher(0)) {
             SimulatedEngine honest = h.engine(EngineConfig.local(HONEST, 0).withCache(BLOCK, 256, 0));
             h.registerAndSubscribe(honest);
-            h.register(new JsonObject().put("instance_id", FUZZED).put("endpoint", fuzzed.endpoint())
-                    .put("model_name", IngestHarness.MODEL).put("block_size", BLOCK));
+            h.register(new JsonObject()
+                    .put("instance_id", FUZZED)
+                    .put("endpoint", fuzzed.endpoint())
+                    .put("model_name", IngestHarness.MODEL)
+                    .put("block_size", BLOCK));
             fuzzed.awaitSubscriber();
 
             SplittableRandom rnd = new SplittableRandom(0xf022L);
@@ -61,16 +65,27 @@ class ZmqFuzzTest {
             }
             // ZMQ keeps a connection's order: once this batch is in, every damaged message before it was handled.
             int[] tokens = rnd.ints(BLOCK, 0, 50_000).toArray();
-            fuzzed.publish("", 0, BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(
-                    new EngineEvent.Store(new long[] {7001}, null, tokens, BLOCK, null, null)), 0));
+            fuzzed.publish(
+                    "",
+                    0,
+                    BatchEncoder.batch(
+                            BatchEncoder.Format.VLLM_MAP,
+                            1.0,
+                            List.of(new EngineEvent.Store(new long[] {7001}, null, tokens, BLOCK, null, null)),
+                            0));
             awaitIdle(honest);
-            Await.until("the last batch after the fuzz is applied", IngestHarness.WAIT,
+            Await.until(
+                    "the last batch after the fuzz is applied",
+                    IngestHarness.WAIT,
                     () -> worker(h.dump(), FUZZED).stream().anyMatch(b -> b.blockHash() == 7001));
 
             assertEquals("active", h.listenerStatus(FUZZED, 0), "the fuzzed listener never died");
 
             // What the fuzz stored goes with its worker, and the honest engine's blocks were never touched.
-            h.post("/unregister", new JsonObject().put("instance_id", FUZZED).put("model_name", IngestHarness.MODEL), 200);
+            h.post(
+                    "/unregister",
+                    new JsonObject().put("instance_id", FUZZED).put("model_name", IngestHarness.MODEL),
+                    200);
             h.awaitDumpEquals("only the honest engine's blocks, exactly", truth(honest));
 
             assertEquals(200, h.http().get("/health").statusCode());
@@ -96,8 +111,13 @@ class ZmqFuzzTest {
                 int blocks = 1 + rnd.nextInt(4);
                 long[] hashes = rnd.longs(blocks).toArray();
                 List<EngineEvent> events = new ArrayList<>();
-                events.add(new EngineEvent.Store(hashes, rnd.nextBoolean() ? null : rnd.nextLong(),
-                        rnd.ints(blocks * BLOCK, 0, 50_000).toArray(), BLOCK, rnd.nextBoolean() ? null : "cpu", null));
+                events.add(new EngineEvent.Store(
+                        hashes,
+                        rnd.nextBoolean() ? null : rnd.nextLong(),
+                        rnd.ints(blocks * BLOCK, 0, 50_000).toArray(),
+                        BLOCK,
+                        rnd.nextBoolean() ? null : "cpu",
+                        null));
                 if (rnd.nextInt(3) == 0) {
                     events.add(new EngineEvent.Remove(new long[] {hashes[0]}, null));
                 }
@@ -115,7 +135,8 @@ class ZmqFuzzTest {
         byte[] topic = new byte[0];
         int kind = rnd.nextInt(100);
         if (kind < 70) {
-            pub.sendFrames(topic, LiveFrames.seqFrame(seq), Mutations.mutate(seeds.get(rnd.nextInt(seeds.size())), rnd));
+            pub.sendFrames(
+                    topic, LiveFrames.seqFrame(seq), Mutations.mutate(seeds.get(rnd.nextInt(seeds.size())), rnd));
         } else if (kind < 78) {
             byte[] junk = new byte[rnd.nextInt(300)];
             rnd.nextBytes(junk);
@@ -129,8 +150,14 @@ class ZmqFuzzTest {
         } else if (kind < 93) {
             pub.sendFrames(topic, LiveFrames.seqFrame(seq), bomb(rnd));
         } else if (kind < 96) {
-            pub.sendFrames(topic, LiveFrames.seqFrame(seq), BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0,
-                    List.of(new EngineEvent.ClearAll()), EventBatch.MAX_RANK + 1 + rnd.nextInt(1 << 20)));
+            pub.sendFrames(
+                    topic,
+                    LiveFrames.seqFrame(seq),
+                    BatchEncoder.batch(
+                            BatchEncoder.Format.VLLM_MAP,
+                            1.0,
+                            List.of(new EngineEvent.ClearAll()),
+                            EventBatch.MAX_RANK + 1 + rnd.nextInt(1 << 20)));
         } else {
             // Out of order: a seq from anywhere, as a confused or restarted publisher sends.
             pub.sendFrames(topic, LiveFrames.seqFrame(rnd.nextLong()), seeds.get(rnd.nextInt(seeds.size())));
@@ -143,9 +170,18 @@ class ZmqFuzzTest {
     private static byte[] bomb(SplittableRandom rnd) {
         ByteBuffer b;
         switch (rnd.nextInt(4)) {
-            case 0 -> b = ByteBuffer.allocate(16).put(new byte[] {(byte) 0x93, 0x01, (byte) 0xdd}).putInt(0x7fffffff);
-            case 1 -> b = ByteBuffer.allocate(16).put(new byte[] {(byte) 0x93, 0x01, (byte) 0xdf}).putInt(0x30000000);
-            case 2 -> b = ByteBuffer.allocate(16).put(new byte[] {(byte) 0x93, 0x01, (byte) 0xc6}).putInt(0x7ffffff0);
+            case 0 ->
+                b = ByteBuffer.allocate(16)
+                        .put(new byte[] {(byte) 0x93, 0x01, (byte) 0xdd})
+                        .putInt(0x7fffffff);
+            case 1 ->
+                b = ByteBuffer.allocate(16)
+                        .put(new byte[] {(byte) 0x93, 0x01, (byte) 0xdf})
+                        .putInt(0x30000000);
+            case 2 ->
+                b = ByteBuffer.allocate(16)
+                        .put(new byte[] {(byte) 0x93, 0x01, (byte) 0xc6})
+                        .putInt(0x7ffffff0);
             default -> {
                 byte[] deep = new byte[2 + 20_000];
                 deep[0] = (byte) 0x93;

@@ -8,7 +8,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.stream.IntStream;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -94,8 +93,7 @@ class BlockHasherTest {
 
     @Test
     void hv8LoraSeed() {
-        assertEquals(u("8842669519798866845"),
-                BlockHasher.hashBytes("adapter-a".getBytes(StandardCharsets.UTF_8), 0));
+        assertEquals(u("8842669519798866845"), BlockHasher.hashBytes("adapter-a".getBytes(StandardCharsets.UTF_8), 0));
         long seed = BlockHasher.seedFor("adapter-a", null);
         assertEquals(u("8842669519798868182"), seed);
         assertUnsigned(us("6665157333201000639"), BlockHasher.localHashes(range(0, 3), 4, seed));
@@ -103,8 +101,7 @@ class BlockHasherTest {
 
     @Test
     void hv9SaltSeed() {
-        assertEquals(u("1948188790972762749"),
-                BlockHasher.hashBytes("tenant-a".getBytes(StandardCharsets.UTF_8), 1));
+        assertEquals(u("1948188790972762749"), BlockHasher.hashBytes("tenant-a".getBytes(StandardCharsets.UTF_8), 1));
         long seed = BlockHasher.seedFor(null, "tenant-a");
         assertEquals(u("1948188790972764086"), seed);
         long[] local = BlockHasher.localHashes(range(0, 3), 4, seed);
@@ -129,7 +126,8 @@ class BlockHasherTest {
 
     @Test
     void hv11Chain() {
-        assertUnsigned(us("11", "750553365844651409", "3257565445809651757"),
+        assertUnsigned(
+                us("11", "750553365844651409", "3257565445809651757"),
                 BlockHasher.sequenceHashes(new long[] {11, 22, 33}));
         assertEquals(u("750553365844651409"), BlockHasher.chain(11, 22));
     }
@@ -155,15 +153,19 @@ class BlockHasherTest {
         assertEquals(u("13917772031453556700"), BlockHasher.eagleWindowHash(tokens, 1, 2, 1337));
         assertEquals(-4528972042255994916L, BlockHasher.eagleWindowHash(tokens, 1, 2, 1337));
         // same bytes as a plain block over the window
-        assertEquals(BlockHasher.hashTokens(new int[] {12, 13, 14}, 0, 3, 1337),
+        assertEquals(
+                BlockHasher.hashTokens(new int[] {12, 13, 14}, 0, 3, 1337),
                 BlockHasher.eagleWindowHash(tokens, 1, 2, 1337));
     }
 
     @Test
     void negativeControlChainSeedZero() {
         long[] local = us("4117275816416024698", "6081346995852963768");
-        byte[] bytes = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
-                .putLong(local[0]).putLong(local[1]).array();
+        byte[] bytes = ByteBuffer.allocate(16)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(local[0])
+                .putLong(local[1])
+                .array();
         assertEquals(u("16736459605431117554"), BlockHasher.hashBytes(bytes, 0));
         assertNotEquals(u("16736459605431117554"), BlockHasher.chain(local[0], local[1]));
         assertEquals(u("5947898228081096063"), BlockHasher.hashBytes(bytes, 1337));
@@ -195,7 +197,8 @@ class BlockHasherTest {
         long seed = BlockHasher.seedFor("x", "y");
         assertEquals(BlockHasher.hashBytes(buf.array(), seed), BlockHasher.hashTokens(tokens, 0, tokens.length, seed));
         // a sub-range and a switch of seeds on the same thread
-        assertEquals(BlockHasher.localHashes(new int[] {1, 0x7fffffff}, 2, 1337)[0],
+        assertEquals(
+                BlockHasher.localHashes(new int[] {1, 0x7fffffff}, 2, 1337)[0],
                 BlockHasher.hashTokens(tokens, 1, 2, 1337));
         assertEquals(BlockHasher.hashBytes(buf.array(), seed), BlockHasher.hashTokens(tokens, 0, tokens.length, seed));
     }
@@ -212,7 +215,8 @@ class BlockHasherTest {
         buf.putLong(3L).putLong(big);
         assertEquals(BlockHasher.hashBytes(buf.array(), 1337), BlockHasher.hashTokensWithMm(tokens, 0, 4, mm, 1337));
         assertEquals(big, mm[0], "input not modified");
-        assertEquals(BlockHasher.hashTokens(tokens, 0, 4, 1337),
+        assertEquals(
+                BlockHasher.hashTokens(tokens, 0, 4, 1337),
                 BlockHasher.hashTokensWithMm(tokens, 0, 4, new long[0], 1337));
     }
 }

@@ -96,8 +96,8 @@ class VllmBlockHasherTest {
             if (salt != null && !salt.isEmpty()) {
                 extras.add(salt.getBytes(StandardCharsets.UTF_8));
             }
-            byte[] encoded = new VllmBlockHasher(p).encodeBlock(p.rootDigest(), tokens, 0, bs,
-                    extras.toArray(new byte[0][]));
+            byte[] encoded =
+                    new VllmBlockHasher(p).encodeBlock(p.rootDigest(), tokens, 0, bs, extras.toArray(new byte[0][]));
             assertEquals(v.getInteger("block0_encoded_len"), encoded.length, id + ": encoded length");
             String expected = v.getString("block0_encoded");
             if (expected != null && !expected.isEmpty()) {
@@ -114,9 +114,11 @@ class VllmBlockHasherTest {
         byte[] block1 = chain.nextDigest();
         byte[] keyAsParent = new byte[8];
         System.arraycopy(block0, 24, keyAsParent, 0, 8);
-        byte[] wrong = MessageDigest.getInstance("SHA-256").digest(new VllmBlockHasher(p).encodeBlock(keyAsParent,
-                new int[] {5, 6, 7, 8}, 0, 4, new byte[0][]));
-        assertEquals("067bc227e5aa13cb174be22cd7016b7b21b663eddba6241928d7a7d1ffc0aa1e", HEX.formatHex(wrong),
+        byte[] wrong = MessageDigest.getInstance("SHA-256")
+                .digest(new VllmBlockHasher(p).encodeBlock(keyAsParent, new int[] {5, 6, 7, 8}, 0, 4, new byte[0][]));
+        assertEquals(
+                "067bc227e5aa13cb174be22cd7016b7b21b663eddba6241928d7a7d1ffc0aa1e",
+                HEX.formatHex(wrong),
                 "the reference's negative control");
         assertNotEquals(HEX.formatHex(block1), HEX.formatHex(wrong));
     }
@@ -126,12 +128,16 @@ class VllmBlockHasherTest {
         assertNull(HashProfile.seedError("random"));
         assertNull(HashProfile.seedError("004294967295"), "leading zeros are allowed");
         for (String bad : new String[] {"", "-1", "+1", " 0", "0 ", "not-a-seed", "０"}) {
-            assertEquals("python_hash_seed must be \"random\" or ASCII decimal text in 0..4294967295",
-                    HashProfile.seedError(bad), bad);
+            assertEquals(
+                    "python_hash_seed must be \"random\" or ASCII decimal text in 0..4294967295",
+                    HashProfile.seedError(bad),
+                    bad);
         }
         assertEquals("python_hash_seed must be in range 0..4294967295", HashProfile.seedError("4294967296"));
         assertThrows(IllegalArgumentException.class, () -> profile("sha256", "4294967296"));
-        assertNotEquals(profile("sha256_cbor", "0").rootDigestHex(), profile("sha256_cbor", "00").rootDigestHex());
+        assertNotEquals(
+                profile("sha256_cbor", "0").rootDigestHex(),
+                profile("sha256_cbor", "00").rootDigestHex());
         assertNull(HashProfile.Algorithm.of("SHA256"), "names are case-sensitive");
     }
 

@@ -35,7 +35,11 @@ class DashboardRoutesTest {
                 assertEquals(200, page.statusCode(), path);
                 assertTrue(page.headers().firstValue("content-type").orElse("").startsWith("text/html"), path);
                 assertTrue(page.body().contains("<script src=\"/ui/app.js\""), path);
-                assertTrue(page.headers().firstValue("content-security-policy").orElse("").contains("default-src 'self'"),
+                assertTrue(
+                        page.headers()
+                                .firstValue("content-security-policy")
+                                .orElse("")
+                                .contains("default-src 'self'"),
                         "no inline or foreign script may run: " + path);
             }
             HttpResponse<String> script = http.get("/ui/app.js");
@@ -65,16 +69,24 @@ class DashboardRoutesTest {
             for (String path : List.of("/overview", "/workers", "/metrics")) {
                 assertEquals(401, anonymous.get(path).statusCode(), path);
             }
-            assertEquals(200, anonymous.withHeader("Authorization", "Bearer " + TOKEN).get("/overview").statusCode());
+            assertEquals(
+                    200,
+                    anonymous
+                            .withHeader("Authorization", "Bearer " + TOKEN)
+                            .get("/overview")
+                            .statusCode());
             // A path that only looks like the page's must not pass: routing sees the normalized one.
-            for (String sneaky : List.of("/ui/../overview", "/ui/%2e%2e/overview", "/ui/..%2Foverview",
-                    "/ui/../workers")) {
+            for (String sneaky :
+                    List.of("/ui/../overview", "/ui/%2e%2e/overview", "/ui/..%2Foverview", "/ui/../workers")) {
                 try (RawHttp raw = new RawHttp(node.httpPort())) {
                     raw.send("GET " + sneaky + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
                     RawHttp.Answer answer = raw.answer(Duration.ofSeconds(5));
-                    assertTrue(answer.status() == 401 || answer.status() == 404 || answer.status() == 400,
+                    assertTrue(
+                            answer.status() == 401 || answer.status() == 404 || answer.status() == 400,
                             sneaky + " answered " + answer.status() + ": " + answer.body());
-                    assertTrue(!answer.body().contains("\"workers\"") && !answer.body().contains("instance_id"),
+                    assertTrue(
+                            !answer.body().contains("\"workers\"")
+                                    && !answer.body().contains("instance_id"),
                             sneaky + " leaked data: " + answer.body());
                 }
             }

@@ -49,22 +49,46 @@ class GrafanaDashboardTest {
             }
         }
         assertTrue(panels >= 10, "a dashboard, not a stub: " + panels + " panels");
-        assertTrue(asked.containsAll(List.of("kvindexer_query_match_ratio", "kvindexer_query_zero_match_total",
-                "kvindexer_query_matching_instances", "kvindexer_engine_blocks_stored_total",
-                "kvindexer_engine_blocks_removed_total", "kvindexer_engine_last_event_age_seconds",
-                "dynamo_kvrouter_kv_cache_events_applied", "dynamo_kvindexer_request_duration_seconds")), asked.toString());
+        assertTrue(
+                asked.containsAll(List.of(
+                        "kvindexer_query_match_ratio",
+                        "kvindexer_query_zero_match_total",
+                        "kvindexer_query_matching_instances",
+                        "kvindexer_engine_blocks_stored_total",
+                        "kvindexer_engine_blocks_removed_total",
+                        "kvindexer_engine_last_event_age_seconds",
+                        "dynamo_kvrouter_kv_cache_events_applied",
+                        "dynamo_kvindexer_request_duration_seconds")),
+                asked.toString());
 
         IndexerNode node = IndexerNode.start(ServeConfig.local(0));
         try (TestPublisher engine = new TestPublisher()) {
             HttpJson http = new HttpJson(node.httpPort());
-            assertEquals(201, http.post("/register", "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
-                    + "\",\"model_name\":\"m\",\"block_size\":4}").statusCode());
+            assertEquals(
+                    201,
+                    http.post(
+                                    "/register",
+                                    "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
+                                            + "\",\"model_name\":\"m\",\"block_size\":4}")
+                            .statusCode());
             engine.awaitSubscriber();
-            engine.publish("", 0, BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(
-                    new EngineEvent.Store(new long[] {1}, null, new int[] {0, 1, 2, 3}, 4, "GPU", null)), 0));
-            Await.until("the event applied", Duration.ofSeconds(10),
+            engine.publish(
+                    "",
+                    0,
+                    BatchEncoder.batch(
+                            BatchEncoder.Format.VLLM_MAP,
+                            1.0,
+                            List.of(new EngineEvent.Store(
+                                    new long[] {1}, null, new int[] {0, 1, 2, 3}, 4, "GPU", null)),
+                            0));
+            Await.until(
+                    "the event applied",
+                    Duration.ofSeconds(10),
                     () -> node.counters().appliedCount("stored", "ok") == 1);
-            assertEquals(200, http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[0,1,2,3]}").statusCode());
+            assertEquals(
+                    200,
+                    http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[0,1,2,3]}")
+                            .statusCode());
             Set<String> exported = new TreeSet<>();
             for (String line : http.get("/metrics").body().split("\n")) {
                 if (line.startsWith("# TYPE ")) {

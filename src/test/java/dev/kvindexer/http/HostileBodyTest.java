@@ -91,8 +91,10 @@ class HostileBodyTest {
         JsonObject error = decoded(r);
         if (CONDUCTOR_ROUTES.contains(route)) {
             assertEquals(CppConductorError.INVALID_MSGPACK, error.getString("reason"), what + ": " + error);
-            assertTrue(List.of("Invalid msgpack object", "request body must be a msgpack map")
-                    .contains(error.getString("error")), what + ": " + error);
+            assertTrue(
+                    List.of("Invalid msgpack object", "request body must be a msgpack map")
+                            .contains(error.getString("error")),
+                    what + ": " + error);
         } else {
             assertEquals(MooncakeJsonError.INVALID_REQUEST, error.getString("error"), what + ": " + error);
             assertTrue(error.getString("reason").contains(reason), what + ": " + error);
@@ -161,14 +163,22 @@ class HostileBodyTest {
         assertEquals(Long.MAX_VALUE, read.getValue("u"));
         assertEquals(1.5, read.getValue("f"));
         assertEquals(new JsonArray("[1,[2,3],{\"k\":\"v\"}]"), read.getJsonArray("a"));
-        assertEquals(List.of(1, -1), Arrays.stream(((JsonBodyReader.PackedTokens) read.getValue("token_ids")).tokens())
-                .boxed().toList(), "token_ids as a bin of little-endian u32, packed");
+        assertEquals(
+                List.of(1, -1),
+                Arrays.stream(((JsonBodyReader.PackedTokens) read.getValue("token_ids")).tokens())
+                        .boxed()
+                        .toList(),
+                "token_ids as a bin of little-endian u32, packed");
         assertEquals(new JsonArray("[2]"), read.getJsonArray("b"), "any other bin is an array of u32");
-        assertEquals(new java.math.BigInteger("18446744073709551615"),
-                MsgpackBodyReader.read(hex("cf ff ff ff ff ff ff ff ff")), "a u64 above i64 stays unsigned");
+        assertEquals(
+                new java.math.BigInteger("18446744073709551615"),
+                MsgpackBodyReader.read(hex("cf ff ff ff ff ff ff ff ff")),
+                "a u64 above i64 stays unsigned");
         HttpError badUtf8 = assertThrows(HttpError.class, () -> MsgpackBodyReader.read(hex("a3 ed a0 80")));
         assertTrue(badUtf8.getMessage().contains("not valid UTF-8"), badUtf8.getMessage());
-        assertEquals(new JsonObject("{\"a\":2,\"b\":[]}"), MsgpackBodyReader.read(hex("83 a1 61 01 a1 61 02 a1 62 90")),
+        assertEquals(
+                new JsonObject("{\"a\":2,\"b\":[]}"),
+                MsgpackBodyReader.read(hex("83 a1 61 01 a1 61 02 a1 62 90")),
                 "a repeated key counts as an entry, and the later value wins");
         HttpError key = assertThrows(HttpError.class, () -> MsgpackBodyReader.read(hex("81 01 02")));
         assertTrue(key.getMessage().contains("a key of `body` is not a string"), key.getMessage());

@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.cli.SlotTrackerCommand;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.RawHttp;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
@@ -34,28 +34,37 @@ class HttpEdgeTest {
     private static final Duration CLOSED_WITHIN = Duration.ofSeconds(10);
 
     /** A started server, with a POST route and a valid body for it. */
-    private record Running(int port, AutoCloseable stop, String postRoute, String postBody, String getRoute) {
-    }
+    private record Running(int port, AutoCloseable stop, String postRoute, String postBody, String getRoute) {}
 
     enum Server {
         INDEXER {
             @Override
             Running start() throws Exception {
                 IndexerNode node = IndexerNode.start(ServeConfig.local(0).withHttpLimits(LIMITS));
-                return new Running(node.httpPort(), node::close, "/query",
-                        "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}", "/workers");
+                return new Running(
+                        node.httpPort(),
+                        node::close,
+                        "/query",
+                        "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}",
+                        "/workers");
             }
         },
         SLOT_TRACKER {
             @Override
             Running start() throws Exception {
                 Vertx vertx = Vertx.vertx();
-                SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(vertx,
-                        SlotTrackerConfig.on("127.0.0.1", 0, LIMITS), () -> "");
-                return new Running(tracker.actualPort(),
-                        () -> vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS),
-                        "/add", "{\"model_name\":\"m\",\"request_id\":\"r\",\"worker_id\":1,\"dp_rank\":0,"
-                        + "\"sequence_hashes\":[1]}", "/loads");
+                SlotTrackerVerticle tracker =
+                        SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0, LIMITS), () -> "");
+                return new Running(
+                        tracker.actualPort(),
+                        () -> vertx.close()
+                                .toCompletionStage()
+                                .toCompletableFuture()
+                                .get(10, TimeUnit.SECONDS),
+                        "/add",
+                        "{\"model_name\":\"m\",\"request_id\":\"r\",\"worker_id\":1,\"dp_rank\":0,"
+                                + "\"sequence_hashes\":[1]}",
+                        "/loads");
             }
         };
 
@@ -105,8 +114,10 @@ class HttpEdgeTest {
         server = which.start();
         RawHttp slow = connect();
         assertTrue(slow.send("GET /health HTTP/1.1\r\nHost: x\r\n"));
-        assertTrue(slow.closedWhileTrickling("X".getBytes(StandardCharsets.US_ASCII), Duration.ofMillis(100),
-                CLOSED_WITHIN), "a slowloris head must not hold its connection past the idle timeout");
+        assertTrue(
+                slow.closedWhileTrickling(
+                        "X".getBytes(StandardCharsets.US_ASCII), Duration.ofMillis(100), CLOSED_WITHIN),
+                "a slowloris head must not hold its connection past the idle timeout");
     }
 
     @ParameterizedTest
@@ -162,17 +173,26 @@ class HttpEdgeTest {
         assertRefused("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(10_000) + "\r\n\r\n", 431, "headers");
         assertRefused("NOT HTTP AT ALL\r\n\r\n", 400, "malformed HTTP request");
         assertRefused("GET /health HTTP/1.1\r\nno colon here\r\n\r\n", 400, "malformed HTTP request");
-        assertRefused(postHead(2).replace("Content-Length: 2", "Content-Length: 2\r\nContent-Length: 3") + "{}",
-                400, "Content-Length");
+        assertRefused(
+                postHead(2).replace("Content-Length: 2", "Content-Length: 2\r\nContent-Length: 3") + "{}",
+                400,
+                "Content-Length");
         assertRefused("GET /health HTTP/1.2\r\nHost: x\r\n\r\n", 501, "HTTP version");
         assertRefused("GET /health FOO/1.1\r\nHost: x\r\n\r\n", 501, "HTTP version");
         assertRefused("GET " + server.getRoute() + "?model_name=%zz" + end, 400, "invalid query string");
         assertRefused("GET " + server.getRoute() + "?%zz" + end, 400, "invalid query string");
         assertRefused("GET /health?%" + end, 400, "invalid query string");
-        assertRefused(postHead(2).replace(" HTTP/1.1", "?x=%e9%zz HTTP/1.1").replace("\r\n\r\n",
-                "\r\nConnection: close\r\n\r\n") + "{}", 400, "invalid query string");
+        assertRefused(
+                postHead(2)
+                                .replace(" HTTP/1.1", "?x=%e9%zz HTTP/1.1")
+                                .replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")
+                        + "{}",
+                400,
+                "invalid query string");
         assertRefused("GET /wor%zzkers" + end, 400, "bad request");
-        assertRefused(postHead(2).replace("\r\n\r\n", "\r\nExpect: tea\r\nConnection: close\r\n\r\n") + "{}", 417,
+        assertRefused(
+                postHead(2).replace("\r\n\r\n", "\r\nExpect: tea\r\nConnection: close\r\n\r\n") + "{}",
+                417,
                 "expectation");
         assertEquals(200, new HttpJson(server.port()).get("/health").statusCode());
     }

@@ -51,11 +51,17 @@ class HttpFuzzTest {
     private static final int MUTATIONS = 3_000;
     private static final String JSON = "application/json";
     private static final String MSGPACK = "application/msgpack";
-    private static final Set<String> MOONCAKE_CODES = Set.of(MooncakeJsonError.INVALID_REQUEST,
-            MooncakeJsonError.INVALID_REGISTRATION, MooncakeJsonError.NOT_FOUND);
-    private static final Set<String> CONDUCTOR_CODES = Set.of(CppConductorError.INVALID_MSGPACK,
-            CppConductorError.UNKNOWN_FIELD, CppConductorError.MISSING, CppConductorError.INVALID_TYPE, CppConductorError.INVALID_VALUE,
-            CppConductorError.OUT_OF_RANGE, CppConductorError.UNSUPPORTED, CppConductorError.INVALID_REGISTRATION);
+    private static final Set<String> MOONCAKE_CODES = Set.of(
+            MooncakeJsonError.INVALID_REQUEST, MooncakeJsonError.INVALID_REGISTRATION, MooncakeJsonError.NOT_FOUND);
+    private static final Set<String> CONDUCTOR_CODES = Set.of(
+            CppConductorError.INVALID_MSGPACK,
+            CppConductorError.UNKNOWN_FIELD,
+            CppConductorError.MISSING,
+            CppConductorError.INVALID_TYPE,
+            CppConductorError.INVALID_VALUE,
+            CppConductorError.OUT_OF_RANGE,
+            CppConductorError.UNSUPPORTED,
+            CppConductorError.INVALID_REGISTRATION);
     private static final int[] TOKENS = {1, 2, 3, 4, 5, 6, 7, 8};
 
     private static IndexerNode node;
@@ -69,9 +75,8 @@ class HttpFuzzTest {
     private int sent;
 
     /** A POST route with a valid body to start from. */
-    private record Route(HttpJson service, String path, JsonObject template, boolean mutates, boolean msgpack,
-                         boolean dynamoOnly) {
-    }
+    private record Route(
+            HttpJson service, String path, JsonObject template, boolean mutates, boolean msgpack, boolean dynamoOnly) {}
 
     /**
      * What a service shows of its state, checked around the requests that might change it: a rejected request must
@@ -108,18 +113,21 @@ class HttpFuzzTest {
     static void start() throws Exception {
         node = IndexerNode.start(ServeConfig.local(0));
         indexer = new HttpJson(node.httpPort());
-        SlotTrackerVerticle slots = SlotTrackerCommand.deploy(node.vertx(), SlotTrackerConfig.on("127.0.0.1", 0),
-                () -> "");
+        SlotTrackerVerticle slots =
+                SlotTrackerCommand.deploy(node.vertx(), SlotTrackerConfig.on("127.0.0.1", 0), () -> "");
         tracker = new HttpJson(slots.actualPort());
         indexerWire = new Wire(node.httpPort());
         trackerWire = new Wire(slots.actualPort());
         // What /services and /peers show is read in the node itself, which is quicker than asking over HTTP.
         NodeServices services = node.services();
-        indexerState = new Watched(() -> indexerWire.get("/workers") + indexerWire.get("/dump")
-                + MooncakeJsonAnswers.services(services.registry().workers(null, null)) + services.peers().registered(),
+        indexerState = new Watched(
+                () -> indexerWire.get("/workers")
+                        + indexerWire.get("/dump")
+                        + MooncakeJsonAnswers.services(services.registry().workers(null, null))
+                        + services.peers().registered(),
                 HttpFuzzTest::seedIndexer);
-        trackerState = new Watched(() -> trackerWire.get("/workers") + trackerWire.get("/loads"),
-                HttpFuzzTest::seedTracker);
+        trackerState =
+                new Watched(() -> trackerWire.get("/workers") + trackerWire.get("/loads"), HttpFuzzTest::seedTracker);
         indexerState.accepted();
         trackerState.accepted();
         assertTrue(indexer.get("/dump").body().contains("\"block_hash\":12,"), "the seeded blocks are there");
@@ -133,25 +141,61 @@ class HttpFuzzTest {
     /** A Dynamo worker, a Mooncake engine holding two blocks: what rejected requests must leave alone. */
     private static void seedIndexer() {
         if (!indexer.get("/workers").body().contains("\"instance_id\":1,")) {
-            assertEquals(201, indexer.post("/register", "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\","
-                    + "\"model_name\":\"m\",\"routing_group\":\"g\",\"block_size\":4}").statusCode());
+            assertEquals(
+                    201,
+                    indexer.post(
+                                    "/register",
+                                    "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\","
+                                            + "\"model_name\":\"m\",\"routing_group\":\"g\",\"block_size\":4}")
+                            .statusCode());
         }
         if (!indexer.get("/services").body().contains("engine-a")) {
-            assertEquals(200, indexer.post("/register", "{\"endpoint\":\"tcp://127.0.0.1:2\",\"type\":\"vLLM\","
-                    + "\"modelname\":\"mc\",\"instance_id\":\"engine-a\",\"block_size\":4}").statusCode());
-            assertEquals(200, indexer.post("/events", new JsonObject().put("event_type", "stored").put("event_id", 1)
-                    .put("model_name", "mc").put("backend_id", "engine-a").put("seq_hashes", new JsonArray().add(11)
-                            .add(12)).put("base_block_idx", 0).put("token_ids", new JsonArray(Arrays.stream(TOKENS)
-                            .boxed().toList())).encode()).statusCode());
+            assertEquals(
+                    200,
+                    indexer.post(
+                                    "/register",
+                                    "{\"endpoint\":\"tcp://127.0.0.1:2\",\"type\":\"vLLM\","
+                                            + "\"modelname\":\"mc\",\"instance_id\":\"engine-a\",\"block_size\":4}")
+                            .statusCode());
+            assertEquals(
+                    200,
+                    indexer.post(
+                                    "/events",
+                                    new JsonObject()
+                                            .put("event_type", "stored")
+                                            .put("event_id", 1)
+                                            .put("model_name", "mc")
+                                            .put("backend_id", "engine-a")
+                                            .put(
+                                                    "seq_hashes",
+                                                    new JsonArray().add(11).add(12))
+                                            .put("base_block_idx", 0)
+                                            .put(
+                                                    "token_ids",
+                                                    new JsonArray(Arrays.stream(TOKENS)
+                                                            .boxed()
+                                                            .toList()))
+                                            .encode())
+                            .statusCode());
         }
     }
 
     private static void seedTracker() {
         if (!tracker.get("/workers").body().contains("\"worker_id\":7,")) {
-            assertEquals(201, tracker.post("/register", "{\"worker_id\":7,\"model_name\":\"m\",\"tenant_id\":\"t\","
-                    + "\"block_size\":16,\"dp_start\":0,\"dp_size\":2}").statusCode());
-            assertEquals(201, tracker.post("/add", "{\"model_name\":\"m\",\"tenant_id\":\"t\",\"request_id\":\"r1\","
-                    + "\"worker_id\":7,\"dp_rank\":1,\"sequence_hashes\":[5,6],\"new_isl_tokens\":32}").statusCode());
+            assertEquals(
+                    201,
+                    tracker.post(
+                                    "/register",
+                                    "{\"worker_id\":7,\"model_name\":\"m\",\"tenant_id\":\"t\","
+                                            + "\"block_size\":16,\"dp_start\":0,\"dp_size\":2}")
+                            .statusCode());
+            assertEquals(
+                    201,
+                    tracker.post(
+                                    "/add",
+                                    "{\"model_name\":\"m\",\"tenant_id\":\"t\",\"request_id\":\"r1\","
+                                            + "\"worker_id\":7,\"dp_rank\":1,\"sequence_hashes\":[5,6],\"new_isl_tokens\":32}")
+                            .statusCode());
         }
     }
 
@@ -163,52 +207,110 @@ class HttpFuzzTest {
         String tokens = "[1,2,3,4,5,6,7,8]";
         List<Route> r = new ArrayList<>();
         // The indexer: both flavors on the shared routes, in JSON and msgpack.
-        r.add(new Route(indexer, "/query", json("{\"model_name\":\"m\",\"routing_group\":\"g\",\"token_ids\":" + tokens
-                + ",\"lora_name\":null}"), false, true, false));
-        r.add(new Route(indexer, "/query", json("{\"model\":\"mc\",\"tenant_id\":\"default\",\"block_size\":4,"
-                + "\"token_ids\":" + tokens + "}"), false, true, false));
-        r.add(new Route(indexer, "/query_by_hash", json("{\"model_name\":\"m\",\"routing_group\":\"g\","
-                + "\"block_hashes\":[1,-2,3]}"), false, true, false));
-        r.add(new Route(indexer, "/query_by_hash", json("{\"model\":\"mc\",\"seq_hashes\":[\"11\",12]}"), false, true,
+        r.add(new Route(
+                indexer,
+                "/query",
+                json("{\"model_name\":\"m\",\"routing_group\":\"g\",\"token_ids\":" + tokens + ",\"lora_name\":null}"),
+                false,
+                true,
                 false));
-        r.add(new Route(indexer, "/register", json("{\"instance_id\":42,\"endpoint\":\"inproc://fuzz-42\","
-                + "\"model_name\":\"fz\",\"routing_group\":\"g\",\"block_size\":4,\"dp_rank\":0}"), true, true, false));
-        r.add(new Route(indexer, "/register", json("{\"endpoint\":\"inproc://fuzz-mc\",\"type\":\"vLLM\","
-                + "\"modelname\":\"fz\",\"instance_id\":\"fz-engine\",\"block_size\":4,\"lora_name\":\"l\"}"), true,
-                true, false));
-        r.add(new Route(indexer, "/unregister", json("{\"instance_id\":42,\"model_name\":\"fz\","
-                + "\"routing_group\":\"g\",\"dp_rank\":0}"), true, true, false));
-        r.add(new Route(indexer, "/unregister", json("{\"instance_id\":\"fz-engine\",\"tenant_id\":\"default\"}"),
-                true, true, false));
-        r.add(new Route(indexer, "/events", json("{\"events\":[{\"event_type\":\"stored\",\"event_id\":2,"
-                + "\"model_name\":\"mc\",\"backend_id\":\"fz-engine\",\"seq_hashes\":[21,22],\"parent_hash\":12,"
-                + "\"token_ids\":" + tokens + "},{\"event_type\":\"removed\",\"event_id\":3,\"model_name\":\"fz\","
-                + "\"backend_id\":\"fz-engine\",\"seq_hashes\":[\"21\"]}]}"), true, false, true));
+        r.add(new Route(
+                indexer,
+                "/query",
+                json("{\"model\":\"mc\",\"tenant_id\":\"default\",\"block_size\":4," + "\"token_ids\":" + tokens + "}"),
+                false,
+                true,
+                false));
+        r.add(new Route(
+                indexer,
+                "/query_by_hash",
+                json("{\"model_name\":\"m\",\"routing_group\":\"g\"," + "\"block_hashes\":[1,-2,3]}"),
+                false,
+                true,
+                false));
+        r.add(new Route(
+                indexer, "/query_by_hash", json("{\"model\":\"mc\",\"seq_hashes\":[\"11\",12]}"), false, true, false));
+        r.add(new Route(
+                indexer,
+                "/register",
+                json("{\"instance_id\":42,\"endpoint\":\"inproc://fuzz-42\","
+                        + "\"model_name\":\"fz\",\"routing_group\":\"g\",\"block_size\":4,\"dp_rank\":0}"),
+                true,
+                true,
+                false));
+        r.add(new Route(
+                indexer,
+                "/register",
+                json("{\"endpoint\":\"inproc://fuzz-mc\",\"type\":\"vLLM\","
+                        + "\"modelname\":\"fz\",\"instance_id\":\"fz-engine\",\"block_size\":4,\"lora_name\":\"l\"}"),
+                true,
+                true,
+                false));
+        r.add(new Route(
+                indexer,
+                "/unregister",
+                json("{\"instance_id\":42,\"model_name\":\"fz\"," + "\"routing_group\":\"g\",\"dp_rank\":0}"),
+                true,
+                true,
+                false));
+        r.add(new Route(
+                indexer,
+                "/unregister",
+                json("{\"instance_id\":\"fz-engine\",\"tenant_id\":\"default\"}"),
+                true,
+                true,
+                false));
+        r.add(new Route(
+                indexer,
+                "/events",
+                json("{\"events\":[{\"event_type\":\"stored\",\"event_id\":2,"
+                        + "\"model_name\":\"mc\",\"backend_id\":\"fz-engine\",\"seq_hashes\":[21,22],\"parent_hash\":12,"
+                        + "\"token_ids\":" + tokens
+                        + "},{\"event_type\":\"removed\",\"event_id\":3,\"model_name\":\"fz\","
+                        + "\"backend_id\":\"fz-engine\",\"seq_hashes\":[\"21\"]}]}"),
+                true,
+                false,
+                true));
         r.add(new Route(indexer, "/register_peer", json("{\"url\":\"http://127.0.0.1:9\"}"), true, false, true));
         r.add(new Route(indexer, "/deregister_peer", json("{\"url\":\"http://127.0.0.1:9\"}"), true, false, true));
-        r.add(new Route(indexer, "/test/pause_listener", json("{\"instance_id\":42,\"dp_rank\":0}"), true, false,
-                true));
+        r.add(new Route(
+                indexer, "/test/pause_listener", json("{\"instance_id\":42,\"dp_rank\":0}"), true, false, true));
         r.add(new Route(indexer, "/test/resume_listener", json("{\"instance_id\":42}"), true, false, true));
         r.add(new Route(indexer, "/reopen_logs", json("{}"), false, false, true));
         // The slot tracker's POST routes.
         String scope = "\"model_name\":\"m\",\"tenant_id\":\"t\"";
-        r.add(new Route(tracker, "/register", json("{\"worker_id\":8," + scope + ",\"block_size\":16,\"dp_start\":0,"
-                + "\"dp_size\":2}"), true, false, true));
-        r.add(new Route(tracker, "/unregister", json("{\"worker_id\":8," + scope + "}"), true, false, true));
-        r.add(new Route(tracker, "/add", json("{" + scope + ",\"request_id\":\"fz\",\"worker_id\":7,\"dp_rank\":0,"
-                + "\"sequence_hashes\":[1,2],\"new_isl_tokens\":16}"), true, false, true));
-        r.add(new Route(tracker, "/prefill_complete", json("{" + scope + ",\"request_id\":\"fz\"}"), true, false,
+        r.add(new Route(
+                tracker,
+                "/register",
+                json("{\"worker_id\":8," + scope + ",\"block_size\":16,\"dp_start\":0," + "\"dp_size\":2}"),
+                true,
+                false,
                 true));
+        r.add(new Route(tracker, "/unregister", json("{\"worker_id\":8," + scope + "}"), true, false, true));
+        r.add(new Route(
+                tracker,
+                "/add",
+                json("{" + scope + ",\"request_id\":\"fz\",\"worker_id\":7,\"dp_rank\":0,"
+                        + "\"sequence_hashes\":[1,2],\"new_isl_tokens\":16}"),
+                true,
+                false,
+                true));
+        r.add(new Route(
+                tracker, "/prefill_complete", json("{" + scope + ",\"request_id\":\"fz\"}"), true, false, true));
         r.add(new Route(tracker, "/free", json("{" + scope + ",\"request_id\":\"fz\"}"), true, false, true));
-        r.add(new Route(tracker, "/potential_loads", json("{" + scope + ",\"sequence_hashes\":[1,2],"
-                + "\"new_isl_tokens\":16}"), false, false, true));
+        r.add(new Route(
+                tracker,
+                "/potential_loads",
+                json("{" + scope + ",\"sequence_hashes\":[1,2]," + "\"new_isl_tokens\":16}"),
+                false,
+                false,
+                true));
         return r;
     }
 
     // ---- sending and checking ----
 
-    private record Answer(int status, String contentType, byte[] body) {
-    }
+    private record Answer(int status, String contentType, byte[] body) {}
 
     /**
      * A kept-alive connection to one service, opened again whenever the server closes it. Raw, because the JDK's
@@ -224,9 +326,12 @@ class HttpFuzzTest {
 
         Answer call(String method, String pathAndQuery, byte[] body, String contentType) {
             byte[] content = body == null ? new byte[0] : body;
-            byte[] request = concat((method + " " + pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                    + (contentType == null ? "" : "Content-Type: " + contentType + "\r\n")
-                    + "Content-Length: " + content.length + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1), content);
+            byte[] request = concat(
+                    (method + " " + pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    + (contentType == null ? "" : "Content-Type: " + contentType + "\r\n")
+                                    + "Content-Length: " + content.length + "\r\n\r\n")
+                            .getBytes(StandardCharsets.ISO_8859_1),
+                    content);
             if (socket == null || !socket.send(request)) {
                 reconnect();
                 assertTrue(socket.send(request), "cannot send to port " + port);
@@ -283,8 +388,8 @@ class HttpFuzzTest {
         if (body == null) {
             return false;
         }
-        for (Supplier<Object> read : List.<Supplier<Object>>of(() -> JsonBodyReader.read(body),
-                () -> MsgpackBodyReader.read(body))) {
+        for (Supplier<Object> read :
+                List.<Supplier<Object>>of(() -> JsonBodyReader.read(body), () -> MsgpackBodyReader.read(body))) {
             try {
                 if (read.get() instanceof JsonObject) {
                     return true;
@@ -297,7 +402,9 @@ class HttpFuzzTest {
     }
 
     private enum Shape {
-        DYNAMO, MOONCAKE, EITHER
+        DYNAMO,
+        MOONCAKE,
+        EITHER
     }
 
     /** Dynamo-only routes, the slot tracker, and a Dynamo flavor asked for answer {"error"}; msgpack is Mooncake's. */
@@ -322,13 +429,15 @@ class HttpFuzzTest {
                 && MOONCAKE_CODES.contains(error.getString("error"))
                 && Set.of("error", "reason", "field").containsAll(error.fieldNames());
         // The C++ Conductor's envelope (msgpack /register, /unregister, /query): the text first, the code second.
-        boolean conductor = error.getValue("reason") instanceof String reason && CONDUCTOR_CODES.contains(reason)
+        boolean conductor = error.getValue("reason") instanceof String reason
+                && CONDUCTOR_CODES.contains(reason)
                 && Set.of("error", "reason", "field", "index").containsAll(error.fieldNames());
         mooncake |= conductor;
         assertTrue(dynamo || mooncake, "no flavor's error body: " + shown);
         // A body over the limit, a refused content type and a query that does not decode are refused before any
         // flavor is known, in the shape both flavors share.
-        boolean beforeFlavor = status == 413 || status == 415 || error.getString("error").startsWith("invalid query");
+        boolean beforeFlavor =
+                status == 413 || status == 415 || error.getString("error").startsWith("invalid query");
         if (shape == Shape.DYNAMO || beforeFlavor) {
             assertTrue(dynamo, "not the Dynamo error body: " + shown);
         } else if (shape == Shape.MOONCAKE) {
@@ -391,21 +500,49 @@ class HttpFuzzTest {
         rest.remove(field);
         byte[] members = msgpack(rest);
         // A fixmap header of one more member, then the other members, then the raw one.
-        return concat(bytes(0x80 | (rest.size() + 1)), Arrays.copyOfRange(members, 1, members.length), msgpack(field),
-                value);
+        return concat(
+                bytes(0x80 | (rest.size() + 1)), Arrays.copyOfRange(members, 1, members.length), msgpack(field), value);
     }
 
     // ---- the malformed classes ----
 
-    private static final List<Object> WRONG_VALUES = Arrays.asList("str", -1, 1.5, true, null,
-            new JsonArray("[1,\"x\"]"), new JsonObject(), new BigInteger("18446744073709551616"), 4294967296L);
-    private static final List<String> HUGE_NUMBERS = List.of("1e999999", "-1e999999", "123456789012345678901234567890",
-            "-0", "9".repeat(2_000));
-    private static final List<String> CONTENT_TYPES = Arrays.asList(null, "text/plain", "application/xml",
-            "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/json; charset=utf-16",
-            "application/vnd.kv+json", "application/msgpack", "application/x-msgpack", "*/*", ";;;", "application/");
-    private static final List<String> QUERIES = List.of("", "?flavor=dynamo", "?flavor=mooncake", "?format=instances",
-            "?flavor=mooncake-data", "?flavor=bogus", "?format=x", "?flavor=%zz", "?%", "?a=%e9", "?flavor=&format=");
+    private static final List<Object> WRONG_VALUES = Arrays.asList(
+            "str",
+            -1,
+            1.5,
+            true,
+            null,
+            new JsonArray("[1,\"x\"]"),
+            new JsonObject(),
+            new BigInteger("18446744073709551616"),
+            4294967296L);
+    private static final List<String> HUGE_NUMBERS =
+            List.of("1e999999", "-1e999999", "123456789012345678901234567890", "-0", "9".repeat(2_000));
+    private static final List<String> CONTENT_TYPES = Arrays.asList(
+            null,
+            "text/plain",
+            "application/xml",
+            "multipart/form-data; boundary=x",
+            "application/x-www-form-urlencoded",
+            "application/json; charset=utf-16",
+            "application/vnd.kv+json",
+            "application/msgpack",
+            "application/x-msgpack",
+            "*/*",
+            ";;;",
+            "application/");
+    private static final List<String> QUERIES = List.of(
+            "",
+            "?flavor=dynamo",
+            "?flavor=mooncake",
+            "?format=instances",
+            "?flavor=mooncake-data",
+            "?flavor=bogus",
+            "?format=x",
+            "?flavor=%zz",
+            "?%",
+            "?a=%e9",
+            "?flavor=&format=");
 
     @Test
     void everyRouteSurvivesEveryMalformedInputAndMutationsOfValidBodies() {
@@ -419,7 +556,9 @@ class HttpFuzzTest {
         for (int i = 0; i < MUTATIONS; i++) {
             Route route = routes.get(random.nextInt(routes.size()));
             boolean asMsgpack = route.msgpack() && random.nextBoolean();
-            byte[] valid = asMsgpack ? msgpack(route.template()) : utf8(route.template().encode());
+            byte[] valid = asMsgpack
+                    ? msgpack(route.template())
+                    : utf8(route.template().encode());
             String query = route.msgpack() && random.nextInt(4) == 0 ? QUERIES.get(random.nextInt(QUERIES.size())) : "";
             post(route, query, mutate(valid, asMsgpack), asMsgpack ? MSGPACK : JSON, "mutation " + i);
         }
@@ -453,13 +592,25 @@ class HttpFuzzTest {
             for (String lone : List.of("\\ud800", "x\\udfff")) {
                 post(route, "", utf8(without.replace("\"#\"", "\"" + lone + "\"")), JSON, "surrogate in " + field);
                 if (t.getValue(field) instanceof JsonArray) {
-                    post(route, "", utf8(without.replace("\"#\"", "[\"" + lone + "\"]")), JSON,
+                    post(
+                            route,
+                            "",
+                            utf8(without.replace("\"#\"", "[\"" + lone + "\"]")),
+                            JSON,
                             "surrogate in " + field);
                 }
             }
-            post(route, "", utf8(without.replace("\"#\"", "[".repeat(1_001) + "]".repeat(1_001))), JSON,
+            post(
+                    route,
+                    "",
+                    utf8(without.replace("\"#\"", "[".repeat(1_001) + "]".repeat(1_001))),
+                    JSON,
                     "too deep in " + field);
-            post(route, "", utf8(without.replace("\"#\"", "[".repeat(999) + "]".repeat(999))), JSON,
+            post(
+                    route,
+                    "",
+                    utf8(without.replace("\"#\"", "[".repeat(999) + "]".repeat(999))),
+                    JSON,
                     "deep in " + field);
         }
         post(route, "", utf8("[".repeat(100_000) + "]".repeat(100_000)), JSON, "deep");
@@ -470,8 +621,12 @@ class HttpFuzzTest {
             post(route, "", utf8(t.encode() + garbage), JSON, "trailing garbage");
         }
         otherTypesQueriesAndNoise(route, valid, JSON, CONTENT_TYPES);
-        post(route, "", utf8(t.encode().replace("{", "{\"extra\":" + "[1,".repeat(20_000) + "1" + "]".repeat(20_000)
-                + ",")), JSON, "a big unknown member");
+        post(
+                route,
+                "",
+                utf8(t.encode().replace("{", "{\"extra\":" + "[1,".repeat(20_000) + "1" + "]".repeat(20_000) + ",")),
+                JSON,
+                "a big unknown member");
     }
 
     private void malformedMsgpack(Route route) {
@@ -480,16 +635,34 @@ class HttpFuzzTest {
         for (int cut : new int[] {1, valid.length / 3, valid.length / 2, valid.length - 1}) {
             post(route, "", Arrays.copyOf(valid, cut), MSGPACK, "truncated");
         }
-        List<byte[]> hostile = List.of(bytes(0xdd, 0x7f, 0xff, 0xff, 0xff), bytes(0xdd, 0x30, 0, 0, 0),
-                bytes(0xdd, 0xff, 0xff, 0xff, 0xff), bytes(0xdf, 0x7f, 0xff, 0xff, 0xff),
+        List<byte[]> hostile = List.of(
+                bytes(0xdd, 0x7f, 0xff, 0xff, 0xff),
+                bytes(0xdd, 0x30, 0, 0, 0),
+                bytes(0xdd, 0xff, 0xff, 0xff, 0xff),
+                bytes(0xdf, 0x7f, 0xff, 0xff, 0xff),
                 bytes(0xdb, 0x7f, 0xff, 0xff, 0xff),
-                bytes(0xc6, 0x7f, 0xff, 0xff, 0xff), bytes(0xc9, 0x7f, 0xff, 0xff, 0xff, 0x01), bytes(0xc7, 0x10, 0x01),
-                bytes(0xc1), bytes(0xd4, 0x01, 0x00), bytes(0xa3, 0xed, 0xa0, 0x80), bytes(0xa2, 0xc3, 0x28),
+                bytes(0xc6, 0x7f, 0xff, 0xff, 0xff),
+                bytes(0xc9, 0x7f, 0xff, 0xff, 0xff, 0x01),
+                bytes(0xc7, 0x10, 0x01),
+                bytes(0xc1),
+                bytes(0xd4, 0x01, 0x00),
+                bytes(0xa3, 0xed, 0xa0, 0x80),
+                bytes(0xa2, 0xc3, 0x28),
                 concat(bytes(0xcb), ByteBuffer.allocate(8).putDouble(Double.NaN).array()),
-                concat(bytes(0xcb), ByteBuffer.allocate(8).putDouble(Double.POSITIVE_INFINITY).array()),
-                bytes(0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), bytes(0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0),
-                bytes(0xc4, 0x03, 1, 2, 3), bytes(0xc4, 0x04, 1, 2, 3, 4), bytes(0x81, 0x01, 0x02), bytes(0x90),
-                bytes(0x80), bytes(0xc0), bytes(0xc2));
+                concat(
+                        bytes(0xcb),
+                        ByteBuffer.allocate(8)
+                                .putDouble(Double.POSITIVE_INFINITY)
+                                .array()),
+                bytes(0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff),
+                bytes(0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0),
+                bytes(0xc4, 0x03, 1, 2, 3),
+                bytes(0xc4, 0x04, 1, 2, 3, 4),
+                bytes(0x81, 0x01, 0x02),
+                bytes(0x90),
+                bytes(0x80),
+                bytes(0xc0),
+                bytes(0xc2));
         for (int i = 0; i < hostile.size(); i++) {
             post(route, "", hostile.get(i), MSGPACK, "hostile value as the body");
             // Each member meets a third of them, a different third for the next member.
@@ -516,8 +689,11 @@ class HttpFuzzTest {
         post(route, "", new byte[0], MSGPACK, "empty");
         post(route, "", concat(valid, bytes(0xc0)), MSGPACK, "trailing garbage");
         post(route, "", concat(valid, utf8("xyz")), MSGPACK, "trailing garbage");
-        otherTypesQueriesAndNoise(route, valid, MSGPACK, Arrays.asList(JSON, "text/plain", null,
-                "application/vnd.msgpack; q=1", "APPLICATION/MSGPACK"));
+        otherTypesQueriesAndNoise(
+                route,
+                valid,
+                MSGPACK,
+                Arrays.asList(JSON, "text/plain", null, "application/vnd.msgpack; q=1", "APPLICATION/MSGPACK"));
     }
 
     /** The valid body under other content types and with every query string; random bytes as {@code type}. */
@@ -538,11 +714,29 @@ class HttpFuzzTest {
     /** GET routes of both services, with bad query strings, bodies they do not expect and methods they lack. */
     private void getRoutes() {
         Map<HttpJson, List<String>> gets = Map.of(
-                indexer, List.of("/health", "/ready", "/metrics", "/workers", "/dump", "/peers", "/services",
-                        "/openapi.json", "/no-such-route", "/query"),
+                indexer,
+                        List.of(
+                                "/health",
+                                "/ready",
+                                "/metrics",
+                                "/workers",
+                                "/dump",
+                                "/peers",
+                                "/services",
+                                "/openapi.json",
+                                "/no-such-route",
+                                "/query"),
                 tracker, List.of("/health", "/metrics", "/workers", "/loads", "/openapi.json", "/no-such-route"));
-        List<String> queries = List.of("", "?model_name=m", "?model_name=%zz", "?%", "?routing_group=%e9%80",
-                "?tenant_id=%ed%a0%80", "?model_name=" + "x".repeat(3_000), "?a=1&a=2&;=&=", "?flavor=bogus");
+        List<String> queries = List.of(
+                "",
+                "?model_name=m",
+                "?model_name=%zz",
+                "?%",
+                "?routing_group=%e9%80",
+                "?tenant_id=%ed%a0%80",
+                "?model_name=" + "x".repeat(3_000),
+                "?a=1&a=2&;=&=",
+                "?flavor=bogus");
         gets.forEach((service, paths) -> {
             for (String path : paths) {
                 for (String query : queries) {
@@ -551,7 +745,9 @@ class HttpFuzzTest {
                 for (String method : List.of("PUT", "DELETE", "PATCH", "OPTIONS", "BREW")) {
                     check(wire(service).call(method, path, utf8("{}"), JSON), method + " " + path, Shape.DYNAMO);
                 }
-                check(wire(service).call("GET", path, utf8("{\"x\":1}"), JSON), "GET with a body " + path,
+                check(
+                        wire(service).call("GET", path, utf8("{\"x\":1}"), JSON),
+                        "GET with a body " + path,
                         Shape.DYNAMO);
             }
         });
@@ -559,14 +755,41 @@ class HttpFuzzTest {
 
     // ---- mutations ----
 
-    private static final List<byte[]> JSON_PIECES = List.of(utf8("null"), utf8("["), utf8("]"), utf8("{"), utf8("}"),
-            utf8("\""), utf8(","), utf8(":"), utf8("-"), utf8("0"), utf8("1e999"), utf8("18446744073709551616"),
-            utf8("\\ud800"), utf8("\\u0000"), utf8("true"), utf8("NaN"), utf8("9"), utf8("\\"), utf8("[[[[[[[["));
-    private static final List<byte[]> MSGPACK_PIECES = List.of(bytes(0xc0), bytes(0xc1),
-            bytes(0xdd, 0x7f, 0xff, 0xff, 0xff), bytes(0xdb, 0xff, 0xff, 0xff, 0xff), bytes(0xc6, 0x7f, 0, 0, 0),
-            bytes(0xdf, 0, 0, 0, 5), bytes(0x91),
-            bytes(0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 0), bytes(0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff),
-            bytes(0xc7, 0x05, 0x01), bytes(0xa3, 0xed, 0xa0, 0x80), bytes(0x9f), bytes(0x8f), bytes(0xff));
+    private static final List<byte[]> JSON_PIECES = List.of(
+            utf8("null"),
+            utf8("["),
+            utf8("]"),
+            utf8("{"),
+            utf8("}"),
+            utf8("\""),
+            utf8(","),
+            utf8(":"),
+            utf8("-"),
+            utf8("0"),
+            utf8("1e999"),
+            utf8("18446744073709551616"),
+            utf8("\\ud800"),
+            utf8("\\u0000"),
+            utf8("true"),
+            utf8("NaN"),
+            utf8("9"),
+            utf8("\\"),
+            utf8("[[[[[[[["));
+    private static final List<byte[]> MSGPACK_PIECES = List.of(
+            bytes(0xc0),
+            bytes(0xc1),
+            bytes(0xdd, 0x7f, 0xff, 0xff, 0xff),
+            bytes(0xdb, 0xff, 0xff, 0xff, 0xff),
+            bytes(0xc6, 0x7f, 0, 0, 0),
+            bytes(0xdf, 0, 0, 0, 5),
+            bytes(0x91),
+            bytes(0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 0),
+            bytes(0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff),
+            bytes(0xc7, 0x05, 0x01),
+            bytes(0xa3, 0xed, 0xa0, 0x80),
+            bytes(0x9f),
+            bytes(0x8f),
+            bytes(0xff));
 
     /** One to three edits: a byte changed, a run deleted, inserted or repeated, a piece of syntax put in, a cut. */
     private byte[] mutate(byte[] body, boolean msgpack) {
@@ -590,7 +813,9 @@ class HttpFuzzTest {
                 }
                 case 3 -> {
                     List<byte[]> pieces = msgpack ? MSGPACK_PIECES : JSON_PIECES;
-                    b = concat(Arrays.copyOf(b, at), pieces.get(random.nextInt(pieces.size())),
+                    b = concat(
+                            Arrays.copyOf(b, at),
+                            pieces.get(random.nextInt(pieces.size())),
                             Arrays.copyOfRange(b, at, b.length));
                 }
                 case 4 -> b = concat(Arrays.copyOf(b, at + run), Arrays.copyOfRange(b, at, b.length));

@@ -2,10 +2,10 @@ package dev.kvindexer.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.OpenApiCoverage;
 import io.vertx.core.json.JsonObject;
@@ -24,11 +24,11 @@ class IndexerOpenApiTest {
         try {
             HttpResponse<String> served = new HttpJson(node.httpPort()).get("/openapi.json");
             assertEquals(200, served.statusCode());
-            String checkedIn = new String(getClass().getResourceAsStream("/openapi/indexer.json").readAllBytes(),
-                    StandardCharsets.UTF_8);
+            String checkedIn = new String(
+                    getClass().getResourceAsStream("/openapi/indexer.json").readAllBytes(), StandardCharsets.UTF_8);
             assertEquals(checkedIn, served.body());
-            HttpVerticle verticle = new HttpVerticle(node.services(), SecuritySettings.NONE, HttpLimits.DEFAULT,
-                    "127.0.0.1", 0);
+            HttpVerticle verticle =
+                    new HttpVerticle(node.services(), SecuritySettings.NONE, HttpLimits.DEFAULT, "127.0.0.1", 0);
             OpenApiCoverage.assertCovers(verticle.routerOn(node.vertx()), new JsonObject(served.body()));
         } finally {
             node.close();

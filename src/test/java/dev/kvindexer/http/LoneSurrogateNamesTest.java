@@ -25,6 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LoneSurrogateNamesTest {
     private static final String LONE = "\\ud800";
     private static final String LONE_LOW = "\\udc00x";
+
     @RegisterExtension
     static final LocalNode indexer = new LocalNode();
 
@@ -34,32 +35,50 @@ class LoneSurrogateNamesTest {
     }
 
     private static String mooncakeRegister(String model, String instance, String lora) {
-        return "{\"endpoint\":\"tcp://127.0.0.1:1\",\"type\":\"vLLM\",\"modelname\":\"" + model + "\",\"instance_id\":\""
-                + instance + "\",\"block_size\":4,\"lora_name\":\"" + lora + "\"}";
+        return "{\"endpoint\":\"tcp://127.0.0.1:1\",\"type\":\"vLLM\",\"modelname\":\"" + model
+                + "\",\"instance_id\":\"" + instance + "\",\"block_size\":4,\"lora_name\":\"" + lora + "\"}";
     }
 
     private static void assertRefused(HttpResponse<String> r) {
         assertEquals(400, r.statusCode(), r.body());
-        assertEquals("Failed to parse the request body as JSON: lone leading surrogate in hex escape",
-                new JsonObject(r.body()).getString("error"), r.body());
+        assertEquals(
+                "Failed to parse the request body as JSON: lone leading surrogate in hex escape",
+                new JsonObject(r.body()).getString("error"),
+                r.body());
     }
 
     @Test
     void dynamoNamesWithALoneSurrogateAreASyntaxErrorAndChangeNothing() {
         assertRefused(indexer.http().post("/register", dynamoRegister("m" + LONE, "g")));
         assertRefused(indexer.http().post("/register", dynamoRegister("m", LONE_LOW)));
-        assertRefused(indexer.http().post("/register", dynamoRegister("m", "g").replace("routing_group", "tenant_id")
-                .replace("\"g\"", "\"" + LONE + "\"")));
+        assertRefused(indexer.http()
+                .post(
+                        "/register",
+                        dynamoRegister("m", "g")
+                                .replace("routing_group", "tenant_id")
+                                .replace("\"g\"", "\"" + LONE + "\"")));
         assertEquals("[]", indexer.http().get("/workers").body(), "no refused registration took effect");
-        assertEquals(201, indexer.http().post("/register", dynamoRegister("m\\ud83d\\ude00", "g")).statusCode(),
+        assertEquals(
+                201,
+                indexer.http()
+                        .post("/register", dynamoRegister("m\\ud83d\\ude00", "g"))
+                        .statusCode(),
                 "a surrogate pair is a character like any other");
         assertRefused(indexer.http().post("/query", "{\"model_name\":\"m" + LONE + "\",\"token_ids\":[1]}"));
-        assertRefused(indexer.http().post("/query", "{\"model_name\":\"m\\ud83d\\ude00\",\"routing_group\":\"g\","
-                + "\"lora_name\":\"" + LONE + "\",\"token_ids\":[1,2,3,4]}"));
+        assertRefused(indexer.http()
+                .post(
+                        "/query",
+                        "{\"model_name\":\"m\\ud83d\\ude00\",\"routing_group\":\"g\"," + "\"lora_name\":\"" + LONE
+                                + "\",\"token_ids\":[1,2,3,4]}"));
         assertRefused(indexer.http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"" + LONE + "\"}"));
         assertEquals(1, new JsonArray(indexer.http().get("/workers").body()).size());
-        assertEquals(200, indexer.http().post("/unregister", "{\"instance_id\":1,\"model_name\":\"m\\ud83d\\ude00\","
-                + "\"routing_group\":\"g\"}").statusCode());
+        assertEquals(
+                200,
+                indexer.http()
+                        .post(
+                                "/unregister",
+                                "{\"instance_id\":1,\"model_name\":\"m\\ud83d\\ude00\"," + "\"routing_group\":\"g\"}")
+                        .statusCode());
     }
 
     @Test
@@ -67,8 +86,10 @@ class LoneSurrogateNamesTest {
         assertRefused(indexer.http().post("/register", mooncakeRegister("m" + LONE, "engine-a", "l")));
         assertRefused(indexer.http().post("/register", mooncakeRegister("m", "engine" + LONE, "l")));
         assertRefused(indexer.http().post("/register", mooncakeRegister("m", "engine-a", LONE_LOW)));
-        assertRefused(indexer.http().post("/register", mooncakeRegister("m", "engine-a", "l").replace("}",
-                ",\"tenant_id\":\"" + LONE + "\"}")));
+        assertRefused(indexer.http()
+                .post(
+                        "/register",
+                        mooncakeRegister("m", "engine-a", "l").replace("}", ",\"tenant_id\":\"" + LONE + "\"}")));
         assertEquals("[]", indexer.http().get("/services").body(), "no refused registration took effect");
         assertRefused(indexer.http().post("/query", "{\"model\":\"m" + LONE + "\",\"token_ids\":[1]}"));
         assertRefused(indexer.http().post("/unregister", "{\"instance_id\":\"" + LONE + "\"}"));
@@ -78,19 +99,24 @@ class LoneSurrogateNamesTest {
     void slotTrackerBodiesWithALoneSurrogateAreASyntaxError() throws Exception {
         Vertx vertx = Vertx.vertx();
         try {
-            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0), () -> "");
+            SlotTrackerVerticle tracker =
+                    SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0), () -> "");
             HttpJson slots = new HttpJson(tracker.actualPort());
             String register = "{\"worker_id\":7,\"model_name\":\"m\",\"tenant_id\":\"t\",\"block_size\":16,"
                     + "\"dp_start\":0,\"dp_size\":1}";
             for (String field : List.of("model_name", "tenant_id")) {
-                assertRefused(slots.post("/register", register.replace("\"" + field + "\":\"",
-                        "\"" + field + "\":\"" + LONE)));
+                assertRefused(slots.post(
+                        "/register", register.replace("\"" + field + "\":\"", "\"" + field + "\":\"" + LONE)));
             }
             assertEquals("[]", slots.get("/workers").body());
             assertEquals(201, slots.post("/register", register).statusCode());
-            assertRefused(slots.post("/add", "{\"model_name\":\"m\",\"tenant_id\":\"t\",\"request_id\":\"r" + LONE
-                    + "\",\"worker_id\":7,\"dp_rank\":0,\"sequence_hashes\":[1]}"));
-            assertTrue(slots.get("/loads").body().contains("\"active_prefill_tokens\":0"), slots.get("/loads").body());
+            assertRefused(slots.post(
+                    "/add",
+                    "{\"model_name\":\"m\",\"tenant_id\":\"t\",\"request_id\":\"r" + LONE
+                            + "\",\"worker_id\":7,\"dp_rank\":0,\"sequence_hashes\":[1]}"));
+            assertTrue(
+                    slots.get("/loads").body().contains("\"active_prefill_tokens\":0"),
+                    slots.get("/loads").body());
         } finally {
             vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         }

@@ -23,8 +23,16 @@ class QueryObservationTest {
     @Test
     void theBestReachInAnyTierAndEveryInstanceWithABlockCount() {
         // Worker 5 holds 2 blocks on rank 0 and 3 (cumulative, CPU included) on rank 1; worker -1 (u64 max) 1 block.
-        PartitionQuery.observe(quality, KEY, 64, List.of(new OwnerMatch(5, 0, 2, 2, 2), new OwnerMatch(-1, 0, 1, 1, 1),
-                new OwnerMatch(5, 1, 1, 3, 3), new OwnerMatch(9, 0, 0, 0, 0)), 16);
+        PartitionQuery.observe(
+                quality,
+                KEY,
+                64,
+                List.of(
+                        new OwnerMatch(5, 0, 2, 2, 2),
+                        new OwnerMatch(-1, 0, 1, 1, 1),
+                        new OwnerMatch(5, 1, 1, 3, 3),
+                        new OwnerMatch(9, 0, 0, 0, 0)),
+                16);
         assertEquals(1, totals().queries());
         assertEquals(48.0 / 64, totals().ratioSum(), 1e-12);
         assertEquals(2, totals().instancesSum(), "worker 9 holds nothing, worker 5 counts once");
@@ -32,20 +40,28 @@ class QueryObservationTest {
 
     @Test
     void aTieredAnswerSumsEachOwnersDeviceDepthAndLowerTierHits() {
-        TieredMatch.Owners device = new TieredMatch.Owners(new long[] {3, 7, 7}, new int[] {0, 0, 1}, new int[] {1, 2, 0});
-        TieredMatch.Owners host = new TieredMatch.Owners(new long[] {3, 7, -2L}, new int[] {0, 1, 0},
-                new int[] {0, 1, 2});
+        TieredMatch.Owners device =
+                new TieredMatch.Owners(new long[] {3, 7, 7}, new int[] {0, 0, 1}, new int[] {1, 2, 0});
+        TieredMatch.Owners host =
+                new TieredMatch.Owners(new long[] {3, 7, -2L}, new int[] {0, 1, 0}, new int[] {0, 1, 2});
         TieredMatch.Owners disk = new TieredMatch.Owners(new long[] {3}, new int[] {0}, new int[] {2});
-        TieredMatch match = new TieredMatch(device, List.of(new TieredMatch.Tier(StorageTier.HOST_PINNED, host),
-                new TieredMatch.Tier(StorageTier.DISK, disk)));
+        TieredMatch match = new TieredMatch(
+                device,
+                List.of(
+                        new TieredMatch.Tier(StorageTier.HOST_PINNED, host),
+                        new TieredMatch.Tier(StorageTier.DISK, disk)));
         PartitionQuery.observe(quality, KEY, 64, new TieredQueryResult(16, match));
         // Owner (3,0) reaches 1 + 0 + 2 = 3 blocks, the best; workers 3, 7 and 2^64-2 each hold something.
         assertEquals(48.0 / 64, totals().ratioSum(), 1e-12);
         assertEquals(3, totals().instancesSum());
         assertEquals(0, totals().zeroMatch());
 
-        PartitionQuery.observe(quality, KEY, 64, new TieredQueryResult(16, new TieredMatch(
-                new TieredMatch.Owners(new long[0], new int[0], new int[0]), List.of())));
+        PartitionQuery.observe(
+                quality,
+                KEY,
+                64,
+                new TieredQueryResult(
+                        16, new TieredMatch(new TieredMatch.Owners(new long[0], new int[0], new int[0]), List.of())));
         assertEquals(1, totals().zeroMatch(), "an empty answer is a miss");
         PartitionQuery.observe(quality, KEY, 15, new TieredQueryResult(16, match));
         assertEquals(2, totals().queries(), "a query shorter than a block is not counted");
@@ -58,6 +74,8 @@ class QueryObservationTest {
         PartitionQuery.observe(quality, other, 16, List.of(), 16);
         assertEquals(2, quality.totals().size());
         quality.retain(java.util.Set.of(other));
-        assertEquals(List.of("other"), quality.totals().stream().map(QueryQuality.Totals::tenant).toList());
+        assertEquals(
+                List.of("other"),
+                quality.totals().stream().map(QueryQuality.Totals::tenant).toList());
     }
 }

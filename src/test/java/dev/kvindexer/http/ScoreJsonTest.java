@@ -15,11 +15,12 @@ class ScoreJsonTest {
     @Test
     void t6MultiRankSummaryWithUnsignedIdsInReferenceMemberOrder() {
         // SPEC 6.10 T6 first row, plus a worker id above 2^63 and a lower-tier-only rank.
-        List<OwnerMatch> matches = List.of(new OwnerMatch(-1L, 4, 0, 1, 1), new OwnerMatch(7, 1, 1, 1, 2),
-                new OwnerMatch(7, 0, 2, 3, 5));
-        assertEquals("{\"scores\":{\"7\":{\"0\":32,\"1\":16}},\"frequencies\":[],\"instances\":{"
-                + "\"7\":{\"longest_matched\":80,\"gpu\":32,\"dp\":{\"0\":32,\"1\":16},\"cpu\":48,\"disk\":80},"
-                + "\"18446744073709551615\":{\"longest_matched\":16,\"gpu\":0,\"dp\":{\"4\":0},\"cpu\":16,\"disk\":16}}}",
+        List<OwnerMatch> matches =
+                List.of(new OwnerMatch(-1L, 4, 0, 1, 1), new OwnerMatch(7, 1, 1, 1, 2), new OwnerMatch(7, 0, 2, 3, 5));
+        assertEquals(
+                "{\"scores\":{\"7\":{\"0\":32,\"1\":16}},\"frequencies\":[],\"instances\":{"
+                        + "\"7\":{\"longest_matched\":80,\"gpu\":32,\"dp\":{\"0\":32,\"1\":16},\"cpu\":48,\"disk\":80},"
+                        + "\"18446744073709551615\":{\"longest_matched\":16,\"gpu\":0,\"dp\":{\"4\":0},\"cpu\":16,\"disk\":16}}}",
                 ScoreJson.render(matches, 16));
     }
 }

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
 import io.vertx.core.json.JsonObject;
 import java.io.InputStream;
@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
 /** The bearer token, --auth-all, body limits on every route, and TLS. */
 class SecurityTest {
     private static final String TOKEN = "s3cret-token";
-    private static final String REGISTER = "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\","
-            + "\"block_size\":4}";
+    private static final String REGISTER =
+            "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\"," + "\"block_size\":4}";
     private static final String QUERY = "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}";
 
     private static IndexerNode start(SecuritySettings security) throws Exception {
@@ -36,7 +36,9 @@ class SecurityTest {
     private static void assertUnauthorized(HttpResponse<String> r) {
         assertEquals(401, r.statusCode(), r.body());
         assertTrue(new JsonObject(r.body()).getString("error").contains("token"), r.body());
-        assertEquals("Bearer realm=\"kvindexer\"", r.headers().firstValue("www-authenticate").orElse(""));
+        assertEquals(
+                "Bearer realm=\"kvindexer\"",
+                r.headers().firstValue("www-authenticate").orElse(""));
     }
 
     @Test
@@ -49,24 +51,43 @@ class SecurityTest {
 
             assertUnauthorized(anonymous.post("/register", REGISTER));
             assertUnauthorized(wrong.post("/register", REGISTER));
-            assertUnauthorized(anonymous.post("/register", REGISTER, "text/plain"));  // 401 before 415
-            assertUnauthorized(anonymous.post("/register/", REGISTER));               // no way round by a slash
+            assertUnauthorized(anonymous.post("/register", REGISTER, "text/plain")); // 401 before 415
+            assertUnauthorized(anonymous.post("/register/", REGISTER)); // no way round by a slash
             assertEquals("[]", anonymous.get("/workers").body(), "a refused request changes nothing");
-            for (String path : List.of("/unregister", "/events", "/register_peer", "/deregister_peer", "/reopen_logs",
-                    "/test/pause_listener", "/test/resume_listener")) {
+            for (String path : List.of(
+                    "/unregister",
+                    "/events",
+                    "/register_peer",
+                    "/deregister_peer",
+                    "/reopen_logs",
+                    "/test/pause_listener",
+                    "/test/resume_listener")) {
                 assertUnauthorized(anonymous.post(path, "{}"));
             }
 
             assertEquals(201, admin.post("/register", REGISTER).statusCode());
-            assertEquals(201, anonymous.withHeader("Authorization", "bearer " + TOKEN).post("/register",
-                    REGISTER.replace("\"instance_id\":1", "\"instance_id\":2")).statusCode(), "the scheme is case-blind");
+            assertEquals(
+                    201,
+                    anonymous
+                            .withHeader("Authorization", "bearer " + TOKEN)
+                            .post("/register", REGISTER.replace("\"instance_id\":1", "\"instance_id\":2"))
+                            .statusCode(),
+                    "the scheme is case-blind");
             assertEquals(200, anonymous.post("/query", QUERY).statusCode());
-            assertEquals(200, anonymous.post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1]}").statusCode());
+            assertEquals(
+                    200,
+                    anonymous
+                            .post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[1]}")
+                            .statusCode());
             for (String path : List.of("/health", "/ready", "/metrics", "/workers", "/dump", "/openapi.json")) {
                 assertEquals(200, anonymous.get(path).statusCode(), path);
             }
-            assertTrue(anonymous.get("/metrics").body().contains(
-                    "dynamo_kvindexer_errors_total{endpoint=\"/register\",status_class=\"4xx\"}"), "401s are counted");
+            assertTrue(
+                    anonymous
+                            .get("/metrics")
+                            .body()
+                            .contains("dynamo_kvindexer_errors_total{endpoint=\"/register\",status_class=\"4xx\"}"),
+                    "401s are counted");
         } finally {
             node.close();
         }
@@ -100,7 +121,9 @@ class SecurityTest {
                 assertEquals(413, http.send("GET", path, big).statusCode(), path);
             }
             assertEquals(413, http.post("/reopen_logs", big, "text/plain").statusCode());
-            assertEquals(413, http.post("/register_peer", "{\"url\":\"" + big + "\"}").statusCode());
+            assertEquals(
+                    413,
+                    http.post("/register_peer", "{\"url\":\"" + big + "\"}").statusCode());
             assertEquals(200, http.get("/health").statusCode(), "the node is fine");
         } finally {
             node.close();
@@ -116,7 +139,9 @@ class SecurityTest {
             HttpJson https = HttpJson.https(node.httpPort(), trusting(cert));
             assertEquals(200, https.get("/health").statusCode());
             assertEquals(201, https.post("/register", REGISTER).statusCode());
-            assertThrows(AssertionError.class, () -> new HttpJson(node.httpPort()).get("/health"),
+            assertThrows(
+                    AssertionError.class,
+                    () -> new HttpJson(node.httpPort()).get("/health"),
                     "plain HTTP gets no answer from a TLS port");
         } finally {
             node.close();
@@ -130,15 +155,21 @@ class SecurityTest {
         try {
             SSLContext trust = trusting(cert);
             int port = node.httpPort();
-            for (String staticKeyOrCbc : List.of("TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA",
+            for (String staticKeyOrCbc : List.of(
+                    "TLS_RSA_WITH_AES_128_GCM_SHA256",
+                    "TLS_RSA_WITH_AES_256_CBC_SHA",
                     "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256")) {
-                SSLHandshakeException refused = assertThrows(SSLHandshakeException.class,
-                        () -> handshake(trust, port, "TLSv1.2", staticKeyOrCbc), staticKeyOrCbc);
+                SSLHandshakeException refused = assertThrows(
+                        SSLHandshakeException.class,
+                        () -> handshake(trust, port, "TLSv1.2", staticKeyOrCbc),
+                        staticKeyOrCbc);
                 // The server's alert, not the client's own refusal to offer the suite.
                 assertTrue(refused.getMessage().contains("Received fatal alert"), staticKeyOrCbc + ": " + refused);
             }
-            for (String forwardSecret : List.of("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-                    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+            for (String forwardSecret : List.of(
+                    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+                    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
                     "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256")) {
                 assertEquals(forwardSecret, handshake(trust, port, "TLSv1.2", forwardSecret));
             }
@@ -164,7 +195,8 @@ class SecurityTest {
         assertThrows(IllegalArgumentException.class, () -> new SecuritySettings(" ", false, null, null));
         assertThrows(IllegalArgumentException.class, () -> new SecuritySettings(null, true, null, null));
         assertThrows(IllegalArgumentException.class, () -> new SecuritySettings(null, false, Path.of("c.pem"), null));
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> new SecuritySettings(null, false, Path.of("/no/such/cert.pem"), Path.of("/no/such/key.pem")));
     }
 
@@ -176,7 +208,8 @@ class SecurityTest {
         KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
         trust.load(null, null);
         try (InputStream in = java.nio.file.Files.newInputStream(certPem)) {
-            trust.setCertificateEntry("test", CertificateFactory.getInstance("X.509").generateCertificate(in));
+            trust.setCertificateEntry(
+                    "test", CertificateFactory.getInstance("X.509").generateCertificate(in));
         }
         TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
         tmf.init(trust);

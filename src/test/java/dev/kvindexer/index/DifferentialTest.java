@@ -19,7 +19,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 class DifferentialTest {
     private static final long[] WORKERS = {0, 1, 2, -1L};
     /** 80 owners: holder sets past one 64-bit word. */
-    private static final long[] MANY_WORKERS = java.util.stream.LongStream.range(0, 40).map(w -> w * 7919).toArray();
+    private static final long[] MANY_WORKERS =
+            java.util.stream.LongStream.range(0, 40).map(w -> w * 7919).toArray();
+
     private static final StorageTier[] TIERS = StorageTier.values();
 
     @ParameterizedTest
@@ -42,18 +44,25 @@ class DifferentialTest {
             String what = applyRandomOp(rnd, index, ref, workers);
             for (int q = 0; q < 3; q++) {
                 long[] query = randomQuery(rnd);
-                assertSameMatches(ref.match(query), index.match(query),
-                        "seed " + seed + " step " + step + " after " + what + " query " + java.util.Arrays.toString(query));
+                assertSameMatches(
+                        ref.match(query),
+                        index.match(query),
+                        "seed " + seed + " step " + step + " after " + what + " query "
+                                + java.util.Arrays.toString(query));
             }
             assertEquals(ref.deviceBlockCount(), index.blockCount(), "block count, seed " + seed + " step " + step);
             for (StorageTier t : new StorageTier[] {StorageTier.HOST_PINNED, StorageTier.DISK, StorageTier.EXTERNAL}) {
-                assertEquals(ref.edgeCount(t), index.lowerTierEdgeCount(t), t + " edges, seed " + seed + " step " + step);
+                assertEquals(
+                        ref.edgeCount(t), index.lowerTierEdgeCount(t), t + " edges, seed " + seed + " step " + step);
             }
             for (long w : workers) {
                 for (int r = 0; r < 2; r++) {
                     for (StorageTier t : TIERS) {
-                        assertEquals(ref.held(new WorkerRank(w, r), t).size(), index.heldBlocks(w, r, t),
-                                "held " + w + ":" + r + " " + t + ", seed " + seed + " step " + step + " after " + what);
+                        assertEquals(
+                                ref.held(new WorkerRank(w, r), t).size(),
+                                index.heldBlocks(w, r, t),
+                                "held " + w + ":" + r + " " + t + ", seed " + seed + " step " + step + " after "
+                                        + what);
                     }
                 }
             }
@@ -69,16 +78,18 @@ class DifferentialTest {
     }
 
     /** Every block the round trip carried keeps its reference count (detached blocks are not dumped). */
-    private static void assertSameCopies(ReferenceIndex ref, PartitionIndex index, PartitionIndex copy, long[] workers,
-                                         String context) {
+    private static void assertSameCopies(
+            ReferenceIndex ref, PartitionIndex index, PartitionIndex copy, long[] workers, String context) {
         for (long w : workers) {
             for (int r = 0; r < 2; r++) {
                 for (StorageTier t : TIERS) {
                     for (long h : ref.held(new WorkerRank(w, r), t)) {
                         int carried = copy.copies(w, r, t, h);
                         if (carried > 0) {
-                            assertEquals(index.copies(w, r, t, h), carried, "copies of " + h + " " + w + ":" + r + " "
-                                    + t + ", " + context);
+                            assertEquals(
+                                    index.copies(w, r, t, h),
+                                    carried,
+                                    "copies of " + h + " " + w + ":" + r + " " + t + ", " + context);
                         }
                     }
                 }
@@ -113,8 +124,8 @@ class DifferentialTest {
                 prev = hashes[i];
             }
             StoreOutcome expected = ref.store(o, tier, parent, hashes, locals);
-            StoreOutcome actual = index.store(o.workerId(), o.dpRank(), tier, parent != null,
-                    parent == null ? 0 : parent, hashes, locals);
+            StoreOutcome actual = index.store(
+                    o.workerId(), o.dpRank(), tier, parent != null, parent == null ? 0 : parent, hashes, locals);
             assertEquals(expected, actual, "store outcome");
             return "store " + o + " " + tier + " parent " + parent + " " + java.util.Arrays.toString(hashes)
                     + " locals " + java.util.Arrays.toString(locals);
@@ -124,11 +135,14 @@ class DifferentialTest {
             int n = 1 + rnd.nextInt(3);
             long[] hashes = new long[n];
             for (int i = 0; i < n; i++) {
-                hashes[i] = !held.isEmpty() && rnd.nextInt(5) > 0 ? held.get(rnd.nextInt(held.size())) : rnd.nextInt(12);
+                hashes[i] =
+                        !held.isEmpty() && rnd.nextInt(5) > 0 ? held.get(rnd.nextInt(held.size())) : rnd.nextInt(12);
             }
             int before = ref.copies(o, tier, hashes[0]);
             assertEquals(ref.remove(o, tier, hashes), index.remove(o.workerId(), o.dpRank(), tier, hashes), "missing");
-            assertEquals(ref.copies(o, tier, hashes[0]), index.copies(o.workerId(), o.dpRank(), tier, hashes[0]),
+            assertEquals(
+                    ref.copies(o, tier, hashes[0]),
+                    index.copies(o.workerId(), o.dpRank(), tier, hashes[0]),
                     "copies (were " + before + ")");
             return "remove " + o + " " + tier + " " + java.util.Arrays.toString(hashes);
         } else if (dice < 93) {
@@ -154,7 +168,8 @@ class DifferentialTest {
         return q;
     }
 
-    private static void assertSameMatches(Map<WorkerRank, OwnerMatch> expected, List<OwnerMatch> actual, String context) {
+    private static void assertSameMatches(
+            Map<WorkerRank, OwnerMatch> expected, List<OwnerMatch> actual, String context) {
         Map<WorkerRank, OwnerMatch> got = new HashMap<>();
         for (OwnerMatch m : actual) {
             assertTrue(m.gpuBlocks() <= m.cpuBlocks() && m.cpuBlocks() <= m.diskBlocks(), "gpu <= cpu <= disk " + m);

@@ -73,8 +73,13 @@ class EvictionTest {
             for (OwnerMatch m : index.match(prompts[i])) {
                 Integer was = before.get(i + "/" + m.workerId());
                 assertTrue(was != null && m.gpuBlocks() <= was, "prompt " + i + " " + m + " was " + was);
-                assertEquals(m.gpuBlocks(), index.match(prompts[i]).stream()
-                        .filter(x -> x.workerId() == 7).findFirst().orElseThrow().gpuBlocks(),
+                assertEquals(
+                        m.gpuBlocks(),
+                        index.match(prompts[i]).stream()
+                                .filter(x -> x.workerId() == 7)
+                                .findFirst()
+                                .orElseThrow()
+                                .gpuBlocks(),
                         "both holders of a block lose it together");
             }
         }
@@ -109,8 +114,9 @@ class EvictionTest {
         assertTrue(full - empty >= 2000L * BLOCKS * NodeRecords.BYTES, "at least a record per block: " + full);
         index.clear(1, 0);
         long cleared = index.memoryBytes();
-        assertTrue(cleared < full - 2000L * BLOCKS * NodeRecords.BYTES + 1, "records of cleared blocks are free: "
-                + cleared);
+        assertTrue(
+                cleared < full - 2000L * BLOCKS * NodeRecords.BYTES + 1,
+                "records of cleared blocks are free: " + cleared);
         for (long[] prompt : prompts) {
             storeChain(index, 2, prompt);
         }
@@ -126,8 +132,16 @@ class EvictionTest {
         for (int round = 0; round < 40; round++) {
             for (int c = 0; c < 200; c++) {
                 newest = chain(rnd);
-                assertEquals(StoreOutcome.OK, index.store(c % 2, 0, StorageTier.HOST_PINNED, false, 0,
-                        BlockHasher.sequenceHashes(newest), newest));
+                assertEquals(
+                        StoreOutcome.OK,
+                        index.store(
+                                c % 2,
+                                0,
+                                StorageTier.HOST_PINNED,
+                                false,
+                                0,
+                                BlockHasher.sequenceHashes(newest),
+                                newest));
             }
             index.evictTo(budget);
             assertTrue(index.memoryBytes() <= budget, "round " + round + ": " + index.memoryBytes());
@@ -138,7 +152,9 @@ class EvictionTest {
         // Edges go from the leaves: whatever is left of any chain is a prefix, so it still matches from the root.
         assertTrue(index.lowerTierEdgeCount(StorageTier.HOST_PINNED) > 0);
         PartitionIndex copy = DumpReplay.replay(index);
-        assertEquals(index.lowerTierEdgeCount(StorageTier.HOST_PINNED), copy.lowerTierEdgeCount(StorageTier.HOST_PINNED),
+        assertEquals(
+                index.lowerTierEdgeCount(StorageTier.HOST_PINNED),
+                copy.lowerTierEdgeCount(StorageTier.HOST_PINNED),
                 "every edge left is reachable from a root edge and dumped");
     }
 
@@ -172,8 +188,9 @@ class EvictionTest {
         for (int i = 0; i < tooLong.length; i++) {
             tooLong[i] = rnd.nextLong();
         }
-        assertEquals(StoreOutcome.INDEX_FULL, index.store(1, 0, StorageTier.DEVICE, false, 0,
-                BlockHasher.sequenceHashes(tooLong), tooLong));
+        assertEquals(
+                StoreOutcome.INDEX_FULL,
+                index.store(1, 0, StorageTier.DEVICE, false, 0, BlockHasher.sequenceHashes(tooLong), tooLong));
         assertTrue(index.blockCount() <= 100);
     }
 
@@ -194,7 +211,8 @@ class EvictionTest {
     }
 
     private static void storeChain(PartitionIndex index, long worker, long[] local) {
-        assertEquals(StoreOutcome.OK, index.store(worker, 0, StorageTier.DEVICE, false, 0,
-                BlockHasher.sequenceHashes(local), local));
+        assertEquals(
+                StoreOutcome.OK,
+                index.store(worker, 0, StorageTier.DEVICE, false, 0, BlockHasher.sequenceHashes(local), local));
     }
 }

@@ -8,8 +8,7 @@ import java.util.TreeMap;
 
 /** The reference tree-test convention (SPEC §6.10): block i has local hash i and engine hash i × 100. */
 final class IndexFixture {
-    private IndexFixture() {
-    }
+    private IndexFixture() {}
 
     static long[] locals(long... ids) {
         return ids.clone();
@@ -50,7 +49,8 @@ final class IndexFixture {
     static Map<String, List<Integer>> tiers(PartitionIndex index, long... localHashes) {
         Map<String, List<Integer>> out = new TreeMap<>();
         for (OwnerMatch m : index.match(localHashes)) {
-            out.put(Long.toUnsignedString(m.workerId()) + ":" + m.dpRank(),
+            out.put(
+                    Long.toUnsignedString(m.workerId()) + ":" + m.dpRank(),
                     List.of(m.gpuBlocks(), m.cpuBlocks(), m.diskBlocks()));
         }
         return out;

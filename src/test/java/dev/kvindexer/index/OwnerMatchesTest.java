@@ -12,7 +12,9 @@ import org.junit.jupiter.api.Test;
 class OwnerMatchesTest {
     @Test
     void recordsRoundTripThroughTheColumns() {
-        List<OwnerMatch> records = List.of(new OwnerMatch(-1L, 3, 1, 2, 3), new OwnerMatch(7, 0, 0, 5, 9),
+        List<OwnerMatch> records = List.of(
+                new OwnerMatch(-1L, 3, 1, 2, 3),
+                new OwnerMatch(7, 0, 0, 5, 9),
                 new OwnerMatch(Long.MIN_VALUE, Integer.MAX_VALUE, 128, 128, 128));
         OwnerMatches columns = OwnerMatches.of(records);
         assertEquals(3, columns.size());

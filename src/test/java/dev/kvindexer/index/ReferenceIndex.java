@@ -29,8 +29,7 @@ final class ReferenceIndex {
         }
     }
 
-    record EdgeKey(Long parent, long local) {
-    }
+    record EdgeKey(Long parent, long local) {}
 
     static final class Edge {
         final long child;
@@ -294,7 +293,9 @@ final class ReferenceIndex {
         for (WorkerRank o : pos.keySet()) {
             int g = gpu.getOrDefault(o, 0);
             int c = g + ext.get(StorageTier.HOST_PINNED).getOrDefault(o, 0);
-            int d = c + ext.get(StorageTier.DISK).getOrDefault(o, 0) + ext.get(StorageTier.EXTERNAL).getOrDefault(o, 0);
+            int d = c
+                    + ext.get(StorageTier.DISK).getOrDefault(o, 0)
+                    + ext.get(StorageTier.EXTERNAL).getOrDefault(o, 0);
             if (d > 0) {
                 out.put(o, new OwnerMatch(o.workerId(), o.dpRank(), g, c, d));
             }
@@ -308,7 +309,9 @@ final class ReferenceIndex {
             return new ArrayList<>(lookup.getOrDefault(o, Map.of()).keySet());
         }
         Tier t = tiers.get(tier);
-        return t == null ? new ArrayList<>() : new ArrayList<>(t.reverse.getOrDefault(o, Map.of()).keySet());
+        return t == null
+                ? new ArrayList<>()
+                : new ArrayList<>(t.reverse.getOrDefault(o, Map.of()).keySet());
     }
 
     long deviceBlockCount() {
@@ -327,7 +330,8 @@ final class ReferenceIndex {
     }
 
     int copies(WorkerRank o, StorageTier tier, long h) {
-        Map<Long, Integer> cp = tier == StorageTier.DEVICE ? copies.get(o)
+        Map<Long, Integer> cp = tier == StorageTier.DEVICE
+                ? copies.get(o)
                 : tiers.containsKey(tier) ? tiers.get(tier).copies.get(o) : null;
         return cp == null ? 0 : Objects.requireNonNullElse(cp.get(h), 0);
     }

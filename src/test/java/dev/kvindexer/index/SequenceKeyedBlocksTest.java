@@ -1,7 +1,7 @@
 package dev.kvindexer.index;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.event.StorageTier;
@@ -24,8 +24,10 @@ class SequenceKeyedBlocksTest {
     private final PartitionIndex index = new PartitionIndex(BS);
     /** Four blocks of tokens 0..7, and a prompt that shares only its first two. */
     private final long[] local = BlockHasher.localHashes(new int[] {0, 1, 2, 3, 4, 5, 6, 7}, BS, BlockHasher.BASE_SEED);
+
     private final long[] seq = BlockHasher.sequenceHashes(local);
-    private final long[] otherLocal = BlockHasher.localHashes(new int[] {0, 1, 2, 3, 9, 9, 9, 9}, BS, BlockHasher.BASE_SEED);
+    private final long[] otherLocal =
+            BlockHasher.localHashes(new int[] {0, 1, 2, 3, 9, 9, 9, 9}, BS, BlockHasher.BASE_SEED);
 
     private StoreOutcome storeSeq(long worker, StorageTier tier, Long parent, long... hashes) {
         return index.storeBySequence(worker, 0, tier, parent != null, parent == null ? 0 : parent, hashes);
@@ -47,7 +49,9 @@ class SequenceKeyedBlocksTest {
         assertEquals(List.of(new OwnerMatch(A, 0, 4, 4, 4)), index.match(index.localHashesOfSequence(seq), seq));
         assertEquals(4, index.blockCount());
         assertEquals(4, index.heldBlocks(A, 0, StorageTier.DEVICE));
-        assertEquals(StoreOutcome.PARENT_BLOCK_NOT_FOUND, storeSeq(B, StorageTier.DEVICE, seq[0], seq[1]),
+        assertEquals(
+                StoreOutcome.PARENT_BLOCK_NOT_FOUND,
+                storeSeq(B, StorageTier.DEVICE, seq[0], seq[1]),
                 "a parent is the owner's own block, as with tokens");
     }
 
@@ -101,7 +105,9 @@ class SequenceKeyedBlocksTest {
         assertArrayEquals(new int[] {3, 4}, index.sharedReach(local), "what a rank with nothing of its own reaches");
         assertArrayEquals(new int[] {3, 4}, index.sharedReach(new long[0], seq));
         index.markSharedStore(STORE, false);
-        assertEquals(List.of(new OwnerMatch(A, 0, 2, 2, 2), new OwnerMatch(STORE, 0, 0, 3, 4)), sorted(index.match(local)),
+        assertEquals(
+                List.of(new OwnerMatch(A, 0, 2, 2, 2), new OwnerMatch(STORE, 0, 0, 3, 4)),
+                sorted(index.match(local)),
                 "an ordinary worker again: its blocks are its own");
     }
 
@@ -123,14 +129,25 @@ class SequenceKeyedBlocksTest {
         List<String> out = new ArrayList<>();
         index.dump(new BlockVisitor() {
             @Override
-            public void stored(long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash,
-                               long blockHash, long tokensHash) {
+            public void stored(
+                    long workerId,
+                    int dpRank,
+                    StorageTier tier,
+                    boolean hasParent,
+                    long parentHash,
+                    long blockHash,
+                    long tokensHash) {
                 out.add("tokens " + workerId + " " + blockHash);
             }
 
             @Override
-            public void storedBySequence(long workerId, int dpRank, StorageTier tier, boolean hasParent,
-                                         long parentHash, long sequenceHash) {
+            public void storedBySequence(
+                    long workerId,
+                    int dpRank,
+                    StorageTier tier,
+                    boolean hasParent,
+                    long parentHash,
+                    long sequenceHash) {
                 out.add("sequence " + workerId + " " + (hasParent ? parentHash + "->" : "") + sequenceHash);
             }
 
@@ -139,6 +156,7 @@ class SequenceKeyedBlocksTest {
                 out.add("x" + copies);
             }
         });
-        assertEquals(List.of("tokens 2 100", "sequence 1 " + seq[0], "sequence 1 " + seq[0] + "->" + seq[1], "x2"), out);
+        assertEquals(
+                List.of("tokens 2 100", "sequence 1 " + seq[0], "sequence 1 " + seq[0] + "->" + seq[1], "x2"), out);
     }
 }

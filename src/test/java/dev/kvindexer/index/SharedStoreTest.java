@@ -105,10 +105,12 @@ class SharedStoreTest {
         assertEquals(0, index.heldBlocks(STORE, 0, StorageTier.DEVICE));
 
         index.remove(STORE, 0, StorageTier.DISK, new long[] {300});
-        assertEquals(new OwnerMatch(ENGINE, 0, 2, 2, 2), byRank(index.match(PROMPT)).get(0));
+        assertEquals(
+                new OwnerMatch(ENGINE, 0, 2, 2, 2), byRank(index.match(PROMPT)).get(0));
         index.removeWorker(STORE);
         index.markSharedStore(STORE, false);
-        assertEquals(new OwnerMatch(ENGINE, 1, 1, 1, 1), byRank(index.match(PROMPT)).get(1));
+        assertEquals(
+                new OwnerMatch(ENGINE, 1, 1, 1, 1), byRank(index.match(PROMPT)).get(1));
         assertArrayEquals(new int[] {0, 0}, index.sharedReach(PROMPT));
     }
 
@@ -117,7 +119,8 @@ class SharedStoreTest {
         workedExample();
         long[] seq = dev.kvindexer.hash.BlockHasher.sequenceHashes(PROMPT);
         assertArrayEquals(PROMPT, index.localHashesOfSequence(seq), "device H1, H2, then H3 on the store's disk");
-        assertEquals(new java.util.HashSet<>(index.match(PROMPT)),
+        assertEquals(
+                new java.util.HashSet<>(index.match(PROMPT)),
                 new java.util.HashSet<>(index.match(index.localHashesOfSequence(seq))));
         long[] diverging = dev.kvindexer.hash.BlockHasher.sequenceHashes(new long[] {1, 2, 4});
         assertArrayEquals(new long[] {1, 2}, index.localHashesOfSequence(diverging), "stops where the prefix ends");

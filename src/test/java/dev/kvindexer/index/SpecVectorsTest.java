@@ -111,8 +111,12 @@ class SpecVectorsTest {
         assertEquals(0, index.heldBlocks(0, 0, StorageTier.DEVICE));
     }
 
-    static final long[] HV12 = {11L, Long.parseUnsignedLong("10497221074644697006"),
-        Long.parseUnsignedLong("8340346278797266542"), Long.parseUnsignedLong("4128529435866013841")};
+    static final long[] HV12 = {
+        11L,
+        Long.parseUnsignedLong("10497221074644697006"),
+        Long.parseUnsignedLong("8340346278797266542"),
+        Long.parseUnsignedLong("4128529435866013841")
+    };
 
     @Test
     void t5TierDispatchAndDumpRoundTrip() {
@@ -152,10 +156,9 @@ class SpecVectorsTest {
 
         TierBreakdown b = TierBreakdown.of(index.match(new long[] {11, 12, 13}), index.blockSize());
         assertEquals(List.of(new TierBreakdown.Score(7, 0, 8), new TierBreakdown.Score(8, 0, 8)), b.scores());
-        assertEquals(new TierBreakdown.InstanceBreakdown(7, 12, 8, new int[] {0}, new long[] {8}, 12, 12),
-                b.instance(7));
-        assertEquals(new TierBreakdown.InstanceBreakdown(8, 8, 8, new int[] {0}, new long[] {8}, 8, 8),
-                b.instance(8));
+        assertEquals(
+                new TierBreakdown.InstanceBreakdown(7, 12, 8, new int[] {0}, new long[] {8}, 12, 12), b.instance(7));
+        assertEquals(new TierBreakdown.InstanceBreakdown(8, 8, 8, new int[] {0}, new long[] {8}, 8, 8), b.instance(8));
         assertEquals(2, b.instances().size());
     }
 

@@ -32,7 +32,8 @@ class TierBreakdownTest {
         index.store(7, 1, StorageTier.DISK, true, 201, new long[] {202}, new long[] {2});
         List<OwnerMatch> m = index.match(new long[] {1, 2, 3, 4, 5});
         assertEquals(List.of(new OwnerMatch(7, 0, 2, 3, 5), new OwnerMatch(7, 1, 1, 1, 2)), sorted(m));
-        assertEquals(new TierBreakdown.InstanceBreakdown(7, 80, 32, new int[] {0, 1}, new long[] {32, 16}, 48, 80),
+        assertEquals(
+                new TierBreakdown.InstanceBreakdown(7, 80, 32, new int[] {0, 1}, new long[] {32, 16}, 48, 80),
                 TierBreakdown.of(m, 16).instance(7));
     }
 
@@ -46,12 +47,13 @@ class TierBreakdownTest {
     @Test
     void instancesSortedByUnsignedWorkerId() {
         long big = Long.parseUnsignedLong("18446744073709551615");
-        TierBreakdown b = TierBreakdown.of(List.of(new OwnerMatch(big, 0, 1, 1, 1), new OwnerMatch(5, 2, 1, 1, 1),
-                new OwnerMatch(5, 0, 0, 1, 1)), 4);
+        TierBreakdown b = TierBreakdown.of(
+                List.of(new OwnerMatch(big, 0, 1, 1, 1), new OwnerMatch(5, 2, 1, 1, 1), new OwnerMatch(5, 0, 0, 1, 1)),
+                4);
         assertEquals(5, b.instances().get(0).workerId());
         assertEquals(big, b.instances().get(1).workerId());
-        assertEquals(new TierBreakdown.InstanceBreakdown(5, 4, 4, new int[] {0, 2}, new long[] {0, 4}, 4, 4),
-                b.instance(5));
+        assertEquals(
+                new TierBreakdown.InstanceBreakdown(5, 4, 4, new int[] {0, 2}, new long[] {0, 4}, 4, 4), b.instance(5));
         assertNull(b.instance(6));
     }
 
@@ -69,15 +71,20 @@ class TierBreakdownTest {
             }
             List<OwnerMatch> m = index.match(new long[] {1, 2, 3});
             assertEquals(new OwnerMatch(1, 0, 2, 2, 3), sorted(m).get(0));
-            assertEquals(lowerOnBothRanks ? new OwnerMatch(1, 1, 1, 2, 3) : new OwnerMatch(1, 1, 1, 1, 1),
+            assertEquals(
+                    lowerOnBothRanks ? new OwnerMatch(1, 1, 1, 2, 3) : new OwnerMatch(1, 1, 1, 1, 1),
                     sorted(m).get(1));
-            assertEquals(new TierBreakdown.InstanceBreakdown(1, 6, 4, new int[] {0, 1}, new long[] {4, 2}, 4, 6),
+            assertEquals(
+                    new TierBreakdown.InstanceBreakdown(1, 6, 4, new int[] {0, 1}, new long[] {4, 2}, 4, 6),
                     TierBreakdown.of(m, 2).instance(1));
         }
     }
 
     static List<OwnerMatch> sorted(List<OwnerMatch> m) {
-        return m.stream().sorted((a, b) -> a.workerId() != b.workerId()
-                ? Long.compareUnsigned(a.workerId(), b.workerId()) : Integer.compare(a.dpRank(), b.dpRank())).toList();
+        return m.stream()
+                .sorted((a, b) -> a.workerId() != b.workerId()
+                        ? Long.compareUnsigned(a.workerId(), b.workerId())
+                        : Integer.compare(a.dpRank(), b.dpRank()))
+                .toList();
     }
 }

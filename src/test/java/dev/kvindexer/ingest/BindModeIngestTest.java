@@ -23,17 +23,26 @@ class BindModeIngestTest {
     @Test
     void aBoundListenerTakesTheBatchesOfAPublisherThatConnects() throws Exception {
         int port = FreePort.any();
-        try (IngestHarness h = IngestHarness.start(); ZContext ctx = new ZContext()) {
-            h.register(new JsonObject().put("instance_id", 5).put("endpoint", "tcp://*:" + port)
-                    .put("model_name", IngestHarness.MODEL).put("block_size", BLOCK));
+        try (IngestHarness h = IngestHarness.start();
+                ZContext ctx = new ZContext()) {
+            h.register(new JsonObject()
+                    .put("instance_id", 5)
+                    .put("endpoint", "tcp://*:" + port)
+                    .put("model_name", IngestHarness.MODEL)
+                    .put("block_size", BLOCK));
             assertEquals("active", h.listenerStatus(5, 0), "bound, so active before any publisher is there");
             for (int engine = 0; engine < 2; engine++) {
                 // A restarted engine connects again with a new PUB; its batches arrive on the new connection.
                 long hash = 100 + engine;
-                byte[] store = BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(new EngineEvent.Store(
-                        new long[] {hash}, null, new int[BLOCK], BLOCK, null, null)), 0);
+                byte[] store = BatchEncoder.batch(
+                        BatchEncoder.Format.VLLM_MAP,
+                        1.0,
+                        List.of(new EngineEvent.Store(new long[] {hash}, null, new int[BLOCK], BLOCK, null, null)),
+                        0);
                 try (ConnectingPublisher pub = new ConnectingPublisher(ctx, "tcp://127.0.0.1:" + port)) {
-                    pub.sendUntil("a batch of engine " + engine + " applied", IngestHarness.WAIT,
+                    pub.sendUntil(
+                            "a batch of engine " + engine + " applied",
+                            IngestHarness.WAIT,
                             seq -> new byte[][] {new byte[0], LiveFrames.seqFrame(seq), store},
                             () -> h.dump().stream().anyMatch(b -> b.blockHash() == hash));
                 }

@@ -59,7 +59,11 @@ class IngestRecoveryEndToEndTest {
             }
             h.awaitSubscribed(e, subscriptions);
             Await.equal("the listener is active again", IngestHarness.WAIT, "active", () -> h.listenerStatus(3, 0));
-            Await.equal("ready again", IngestHarness.WAIT, 200, () -> h.http().get("/ready").statusCode());
+            Await.equal(
+                    "ready again",
+                    IngestHarness.WAIT,
+                    200,
+                    () -> h.http().get("/ready").statusCode());
             for (int i = 0; i < 5; i++) {
                 e.submit(prompts.next());
             }

@@ -31,9 +31,15 @@ class IngestScaleTest {
             HttpJson http = new HttpJson(node.httpPort());
             int before = Thread.activeCount();
             for (int i = 0; i < 200; i++) {
-                // Nothing listens there: every listener keeps reconnecting, the worst case for a thread-per-socket design.
-                assertEquals(201, http.post("/register", "{\"instance_id\":" + i + ",\"endpoint\":\"tcp://127.0.0.1:" + port
-                        + "\",\"model_name\":\"m" + (i % 7) + "\",\"block_size\":16}").statusCode());
+                // Nothing listens there: every listener keeps reconnecting, the worst case for a thread-per-socket
+                // design.
+                assertEquals(
+                        201,
+                        http.post(
+                                        "/register",
+                                        "{\"instance_id\":" + i + ",\"endpoint\":\"tcp://127.0.0.1:" + port
+                                                + "\",\"model_name\":\"m" + (i % 7) + "\",\"block_size\":16}")
+                                .statusCode());
             }
             JsonArray workers = new JsonArray(http.get("/workers").body());
             assertEquals(200, workers.size());
@@ -41,7 +47,10 @@ class IngestScaleTest {
             assertTrue(after - before <= 8, "threads grew from " + before + " to " + after);
             assertEquals(1, node.ingest().threadCount());
             for (int i = 0; i < workers.size(); i++) {
-                assertEquals("pending", workers.getJsonObject(i).getString("status"), "no engine there: " + workers.getJsonObject(i));
+                assertEquals(
+                        "pending",
+                        workers.getJsonObject(i).getString("status"),
+                        "no engine there: " + workers.getJsonObject(i));
             }
         } finally {
             node.close();
@@ -52,8 +61,11 @@ class IngestScaleTest {
     void inFlightBatchesStopAtTheBoundWhenPartitionsDoNotKeepUp() throws Exception {
         Vertx vertx = Vertx.vertx();
         // No partition consumes this address, so nothing is ever taken: the bound alone limits what is read.
-        ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(1, 5, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), () -> true);
+        ZmqIngest ingest = new ZmqIngest(
+                vertx,
+                new ZmqIngest.Settings(1, 5, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY),
+                new EventCounters(),
+                () -> true);
         try (TestPublisher pub = new TestPublisher()) {
             Listener l = new Listener(1, 0, pub.endpoint(), null, unstarted(vertx, ingest), 0);
             ingest.start(l).toCompletionStage().toCompletableFuture().get();
@@ -62,7 +74,10 @@ class IngestScaleTest {
             for (int s = 0; s < 100; s++) {
                 pub.publish("", s, empty);
             }
-            Await.until("ingest reached its bound", Duration.ofSeconds(10), () -> ingest.inFlight().current() == 5);
+            Await.until(
+                    "ingest reached its bound",
+                    Duration.ofSeconds(10),
+                    () -> ingest.inFlight().current() == 5);
             long deadline = System.nanoTime() + Duration.ofMillis(300).toNanos();
             while (System.nanoTime() < deadline) {
                 assertEquals(5, ingest.inFlight().current(), "read past the in-flight bound");

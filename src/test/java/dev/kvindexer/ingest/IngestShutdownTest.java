@@ -19,8 +19,11 @@ class IngestShutdownTest {
     @Test
     void closeReturnsWithinItsBudgetWhenAPollerIsStuck() throws Exception {
         Vertx vertx = Vertx.vertx();
-        ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                ZmqIngest.Settings.SUPERVISE_EVERY), new EventCounters(), () -> true);
+        ZmqIngest ingest = new ZmqIngest(
+                vertx,
+                new ZmqIngest.Settings(2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY),
+                new EventCounters(),
+                () -> true);
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         try (TestPublisher pub = new TestPublisher()) {

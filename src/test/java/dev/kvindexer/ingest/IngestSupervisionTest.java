@@ -43,8 +43,11 @@ class IngestSupervisionTest {
         vertx = Vertx.vertx();
         EventCounters counters = new EventCounters();
         // Supervision only when the test asks for it, so each step can be looked at.
-        ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(2, 1000, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                Duration.ofHours(1)), counters, () -> true);
+        ingest = new ZmqIngest(
+                vertx,
+                new ZmqIngest.Settings(2, 1000, ServeConfig.DEFAULT_MAX_EVENT_BYTES, Duration.ofHours(1)),
+                counters,
+                () -> true);
         PartitionHost host = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight());
         partition = host.allocate(KEY, 16);
         host.start(partition).toCompletionStage().toCompletableFuture().get();
@@ -57,7 +60,11 @@ class IngestSupervisionTest {
     }
 
     private Listener listen(long worker, TestPublisher pub) throws Exception {
-        partition.openStream(new StreamSpec(worker, 0, 0, null)).toCompletionStage().toCompletableFuture().get();
+        partition
+                .openStream(new StreamSpec(worker, 0, 0, null))
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get();
         Listener l = new Listener(worker, 0, pub.endpoint(), null, partition, 0);
         ingest.start(l).toCompletionStage().toCompletableFuture().get();
         pub.awaitSubscriber();
@@ -67,13 +74,16 @@ class IngestSupervisionTest {
     /** Publishes batch {@code seq}, always above the last one the worker published, and awaits its partition's watermark. */
     private void publishAndAwait(TestPublisher pub, long worker, long seq) {
         pub.publish("", seq, EMPTY_BATCH);
-        Await.until("the partition applies seq " + seq + " of worker " + worker, WAIT,
+        Await.until(
+                "the partition applies seq " + seq + " of worker " + worker,
+                WAIT,
                 () -> watermarks.seqOrMinusOne(new StreamId(KEY, worker, 0)) == seq);
     }
 
     @Test
     void aDeadPollerIsReplacedAndItsListenersReceiveAgainWhileTheOthersNeverStop() throws Exception {
-        try (TestPublisher a = new TestPublisher(); TestPublisher b = new TestPublisher()) {
+        try (TestPublisher a = new TestPublisher();
+                TestPublisher b = new TestPublisher()) {
             Listener la = listen(1, a);
             Listener lb = listen(2, b);
             PollerThread pa = ingest.threadOf(la);
@@ -108,7 +118,8 @@ class IngestSupervisionTest {
 
     @Test
     void aPollerWhoseSelectorBreaksIsReplacedAndItsListenersReconnect() throws Exception {
-        try (TestPublisher a = new TestPublisher(); TestPublisher b = new TestPublisher()) {
+        try (TestPublisher a = new TestPublisher();
+                TestPublisher b = new TestPublisher()) {
             Listener la = listen(1, a);
             Listener lb = listen(2, b);
             PollerThread pa = ingest.threadOf(la);

@@ -1,12 +1,12 @@
 package dev.kvindexer.ingest;
 
-import dev.kvindexer.event.Refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionRef;
@@ -28,17 +28,23 @@ class ListenerCapacityTest {
         assertEquals(ListenerCapacity.MAX_DEFAULT, ListenerCapacity.forDescriptorLimit(1 << 20));
         assertEquals(1, ListenerCapacity.forDescriptorLimit(100));
         assertEquals(ListenerCapacity.MAX_DEFAULT, ListenerCapacity.forDescriptorLimit(-1));
-        assertEquals(ListenerCapacity.forDescriptorLimit(ListenerCapacity.descriptorLimit()), ListenerCapacity.derived());
+        assertEquals(
+                ListenerCapacity.forDescriptorLimit(ListenerCapacity.descriptorLimit()), ListenerCapacity.derived());
     }
 
     @Test
     void aStartBeyondTheCeilingIsRefusedUntilAListenerStops() throws Exception {
         Vertx vertx = Vertx.vertx();
-        ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                ZmqIngest.Settings.SUPERVISE_EVERY, 2), new EventCounters(), () -> true);
+        ZmqIngest ingest = new ZmqIngest(
+                vertx,
+                new ZmqIngest.Settings(
+                        2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY, 2),
+                new EventCounters(),
+                () -> true);
         try {
-            PartitionRef partition = new PartitionHost(vertx, new EventCounters(), new Watermarks(), ingest.replays(),
-                    ingest.inFlight()).allocate(new PartitionKey("m", "t"), 16);
+            PartitionRef partition = new PartitionHost(
+                            vertx, new EventCounters(), new Watermarks(), ingest.replays(), ingest.inFlight())
+                    .allocate(new PartitionKey("m", "t"), 16);
             // Nothing listens there: the listeners keep trying, which is all a start needs.
             String endpoint = "tcp://127.0.0.1:" + FreePort.any();
             Listener a = new Listener(1, 0, endpoint, null, partition, 0);

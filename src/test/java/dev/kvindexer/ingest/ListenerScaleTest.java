@@ -25,7 +25,8 @@ class ListenerScaleTest {
         System.out.println(f);
         // The test's own HTTP connections to the node count twice here, client and server side; and sockets that the
         // classes before this one in the same test JVM left closing may go while it measures.
-        assertTrue(f.descriptors() >= f.listeners() - 100 && f.descriptors() <= f.listeners() + 50,
+        assertTrue(
+                f.descriptors() >= f.listeners() - 100 && f.descriptors() <= f.listeners() + 50,
                 "descriptors grew by " + f.descriptors() + " for " + f.listeners() + " listeners");
         assertEquals(0, f.threads(), "node threads grew");
     }

@@ -1,12 +1,12 @@
 package dev.kvindexer.load;
 
-import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.event.Refusal;
-import dev.kvindexer.web.HttpError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
+import dev.kvindexer.web.HttpError;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -29,7 +29,8 @@ class SlotTrackerTest {
         tracker.register(LLAMA, 7, 16, 0, 2);
         tracker.add(LLAMA, "req-123", 7, 0, new long[] {101, -22, 303}, 48);
         assertEquals(List.of(load(7, 0, 48, 3), load(7, 1, 0, 0)), tracker.loads(null, null));
-        assertEquals(List.of(new TrackerViews.PotentialLoad(7, 0, 96, 4), new TrackerViews.PotentialLoad(7, 1, 48, 4)),
+        assertEquals(
+                List.of(new TrackerViews.PotentialLoad(7, 0, 96, 4), new TrackerViews.PotentialLoad(7, 1, 48, 4)),
                 tracker.potentialLoads(LLAMA, new long[] {101, -22, 303, 404}, 48));
         tracker.prefillComplete(LLAMA, "req-123");
         tracker.prefillComplete(LLAMA, "req-123");
@@ -47,12 +48,16 @@ class SlotTrackerTest {
         tracker.add(LLAMA, "a", 7, 0, new long[] {1, 2, 3}, 10);
         tracker.add(LLAMA, "b", 7, 0, new long[] {1, 2, 4}, 20);
         tracker.add(LLAMA, "c", 7, 1, new long[] {1, 2}, 5);
-        assertEquals(List.of(load(7, 0, 30, 4), load(7, 1, 5, 2)), tracker.loads("llama-3-8b", "default"),
+        assertEquals(
+                List.of(load(7, 0, 30, 4), load(7, 1, 5, 2)),
+                tracker.loads("llama-3-8b", "default"),
                 "ranks never share blocks");
         tracker.free(LLAMA, "a");
         assertEquals(load(7, 0, 20, 3), tracker.loads(null, null).get(0), "1 and 2 are still b's");
-        assertEquals(List.of(new TrackerViews.PotentialLoad(7, 0, 20, 3), new TrackerViews.PotentialLoad(7, 1, 5, 3)),
-                tracker.potentialLoads(LLAMA, new long[] {1, 1, 4}, 0), "a repeated hash is one block");
+        assertEquals(
+                List.of(new TrackerViews.PotentialLoad(7, 0, 20, 3), new TrackerViews.PotentialLoad(7, 1, 5, 3)),
+                tracker.potentialLoads(LLAMA, new long[] {1, 1, 4}, 0),
+                "a repeated hash is one block");
         tracker.add(LLAMA, "empty", 7, 0, new long[0], 0);
         assertEquals(3, tracker.activeRequests());
     }
@@ -69,10 +74,20 @@ class SlotTrackerTest {
         tracker.register(new PartitionKey("llama-3-8b", "other"), 7, 32, 0, 1);
         tracker.register(new PartitionKey("a-model", null), -1, 8, 0, 1);
         tracker.register(LLAMA, 3, 16, 4, 1);
-        assertEquals(List.of("a-model/default/18446744073709551615", "llama-3-8b/default/3", "llama-3-8b/default/7",
-                "llama-3-8b/other/7"), tracker.workers(null, null).stream().map(w -> w.modelName() + "/" + w.tenantId()
-                + "/" + Long.toUnsignedString(w.workerId())).toList(), "sorted by model, tenant, worker id (unsigned)");
-        assertEquals(2, tracker.workers(null, "other").size() + tracker.workers("a-model", null).size());
+        assertEquals(
+                List.of(
+                        "a-model/default/18446744073709551615",
+                        "llama-3-8b/default/3",
+                        "llama-3-8b/default/7",
+                        "llama-3-8b/other/7"),
+                tracker.workers(null, null).stream()
+                        .map(w -> w.modelName() + "/" + w.tenantId() + "/" + Long.toUnsignedString(w.workerId()))
+                        .toList(),
+                "sorted by model, tenant, worker id (unsigned)");
+        assertEquals(
+                2,
+                tracker.workers(null, "other").size()
+                        + tracker.workers("a-model", null).size());
         assertEquals(4, tracker.trackedWorkers());
 
         assertEquals(404, status(() -> tracker.unregister(LLAMA, 99)));

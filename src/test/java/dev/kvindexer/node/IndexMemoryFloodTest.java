@@ -35,6 +35,7 @@ class IndexMemoryFloodTest {
     private static final int BATCHES_PER_ROUND = 2_000;
     /** Scaled down to stay fast in the build; {@code -Dkvindexer.flood.*} runs the full-size case (BENCHMARKS.md). */
     private static final String HEAP = System.getProperty("kvindexer.flood.heap", "160m");
+
     private static final String BUDGET = System.getProperty("kvindexer.flood.budget", "24m");
     private static final long BLOCKS = Long.getLong("kvindexer.flood.blocks", 0);
     private static final String USED = "kvindexer_index_memory_used_bytes";
@@ -43,6 +44,7 @@ class IndexMemoryFloodTest {
     private static final String STORED = "kvindexer_events_applied_total{event_type=\"stored\"}";
 
     private ChildNode node;
+
     @TempDir
     Path logs;
 
@@ -57,12 +59,18 @@ class IndexMemoryFloodTest {
     void aFloodOfDistinctBlocksKeepsTheNodeWithinItsBudget() throws Exception {
         // The heap committed and touched up front, as a server is run: resident memory then shows what grows beside
         // it, and the index cannot hide behind a heap still growing towards its maximum.
-        node = ChildNode.start(logs, "flood", List.of("-Xms" + HEAP, "-Xmx" + HEAP, "-XX:+AlwaysPreTouch"),
+        node = ChildNode.start(
+                logs,
+                "flood",
+                List.of("-Xms" + HEAP, "-Xmx" + HEAP, "-XX:+AlwaysPreTouch"),
                 List.of("--max-index-memory", BUDGET, "--threads", "2", "--ingest-threads", "1"));
         HttpJson http = new HttpJson(node.awaitReady(Duration.ofSeconds(60)));
         try (TestPublisher pub = new TestPublisher(0)) {
-            JsonObject reg = new JsonObject().put("instance_id", 1).put("endpoint", pub.endpoint())
-                    .put("model_name", "m").put("block_size", BLOCK);
+            JsonObject reg = new JsonObject()
+                    .put("instance_id", 1)
+                    .put("endpoint", pub.endpoint())
+                    .put("model_name", "m")
+                    .put("block_size", BLOCK);
             assertEquals(201, http.post("/register", reg.encode()).statusCode());
             pub.awaitSubscriber();
 
@@ -72,22 +80,29 @@ class IndexMemoryFloodTest {
             List<Long> rss = new ArrayList<>(); // after each round over the budget
             int roundsOverBudget = 0;
             long budget = 0;
-            for (int round = 0; BLOCKS > 0 ? seq * BLOCKS_PER_BATCH < BLOCKS : round < 40 && roundsOverBudget < 12;
-                 round++) {
+            for (int round = 0;
+                    BLOCKS > 0 ? seq * BLOCKS_PER_BATCH < BLOCKS : round < 40 && roundsOverBudget < 12;
+                    round++) {
                 for (int b = 0; b < BATCHES_PER_ROUND; b++) {
                     long[] hashes = rnd.longs(BLOCKS_PER_BATCH).toArray();
                     lastTokens = rnd.ints(BLOCKS_PER_BATCH * BLOCK, 0, 50_000).toArray();
-                    byte[] batch = BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(
-                            new EngineEvent.Store(hashes, null, lastTokens, BLOCK, null, null)), 0);
+                    byte[] batch = BatchEncoder.batch(
+                            BatchEncoder.Format.VLLM_MAP,
+                            1.0,
+                            List.of(new EngineEvent.Store(hashes, null, lastTokens, BLOCK, null, null)),
+                            0);
                     pub.publish("", seq++, batch);
                 }
                 long sent = seq;
-                Await.until("the node to apply round " + round, Duration.ofSeconds(60),
+                Await.until(
+                        "the node to apply round " + round,
+                        Duration.ofSeconds(60),
                         () -> figure(MetricsPage.of(http), STORED) >= sent);
                 MetricsPage m = MetricsPage.of(http);
                 long used = figure(m, USED);
                 budget = figure(m, BUDGET_LINE);
-                assertTrue(budget > 0 && used <= budget, "round " + round + ": " + used + " bytes held, budget " + budget);
+                assertTrue(
+                        budget > 0 && used <= budget, "round " + round + ": " + used + " bytes held, budget " + budget);
                 if (figure(m, EVICTED) > 0) {
                     roundsOverBudget++;
                     long bytes = ChaosReport.rssBytes(node.pid());
@@ -100,8 +115,13 @@ class IndexMemoryFloodTest {
             long evicted = figure(m, EVICTED);
             assertTrue(roundsOverBudget >= 12, "the flood went well past the budget");
             assertTrue(evicted > stored / 2, "most of the " + stored + " blocks were evicted: " + evicted);
-            System.out.printf("flood: %,d blocks stored, %,d evicted, %,d bytes held of %,d; RSS over the rounds past "
-                    + "the budget (MB): %s%n", stored, evicted, figure(m, USED), budget,
+            System.out.printf(
+                    "flood: %,d blocks stored, %,d evicted, %,d bytes held of %,d; RSS over the rounds past "
+                            + "the budget (MB): %s%n",
+                    stored,
+                    evicted,
+                    figure(m, USED),
+                    budget,
                     rss.stream().map(b -> String.valueOf(b >> 20)).toList());
             // Over the second half of the rounds past the budget, resident memory no longer grows.
             long mid = rss.get(rss.size() / 2);
@@ -109,8 +129,11 @@ class IndexMemoryFloodTest {
             assertTrue(last < mid + 32L * 1024 * 1024, "resident memory flat past the budget: " + rss);
 
             // What was stored last is held whole, and the node answers a query for it.
-            JsonObject query = new JsonObject().put("model_name", "m").put("token_ids",
-                    new JsonArray(Arrays.stream(lastTokens).boxed().toList()));
+            JsonObject query = new JsonObject()
+                    .put("model_name", "m")
+                    .put(
+                            "token_ids",
+                            new JsonArray(Arrays.stream(lastTokens).boxed().toList()));
             long[] micros = new long[400];
             HttpResponse<String> r = null;
             for (int i = -200; i < micros.length; i++) { // the first 200 warm the query path up
@@ -121,20 +144,31 @@ class IndexMemoryFloodTest {
                 }
             }
             Arrays.sort(micros);
-            System.out.printf("flood: /query of %d tokens over HTTP, one at a time: p50 %d us, p99 %d us%n",
+            System.out.printf(
+                    "flood: /query of %d tokens over HTTP, one at a time: p50 %d us, p99 %d us%n",
                     lastTokens.length, micros[200], micros[396]);
             assertEquals(200, r.statusCode(), r.body());
-            assertEquals(BLOCKS_PER_BATCH * BLOCK, new JsonObject(r.body()).getJsonObject("scores").getJsonObject("1")
-                    .getInteger("0"), "matched tokens");
+            assertEquals(
+                    BLOCKS_PER_BATCH * BLOCK,
+                    new JsonObject(r.body())
+                            .getJsonObject("scores")
+                            .getJsonObject("1")
+                            .getInteger("0"),
+                    "matched tokens");
 
             // The whole index as JSON, several times the budget as text: the node streams it from a compact snapshot.
-            long held = figure(MetricsPage.of(http), "kvindexer_blocks{model=\"m\",tenant=\"default\",tier=\"device\"}");
+            long held =
+                    figure(MetricsPage.of(http), "kvindexer_blocks{model=\"m\",tenant=\"default\",tier=\"device\"}");
             HttpResponse<String> dump = http.get("/dump");
             assertEquals(200, dump.statusCode());
             long events = dump.body().split("\"block_hash\":", -1).length - 1;
-            System.out.printf("flood: /dump of %,d blocks is %,d bytes of JSON%n", events, dump.body().length());
+            System.out.printf(
+                    "flood: /dump of %,d blocks is %,d bytes of JSON%n",
+                    events, dump.body().length());
             assertEquals(held, events, "every held block is in the dump");
-            assertTrue(dump.body().length() > 2 * budget, "the text is larger than the budget: " + dump.body().length());
+            assertTrue(
+                    dump.body().length() > 2 * budget,
+                    "the text is larger than the budget: " + dump.body().length());
             assertEquals(200, http.get("/health").statusCode(), "the node is still up");
         }
     }
@@ -146,16 +180,24 @@ class IndexMemoryFloodTest {
      */
     @Test
     void aFloodOfPartitionsIsRefusedOnceTheBudgetCannotHoldThem() throws Exception {
-        node = ChildNode.start(logs, "partitions", List.of("-Xmx256m", "-XX:+ExitOnOutOfMemoryError"),
+        node = ChildNode.start(
+                logs,
+                "partitions",
+                List.of("-Xmx256m", "-XX:+ExitOnOutOfMemoryError"),
                 List.of("--max-index-memory", "64m", "--threads", "2", "--ingest-threads", "1"));
         HttpJson http = new HttpJson(node.awaitReady(Duration.ofSeconds(60)));
         int accepted = 0;
         int refused = 0;
         String refusal = null;
         for (int i = 0; i < 2_000; i++) {
-            HttpResponse<String> r = http.post("/register", new JsonObject().put("instance_id", i + 1)
-                    .put("endpoint", "tcp://127.0.0.1:9").put("model_name", "model-" + i).put("block_size", BLOCK)
-                    .encode());
+            HttpResponse<String> r = http.post(
+                    "/register",
+                    new JsonObject()
+                            .put("instance_id", i + 1)
+                            .put("endpoint", "tcp://127.0.0.1:9")
+                            .put("model_name", "model-" + i)
+                            .put("block_size", BLOCK)
+                            .encode());
             if (r.statusCode() == 201) {
                 accepted++;
             } else {
@@ -173,8 +215,17 @@ class IndexMemoryFloodTest {
         assertEquals(accepted, new JsonArray(http.get("/workers").body()).size());
         assertEquals(200, http.get("/health").statusCode());
         // A model that has a partition still takes workers.
-        assertEquals(201, http.post("/register", new JsonObject().put("instance_id", 100_000).put("endpoint",
-                "tcp://127.0.0.1:9").put("model_name", "model-0").put("block_size", BLOCK).encode()).statusCode());
+        assertEquals(
+                201,
+                http.post(
+                                "/register",
+                                new JsonObject()
+                                        .put("instance_id", 100_000)
+                                        .put("endpoint", "tcp://127.0.0.1:9")
+                                        .put("model_name", "model-0")
+                                        .put("block_size", BLOCK)
+                                        .encode())
+                        .statusCode());
     }
 
     /** A sample of the page; 0 while a counter has none yet (no stored event applied). */

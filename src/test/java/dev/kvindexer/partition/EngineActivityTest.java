@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 /** What a partition's stats say each engine rank holds and sent, and when it last did, on a clock the test moves. */
 class EngineActivityTest {
     private final AtomicLong clock = new AtomicLong(1_000);
-    private final Partition partition = new Partition(new PartitionKey("m", "default"), 4, null, new EventCounters(),
-            new Watermarks(), r -> { }, clock::get);
+    private final Partition partition = new Partition(
+            new PartitionKey("m", "default"), 4, null, new EventCounters(), new Watermarks(), r -> {}, clock::get);
 
     private static KvEvent stored(StorageTier tier, long... hashes) {
         return new KvEvent.Stored(tier, false, 0, hashes, hashes.clone());
@@ -27,8 +27,10 @@ class EngineActivityTest {
     }
 
     private PartitionStats.Engine engine(long worker, int rank) {
-        return partition.stats().engines().stream().filter(e -> e.workerId() == worker && e.dpRank() == rank)
-                .findFirst().orElseThrow(() -> new AssertionError("no figures for " + worker + "/" + rank));
+        return partition.stats().engines().stream()
+                .filter(e -> e.workerId() == worker && e.dpRank() == rank)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no figures for " + worker + "/" + rank));
     }
 
     @Test
@@ -53,10 +55,18 @@ class EngineActivityTest {
         PartitionStats.Engine rank1 = engine(7, 1);
         assertEquals(5_000, rank1.lastEventMillis());
         assertArrayEquals(new long[] {0, 1, 0, 0}, rank1.heldPerTier());
-        assertEquals(List.of(0, 1), partition.stats().engines().stream().map(PartitionStats.Engine::dpRank).toList());
+        assertEquals(
+                List.of(0, 1),
+                partition.stats().engines().stream()
+                        .map(PartitionStats.Engine::dpRank)
+                        .toList());
 
         partition.removeStreams(7, 1, false);
-        assertEquals(List.of(0), partition.stats().engines().stream().map(PartitionStats.Engine::dpRank).toList(),
+        assertEquals(
+                List.of(0),
+                partition.stats().engines().stream()
+                        .map(PartitionStats.Engine::dpRank)
+                        .toList(),
                 "an unregistered rank is no longer listed");
         partition.removeStreams(7, -1, true);
         assertEquals(List.of(), partition.stats().engines());

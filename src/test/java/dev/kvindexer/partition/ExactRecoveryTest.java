@@ -21,12 +21,20 @@ class ExactRecoveryTest {
     private static final long WORKER = 7;
     private final EventCounters counters = new EventCounters();
     private final List<ReplayRequest> replays = new ArrayList<>();
-    private final Partition partition = new Partition(new PartitionKey("m", "t"), 4, null, counters, new Watermarks(),
-            replays::add);
+    private final Partition partition =
+            new Partition(new PartitionKey("m", "t"), 4, null, counters, new Watermarks(), replays::add);
 
     private static EventBatch storeBatch(long seq, long hash, Long parent) {
-        return new EventBatch(seq, EventBatch.NO_RANK, List.of(new KvEvent.Stored(StorageTier.DEVICE, parent != null,
-                parent == null ? 0 : parent, new long[] {hash}, new long[] {hash + 1000})), 0, 0, 0);
+        return new EventBatch(
+                seq,
+                EventBatch.NO_RANK,
+                List.of(new KvEvent.Stored(
+                        StorageTier.DEVICE, parent != null, parent == null ? 0 : parent, new long[] {hash}, new long[] {
+                            hash + 1000
+                        })),
+                0,
+                0,
+                0);
     }
 
     private void open() {
@@ -40,11 +48,13 @@ class ExactRecoveryTest {
     /** The snapshot a peer took after applying seqs 0..2 (blocks 10 → 11 → 12). */
     private void installSnapshotAtSeq2() {
         List<PeerSnapshot.Event> events = List.of(
-                new PeerSnapshot.Event(WORKER, 0, storeBatch(0, 10, null).events().get(0)),
-                new PeerSnapshot.Event(WORKER, 0, storeBatch(1, 11, 10L).events().get(0)),
-                new PeerSnapshot.Event(WORKER, 0, storeBatch(2, 12, 11L).events().get(0)));
-        partition.recover(new PeerSnapshot(events,
-                List.of(new PeerSnapshot.StreamWatermark(WORKER, 0, 2)), true));
+                new PeerSnapshot.Event(
+                        WORKER, 0, storeBatch(0, 10, null).events().get(0)),
+                new PeerSnapshot.Event(
+                        WORKER, 0, storeBatch(1, 11, 10L).events().get(0)),
+                new PeerSnapshot.Event(
+                        WORKER, 0, storeBatch(2, 12, 11L).events().get(0)));
+        partition.recover(new PeerSnapshot(events, List.of(new PeerSnapshot.StreamWatermark(WORKER, 0, 2)), true));
     }
 
     private int held() {
@@ -79,7 +89,8 @@ class ExactRecoveryTest {
     @Test
     void aStreamRegisteredAfterTheInstallResumesFromItsSnapshotWatermark() {
         installSnapshotAtSeq2();
-        assertTrue(partition.dumpJson().contains("\"watermarks\":[{\"worker_id\":7,\"dp_rank\":0,\"seq\":2}]"),
+        assertTrue(
+                partition.dumpJson().contains("\"watermarks\":[{\"worker_id\":7,\"dp_rank\":0,\"seq\":2}]"),
                 "a third node recovering from this one gets the watermark of the blocks it holds");
         open();
         live(storeBatch(2, 12, 11L));
@@ -103,8 +114,11 @@ class ExactRecoveryTest {
     @Test
     void aDynamoDumpHasNoWatermarksSoTheFirstLiveBatchOnlySetsOne() {
         open();
-        partition.recover(new PeerSnapshot(List.of(
-                new PeerSnapshot.Event(WORKER, 0, storeBatch(0, 10, null).events().get(0))), List.of(), false));
+        partition.recover(new PeerSnapshot(
+                List.of(new PeerSnapshot.Event(
+                        WORKER, 0, storeBatch(0, 10, null).events().get(0))),
+                List.of(),
+                false));
         live(storeBatch(9, 11, 10L));
         assertTrue(replays.isEmpty());
         assertEquals(2, held());

@@ -29,16 +29,21 @@ class MemoryBudgetTest {
             store(small, rnd);
             smallShare.changed(small);
             assertTrue(budget.usedBytes() <= limit, "round " + round + ": " + budget.usedBytes());
-            assertEquals(big.memoryBytes() + small.memoryBytes() + 2 * MemoryBudget.PARTITION_OVERHEAD_BYTES,
-                    budget.usedBytes(), "the sum of what each reported, with each partition's overhead");
+            assertEquals(
+                    big.memoryBytes() + small.memoryBytes() + 2 * MemoryBudget.PARTITION_OVERHEAD_BYTES,
+                    budget.usedBytes(),
+                    "the sum of what each reported, with each partition's overhead");
         }
         assertTrue(budget.evictedBlocks() > 0);
         assertEquals(big.evictedBlocks() + small.evictedBlocks(), budget.evictedBlocks());
-        assertTrue(small.blockCount() > 0 && big.blockCount() > small.blockCount(),
+        assertTrue(
+                small.blockCount() > 0 && big.blockCount() > small.blockCount(),
                 "the partition that grows faster keeps more: " + big.blockCount() + " vs " + small.blockCount());
 
         smallShare.closed();
-        assertEquals(big.memoryBytes() + MemoryBudget.PARTITION_OVERHEAD_BYTES, budget.usedBytes(),
+        assertEquals(
+                big.memoryBytes() + MemoryBudget.PARTITION_OVERHEAD_BYTES,
+                budget.usedBytes(),
                 "a closed partition no longer counts");
     }
 
@@ -48,7 +53,8 @@ class MemoryBudgetTest {
         MemoryBudget budget = new MemoryBudget(limit);
         assertEquals(null, budget.refuseNewPartition(9), "the tenth takes exactly half");
         String refusal = budget.refuseNewPartition(10);
-        assertTrue(refusal != null && refusal.contains("--max-index-memory") && refusal.contains("10 partitions"),
+        assertTrue(
+                refusal != null && refusal.contains("--max-index-memory") && refusal.contains("10 partitions"),
                 refusal);
         assertEquals(null, MemoryBudget.UNLIMITED.refuseNewPartition(1_000_000));
     }

@@ -205,6 +205,7 @@ class StreamSequencerTest {
         seq.open(2, null);
         live(big);
         live(big + 1);
-        assertEquals(List.of("apply 0", "lost [1," + Long.toString(big) + ")", "apply " + big, "apply " + (big + 1)), log);
+        assertEquals(
+                List.of("apply 0", "lost [1," + Long.toString(big) + ")", "apply " + big, "apply " + (big + 1)), log);
     }
 }

@@ -1,13 +1,13 @@
 package dev.kvindexer.registry;
 
-import dev.kvindexer.event.Refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.PartitionHost;
@@ -26,10 +26,15 @@ class ListenerLimitTest {
     void aRegistrationBeyondTheCeilingIsRefusedAndRolledBack() throws Exception {
         Vertx vertx = Vertx.vertx();
         EventCounters counters = new EventCounters();
-        ZmqIngest ingest = new ZmqIngest(vertx, new ZmqIngest.Settings(1, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES,
-                ZmqIngest.Settings.SUPERVISE_EVERY, 2), counters, () -> true);
+        ZmqIngest ingest = new ZmqIngest(
+                vertx,
+                new ZmqIngest.Settings(
+                        1, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY, 2),
+                counters,
+                () -> true);
         try {
-            PartitionHost host = new PartitionHost(vertx, counters, new Watermarks(), ingest.replays(), ingest.inFlight());
+            PartitionHost host =
+                    new PartitionHost(vertx, counters, new Watermarks(), ingest.replays(), ingest.inFlight());
             Registry registry = new Registry(host);
             LocalRegistrar registrar = new LocalRegistrar(registry, host, ingest);
             String endpoint = "tcp://127.0.0.1:" + FreePort.any();
@@ -50,7 +55,10 @@ class ListenerLimitTest {
     }
 
     private static void register(LocalRegistrar registrar, long id, String endpoint) throws Exception {
-        registrar.register(new RegisterRequest(id, 0, endpoint, null, KEY, 16)).toCompletionStage()
-                .toCompletableFuture().get();
+        registrar
+                .register(new RegisterRequest(id, 0, endpoint, null, KEY, 16))
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get();
     }
 }

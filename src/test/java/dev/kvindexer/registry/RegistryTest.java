@@ -1,12 +1,12 @@
 package dev.kvindexer.registry;
 
-import dev.kvindexer.event.Refusal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.InFlightBatches;
 import dev.kvindexer.partition.PartitionHost;
@@ -22,8 +22,9 @@ class RegistryTest {
 
     /** The registry only allocates partition handles: nothing is deployed or sent. */
     private static final Vertx VERTX = Vertx.vertx();
-    private final Registry registry = new Registry(new PartitionHost(VERTX, new EventCounters(), new Watermarks(),
-            r -> { }, new InFlightBatches(1)));
+
+    private final Registry registry = new Registry(
+            new PartitionHost(VERTX, new EventCounters(), new Watermarks(), r -> {}, new InFlightBatches(1)));
 
     @AfterAll
     static void closeVertx() throws Exception {
@@ -40,7 +41,8 @@ class RegistryTest {
         assertFalse(register(2, 0, LLAMA, 16).createdPartition());
         Refusal e = assertThrows(Refusal.class, () -> register(3, 0, LLAMA, 32));
         assertEquals(Refusal.Kind.CONFLICT, e.kind());
-        assertEquals("block_size mismatch for model=llama routing_group=default: existing=16, requested=32", e.getMessage());
+        assertEquals(
+                "block_size mismatch for model=llama routing_group=default: existing=16, requested=32", e.getMessage());
     }
 
     @Test
@@ -59,14 +61,22 @@ class RegistryTest {
         register(1, 1, LLAMA, 16);
         register(2, 0, LLAMA, 16);
 
-        assertEquals("instance 9 not found",
-                assertThrows(Refusal.class, () -> registry.unregister(9, "llama", null, null)).getMessage());
-        assertEquals("instance 1 is registered for model=llama routing_group=default",
-                assertThrows(Refusal.class, () -> registry.unregister(1, "mistral", null, null)).getMessage());
-        assertEquals("instance 1 is registered for model=llama routing_group=default",
-                assertThrows(Refusal.class, () -> registry.unregister(1, "llama", "acme", null)).getMessage());
-        assertEquals("instance 1 dp_rank 5 not found",
-                assertThrows(Refusal.class, () -> registry.unregister(1, "llama", "default", 5)).getMessage());
+        assertEquals(
+                "instance 9 not found",
+                assertThrows(Refusal.class, () -> registry.unregister(9, "llama", null, null))
+                        .getMessage());
+        assertEquals(
+                "instance 1 is registered for model=llama routing_group=default",
+                assertThrows(Refusal.class, () -> registry.unregister(1, "mistral", null, null))
+                        .getMessage());
+        assertEquals(
+                "instance 1 is registered for model=llama routing_group=default",
+                assertThrows(Refusal.class, () -> registry.unregister(1, "llama", "acme", null))
+                        .getMessage());
+        assertEquals(
+                "instance 1 dp_rank 5 not found",
+                assertThrows(Refusal.class, () -> registry.unregister(1, "llama", "default", 5))
+                        .getMessage());
 
         Registry.Unregistration rank1 = registry.unregister(1, "llama", null, 1);
         assertFalse(rank1.wholeWorker());
@@ -88,7 +98,9 @@ class RegistryTest {
         register(5, 0, MISTRAL, 8);
         register(4, 0, LLAMA, 16);
         List<Registry.WorkerView> all = registry.workers(null, null);
-        assertEquals(List.of(4L, 5L, -1L), all.stream().map(Registry.WorkerView::workerId).toList());
+        assertEquals(
+                List.of(4L, 5L, -1L),
+                all.stream().map(Registry.WorkerView::workerId).toList());
         assertEquals(1, registry.workers(null, "acme").size());
         assertEquals(8, registry.workers("mistral", null).get(0).blockSize());
         assertEquals(0, registry.workers("nonexistent", null).size());

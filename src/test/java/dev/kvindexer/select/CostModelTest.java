@@ -17,8 +17,8 @@ class CostModelTest {
         return CostModel.of(isl, b, D, ConfigOverride.NONE);
     }
 
-    private static RankInputs rank(long id, int dev, int host, int disk, long prefill, long decode, int requests,
-                                   int newBlocks) {
+    private static RankInputs rank(
+            long id, int dev, int host, int disk, long prefill, long decode, int requests, int newBlocks) {
         return new RankInputs(id, 0, dev, host, disk, prefill, decode, requests, newBlocks, 1.0);
     }
 
@@ -106,7 +106,8 @@ class CostModelTest {
         CostModel plain = model(64, 16);
         assertEquals(7.0, plain.logit(w0, 0));
         assertEquals(8.0, plain.logit(w1, 0));
-        SelectionConfig decayed = SelectionConfig.fromEnvironment(Map.of("DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT_DECAY", "1"));
+        SelectionConfig decayed =
+                SelectionConfig.fromEnvironment(Map.of("DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT_DECAY", "1"));
         CostModel m = CostModel.of(64, 16, decayed, ConfigOverride.NONE);
         assertEquals(8.714286, m.logit(w0, 0), 1e-6);
         assertEquals(8.0, m.logit(w1, 0));
@@ -131,17 +132,22 @@ class CostModelTest {
     @Test
     void e9ReferenceUnitVector() {
         RankInputs r = rank(1, 6, 0, 0, 16, 2, 0, 3);
-        assertEquals(7.0, CostModel.of(64, 16, D, new ConfigOverride(null, 2.0, null, null, null, null, null))
-                .logit(r, 0));
-        assertEquals(5.0, CostModel.of(64, 16, D, new ConfigOverride(null, 2.0, null, null, null, false, null))
-                .logit(r, 0));
+        assertEquals(
+                7.0,
+                CostModel.of(64, 16, D, new ConfigOverride(null, 2.0, null, null, null, null, null))
+                        .logit(r, 0));
+        assertEquals(
+                5.0,
+                CostModel.of(64, 16, D, new ConfigOverride(null, 2.0, null, null, null, false, null))
+                        .logit(r, 0));
     }
 
     @Test
     void e10ActiveRequestWeight() {
         RankInputs r = rank(1, 0, 0, 0, 0, 100, 4, 0);
         assertEquals(100.0, model(0, 16).logit(r, 0));
-        SelectionConfig weighted = SelectionConfig.fromEnvironment(Map.of("DYN_ROUTER_DECODE_ACTIVE_REQUEST_WEIGHT", "32"));
+        SelectionConfig weighted =
+                SelectionConfig.fromEnvironment(Map.of("DYN_ROUTER_DECODE_ACTIVE_REQUEST_WEIGHT", "32"));
         assertEquals(228.0, CostModel.of(0, 16, weighted, ConfigOverride.NONE).logit(r, 0));
     }
 
@@ -190,11 +196,17 @@ class CostModelTest {
 
     @Test
     void outOfRangeSettingsAreAStartupError() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
                 () -> SelectionConfig.fromEnvironment(Map.of("DYN_ROUTER_TEMPERATURE", "-1")));
-        assertTrue(e.getMessage().startsWith("invalid KV router configuration: ") && e.getMessage().contains("router_temperature"));
-        assertEquals(D, SelectionConfig.fromEnvironment(Map.of("DYN_ROUTER_TEMPERATURE", "warm", "DYN_ROUTER_TRACK_PREFILL_TOKENS", "maybe")),
+        assertTrue(e.getMessage().startsWith("invalid KV router configuration: ")
+                && e.getMessage().contains("router_temperature"));
+        assertEquals(
+                D,
+                SelectionConfig.fromEnvironment(
+                        Map.of("DYN_ROUTER_TEMPERATURE", "warm", "DYN_ROUTER_TRACK_PREFILL_TOKENS", "maybe")),
                 "unparsable values keep the defaults");
-        assertTrue(!SelectionConfig.fromEnvironment(Map.of("DYN_USE_KV_EVENTS", "off")).useKvEvents());
+        assertTrue(!SelectionConfig.fromEnvironment(Map.of("DYN_USE_KV_EVENTS", "off"))
+                .useKvEvents());
     }
 }

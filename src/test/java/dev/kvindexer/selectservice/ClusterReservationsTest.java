@@ -12,7 +12,6 @@ import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.LoadStorm;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -37,8 +36,8 @@ class ClusterReservationsTest {
 
     /** The selection service on {@code node}, catching up with the cluster's map every 500 ms; its HTTP API. */
     static HttpJson serviceOn(IndexerNode node) throws Exception {
-        SelectServiceConfig config = new SelectServiceConfig("127.0.0.1", 0, 120_000, 4096, 268_435_456L, 500, 0,
-                List.of(), HttpLimits.DEFAULT);
+        SelectServiceConfig config = new SelectServiceConfig(
+                "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 500, 0, List.of(), HttpLimits.DEFAULT);
         SelectServiceVerticle service = SelectServiceCommand.deploy(node, config, SelectionConfig.fromEnvironment(ENV));
         return new HttpJson(service.actualPort());
     }
@@ -46,11 +45,21 @@ class ClusterReservationsTest {
     private HttpJson replica() throws Exception {
         HttpJson http = serviceOn(cluster.start());
         // Each replica is given the whole catalog, as Dynamo's callers do.
-        assertEquals(201, http.post("/workers", "{\"worker_id\":1,\"model_name\":\"model\",\"endpoint\":\"http://w1\","
-                + "\"block_size\":4,\"data_parallel_size\":2}").statusCode());
+        assertEquals(
+                201,
+                http.post(
+                                "/workers",
+                                "{\"worker_id\":1,\"model_name\":\"model\",\"endpoint\":\"http://w1\","
+                                        + "\"block_size\":4,\"data_parallel_size\":2}")
+                        .statusCode());
         for (int id = 2; id <= 3; id++) {
-            assertEquals(201, http.post("/workers", "{\"worker_id\":" + id + ",\"model_name\":\"model\","
-                    + "\"endpoint\":\"http://w" + id + "\",\"block_size\":4}").statusCode());
+            assertEquals(
+                    201,
+                    http.post(
+                                    "/workers",
+                                    "{\"worker_id\":" + id + ",\"model_name\":\"model\"," + "\"endpoint\":\"http://w"
+                                            + id + "\",\"block_size\":4}")
+                            .statusCode());
         }
         return http;
     }
@@ -58,7 +67,10 @@ class ClusterReservationsTest {
     private static void quietPoint(String what, LoadStorm storm, List<HttpJson> replicas) {
         Map<String, String> expected = storm.expected(RANKS);
         for (HttpJson r : replicas) {
-            Await.equal(what + ": a replica's loads are what the clients hold", Await.PATIENCE, expected,
+            Await.equal(
+                    what + ": a replica's loads are what the clients hold",
+                    Await.PATIENCE,
+                    expected,
                     () -> LoadStorm.reported(r));
         }
     }
@@ -83,15 +95,30 @@ class ClusterReservationsTest {
             storm.run(8, stop);
             quietPoint("round " + round, storm, replicas);
         }
-        assertTrue(storm.booked.get() > 50 && storm.freed.get() > 20,
+        assertTrue(
+                storm.booked.get() > 50 && storm.freed.get() > 20,
                 "the storm did work: " + storm.booked + " booked, " + storm.freed + " freed");
         // A booking's id is claimed cluster-wide: the same id on another replica is a conflict.
-        assertEquals(200, replicas.get(0).post("/select_and_reserve",
-                "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4],\"selection_id\":\"once\"}").statusCode());
-        assertEquals(409, replicas.get(replicaCount - 1).post("/select_and_reserve",
-                "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4],\"selection_id\":\"once\"}").statusCode());
+        assertEquals(
+                200,
+                replicas.get(0)
+                        .post(
+                                "/select_and_reserve",
+                                "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4],\"selection_id\":\"once\"}")
+                        .statusCode());
+        assertEquals(
+                409,
+                replicas.get(replicaCount - 1)
+                        .post(
+                                "/select_and_reserve",
+                                "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4],\"selection_id\":\"once\"}")
+                        .statusCode());
         // Every replica sees an acknowledged booking at once, and can end it.
-        assertEquals(200, replicas.get(replicaCount - 1).send("DELETE", "/reservations/once").statusCode());
+        assertEquals(
+                200,
+                replicas.get(replicaCount - 1)
+                        .send("DELETE", "/reservations/once")
+                        .statusCode());
         quietPoint("after the conflict", storm, replicas);
     }
 
@@ -109,15 +136,23 @@ class ClusterReservationsTest {
     void aJoiningReplicaTakesTheCurrentReservations() throws Exception {
         HttpJson a = replica();
         for (int i = 0; i < 10; i++) {
-            assertEquals(200, a.post("/select_and_reserve", "{\"model_name\":\"model\",\"token_ids\":[" + i
-                    + ",2,3,4,5],\"selection_id\":\"j" + i + "\"}").statusCode());
+            assertEquals(
+                    200,
+                    a.post(
+                                    "/select_and_reserve",
+                                    "{\"model_name\":\"model\",\"token_ids\":[" + i + ",2,3,4,5],\"selection_id\":\"j"
+                                            + i + "\"}")
+                            .statusCode());
         }
         assertEquals(200, a.post("/reservations/j0/prefill_complete", "").statusCode());
         HttpJson b = replica();
-        Await.equal("the joiner's loads are the cluster's", Await.PATIENCE, LoadStorm.reported(a),
+        Await.equal(
+                "the joiner's loads are the cluster's",
+                Await.PATIENCE,
+                LoadStorm.reported(a),
                 () -> LoadStorm.reported(b));
         assertEquals(200, b.send("DELETE", "/reservations/j3").statusCode(), "a mirrored reservation ends anywhere");
-        Await.equal("and its end reaches the others", Await.PATIENCE, LoadStorm.reported(b),
-                () -> LoadStorm.reported(a));
+        Await.equal(
+                "and its end reaches the others", Await.PATIENCE, LoadStorm.reported(b), () -> LoadStorm.reported(a));
     }
 }

@@ -41,14 +41,18 @@ class SealedReservationsTest {
         cluster.close();
     }
 
-    private record Replica(IndexerNode node, HttpJson http) {
-    }
+    private record Replica(IndexerNode node, HttpJson http) {}
 
     private Replica replica() throws Exception {
         IndexerNode node = cluster.start(c -> c.withSecurity(new SecuritySettings(TOKEN, false, null, null)));
         HttpJson http = ClusterReservationsTest.serviceOn(node);
-        assertEquals(201, http.post("/workers", "{\"worker_id\":1,\"model_name\":\"model\",\"endpoint\":\"http://w1\","
-                + "\"block_size\":4}").statusCode());
+        assertEquals(
+                201,
+                http.post(
+                                "/workers",
+                                "{\"worker_id\":1,\"model_name\":\"model\",\"endpoint\":\"http://w1\","
+                                        + "\"block_size\":4}")
+                        .statusCode());
         return new Replica(node, http);
     }
 
@@ -56,7 +60,8 @@ class SealedReservationsTest {
         double n = 0;
         for (Replica r : replicas) {
             MetricsPage page = MetricsPage.of(new HttpJson(r.node().httpPort()));
-            String series = "kvindexer_cluster_values_rejected_total{source=\"" + source + "\",reason=\"" + reason + "\"}";
+            String series =
+                    "kvindexer_cluster_values_rejected_total{source=\"" + source + "\",reason=\"" + reason + "\"}";
             n += page.has(series) ? page.value(series) : 0;
         }
         return n;
@@ -64,8 +69,23 @@ class SealedReservationsTest {
 
     /** A record like {@code real} under another id, with a load no client holds. */
     private static ReservationRecord forged(ReservationRecord real, String id) {
-        return new ReservationRecord(id, real.partition(), real.blockSize(), real.workerId(), real.dpRank(), null,
-                real.sequenceHashes(), 40_000, true, 500L, false, 0, real.decay(), System.currentTimeMillis(), 1, 1);
+        return new ReservationRecord(
+                id,
+                real.partition(),
+                real.blockSize(),
+                real.workerId(),
+                real.dpRank(),
+                null,
+                real.sequenceHashes(),
+                40_000,
+                true,
+                500L,
+                false,
+                0,
+                real.decay(),
+                System.currentTimeMillis(),
+                1,
+                1);
     }
 
     /** The mark and a seal of zeros: the shape of a sealed record, without the token. */
@@ -77,7 +97,9 @@ class SealedReservationsTest {
     }
 
     private static Throwable failureOf(Future<?> request) throws Exception {
-        return request.transform(ar -> Future.succeededFuture(ar.cause())).toCompletionStage().toCompletableFuture()
+        return request.transform(ar -> Future.succeededFuture(ar.cause()))
+                .toCompletionStage()
+                .toCompletableFuture()
                 .get(WAIT.toSeconds(), TimeUnit.SECONDS);
     }
 
@@ -86,26 +108,41 @@ class SealedReservationsTest {
         Replica a = replica();
         Replica b = replica();
         List<Replica> both = List.of(a, b);
-        assertEquals(200, a.http().post("/select_and_reserve",
-                "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4,5,6,7,8],\"selection_id\":\"real\"}").statusCode());
+        assertEquals(
+                200,
+                a.http()
+                        .post(
+                                "/select_and_reserve",
+                                "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4,5,6,7,8],\"selection_id\":\"real\"}")
+                        .statusCode());
         Map<String, String> held = LoadStorm.reported(a.http());
         Await.equal("the real booking reaches the other replica", WAIT, held, () -> LoadStorm.reported(b.http()));
 
         IMap<String, byte[]> map = a.node().hazelcast().getMap(ClusterLoad.MAP);
-        ReservationRecord real = ReservationRecord.decode(SealedBytes.of(a.node().hazelcast()).peek(map.get("real")));
+        ReservationRecord real =
+                ReservationRecord.decode(SealedBytes.of(a.node().hazelcast()).peek(map.get("real")));
         map.put("unsealed", forged(real, "unsealed").encode());
         map.put("badly-sealed", wronglySealed(forged(real, "badly-sealed").encode()));
-        Await.until("the replicas' passes drop the forged records", WAIT,
+        Await.until(
+                "the replicas' passes drop the forged records",
+                WAIT,
                 () -> !map.containsKey("unsealed") && !map.containsKey("badly-sealed"));
         assertTrue(rejected(both, ClusterLoad.RECORDS, "unsigned") >= 1);
         assertTrue(rejected(both, ClusterLoad.RECORDS, "bad_signature") >= 1);
 
         String bNode = b.node().membership().nodeId();
         for (byte[] push : new byte[][] {
-                Buffer.buffer().appendByte((byte) 1).appendBytes(forged(real, "pushed").encode()).getBytes(),
-                wronglySealed(Buffer.buffer().appendByte((byte) 1).appendBytes(forged(real, "pushed").encode()).getBytes())}) {
-            Throwable refused = failureOf(a.node().vertx().eventBus().request(ClusterLoad.ADDRESS + bNode,
-                    Buffer.buffer(push)));
+            Buffer.buffer()
+                    .appendByte((byte) 1)
+                    .appendBytes(forged(real, "pushed").encode())
+                    .getBytes(),
+            wronglySealed(Buffer.buffer()
+                    .appendByte((byte) 1)
+                    .appendBytes(forged(real, "pushed").encode())
+                    .getBytes())
+        }) {
+            Throwable refused =
+                    failureOf(a.node().vertx().eventBus().request(ClusterLoad.ADDRESS + bNode, Buffer.buffer(push)));
             assertTrue(refused instanceof ReplyException r && r.failureCode() == 401, String.valueOf(refused));
         }
         assertEquals(1, rejected(List.of(b), ClusterLoad.PUSHES, "unsigned"));
@@ -113,7 +150,9 @@ class SealedReservationsTest {
 
         byte[] forgery = wronglySealed(forged(real, "advance-me").encode());
         map.put("advance-me", forgery);
-        assertEquals(404, b.http().post("/reservations/advance-me/prefill_complete", "").statusCode(),
+        assertEquals(
+                404,
+                b.http().post("/reservations/advance-me/prefill_complete", "").statusCode(),
                 "a forged record is no reservation");
         byte[] after = map.get("advance-me");
         assertTrue(after == null || Arrays.equals(forgery, after), "and it was not sealed on the way");
@@ -121,7 +160,10 @@ class SealedReservationsTest {
         assertEquals(held, LoadStorm.reported(a.http()), "loads are what the clients hold");
         assertEquals(held, LoadStorm.reported(b.http()));
         assertEquals(200, b.http().send("DELETE", "/reservations/real").statusCode());
-        Await.equal("the real booking's end reaches both", WAIT, LoadStorm.reported(b.http()),
+        Await.equal(
+                "the real booking's end reaches both",
+                WAIT,
+                LoadStorm.reported(b.http()),
                 () -> LoadStorm.reported(a.http()));
     }
 }

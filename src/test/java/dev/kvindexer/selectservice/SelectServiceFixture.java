@@ -34,8 +34,8 @@ final class SelectServiceFixture implements AutoCloseable {
             throws Exception {
         IndexerNode node = IndexerNode.start(indexer);
         try {
-            return new SelectServiceFixture(node, SelectServiceCommand.deploy(node, config,
-                    SelectionConfig.fromEnvironment(env)));
+            return new SelectServiceFixture(
+                    node, SelectServiceCommand.deploy(node, config, SelectionConfig.fromEnvironment(env)));
         } catch (Exception e) {
             node.close();
             throw e;

@@ -36,14 +36,16 @@ final class DecodedTruth {
                 Long parent = s.hasParent() ? s.parentHash() : null;
                 for (int i = 0; i < s.size(); i++) {
                     String tier = s.tier().jsonName();
-                    held.put(tier + ":" + s.blockHashes()[i],
+                    held.put(
+                            tier + ":" + s.blockHashes()[i],
                             new HeldBlock(worker, rank, tier, s.blockHashes()[i], parent, s.tokensHashes()[i]));
                     parent = s.blockHashes()[i];
                 }
             } else if (e instanceof KvEvent.Removed r) {
                 for (long h : r.blockHashes()) {
                     if (held.remove(r.tier().jsonName() + ":" + h) == null) {
-                        throw new AssertionError("batch " + seq + " removed an unknown block " + Long.toUnsignedString(h));
+                        throw new AssertionError(
+                                "batch " + seq + " removed an unknown block " + Long.toUnsignedString(h));
                     }
                 }
             } else {

@@ -35,7 +35,8 @@ final class EventReplay {
             Long parent = s.parent();
             for (int i = 0; i < s.blockHashes().length; i++) {
                 long h = s.blockHashes()[i];
-                long tokensHash = BlockHasher.hashTokens(s.tokenIds(), i * s.blockSize(), s.blockSize(), BlockHasher.BASE_SEED);
+                long tokensHash =
+                        BlockHasher.hashTokens(s.tokenIds(), i * s.blockSize(), s.blockSize(), BlockHasher.BASE_SEED);
                 HeldBlock prev = held.put(key(tier, h), new HeldBlock(worker, dpRank, tier, h, parent, tokensHash));
                 if (prev != null) {
                     throw new AssertionError("stored twice: " + prev);
@@ -56,7 +57,8 @@ final class EventReplay {
     /** Every device block's parent is itself held on the device (parents never leave before children). */
     void assertDeviceTreeClosed() {
         for (HeldBlock b : held.values()) {
-            if (b.tier().equals(HeldBlock.DEVICE) && b.parentHash() != null
+            if (b.tier().equals(HeldBlock.DEVICE)
+                    && b.parentHash() != null
                     && !held.containsKey(key(HeldBlock.DEVICE, b.parentHash()))) {
                 throw new AssertionError("device block without its parent: " + b);
             }

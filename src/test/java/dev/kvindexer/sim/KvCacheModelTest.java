@@ -137,8 +137,9 @@ class KvCacheModelTest {
         assertArrayEquals(hashes(ab, 1, 0), hostDrop.blockHashes());
         assertEquals(2, m.hostBlocks());
         assertEquals(2, m.deviceBlocks());
-        assertTrue(m.held().contains(new HeldBlock(7, 0, HeldBlock.HOST_PINNED, cd.engineHashes()[1],
-                cd.engineHashes()[0], cd.localHashes()[1])));
+        assertTrue(m.held()
+                .contains(new HeldBlock(
+                        7, 0, HeldBlock.HOST_PINNED, cd.engineHashes()[1], cd.engineHashes()[0], cd.localHashes()[1])));
     }
 
     @Test
@@ -167,7 +168,8 @@ class KvCacheModelTest {
                     // Shared prefixes: early positions come from a few values, later ones diverge more.
                     blocks.add(family * 1000 + i * 10 + rnd.nextInt(1 + i / 2));
                 }
-                List<EngineEvent> events = m.admit(chain(blocks.stream().mapToInt(Integer::intValue).toArray()));
+                List<EngineEvent> events = m.admit(
+                        chain(blocks.stream().mapToInt(Integer::intValue).toArray()));
                 for (EngineEvent e : events) {
                     replay.apply(e);
                     replay.assertDeviceTreeClosed();

@@ -34,7 +34,8 @@ class SimulatedEngineTest {
     }
 
     private SimulatedEngine engine(UnaryOperator<EngineConfig> adjust) {
-        SimulatedEngine e = SimulatedEngine.start(adjust.apply(EngineConfig.local(7, 0).withCache(16, 64, 0)));
+        SimulatedEngine e =
+                SimulatedEngine.start(adjust.apply(EngineConfig.local(7, 0).withCache(16, 64, 0)));
         engines.add(e);
         return e;
     }
@@ -47,7 +48,8 @@ class SimulatedEngineTest {
         assertTrue(e.awaitIdle(WAIT), "engine did not publish everything");
     }
 
-    private static ZMQ.Socket subscribe(ZmqPeers peers, SimulatedEngine e, long subscriptionsBefore) throws InterruptedException {
+    private static ZMQ.Socket subscribe(ZmqPeers peers, SimulatedEngine e, long subscriptionsBefore)
+            throws InterruptedException {
         ZMQ.Socket sub = peers.subscriber(e.endpoint());
         awaitSubscriptions(sub, e, subscriptionsBefore + 1);
         return sub;
@@ -126,9 +128,9 @@ class SimulatedEngineTest {
         SimulatedEngine e = engine(c -> c.withReplayStyle(ReplayStyle.THREE_FRAME));
         feed(e, 3, 3);
         ZMQ.Socket dealer = peers.dealer(e.replayEndpoint());
-        ZmqPeers.send(dealer, LiveFrames.seqFrame(0));                                // router sees 2 frames
-        ZmqPeers.send(dealer, new byte[0], LiveFrames.seqFrame(0), new byte[] {1});   // 4 frames
-        ZmqPeers.send(dealer, new byte[0], new byte[] {0, 0, 0, 1});                  // seq frame of 4 bytes
+        ZmqPeers.send(dealer, LiveFrames.seqFrame(0)); // router sees 2 frames
+        ZmqPeers.send(dealer, new byte[0], LiveFrames.seqFrame(0), new byte[] {1}); // 4 frames
+        ZmqPeers.send(dealer, new byte[0], new byte[] {0, 0, 0, 1}); // seq frame of 4 bytes
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (e.replaysIgnored() < 3 && System.nanoTime() < deadline) {
             Thread.sleep(5);
@@ -220,7 +222,8 @@ class SimulatedEngineTest {
     @ParameterizedTest
     @EnumSource(BatchEncoder.Format.class)
     void everyWireFormatDecodesToTheTruthIncludingTheHostTier(BatchEncoder.Format format) throws Exception {
-        SimulatedEngine e = engine(c -> c.withFormat(format).withHashKind(EngineHashKind.RANDOM).withCache(16, 12, 24));
+        SimulatedEngine e = engine(
+                c -> c.withFormat(format).withHashKind(EngineHashKind.RANDOM).withCache(16, 12, 24));
         ZMQ.Socket sub = subscribe(peers, e, 0);
         feed(e, 50, 8);
         DecodedTruth truth = new DecodedTruth(7, 0, 16);

@@ -17,9 +17,33 @@ import org.junit.jupiter.api.Test;
 /** Several engines × ranks driven together, restarts by request count, and registration bodies. */
 class SimulationTest {
     private static SimulationConfig config(long requests, long restartAfter, URI register) {
-        return new SimulationConfig(2, 2, "127.0.0.1", "127.0.0.1", 0, 0, BatchEncoder.Format.SGLANG_ARRAY,
-                EngineHashKind.RANDOM, 16, 32, 64, requests, 0, 0.1, 5, null, 512, restartAfter,
-                ReplayStyle.THREE_FRAME, "m", "t", 100, register, "", Duration.ZERO, Duration.ZERO);
+        return new SimulationConfig(
+                2,
+                2,
+                "127.0.0.1",
+                "127.0.0.1",
+                0,
+                0,
+                BatchEncoder.Format.SGLANG_ARRAY,
+                EngineHashKind.RANDOM,
+                16,
+                32,
+                64,
+                requests,
+                0,
+                0.1,
+                5,
+                null,
+                512,
+                restartAfter,
+                ReplayStyle.THREE_FRAME,
+                "m",
+                "t",
+                100,
+                register,
+                "",
+                Duration.ZERO,
+                Duration.ZERO);
     }
 
     @Test
@@ -28,7 +52,11 @@ class SimulationTest {
             Simulation.Summary s = sim.run(sim.openPrompts());
             assertEquals(200, s.requests());
             assertEquals(4, s.engines().size());
-            assertEquals(200, s.engines().stream().mapToLong(Simulation.EngineSummary::batches).sum());
+            assertEquals(
+                    200,
+                    s.engines().stream()
+                            .mapToLong(Simulation.EngineSummary::batches)
+                            .sum());
             for (Simulation.EngineSummary e : s.engines()) {
                 assertTrue(e.batches() > 0, "every rank gets traffic: " + e);
                 assertTrue(e.deviceBlocks() <= 32 && e.hostBlocks() <= 64);
@@ -50,7 +78,8 @@ class SimulationTest {
                 SimulatedEngine r1 = sim.engine(i, 1);
                 assertEquals(r0.generation(), r1.generation(), "ranks of one instance restart together");
                 assertTrue(r0.generation() >= 1);
-                assertTrue(r0.generationBatches() + r1.generationBatches() < 10,
+                assertTrue(
+                        r0.generationBatches() + r1.generationBatches() < 10,
                         "after the last restart fewer than 10 requests remain");
             }
         }
@@ -68,8 +97,8 @@ class SimulationTest {
             x.close();
         });
         server.start();
-        try (Simulation sim = Simulation.start(config(1, 0,
-                URI.create("http://127.0.0.1:" + server.getAddress().getPort())))) {
+        try (Simulation sim = Simulation.start(config(
+                1, 0, URI.create("http://127.0.0.1:" + server.getAddress().getPort())))) {
             // The fourth answer is a 409: registration must report it, not swallow it.
             assertThrows(java.io.IOException.class, sim::registerAll);
             assertEquals(4, bodies.size());
@@ -89,8 +118,34 @@ class SimulationTest {
 
     @Test
     void rejectsOverlappingLiveAndReplayPortRanges() {
-        assertThrows(IllegalArgumentException.class, () -> new SimulationConfig(2, 2, "*", "h", 5557, 5558,
-                BatchEncoder.Format.VLLM_MAP, EngineHashKind.SEQUENCE, 16, 8, 0, 1, 0, 0, 1, null, 512, 0,
-                ReplayStyle.FOUR_FRAME, "m", "t", 1, null, "", Duration.ZERO, Duration.ZERO));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new SimulationConfig(
+                        2,
+                        2,
+                        "*",
+                        "h",
+                        5557,
+                        5558,
+                        BatchEncoder.Format.VLLM_MAP,
+                        EngineHashKind.SEQUENCE,
+                        16,
+                        8,
+                        0,
+                        1,
+                        0,
+                        0,
+                        1,
+                        null,
+                        512,
+                        0,
+                        ReplayStyle.FOUR_FRAME,
+                        "m",
+                        "t",
+                        1,
+                        null,
+                        "",
+                        Duration.ZERO,
+                        Duration.ZERO));
     }
 }

@@ -48,10 +48,12 @@ class TracePromptsTest {
     @Test
     void readsJsonlLinesAndEndsWithNull(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("t.jsonl");
-        Files.write(f, List.of(
-                "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}",
-                "",
-                "{\"timestamp\": 12, \"input_length\": 520, \"output_length\": 1, \"hash_ids\": [0, 2]}"));
+        Files.write(
+                f,
+                List.of(
+                        "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}",
+                        "",
+                        "{\"timestamp\": 12, \"input_length\": 520, \"output_length\": 1, \"hash_ids\": [0, 2]}"));
         try (TracePrompts t = new TracePrompts(f, BLOCKS)) {
             int[] first = t.next();
             int[] second = t.next();

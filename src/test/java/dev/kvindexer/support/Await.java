@@ -12,8 +12,7 @@ public final class Await {
      */
     public static final Duration PATIENCE = Duration.ofSeconds(30);
 
-    private Await() {
-    }
+    private Await() {}
 
     public static void until(String what, Duration timeout, BooleanSupplier condition) {
         long deadline = System.nanoTime() + timeout.toNanos();

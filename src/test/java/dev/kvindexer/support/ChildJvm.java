@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -55,20 +54,30 @@ public final class ChildJvm implements AutoCloseable {
     /** As {@link #start(List, String...)} with another main class of this run's classpath (a test's helper). */
     public static ChildJvm startMain(String mainClass, List<String> jvm, String... args) {
         try {
-            return start(Files.createTempFile("kvindexer-child", ".log"), true, mainClass, jvm, List.of(args),
+            return start(
+                    Files.createTempFile("kvindexer-child", ".log"),
+                    true,
+                    mainClass,
+                    jvm,
+                    List.of(args),
                     java.util.Map.of());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private static ChildJvm start(Path output, boolean ownsOutput, List<String> jvm, List<String> args,
-                                  java.util.Map<String, String> env) {
+    private static ChildJvm start(
+            Path output, boolean ownsOutput, List<String> jvm, List<String> args, java.util.Map<String, String> env) {
         return start(output, ownsOutput, "dev.kvindexer.Main", jvm, args, env);
     }
 
-    private static ChildJvm start(Path output, boolean ownsOutput, String mainClass, List<String> jvm,
-                                  List<String> args, java.util.Map<String, String> env) {
+    private static ChildJvm start(
+            Path output,
+            boolean ownsOutput,
+            String mainClass,
+            List<String> jvm,
+            List<String> args,
+            java.util.Map<String, String> env) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(moduleOptions());
@@ -78,7 +87,8 @@ public final class ChildJvm implements AutoCloseable {
         command.add(mainClass);
         command.addAll(args);
         try {
-            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
+            ProcessBuilder builder =
+                    new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
             builder.environment().putAll(env);
             Process p = builder.start();
             return new ChildJvm(p, output, ownsOutput);

@@ -35,8 +35,8 @@ public final class ChildNode implements AutoCloseable {
     }
 
     /** As {@link #start(Path, String, List, List)} with {@code env} added to the child's environment. */
-    public static ChildNode start(Path logDir, String name, List<String> jvm, List<String> serveArgs,
-                                  java.util.Map<String, String> env) {
+    public static ChildNode start(
+            Path logDir, String name, List<String> jvm, List<String> serveArgs, java.util.Map<String, String> env) {
         List<String> args = new ArrayList<>(List.of("serve"));
         args.addAll(serveArgs);
         args.addAll(List.of("--host", "127.0.0.1", "--port", "0"));

@@ -47,7 +47,8 @@ public final class ClusterFixture implements AutoCloseable {
     }
 
     public SimulatedEngine engine(EngineConfig base) {
-        SimulatedEngine e = SimulatedEngine.start(base.withCache(BLOCK, CAPACITY, 0).withFormat(BatchEncoder.Format.VLLM_MAP));
+        SimulatedEngine e =
+                SimulatedEngine.start(base.withCache(BLOCK, CAPACITY, 0).withFormat(BatchEncoder.Format.VLLM_MAP));
         synchronized (engines) {
             engines.add(e);
         }
@@ -59,13 +60,15 @@ public final class ClusterFixture implements AutoCloseable {
     }
 
     public void register(int port, SimulatedEngine e) {
-        HttpResponse<String> r = http(port).post("/register", IndexerRegistrar.body(e, MODEL, "default").encode());
+        HttpResponse<String> r = http(port)
+                .post("/register", IndexerRegistrar.body(e, MODEL, "default").encode());
         assertEquals(201, r.statusCode(), r.body());
     }
 
     public static void awaitSubscribers(SimulatedEngine e, long n) throws InterruptedException {
-        assertTrue(e.awaitSubscribers(n, WAIT), "expected " + n + " subscriptions on " + e.endpoint()
-                + ", saw " + e.subscriptions());
+        assertTrue(
+                e.awaitSubscribers(n, WAIT),
+                "expected " + n + " subscriptions on " + e.endpoint() + ", saw " + e.subscriptions());
     }
 
     public static void awaitIdle(SimulatedEngine... of) throws InterruptedException {
@@ -96,15 +99,18 @@ public final class ClusterFixture implements AutoCloseable {
      * node instead.
      */
     public Set<HeldBlock> hostedBlocks(IndexerNode node) {
-        PartitionRef p = node.services().registry().partition(new PartitionKey(MODEL, "default")).orElse(null);
+        PartitionRef p = node.services()
+                .registry()
+                .partition(new PartitionKey(MODEL, "default"))
+                .orElse(null);
         if (p == null) {
             return Set.of();
         }
         PartitionRef hosted = PartitionView.hostedOf(p);
         try {
             PartitionSnapshot snapshot = await(hosted.snapshot(PartitionSnapshot.Order.BREADTH_FIRST));
-            return DumpBlocks.parse("{\"" + PARTITION + "\":" + DumpBlocks.json(hosted.blockSize(), snapshot) + "}",
-                    PARTITION);
+            return DumpBlocks.parse(
+                    "{\"" + PARTITION + "\":" + DumpBlocks.json(hosted.blockSize(), snapshot) + "}", PARTITION);
         } catch (Exception e) {
             throw new AssertionError("the hosted partition's dump failed", e);
         }
@@ -115,8 +121,8 @@ public final class ClusterFixture implements AutoCloseable {
         awaitSet(what, () -> hostedBlocks(node), expected, context);
     }
 
-    private static void awaitSet(String what, Supplier<Set<HeldBlock>> source, Set<HeldBlock> expected,
-                                 Supplier<String> context) {
+    private static void awaitSet(
+            String what, Supplier<Set<HeldBlock>> source, Set<HeldBlock> expected, Supplier<String> context) {
         Object[] last = {Set.of()};
         try {
             Await.until(what, WAIT, () -> {
@@ -137,7 +143,13 @@ public final class ClusterFixture implements AutoCloseable {
         for (int t : prompt) {
             tokens.add(t);
         }
-        return http(port).post("/query", new JsonObject().put("model_name", MODEL).put("token_ids", tokens).encode());
+        return http(port)
+                .post(
+                        "/query",
+                        new JsonObject()
+                                .put("model_name", MODEL)
+                                .put("token_ids", tokens)
+                                .encode());
     }
 
     public String workers(int port) {

@@ -1,8 +1,8 @@
 package dev.kvindexer.support;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -39,9 +39,18 @@ public final class ClusterNodes implements AutoCloseable {
      * second).
      */
     public List<String> childFlags() {
-        return List.of("--cluster", "--cluster-name", name, "--cluster-members", ClusterSettings.LOOPBACK,
-                "--cluster-host", ClusterSettings.LOOPBACK, "--cluster-port", Integer.toString(port),
-                "--cluster-reconcile-interval", "1");
+        return List.of(
+                "--cluster",
+                "--cluster-name",
+                name,
+                "--cluster-members",
+                ClusterSettings.LOOPBACK,
+                "--cluster-host",
+                ClusterSettings.LOOPBACK,
+                "--cluster-port",
+                Integer.toString(port),
+                "--cluster-reconcile-interval",
+                "1");
     }
 
     /** Starts a node; returns once it has joined, subscribed to every registered worker, recovered and opened its gate. */

@@ -36,8 +36,7 @@ public final class ConnectingPublisher implements AutoCloseable {
      * Sends the message built for each attempt ({@code message.apply(n)}) until {@code arrived} holds: a PUB drops
      * what it sends before the subscription reaches it.
      */
-    public void sendUntil(String what, Duration timeout, LongFunction<byte[][]> message,
-                          BooleanSupplier arrived) {
+    public void sendUntil(String what, Duration timeout, LongFunction<byte[][]> message, BooleanSupplier arrived) {
         long[] attempt = {0};
         long[] since = {System.nanoTime()};
         Await.until(what, timeout, () -> {

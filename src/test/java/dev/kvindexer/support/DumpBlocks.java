@@ -18,8 +18,7 @@ import java.util.stream.Collectors;
  * {@code Long.MAX_VALUE} as {@link BigInteger}, whose {@code longValue()} is the same 64-bit pattern.
  */
 public final class DumpBlocks {
-    private DumpBlocks() {
-    }
+    private DumpBlocks() {}
 
     /** A partition's /dump value rendered from its snapshot, as the route writes it. */
     public static String json(int blockSize, PartitionSnapshot snapshot) throws java.io.IOException {
@@ -51,8 +50,12 @@ public final class DumpBlocks {
             for (int b = 0; b < blocks.size(); b++) {
                 JsonObject block = blocks.getJsonObject(b);
                 long hash = u64(block.getValue("block_hash"));
-                out.add(new HeldBlock(u64(e.getValue("worker_id")), event.getInteger("dp_rank"),
-                        e.getString("storage_tier"), hash, parent == null ? null : u64(parent),
+                out.add(new HeldBlock(
+                        u64(e.getValue("worker_id")),
+                        event.getInteger("dp_rank"),
+                        e.getString("storage_tier"),
+                        hash,
+                        parent == null ? null : u64(parent),
                         u64(block.getValue("tokens_hash"))));
                 parent = hash;
             }

@@ -8,8 +8,7 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /** Loopback TCP ports that were free a moment ago, for servers that must be told their port before they bind. */
 public final class FreePort {
-    private FreePort() {
-    }
+    private FreePort() {}
 
     /**
      * The first of {@code span} consecutive loopback ports that were all free a moment ago, below the kernel's

@@ -29,8 +29,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * system's {@code chromium} (Debian's package), which {@code .ci/run} installs.
  */
 public final class HeadlessChromium implements AutoCloseable {
-    private static final List<String> CANDIDATES = List.of("/usr/bin/chromium", "/usr/bin/chromium-browser",
-            "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable");
+    private static final List<String> CANDIDATES = List.of(
+            "/usr/bin/chromium",
+            "/usr/bin/chromium-browser",
+            "/usr/bin/google-chrome",
+            "/usr/bin/google-chrome-stable");
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(30);
 
     private final Process process;
@@ -44,7 +47,11 @@ public final class HeadlessChromium implements AutoCloseable {
     public static Path executable() {
         String configured = System.getenv("KVINDEXER_CHROMIUM");
         List<String> paths = configured != null && !configured.isBlank() ? List.of(configured) : CANDIDATES;
-        return paths.stream().map(Path::of).filter(Files::isExecutable).findFirst().orElse(null);
+        return paths.stream()
+                .map(Path::of)
+                .filter(Files::isExecutable)
+                .findFirst()
+                .orElse(null);
     }
 
     private HeadlessChromium(Process process, Path profile, Vertx vertx, WebSocket socket) {
@@ -60,8 +67,8 @@ public final class HeadlessChromium implements AutoCloseable {
                 waiter.complete(message);
             }
         });
-        socket.closeHandler(v -> pending.values().forEach(f -> f.completeExceptionally(
-                new IOException("the browser closed its DevTools connection"))));
+        socket.closeHandler(v -> pending.values()
+                .forEach(f -> f.completeExceptionally(new IOException("the browser closed its DevTools connection"))));
     }
 
     /** Starts the browser with a fresh profile and one blank page of {@code width} × {@code height}. */
@@ -69,19 +76,35 @@ public final class HeadlessChromium implements AutoCloseable {
         Path profile = Files.createTempDirectory("kvindexer-chromium");
         // The flags that keep it off the network (this machine's is closed) and out of first-run and sync. The
         // DevTools socket refuses a handshake that carries an Origin; ours sends none (see connect below).
-        Process process = new ProcessBuilder(executable.toString(), "--headless", "--no-sandbox", "--disable-gpu",
-                "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--disable-extensions", "--remote-debugging-address=127.0.0.1",
-                "--remote-debugging-port=0", "--user-data-dir=" + profile, "--window-size=" + width + "," + height,
-                "about:blank")
-                .redirectErrorStream(true).redirectOutput(profile.resolve("chromium.log").toFile()).start();
+        Process process = new ProcessBuilder(
+                        executable.toString(),
+                        "--headless",
+                        "--no-sandbox",
+                        "--disable-gpu",
+                        "--disable-quic",
+                        "--no-first-run",
+                        "--disable-background-networking",
+                        "--disable-component-update",
+                        "--disable-sync",
+                        "--disable-extensions",
+                        "--remote-debugging-address=127.0.0.1",
+                        "--remote-debugging-port=0",
+                        "--user-data-dir=" + profile,
+                        "--window-size=" + width + "," + height,
+                        "about:blank")
+                .redirectErrorStream(true)
+                .redirectOutput(profile.resolve("chromium.log").toFile())
+                .start();
         Vertx vertx = Vertx.vertx();
         try {
             Path portFile = profile.resolve("DevToolsActivePort");
-            Await.until("Chromium's DevTools port (its log: " + profile.resolve("chromium.log") + ")",
-                    Duration.ofSeconds(30), () -> {
+            Await.until(
+                    "Chromium's DevTools port (its log: " + profile.resolve("chromium.log") + ")",
+                    Duration.ofSeconds(30),
+                    () -> {
                         try {
-                            return Files.exists(portFile) && Files.readAllLines(portFile).size() >= 2;
+                            return Files.exists(portFile)
+                                    && Files.readAllLines(portFile).size() >= 2;
                         } catch (IOException partlyWritten) {
                             return false;
                         }
@@ -89,13 +112,25 @@ public final class HeadlessChromium implements AutoCloseable {
             int port = Integer.parseInt(Files.readAllLines(portFile).get(0).trim());
             String page = pageSocket(port);
             WebSocketClient client = vertx.createWebSocketClient(new WebSocketClientOptions()
-                    .setMaxFrameSize(64 * 1024 * 1024).setMaxMessageSize(64 * 1024 * 1024));
+                    .setMaxFrameSize(64 * 1024 * 1024)
+                    .setMaxMessageSize(64 * 1024 * 1024));
             URI uri = URI.create(page);
-            WebSocket socket = client.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port)
-                    .setURI(uri.getPath()).setAllowOriginHeader(false)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            WebSocket socket = client.connect(new WebSocketConnectOptions()
+                            .setHost("127.0.0.1")
+                            .setPort(port)
+                            .setURI(uri.getPath())
+                            .setAllowOriginHeader(false))
+                    .toCompletionStage()
+                    .toCompletableFuture()
+                    .get(30, TimeUnit.SECONDS);
             HeadlessChromium browser = new HeadlessChromium(process, profile, vertx, socket);
-            browser.command("Emulation.setDeviceMetricsOverride", new JsonObject().put("width", width)
-                    .put("height", height).put("deviceScaleFactor", 1).put("mobile", false));
+            browser.command(
+                    "Emulation.setDeviceMetricsOverride",
+                    new JsonObject()
+                            .put("width", width)
+                            .put("height", height)
+                            .put("deviceScaleFactor", 1)
+                            .put("mobile", false));
             return browser;
         } catch (Exception e) {
             process.destroy();
@@ -106,9 +141,13 @@ public final class HeadlessChromium implements AutoCloseable {
 
     /** The DevTools WebSocket of the browser's first page. */
     private static String pageSocket(int port) throws Exception {
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        HttpResponse<String> list = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/json/list"))
-                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpClient http =
+                HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        HttpResponse<String> list = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/json/list"))
+                        .timeout(Duration.ofSeconds(10))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         for (Object target : new JsonArray(list.body())) {
             JsonObject t = (JsonObject) target;
             if ("page".equals(t.getString("type"))) {
@@ -123,7 +162,11 @@ public final class HeadlessChromium implements AutoCloseable {
         int id = ids.incrementAndGet();
         CompletableFuture<JsonObject> answer = new CompletableFuture<>();
         pending.put(id, answer);
-        socket.writeTextMessage(new JsonObject().put("id", id).put("method", method).put("params", params).encode());
+        socket.writeTextMessage(new JsonObject()
+                .put("id", id)
+                .put("method", method)
+                .put("params", params)
+                .encode());
         JsonObject message;
         try {
             message = answer.get(COMMAND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -131,7 +174,8 @@ public final class HeadlessChromium implements AutoCloseable {
             pending.remove(id);
         }
         if (message.containsKey("error")) {
-            throw new IllegalStateException(method + " failed: " + message.getJsonObject("error").encode());
+            throw new IllegalStateException(
+                    method + " failed: " + message.getJsonObject("error").encode());
         }
         return message.getJsonObject("result");
     }
@@ -148,13 +192,17 @@ public final class HeadlessChromium implements AutoCloseable {
      * boolean, null, or an object or array built of those. A thrown exception fails with its description.
      */
     public Object evaluate(String expression) throws Exception {
-        JsonObject result = command("Runtime.evaluate", new JsonObject().put("expression", expression)
-                .put("returnByValue", true).put("awaitPromise", true));
+        JsonObject result = command(
+                "Runtime.evaluate",
+                new JsonObject()
+                        .put("expression", expression)
+                        .put("returnByValue", true)
+                        .put("awaitPromise", true));
         JsonObject thrown = result.getJsonObject("exceptionDetails");
         if (thrown != null) {
             JsonObject exception = thrown.getJsonObject("exception");
-            throw new IllegalStateException("page script failed: " + (exception != null
-                    ? exception.getString("description") : thrown.getString("text")));
+            throw new IllegalStateException("page script failed: "
+                    + (exception != null ? exception.getString("description") : thrown.getString("text")));
         }
         return result.getJsonObject("result").getValue("value");
     }
@@ -172,8 +220,10 @@ public final class HeadlessChromium implements AutoCloseable {
 
     /** The page as a PNG of the viewport. */
     public byte[] screenshot() throws Exception {
-        String data = command("Page.captureScreenshot", new JsonObject().put("format", "png")
-                .put("captureBeyondViewport", false)).getString("data");
+        String data = command(
+                        "Page.captureScreenshot",
+                        new JsonObject().put("format", "png").put("captureBeyondViewport", false))
+                .getString("data");
         return Base64.getDecoder().decode(data);
     }
 
@@ -205,7 +255,8 @@ public final class HeadlessChromium implements AutoCloseable {
             // Its threads are daemons; the test goes on.
         }
         try (var files = Files.walk(profile)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            files.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {
             // A temp directory left behind is harmless.
         }

@@ -39,7 +39,8 @@ public final class HttpJson {
 
     /** HTTPS to 127.0.0.1, trusting what {@code trust} trusts. */
     public static HttpJson https(int port, SSLContext trust) {
-        return new HttpJson("https://127.0.0.1:" + port, client().sslContext(trust).build(), Map.of());
+        return new HttpJson(
+                "https://127.0.0.1:" + port, client().sslContext(trust).build(), Map.of());
     }
 
     /** The same client, sending {@code name: value} with every request. */
@@ -58,8 +59,8 @@ public final class HttpJson {
     }
 
     public HttpResponse<String> post(String path, String body, String contentType) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
-                .POST(HttpRequest.BodyPublishers.ofString(body));
+        HttpRequest.Builder b =
+                HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(body));
         if (contentType != null) {
             b.header("Content-Type", contentType);
         }
@@ -68,28 +69,37 @@ public final class HttpJson {
 
     /** A body of raw bytes (msgpack), answered as bytes. */
     public HttpResponse<byte[]> postBytes(String path, byte[] body, String contentType) {
-        return send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", contentType)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body)), HttpResponse.BodyHandlers.ofByteArray());
+        return send(
+                HttpRequest.newBuilder(URI.create(base + path))
+                        .header("Content-Type", contentType)
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body)),
+                HttpResponse.BodyHandlers.ofByteArray());
     }
 
     public HttpResponse<byte[]> getBytes(String path, String accept) {
-        return send(HttpRequest.newBuilder(URI.create(base + path)).header("Accept", accept).GET(),
+        return send(
+                HttpRequest.newBuilder(URI.create(base + path))
+                        .header("Accept", accept)
+                        .GET(),
                 HttpResponse.BodyHandlers.ofByteArray());
     }
 
     public HttpResponse<String> send(String method, String path) {
-        return send(HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.noBody()));
+        return send(
+                HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.noBody()));
     }
 
     /** A PATCH with a JSON body. */
     public HttpResponse<String> patch(String path, String json) {
-        return send(HttpRequest.newBuilder(URI.create(base + path)).header("content-type", "application/json")
+        return send(HttpRequest.newBuilder(URI.create(base + path))
+                .header("content-type", "application/json")
                 .method("PATCH", HttpRequest.BodyPublishers.ofString(json)));
     }
 
     /** Any method with a body, {@code GET} included. */
     public HttpResponse<String> send(String method, String path, String body) {
-        return send(HttpRequest.newBuilder(URI.create(base + path)).method(method, HttpRequest.BodyPublishers.ofString(body)));
+        return send(HttpRequest.newBuilder(URI.create(base + path))
+                .method(method, HttpRequest.BodyPublishers.ofString(body)));
     }
 
     /**
@@ -109,8 +119,10 @@ public final class HttpJson {
             return response.get(25, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
             response.cancel(true);
-            throw new AssertionError("no response within 25 s to " + request.method() + " " + request.uri() + "; "
-                    + probe(request.uri()), e);
+            throw new AssertionError(
+                    "no response within 25 s to " + request.method() + " " + request.uri() + "; "
+                            + probe(request.uri()),
+                    e);
         } catch (InterruptedException e) {
             response.cancel(true);
             Thread.currentThread().interrupt();
@@ -128,8 +140,9 @@ public final class HttpJson {
         URI health = stuck.resolve("/health");
         long started = System.nanoTime();
         try {
-            HttpResponse<String> r = client.sendAsync(HttpRequest.newBuilder(health).build(),
-                    HttpResponse.BodyHandlers.ofString()).get(5, TimeUnit.SECONDS);
+            HttpResponse<String> r = client.sendAsync(
+                            HttpRequest.newBuilder(health).build(), HttpResponse.BodyHandlers.ofString())
+                    .get(5, TimeUnit.SECONDS);
             return "a fresh connection got " + r.statusCode() + " from /health in "
                     + (System.nanoTime() - started) / 1_000_000 + " ms";
         } catch (Exception e) {

@@ -2,9 +2,9 @@ package dev.kvindexer.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.sim.IndexerRegistrar;
@@ -134,9 +134,12 @@ public final class IngestHarness implements AutoCloseable {
         } catch (AssertionError e) {
             @SuppressWarnings("unchecked")
             Set<HeldBlock> seen = (Set<HeldBlock>) last[0];
-            throw new AssertionError(e.getMessage() + ": " + DumpBlocks.diff(expected, seen == null ? Set.of() : seen)
-                    + "\nwarnings: " + counters().warningSnapshot() + "\napplied: " + counters().appliedSnapshot()
-                    + "\nworkers: " + http.get("/workers").body(), e);
+            throw new AssertionError(
+                    e.getMessage() + ": " + DumpBlocks.diff(expected, seen == null ? Set.of() : seen)
+                            + "\nwarnings: " + counters().warningSnapshot() + "\napplied: "
+                            + counters().appliedSnapshot()
+                            + "\nworkers: " + http.get("/workers").body(),
+                    e);
         }
     }
 

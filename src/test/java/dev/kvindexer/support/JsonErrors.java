@@ -9,8 +9,7 @@ import java.util.Set;
 
 /** The error answer every JSON service gives: the status, {@code {"error": "..."}} alone, as application/json. */
 public final class JsonErrors {
-    private JsonErrors() {
-    }
+    private JsonErrors() {}
 
     public static void assertError(int status, String text, HttpResponse<String> r) {
         assertEquals(status, r.statusCode(), r.body());

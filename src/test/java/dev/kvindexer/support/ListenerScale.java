@@ -37,6 +37,7 @@ public final class ListenerScale {
     private static final int REGISTERING_CLIENTS = 8;
     /** The test's own HTTP client threads, which come and go with the registering load. */
     private static final String CLIENT_THREADS = "HttpClient-";
+
     private static final Pattern PORTS = Pattern.compile("ports: ([\\d,]+)");
 
     /**
@@ -49,16 +50,22 @@ public final class ListenerScale {
      * @param capacity         the node's listener ceiling
      * @param oneMore          the answer to one registration more, when asked for
      */
-    public record Figures(int listeners, double registerSeconds, double activeSeconds, double appliedSeconds,
-                          int descriptors, int threads, int processThreads, int capacity,
-                          HttpResponse<String> oneMore) {
+    public record Figures(
+            int listeners,
+            double registerSeconds,
+            double activeSeconds,
+            double appliedSeconds,
+            int descriptors,
+            int threads,
+            int processThreads,
+            int capacity,
+            HttpResponse<String> oneMore) {
         public double descriptorsPerListener() {
             return descriptors / (double) listeners;
         }
     }
 
-    private ListenerScale() {
-    }
+    private ListenerScale() {}
 
     /**
      * Runs {@code n} listeners (a multiple of {@link #PER_PORT}; 0 for as many as the node's ceiling allows) on a node
@@ -67,11 +74,15 @@ public final class ListenerScale {
     public static Figures run(int listeners, Duration activeWithin, boolean oneMore) throws Exception {
         int n = listeners > 0 ? listeners : ListenerCapacity.derived() / PER_PORT * PER_PORT;
         int ports = n / PER_PORT;
-        try (ChildJvm farm = ChildJvm.startMain(PublisherFarm.class.getName(), List.of("-Xmx1g", "-XX:+UseSerialGC"),
-                Integer.toString(ports), Integer.toString(PER_PORT), Integer.toString(BLOCK))) {
+        try (ChildJvm farm = ChildJvm.startMain(
+                PublisherFarm.class.getName(),
+                List.of("-Xmx1g", "-XX:+UseSerialGC"),
+                Integer.toString(ports),
+                Integer.toString(PER_PORT),
+                Integer.toString(BLOCK))) {
             int[] farmPorts = awaitPorts(farm);
-            IndexerNode node = IndexerNode.start(new ServeConfig("127.0.0.1", 0, 2, 2, List.of(), null, "default",
-                    "default", List.of(), true, 0));
+            IndexerNode node = IndexerNode.start(
+                    new ServeConfig("127.0.0.1", 0, 2, 2, List.of(), null, "default", "default", List.of(), true, 0));
             try {
                 return measure(node, n, farmPorts, activeWithin, oneMore);
             } finally {
@@ -110,15 +121,30 @@ public final class ListenerScale {
         assertEquals(n, node.ingest().listenerCount());
         assertTrue(node.ingest().listenerCount() <= node.ingest().listenerCapacity());
         int grown = n - 1;
-        Figures f = new Figures(grown, (registered - start) / 1e9, (activated - registered) / 1e9,
-                (applied - activated) / 1e9, descriptors() - fdsBefore, added.size(), processThreads() - tasksBefore,
-                node.ingest().listenerCapacity(), null);
+        Figures f = new Figures(
+                grown,
+                (registered - start) / 1e9,
+                (activated - registered) / 1e9,
+                (applied - activated) / 1e9,
+                descriptors() - fdsBefore,
+                added.size(),
+                processThreads() - tasksBefore,
+                node.ingest().listenerCapacity(),
+                null);
         if (!oneMore) {
             return f;
         }
         HttpResponse<String> answer = http.post("/register", body(n, ports[0]));
-        return new Figures(f.listeners(), f.registerSeconds(), f.activeSeconds(), f.appliedSeconds(), f.descriptors(),
-                f.threads(), f.processThreads(), f.capacity(), answer);
+        return new Figures(
+                f.listeners(),
+                f.registerSeconds(),
+                f.activeSeconds(),
+                f.appliedSeconds(),
+                f.descriptors(),
+                f.threads(),
+                f.processThreads(),
+                f.capacity(),
+                answer);
     }
 
     private static int[] awaitPorts(ChildJvm farm) {
@@ -126,7 +152,9 @@ public final class ListenerScale {
         Await.until("the publishers bound", Duration.ofSeconds(30), () -> {
             Matcher m = PORTS.matcher(farm.output());
             if (m.find()) {
-                found[0] = Arrays.stream(m.group(1).split(",")).mapToInt(Integer::parseInt).toArray();
+                found[0] = Arrays.stream(m.group(1).split(","))
+                        .mapToInt(Integer::parseInt)
+                        .toArray();
                 return true;
             }
             assertTrue(farm.process().isAlive(), "the publisher JVM exited: " + farm.tail());
@@ -169,7 +197,9 @@ public final class ListenerScale {
     }
 
     private static long active(IndexerNode node) {
-        return node.services().registry().listeners().stream().filter(l -> l.state() == ListenerState.ACTIVE).count();
+        return node.services().registry().listeners().stream()
+                .filter(l -> l.state() == ListenerState.ACTIVE)
+                .count();
     }
 
     private static int descriptors() {

@@ -29,8 +29,7 @@ public final class LoadStorm {
      * What a client holds: the rank it was given, its blocks, its prefill until completed, and when it asked for it
      * ({@link System#nanoTime}), which is no later than when the replica booked it.
      */
-    public record Held(long worker, int rank, List<Long> blocks, long prefill, boolean prefillDone, long askedNanos) {
-    }
+    public record Held(long worker, int rank, List<Long> blocks, long prefill, boolean prefillDone, long askedNanos) {}
 
     private final Supplier<List<HttpJson>> replicas;
     private final Map<String, Held> held = new ConcurrentHashMap<>();
@@ -48,11 +47,13 @@ public final class LoadStorm {
     public void run(int clients, AtomicBoolean stop) throws InterruptedException {
         List<Thread> threads = new ArrayList<>();
         for (int c = 0; c < clients; c++) {
-            Thread t = new Thread(() -> {
-                while (!stop.get()) {
-                    step();
-                }
-            }, "storm-client-" + c);
+            Thread t = new Thread(
+                    () -> {
+                        while (!stop.get()) {
+                            step();
+                        }
+                    },
+                    "storm-client-" + c);
             t.start();
             threads.add(t);
         }
@@ -93,8 +94,14 @@ public final class LoadStorm {
         HttpResponse<String> r;
         long asked = System.nanoTime();
         try {
-            r = anyReplica().post("/select_and_reserve", new JsonObject().put("model_name", "model")
-                    .put("token_ids", tokens).put("selection_id", id).encode());
+            r = anyReplica()
+                    .post(
+                            "/select_and_reserve",
+                            new JsonObject()
+                                    .put("model_name", "model")
+                                    .put("token_ids", tokens)
+                                    .put("selection_id", id)
+                                    .encode());
         } catch (RuntimeException e) {
             uncertain.add(id);
             throw e;
@@ -109,8 +116,15 @@ public final class LoadStorm {
         JsonObject b = new JsonObject(r.body());
         List<Long> blocks = new ArrayList<>();
         b.getJsonArray("sequence_hashes").forEach(h -> blocks.add(((Number) h).longValue()));
-        held.put(id, new Held(b.getLong("worker_id"), b.getInteger("dp_rank"), blocks,
-                b.getLong("effective_prefill_tokens"), false, asked));
+        held.put(
+                id,
+                new Held(
+                        b.getLong("worker_id"),
+                        b.getInteger("dp_rank"),
+                        blocks,
+                        b.getLong("effective_prefill_tokens"),
+                        false,
+                        asked));
         booked.incrementAndGet();
     }
 
@@ -142,8 +156,8 @@ public final class LoadStorm {
         }
         HttpResponse<String> r = anyReplica().post("/reservations/" + id + "/prefill_complete", "");
         if (r.statusCode() == 200) {
-            held.computeIfPresent(id, (k, v) -> new Held(v.worker(), v.rank(), v.blocks(), v.prefill(), true,
-                    v.askedNanos()));
+            held.computeIfPresent(
+                    id, (k, v) -> new Held(v.worker(), v.rank(), v.blocks(), v.prefill(), true, v.askedNanos()));
         }
     }
 
@@ -204,9 +218,11 @@ public final class LoadStorm {
         }
         Map<String, String> out = new TreeMap<>();
         for (String k : ranks) {
-            out.put(k, (requests.containsKey(k) ? requests.get(k)[0] : 0) + "/"
-                    + (blocks.containsKey(k) ? blocks.get(k).size() : 0) + "/"
-                    + (prefill.containsKey(k) ? prefill.get(k)[0] : 0));
+            out.put(
+                    k,
+                    (requests.containsKey(k) ? requests.get(k)[0] : 0) + "/"
+                            + (blocks.containsKey(k) ? blocks.get(k).size() : 0) + "/"
+                            + (prefill.containsKey(k) ? prefill.get(k)[0] : 0));
         }
         return out;
     }
@@ -217,8 +233,10 @@ public final class LoadStorm {
         for (Object p : new JsonArray(replica.get("/loads").body())) {
             for (Object o : ((JsonObject) p).getJsonArray("loads")) {
                 JsonObject row = (JsonObject) o;
-                out.put(row.getLong("worker_id") + "/" + row.getInteger("dp_rank"), row.getInteger("active_requests")
-                        + "/" + row.getLong("potential_decode_blocks") + "/" + row.getLong("potential_prefill_tokens"));
+                out.put(
+                        row.getLong("worker_id") + "/" + row.getInteger("dp_rank"),
+                        row.getInteger("active_requests") + "/" + row.getLong("potential_decode_blocks") + "/"
+                                + row.getLong("potential_prefill_tokens"));
             }
         }
         return out;

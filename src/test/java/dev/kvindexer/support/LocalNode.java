@@ -99,14 +99,19 @@ public final class LocalNode implements BeforeAllCallback, AfterAllCallback, Bef
 
     /** Registers rank {@code dp} of engine {@code id} at {@code engine}'s endpoint and waits until the node subscribes. */
     public void register(long id, int dp, TestPublisher engine, String model, int blockSize) {
-        JsonObject body = new JsonObject().put("instance_id", id).put("dp_rank", dp).put("endpoint", engine.endpoint())
-                .put("model_name", model).put("block_size", blockSize);
+        JsonObject body = new JsonObject()
+                .put("instance_id", id)
+                .put("dp_rank", dp)
+                .put("endpoint", engine.endpoint())
+                .put("model_name", model)
+                .put("block_size", blockSize);
         HttpResponse<String> r = http.post("/register", body.encode());
         assertEquals(201, r.statusCode(), r.body());
         try {
             engine.awaitSubscriber();
         } catch (AssertionError e) {
-            throw new AssertionError(e.getMessage() + "; workers: " + http.get("/workers").body(), e);
+            throw new AssertionError(
+                    e.getMessage() + "; workers: " + http.get("/workers").body(), e);
         }
     }
 

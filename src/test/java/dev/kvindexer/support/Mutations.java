@@ -5,8 +5,7 @@ import java.util.SplittableRandom;
 
 /** Seeded random damage to wire bytes, for the fuzz tests of every decoder and listener. */
 public final class Mutations {
-    private Mutations() {
-    }
+    private Mutations() {}
 
     /** One to four random edits of {@code seed}: truncation, byte changes, msgpack format headers, cut or repeated runs. */
     public static byte[] mutate(byte[] seed, SplittableRandom rnd) {
@@ -17,9 +16,26 @@ public final class Mutations {
                 case 0 -> b = Arrays.copyOf(b, rnd.nextInt(b.length)); // truncate
                 case 1 -> b[rnd.nextInt(b.length)] = (byte) rnd.nextInt(256); // random byte
                 case 2 -> { // interesting byte (format headers)
-                    byte[] interesting = {(byte) 0xc0, (byte) 0xc1, (byte) 0xc4, (byte) 0xcf, (byte) 0xd3,
-                        (byte) 0xdc, (byte) 0xdd, (byte) 0xde, (byte) 0xdf, (byte) 0xdb, (byte) 0xc6,
-                        (byte) 0x90, (byte) 0x9f, (byte) 0x80, (byte) 0x8f, (byte) 0xff, 0x7f, 0x00};
+                    byte[] interesting = {
+                        (byte) 0xc0,
+                        (byte) 0xc1,
+                        (byte) 0xc4,
+                        (byte) 0xcf,
+                        (byte) 0xd3,
+                        (byte) 0xdc,
+                        (byte) 0xdd,
+                        (byte) 0xde,
+                        (byte) 0xdf,
+                        (byte) 0xdb,
+                        (byte) 0xc6,
+                        (byte) 0x90,
+                        (byte) 0x9f,
+                        (byte) 0x80,
+                        (byte) 0x8f,
+                        (byte) 0xff,
+                        0x7f,
+                        0x00
+                    };
                     b[rnd.nextInt(b.length)] = interesting[rnd.nextInt(interesting.length)];
                 }
                 case 3 -> { // delete a run

@@ -12,10 +12,10 @@ import java.util.TreeSet;
 
 /** Checks a service's OpenAPI document against the routes its router really serves, both ways. */
 public final class OpenApiCoverage {
-    private static final Set<String> OPERATIONS = Set.of("get", "put", "post", "delete", "options", "head", "patch", "trace");
+    private static final Set<String> OPERATIONS =
+            Set.of("get", "put", "post", "delete", "options", "head", "patch", "trace");
 
-    private OpenApiCoverage() {
-    }
+    private OpenApiCoverage() {}
 
     /** "METHOD /path" for every route with a path and methods (catch-alls, failure and error handlers excluded). */
     public static Set<String> served(Router router) {

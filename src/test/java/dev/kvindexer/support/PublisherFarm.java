@@ -21,8 +21,7 @@ public final class PublisherFarm {
     /** A repeat, for a subscriber that reconnected after the first; rare, as each costs every listener a batch. */
     private static final long REPEAT_NANOS = 5_000_000_000L;
 
-    private PublisherFarm() {
-    }
+    private PublisherFarm() {}
 
     public static void main(String[] args) throws InterruptedException {
         int ports = Integer.parseInt(args[0]);
@@ -64,8 +63,12 @@ public final class PublisherFarm {
 
     /** A batch storing the port's one block: every subscriber of the port stores it for its own instance. */
     private static void publish(ZMQ.Socket pub, int port, long seq, int blockSize) {
-        byte[] batch = BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(new EngineEvent.Store(
-                new long[] {1000 + port}, null, new int[blockSize], blockSize, null, null)), 0);
+        byte[] batch = BatchEncoder.batch(
+                BatchEncoder.Format.VLLM_MAP,
+                1.0,
+                List.of(new EngineEvent.Store(
+                        new long[] {1000 + port}, null, new int[blockSize], blockSize, null, null)),
+                0);
         pub.sendMore(new byte[0]);
         pub.sendMore(LiveFrames.seqFrame(seq));
         pub.send(batch);

@@ -113,7 +113,8 @@ public final class RawHttp implements AutoCloseable {
             }
             Answer headers = parse(head.toString(StandardCharsets.ISO_8859_1));
             String length = headers.header("content-length");
-            byte[] body = "chunked".equalsIgnoreCase(headers.header("transfer-encoding")) ? chunks(in)
+            byte[] body = "chunked".equalsIgnoreCase(headers.header("transfer-encoding"))
+                    ? chunks(in)
                     : in.readNBytes(length == null ? 0 : Integer.parseInt(length));
             return new Answer(headers.status(), headers.headers(), new String(body, StandardCharsets.ISO_8859_1));
         } catch (IOException e) {

@@ -78,7 +78,12 @@ public final class ScriptedZmtpPeer implements AutoCloseable {
         byte[] key = "Socket-Type".getBytes(StandardCharsets.US_ASCII);
         byte[] value = socketType.getBytes(StandardCharsets.US_ASCII);
         ByteBuffer body = ByteBuffer.allocate(1 + name.length + 1 + key.length + 4 + value.length);
-        body.put((byte) name.length).put(name).put((byte) key.length).put(key).putInt(value.length).put(value);
+        body.put((byte) name.length)
+                .put(name)
+                .put((byte) key.length)
+                .put(key)
+                .putInt(value.length)
+                .put(value);
         ByteBuffer cmd = ByteBuffer.allocate(2 + body.capacity());
         cmd.put((byte) 0x04).put((byte) body.capacity()).put(body.array());
         return cmd.array();

@@ -4,11 +4,11 @@ import static dev.kvindexer.support.JsonErrors.assertError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.cli.SlotTrackerCommand;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.metrics.VertxMeters;
+import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.HttpJson;
 import io.vertx.core.Vertx;
@@ -29,12 +29,15 @@ class SlotTrackerHttpTest {
     private static final String OK = "{\"status\":\"ok\"}";
     private static final String REGISTER = "{\"worker_id\":7,\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\","
             + "\"block_size\":16,\"dp_start\":0,\"dp_size\":2}";
-    private static final String ADD = "{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"request_id\":\"req-123\","
-            + "\"worker_id\":7,\"dp_rank\":0,\"sequence_hashes\":[101,-22,303],\"new_isl_tokens\":48}";
-    private static final String REQ = "{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"request_id\":\"req-123\"}";
+    private static final String ADD =
+            "{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"request_id\":\"req-123\","
+                    + "\"worker_id\":7,\"dp_rank\":0,\"sequence_hashes\":[101,-22,303],\"new_isl_tokens\":48}";
+    private static final String REQ =
+            "{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"request_id\":\"req-123\"}";
 
     private final VertxMeters meters = new VertxMeters();
-    private final Vertx vertx = meters.instrument(Vertx.builder(), new VertxOptions()).build();
+    private final Vertx vertx =
+            meters.instrument(Vertx.builder(), new VertxOptions()).build();
     private HttpJson http;
 
     @AfterEach
@@ -43,8 +46,8 @@ class SlotTrackerHttpTest {
     }
 
     private void start(long ttlMillis, long cleanupMillis) throws Exception {
-        SlotTrackerVerticle v = SlotTrackerCommand.deploy(vertx, new SlotTrackerConfig("127.0.0.1", 0, ttlMillis, cleanupMillis, null),
-                meters::scrape);
+        SlotTrackerVerticle v = SlotTrackerCommand.deploy(
+                vertx, new SlotTrackerConfig("127.0.0.1", 0, ttlMillis, cleanupMillis, null), meters::scrape);
         http = new HttpJson(v.actualPort());
     }
 
@@ -74,27 +77,40 @@ class SlotTrackerHttpTest {
         assertAnswer(201, OK, http.post("/register", REGISTER));
         assertAnswer(200, "[" + REGISTER + "]", http.get("/workers"));
         assertAnswer(201, OK, http.post("/add", ADD));
-        assertAnswer(200, "[{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"worker_id\":7,\"dp_rank\":0,"
-                + "\"active_prefill_tokens\":48,\"active_decode_blocks\":3},{\"model_name\":\"llama-3-8b\",\"tenant_id\":"
-                + "\"default\",\"worker_id\":7,\"dp_rank\":1,\"active_prefill_tokens\":0,\"active_decode_blocks\":0}]",
+        assertAnswer(
+                200,
+                "[{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"worker_id\":7,\"dp_rank\":0,"
+                        + "\"active_prefill_tokens\":48,\"active_decode_blocks\":3},{\"model_name\":\"llama-3-8b\",\"tenant_id\":"
+                        + "\"default\",\"worker_id\":7,\"dp_rank\":1,\"active_prefill_tokens\":0,\"active_decode_blocks\":0}]",
                 http.get("/loads"));
-        HttpResponse<String> potential = http.post("/potential_loads", "{\"model_name\":\"llama-3-8b\",\"tenant_id\":"
-                + "\"default\",\"sequence_hashes\":[101,-22,303,404],\"new_isl_tokens\":48}");
+        HttpResponse<String> potential = http.post(
+                "/potential_loads",
+                "{\"model_name\":\"llama-3-8b\",\"tenant_id\":"
+                        + "\"default\",\"sequence_hashes\":[101,-22,303,404],\"new_isl_tokens\":48}");
         assertEquals(200, potential.statusCode());
-        assertEquals(Set.of(new JsonObject("{\"worker_id\":7,\"dp_rank\":0,\"potential_prefill_tokens\":96,"
-                        + "\"potential_decode_blocks\":4}"), new JsonObject("{\"worker_id\":7,\"dp_rank\":1,"
-                        + "\"potential_prefill_tokens\":48,\"potential_decode_blocks\":4}")), asSet(potential.body()));
+        assertEquals(
+                Set.of(
+                        new JsonObject("{\"worker_id\":7,\"dp_rank\":0,\"potential_prefill_tokens\":96,"
+                                + "\"potential_decode_blocks\":4}"),
+                        new JsonObject("{\"worker_id\":7,\"dp_rank\":1,"
+                                + "\"potential_prefill_tokens\":48,\"potential_decode_blocks\":4}")),
+                asSet(potential.body()));
 
         assertAnswer(200, OK, http.post("/prefill_complete", REQ));
         assertAnswer(200, OK, http.post("/prefill_complete", REQ));
-        assertTrue(http.get("/loads").body().contains("\"dp_rank\":0,\"active_prefill_tokens\":0,\"active_decode_blocks\":3"));
+        assertTrue(http.get("/loads")
+                .body()
+                .contains("\"dp_rank\":0,\"active_prefill_tokens\":0,\"active_decode_blocks\":3"));
         assertAnswer(200, OK, http.post("/free", REQ));
         assertAnswer(200, OK, http.post("/free", REQ));
-        assertTrue(http.get("/loads").body().contains("\"dp_rank\":0,\"active_prefill_tokens\":0,\"active_decode_blocks\":0"));
+        assertTrue(http.get("/loads")
+                .body()
+                .contains("\"dp_rank\":0,\"active_prefill_tokens\":0,\"active_decode_blocks\":0"));
         String unregister = "{\"worker_id\":7,\"model_name\":\"llama-3-8b\"}";
         assertAnswer(200, OK, http.post("/unregister", unregister));
         assertAnswer(200, "[]", http.get("/workers"));
-        assertError(404, "worker 7 not found for model=llama-3-8b tenant=default", http.post("/unregister", unregister));
+        assertError(
+                404, "worker 7 not found for model=llama-3-8b tenant=default", http.post("/unregister", unregister));
         assertError(404, "no slot tracker for model=llama-3-8b tenant=default", http.post("/free", REQ));
     }
 
@@ -103,16 +119,31 @@ class SlotTrackerHttpTest {
         start();
         http.post("/register", REGISTER);
         http.post("/add", ADD);
-        HttpResponse<String> potential = http.post("/potential_loads", "{\"model_name\":\"llama-3-8b\","
-                + "\"sequence_hashes\":[18446744073709551594]}");
-        assertTrue(asSet(potential.body()).contains(new JsonObject("{\"worker_id\":7,\"dp_rank\":0,"
-                + "\"potential_prefill_tokens\":48,\"potential_decode_blocks\":3}")), "-22 is 18446744073709551594");
-        assertAnswer(201, OK, http.post("/register", "{\"worker_id\":18446744073709551615,\"model_name\":\"m\","
-                + "\"block_size\":4,\"dp_start\":4294967294,\"dp_size\":2}"));
-        assertAnswer(200, "[{\"worker_id\":18446744073709551615,\"model_name\":\"m\",\"tenant_id\":\"default\","
-                + "\"block_size\":4,\"dp_start\":4294967294,\"dp_size\":2}]", http.get("/workers?model_name=m"));
+        HttpResponse<String> potential = http.post(
+                "/potential_loads", "{\"model_name\":\"llama-3-8b\"," + "\"sequence_hashes\":[18446744073709551594]}");
+        assertTrue(
+                asSet(potential.body())
+                        .contains(new JsonObject("{\"worker_id\":7,\"dp_rank\":0,"
+                                + "\"potential_prefill_tokens\":48,\"potential_decode_blocks\":3}")),
+                "-22 is 18446744073709551594");
+        assertAnswer(
+                201,
+                OK,
+                http.post(
+                        "/register",
+                        "{\"worker_id\":18446744073709551615,\"model_name\":\"m\","
+                                + "\"block_size\":4,\"dp_start\":4294967294,\"dp_size\":2}"));
+        assertAnswer(
+                200,
+                "[{\"worker_id\":18446744073709551615,\"model_name\":\"m\",\"tenant_id\":\"default\","
+                        + "\"block_size\":4,\"dp_start\":4294967294,\"dp_size\":2}]",
+                http.get("/workers?model_name=m"));
         assertAnswer(200, "[]", http.get("/loads?model_name=m&tenant_id=other"));
-        assertEquals(2, new JsonArray(http.get("/loads?tenant_id=default&model_name=llama-3-8b").body()).size());
+        assertEquals(
+                2,
+                new JsonArray(http.get("/loads?tenant_id=default&model_name=llama-3-8b")
+                                .body())
+                        .size());
     }
 
     @Test
@@ -122,34 +153,61 @@ class SlotTrackerHttpTest {
         http.post("/add", ADD);
         String before = http.get("/loads").body();
 
-        assertError(400, "block_size must be greater than 0", http.post("/register", REGISTER.replace("\"block_size\":16", "\"block_size\":0")));
-        assertError(400, "dp_size must be greater than 0", http.post("/register", REGISTER.replace("\"dp_size\":2", "\"dp_size\":0")));
-        assertError(400, "dp range overflows u32: start=4294967295 size=2",
+        assertError(
+                400,
+                "block_size must be greater than 0",
+                http.post("/register", REGISTER.replace("\"block_size\":16", "\"block_size\":0")));
+        assertError(
+                400,
+                "dp_size must be greater than 0",
+                http.post("/register", REGISTER.replace("\"dp_size\":2", "\"dp_size\":0")));
+        assertError(
+                400,
+                "dp range overflows u32: start=4294967295 size=2",
                 http.post("/register", REGISTER.replace("\"dp_start\":0", "\"dp_start\":4294967295")));
-        assertError(409, "block_size mismatch for model=llama-3-8b tenant=default: existing=16, requested=32",
+        assertError(
+                409,
+                "block_size mismatch for model=llama-3-8b tenant=default: existing=16, requested=32",
                 http.post("/register", REGISTER.replace("\"block_size\":16", "\"block_size\":32")));
         assertError(409, "worker 7 already registered", http.post("/register", REGISTER));
         assertError(422, "missing field `dp_size`", http.post("/register", REGISTER.replace(",\"dp_size\":2", "")));
-        assertError(422, "`worker_id`", http.post("/register", REGISTER.replace("\"worker_id\":7", "\"worker_id\":-7")));
+        assertError(
+                422, "`worker_id`", http.post("/register", REGISTER.replace("\"worker_id\":7", "\"worker_id\":-7")));
         assertError(400, "Failed to parse the request body as JSON", http.post("/register", "{\"worker_id\":"));
         assertError(415, "Content-Type: application/json", http.post("/register", REGISTER, "text/plain"));
         assertError(413, "limit", http.post("/register", "{\"pad\":\"" + "x".repeat(2 * 1024 * 1024) + "\"}"));
         assertError(413, "limit", http.send("GET", "/loads", "x".repeat(3 * 1024 * 1024))); // every route has a limit
 
-        assertError(409, "Request req-123 already exists (assigned to worker WorkerWithDpRank { worker_id: 7, dp_rank: 0 })",
+        assertError(
+                409,
+                "Request req-123 already exists (assigned to worker WorkerWithDpRank { worker_id: 7, dp_rank: 0 })",
                 http.post("/add", ADD.replace("\"dp_rank\":0", "\"dp_rank\":1")));
-        assertError(404, "Worker WorkerWithDpRank { worker_id: 7, dp_rank: 2 } not found",
+        assertError(
+                404,
+                "Worker WorkerWithDpRank { worker_id: 7, dp_rank: 2 } not found",
                 http.post("/add", ADD.replace("req-123", "r2").replace("\"dp_rank\":0", "\"dp_rank\":2")));
-        assertError(404, "Worker WorkerWithDpRank { worker_id: 8, dp_rank: 0 } not found",
+        assertError(
+                404,
+                "Worker WorkerWithDpRank { worker_id: 8, dp_rank: 0 } not found",
                 http.post("/add", ADD.replace("req-123", "r2").replace("\"worker_id\":7", "\"worker_id\":8")));
-        assertError(404, "no slot tracker for model=other tenant=default",
+        assertError(
+                404,
+                "no slot tracker for model=other tenant=default",
                 http.post("/add", ADD.replace("llama-3-8b", "other")));
-        assertError(422, "missing field `sequence_hashes`",
+        assertError(
+                422,
+                "missing field `sequence_hashes`",
                 http.post("/add", ADD.replace("req-123", "r2").replace(",\"sequence_hashes\":[101,-22,303]", "")));
-        assertError(422, "sequence_hashes[1]", http.post("/add", ADD.replace("req-123", "r2").replace("-22", "\"x\"")));
+        assertError(
+                422,
+                "sequence_hashes[1]",
+                http.post("/add", ADD.replace("req-123", "r2").replace("-22", "\"x\"")));
         assertError(404, "Request nope not found", http.post("/prefill_complete", REQ.replace("req-123", "nope")));
         assertError(404, "no slot tracker", http.post("/prefill_complete", REQ.replace("\"default\"", "\"t2\"")));
-        assertError(404, "no slot tracker", http.post("/potential_loads", "{\"model_name\":\"other\",\"sequence_hashes\":[]}"));
+        assertError(
+                404,
+                "no slot tracker",
+                http.post("/potential_loads", "{\"model_name\":\"other\",\"sequence_hashes\":[]}"));
         assertError(422, "missing field `model_name`", http.post("/free", "{\"request_id\":\"req-123\"}"));
         assertError(404, "route not found", http.get("/nothing-here"));
         assertError(405, "method not allowed", http.get("/add"));
@@ -179,7 +237,8 @@ class SlotTrackerHttpTest {
                 "kvindexer_slot_tracker_expired_requests_total 0")) {
             assertTrue(metrics.lines().anyMatch(line::equals), line + " in\n" + metrics);
         }
-        assertTrue(metrics.lines().noneMatch(l -> l.startsWith("kvindexer_slot_tracker_errors_total{route=\"/register\"")),
+        assertTrue(
+                metrics.lines().noneMatch(l -> l.startsWith("kvindexer_slot_tracker_errors_total{route=\"/register\"")),
                 "a success is no error");
         assertTrue(metrics.lines().anyMatch(l -> l.equals("# TYPE jvm_memory_used_bytes gauge")), "JVM meters too");
         assertTrue(metrics.lines().anyMatch(l -> l.startsWith("vertx_http_server_requests_total{")), "and Vert.x's");
@@ -190,10 +249,14 @@ class SlotTrackerHttpTest {
         start(300, 50);
         http.post("/register", REGISTER);
         assertAnswer(201, OK, http.post("/add", ADD));
-        Await.until("the request expired", Duration.ofSeconds(10),
+        Await.until(
+                "the request expired",
+                Duration.ofSeconds(10),
                 () -> http.get("/metrics").body().contains("kvindexer_slot_tracker_active_requests 0"));
         assertTrue(http.get("/metrics").body().contains("kvindexer_slot_tracker_expired_requests_total 1"));
-        assertTrue(http.get("/loads").body().contains("\"dp_rank\":0,\"active_prefill_tokens\":0,\"active_decode_blocks\":0"));
+        assertTrue(http.get("/loads")
+                .body()
+                .contains("\"dp_rank\":0,\"active_prefill_tokens\":0,\"active_decode_blocks\":0"));
         assertError(404, "Request req-123 not found", http.post("/prefill_complete", REQ));
         assertAnswer(201, OK, http.post("/add", ADD), "the id is free again");
     }
@@ -203,13 +266,14 @@ class SlotTrackerHttpTest {
     void runsBesideTheIndexerInOneProcess() throws Exception {
         IndexerNode node = IndexerNode.start(ServeConfig.local(0));
         try {
-            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(node.vertx(), SlotTrackerConfig.on("127.0.0.1", 0),
-                    node.meters()::micrometerScrape);
+            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(
+                    node.vertx(), SlotTrackerConfig.on("127.0.0.1", 0), node.meters()::micrometerScrape);
             HttpJson trackerHttp = new HttpJson(tracker.actualPort());
             assertAnswer(201, OK, trackerHttp.post("/register", REGISTER));
             assertEquals(200, new HttpJson(node.httpPort()).get("/workers").statusCode());
             assertError(404, "route not found", trackerHttp.get("/dump"));
-            assertTrue(trackerHttp.get("/metrics").body().contains("\nvertx_http_server_requests_total{"),
+            assertTrue(
+                    trackerHttp.get("/metrics").body().contains("\nvertx_http_server_requests_total{"),
                     "the process's Vert.x meters, the indexer's requests among them");
         } finally {
             node.close();

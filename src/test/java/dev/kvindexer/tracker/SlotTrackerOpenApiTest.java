@@ -18,10 +18,12 @@ class SlotTrackerOpenApiTest {
     void theDocumentIsServedAndCoversEveryRouteBothWays() throws Exception {
         Vertx vertx = Vertx.vertx();
         try {
-            SlotTrackerVerticle tracker = SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0), () -> "");
+            SlotTrackerVerticle tracker =
+                    SlotTrackerCommand.deploy(vertx, SlotTrackerConfig.on("127.0.0.1", 0), () -> "");
             HttpResponse<String> served = new HttpJson(tracker.actualPort()).get("/openapi.json");
             assertEquals(200, served.statusCode());
-            String checkedIn = new String(getClass().getResourceAsStream("/openapi/slot-tracker.json").readAllBytes(),
+            String checkedIn = new String(
+                    getClass().getResourceAsStream("/openapi/slot-tracker.json").readAllBytes(),
                     StandardCharsets.UTF_8);
             assertEquals(checkedIn, served.body());
             OpenApiCoverage.assertCovers(tracker.router(), new JsonObject(served.body()));

@@ -10,12 +10,12 @@ import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineHashKind;
+import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.sim.PromptSource;
 import dev.kvindexer.sim.ReplayStyle;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.Simulation;
 import dev.kvindexer.sim.SimulationConfig;
-import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.DumpBlocks;
 import dev.kvindexer.support.HeadlessChromium;
@@ -72,9 +72,33 @@ class DashboardBrowserTest {
     }
 
     private static SimulationConfig engines(int port) {
-        return new SimulationConfig(2, 2, "127.0.0.1", "127.0.0.1", 0, 0, BatchEncoder.Format.VLLM_MAP,
-                EngineHashKind.SEQUENCE, 16, 64, 4096, 40, 0, 0, 42, null, 512, 0, ReplayStyle.FOUR_FRAME, MODEL,
-                "default", 1, URI.create("http://127.0.0.1:" + port), "", Duration.ZERO, Duration.ZERO);
+        return new SimulationConfig(
+                2,
+                2,
+                "127.0.0.1",
+                "127.0.0.1",
+                0,
+                0,
+                BatchEncoder.Format.VLLM_MAP,
+                EngineHashKind.SEQUENCE,
+                16,
+                64,
+                4096,
+                40,
+                0,
+                0,
+                42,
+                null,
+                512,
+                0,
+                ReplayStyle.FOUR_FRAME,
+                MODEL,
+                "default",
+                1,
+                URI.create("http://127.0.0.1:" + port),
+                "",
+                Duration.ZERO,
+                Duration.ZERO);
     }
 
     @Test
@@ -94,28 +118,40 @@ class DashboardBrowserTest {
             prompt = again.next();
         }
         String tokens = Arrays.stream(prompt).mapToObj(Integer::toString).collect(Collectors.joining(" "));
-        String body = new JsonObject().put("model_name", MODEL).put("token_ids", new JsonArray(
-                Arrays.stream(prompt).boxed().toList())).encode();
+        String body = new JsonObject()
+                .put("model_name", MODEL)
+                .put("token_ids", new JsonArray(Arrays.stream(prompt).boxed().toList()))
+                .encode();
         // The simulator's last batches may still be on their way: wait until the index holds what the engines hold.
         Set<HeldBlock> truth = new HashSet<>();
         for (SimulatedEngine e : sim.engines()) {
             assertTrue(e.awaitIdle(WAIT), "engine " + e.endpoint() + " idle");
             truth.addAll(e.held());
         }
-        Await.until("the index to hold every engine's blocks", WAIT,
+        Await.until(
+                "the index to hold every engine's blocks",
+                WAIT,
                 () -> truth.equals(DumpBlocks.parse(http.get("/dump").body(), MODEL + ":default")));
         JsonObject dynamo = new JsonObject(http.post("/query", body).body());
         assertTrue(!dynamo.getJsonObject("instances").isEmpty(), "the engines hold the first prompt: " + dynamo);
-        assertEquals(201, http.post("/register", "{\"instance_id\":77,\"endpoint\":\"tcp://no-such-host.invalid:5557\","
-                + "\"model_name\":\"broken-model\",\"block_size\":16}").statusCode());
+        assertEquals(
+                201,
+                http.post(
+                                "/register",
+                                "{\"instance_id\":77,\"endpoint\":\"tcp://no-such-host.invalid:5557\","
+                                        + "\"model_name\":\"broken-model\",\"block_size\":16}")
+                        .statusCode());
 
         browser = HeadlessChromium.launch(chromium, 1400, 1400);
         browser.navigate("http://127.0.0.1:" + node.httpPort() + "/");
         browser.waitFor("document.querySelectorAll('#workers tr[data-status=\"active\"]').length === 4", WAIT);
-        assertEquals(List.of("1/0", "1/1", "2/0", "2/1"), rows("#workers tr[data-status=\"active\"]",
-                "r.dataset.instance + '/' + r.dataset.rank"));
-        browser.waitFor("document.querySelector('#workers tr[data-instance=\"77\"]')?.dataset.status === 'failed'"
-                + " && document.querySelector('#workers td.last-error') !== null", WAIT);
+        assertEquals(
+                List.of("1/0", "1/1", "2/0", "2/1"),
+                rows("#workers tr[data-status=\"active\"]", "r.dataset.instance + '/' + r.dataset.rank"));
+        browser.waitFor(
+                "document.querySelector('#workers tr[data-instance=\"77\"]')?.dataset.status === 'failed'"
+                        + " && document.querySelector('#workers td.last-error') !== null",
+                WAIT);
         String error = (String) browser.evaluate("document.querySelector('#workers td.last-error').textContent");
         assertTrue(error.contains("no-such-host.invalid"), error);
         assertEquals("ready", browser.evaluate("document.getElementById('node-status').textContent"));
@@ -123,32 +159,51 @@ class DashboardBrowserTest {
         String gpuCell = (String) browser.evaluate(
                 "document.querySelector('#workers tr[data-instance=\"1\"][data-rank=\"0\"]').cells[6].textContent");
         assertTrue(gpuCell.matches("\\d.*"), "GPU blocks of engine 1 rank 0: " + gpuCell);
-        assertEquals(List.of(MODEL, "broken-model").stream().sorted().toList(),
+        assertEquals(
+                List.of(MODEL, "broken-model").stream().sorted().toList(),
                 rows("#partitions tbody tr", "r.dataset.model"));
 
         JsonObject expected = dynamo.getJsonObject("instances");
         askInPlayground(MODEL, "dynamo", tokens);
         for (String id : expected.fieldNames()) {
             JsonObject m = expected.getJsonObject(id);
-            assertEquals(List.of(m.getLong("gpu"), m.getLong("cpu"), m.getLong("disk")), bars(id),
+            assertEquals(
+                    List.of(m.getLong("gpu"), m.getLong("cpu"), m.getLong("disk")),
+                    bars(id),
                     "instance " + id + " drawn as the Dynamo answer gives it");
         }
-        assertTrue((Boolean) browser.evaluate(
-                "document.querySelector('#q-result .match rect.gpu') !== null"), "a GPU bar is drawn");
+        assertTrue(
+                (Boolean) browser.evaluate("document.querySelector('#q-result .match rect.gpu') !== null"),
+                "a GPU bar is drawn");
         Files.createDirectories(Path.of("target"));
         Files.write(Path.of("target", "dashboard.png"), browser.screenshot());
 
-        JsonObject mooncake = new JsonObject(http.post("/query?flavor=mooncake", new JsonObject().put("model", MODEL)
-                .put("token_ids", new JsonArray(Arrays.stream(prompt).boxed().toList())).encode()).body())
+        JsonObject mooncake = new JsonObject(http.post(
+                                "/query?flavor=mooncake",
+                                new JsonObject()
+                                        .put("model", MODEL)
+                                        .put(
+                                                "token_ids",
+                                                new JsonArray(Arrays.stream(prompt)
+                                                        .boxed()
+                                                        .toList()))
+                                        .encode())
+                        .body())
                 .getJsonObject("default");
         askInPlayground(MODEL, "mooncake", tokens);
         for (String id : mooncake.fieldNames()) {
             JsonObject m = mooncake.getJsonObject(id);
-            assertEquals(List.of(m.getLong("GPU"), m.getLong("CPU"), m.getLong("DISK")), bars(id),
+            assertEquals(
+                    List.of(m.getLong("GPU"), m.getLong("CPU"), m.getLong("DISK")),
+                    bars(id),
                     "instance " + id + " drawn as the Mooncake answer gives it");
         }
-        assertEquals(expected.fieldNames().stream().sorted().toList(), mooncake.fieldNames().stream()
-                .filter(id -> mooncake.getJsonObject(id).getLong("DISK") > 0).sorted().toList(),
+        assertEquals(
+                expected.fieldNames().stream().sorted().toList(),
+                mooncake.fieldNames().stream()
+                        .filter(id -> mooncake.getJsonObject(id).getLong("DISK") > 0)
+                        .sorted()
+                        .toList(),
                 "both flavors find the same instances");
     }
 
@@ -157,14 +212,22 @@ class DashboardBrowserTest {
         ServeConfig config = ServeConfig.local(0).withSecurity(new SecuritySettings("s3cret", true, null, null));
         node = IndexerNode.start(config);
         HttpJson http = new HttpJson(node.httpPort()).withHeader("authorization", "Bearer s3cret");
-        assertEquals(201, http.post("/register", "{\"instance_id\":5,\"endpoint\":\"tcp://127.0.0.1:1\","
-                + "\"model_name\":\"m\",\"block_size\":16}").statusCode());
+        assertEquals(
+                201,
+                http.post(
+                                "/register",
+                                "{\"instance_id\":5,\"endpoint\":\"tcp://127.0.0.1:1\","
+                                        + "\"model_name\":\"m\",\"block_size\":16}")
+                        .statusCode());
 
         browser = HeadlessChromium.launch(chromium, 1200, 900);
         browser.navigate("http://127.0.0.1:" + node.httpPort() + "/ui/");
         browser.waitFor("!document.getElementById('token-form').hidden", WAIT);
-        assertEquals(0.0, ((Number) browser.evaluate(
-                "document.querySelectorAll('#workers tr[data-instance]').length")).doubleValue(), "nothing shown yet");
+        assertEquals(
+                0.0,
+                ((Number) browser.evaluate("document.querySelectorAll('#workers tr[data-instance]').length"))
+                        .doubleValue(),
+                "nothing shown yet");
         browser.evaluate("document.getElementById('token-input').value = 's3cret';"
                 + "document.getElementById('token-form').requestSubmit(); true");
         browser.waitFor("document.querySelector('#workers tr[data-instance=\"5\"]') !== null", WAIT);
@@ -174,7 +237,8 @@ class DashboardBrowserTest {
     /** Types the prompt into the playground, asks, and waits for its answer to be drawn. */
     private void askInPlayground(String model, String flavor, String tokens) throws Exception {
         browser.evaluate("(() => { const s = document.getElementById('q-partition');"
-                + "s.value = [...s.options].find(o => o.textContent.startsWith(" + JsonArray.of(model).encode()
+                + "s.value = [...s.options].find(o => o.textContent.startsWith("
+                + JsonArray.of(model).encode()
                 + "[0] + ' /')).value;"
                 + "document.getElementById('q-flavor').value = '" + flavor + "';"
                 + "document.getElementById('q-kind').value = 'tokens';"
@@ -194,8 +258,8 @@ class DashboardBrowserTest {
     }
 
     private List<String> rows(String selector, String expression) throws Exception {
-        Object value = browser.evaluate("[...document.querySelectorAll('" + selector.replace("'", "\\'")
-                + "')].map(r => " + expression + ")");
+        Object value = browser.evaluate(
+                "[...document.querySelectorAll('" + selector.replace("'", "\\'") + "')].map(r => " + expression + ")");
         return ((JsonArray) value).stream().map(Object::toString).toList();
     }
 }

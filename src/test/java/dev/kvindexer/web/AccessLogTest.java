@@ -32,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class AccessLogTest {
     @TempDir
     Path dir;
+
     private IndexerNode node;
 
     @AfterEach
@@ -43,7 +44,9 @@ class AccessLogTest {
 
     private static List<JsonObject> lines(Path file) {
         try {
-            return Files.exists(file) ? Files.readAllLines(file).stream().map(JsonObject::new).toList() : List.of();
+            return Files.exists(file)
+                    ? Files.readAllLines(file).stream().map(JsonObject::new).toList()
+                    : List.of();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -51,9 +54,15 @@ class AccessLogTest {
 
     private HttpResponse<String> traced(String path, String body, String traceId) throws Exception {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
-                .header("content-type", "application/json").header("x-request-id", traceId)
-                .POST(HttpRequest.BodyPublishers.ofString(body)).timeout(Duration.ofSeconds(10)).build();
-        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(request, HttpResponse.BodyHandlers.ofString());
+                .header("content-type", "application/json")
+                .header("x-request-id", traceId)
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .timeout(Duration.ofSeconds(10))
+                .build();
+        return HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .build()
+                .send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
@@ -62,7 +71,10 @@ class AccessLogTest {
         node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogSettings(log, "x-request-id", false)));
         HttpJson http = new HttpJson(node.httpPort());
         Instant before = Instant.now().minusSeconds(1);
-        assertEquals(404, traced("/query", "{\"model_name\":\"llama\",\"token_ids\":[1,2,3]}", "trace-1").statusCode());
+        assertEquals(
+                404,
+                traced("/query", "{\"model_name\":\"llama\",\"token_ids\":[1,2,3]}", "trace-1")
+                        .statusCode());
         http.post("/query", "{\"model\":\"deepseek\",\"token_ids\":[1]}");
         http.get("/health");
         http.get("/workers?model_name=llama");
@@ -71,7 +83,8 @@ class AccessLogTest {
         List<JsonObject> lines = lines(log);
         assertEquals(5, lines.size());
         for (JsonObject line : lines) {
-            assertEquals(Set.of("ts", "trace_id", "method", "path", "model", "status", "duration_ms"), line.fieldNames());
+            assertEquals(
+                    Set.of("ts", "trace_id", "method", "path", "model", "status", "duration_ms"), line.fieldNames());
             assertTrue(line.getString("ts").endsWith("Z"), line.encode());
             assertTrue(!Instant.parse(line.getString("ts")).isBefore(before), line.encode());
             assertTrue(line.getDouble("duration_ms") >= 0, line.encode());
@@ -95,7 +108,10 @@ class AccessLogTest {
         Path log = dir.resolve("access.log");
         node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogSettings(log, "x-request-id", false)));
         HttpJson http = new HttpJson(node.httpPort());
-        assertEquals(400, http.post("/query", "{\"model_name\":\"m\\ud800\",\"token_ids\":[1]}").statusCode());
+        assertEquals(
+                400,
+                http.post("/query", "{\"model_name\":\"m\\ud800\",\"token_ids\":[1]}")
+                        .statusCode());
         http.get("/health");
         http.post("/query", "{\"model_name\":\"\\ud83d\\ude00\",\"token_ids\":[1]}");
         Await.until("three lines", Duration.ofSeconds(10), () -> lines(log).size() >= 3);
@@ -112,7 +128,9 @@ class AccessLogTest {
         String line = "{\"model\":" + io.vertx.core.json.Json.encode("m\ud800 \udc00\ud83d\ude00x\ud83d") + "}";
         String written = AccessLog.encodable(line);
         assertTrue(StandardCharsets.UTF_8.newEncoder().canEncode(written), written);
-        assertEquals("m\ud800 \udc00\ud83d\ude00x\ud83d", new JsonObject(written).getString("model"),
+        assertEquals(
+                "m\ud800 \udc00\ud83d\ude00x\ud83d",
+                new JsonObject(written).getString("model"),
                 "the escapes stand for the same text; the pair is kept as it is");
     }
 
@@ -128,19 +146,24 @@ class AccessLogTest {
         Files.createDirectory(log);
         assertEquals(200, http.post("/reopen_logs", "").statusCode());
         http.get("/health");
-        Await.until("write errors counted", Duration.ofSeconds(10),
+        Await.until(
+                "write errors counted",
+                Duration.ofSeconds(10),
                 () -> MetricsPage.of(http).value("kvindexer_access_log_write_errors_total") >= 2);
         Files.delete(log);
         http.get("/workers");
-        Await.until("a line in a new file", Duration.ofSeconds(10), () -> Files.isRegularFile(log)
-                && lines(log).stream().anyMatch(l -> l.getString("path").equals("/workers")));
+        Await.until(
+                "a line in a new file",
+                Duration.ofSeconds(10),
+                () -> Files.isRegularFile(log)
+                        && lines(log).stream().anyMatch(l -> l.getString("path").equals("/workers")));
     }
 
     @Test
     void reopenLogsStartsANewFileAfterARotation() throws Exception {
         Path log = dir.resolve("access.log");
-        node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogSettings(log,
-                AccessLogSettings.DEFAULT_TRACE_ID_HEADER, true)));
+        node = IndexerNode.start(ServeConfig.local(0)
+                .withAccessLog(new AccessLogSettings(log, AccessLogSettings.DEFAULT_TRACE_ID_HEADER, true)));
         HttpJson http = new HttpJson(node.httpPort());
         http.get("/health");
         Await.until("the first line", Duration.ofSeconds(10), () -> lines(log).size() == 1);
@@ -148,10 +171,14 @@ class AccessLogTest {
         Files.move(log, rotated);
         assertEquals("{\"status\":\"ok\"}", http.post("/reopen_logs", "").body());
         http.get("/health");
-        Await.until("a line in the new file", Duration.ofSeconds(10), () -> lines(log).stream()
-                .anyMatch(l -> l.getString("path").equals("/health")));
+        Await.until(
+                "a line in the new file",
+                Duration.ofSeconds(10),
+                () -> lines(log).stream().anyMatch(l -> l.getString("path").equals("/health")));
         assertEquals(1, lines(rotated).size(), "the rotated file keeps what was written before");
-        assertEquals(List.of("/reopen_logs", "/health"), lines(log).stream().map(l -> l.getString("path")).toList(),
+        assertEquals(
+                List.of("/reopen_logs", "/health"),
+                lines(log).stream().map(l -> l.getString("path")).toList(),
                 "the reopen request is logged once it is answered, so in the new file");
     }
 }

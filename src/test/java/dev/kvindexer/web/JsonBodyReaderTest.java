@@ -57,7 +57,9 @@ class JsonBodyReaderTest {
                 "{\"events\":[{\"token_ids\":[5,6]},{\"token_ids\":[7,-8]}],\"x\":{\"y\":[true,false,1e3]}}",
                 "{\"a\":1,\"a\":2}",
                 "[1,2,{\"token_ids\":[3]}]",
-                "12", "\"s\"", "null")) {
+                "12",
+                "\"s\"",
+                "null")) {
             assertEquals(Json.decodeValue(json), unpacked(read(json)), json);
         }
     }
@@ -68,7 +70,8 @@ class JsonBodyReaderTest {
         assertTrue(packed instanceof JsonBodyReader.PackedTokens, String.valueOf(packed));
         assertArrayEquals(new int[] {0, 1, -1}, ((JsonBodyReader.PackedTokens) packed).tokens());
         assertTrue(((JsonObject) read("{\"token_ids\":[1,-1]}")).getValue("token_ids") instanceof JsonArray);
-        assertTrue(((JsonObject) read("{\"block_hashes\":[1,2]}")).getValue("block_hashes") instanceof JsonArray,
+        assertTrue(
+                ((JsonObject) read("{\"block_hashes\":[1,2]}")).getValue("block_hashes") instanceof JsonArray,
                 "only token_ids");
         assertEquals(Map.of(), ((JsonObject) read("{}")).getMap());
     }
@@ -83,14 +86,30 @@ class JsonBodyReaderTest {
     private static final List<String> RAW_SHAPES = List.of(
             "{\"model_name\":\"m\",\"token_ids\":[0,1,4294967295,2147483648],\"lora_name\":null}",
             " {\n\t\"token_ids\" : [ 1 ,\r\n 2\t] , \"x\":[{\"token_ids\":[-1]}] } ",
-            "{\"token_ids\":[01]}", "{\"token_ids\":[00,1]}", "{\"token_ids\":[-0]}", "{\"token_ids\":[1e2]}",
-            "{\"token_ids\":[1.0]}", "{\"token_ids\":[1,]}", "{\"token_ids\":[,1]}", "{\"token_ids\":[1 2]}",
-            "{\"token_ids\":[9999999999]}", "{\"token_ids\":[42949672950]}", "{\"token_ids\":[4294967296]}",
-            "{\"token_ids\":[1],\"token_ids\":[2]}", "{\"token_ids\":[1],\"token_ids\":[]}",
-            "{\"token\\u005fids\":[1],\"token_ids\":[2]}", "{\"a\":\"\\\"token_ids\\\":[1]\",\"token_ids\":[3]}",
+            "{\"token_ids\":[01]}",
+            "{\"token_ids\":[00,1]}",
+            "{\"token_ids\":[-0]}",
+            "{\"token_ids\":[1e2]}",
+            "{\"token_ids\":[1.0]}",
+            "{\"token_ids\":[1,]}",
+            "{\"token_ids\":[,1]}",
+            "{\"token_ids\":[1 2]}",
+            "{\"token_ids\":[9999999999]}",
+            "{\"token_ids\":[42949672950]}",
+            "{\"token_ids\":[4294967296]}",
+            "{\"token_ids\":[1],\"token_ids\":[2]}",
+            "{\"token_ids\":[1],\"token_ids\":[]}",
+            "{\"token\\u005fids\":[1],\"token_ids\":[2]}",
+            "{\"a\":\"\\\"token_ids\\\":[1]\",\"token_ids\":[3]}",
             "{\"a\":{\"token_ids\":[5]},\"token_ids\":[6],\"b\":[\"token_ids\",[7]]}",
-            "{\"token_ids\":[1,2], x}", "{\"token_ids\":[1]} x", "{\"token_ids\":[1]}}", "{\"token_ids\":[1,2]",
-            "{\"token_ids\":[1,2,", "{\"a\":\"x, \"token_ids\":[1,2]}", "{\"token_ids\":[1]", "{\"token_ids\":[]}");
+            "{\"token_ids\":[1,2], x}",
+            "{\"token_ids\":[1]} x",
+            "{\"token_ids\":[1]}}",
+            "{\"token_ids\":[1,2]",
+            "{\"token_ids\":[1,2,",
+            "{\"a\":\"x, \"token_ids\":[1,2]}",
+            "{\"token_ids\":[1]",
+            "{\"token_ids\":[]}");
 
     /**
      * Either Vert.x and the reader give the same value, or both refuse the body, the reader with the message its general
@@ -102,8 +121,8 @@ class JsonBodyReaderTest {
             expected = Json.decodeValue(json);
         } catch (DecodeException e) {
             DecodeException ours = assertThrows(DecodeException.class, () -> read(json), json);
-            DecodeException general = assertThrows(DecodeException.class,
-                    () -> JsonBodyReader.parse(json.getBytes(StandardCharsets.UTF_8)), json);
+            DecodeException general = assertThrows(
+                    DecodeException.class, () -> JsonBodyReader.parse(json.getBytes(StandardCharsets.UTF_8)), json);
             assertEquals(general.getMessage(), ours.getMessage(), json);
             return;
         }
@@ -114,11 +133,17 @@ class JsonBodyReaderTest {
     void rawTokenArraysReadExactlyAsJackson() {
         RAW_SHAPES.forEach(JsonBodyReaderTest::assertSameAsVertx);
         // The common shapes do take the raw path; odd ones are left to the general parser.
-        assertArrayEquals(new int[] {0, 1, -1, Integer.MIN_VALUE},
+        assertArrayEquals(
+                new int[] {0, 1, -1, Integer.MIN_VALUE},
                 RawTokenIds.find(RAW_SHAPES.get(0).getBytes(StandardCharsets.UTF_8)).tokens);
-        assertArrayEquals(new int[] {1, 2}, RawTokenIds.find(RAW_SHAPES.get(1).getBytes(StandardCharsets.UTF_8)).tokens);
-        for (String odd : List.of("{\"token_ids\":[01]}", "{\"token_ids\":[1],\"token_ids\":[2]}",
-                "{\"token\\u005fids\":[1]}", "{\"token_ids\":[1.0]}", "[{\"token_ids\":[1]}]")) {
+        assertArrayEquals(
+                new int[] {1, 2}, RawTokenIds.find(RAW_SHAPES.get(1).getBytes(StandardCharsets.UTF_8)).tokens);
+        for (String odd : List.of(
+                "{\"token_ids\":[01]}",
+                "{\"token_ids\":[1],\"token_ids\":[2]}",
+                "{\"token\\u005fids\":[1]}",
+                "{\"token_ids\":[1.0]}",
+                "[{\"token_ids\":[1]}]")) {
             assertEquals(null, RawTokenIds.find(odd.getBytes(StandardCharsets.UTF_8)), odd);
         }
     }
@@ -146,12 +171,16 @@ class JsonBodyReaderTest {
             int[] expected = new int[n];
             StringBuilder json = new StringBuilder("{\"model_name\":\"m\",\"token_ids\":[");
             for (int i = 0; i < n; i++) {
-                long v = random.nextInt(4) == 0 ? random.nextLong() & 0xFFFF_FFFFL
+                long v = random.nextInt(4) == 0
+                        ? random.nextLong() & 0xFFFF_FFFFL
                         : (long) (Math.pow(10, random.nextInt(10)) * random.nextDouble());
                 expected[i] = (int) v;
-                json.append(i == 0 ? "" : separators[random.nextInt(separators.length)]).append(v);
+                json.append(i == 0 ? "" : separators[random.nextInt(separators.length)])
+                        .append(v);
             }
-            json.append("],\"lora_name\":null,\"padding\":\"").append("x".repeat(random.nextInt(10))).append("\"}");
+            json.append("],\"lora_name\":null,\"padding\":\"")
+                    .append("x".repeat(random.nextInt(10)))
+                    .append("\"}");
             Object tokens = ((JsonObject) read(json.toString())).getValue("token_ids");
             assertTrue(tokens instanceof JsonBodyReader.PackedTokens, json.toString());
             assertArrayEquals(expected, ((JsonBodyReader.PackedTokens) tokens).tokens(), json.toString());
@@ -163,8 +192,25 @@ class JsonBodyReaderTest {
     void wordAtATimeDigitsRefuseWhatJsonRefuses() {
         String head = "{\"token_ids\":[123,";
         String tail = ",456789,7],\"model_name\":\"model-name-long-enough\"}";
-        for (String odd : List.of("0123", "00", "12.5", "1e5", "-5", "+5", "12a", "4294967296", "99999999999",
-                "12345678901", "", " ", "1 2", "0x1F", "\"7\"", "null", "12345678.0", "1234567e1")) {
+        for (String odd : List.of(
+                "0123",
+                "00",
+                "12.5",
+                "1e5",
+                "-5",
+                "+5",
+                "12a",
+                "4294967296",
+                "99999999999",
+                "12345678901",
+                "",
+                " ",
+                "1 2",
+                "0x1F",
+                "\"7\"",
+                "null",
+                "12345678.0",
+                "1234567e1")) {
             assertSameAsVertx(head + odd + tail);
         }
         for (String ok : List.of("0", "4294967295", "12345678", "1234567", "99999999", "100000000")) {

@@ -3,16 +3,14 @@ package dev.kvindexer.wire;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.support.Mutations;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-
 import org.junit.jupiter.api.Test;
-
-import dev.kvindexer.event.EventBatch;
-import dev.kvindexer.event.KvEvent;
-import dev.kvindexer.support.Mutations;
 
 /** Mutated and truncated wire vectors: the decoder either succeeds or throws MalformedBatchException. */
 class DecoderFuzzTest {
@@ -20,8 +18,18 @@ class DecoderFuzzTest {
 
     private static List<byte[]> seeds() {
         List<byte[]> out = new ArrayList<>();
-        for (String hex : List.of(WireVectors.A, WireVectors.B, WireVectors.C, WireVectors.D, WireVectors.F,
-                WireVectors.V1, WireVectors.V2, WireVectors.V3, WireVectors.V4, WireVectors.V6, WireVectors.V7,
+        for (String hex : List.of(
+                WireVectors.A,
+                WireVectors.B,
+                WireVectors.C,
+                WireVectors.D,
+                WireVectors.F,
+                WireVectors.V1,
+                WireVectors.V2,
+                WireVectors.V3,
+                WireVectors.V4,
+                WireVectors.V6,
+                WireVectors.V7,
                 WireVectors.V8)) {
             out.add(WireVectors.bytes(hex));
         }

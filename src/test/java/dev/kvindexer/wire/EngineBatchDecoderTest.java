@@ -9,25 +9,24 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.event.KvEvent;
+import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.hash.BlockHasher;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-
 import org.junit.jupiter.api.Test;
-
-import dev.kvindexer.event.EventBatch;
-import dev.kvindexer.event.KvEvent;
-import dev.kvindexer.event.StorageTier;
-import dev.kvindexer.hash.BlockHasher;
 
 /** Decoding of the SPEC §4.16 wire vectors and the §4.12–§4.15 conversion and tolerance rules. */
 class EngineBatchDecoderTest {
     private static final long HV13_0 = Long.parseUnsignedLong("16863443419780771464");
     private static final long HV13_1 = Long.parseUnsignedLong("2287610619914608821");
     private static final long[] HV5 = {
-        Long.parseUnsignedLong("9143094415614847814"), Long.parseUnsignedLong("12124091508212882195")};
+        Long.parseUnsignedLong("9143094415614847814"), Long.parseUnsignedLong("12124091508212882195")
+    };
 
     private static long u(String s) {
         return Long.parseUnsignedLong(s);
@@ -54,14 +53,31 @@ class EngineBatchDecoderTest {
     }
 
     private static List<Object> range(int from, int toInclusive) {
-        return IntStream.rangeClosed(from, toInclusive).boxed().map(i -> (Object) i).toList();
+        return IntStream.rangeClosed(from, toInclusive)
+                .boxed()
+                .map(i -> (Object) i)
+                .toList();
     }
 
     /** A map-era BlockStored of tokens 0..(4n-1), block size 4, with extra fields. */
     private static Map<String, Object> stored(List<Object> hashes, Object... extra) {
-        Map<String, Object> m = map("type", "BlockStored", "block_hashes", hashes, "parent_block_hash", null,
-                "token_ids", range(0, 4 * hashes.size() - 1), "block_size", 4, "lora_id", null,
-                "medium", "GPU", "lora_name", null);
+        Map<String, Object> m = map(
+                "type",
+                "BlockStored",
+                "block_hashes",
+                hashes,
+                "parent_block_hash",
+                null,
+                "token_ids",
+                range(0, 4 * hashes.size() - 1),
+                "block_size",
+                4,
+                "lora_id",
+                null,
+                "medium",
+                "GPU",
+                "lora_name",
+                null);
         for (int i = 0; i < extra.length; i += 2) {
             m.put((String) extra[i], extra[i + 1]);
         }
@@ -77,7 +93,8 @@ class EngineBatchDecoderTest {
     }
 
     private static void assertUnsigned(long[] expected, long[] actual) {
-        assertArrayEquals(Arrays.stream(expected).mapToObj(Long::toUnsignedString).toArray(),
+        assertArrayEquals(
+                Arrays.stream(expected).mapToObj(Long::toUnsignedString).toArray(),
                 Arrays.stream(actual).mapToObj(Long::toUnsignedString).toArray());
     }
 
@@ -269,8 +286,17 @@ class EngineBatchDecoderTest {
         Map<String, Object> bigToken = stored(list(3));
         bigToken.put("token_ids", list(0, 1, 1L << 32, 3));
         Map<String, Object> badHash = removed(list(1.5));
-        byte[] payload = Pack.batch(0, badTokens, removed(list(9)), negativeToken, bigToken, badHash,
-                list("Unknown", 1), 42, list(), map("block_hashes", list(1)),
+        byte[] payload = Pack.batch(
+                0,
+                badTokens,
+                removed(list(9)),
+                negativeToken,
+                bigToken,
+                badHash,
+                list("Unknown", 1),
+                42,
+                list(),
+                map("block_hashes", list(1)),
                 list("BlockStored", list(1), null, range(0, 3), 4));
         EventBatch b = new EngineBatchDecoder(4).decode(1, payload);
         assertEquals(8, b.malformedEvents());
@@ -297,7 +323,8 @@ class EngineBatchDecoderTest {
 
     @Test
     void duplicateDetectionOnLargeEvents() throws Exception {
-        List<Object> hashes = new java.util.ArrayList<>(IntStream.range(0, 100).boxed().map(i -> (Object) (i + 1000)).toList());
+        List<Object> hashes = new java.util.ArrayList<>(
+                IntStream.range(0, 100).boxed().map(i -> (Object) (i + 1000)).toList());
         EventBatch ok = new EngineBatchDecoder(4).decode(1, Pack.batch(0, stored(hashes)));
         assertEquals(100, ((KvEvent.Stored) ok.events().get(0)).size());
         hashes.set(99, 1000);
@@ -322,30 +349,40 @@ class EngineBatchDecoderTest {
 
     @Test
     void groupFilterReferenceCases() throws Exception {
-        EventBatch b = new EngineBatchDecoder(4).decode(1, Pack.batch(0,
-                stored(list(1), "group_idx", 0),
-                stored(list(2)),
-                stored(list(3), "group_idx", 1),
-                stored(list(4), "group_idx", 3, "kv_cache_spec_kind", "full_attention"),
-                stored(list(5), "group_idx", 0, "kv_cache_spec_kind", "mamba"),
-                stored(list(6), "kv_cache_spec_kind", "mla_attention"),
-                stored(list(7), "kv_cache_spec_kind", "sliding_window")));
+        EventBatch b = new EngineBatchDecoder(4)
+                .decode(
+                        1,
+                        Pack.batch(
+                                0,
+                                stored(list(1), "group_idx", 0),
+                                stored(list(2)),
+                                stored(list(3), "group_idx", 1),
+                                stored(list(4), "group_idx", 3, "kv_cache_spec_kind", "full_attention"),
+                                stored(list(5), "group_idx", 0, "kv_cache_spec_kind", "mamba"),
+                                stored(list(6), "kv_cache_spec_kind", "mla_attention"),
+                                stored(list(7), "kv_cache_spec_kind", "sliding_window")));
         assertEquals(3, b.filteredEvents());
-        assertArrayEquals(new long[] {1, 2, 4, 6},
-                b.events().stream().mapToLong(e -> ((KvEvent.Stored) e).blockHashes()[0]).toArray());
+        assertArrayEquals(
+                new long[] {1, 2, 4, 6},
+                b.events().stream()
+                        .mapToLong(e -> ((KvEvent.Stored) e).blockHashes()[0])
+                        .toArray());
     }
 
     @Test
     void groupFilterArrayEraTrailingFields() throws Exception {
-        // vLLM after #40984: [tag, hashes, parent, tokens, bs, lora_id, medium, lora_name, extra_keys, group_idx, kind, window]
-        Object kept = list("BlockStored", list(1), null, range(0, 3), 4, null, "GPU", null, null, 2, "full_attention", null);
-        Object dropped = list("BlockStored", list(2), null, range(0, 3), 4, null, "GPU", null, null, 6, "sliding_window", 128);
+        // vLLM after #40984: [tag, hashes, parent, tokens, bs, lora_id, medium, lora_name, extra_keys, group_idx, kind,
+        // window]
+        Object kept =
+                list("BlockStored", list(1), null, range(0, 3), 4, null, "GPU", null, null, 2, "full_attention", null);
+        Object dropped =
+                list("BlockStored", list(2), null, range(0, 3), 4, null, "GPU", null, null, 6, "sliding_window", 128);
         Object droppedByIdx = list("BlockStored", list(3), null, range(0, 3), 4, null, "GPU", null, null, 1);
         Object removedLearned = list("BlockRemoved", list(1), "GPU", 2);
         Object removedUnknown = list("BlockRemoved", list(9), "GPU", 5);
         Object removedZero = list("BlockRemoved", list(8), "GPU", 0);
-        EventBatch b = new EngineBatchDecoder(4).decode(1,
-                Pack.batch(0, kept, dropped, droppedByIdx, removedLearned, removedUnknown, removedZero));
+        EventBatch b = new EngineBatchDecoder(4)
+                .decode(1, Pack.batch(0, kept, dropped, droppedByIdx, removedLearned, removedUnknown, removedZero));
         assertEquals(3, b.filteredEvents());
         assertEquals(0, b.malformedEvents());
         assertEquals(3, b.events().size());
@@ -357,16 +394,19 @@ class EngineBatchDecoderTest {
     @Test
     void removalsUseKindsLearnedPerRankAcrossBatches() throws Exception {
         EngineBatchDecoder d = new EngineBatchDecoder(4);
-        d.decode(1, Pack.batch(0,
-                stored(list(1), "group_idx", 3, "kv_cache_spec_kind", "full_attention"),
-                stored(list(2), "group_idx", 0, "kv_cache_spec_kind", "mamba")));
-        EventBatch rank0 = d.decode(2, Pack.batch(0,
-                removed(list(1), "group_idx", 3), removed(list(2), "group_idx", 0)));
+        d.decode(
+                1,
+                Pack.batch(
+                        0,
+                        stored(list(1), "group_idx", 3, "kv_cache_spec_kind", "full_attention"),
+                        stored(list(2), "group_idx", 0, "kv_cache_spec_kind", "mamba")));
+        EventBatch rank0 =
+                d.decode(2, Pack.batch(0, removed(list(1), "group_idx", 3), removed(list(2), "group_idx", 0)));
         assertEquals(1, rank0.filteredEvents());
         assertArrayEquals(new long[] {1}, ((KvEvent.Removed) rank0.events().get(0)).blockHashes());
         // nothing learned for rank 1: rule 2 applies
-        EventBatch rank1 = d.decode(3, Pack.batch(1,
-                removed(list(1), "group_idx", 3), removed(list(2), "group_idx", 0)));
+        EventBatch rank1 =
+                d.decode(3, Pack.batch(1, removed(list(1), "group_idx", 3), removed(list(2), "group_idx", 0)));
         assertEquals(1, rank1.filteredEvents());
         assertArrayEquals(new long[] {2}, ((KvEvent.Removed) rank1.events().get(0)).blockHashes());
         // a removal carrying its own kind uses rule 1
@@ -376,9 +416,15 @@ class EngineBatchDecoderTest {
 
     @Test
     void learnedKindAppliesLaterInSameMapBatchWithRankLast() throws Exception {
-        Map<String, Object> batch = map("ts", 1.5, "events", list(
-                stored(list(1), "group_idx", 4, "kv_cache_spec_kind", "full_attention"),
-                removed(list(1), "group_idx", 4)), "data_parallel_rank", 2);
+        Map<String, Object> batch = map(
+                "ts",
+                1.5,
+                "events",
+                list(
+                        stored(list(1), "group_idx", 4, "kv_cache_spec_kind", "full_attention"),
+                        removed(list(1), "group_idx", 4)),
+                "data_parallel_rank",
+                2);
         EventBatch b = new EngineBatchDecoder(4).decode(1, Pack.of(batch));
         assertEquals(2, b.dpRank());
         assertNoCounts(b);
@@ -398,21 +444,34 @@ class EngineBatchDecoderTest {
     @Test
     void aRankOverTheBoundMakesTheBatchMalformedInsteadOfCreatingAPhantomOwner() {
         for (Object rank : new Object[] {EventBatch.MAX_RANK + 1, 1_000_000, 1L << 40}) {
-            MalformedBatchException e = assertThrows(MalformedBatchException.class,
+            MalformedBatchException e = assertThrows(
+                    MalformedBatchException.class,
                     () -> new EngineBatchDecoder(4).decode(1, Pack.batch(rank, removed(list(5)))));
             assertTrue(e.getMessage().contains("dp_rank"), e.getMessage());
-            assertThrows(MalformedBatchException.class, () -> new EngineBatchDecoder(4).decode(1,
-                    Pack.of(map("events", list(removed(list(5))), "data_parallel_rank", rank))));
+            assertThrows(
+                    MalformedBatchException.class,
+                    () -> new EngineBatchDecoder(4)
+                            .decode(1, Pack.of(map("events", list(removed(list(5))), "data_parallel_rank", rank))));
         }
     }
 
     @Test
     void rankElementRules() throws Exception {
-        assertEquals(EventBatch.NO_RANK, new EngineBatchDecoder(4).decode(1, Pack.batch(null)).dpRank());
-        assertEquals(EventBatch.NO_RANK, new EngineBatchDecoder(4).decode(1, Pack.batch(-1)).dpRank());
-        assertEquals(EventBatch.NO_RANK, new EngineBatchDecoder(4).decode(1, Pack.batch("x")).dpRank());
+        assertEquals(
+                EventBatch.NO_RANK,
+                new EngineBatchDecoder(4).decode(1, Pack.batch(null)).dpRank());
+        assertEquals(
+                EventBatch.NO_RANK,
+                new EngineBatchDecoder(4).decode(1, Pack.batch(-1)).dpRank());
+        assertEquals(
+                EventBatch.NO_RANK,
+                new EngineBatchDecoder(4).decode(1, Pack.batch("x")).dpRank());
         assertEquals(5, new EngineBatchDecoder(4).decode(1, Pack.batch(5)).dpRank());
-        assertEquals(EventBatch.MAX_RANK, new EngineBatchDecoder(4).decode(1, Pack.batch(EventBatch.MAX_RANK)).dpRank());
+        assertEquals(
+                EventBatch.MAX_RANK,
+                new EngineBatchDecoder(4)
+                        .decode(1, Pack.batch(EventBatch.MAX_RANK))
+                        .dpRank());
         // extra trailing batch elements (a proposed publisher id) are ignored
         byte[] extra = Pack.of(list(1.5, list(), 2, new byte[16], "more"));
         assertEquals(2, new EngineBatchDecoder(4).decode(1, extra).dpRank());
@@ -422,10 +481,11 @@ class EngineBatchDecoderTest {
     void saltPrecedenceAndMultimodal() throws Exception {
         long salted = u("17009624042690211646"); // HV9: tokens 0..3, salt tenant-a
         // the tagged extra_keys salt applies when no top-level cache_salt is given
-        Map<String, Object> tagged = stored(list(1), "extra_keys", list(list("dynamo-cache-salt:tenant-a")),
-                "cache_salt", null);
+        Map<String, Object> tagged =
+                stored(list(1), "extra_keys", list(list("dynamo-cache-salt:tenant-a")), "cache_salt", null);
         // a LoRA name equal to the first item is passed over, salt still found
-        Map<String, Object> withLora = stored(list(2), "extra_keys", list(list("adapter-a", "dynamo-cache-salt:tenant-a")));
+        Map<String, Object> withLora =
+                stored(list(2), "extra_keys", list(list("adapter-a", "dynamo-cache-salt:tenant-a")));
         withLora.put("lora_name", "adapter-a");
         // unprefixed strings are not salts
         Map<String, Object> plain = stored(list(3), "extra_keys", list(list("tenant-a")));
@@ -442,9 +502,10 @@ class EngineBatchDecoderTest {
         assertArrayEquals(new long[] {expectedMm}, ((KvEvent.Stored) b.events().get(3)).tokensHashes());
 
         // a top-level cache_salt that is not null wins over the tagged item, even an empty one (no salt at all)
-        Map<String, Object> topLevel = stored(list(5), "extra_keys", list(list("dynamo-cache-salt:other")),
-                "cache_salt", "tenant-a");
-        Map<String, Object> empty = stored(list(6), "extra_keys", list(list("dynamo-cache-salt:other")), "cache_salt", "");
+        Map<String, Object> topLevel =
+                stored(list(5), "extra_keys", list(list("dynamo-cache-salt:other")), "cache_salt", "tenant-a");
+        Map<String, Object> empty =
+                stored(list(6), "extra_keys", list(list("dynamo-cache-salt:other")), "cache_salt", "");
         EventBatch top = new EngineBatchDecoder(4).decode(2, Pack.batch(0, topLevel, empty));
         assertArrayEquals(new long[] {salted}, ((KvEvent.Stored) top.events().get(0)).tokensHashes());
         assertArrayEquals(new long[] {HV5[0]}, ((KvEvent.Stored) top.events().get(1)).tokensHashes());
@@ -453,8 +514,10 @@ class EngineBatchDecoderTest {
     /** SPEC §11.5's D8 vectors: tokens [151655] x 4, block size 4, one extra_keys item or pair per event. */
     @Test
     void multimodalIdentifiersAsDynamoHashesThem() throws Exception {
-        assertEquals(u("14437604544409538977"), BlockHasher.hashBytes(
-                "opaque-renderer-image-0".getBytes(java.nio.charset.StandardCharsets.UTF_8), 0), "MM1");
+        assertEquals(
+                u("14437604544409538977"),
+                BlockHasher.hashBytes("opaque-renderer-image-0".getBytes(java.nio.charset.StandardCharsets.UTF_8), 0),
+                "MM1");
         String d = "e1b13b308a3def0286abaa7bffae69be3fd9276f0d74a523364b3e7977922369";
         long mb0 = u("3745411083916171343");
         long mb1 = u("16259676455799718861");
@@ -474,17 +537,42 @@ class EngineBatchDecoderTest {
             {"MM8", list("dynamo-cache-salt:tenant-a"), null, BlockHasher.hashTokens(tokens, 0, 4, saltSeed)},
             {"MB3", list(list(d, 0), list("opaque-renderer-image-0", -3)), null, mb3},
             {"an unsigned offset", list(list("opaque-renderer-image-0", new Pack.U64(-1L))), null, mb1},
-            {"a pair of another shape is no identifier", list(list("opaque-renderer-image-0", "x"),
-                    list("opaque-renderer-image-0", -3, 1), map("type", "MultiModalKey")), null, mb0},
+            {
+                "a pair of another shape is no identifier",
+                list(
+                        list("opaque-renderer-image-0", "x"),
+                        list("opaque-renderer-image-0", -3, 1),
+                        map("type", "MultiModalKey")),
+                null,
+                mb0
+            },
         };
         for (Object[] c : cases) {
-            Map<String, Object> event = map("type", "BlockStored", "block_hashes", list(1), "parent_block_hash", null,
-                    "token_ids", list(151655, 151655, 151655, 151655), "block_size", 4, "lora_id", null,
-                    "medium", "GPU", "lora_name", c[2], "extra_keys", list(c[1]));
+            Map<String, Object> event = map(
+                    "type",
+                    "BlockStored",
+                    "block_hashes",
+                    list(1),
+                    "parent_block_hash",
+                    null,
+                    "token_ids",
+                    list(151655, 151655, 151655, 151655),
+                    "block_size",
+                    4,
+                    "lora_id",
+                    null,
+                    "medium",
+                    "GPU",
+                    "lora_name",
+                    c[2],
+                    "extra_keys",
+                    list(c[1]));
             EventBatch b = new EngineBatchDecoder(4).decode(1, Pack.batch(0, event));
             assertNoCounts(b);
-            assertEquals(Long.toUnsignedString((Long) c[3]),
-                    Long.toUnsignedString(((KvEvent.Stored) b.events().get(0)).tokensHashes()[0]), (String) c[0]);
+            assertEquals(
+                    Long.toUnsignedString((Long) c[3]),
+                    Long.toUnsignedString(((KvEvent.Stored) b.events().get(0)).tokensHashes()[0]),
+                    (String) c[0]);
         }
     }
 
@@ -532,10 +620,24 @@ class EngineBatchDecoderTest {
         reordered.put("type", "BlockStored");
         // missing parent/lora keys = nil
         Object shortArray = list("BlockStored", list(2), null, range(0, 3), 4);
-        Object longArray = list("BlockStored", list(3), null, range(0, 3), 4, null, "GPU", null, null, 0,
-                "full_attention", null, "future", list(1, 2));
+        Object longArray = list(
+                "BlockStored",
+                list(3),
+                null,
+                range(0, 3),
+                4,
+                null,
+                "GPU",
+                null,
+                null,
+                0,
+                "full_attention",
+                null,
+                "future",
+                list(1, 2));
         Object mixedCleared = map("type", "AllBlocksCleared", "x", 1);
-        EventBatch b = new EngineBatchDecoder(4).decode(1, Pack.batch(0, reordered, shortArray, longArray, mixedCleared));
+        EventBatch b =
+                new EngineBatchDecoder(4).decode(1, Pack.batch(0, reordered, shortArray, longArray, mixedCleared));
         assertNoCounts(b);
         assertEquals(4, b.events().size());
         for (int i = 0; i < 3; i++) {
@@ -546,9 +648,16 @@ class EngineBatchDecoderTest {
     @Test
     void batchLevelProblemsThrow() {
         EngineBatchDecoder d = new EngineBatchDecoder(16);
-        List<byte[]> bad = List.of(new byte[0], Pack.of(42), Pack.of("x"), Pack.of(list(1.5)),
-                Pack.of(list(1.5, 3, 0)), Pack.of(map("ts", 1.5)), Pack.of(map("events", 5)),
-                new byte[] {(byte) 0xc1}, new byte[] {(byte) 0x93, (byte) 0xcb, 0x3f},
+        List<byte[]> bad = List.of(
+                new byte[0],
+                Pack.of(42),
+                Pack.of("x"),
+                Pack.of(list(1.5)),
+                Pack.of(list(1.5, 3, 0)),
+                Pack.of(map("ts", 1.5)),
+                Pack.of(map("events", 5)),
+                new byte[] {(byte) 0xc1},
+                new byte[] {(byte) 0x93, (byte) 0xcb, 0x3f},
                 Arrays.copyOf(bytes(WireVectors.A), 120),
                 new byte[] {(byte) 0x93, (byte) 0xc0, (byte) 0xdd, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff});
         for (byte[] payload : bad) {

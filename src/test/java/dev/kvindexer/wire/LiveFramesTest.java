@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-
 import org.junit.jupiter.api.Test;
 
 /** SPEC §3.2 seq and topic frame rules. */

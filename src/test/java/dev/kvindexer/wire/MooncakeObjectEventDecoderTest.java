@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
  */
 class MooncakeObjectEventDecoderTest {
     private static final List<Integer> TOKENS = IntStream.range(0, 4).boxed().toList();
-    private static final long[] LOCAL = BlockHasher.localHashes(IntStream.range(0, 4).toArray(), 4, BlockHasher.BASE_SEED);
+    private static final long[] LOCAL =
+            BlockHasher.localHashes(IntStream.range(0, 4).toArray(), 4, BlockHasher.BASE_SEED);
 
     private static EventBatch decode(Object... events) throws MalformedBatchException {
         return new EngineBatchDecoder(4).decode(1, Pack.batch(null, events));
@@ -32,10 +33,20 @@ class MooncakeObjectEventDecoderTest {
 
     @Test
     void blockStoreEventsArePositionalHostPinnedStores() throws Exception {
-        List<Object> root = Arrays.asList("BlockStoreEvent", 1.5, "key-1", List.of("10.0.0.1:9000"), 111, 0, TOKENS, 4,
-                "llama", null, -1);
-        List<Object> child = Arrays.asList("BlockStoreEvent", 1.6, "key-2", List.of(), 222, 111,
-                IntStream.range(4, 8).boxed().toList(), 4, "llama", null, -1);
+        List<Object> root = Arrays.asList(
+                "BlockStoreEvent", 1.5, "key-1", List.of("10.0.0.1:9000"), 111, 0, TOKENS, 4, "llama", null, -1);
+        List<Object> child = Arrays.asList(
+                "BlockStoreEvent",
+                1.6,
+                "key-2",
+                List.of(),
+                222,
+                111,
+                IntStream.range(4, 8).boxed().toList(),
+                4,
+                "llama",
+                null,
+                -1);
         EventBatch b = decode(root, child);
         assertEquals(0, b.malformedEvents());
         KvEvent.Stored first = assertInstanceOf(KvEvent.Stored.class, b.events().get(0));
@@ -43,7 +54,8 @@ class MooncakeObjectEventDecoderTest {
         assertFalse(first.hasParent(), "parent_block_hash 0 is the root");
         assertArrayEquals(new long[] {111}, first.blockHashes());
         assertArrayEquals(LOCAL, first.tokensHashes());
-        KvEvent.Stored second = assertInstanceOf(KvEvent.Stored.class, b.events().get(1));
+        KvEvent.Stored second =
+                assertInstanceOf(KvEvent.Stored.class, b.events().get(1));
         assertEquals(111, second.parentHash());
     }
 
@@ -64,8 +76,10 @@ class MooncakeObjectEventDecoderTest {
         assertEquals(0, b.malformedEvents(), "an update is understood, it just changes nothing");
         assertEquals(2, b.events().size());
         KvEvent.Stored s = assertInstanceOf(KvEvent.Stored.class, b.events().get(0));
-        assertArrayEquals(BlockHasher.localHashes(IntStream.range(0, 4).toArray(), 4, BlockHasher.seedFor("sql", null)),
-                s.tokensHashes(), "the object's lora_name seeds its hash");
+        assertArrayEquals(
+                BlockHasher.localHashes(IntStream.range(0, 4).toArray(), 4, BlockHasher.seedFor("sql", null)),
+                s.tokensHashes(),
+                "the object's lora_name seeds its hash");
         assertSame(KvEvent.Cleared.INSTANCE, b.events().get(1));
     }
 }

@@ -3,22 +3,18 @@ package dev.kvindexer.wire;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Map;
-
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 
 /** Test helper: packs nested Java values (List, Map, String, Number, byte[], null) as msgpack. */
 public final class Pack {
     /** A raw uint64 to pack with the {@code cf} format whatever its value. */
-    public record U64(long bits) {
-    }
+    public record U64(long bits) {}
 
     /** Bytes written as they are, for value forms the packer would not choose (e.g. an int8 for 5). */
-    public record Raw(byte[] bytes) {
-    }
+    public record Raw(byte[] bytes) {}
 
-    private Pack() {
-    }
+    private Pack() {}
 
     public static byte[] of(Object value) {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {

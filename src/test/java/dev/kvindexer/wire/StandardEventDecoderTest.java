@@ -53,8 +53,10 @@ class StandardEventDecoderTest {
         assertEquals(StorageTier.HOST_PINNED, s.tier(), "lower-case medium");
         assertArrayEquals(new long[] {-6L, 2}, s.blockHashes(), "seq_hashes are the blocks' engine hashes");
         assertEquals(9, s.parentHash());
-        assertArrayEquals(BlockHasher.localHashes(IntStream.range(0, 8).toArray(), 4, BlockHasher.BASE_SEED),
-                s.tokensHashes(), "a null block_size is the partition's; tokens are hashed like any event's");
+        assertArrayEquals(
+                BlockHasher.localHashes(IntStream.range(0, 8).toArray(), 4, BlockHasher.BASE_SEED),
+                s.tokensHashes(),
+                "a null block_size is the partition's; tokens are hashed like any event's");
         KvEvent.Removed r = assertInstanceOf(KvEvent.Removed.class, b.events().get(1));
         assertEquals(StorageTier.DISK, r.tier());
         assertArrayEquals(new long[] {2}, r.blockHashes());
@@ -77,11 +79,13 @@ class StandardEventDecoderTest {
         EventBatch b = new EngineBatchDecoder(4).decode(3, Pack.batch(null, tokenless, emptyTokens, orphan));
         assertEquals(1, b.malformedEvents(), "base_block_idx 3 and no parent_hash");
         assertEquals(2, b.events().size());
-        KvEvent.StoredBySequence below = assertInstanceOf(KvEvent.StoredBySequence.class, b.events().get(0));
+        KvEvent.StoredBySequence below =
+                assertInstanceOf(KvEvent.StoredBySequence.class, b.events().get(0));
         assertEquals(StorageTier.HOST_PINNED, below.tier());
         assertEquals(6, below.parentHash());
         assertArrayEquals(new long[] {7, 8}, below.sequenceHashes());
-        KvEvent.StoredBySequence atRoot = assertInstanceOf(KvEvent.StoredBySequence.class, b.events().get(1));
+        KvEvent.StoredBySequence atRoot =
+                assertInstanceOf(KvEvent.StoredBySequence.class, b.events().get(1));
         assertFalse(atRoot.hasParent(), "an empty token_ids is no tokens");
         assertArrayEquals(new long[] {7, 8}, atRoot.sequenceHashes());
     }

@@ -26,8 +26,7 @@ class TokenArrayFormsTest {
     private static final long SEED = 1337;
 
     /** One token written in a given form, with the value the decoder must read or null for "malformed". */
-    private record Form(String name, Object packed, Long value) {
-    }
+    private record Form(String name, Object packed, Long value) {}
 
     private static Form fixint(int v) {
         return new Form("fixint", new Pack.Raw(new byte[] {(byte) v}), (long) v);
@@ -45,17 +44,23 @@ class TokenArrayFormsTest {
             fixint(0), fixint(0x7f),
             raw("uint8", 0x80L, 0xcc, 0x80), raw("uint8 small", 5L, 0xcc, 0x05),
             raw("uint16", 0xbeefL, 0xcd, 0xbe, 0xef), raw("uint16 small", 7L, 0xcd, 0x00, 0x07),
-            raw("uint32", 0xdeadbeefL, 0xce, 0xde, 0xad, 0xbe, 0xef), raw("uint32 max", 0xffffffffL, 0xce, 0xff, 0xff, 0xff, 0xff));
+            raw("uint32", 0xdeadbeefL, 0xce, 0xde, 0xad, 0xbe, 0xef),
+                    raw("uint32 max", 0xffffffffL, 0xce, 0xff, 0xff, 0xff, 0xff));
 
     private static final List<Form> SLOW = List.of(
             raw("uint64 small", 9L, 0xcf, 0, 0, 0, 0, 0, 0, 0, 9),
             raw("uint64 over u32", null, 0xcf, 0, 0, 0, 1, 0, 0, 0, 0),
             raw("uint64 top bit", null, 0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0),
-            raw("int8", 5L, 0xd0, 0x05), raw("int16", 300L, 0xd1, 0x01, 0x2c),
-            raw("int32", 70000L, 0xd2, 0x00, 0x01, 0x11, 0x70), raw("int64", 11L, 0xd3, 0, 0, 0, 0, 0, 0, 0, 11),
-            raw("negative fixint", null, 0xff), raw("int8 negative", null, 0xd0, 0xfe),
-            raw("float64", null, 0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0), raw("string", null, 0xa1, 0x31),
-            raw("nil", null, 0xc0), raw("true", null, 0xc3));
+            raw("int8", 5L, 0xd0, 0x05),
+            raw("int16", 300L, 0xd1, 0x01, 0x2c),
+            raw("int32", 70000L, 0xd2, 0x00, 0x01, 0x11, 0x70),
+            raw("int64", 11L, 0xd3, 0, 0, 0, 0, 0, 0, 0, 11),
+            raw("negative fixint", null, 0xff),
+            raw("int8 negative", null, 0xd0, 0xfe),
+            raw("float64", null, 0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0),
+            raw("string", null, 0xa1, 0x31),
+            raw("nil", null, 0xc0),
+            raw("true", null, 0xc3));
 
     private static final List<Form> ALL = concat(FAST, SLOW);
 
@@ -101,8 +106,8 @@ class TokenArrayFormsTest {
     void everyFormAloneAndAtEveryPositionOfABlock() throws Exception {
         for (Form odd : ALL) {
             for (int at = 0; at < BLOCK * 2; at++) {
-                List<Form> tokens = new ArrayList<>(Arrays.asList(fixint(1), fixint(2), fixint(3), fixint(4),
-                        fixint(5), fixint(6), fixint(7), fixint(8)));
+                List<Form> tokens = new ArrayList<>(Arrays.asList(
+                        fixint(1), fixint(2), fixint(3), fixint(4), fixint(5), fixint(6), fixint(7), fixint(8)));
                 tokens.set(at, odd);
                 assertDecodes(tokens);
             }
@@ -136,8 +141,8 @@ class TokenArrayFormsTest {
             byte[] whole = Pack.of(List.of(1.5, List.of(ev)));
             // Cut inside the last token: the array promises more than the frame holds.
             byte[] cut = Arrays.copyOf(whole, whole.length - 1);
-            org.junit.jupiter.api.Assertions.assertThrows(MalformedBatchException.class,
-                    () -> new EngineBatchDecoder(BLOCK).decode(1, cut), f.name());
+            org.junit.jupiter.api.Assertions.assertThrows(
+                    MalformedBatchException.class, () -> new EngineBatchDecoder(BLOCK).decode(1, cut), f.name());
         }
     }
 }

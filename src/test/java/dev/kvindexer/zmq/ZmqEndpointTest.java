@@ -10,9 +10,20 @@ class ZmqEndpointTest {
     /** SPEC §11.2's table: Dynamo's validate_endpoint, step by step. */
     @Test
     void acceptsWhatDynamoAccepts() {
-        for (String ok : new String[] {"tcp://127.0.0.1:5557", "tcp://*:5558", "tcp://127.0.0.1:0", "tcp://host:+80",
-            "tcp://[::1]:5557", "tcp://[fe80::1%eth0]:5557", "tcp://engine-0.svc:5557", "tcp://eth0;10.0.0.1:1",
-            "ipc:///tmp/x.sock", "inproc://listener", "ipc://x", "tcp://h:00080"}) {
+        for (String ok : new String[] {
+            "tcp://127.0.0.1:5557",
+            "tcp://*:5558",
+            "tcp://127.0.0.1:0",
+            "tcp://host:+80",
+            "tcp://[::1]:5557",
+            "tcp://[fe80::1%eth0]:5557",
+            "tcp://engine-0.svc:5557",
+            "tcp://eth0;10.0.0.1:1",
+            "ipc:///tmp/x.sock",
+            "inproc://listener",
+            "ipc://x",
+            "tcp://h:00080"
+        }) {
             assertNull(ZmqEndpoint.invalidReason(ok), ok);
         }
     }

@@ -7,17 +7,19 @@ import dev.kvindexer.event.StorageTier;
  * registration, named by vLLM's own block keys, and Mooncake Store objects of a {@code Mooncake} registration, which
  * name the context they belong to. Keys are the low 64 bits of vLLM's block hash, unsigned in a long.
  */
-public sealed interface CppConductorEvent permits CppConductorEvent.GpuStored, CppConductorEvent.GpuRemoved,
-        CppConductorEvent.GpuCleared, CppConductorEvent.ObjectStored, CppConductorEvent.ObjectRemoved,
-        CppConductorEvent.ObjectsCleared {
+public sealed interface CppConductorEvent
+        permits CppConductorEvent.GpuStored,
+                CppConductorEvent.GpuRemoved,
+                CppConductorEvent.GpuCleared,
+                CppConductorEvent.ObjectStored,
+                CppConductorEvent.ObjectRemoved,
+                CppConductorEvent.ObjectsCleared {
 
     /** The registration holds these keys on GPU. */
-    record GpuStored(long[] keys) implements CppConductorEvent {
-    }
+    record GpuStored(long[] keys) implements CppConductorEvent {}
 
     /** The registration no longer holds these keys on GPU. */
-    record GpuRemoved(long[] keys) implements CppConductorEvent {
-    }
+    record GpuRemoved(long[] keys) implements CppConductorEvent {}
 
     /** The registration dropped every GPU block. */
     record GpuCleared() implements CppConductorEvent {
@@ -29,19 +31,33 @@ public sealed interface CppConductorEvent permits CppConductorEvent.GpuStored, C
      * {@link StorageTier#DISK}) of the context (tenant, model, LoRA, block size); {@code blockHash} is the hex text of
      * the connector's block hash, whose last 16 digits are {@code key}.
      */
-    record ObjectStored(String tenantId, String modelName, String loraName, long blockSize, String backendId,
-                        String objectKey, StorageTier tier, long key, String blockHash) implements CppConductorEvent {
-    }
+    record ObjectStored(
+            String tenantId,
+            String modelName,
+            String loraName,
+            long blockSize,
+            String backendId,
+            String objectKey,
+            StorageTier tier,
+            long key,
+            String blockHash)
+            implements CppConductorEvent {}
 
     /**
      * A Store object is gone. The binding it was stored with is found by (backend, tenant, object, tier); the other
      * members, when not null, must agree with it.
      */
-    record ObjectRemoved(String tenantId, String modelName, String loraName, Long blockSize, String backendId,
-                         String objectKey, StorageTier tier, Long key) implements CppConductorEvent {
-    }
+    record ObjectRemoved(
+            String tenantId,
+            String modelName,
+            String loraName,
+            Long blockSize,
+            String backendId,
+            String objectKey,
+            StorageTier tier,
+            Long key)
+            implements CppConductorEvent {}
 
     /** Every object of {@code backendId} for {@code tenantId} is gone, in both tiers and every context. */
-    record ObjectsCleared(String backendId, String tenantId) implements CppConductorEvent {
-    }
+    record ObjectsCleared(String backendId, String tenantId) implements CppConductorEvent {}
 }

@@ -7,8 +7,7 @@ import dev.kvindexer.wire.MsgpackValues;
  * are ignored, as msgpack-c's {@code unpack} does.
  */
 final class CppConductorBody {
-    private CppConductorBody() {
-    }
+    private CppConductorBody() {}
 
     /** The root map; 400 {@code invalid_msgpack} when the body holds no msgpack value or another one. */
     static MsgpackValues.MapValue read(byte[] body) {
@@ -19,7 +18,8 @@ final class CppConductorBody {
             throw CppConductorError.invalid(CppConductorError.INVALID_MSGPACK, "Invalid msgpack object", null);
         }
         if (!(root instanceof MsgpackValues.MapValue map)) {
-            throw CppConductorError.invalid(CppConductorError.INVALID_MSGPACK, "request body must be a msgpack map", null);
+            throw CppConductorError.invalid(
+                    CppConductorError.INVALID_MSGPACK, "request body must be a msgpack map", null);
         }
         return map;
     }

@@ -18,17 +18,26 @@ import java.util.Set;
  * Turns the root map of a {@link CppConductorBody} into a checked request or throws the {@link CppConductorError} the C++ answers.
  */
 final class CppConductorRequests {
-    private static final Set<String> REGISTER_KEYS = Set.of("block_size", "cache_group", "dp_rank", "endpoint",
-            "hash_profile", "instance_id", "lora_name", "modelname", "replay_endpoint", "tenant_id", "type");
-    private static final Set<String> PROFILE_KEYS = Set.of("strategy", "algorithm", "python_hash_seed",
-            "index_projection");
+    private static final Set<String> REGISTER_KEYS = Set.of(
+            "block_size",
+            "cache_group",
+            "dp_rank",
+            "endpoint",
+            "hash_profile",
+            "instance_id",
+            "lora_name",
+            "modelname",
+            "replay_endpoint",
+            "tenant_id",
+            "type");
+    private static final Set<String> PROFILE_KEYS =
+            Set.of("strategy", "algorithm", "python_hash_seed", "index_projection");
     private static final Set<String> UNREGISTER_KEYS = Set.of("instance_id", "dp_rank", "tenant_id");
-    private static final Set<String> QUERY_KEYS = Set.of("model", "block_size", "token_ids", "tenant_id", "lora_name",
-            "cache_salt", "instance_id");
+    private static final Set<String> QUERY_KEYS =
+            Set.of("model", "block_size", "token_ids", "tenant_id", "lora_name", "cache_salt", "instance_id");
     static final String DEFAULT_TENANT = "default";
 
-    private CppConductorRequests() {
-    }
+    private CppConductorRequests() {}
 
     /** A checked {@code POST /unregister}. */
     record Unregistration(String instanceId, String tenantId, int dpRank) {
@@ -41,9 +50,15 @@ final class CppConductorRequests {
      * A checked {@code POST /query}. {@code hashable} is false when the LoRA name or salt is not UTF-8 text, which
      * the C++ cannot hash: such a query matches nothing.
      */
-    record Query(String model, long blockSize, int[] tokens, String tenantId, String loraName, String cacheSalt,
-                 String instanceId, boolean hashable) {
-    }
+    record Query(
+            String model,
+            long blockSize,
+            int[] tokens,
+            String tenantId,
+            String loraName,
+            String cacheSalt,
+            String instanceId,
+            boolean hashable) {}
 
     static String serviceKey(String instanceId, String tenantId, int dpRank) {
         return instanceId + "|" + tenantId + "|" + dpRank;
@@ -61,8 +76,8 @@ final class CppConductorRequests {
         }
         long blockSize = integer(size, "block_size");
         if (blockSize <= 0) {
-            throw CppConductorError.invalid(CppConductorError.OUT_OF_RANGE, "block_size must be greater than zero",
-                    "block_size");
+            throw CppConductorError.invalid(
+                    CppConductorError.OUT_OF_RANGE, "block_size must be greater than zero", "block_size");
         }
         String replay = optionalText(body, "replay_endpoint", "");
         String lora = optionalText(body, "lora_name", "");
@@ -80,10 +95,11 @@ final class CppConductorRequests {
         }
         long rank = integer(body.get("dp_rank"), "dp_rank");
         if (rank < 0 || rank > Integer.MAX_VALUE) {
-            throw CppConductorError.invalid(CppConductorError.OUT_OF_RANGE, "dp_rank must be a non-negative int", "dp_rank");
+            throw CppConductorError.invalid(
+                    CppConductorError.OUT_OF_RANGE, "dp_rank must be a non-negative int", "dp_rank");
         }
-        return new CppConductorRegistration(endpoint, type, model, instance, blockSize, (int) rank, profile, replay, lora,
-                tenant, cacheGroup);
+        return new CppConductorRegistration(
+                endpoint, type, model, instance, blockSize, (int) rank, profile, replay, lora, tenant, cacheGroup);
     }
 
     static Unregistration unregister(MapValue body) {
@@ -98,7 +114,8 @@ final class CppConductorRequests {
         }
         Object rank = body.get("dp_rank");
         if (!(rank instanceof Long r) || r < 0 || r > Integer.MAX_VALUE) {
-            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "dp_rank must be a non-negative int", "dp_rank");
+            throw CppConductorError.invalid(
+                    CppConductorError.INVALID_VALUE, "dp_rank must be a non-negative int", "dp_rank");
         }
         return new Unregistration(instance, tenant, (int) (long) r);
     }
@@ -125,8 +142,8 @@ final class CppConductorRequests {
                         throw invalidType(key + " must be an integer", key);
                     }
                     if (!(v instanceof Long n) || n <= 0) {
-                        throw CppConductorError.invalid(CppConductorError.OUT_OF_RANGE, "block_size must be a positive integer",
-                                key);
+                        throw CppConductorError.invalid(
+                                CppConductorError.OUT_OF_RANGE, "block_size must be a positive integer", key);
                     }
                     blockSize = n;
                 }
@@ -160,15 +177,15 @@ final class CppConductorRequests {
         if (tokens == null) {
             throw missing("token_ids");
         }
-        return new Query(model, blockSize, tokens, tenant.isEmpty() ? DEFAULT_TENANT : tenant, lora, salt, instance,
-                hashable);
+        return new Query(
+                model, blockSize, tokens, tenant.isEmpty() ? DEFAULT_TENANT : tenant, lora, salt, instance, hashable);
     }
 
     private static int[] tokens(Object v) {
         if (v instanceof byte[] bin) {
             if (bin.length % 4 != 0) {
-                throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "token_ids bin size must be a multiple of 4",
-                        "token_ids");
+                throw CppConductorError.invalid(
+                        CppConductorError.INVALID_VALUE, "token_ids bin size must be a multiple of 4", "token_ids");
             }
             int[] out = new int[bin.length / 4];
             ByteBuffer.wrap(bin).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(out);
@@ -179,12 +196,15 @@ final class CppConductorRequests {
             for (int i = 0; i < out.length; i++) {
                 Object t = list.get(i);
                 if (!(t instanceof Long) && !(t instanceof BigInteger)) {
-                    throw CppConductorError.invalidElement(CppConductorError.INVALID_TYPE, "token_ids element must be an integer",
-                            "token_ids", i);
+                    throw CppConductorError.invalidElement(
+                            CppConductorError.INVALID_TYPE, "token_ids element must be an integer", "token_ids", i);
                 }
                 if (!(t instanceof Long n) || n < Integer.MIN_VALUE || n > Integer.MAX_VALUE) {
-                    throw CppConductorError.invalidElement(CppConductorError.OUT_OF_RANGE,
-                            "token_ids element is outside the int32 range", "token_ids", i);
+                    throw CppConductorError.invalidElement(
+                            CppConductorError.OUT_OF_RANGE,
+                            "token_ids element is outside the int32 range",
+                            "token_ids",
+                            i);
                 }
                 out[i] = (int) (long) n;
             }
@@ -217,7 +237,8 @@ final class CppConductorRequests {
             throw invalidType("cache_group must be an integer or null", "cache_group");
         }
         if (!(v instanceof Long n) || n != 0) {
-            throw CppConductorError.invalid(CppConductorError.UNSUPPORTED, "only cache group zero is supported", "cache_group");
+            throw CppConductorError.invalid(
+                    CppConductorError.UNSUPPORTED, "only cache group zero is supported", "cache_group");
         }
         return 0;
     }
@@ -236,16 +257,16 @@ final class CppConductorRequests {
         String seed = p.get("python_hash_seed") instanceof InvalidUtf8 ? null : requiredText(p, "python_hash_seed");
         String projection = requiredText(p, "index_projection");
         if (HashProfile.Algorithm.of(algorithm) == null) {
-            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "unsupported hash algorithm: " + algorithm,
-                    "algorithm");
+            throw CppConductorError.invalid(
+                    CppConductorError.INVALID_VALUE, "unsupported hash algorithm: " + algorithm, "algorithm");
         }
         if (!strategy.equals(HashProfile.STRATEGY)) {
-            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "unsupported hash strategy: " + strategy,
-                    "strategy");
+            throw CppConductorError.invalid(
+                    CppConductorError.INVALID_VALUE, "unsupported hash strategy: " + strategy, "strategy");
         }
         if (!projection.equals(HashProfile.INDEX_PROJECTION)) {
-            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "unsupported index projection: " + projection,
-                    "index_projection");
+            throw CppConductorError.invalid(
+                    CppConductorError.INVALID_VALUE, "unsupported index projection: " + projection, "index_projection");
         }
         String seedError = seed == null ? "python_hash_seed must contain valid UTF-8" : HashProfile.seedError(seed);
         if (seedError != null) {
@@ -280,7 +301,8 @@ final class CppConductorRequests {
             return s;
         }
         if (v instanceof InvalidUtf8) {
-            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, field + " must contain valid UTF-8", field);
+            throw CppConductorError.invalid(
+                    CppConductorError.INVALID_VALUE, field + " must contain valid UTF-8", field);
         }
         throw invalidType(field + " must be a string", field);
     }

@@ -93,63 +93,80 @@ public final class CppConductorRoutes {
             send(ctx, noInstances());
             return;
         }
-        CppConductorState.ContextKey key = new CppConductorState.ContextKey(q.tenantId(), q.model(), q.loraName(),
-                q.blockSize());
-        answer(ctx, subscriptions.conductor().query(key, q.instanceId(), q.tokens(), q.cacheSalt())
-                .map(m -> matches(m, q.blockSize())));
+        CppConductorState.ContextKey key =
+                new CppConductorState.ContextKey(q.tenantId(), q.model(), q.loraName(), q.blockSize());
+        answer(
+                ctx,
+                subscriptions
+                        .conductor()
+                        .query(key, q.instanceId(), q.tokens(), q.cacheSalt())
+                        .map(m -> matches(m, q.blockSize())));
     }
 
     public void services(RoutingContext ctx) {
-        answer(ctx, subscriptions.conductor().services().map(all -> pack(200, p -> {
-            p.packMapHeader(2);
-            p.packString("count").packInt(all.size());
-            p.packString("services").packArrayHeader(all.size());
-            for (CppConductorRegistration r : all) {
-                p.packMapHeader(11);
-                p.packString("Endpoint").packString(r.endpoint());
-                p.packString("ReplayEndpoint").packString(r.replayEndpoint());
-                p.packString("Type").packString(r.type());
-                p.packString("ModelName").packString(r.modelName());
-                p.packString("LoraName").packString(r.loraName());
-                p.packString("TenantID").packString(r.tenantId());
-                p.packString("InstanceID").packString(r.instanceId());
-                p.packString("BlockSize").packLong(r.blockSize());
-                p.packString("DPRank").packInt(r.dpRank());
-                p.packString("CacheGroup");
-                if (r.cacheGroup() == null) {
-                    p.packNil();
-                } else {
-                    p.packInt(r.cacheGroup());
-                }
-                p.packString("HashProfile");
-                profile(p, r.profile());
-            }
-        })));
+        answer(
+                ctx,
+                subscriptions
+                        .conductor()
+                        .services()
+                        .map(all -> pack(200, p -> {
+                            p.packMapHeader(2);
+                            p.packString("count").packInt(all.size());
+                            p.packString("services").packArrayHeader(all.size());
+                            for (CppConductorRegistration r : all) {
+                                p.packMapHeader(11);
+                                p.packString("Endpoint").packString(r.endpoint());
+                                p.packString("ReplayEndpoint").packString(r.replayEndpoint());
+                                p.packString("Type").packString(r.type());
+                                p.packString("ModelName").packString(r.modelName());
+                                p.packString("LoraName").packString(r.loraName());
+                                p.packString("TenantID").packString(r.tenantId());
+                                p.packString("InstanceID").packString(r.instanceId());
+                                p.packString("BlockSize").packLong(r.blockSize());
+                                p.packString("DPRank").packInt(r.dpRank());
+                                p.packString("CacheGroup");
+                                if (r.cacheGroup() == null) {
+                                    p.packNil();
+                                } else {
+                                    p.packInt(r.cacheGroup());
+                                }
+                                p.packString("HashProfile");
+                                profile(p, r.profile());
+                            }
+                        })));
     }
 
     public void globalView(RoutingContext ctx) {
-        answer(ctx, subscriptions.conductor().contexts().map(all -> pack(200, p -> {
-            p.packMapHeader(2);
-            p.packString("context_count").packInt(all.size());
-            p.packString("contexts").packArrayHeader(all.size());
-            for (CppConductorState.ContextView c : all) {
-                p.packMapHeader(7);
-                p.packString("model_name").packString(c.key().model());
-                p.packString("lora_name").packString(c.key().lora());
-                p.packString("block_size").packLong(c.key().blockSize());
-                p.packString("tenant_id").packString(c.key().tenantId());
-                p.packString("prefix_count").packInt(c.prefixCount());
-                p.packString("hash_profile");
-                profile(p, c.profile());
-                p.packString("instances").packMapHeader(c.instances().size());
-                for (Map.Entry<String, List<Integer>> e : c.instances().entrySet()) {
-                    p.packString(e.getKey()).packArrayHeader(e.getValue().size());
-                    for (int rank : e.getValue()) {
-                        p.packInt(rank);
-                    }
-                }
-            }
-        })));
+        answer(
+                ctx,
+                subscriptions
+                        .conductor()
+                        .contexts()
+                        .map(all -> pack(200, p -> {
+                            p.packMapHeader(2);
+                            p.packString("context_count").packInt(all.size());
+                            p.packString("contexts").packArrayHeader(all.size());
+                            for (CppConductorState.ContextView c : all) {
+                                p.packMapHeader(7);
+                                p.packString("model_name").packString(c.key().model());
+                                p.packString("lora_name").packString(c.key().lora());
+                                p.packString("block_size").packLong(c.key().blockSize());
+                                p.packString("tenant_id").packString(c.key().tenantId());
+                                p.packString("prefix_count").packInt(c.prefixCount());
+                                p.packString("hash_profile");
+                                profile(p, c.profile());
+                                p.packString("instances")
+                                        .packMapHeader(c.instances().size());
+                                for (Map.Entry<String, List<Integer>> e :
+                                        c.instances().entrySet()) {
+                                    p.packString(e.getKey())
+                                            .packArrayHeader(e.getValue().size());
+                                    for (int rank : e.getValue()) {
+                                        p.packInt(rank);
+                                    }
+                                }
+                            }
+                        })));
     }
 
     private static void profile(MessagePacker p, HashProfile profile) throws IOException {
@@ -223,8 +240,7 @@ public final class CppConductorRoutes {
         return b == null ? new byte[0] : b.getBytes();
     }
 
-    private record Reply(int status, byte[] body) {
-    }
+    private record Reply(int status, byte[] body) {}
 
     @FunctionalInterface
     private interface Packing {
@@ -258,6 +274,9 @@ public final class CppConductorRoutes {
         if (ctx.response().ended() || ctx.response().closed()) {
             return;
         }
-        ctx.response().setStatusCode(reply.status()).putHeader("content-type", MSGPACK).end(Buffer.buffer(reply.body()));
+        ctx.response()
+                .setStatusCode(reply.status())
+                .putHeader("content-type", MSGPACK)
+                .end(Buffer.buffer(reply.body()));
     }
 }

@@ -47,20 +47,23 @@ public final class CppConductorSubscriptions {
             }
             String invalid = ZmqEndpoint.invalidReason(r.endpoint());
             if (invalid != null) {
-                return conductor.unregister(r.serviceKey()).transform(ignored -> Future.failedFuture(new SubscribeFailed(
-                        "failed to start ZMQ client: initial connection failed: failed to connect to " + r.endpoint()
-                                + ": Invalid argument")));
+                return conductor
+                        .unregister(r.serviceKey())
+                        .transform(ignored -> Future.failedFuture(new SubscribeFailed(
+                                "failed to start ZMQ client: initial connection failed: failed to connect to "
+                                        + r.endpoint() + ": Invalid argument")));
             }
             CppConductorBatchDecoder decoder = r.engine()
                     ? CppConductorBatchDecoder.forEngine(r.dpRank(), r.blockSize(), r.loraName(), loraIds)
                     : CppConductorBatchDecoder.forStore();
-            Listener listener = Listener.forConductor(r.endpoint(), r.dpRank(),
-                    new CppConductorSink(r.serviceKey(), decoder, conductor));
+            Listener listener = Listener.forConductor(
+                    r.endpoint(), r.dpRank(), new CppConductorSink(r.serviceKey(), decoder, conductor));
             listeners.put(r.serviceKey(), listener);
             LOG.info("conductor registration {} type={} endpoint={}", r.serviceKey(), r.type(), r.endpoint());
             return ingest.start(listener).map(outcome).recover(t -> {
                 listeners.remove(r.serviceKey(), listener);
-                return conductor.unregister(r.serviceKey())
+                return conductor
+                        .unregister(r.serviceKey())
                         .transform(ignored -> Future.failedFuture(new SubscribeFailed(t.getMessage())));
             });
         });

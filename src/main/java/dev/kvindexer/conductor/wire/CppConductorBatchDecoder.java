@@ -21,15 +21,31 @@ import java.util.Set;
  */
 public final class CppConductorBatchDecoder {
     /** The events of one batch that passed, and how many were skipped with the first reason. */
-    public record Batch(List<CppConductorEvent> events, int rejected, String firstRejection) {
-    }
+    public record Batch(List<CppConductorEvent> events, int rejected, String firstRejection) {}
 
-    private static final Set<String> STORED_ONLY = Set.of("parent_block_hash", "token_ids", "block_size", "lora_id",
-            "lora_name", "kv_cache_spec_kind", "kv_cache_spec_sliding_window", "extra_keys");
-    private static final List<String> STORED_REQUIRED = List.of("type", "block_hashes", "parent_block_hash",
-            "token_ids", "block_size", "lora_id", "medium", "lora_name");
-    private static final List<String> STORE_EVENT_REQUIRED = List.of("event_id", "timestamp", "event_type",
-            "model_name", "block_size", "additional_salt", "lora_name", "tenant_id", "backend_id", "medium", "dp_rank");
+    private static final Set<String> STORED_ONLY = Set.of(
+            "parent_block_hash",
+            "token_ids",
+            "block_size",
+            "lora_id",
+            "lora_name",
+            "kv_cache_spec_kind",
+            "kv_cache_spec_sliding_window",
+            "extra_keys");
+    private static final List<String> STORED_REQUIRED = List.of(
+            "type", "block_hashes", "parent_block_hash", "token_ids", "block_size", "lora_id", "medium", "lora_name");
+    private static final List<String> STORE_EVENT_REQUIRED = List.of(
+            "event_id",
+            "timestamp",
+            "event_type",
+            "model_name",
+            "block_size",
+            "additional_salt",
+            "lora_name",
+            "tenant_id",
+            "backend_id",
+            "medium",
+            "dp_rank");
     private static final Set<String> STORE_STORED_ONLY = Set.of("parent_hash", "token_ids", "parent_block_hash");
 
     private final boolean engine;
@@ -38,7 +54,8 @@ public final class CppConductorBatchDecoder {
     private final String loraName;
     private final boolean loraIds;
 
-    private CppConductorBatchDecoder(boolean engine, int registeredRank, long blockSize, String loraName, boolean loraIds) {
+    private CppConductorBatchDecoder(
+            boolean engine, int registeredRank, long blockSize, String loraName, boolean loraIds) {
         this.engine = engine;
         this.registeredRank = registeredRank;
         this.blockSize = blockSize;
@@ -50,7 +67,8 @@ public final class CppConductorBatchDecoder {
      * For a {@code vLLM} registration: its rank, block size and LoRA name ("" for the base model). {@code loraIds}
      * accepts a set lora_id, which the reference always refuses, when the event's lora_name is the registration's.
      */
-    public static CppConductorBatchDecoder forEngine(int registeredRank, long blockSize, String loraName, boolean loraIds) {
+    public static CppConductorBatchDecoder forEngine(
+            int registeredRank, long blockSize, String loraName, boolean loraIds) {
         return new CppConductorBatchDecoder(true, registeredRank, blockSize, loraName, loraIds);
     }
 
@@ -80,8 +98,10 @@ public final class CppConductorBatchDecoder {
         }
         Object ts = envelope.get(0);
         if (engine ? !(ts instanceof Double d && Double.isFinite(d)) : !(ts instanceof Long t && t >= 0)) {
-            throw new MalformedBatchException(engine ? "batch timestamp must be a finite float"
-                    : "batch timestamp must be a non-negative integer (milliseconds)");
+            throw new MalformedBatchException(
+                    engine
+                            ? "batch timestamp must be a finite float"
+                            : "batch timestamp must be a non-negative integer (milliseconds)");
         }
         if (!(envelope.get(1) instanceof List<?> events)) {
             throw new MalformedBatchException("batch events must be an array");
@@ -270,14 +290,15 @@ public final class CppConductorBatchDecoder {
             }
             String hash = e.get("connector_block_hash") instanceof String h ? h : null;
             long key = connectorKey(hash);
-            if (!seqHashes.isEmpty() && !(seqHashes.size() == 1 && Long.valueOf(key).equals(asKey(seqHashes.get(0))))) {
+            if (!seqHashes.isEmpty()
+                    && !(seqHashes.size() == 1 && Long.valueOf(key).equals(asKey(seqHashes.get(0))))) {
                 throw new Rejected("seq_hashes must be empty or exactly the connector block hash's key");
             }
             if (model == null || !(size instanceof Long s)) {
                 throw new Rejected("a stored object names its model and block size");
             }
-            return new CppConductorEvent.ObjectStored(tenant, model, lora == null ? "" : lora, s, backend, objectKey, tier,
-                    key, hash);
+            return new CppConductorEvent.ObjectStored(
+                    tenant, model, lora == null ? "" : lora, s, backend, objectKey, tier, key, hash);
         }
         for (String key : STORE_STORED_ONLY) {
             if (e.has(key)) {
@@ -286,8 +307,8 @@ public final class CppConductorBatchDecoder {
         }
         String hash = e.get("connector_block_hash") instanceof String h ? h : null;
         Long key = hash != null ? connectorKey(hash) : seqHashes.isEmpty() ? null : asKey(seqHashes.get(0));
-        return new CppConductorEvent.ObjectRemoved(tenant, model, lora, size instanceof Long s ? s : null, backend,
-                objectKey, tier, key);
+        return new CppConductorEvent.ObjectRemoved(
+                tenant, model, lora, size instanceof Long s ? s : null, backend, objectKey, tier, key);
     }
 
     private static Long asKey(Object seqHash) {
@@ -315,7 +336,8 @@ public final class CppConductorBatchDecoder {
             throw new Rejected("connector_block_hash is required");
         }
         String digits = hash.startsWith("0x") || hash.startsWith("0X") ? hash.substring(2) : hash;
-        if (digits.length() < 16 || digits.length() % 2 != 0
+        if (digits.length() < 16
+                || digits.length() % 2 != 0
                 || !digits.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
             throw new Rejected("connector_block_hash must be an even number of 16 or more hex digits");
         }

@@ -40,16 +40,13 @@ public sealed interface ZmtpAddress {
     }
 
     /** {@code tcp://*:port}: the subscriber binds and the publisher connects (SPEC §3.1 bind mode). */
-    record TcpBind(int port) implements ZmtpAddress {
-    }
+    record TcpBind(int port) implements ZmtpAddress {}
 
     /** {@code ipc://path}: a Unix domain socket, as libzmq publishers bind it. */
-    record Ipc(Path path) implements ZmtpAddress {
-    }
+    record Ipc(Path path) implements ZmtpAddress {}
 
     /** {@code inproc://name}: exists only inside the process that binds it, so never reachable from here. */
-    record InProcess(String name) implements ZmtpAddress {
-    }
+    record InProcess(String name) implements ZmtpAddress {}
 
     /** The address of an endpoint; throws {@link IllegalArgumentException} for one that is not well formed. */
     static ZmtpAddress parse(String endpoint) {

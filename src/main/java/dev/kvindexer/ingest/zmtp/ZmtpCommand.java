@@ -13,23 +13,18 @@ sealed interface ZmtpCommand {
     int MAX_PING_CONTEXT = 16;
 
     /** The peer's handshake metadata; a subscriber needs only its socket type. */
-    record Ready(String socketType) implements ZmtpCommand {
-    }
+    record Ready(String socketType) implements ZmtpCommand {}
 
     /** A heartbeat the peer wants answered with a PONG carrying {@code context}. */
-    record Ping(byte[] context) implements ZmtpCommand {
-    }
+    record Ping(byte[] context) implements ZmtpCommand {}
 
-    record Pong() implements ZmtpCommand {
-    }
+    record Pong() implements ZmtpCommand {}
 
     /** The peer ends the connection and says why. */
-    record Error(String reason) implements ZmtpCommand {
-    }
+    record Error(String reason) implements ZmtpCommand {}
 
     /** Any other command, ignored as the RFC asks. */
-    record Other(String name) implements ZmtpCommand {
-    }
+    record Other(String name) implements ZmtpCommand {}
 
     /** Parses a command frame's body. */
     static ZmtpCommand parse(byte[] body) throws ZmtpException {
@@ -64,8 +59,10 @@ sealed interface ZmtpCommand {
                 throw ZmtpException.broken("malformed READY metadata");
             }
             String property = new String(body, at + 1, nameLength, StandardCharsets.US_ASCII);
-            long valueLength = ((body[valueAt - 4] & 0xFFL) << 24) | ((body[valueAt - 3] & 0xFF) << 16)
-                    | ((body[valueAt - 2] & 0xFF) << 8) | (body[valueAt - 1] & 0xFF);
+            long valueLength = ((body[valueAt - 4] & 0xFFL) << 24)
+                    | ((body[valueAt - 3] & 0xFF) << 16)
+                    | ((body[valueAt - 2] & 0xFF) << 8)
+                    | (body[valueAt - 1] & 0xFF);
             if (valueLength > body.length - valueAt) {
                 throw ZmtpException.broken("malformed READY metadata");
             }

@@ -15,6 +15,7 @@ final class ZmtpConnector extends ZmtpEndpoint {
     boolean opening;
     /** With no session: System.nanoTime() of the next attempt. */
     long retryAt;
+
     private long backoff;
 
     ZmtpConnector(String endpoint, Object attachment, ZmtpAddress address, long firstBackoff) {
@@ -35,7 +36,9 @@ final class ZmtpConnector extends ZmtpEndpoint {
 
     /** Schedules the next attempt after {@code why}. */
     void retryLater(long now, ZmtpFailure why, ZmtpSettings settings) {
-        long delay = why.peerMisbehaved() ? Math.max(backoff, settings.protocolErrorDelay().toNanos()) : backoff;
+        long delay = why.peerMisbehaved()
+                ? Math.max(backoff, settings.protocolErrorDelay().toNanos())
+                : backoff;
         retryAt = now + delay;
         backoff = Math.min(backoff * 2, settings.reconnectMax().toNanos());
     }

@@ -11,6 +11,7 @@ public abstract sealed class ZmtpEndpoint permits ZmtpConnector, ZmtpAcceptor {
     private final Object attachment;
     /** Cleared by the owner to hold messages back in the publisher's queue (TCP pushes back on it). */
     boolean reading = true;
+
     boolean closed;
     /** Where it sits in the subscriber's list, for removal in constant time. */
     int slot;

@@ -17,6 +17,7 @@ final class ZmtpFrameReader {
     static final int MAX_COMMAND_BYTES = 64 * 1024;
     /** The largest array the JVM allocates. */
     private static final long MAX_FRAME_BYTES = Integer.MAX_VALUE - 8;
+
     private static final byte[] EMPTY = new byte[0];
 
     /** Where whole frames go; both run on the reading thread, before the next byte is looked at. */

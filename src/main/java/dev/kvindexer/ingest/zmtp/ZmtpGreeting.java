@@ -21,8 +21,7 @@ final class ZmtpGreeting {
      */
     static final byte[] OURS = ours();
 
-    private ZmtpGreeting() {
-    }
+    private ZmtpGreeting() {}
 
     private static byte[] ours() {
         byte[] g = new byte[SIZE];
@@ -49,8 +48,9 @@ final class ZmtpGreeting {
             return "ZMTP version " + peer[MAJOR] + "; version 3 is needed";
         }
         if (before < SIZE && length == SIZE && !nullMechanism(peer)) {
-            return "security mechanism " + new String(peer, MECHANISM, MECHANISM_SIZE, StandardCharsets.US_ASCII)
-                    .replace("\0", "") + "; only NULL is spoken";
+            return "security mechanism "
+                    + new String(peer, MECHANISM, MECHANISM_SIZE, StandardCharsets.US_ASCII).replace("\0", "")
+                    + "; only NULL is spoken";
         }
         return null;
     }

@@ -18,8 +18,7 @@ import java.util.function.BiConsumer;
 final class ZmtpLookups {
     private static final ThreadPoolExecutor POOL = pool();
 
-    private ZmtpLookups() {
-    }
+    private ZmtpLookups() {}
 
     private static ThreadPoolExecutor pool() {
         AtomicInteger n = new AtomicInteger();
@@ -34,13 +33,16 @@ final class ZmtpLookups {
 
     /** Resolves {@code address}; {@code then} gets the result or the failure, on a lookup thread. */
     static void resolve(ZmtpAddress.Tcp address, BiConsumer<InetSocketAddress, Throwable> then) {
-        CompletableFuture.supplyAsync(() -> {
-            try {
-                return address.resolve();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }, POOL).whenComplete((resolved, error) -> then.accept(resolved, rootCause(error)));
+        CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                return address.resolve();
+                            } catch (IOException e) {
+                                throw new UncheckedIOException(e);
+                            }
+                        },
+                        POOL)
+                .whenComplete((resolved, error) -> then.accept(resolved, rootCause(error)));
     }
 
     private static Throwable rootCause(Throwable error) {

@@ -13,12 +13,17 @@ import java.util.List;
  * or an {@link IOException} for the subscriber to end the connection with.
  */
 final class ZmtpSession implements ZmtpFrameReader.Sink {
-    enum Phase { CONNECTING, HANDSHAKING, ACTIVE }
+    enum Phase {
+        CONNECTING,
+        HANDSHAKING,
+        ACTIVE
+    }
 
     /** Reads per readiness, so one busy publisher cannot hold the thread from the others. */
     private static final int READS_PER_TURN = 4;
     /** A one-frame message: subscribe (1) to the empty topic, i.e. to everything. */
     private static final byte[] SUBSCRIBE_ALL = {0x00, 0x01, 0x01};
+
     private static final byte[] OPENING = opening();
 
     final ZmtpEndpoint endpoint;
@@ -29,10 +34,12 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     Phase phase = Phase.CONNECTING;
     /** Until the peer's greeting is whole; dropped after. */
     private byte[] peerGreeting = new byte[ZmtpGreeting.SIZE];
+
     private int greetingLength;
     private ArrayDeque<ByteBuffer> unsent;
     /** System.nanoTime() of the last byte in and out; the end of the current connect or handshake. */
     long lastReceived;
+
     long lastSent;
     long deadline;
 
@@ -70,8 +77,10 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
         if (!key.isValid()) {
             return;
         }
-        int ops = phase == Phase.CONNECTING ? SelectionKey.OP_CONNECT
-                : (wantsRead() ? SelectionKey.OP_READ : 0) | (unsent != null && !unsent.isEmpty() ? SelectionKey.OP_WRITE : 0);
+        int ops = phase == Phase.CONNECTING
+                ? SelectionKey.OP_CONNECT
+                : (wantsRead() ? SelectionKey.OP_READ : 0)
+                        | (unsent != null && !unsent.isEmpty() ? SelectionKey.OP_WRITE : 0);
         if (key.interestOps() != ops) {
             key.interestOps(ops);
         }
@@ -151,21 +160,22 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     /** A heartbeat round: ends a connect, handshake or connection that took or stayed silent too long. */
     void tick(long now, ZmtpSettings settings) throws ZmtpException, IOException {
         if (phase == Phase.CONNECTING && now - deadline > 0) {
-            throw new ZmtpException(new ZmtpFailure.Unreachable("no connection within "
-                    + settings.connectTimeout().toMillis() + " ms"));
+            throw new ZmtpException(new ZmtpFailure.Unreachable(
+                    "no connection within " + settings.connectTimeout().toMillis() + " ms"));
         }
         if (phase == Phase.HANDSHAKING && now - deadline > 0) {
             throw new ZmtpException(new ZmtpFailure.Unreachable("no ZMTP handshake within "
-                    + settings.handshakeTimeout().toMillis() + " ms (" + (peerGreeting == null ? "greeting received"
-                    : greetingLength + " bytes of the greeting received") + ")"));
+                    + settings.handshakeTimeout().toMillis() + " ms ("
+                    + (peerGreeting == null ? "greeting received" : greetingLength + " bytes of the greeting received")
+                    + ")"));
         }
         if (phase != Phase.ACTIVE) {
             return;
         }
         // While the owner holds reading back, silence is ours, not the publisher's.
         if (endpoint.reading && now - lastReceived > settings.heartbeatTimeout().toNanos()) {
-            throw new ZmtpException(new ZmtpFailure.Lost("silent for " + settings.heartbeatTimeout().toMillis()
-                    + " ms (heartbeat timeout)"));
+            throw new ZmtpException(new ZmtpFailure.Lost(
+                    "silent for " + settings.heartbeatTimeout().toMillis() + " ms (heartbeat timeout)"));
         }
         // Our PING's TTL has the publisher drop us after that long without a byte from us, however much it sends.
         if (now - lastSent > settings.heartbeatInterval().toNanos()) {

@@ -15,23 +15,54 @@ import java.time.Duration;
  * @param protocolErrorDelay the least wait before reconnecting to a publisher that broke the protocol
  * @param maxConnecting      connects and handshakes in progress at once (a publisher accepts a backlog of 100)
  */
-public record ZmtpSettings(long maxMessageBytes, Duration connectTimeout, Duration handshakeTimeout,
-                           Duration heartbeatInterval, Duration heartbeatTimeout, Duration reconnectMin,
-                           Duration reconnectMax, Duration protocolErrorDelay, int maxConnecting) {
+public record ZmtpSettings(
+        long maxMessageBytes,
+        Duration connectTimeout,
+        Duration handshakeTimeout,
+        Duration heartbeatInterval,
+        Duration heartbeatTimeout,
+        Duration reconnectMin,
+        Duration reconnectMax,
+        Duration protocolErrorDelay,
+        int maxConnecting) {
     /** The reference listener's reconnect and heartbeat options (SPEC §3.3). */
     public static ZmtpSettings defaults(long maxMessageBytes) {
-        return new ZmtpSettings(maxMessageBytes, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(5),
-                Duration.ofSeconds(15), Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofSeconds(1), 128);
+        return new ZmtpSettings(
+                maxMessageBytes,
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(15),
+                Duration.ofMillis(100),
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(1),
+                128);
     }
 
     public ZmtpSettings withHeartbeat(Duration interval, Duration timeout) {
-        return new ZmtpSettings(maxMessageBytes, connectTimeout, handshakeTimeout, interval, timeout, reconnectMin,
-                reconnectMax, protocolErrorDelay, maxConnecting);
+        return new ZmtpSettings(
+                maxMessageBytes,
+                connectTimeout,
+                handshakeTimeout,
+                interval,
+                timeout,
+                reconnectMin,
+                reconnectMax,
+                protocolErrorDelay,
+                maxConnecting);
     }
 
     public ZmtpSettings withProtocolErrorDelay(Duration delay) {
-        return new ZmtpSettings(maxMessageBytes, connectTimeout, handshakeTimeout, heartbeatInterval,
-                heartbeatTimeout, reconnectMin, reconnectMax, delay, maxConnecting);
+        return new ZmtpSettings(
+                maxMessageBytes,
+                connectTimeout,
+                handshakeTimeout,
+                heartbeatInterval,
+                heartbeatTimeout,
+                reconnectMin,
+                reconnectMax,
+                delay,
+                maxConnecting);
     }
 
     /** Our PING: its TTL asks the publisher to drop us after the heartbeat timeout without a byte from us. */

@@ -52,6 +52,7 @@ public final class ZmtpSubscriber implements AutoCloseable {
     private final ArrayDeque<ZmtpConnector> toConnect = new ArrayDeque<>();
     /** Lookups finished on another thread, to be carried on here. */
     private final ConcurrentLinkedQueue<Runnable> lookedUp = new ConcurrentLinkedQueue<>();
+
     private int opening;
     private long nextTick = System.nanoTime();
 
@@ -71,7 +72,8 @@ public final class ZmtpSubscriber implements AutoCloseable {
         if (address instanceof ZmtpAddress.TcpBind b) {
             e = bind(endpoint, attachment, b.port());
         } else {
-            ZmtpConnector c = new ZmtpConnector(endpoint, attachment, address, settings.reconnectMin().toNanos());
+            ZmtpConnector c = new ZmtpConnector(
+                    endpoint, attachment, address, settings.reconnectMin().toNanos());
             queue(c);
             e = c;
         }
@@ -292,7 +294,8 @@ public final class ZmtpSubscriber implements AutoCloseable {
         boolean established = s.phase == ZmtpSession.Phase.ACTIVE;
         // A peer that closes before the handshake is done (one that refuses a SUB, say) was never connected.
         ZmtpFailure why = !established && cause instanceof ZmtpFailure.Lost lost
-                ? new ZmtpFailure.Unreachable(lost.detail() + " during the handshake") : cause;
+                ? new ZmtpFailure.Unreachable(lost.detail() + " during the handshake")
+                : cause;
         s.close();
         ZmtpEndpoint e = s.endpoint;
         if (e instanceof ZmtpConnector c) {
@@ -332,8 +335,12 @@ public final class ZmtpSubscriber implements AutoCloseable {
         } catch (ZmtpException e) {
             drop(s, e.failure(), now);
         } catch (IOException e) {
-            drop(s, s.phase == ZmtpSession.Phase.ACTIVE ? new ZmtpFailure.Lost(reason(e))
-                    : new ZmtpFailure.Unreachable(reason(e)), now);
+            drop(
+                    s,
+                    s.phase == ZmtpSession.Phase.ACTIVE
+                            ? new ZmtpFailure.Lost(reason(e))
+                            : new ZmtpFailure.Unreachable(reason(e)),
+                    now);
         }
     }
 

@@ -1,11 +1,11 @@
 package dev.kvindexer.selectservice.replication;
 
-import dev.kvindexer.event.Refusal;
-import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.cluster.Member;
+import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
 import dev.kvindexer.cluster.SealedBytes;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.Mirror;
 import dev.kvindexer.select.ReservationRecord;
@@ -47,6 +47,7 @@ public final class ClusterLoad implements SharedReservations {
     private static final long PUSH_TIMEOUT_MILLIS = 2000;
     /** Seal kinds (and the rejection counter's sources): records in the map, pushes to a member. */
     public static final String RECORDS = "reservations";
+
     public static final String PUSHES = "reservation_pushes";
 
     private final Vertx vertx;
@@ -62,8 +63,13 @@ public final class ClusterLoad implements SharedReservations {
     private long timer = -1;
 
     /** Call on the service's context: pushes from other members are applied there. */
-    public ClusterLoad(Vertx vertx, Context home, HazelcastInstance hazelcast, Mirror mirror, Bookings bookings,
-                       long expiryMillis) {
+    public ClusterLoad(
+            Vertx vertx,
+            Context home,
+            HazelcastInstance hazelcast,
+            Mirror mirror,
+            Bookings bookings,
+            long expiryMillis) {
         this.vertx = vertx;
         this.home = home;
         this.hazelcast = hazelcast;
@@ -109,7 +115,8 @@ public final class ClusterLoad implements SharedReservations {
         return here(map.submitToKey(id, new RecordSteps.Claim(sealed(r)))).compose(previous -> {
             if (previous != null) {
                 mirror.forget(id, r.incarnation());
-                return Future.failedFuture(Refusal.conflict("selection " + id + " is already reserved or being reserved"));
+                return Future.failedFuture(
+                        Refusal.conflict("selection " + id + " is already reserved or being reserved"));
             }
             return push(upsert(r));
         });
@@ -122,8 +129,8 @@ public final class ClusterLoad implements SharedReservations {
 
     @Override
     public Future<Void> outputBlock(String id, double decayFraction) {
-        return advance(id, () -> bookings.outputBlock(id, decayFraction),
-                RecordSteps.Advance.outputBlock(decayFraction));
+        return advance(
+                id, () -> bookings.outputBlock(id, decayFraction), RecordSteps.Advance.outputBlock(decayFraction));
     }
 
     /**
@@ -209,8 +216,8 @@ public final class ClusterLoad implements SharedReservations {
         for (Member m : hazelcast.getCluster().getMembers()) {
             String other = m.getAttribute(VERTX_NODE_ID);
             if (other != null && !other.equals(nodeId)) {
-                acks.add(vertx.eventBus().request(ADDRESS + other, Buffer.buffer(seals.seal(PUSHES, other, bytes)),
-                        options));
+                acks.add(vertx.eventBus()
+                        .request(ADDRESS + other, Buffer.buffer(seals.seal(PUSHES, other, bytes)), options));
             }
         }
         return here(Future.join(acks).otherwiseEmpty().mapEmpty());
@@ -281,6 +288,9 @@ public final class ClusterLoad implements SharedReservations {
     }
 
     private static Buffer forget(String id, long incarnation) {
-        return Buffer.buffer().appendByte(FORGET).appendLong(incarnation).appendBytes(id.getBytes(StandardCharsets.UTF_8));
+        return Buffer.buffer()
+                .appendByte(FORGET)
+                .appendLong(incarnation)
+                .appendBytes(id.getBytes(StandardCharsets.UTF_8));
     }
 }

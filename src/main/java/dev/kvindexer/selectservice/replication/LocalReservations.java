@@ -29,6 +29,5 @@ public record LocalReservations(Bookings bookings) implements SharedReservations
     }
 
     @Override
-    public void stop() {
-    }
+    public void stop() {}
 }

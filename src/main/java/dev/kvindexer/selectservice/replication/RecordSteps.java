@@ -13,8 +13,7 @@ import java.util.Map;
  * so steps from different replicas never overwrite each other.
  */
 final class RecordSteps {
-    private RecordSteps() {
-    }
+    private RecordSteps() {}
 
     /** Stores a booking unless the id is taken; returns the record already there, or null. */
     static final class Claim implements EntryProcessor<String, byte[], byte[]> {
@@ -126,8 +125,8 @@ final class RecordSteps {
 
         @Override
         public byte[] process(Map.Entry<String, byte[]> entry) {
-            byte[] bytes = entry.getValue() == null ? null
-                    : seals.open(ClusterLoad.RECORDS, entry.getKey(), entry.getValue());
+            byte[] bytes =
+                    entry.getValue() == null ? null : seals.open(ClusterLoad.RECORDS, entry.getKey(), entry.getValue());
             if (bytes == null) {
                 return null;
             }
@@ -135,8 +134,10 @@ final class RecordSteps {
             if (prefill && r.prefillDone()) {
                 return entry.getValue();
             }
-            byte[] next = seals.seal(ClusterLoad.RECORDS, entry.getKey(), (prefill ? r.withPrefillDone()
-                    : r.withOutputBlock(decayFraction)).encode());
+            byte[] next = seals.seal(
+                    ClusterLoad.RECORDS,
+                    entry.getKey(),
+                    (prefill ? r.withPrefillDone() : r.withOutputBlock(decayFraction)).encode());
             entry.setValue(next);
             return next;
         }

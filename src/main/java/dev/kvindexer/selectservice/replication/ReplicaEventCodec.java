@@ -21,11 +21,9 @@ public final class ReplicaEventCodec {
     private static final int MAX_DEPTH = 8;
 
     /** A decoded event and the process that sent it. */
-    public record Received(LoadEvent event, long routerId) {
-    }
+    public record Received(LoadEvent event, long routerId) {}
 
-    private ReplicaEventCodec() {
-    }
+    private ReplicaEventCodec() {}
 
     public static byte[] encode(LoadEvent e, long routerId) {
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
@@ -59,8 +57,11 @@ public final class ReplicaEventCodec {
                 }
                 p.packString("prefill_load_hint");
                 if (a.trackPrefill()) {
-                    p.packMapHeader(2).packString("initial_effective_prefill_tokens").packLong(a.prefillHint())
-                            .packString("expected_prefill_duration").packNil();
+                    p.packMapHeader(2)
+                            .packString("initial_effective_prefill_tokens")
+                            .packLong(a.prefillHint())
+                            .packString("expected_prefill_duration")
+                            .packNil();
                 } else {
                     p.packNil();
                 }
@@ -173,8 +174,7 @@ public final class ReplicaEventCodec {
             return new Received(e, router);
         }
 
-        private record Added(long[] hashes, boolean track, Long expected, long hint) {
-        }
+        private record Added(long[] hashes, boolean track, Long expected, long hint) {}
 
         /** A unit variant's name, or the AddRequest payload. */
         private Object data() throws IOException {
@@ -304,8 +304,17 @@ public final class ReplicaEventCodec {
 
     private static LoadEvent rescope(LoadEvent e, PartitionKey p, int b) {
         if (e instanceof LoadEvent.Added a) {
-            return new LoadEvent.Added(p, b, a.requestId(), a.workerId(), a.dpRank(), a.loraName(), a.sequenceHashes(),
-                    a.trackPrefill(), a.expectedOutputTokens(), a.prefillHint());
+            return new LoadEvent.Added(
+                    p,
+                    b,
+                    a.requestId(),
+                    a.workerId(),
+                    a.dpRank(),
+                    a.loraName(),
+                    a.sequenceHashes(),
+                    a.trackPrefill(),
+                    a.expectedOutputTokens(),
+                    a.prefillHint());
         }
         if (e instanceof LoadEvent.PrefillCompleted) {
             return new LoadEvent.PrefillCompleted(p, b, e.requestId(), e.workerId(), e.dpRank(), e.loraName());

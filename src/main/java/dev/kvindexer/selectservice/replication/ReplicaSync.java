@@ -1,10 +1,10 @@
 package dev.kvindexer.selectservice.replication;
 
-import dev.kvindexer.zmq.ZmqEndpoint;
-import dev.kvindexer.zmq.ZmqPeerOptions;
 import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.LoadEvent;
 import dev.kvindexer.select.Mirror;
+import dev.kvindexer.zmq.ZmqEndpoint;
+import dev.kvindexer.zmq.ZmqPeerOptions;
 import io.vertx.core.Context;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,8 +12,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +44,7 @@ public final class ReplicaSync implements AutoCloseable {
     private final ZMQ.Socket pub;
     /** Created and used by the receiving thread alone; peers change through {@link #subCommands}. */
     private ZMQ.Socket sub;
+
     private final TreeSet<String> peers = new TreeSet<>();
     private final ConcurrentLinkedQueue<Runnable> subCommands = new ConcurrentLinkedQueue<>();
     private final Thread receiver;
@@ -56,9 +57,19 @@ public final class ReplicaSync implements AutoCloseable {
      * Starts replica sync for a service: this replica's bookings, completed prefills and releases are published, and
      * peers' are applied on {@code home}, the context that owns the selection state.
      */
-    public static ReplicaSync start(int port, List<String> initialPeers, long routerId, int maxBookingBlocks,
-                                    Context home, Bookings bookings, Mirror mirror) {
-        ReplicaSync sync = new ReplicaSync(port, initialPeers, routerId, maxBookingBlocks,
+    public static ReplicaSync start(
+            int port,
+            List<String> initialPeers,
+            long routerId,
+            int maxBookingBlocks,
+            Context home,
+            Bookings bookings,
+            Mirror mirror) {
+        ReplicaSync sync = new ReplicaSync(
+                port,
+                initialPeers,
+                routerId,
+                maxBookingBlocks,
                 (r, applied) -> home.runOnContext(v -> {
                     applied.run();
                     mirror.apply(r.event());
@@ -73,8 +84,12 @@ public final class ReplicaSync implements AutoCloseable {
      * @param maxBookingBlocks the largest booking a message may carry: larger messages are dropped unread
      * @param deliver          takes each decoded event and a callback to run once it has been applied
      */
-    private ReplicaSync(int port, List<String> initialPeers, long routerId, int maxBookingBlocks,
-                BiConsumer<ReplicaEventCodec.Received, Runnable> deliver) {
+    private ReplicaSync(
+            int port,
+            List<String> initialPeers,
+            long routerId,
+            int maxBookingBlocks,
+            BiConsumer<ReplicaEventCodec.Received, Runnable> deliver) {
         this.routerId = routerId;
         this.deliver = deliver;
         this.maxMessageBytes = 9L * maxBookingBlocks + MESSAGE_OVERHEAD;

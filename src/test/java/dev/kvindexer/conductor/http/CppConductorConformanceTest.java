@@ -38,9 +38,12 @@ class CppConductorConformanceTest {
     private static final Duration WAIT = Duration.ofSeconds(15);
     /** VH2: tokens 1..48, block size 16, sha256_cbor, seed "0". */
     private static final long[] KEYS = {3236607068019569386L, 2758186210834249151L, 5191110061519319221L};
-    private static final String[] DIGESTS = {"202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea",
+
+    private static final String[] DIGESTS = {
+        "202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea",
         "4a0a393805c6d2f0ed831000d41bb65980336c4c04895d5e26470bbec927f5bf",
-        "7db7c8652c5c4a69d8f91e08e8decadf88d48c3339d35aad480a8718e6d0b0b5"};
+        "7db7c8652c5c4a69d8f91e08e8decadf88d48c3339d35aad480a8718e6d0b0b5"
+    };
     private static final String ROOT = "4e1195df020de59e0d65a33a4279f1183e7ae4e5d980e309f8b55adff2e61c3e";
 
     @RegisterExtension
@@ -61,10 +64,15 @@ class CppConductorConformanceTest {
     }
 
     private HttpResponse<byte[]> get(String path) throws Exception {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + indexer.node().httpPort() + path))
-                .header("Accept", MSGPACK).GET().build();
-        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(request,
-                HttpResponse.BodyHandlers.ofByteArray());
+        HttpRequest request = HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + indexer.node().httpPort() + path))
+                .header("Accept", MSGPACK)
+                .GET()
+                .build();
+        return HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .build()
+                .send(request, HttpResponse.BodyHandlers.ofByteArray());
     }
 
     private static Map<String, Object> profile(String seed) {
@@ -76,7 +84,8 @@ class CppConductorConformanceTest {
         return p;
     }
 
-    private static Map<String, Object> registration(String type, String instance, int rank, String endpoint, String seed) {
+    private static Map<String, Object> registration(
+            String type, String instance, int rank, String endpoint, String seed) {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("endpoint", endpoint);
         r.put("type", type);
@@ -142,8 +151,20 @@ class CppConductorConformanceTest {
         register("vLLM", "1", 0, engine1);
         register("vLLM", "2", 1, engine2);
         register("Mooncake", "shared-pool", 0, master);
-        engine1.publish("", 0, BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(new EngineEvent.Store(
-                new long[] {KEYS[0], KEYS[1]}, null, IntStream.rangeClosed(1, 32).toArray(), 16, "GPU", null)), 0));
+        engine1.publish(
+                "",
+                0,
+                BatchEncoder.batch(
+                        BatchEncoder.Format.VLLM_MAP,
+                        1.0,
+                        List.of(new EngineEvent.Store(
+                                new long[] {KEYS[0], KEYS[1]},
+                                null,
+                                IntStream.rangeClosed(1, 32).toArray(),
+                                16,
+                                "GPU",
+                                null)),
+                        0));
         List<Object> objects = new ArrayList<>();
         for (int b = 0; b < 3; b++) {
             objects.add(object(b, "cpu"));
@@ -158,25 +179,33 @@ class CppConductorConformanceTest {
                 + "\"gpu\":0,\"cpu\":48,\"disk\":48}}}";
         byte[] tokens = bin(IntStream.rangeClosed(1, 48).toArray());
         Await.equal("the reference's answer", WAIT, expected, () -> decoded(post("/query", query(tokens))));
-        assertEquals(expected, decoded(post("/query", query(IntStream.rangeClosed(1, 48).boxed().toList()))),
+        assertEquals(
+                expected,
+                decoded(post(
+                        "/query", query(IntStream.rangeClosed(1, 48).boxed().toList()))),
                 "token_ids as an array answer the same");
     }
 
     @Test
     void m3UnknownContextsAndInstancesMatchNothing() {
         register("vLLM", "1", 0, indexer.engine());
-        for (Map.Entry<String, Object> change : List.of(Map.entry("model", (Object) "missing-model"),
-                Map.entry("tenant_id", (Object) "other"), Map.entry("lora_name", (Object) "other"),
-                Map.entry("block_size", (Object) 32), Map.entry("instance_id", (Object) "missing"))) {
+        for (Map.Entry<String, Object> change : List.of(
+                Map.entry("model", (Object) "missing-model"),
+                Map.entry("tenant_id", (Object) "other"),
+                Map.entry("lora_name", (Object) "other"),
+                Map.entry("block_size", (Object) 32),
+                Map.entry("instance_id", (Object) "missing"))) {
             Map<String, Object> q = query(List.of(1, 2, 3));
             q.put(change.getKey(), change.getValue());
             HttpResponse<byte[]> r = post("/query", q);
             assertEquals(200, r.statusCode());
             assertEquals("{\"instances\":{}}", decoded(r), change.toString());
         }
-        assertEquals("{\"instances\":{\"1\":{\"longest_matched\":0,\"dp\":{\"0\":0},\"rank_matches\":{\"0\":"
-                + "{\"gpu\":0,\"cpu\":0,\"disk\":0}},\"gpu\":0,\"cpu\":0,\"disk\":0}}}",
-                decoded(post("/query", query(List.of()))), "no tokens: every registered rank with zeros");
+        assertEquals(
+                "{\"instances\":{\"1\":{\"longest_matched\":0,\"dp\":{\"0\":0},\"rank_matches\":{\"0\":"
+                        + "{\"gpu\":0,\"cpu\":0,\"disk\":0}},\"gpu\":0,\"cpu\":0,\"disk\":0}}}",
+                decoded(post("/query", query(List.of()))),
+                "no tokens: every registered rank with zeros");
     }
 
     @Test
@@ -186,11 +215,14 @@ class CppConductorConformanceTest {
         assertEquals("{\"error\":\"Invalid msgpack object\",\"reason\":\"invalid_msgpack\"}", decoded(r));
         Map<String, Object> noSize = registration("vLLM", "e", 0, "tcp://127.0.0.1:1", "0");
         noSize.remove("block_size");
-        assertEquals("{\"error\":\"block_size is required\",\"reason\":\"missing\",\"field\":\"block_size\"}",
+        assertEquals(
+                "{\"error\":\"block_size is required\",\"reason\":\"missing\",\"field\":\"block_size\"}",
                 decoded(post("/register", noSize)));
         Map<String, Object> badToken = query(List.of(1, 2147483648L));
-        assertEquals("{\"error\":\"token_ids element is outside the int32 range\",\"reason\":\"out_of_range\","
-                + "\"field\":\"token_ids\",\"index\":1}", decoded(post("/query", badToken)));
+        assertEquals(
+                "{\"error\":\"token_ids element is outside the int32 range\",\"reason\":\"out_of_range\","
+                        + "\"field\":\"token_ids\",\"index\":1}",
+                decoded(post("/query", badToken)));
     }
 
     @Test
@@ -199,15 +231,21 @@ class CppConductorConformanceTest {
         register("vLLM", "engine-a", 0, engine);
         HttpResponse<byte[]> again = post("/register", registration("vLLM", "engine-a", 0, engine.endpoint(), "0"));
         assertEquals(200, again.statusCode(), decoded(again));
-        HttpResponse<byte[]> conflict = post("/register", registration("vLLM", "engine-b", 0, indexer.engine().endpoint(), "1"));
+        HttpResponse<byte[]> conflict = post(
+                "/register",
+                registration("vLLM", "engine-b", 0, indexer.engine().endpoint(), "1"));
         assertEquals(400, conflict.statusCode());
-        assertEquals("{\"error\":\"failed to register prefix context: registration conflicts with the ContextKey hash "
-                + "profile\",\"reason\":\"invalid_registration\"}", decoded(conflict));
+        assertEquals(
+                "{\"error\":\"failed to register prefix context: registration conflicts with the ContextKey hash "
+                        + "profile\",\"reason\":\"invalid_registration\"}",
+                decoded(conflict));
         assertEquals(1, new JsonObject(decoded(get("/services"))).getInteger("count"));
         HttpResponse<byte[]> bad = post("/register", registration("vLLM", "engine-c", 0, "not-an-endpoint", "0"));
         assertEquals(500, bad.statusCode());
-        assertEquals("{\"error\":\"Failed to subscribe: failed to start ZMQ client: initial connection failed: failed to "
-                + "connect to not-an-endpoint: Invalid argument\"}", decoded(bad));
+        assertEquals(
+                "{\"error\":\"Failed to subscribe: failed to start ZMQ client: initial connection failed: failed to "
+                        + "connect to not-an-endpoint: Invalid argument\"}",
+                decoded(bad));
         assertEquals(1, new JsonObject(decoded(get("/services"))).getInteger("count"), "the failed one left nothing");
     }
 
@@ -216,14 +254,18 @@ class CppConductorConformanceTest {
         HttpResponse<byte[]> unknown = post("/unregister", Map.of("instance_id", "engine-a", "dp_rank", 0));
         assertEquals(404, unknown.statusCode());
         assertEquals("{\"error\":\"service not found: engine-a|default|0\"}", decoded(unknown));
-        assertEquals("{\"error\":\"dp_rank is required\",\"reason\":\"missing\",\"field\":\"dp_rank\"}",
+        assertEquals(
+                "{\"error\":\"dp_rank is required\",\"reason\":\"missing\",\"field\":\"dp_rank\"}",
                 decoded(post("/unregister", Map.of("instance_id", "engine-a"))));
         Map<String, Object> extra = new LinkedHashMap<>(Map.of("instance_id", "engine-a", "dp_rank", 0));
         extra.put("modelname", "m");
-        assertEquals("{\"error\":\"unsupported request field: modelname\",\"reason\":\"unknown_field\","
-                + "\"field\":\"modelname\"}", decoded(post("/unregister", extra)));
+        assertEquals(
+                "{\"error\":\"unsupported request field: modelname\",\"reason\":\"unknown_field\","
+                        + "\"field\":\"modelname\"}",
+                decoded(post("/unregister", extra)));
         register("vLLM", "engine-a", 0, indexer.engine());
-        assertEquals("{\"status\":\"unregistered successfully\",\"removed_instances\":[\"engine-a|default|0\"]}",
+        assertEquals(
+                "{\"status\":\"unregistered successfully\",\"removed_instances\":[\"engine-a|default|0\"]}",
                 decoded(post("/unregister", Map.of("instance_id", "engine-a", "dp_rank", 0))));
     }
 
@@ -235,14 +277,20 @@ class CppConductorConformanceTest {
         register("vLLM", "engine-a", 1, rank1);
         String profile = "{\"strategy\":\"vllm_v1\",\"algorithm\":\"sha256_cbor\",\"python_hash_seed\":\"0\","
                 + "\"root_digest\":\"" + ROOT + "\",\"index_projection\":\"low64_be\"}";
-        assertEquals("{\"context_count\":1,\"contexts\":[{\"model_name\":\"test-model\",\"lora_name\":\"\","
-                + "\"block_size\":16,\"tenant_id\":\"default\",\"prefix_count\":0,\"hash_profile\":" + profile
-                + ",\"instances\":{\"engine-a\":[0,1]}}]}", decoded(get("/global_view")));
+        assertEquals(
+                "{\"context_count\":1,\"contexts\":[{\"model_name\":\"test-model\",\"lora_name\":\"\","
+                        + "\"block_size\":16,\"tenant_id\":\"default\",\"prefix_count\":0,\"hash_profile\":" + profile
+                        + ",\"instances\":{\"engine-a\":[0,1]}}]}",
+                decoded(get("/global_view")));
         String services = decoded(get("/services"));
-        assertEquals("{\"count\":2,\"services\":[{\"Endpoint\":\"" + rank0.endpoint() + "\",\"ReplayEndpoint\":\"\","
-                + "\"Type\":\"vLLM\",\"ModelName\":\"test-model\",\"LoraName\":\"\",\"TenantID\":\"default\","
-                + "\"InstanceID\":\"engine-a\",\"BlockSize\":16,\"DPRank\":0,\"CacheGroup\":null,\"HashProfile\":"
-                + profile + "}", services.substring(0, services.indexOf("},{") + 1));
-        assertFalse(indexer.http().get("/services").body().contains("engine-a"), "the Mooncake JSON flavor's list is its own");
+        assertEquals(
+                "{\"count\":2,\"services\":[{\"Endpoint\":\"" + rank0.endpoint() + "\",\"ReplayEndpoint\":\"\","
+                        + "\"Type\":\"vLLM\",\"ModelName\":\"test-model\",\"LoraName\":\"\",\"TenantID\":\"default\","
+                        + "\"InstanceID\":\"engine-a\",\"BlockSize\":16,\"DPRank\":0,\"CacheGroup\":null,\"HashProfile\":"
+                        + profile + "}",
+                services.substring(0, services.indexOf("},{") + 1));
+        assertFalse(
+                indexer.http().get("/services").body().contains("engine-a"),
+                "the Mooncake JSON flavor's list is its own");
     }
 }

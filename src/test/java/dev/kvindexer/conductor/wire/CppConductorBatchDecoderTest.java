@@ -80,7 +80,8 @@ class CppConductorBatchDecoderTest {
         }
         CppConductorBatchDecoder.Batch b = engine.decode(engineBatch(0, stored(new Pack.U64(K0), digest)));
         assertEquals(0, b.rejected(), b.firstRejection());
-        assertArrayEquals(new long[] {K0, K0}, ((CppConductorEvent.GpuStored) b.events().get(0)).keys());
+        assertArrayEquals(
+                new long[] {K0, K0}, ((CppConductorEvent.GpuStored) b.events().get(0)).keys());
     }
 
     @Test
@@ -90,7 +91,8 @@ class CppConductorBatchDecoderTest {
         CppConductorBatchDecoder.Batch b = engine.decode(engineBatch(null, lora, stored(2)));
         assertEquals(1, b.rejected());
         assertTrue(b.firstRejection().contains("lora_id"), b.firstRejection());
-        assertArrayEquals(new long[] {2}, ((CppConductorEvent.GpuStored) b.events().get(0)).keys());
+        assertArrayEquals(
+                new long[] {2}, ((CppConductorEvent.GpuStored) b.events().get(0)).keys());
     }
 
     @Test
@@ -102,16 +104,31 @@ class CppConductorBatchDecoderTest {
         other.put("lora_id", 8);
         other.put("lora_name", "other-adapter");
         byte[] batch = engineBatch(null, lora, other);
-        assertEquals(2, CppConductorBatchDecoder.forEngine(0, 16, "sql-adapter", false).decode(batch).rejected(),
+        assertEquals(
+                2,
+                CppConductorBatchDecoder.forEngine(0, 16, "sql-adapter", false)
+                        .decode(batch)
+                        .rejected(),
                 "the reference refuses every lora_id");
-        CppConductorBatchDecoder.Batch lenient = CppConductorBatchDecoder.forEngine(0, 16, "sql-adapter", true).decode(batch);
+        CppConductorBatchDecoder.Batch lenient =
+                CppConductorBatchDecoder.forEngine(0, 16, "sql-adapter", true).decode(batch);
         assertEquals(1, lenient.rejected(), lenient.firstRejection());
         assertTrue(lenient.firstRejection().contains("lora_name"), lenient.firstRejection());
-        assertArrayEquals(new long[] {1}, ((CppConductorEvent.GpuStored) lenient.events().get(0)).keys());
-        assertEquals(1, CppConductorBatchDecoder.forEngine(0, 16, "", true).decode(engineBatch(null, stored(3))).events().size());
+        assertArrayEquals(
+                new long[] {1}, ((CppConductorEvent.GpuStored) lenient.events().get(0)).keys());
+        assertEquals(
+                1,
+                CppConductorBatchDecoder.forEngine(0, 16, "", true)
+                        .decode(engineBatch(null, stored(3)))
+                        .events()
+                        .size());
         Map<String, Object> baseWithId = stored(4);
         baseWithId.put("lora_id", 7);
-        assertEquals(1, CppConductorBatchDecoder.forEngine(0, 16, "", true).decode(engineBatch(null, baseWithId)).rejected(),
+        assertEquals(
+                1,
+                CppConductorBatchDecoder.forEngine(0, 16, "", true)
+                        .decode(engineBatch(null, baseWithId))
+                        .rejected(),
                 "a base-model registration has no adapter a lora_id could name");
     }
 
@@ -123,11 +140,18 @@ class CppConductorBatchDecoderTest {
         otherSize.put("block_size", 32);
         Map<String, Object> noParent = stored(3);
         noParent.remove("parent_block_hash");
-        Map<String, Object> removedWithTokens = new LinkedHashMap<>(Map.of("type", "BlockRemoved",
-                "block_hashes", List.of(4), "medium", "gpu", "token_ids", List.of()));
+        Map<String, Object> removedWithTokens = new LinkedHashMap<>(
+                Map.of("type", "BlockRemoved", "block_hashes", List.of(4), "medium", "gpu", "token_ids", List.of()));
         Map<String, Object> negative = stored(-5);
-        CppConductorBatchDecoder.Batch b = engine.decode(engineBatch(0, cpu, otherSize, noParent, removedWithTokens,
-                negative, List.of("BlockStored"), Map.of("type", "AllBlocksCleared")));
+        CppConductorBatchDecoder.Batch b = engine.decode(engineBatch(
+                0,
+                cpu,
+                otherSize,
+                noParent,
+                removedWithTokens,
+                negative,
+                List.of("BlockStored"),
+                Map.of("type", "AllBlocksCleared")));
         assertEquals(List.of(CppConductorEvent.GpuCleared.INSTANCE), b.events(), "a CPU block is ignored, not refused");
         assertEquals(5, b.rejected());
     }
@@ -136,23 +160,40 @@ class CppConductorBatchDecoderTest {
     void aBatchOfAnotherRankOrShapeIsRefusedWhole() {
         assertThrows(MalformedBatchException.class, () -> engine.decode(engineBatch(1, stored(1))));
         assertThrows(MalformedBatchException.class, () -> engine.decode(Pack.of(List.of(1.5, List.of()))));
-        assertThrows(MalformedBatchException.class, () -> engine.decode(Pack.of(List.of(1, List.of(), 0))),
+        assertThrows(
+                MalformedBatchException.class,
+                () -> engine.decode(Pack.of(List.of(1, List.of(), 0))),
                 "an engine's timestamp is a float");
-        assertThrows(MalformedBatchException.class, () -> store.decode(Pack.of(List.of(1.5, List.of(), 0))),
+        assertThrows(
+                MalformedBatchException.class,
+                () -> store.decode(Pack.of(List.of(1.5, List.of(), 0))),
                 "the Store master's is integer milliseconds");
         assertThrows(MalformedBatchException.class, () -> engine.decode(new byte[] {(byte) 0xdd, 0x7f, 0, 0, 0}));
     }
 
     @Test
     void theStoreMastersObjectEvents() throws Exception {
-        CppConductorBatchDecoder.Batch b = store.decode(storeBatch(object("stored"), object("removed"),
-                object("cleared")));
+        CppConductorBatchDecoder.Batch b =
+                store.decode(storeBatch(object("stored"), object("removed"), object("cleared")));
         assertEquals(0, b.rejected(), b.firstRejection());
-        assertEquals(new CppConductorEvent.ObjectStored("default", "test-model", "", 16, "backend-a",
-                "test-model@tp_rank:0@pcp0@dcp0@pp_rank:0@" + D0, StorageTier.HOST_PINNED, K0, D0), b.events().get(0));
-        CppConductorEvent.ObjectRemoved removed = (CppConductorEvent.ObjectRemoved) b.events().get(1);
+        assertEquals(
+                new CppConductorEvent.ObjectStored(
+                        "default",
+                        "test-model",
+                        "",
+                        16,
+                        "backend-a",
+                        "test-model@tp_rank:0@pcp0@dcp0@pp_rank:0@" + D0,
+                        StorageTier.HOST_PINNED,
+                        K0,
+                        D0),
+                b.events().get(0));
+        CppConductorEvent.ObjectRemoved removed =
+                (CppConductorEvent.ObjectRemoved) b.events().get(1);
         assertEquals(K0, removed.key());
-        assertEquals(new CppConductorEvent.ObjectsCleared("backend-a", "default"), b.events().get(2));
+        assertEquals(
+                new CppConductorEvent.ObjectsCleared("backend-a", "default"),
+                b.events().get(2));
     }
 
     @Test
@@ -170,8 +211,8 @@ class CppConductorBatchDecoderTest {
         prefixed.put("seq_hashes", List.of());
         Map<String, Object> removedWithParent = object("removed");
         removedWithParent.put("parent_hash", null);
-        CppConductorBatchDecoder.Batch b = store.decode(storeBatch(gpu, late, otherKey, shortHash, prefixed,
-                removedWithParent));
+        CppConductorBatchDecoder.Batch b =
+                store.decode(storeBatch(gpu, late, otherKey, shortHash, prefixed, removedWithParent));
         assertEquals(4, b.rejected());
         assertEquals(1, b.events().size(), "a GPU medium is ignored; the 0X-prefixed hash with no seq_hashes passes");
         assertEquals(K0, ((CppConductorEvent.ObjectStored) b.events().get(0)).key());

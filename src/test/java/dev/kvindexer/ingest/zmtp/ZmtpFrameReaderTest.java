@@ -71,7 +71,8 @@ class ZmtpFrameReaderTest {
         frame(wire, new byte[600], true, false);
         // Only the header of the second frame: its body never comes.
         wire.writeBytes(new byte[] {0x02, 0, 0, 0, 0, 0, 0, 1, (byte) 0x91});
-        ZmtpException e = assertThrows(ZmtpException.class, () -> reader.read(ByteBuffer.wrap(wire.toByteArray()), sink));
+        ZmtpException e =
+                assertThrows(ZmtpException.class, () -> reader.read(ByteBuffer.wrap(wire.toByteArray()), sink));
         ZmtpFailure.TooLarge t = assertInstanceOf(ZmtpFailure.TooLarge.class, e.failure());
         assertEquals(401, t.declaredBytes());
         assertEquals(600, t.bytesBefore());
@@ -95,8 +96,8 @@ class ZmtpFrameReaderTest {
     }
 
     private void assertBroken(byte[] wire, String expected) {
-        ZmtpException e = assertThrows(ZmtpException.class,
-                () -> new ZmtpFrameReader(1 << 20).read(ByteBuffer.wrap(wire), sink));
+        ZmtpException e =
+                assertThrows(ZmtpException.class, () -> new ZmtpFrameReader(1 << 20).read(ByteBuffer.wrap(wire), sink));
         assertInstanceOf(ZmtpFailure.BrokenProtocol.class, e.failure());
         assertTrue(e.getMessage().contains(expected), e.getMessage());
     }

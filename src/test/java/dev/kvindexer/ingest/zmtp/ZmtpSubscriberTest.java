@@ -99,8 +99,12 @@ class ZmtpSubscriberTest {
             pub.sendMore("kv");
             pub.send(Integer.toString(seq));
         }
-        Await.until("a thousand messages", WAIT, () -> sub.messages.stream().filter(m -> m.size() == 2).count() == 1000);
-        List<List<byte[]>> two = sub.messages.stream().filter(m -> m.size() == 2).toList();
+        Await.until(
+                "a thousand messages",
+                WAIT,
+                () -> sub.messages.stream().filter(m -> m.size() == 2).count() == 1000);
+        List<List<byte[]>> two =
+                sub.messages.stream().filter(m -> m.size() == 2).toList();
         for (int seq = 0; seq < 1000; seq++) {
             assertEquals(Integer.toString(seq), new String(two.get(seq).get(1), StandardCharsets.US_ASCII));
         }
@@ -139,7 +143,8 @@ class ZmtpSubscriberTest {
 
     @Test
     void garbageIsDroppedAtItsFirstByteAndTriedAgain() throws Exception {
-        assertBroken(s -> s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes(StandardCharsets.US_ASCII)),
+        assertBroken(
+                s -> s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes(StandardCharsets.US_ASCII)),
                 "not a ZMTP peer");
         assertEquals(0, sub.connects.get());
     }
@@ -153,19 +158,23 @@ class ZmtpSubscriberTest {
 
     @Test
     void aBrokenFrameAfterTheHandshakeIsDropped() throws Exception {
-        assertBroken(s -> {
-            ScriptedZmtpPeer.handshakeAsPublisher(s);
-            s.getOutputStream().write(new byte[] {(byte) 0x80, 1, 0});
-        }, "reserved frame flags");
+        assertBroken(
+                s -> {
+                    ScriptedZmtpPeer.handshakeAsPublisher(s);
+                    s.getOutputStream().write(new byte[] {(byte) 0x80, 1, 0});
+                },
+                "reserved frame flags");
         assertTrue(sub.connects.get() >= 1);
     }
 
     @Test
     void aPeerThatIsNoPublisherIsDroppedAndTriedAgain() throws Exception {
-        assertBroken(s -> {
-            s.getOutputStream().write(ScriptedZmtpPeer.greeting(3, "NULL"));
-            s.getOutputStream().write(ScriptedZmtpPeer.ready("REQ"));
-        }, "a REQ socket");
+        assertBroken(
+                s -> {
+                    s.getOutputStream().write(ScriptedZmtpPeer.greeting(3, "NULL"));
+                    s.getOutputStream().write(ScriptedZmtpPeer.ready("REQ"));
+                },
+                "a REQ socket");
         sub.close();
         // A real JeroMQ REQ refuses a SUB itself, and may close before its READY is out: dropped all the same.
         ZMQ.Socket req = publisher(SocketType.REQ, "tcp://127.0.0.1:0");
@@ -238,7 +247,9 @@ class ZmtpSubscriberTest {
         try (ScriptedZmtpPeer silent = new ScriptedZmtpPeer(ScriptedZmtpPeer::handshakeAsPublisher)) {
             sub = new Running(SETTINGS);
             sub.open(silent.endpoint());
-            Await.until("dropped for silence and connected again", WAIT,
+            Await.until(
+                    "dropped for silence and connected again",
+                    WAIT,
                     () -> silent.accepted() >= 2 && sub.connects.get() >= 2);
             ZmtpFailure lost = assertInstanceOf(ZmtpFailure.Lost.class, sub.failures.peek());
             assertTrue(lost.describe().contains("heartbeat"), lost.describe());
@@ -252,8 +263,11 @@ class ZmtpSubscriberTest {
         ZmtpEndpoint bound = sub.open("tcp://*:" + port);
         assertTrue(bound.binds());
         try (ConnectingPublisher pub = new ConnectingPublisher(ctx, "tcp://127.0.0.1:" + port)) {
-            pub.sendUntil("a message arrived", WAIT, n -> new byte[][] {"to the bound subscriber".getBytes(
-                    StandardCharsets.US_ASCII)}, () -> !sub.messages.isEmpty());
+            pub.sendUntil(
+                    "a message arrived",
+                    WAIT,
+                    n -> new byte[][] {"to the bound subscriber".getBytes(StandardCharsets.US_ASCII)},
+                    () -> !sub.messages.isEmpty());
         }
         assertTrue(sub.connects.get() >= 1);
     }
@@ -263,9 +277,11 @@ class ZmtpSubscriberTest {
         ZMQ.Socket v6 = ctx.createSocket(SocketType.XPUB);
         v6.setIPv6(true);
         v6.bind("tcp://[::1]:0");
-        int v6Port = Integer.parseInt(v6.getLastEndpoint().substring(v6.getLastEndpoint().lastIndexOf(':') + 1));
+        int v6Port = Integer.parseInt(
+                v6.getLastEndpoint().substring(v6.getLastEndpoint().lastIndexOf(':') + 1));
         ZMQ.Socket named = publisher(SocketType.XPUB, "tcp://127.0.0.1:0");
-        String namedPort = named.getLastEndpoint().substring(named.getLastEndpoint().lastIndexOf(':') + 1);
+        String namedPort =
+                named.getLastEndpoint().substring(named.getLastEndpoint().lastIndexOf(':') + 1);
         sub = new Running(SETTINGS);
         sub.open("tcp://[::1]:" + v6Port);
         sub.open("tcp://localhost:" + namedPort);

@@ -1,20 +1,21 @@
 package dev.kvindexer.selectservice.replication;
 
-import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.select.LoadEvent;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.select.LoadEvent;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
 /** The replica-sync vectors of SPEC §12.13.2, both ways, and hostile payloads refused without allocating. */
 class ReplicaEventCodecTest {
     private static final PartitionKey P = new PartitionKey("model", "default");
-    private static final String FREE = "84aa6d6f64656c5f6e616d65a56d6f64656cad726f7574696e675f67726f7570a764656661756c74"
-            + "aa626c6f636b5f73697a6504a56576656e7485aa726571756573745f6964a27231a6776f726b657282a9776f726b65725f6964"
-            + "01a764705f72616e6b00a464617461a446726565a9726f757465725f69642aa96c6f72615f6e616d65c0";
+    private static final String FREE =
+            "84aa6d6f64656c5f6e616d65a56d6f64656cad726f7574696e675f67726f7570a764656661756c74"
+                    + "aa626c6f636b5f73697a6504a56576656e7485aa726571756573745f6964a27231a6776f726b657282a9776f726b65725f6964"
+                    + "01a764705f72616e6b00a464617461a446726565a9726f757465725f69642aa96c6f72615f6e616d65c0";
     private static final String ADD = "84aa6d6f64656c5f6e616d65a56d6f64656cad726f7574696e675f67726f7570a764656661756c74"
             + "aa626c6f636b5f73697a6504a56576656e7485aa726571756573745f6964a27231a6776f726b657282a9776f726b65725f6964"
             + "01a764705f72616e6b00a46461746181aa4164645265717565737484ae746f6b656e5f73657175656e63659107b4747261636b"
@@ -27,18 +28,20 @@ class ReplicaEventCodecTest {
         byte[] free = ReplicaEventCodec.encode(new LoadEvent.Freed(P, 4, "r1", 1, 0, null), 42);
         assertEquals(133, free.length);
         assertEquals(FREE, HexFormat.of().formatHex(free));
-        byte[] add = ReplicaEventCodec.encode(new LoadEvent.Added(P, 4, "r1", 1, 0, null, new long[] {7}, true, null, 4),
-                42);
+        byte[] add = ReplicaEventCodec.encode(
+                new LoadEvent.Added(P, 4, "r1", 1, 0, null, new long[] {7}, true, null, 4), 42);
         assertEquals(285, add.length);
         assertEquals(ADD, HexFormat.of().formatHex(add));
     }
 
     @Test
     void theSpecVectorsDecode() {
-        ReplicaEventCodec.Received free = ReplicaEventCodec.decode(HexFormat.of().parseHex(FREE));
+        ReplicaEventCodec.Received free =
+                ReplicaEventCodec.decode(HexFormat.of().parseHex(FREE));
         assertEquals(42, free.routerId());
         assertEquals(new LoadEvent.Freed(P, 4, "r1", 1, 0, null), free.event());
-        LoadEvent.Added add = (LoadEvent.Added) ReplicaEventCodec.decode(HexFormat.of().parseHex(ADD)).event();
+        LoadEvent.Added add = (LoadEvent.Added)
+                ReplicaEventCodec.decode(HexFormat.of().parseHex(ADD)).event();
         assertArrayEquals(new long[] {7}, add.sequenceHashes());
         assertEquals(4, add.prefillHint());
         assertEquals(P, add.partition());
@@ -62,7 +65,9 @@ class ReplicaEventCodecTest {
     void aUnitVariantAsAOneEntryMapIsAccepted() {
         // {"data": {"Free": nil}} instead of "Free"
         String mapped = FREE.replace("a464617461a446726565", "a46461746181a446726565c0");
-        assertEquals(new LoadEvent.Freed(P, 4, "r1", 1, 0, null), ReplicaEventCodec.decode(HexFormat.of().parseHex(mapped)).event());
+        assertEquals(
+                new LoadEvent.Freed(P, 4, "r1", 1, 0, null),
+                ReplicaEventCodec.decode(HexFormat.of().parseHex(mapped)).event());
     }
 
     @Test
@@ -76,6 +81,8 @@ class ReplicaEventCodecTest {
         assertThrows(IllegalArgumentException.class, () -> ReplicaEventCodec.decode(truncated));
         StringBuilder deep = new StringBuilder("84aa6d6f64656c5f6e616d65a56d6f64656ca178");
         deep.append("91".repeat(50)).append("00");
-        assertThrows(IllegalArgumentException.class, () -> ReplicaEventCodec.decode(HexFormat.of().parseHex(deep.toString())));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> ReplicaEventCodec.decode(HexFormat.of().parseHex(deep.toString())));
     }
 }
