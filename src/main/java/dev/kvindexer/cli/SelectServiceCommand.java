@@ -19,7 +19,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code select-service}: Dynamo's standalone selection service (SPEC §12), {@code python -m dynamo.select_service}
+ * {@code select-service}: Dynamo's standalone selection service (docs/api/selection.md), {@code python -m dynamo.select_service}
  * with the same flags, over an embedded indexer node whose own HTTP port stays on loopback.
  */
 @Command(

@@ -25,7 +25,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** {@code serve}: runs the indexer with Dynamo's flags (SPEC §7.12). */
+/** {@code serve}: runs the indexer with Dynamo's flags (docs/api/dynamo.md#command-line). */
 @Command(
         name = "serve",
         mixinStandardHelpOptions = true,

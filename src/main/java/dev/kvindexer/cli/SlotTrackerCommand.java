@@ -14,7 +14,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** {@code slot-tracker}: Dynamo's standalone slot tracker service (SPEC §9), on its own. */
+/** {@code slot-tracker}: Dynamo's standalone slot tracker service (docs/api/slot-tracker.md), on its own. */
 @Command(
         name = "slot-tracker",
         mixinStandardHelpOptions = true,

@@ -12,7 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's C++ Mooncake Conductor (SPEC §11): one {@link CppConductorState} on one event loop, reached only through
+ * The node's C++ Mooncake Conductor (docs/api/mooncake-cpp.md): one {@link CppConductorState} on one event loop, reached only through
  * these methods, each of which runs there. HTTP handlers and ingest threads call it alike.
  */
 public final class CppConductor {

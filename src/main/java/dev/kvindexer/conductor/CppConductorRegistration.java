@@ -3,7 +3,7 @@ package dev.kvindexer.conductor;
 import dev.kvindexer.hash.HashProfile;
 
 /**
- * One checked registration of the C++ Mooncake Conductor (SPEC §11.7): a {@code vLLM} engine rank whose GPU blocks
+ * One checked registration of the C++ Mooncake Conductor (docs/api/mooncake-cpp.md#post-register): a {@code vLLM} engine rank whose GPU blocks
  * feed its context, or a {@code Mooncake} Store publisher whose objects feed whatever contexts they name.
  * {@code tenantId} is already normalised ({@code ""} is {@code default}); {@code cacheGroup} is null when the request
  * did not name one (only 0 is accepted).

@@ -15,7 +15,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * What the C++ Mooncake Conductor knows (SPEC §11.7–11.12): its registrations by service key, its contexts (tenant,
+ * What the C++ Mooncake Conductor knows (docs/api/mooncake-cpp.md, SPEC §11.9–11.11): its registrations by service key, its contexts (tenant,
  * model, LoRA, block size) each bound for good to the hash profile of its first engine and holding a
  * {@link BlockKeyIndex}, and the Store objects bound to their blocks. Registering, events, unregistering and queries
  * follow the reference's rules. Plain Java and single-threaded; {@link CppConductor} owns it.

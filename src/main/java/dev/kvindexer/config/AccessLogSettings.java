@@ -3,7 +3,7 @@ package dev.kvindexer.config;
 import java.nio.file.Path;
 
 /**
- * The access log (SPEC §7.11): one JSON line per request.
+ * The access log (docs/api/dynamo.md#test-routes-log-reopening-access-log): one JSON line per request.
  *
  * @param file          where lines are appended; {@code POST /reopen_logs} reopens it after a rotation
  * @param traceIdHeader the request header whose value is the line's {@code trace_id}

@@ -3,7 +3,7 @@ package dev.kvindexer.config;
 import java.util.List;
 
 /**
- * Settings of the selection service ({@code select-service}, or {@code serve --select-port}), SPEC §12.14. The
+ * Settings of the selection service ({@code select-service}, or {@code serve --select-port}), docs/api/selection.md#command-line-and-environment. The
  * router's cost settings come from Dynamo's environment ({@code select.SelectionConfig}).
  *
  * @param host                  HTTP bind address

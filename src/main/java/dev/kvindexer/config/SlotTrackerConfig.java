@@ -12,7 +12,7 @@ package dev.kvindexer.config;
 public record SlotTrackerConfig(
         String host, int port, long requestTtlMillis, long cleanupIntervalMillis, HttpLimits http) {
     public static final int DEFAULT_PORT = 8091;
-    /** Requests older than this are dropped (SPEC §9.3). */
+    /** Requests older than this are dropped (docs/api/slot-tracker.md#ordering). */
     public static final long DEFAULT_REQUEST_TTL_MILLIS = 300_000;
 
     public static final long DEFAULT_CLEANUP_INTERVAL_MILLIS = 10_000;

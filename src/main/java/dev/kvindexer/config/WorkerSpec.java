@@ -4,7 +4,7 @@ import dev.kvindexer.zmq.ZmqEndpoint;
 import java.util.ArrayList;
 import java.util.List;
 
-/** One {@code --workers} entry: {@code instance_id[:dp_rank]=endpoint} (SPEC §7.12). */
+/** One {@code --workers} entry: {@code instance_id[:dp_rank]=endpoint} (docs/api/dynamo.md#command-line). */
 public record WorkerSpec(long workerId, int dpRank, String endpoint) {
 
     /** Parses the comma-separated list; throws IllegalArgumentException naming the bad entry. */

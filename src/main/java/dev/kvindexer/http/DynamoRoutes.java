@@ -19,7 +19,7 @@ import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
 
-/** Handlers of the Dynamo-flavor API (SPEC §7): parse, validate, ask the registry or a partition, render. */
+/** Handlers of the Dynamo-flavor API (docs/api/dynamo.md): parse, validate, ask the registry or a partition, render. */
 final class DynamoRoutes {
     private final NodeServices node;
 
@@ -28,7 +28,7 @@ final class DynamoRoutes {
     }
 
     /**
-     * The group of a /register or /query body (SPEC §11.3, §11.4): routing_group, "default" when absent. Both it and
+     * The group of a /register or /query body (docs/api/dynamo.md#post-query_by_hash, docs/api/dynamo.md#partitions-routing_group-and-tenant_id): routing_group, "default" when absent. Both it and
      * tenant_id must be strings when present (null is a shape error, as serde reads a string with a default);
      * tenant_id is otherwise ignored unless the node keeps the old fallback.
      */
@@ -118,7 +118,7 @@ final class DynamoRoutes {
     }
 
     /**
-     * Dynamo's remote-indexer lookup (SPEC §11.1): the router sends every device-tier lookup here and reads the match
+     * Dynamo's remote-indexer lookup (docs/api/dynamo.md#post-query_tiered_by_hash): the router sends every device-tier lookup here and reads the match
      * tier by tier, in blocks. Keyed by {@code routing_group} alone; any other member is ignored.
      */
     void queryTieredByHash(RoutingContext ctx) {
@@ -247,7 +247,7 @@ final class DynamoRoutes {
         });
     }
 
-    /** The registry refuses with the reference's status and text (SPEC 7.3, 7.4): the answer as is. */
+    /** The registry refuses with the reference's status and text (docs/api/dynamo.md#post-register, docs/api/dynamo.md#post-unregister): the answer as is. */
     private static <T> Future<T> refusalsAsHttp(Future<T> operation) {
         return operation.recover(t -> Future.failedFuture(t instanceof Refusal r ? HttpError.of(r) : t));
     }

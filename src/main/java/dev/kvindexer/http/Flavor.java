@@ -6,8 +6,8 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.Locale;
 
 /**
- * Which JSON API a request on a shared route speaks, Dynamo or Mooncake's (SPEC §8; the C++ Conductor's msgpack
- * bodies never get this far), and for Mooncake which response shape it wants (SPEC §8.1, §8.4).
+ * Which JSON API a request on a shared route speaks, Dynamo or Mooncake's (docs/api/mooncake-json.md; the C++ Conductor's msgpack
+ * bodies never get this far), and for Mooncake which response shape it wants (docs/api/mooncake-json.md#two-apis-on-one-port, docs/api/mooncake-json.md#post-query).
  * The body decides: {@code model_name} means Dynamo; {@code model} or {@code modelname}, or a string
  * {@code instance_id} (Dynamo's is a number), mean Mooncake; anything else is Dynamo, which then names the missing
  * field. No request that is valid in one API is served by the other. The {@code flavor} query parameter overrides

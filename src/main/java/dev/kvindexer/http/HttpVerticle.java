@@ -66,7 +66,8 @@ public final class HttpVerticle extends VerticleBase {
         DynamoRoutes dynamo = new DynamoRoutes(node);
         MooncakeJsonRoutes mooncake = new MooncakeJsonRoutes(node);
         AccessLog accessLog = node.accessLog();
-        // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it (SPEC §8.6).
+        // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it
+        // (docs/api/mooncake-cpp.md#common-rules).
         RequestPreamble preamble = RequestPreamble.install(
                 router, HttpRequestMetrics.UNKNOWN, node.requestMetrics()::record, accessLog, true);
         if (security.authToken() != null) {
@@ -126,7 +127,8 @@ public final class HttpVerticle extends VerticleBase {
                 DEFAULT_BODY_LIMIT,
                 new JsonFlavors(dynamo::unregister, (c, f) -> mooncake.unregister(c)),
                 conductor::unregister);
-        // The C++ Conductor has no /query_by_hash: a msgpack body there is read as the JSON flavor's (SPEC §8.6).
+        // The C++ Conductor has no /query_by_hash: a msgpack body there is read as the JSON flavor's
+        // (docs/api/mooncake-cpp.md#common-rules).
         JsonFlavors byHash = new JsonFlavors(dynamo::queryByHash, mooncake::queryByHash);
         sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, byHash, byHash::serve);
         postJson(router, "/query_tiered_by_hash", DEFAULT_BODY_LIMIT, false, dynamo::queryTieredByHash);
@@ -161,7 +163,7 @@ public final class HttpVerticle extends VerticleBase {
      * Content-Type is checked before the body is read (415 wins over 413), as the reference's extractor does. With
      * {@code mooncakeServed} a request without Content-Type is read anyway: Mooncake clients may omit it, and only
      * once the body shows the flavor can a Dynamo request get its 415. A msgpack body is Mooncake's too, answered in
-     * msgpack (SPEC §8.1, §8.6).
+     * msgpack (docs/api/mooncake-json.md#two-apis-on-one-port, docs/api/mooncake-cpp.md#common-rules).
      */
     private static void postJson(
             Router router, String path, long bodyLimit, boolean mooncakeServed, Handler<RoutingContext> handler) {

@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Renders the Mooncake JSON flavor's answers (SPEC §8.4): every registered engine instance of the partition with every
+ * Renders the Mooncake JSON flavor's answers (docs/api/mooncake-json.md#post-query): every registered engine instance of the partition with every
  * registered rank, zeros included, named by its Mooncake string id; shared stores are never listed. Numbers are the
  * same cumulative walk as the Dynamo flavor's {@code instances}, in tokens.
  */

@@ -4,7 +4,7 @@ import dev.kvindexer.web.HttpError;
 import io.vertx.core.json.Json;
 
 /**
- * An error in the Mooncake JSON flavor's shape (SPEC §8.2–8.4): {@code {"error": <code>, "reason": <text>}} plus the
+ * An error in the Mooncake JSON flavor's shape (docs/api/mooncake-json.md): {@code {"error": <code>, "reason": <text>}} plus the
  * offending {@code field} when there is one.
  */
 final class MooncakeJsonError extends HttpError {

@@ -20,7 +20,7 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * Handlers of the Mooncake JSON flavor (SPEC §8: the Conductor's documented JSON API) on the routes it shares with
+ * Handlers of the Mooncake JSON flavor (docs/api/mooncake-json.md: the Conductor's documented JSON API) on the routes it shares with
  * Dynamo: the same registry, listeners and partitions, Mooncake's field names, string instance ids, status texts and
  * response shapes.
  */
@@ -202,7 +202,7 @@ final class MooncakeJsonRoutes {
     }
 
     /**
-     * Rolling sequence hashes (SPEC §8.5), alias {@code block_hash}; {@code lora_name} and {@code cache_salt} are
+     * Rolling sequence hashes (docs/api/mooncake-json.md#post-query_by_hash), alias {@code block_hash}; {@code lora_name} and {@code cache_salt} are
      * already folded into them. The partition finds the blocks they name and answers as for the same tokens.
      */
     void queryByHash(RoutingContext ctx, Flavor shape) {

@@ -19,7 +19,7 @@ import java.util.function.Supplier;
  * @param registrations  this node's own registrations (test pause/resume)
  * @param registry       registered workers and the handles of their partitions
  * @param peers          /register_peer, /unregister_peer and /peers
- * @param conductor      the C++ Mooncake Conductor's subscriptions and state (msgpack requests, SPEC §11)
+ * @param conductor      the C++ Mooncake Conductor's subscriptions and state (msgpack requests, docs/api/mooncake-cpp.md)
  * @param readiness      what /ready reports
  * @param metricsPage    renders /metrics
  * @param requestMetrics per-route request counts and latencies

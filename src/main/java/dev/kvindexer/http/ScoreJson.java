@@ -5,7 +5,7 @@ import dev.kvindexer.index.TierBreakdown;
 import java.util.List;
 
 /**
- * Renders Dynamo's ScoreResponse (SPEC §7.8) with the reference's member order: {@code scores},
+ * Renders Dynamo's ScoreResponse (docs/api/dynamo.md#scoreresponse) with the reference's member order: {@code scores},
  * {@code frequencies}, {@code instances}; inside a breakdown {@code longest_matched, gpu, dp, cpu, disk}.
  * Ids are printed unsigned, which is why this is written by hand.
  */

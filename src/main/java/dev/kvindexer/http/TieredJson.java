@@ -4,7 +4,7 @@ import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.partition.TieredQueryResult;
 
 /**
- * The body of {@code /query_tiered_by_hash} (SPEC §11.1), as Dynamo's router parses it: every member present (the
+ * The body of {@code /query_tiered_by_hash} (docs/api/dynamo.md#post-query_tiered_by_hash), as Dynamo's router parses it: every member present (the
  * client's types have no defaults), owners as {@code {"worker_id", "dp_rank"}} with unsigned ids, counts in blocks.
  */
 final class TieredJson {

@@ -8,8 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Renders GET /workers (SPEC §7.5); ids are printed unsigned, so this is written by hand. A Mooncake registration with
- * a string id also shows {@code instance_name} (SPEC §8.1).
+ * Renders GET /workers (docs/api/dynamo.md#get-workers); ids are printed unsigned, so this is written by hand. A Mooncake registration with
+ * a string id also shows {@code instance_name} (docs/api/mooncake-json.md#string-instance-ids).
  */
 final class WorkersJson {
     private WorkersJson() {}

@@ -145,7 +145,7 @@ final class Matcher {
     }
 
     /**
-     * The walk of {@link #match} kept tier by tier (SPEC §11.1): device depths, then per existing lower-tier index
+     * The walk of {@link #match} kept tier by tier (docs/api/dynamo.md#post-query_tiered_by_hash): device depths, then per existing lower-tier index
      * the extension of every owner in its continuation, zeros included.
      */
     TieredMatch matchTiered(long[] localHashes) {

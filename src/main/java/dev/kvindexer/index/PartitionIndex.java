@@ -200,7 +200,7 @@ public final class PartitionIndex {
     }
 
     /**
-     * The walk of {@link #match(long[])} tier by tier, for Dynamo's {@code /query_tiered_by_hash} (SPEC §11.1). Only
+     * The walk of {@link #match(long[])} tier by tier, for Dynamo's {@code /query_tiered_by_hash} (docs/api/dynamo.md#post-query_tiered_by_hash). Only
      * blocks stored with their tokens take part: the Dynamo router asks by local hash.
      */
     public TieredMatch matchTiered(long[] localHashes) {

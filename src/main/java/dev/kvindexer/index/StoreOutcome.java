@@ -1,6 +1,6 @@
 package dev.kvindexer.index;
 
-/** Result of applying one Stored event; the names are the {@code status} label values of SPEC §7.2. */
+/** Result of applying one Stored event; the names are the {@code status} label values of docs/operations.md#metrics. */
 public enum StoreOutcome {
     OK("ok"),
     PARENT_BLOCK_NOT_FOUND("parent_block_not_found"),

@@ -4,7 +4,7 @@ import dev.kvindexer.event.StorageTier;
 import java.util.List;
 
 /**
- * A prompt's match rendered tier by tier (Dynamo's {@code /query_tiered_by_hash}, SPEC §11.1), in blocks: the device
+ * A prompt's match rendered tier by tier (Dynamo's {@code /query_tiered_by_hash}, docs/api/dynamo.md#post-query_tiered_by_hash), in blocks: the device
  * depth of every owner with at least one device block, and for each lower-tier index the partition has, the blocks
  * each owner in that tier's continuation matched there beyond its walk so far, zeros included. Columns are parallel
  * arrays sorted by (worker id unsigned, dp rank); tiers come in walk order.

@@ -21,7 +21,7 @@ public enum ListenerState {
         return jsonName;
     }
 
-    /** Pause is allowed from pending or active (SPEC §7.11). */
+    /** Pause is allowed from pending or active (docs/api/dynamo.md#test-routes-log-reopening-access-log). */
     public boolean pausable() {
         return this == PENDING || this == ACTIVE;
     }

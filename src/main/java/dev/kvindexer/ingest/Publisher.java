@@ -4,13 +4,13 @@ import java.util.Locale;
 
 /**
  * What a registration says about its publisher beyond the endpoint. Dynamo registrations carry none of it
- * ({@link #DYNAMO}); Mooncake ones (SPEC §8.2) name the instance with a string, say what publishes, and may give the
+ * ({@link #DYNAMO}); Mooncake ones (docs/api/mooncake-json.md#post-register) name the instance with a string, say what publishes, and may give the
  * LoRA of events that name none.
  *
  * @param name           the Mooncake {@code instance_id} string, or null for a numeric Dynamo id
  * @param type           {@code vLLM}, {@code SGLang} or {@code Mooncake} as registered, or null (Dynamo)
  * @param defaultLora    LoRA adapter of events without {@code lora_name}, or null for the base model
- * @param additionalSalt the registration's {@code additionalsalt}: kept and listed, not hashed (SPEC §8.7)
+ * @param additionalSalt the registration's {@code additionalsalt}: kept and listed, not hashed (docs/api/mooncake-json.md#salts)
  */
 public record Publisher(String name, String type, String defaultLora, String additionalSalt) {
     public static final Publisher DYNAMO = new Publisher(null, null, null, null);

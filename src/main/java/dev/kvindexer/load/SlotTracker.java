@@ -14,7 +14,7 @@ import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
- * Active-request load accounting per registered worker rank (SPEC §9, Dynamo's standalone slot tracker): workers
+ * Active-request load accounting per registered worker rank (docs/api/slot-tracker.md, Dynamo's standalone slot tracker): workers
  * register DP ranges per (model, tenant), requests are added with their prompt's sequence hashes and freed, and loads
  * are read as snapshots or projected for a new request. Single-threaded by contract: one verticle owns it. A refused
  * operation throws {@link Refusal} and changes nothing.
@@ -375,7 +375,7 @@ public final class SlotTracker {
     }
 
     /**
-     * One registered rank's active load as a selection weighs it (SPEC §12.8.2, §12.9.2): prefill tokens, decode
+     * One registered rank's active load as a selection weighs it (docs/api/selection.md#reservation-lifecycle, docs/api/selection.md#per-rank-inputs): prefill tokens, decode
      * blocks (distinct prompt blocks plus output blocks, each weighted), active requests, and how many leading
      * {@code sequenceHashes} are already active there. Null when the rank is not registered.
      */

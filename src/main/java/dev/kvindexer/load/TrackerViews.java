@@ -1,6 +1,6 @@
 package dev.kvindexer.load;
 
-/** What the slot tracker reports: plain records the HTTP adapter renders (SPEC §9.2, §9.4). */
+/** What the slot tracker reports: plain records the HTTP adapter renders (docs/api/slot-tracker.md). */
 public final class TrackerViews {
     private TrackerViews() {}
 

@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Node-wide event counters: the label values of Dynamo's {@code kv_cache_events_applied} and
- * {@code kv_cache_event_warnings} (SPEC §7.2), and our gap and replay counts. Written by partitions, ingest and
+ * {@code kv_cache_event_warnings} (docs/operations.md#metrics), and our gap and replay counts. Written by partitions, ingest and
  * replay threads; read by /metrics.
  */
 public final class EventCounters {

@@ -7,7 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Dynamo's HTTP families (SPEC §7.2): {@code dynamo_kvindexer_request_duration_seconds} with the reference's buckets
+ * Dynamo's HTTP families (docs/operations.md#metrics): {@code dynamo_kvindexer_request_duration_seconds} with the reference's buckets
  * (0.1 ms doubling twenty times), {@code _requests_total} by endpoint and method, {@code _errors_total} by endpoint and
  * status class. Recorded from every event loop; endpoints are route paths (a bounded set) or {@link #UNKNOWN}.
  */

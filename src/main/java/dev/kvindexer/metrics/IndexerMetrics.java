@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The indexer's {@code /metrics} page: Dynamo's families under their exact names (SPEC §7.2), then our own
+ * The indexer's {@code /metrics} page: Dynamo's families under their exact names (docs/operations.md#metrics), then our own
  * {@code kvindexer_*} families, then the JVM, process and Vert.x meters of the node's Micrometer registry.
  */
 public final class IndexerMetrics {

@@ -162,7 +162,7 @@ public final class LocalRegistrar implements Registrar {
                 partition.blockSize());
     }
 
-    /** Unregisters per SPEC §7.4; fails with {@link Refusal} when nothing matches. */
+    /** Unregisters per docs/api/dynamo.md#post-unregister; fails with {@link Refusal} when nothing matches. */
     @Override
     public Future<Void> unregister(long workerId, String modelName, String tenantId, Integer dpRank) {
         Registry.Unregistration u;

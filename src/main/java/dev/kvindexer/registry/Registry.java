@@ -19,7 +19,7 @@ import java.util.function.UnaryOperator;
 
 /**
  * Which byId and listeners are registered in which partition, with the reference's conflict rules
- * (SPEC §7.3, §7.4). Pure state with no I/O: {@link LocalRegistrar} performs the side effects.
+ * (docs/api/dynamo.md#post-register, docs/api/dynamo.md#post-unregister). Pure state with no I/O: {@link LocalRegistrar} performs the side effects.
  * Registrations are rare, so one lock keeps the rules simple and atomic.
  */
 public final class Registry {
@@ -188,7 +188,7 @@ public final class Registry {
     }
 
     /**
-     * Unregisters per SPEC §7.4. {@code tenantId} null means any group of the model; {@code dpRank} null means
+     * Unregisters per docs/api/dynamo.md#post-unregister. {@code tenantId} null means any group of the model; {@code dpRank} null means
      * every rank of the instance.
      */
     public synchronized Unregistration unregister(long workerId, String modelName, String tenantId, Integer dpRank) {

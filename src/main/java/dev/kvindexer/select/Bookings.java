@@ -8,7 +8,7 @@ import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 
 /**
- * This replica's selections and reservations (SPEC §12.5, §12.7): a choice remembered for a replay, a booking
+ * This replica's selections and reservations (docs/api/selection.md#post-select, docs/api/selection.md#post-reservations): a choice remembered for a replay, a booking
  * by choice, replay or naming the rank, and each booking's lifecycle to its release. Refusals throw {@link Refusal}
  * and change nothing; every booking, completed prefill and release goes to the event sink for the replicas.
  */
@@ -85,7 +85,7 @@ public final class Bookings {
         return c.withId(id);
     }
 
-    /** {@code POST /reservations} by replay of a pending selection (SPEC §12.7.1). */
+    /** {@code POST /reservations} by replay of a pending selection (docs/api/selection.md#replay-of-a-pending-selection). */
     public Booking reserveReplay(PartitionKey p, String id) {
         PendingSelections.Pending e = pending.peek(p, id, clockMillis.getAsLong());
         if (e == null) {
@@ -114,7 +114,7 @@ public final class Bookings {
     }
 
     /**
-     * {@code POST /reservations} naming the rank (SPEC §12.7.2). The caller has checked readiness and normalized the
+     * {@code POST /reservations} naming the rank (docs/api/selection.md#explicit-booking). The caller has checked readiness and normalized the
      * prompt; {@code effectivePrefill} and {@code trackPrefill} are null when absent.
      */
     public Booking reserveExplicit(

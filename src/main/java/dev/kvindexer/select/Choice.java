@@ -14,7 +14,7 @@ public record Choice(
         long potentialDecodeBlocks,
         Prompt prompt,
         boolean trackPrefill) {
-    /** The chosen worker's overlap over its whole rank range, in tokens (SPEC §12.5 {@code overlap}). */
+    /** The chosen worker's overlap over its whole rank range, in tokens (docs/api/selection.md#post-select {@code overlap}). */
     public record Overlap(long longestMatched, long gpu, long[] dpRanks, long[] dpTokens, long cpu, long disk) {}
 
     Choice withId(String id) {

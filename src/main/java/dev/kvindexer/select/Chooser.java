@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.random.RandomGenerator;
 
 /**
- * Chooses the rank a prompt goes to (SPEC §12.9): the eligible ranks with their cache hits and load, each scored by
+ * Chooses the rank a prompt goes to (docs/api/selection.md#choosing-a-rank): the eligible ranks with their cache hits and load, each scored by
  * the cost model, one drawn by the softmax picker or named by a pin. Books nothing.
  */
 public final class Chooser {
@@ -80,7 +80,7 @@ public final class Chooser {
         return RankPicker.pick(logits, o.override().temperature(config), random);
     }
 
-    /** Every eligible rank (SPEC §12.9.1), sorted by worker id and rank, with its cache hit and load. */
+    /** Every eligible rank (docs/api/selection.md#candidates), sorted by worker id and rank, with its cache hit and load. */
     List<RankInputs> candidates(PartitionKey p, Prompt prompt, RankOverlaps overlaps, SelectionOptions o) {
         List<RankInputs> out = new ArrayList<>();
         for (WorkerEntry w : roster.catalog().schedulable(p)) {
@@ -153,7 +153,7 @@ public final class Chooser {
     }
 
     /**
-     * Whether a selection must wait in the partition's queue (SPEC §12.9.7): queueing is on and every eligible rank
+     * Whether a selection must wait in the partition's queue (docs/api/selection.md#queueing): queueing is on and every eligible rank
      * has more active prefill than the threshold times its worker's {@code max_num_batched_tokens}.
      */
     public boolean overloaded(PartitionKey p, SelectionOptions o) {

@@ -1,7 +1,7 @@
 package dev.kvindexer.select;
 
 /**
- * Dynamo's per-rank selection cost (SPEC §12.9.3), lower is better: the prefill still to do, in blocks, less the
+ * Dynamo's per-rank selection cost (docs/api/selection.md#cost), lower is better: the prefill still to do, in blocks, less the
  * cache credit, plus the decode blocks the rank would hold, plus a charge per active request. Evaluated in the
  * reference's order with IEEE doubles, because equal doubles decide ties.
  */
@@ -91,7 +91,7 @@ public final class CostModel {
         return r.taintMultiplier() == 1.0 ? logit : logit * r.taintMultiplier();
     }
 
-    /** {@code exp(-tanh(sum))} of the preferred-taint weights a worker matches (SPEC §12.9.6). */
+    /** {@code exp(-tanh(sum))} of the preferred-taint weights a worker matches (docs/api/selection.md#routing-constraints). */
     public static double taintMultiplier(double matchedWeightSum) {
         return Math.exp(-Math.tanh(matchedWeightSum));
     }

@@ -115,7 +115,7 @@ public final class Ledger {
         return end != null && end[0] == incarnation;
     }
 
-    /** Drops reservations older than the expiry; not published (SPEC §12.8.3). Returns how many. */
+    /** Drops reservations older than the expiry; not published (docs/api/selection.md#reservation-lifecycle). Returns how many. */
     public int expireStale() {
         return tracker.expireStale(this::forget);
     }

@@ -2,7 +2,7 @@ package dev.kvindexer.select;
 
 import java.util.Locale;
 
-/** A catalog worker's state (SPEC §12.3.5); only schedulable workers take part in selection. */
+/** A catalog worker's state (docs/api/selection.md#the-catalog-record); only schedulable workers take part in selection. */
 public enum Lifecycle {
     INCOMPLETE,
     SCHEDULABLE,

@@ -3,7 +3,7 @@ package dev.kvindexer.select;
 import dev.kvindexer.event.PartitionKey;
 
 /**
- * A change of active load that replicas exchange (SPEC §12.13.2): a booking, its prefill completing, its release. The
+ * A change of active load that replicas exchange (docs/api/selection.md#replica-sync): a booking, its prefill completing, its release. The
  * fields mirror Dynamo's {@code ActiveSequenceEvent} inside a {@code ScopedReplicaEvent}.
  */
 public sealed interface LoadEvent {

@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 
-/** The inspection routes' figures (SPEC §12.11): each rank's load as it is, as a prompt would make it, its scores. */
+/** The inspection routes' figures (docs/api/selection.md#inspection): each rank's load as it is, as a prompt would make it, its scores. */
 public final class LoadViews {
     /** One rank's load row for /loads and /potential_loads. */
     public record LoadRow(long workerId, int dpRank, long prefillTokens, long decodeBlocks, int requests) {}
@@ -41,7 +41,7 @@ public final class LoadViews {
         return out;
     }
 
-    /** {@code POST /potential_loads} (SPEC §12.11.2): each rank's load if this prompt were booked there. */
+    /** {@code POST /potential_loads} (docs/api/selection.md#post-potential_loads): each rank's load if this prompt were booked there. */
     public List<LoadRow> potentialLoads(PartitionKey p, Prompt prompt, RankOverlaps overlaps, ConfigOverride override) {
         PartitionInfo info = roster.requireReady(p);
         CostModel model = CostModel.of(prompt.isl(), info.blockSize(), config, override);
@@ -55,7 +55,7 @@ public final class LoadViews {
         return out;
     }
 
-    /** {@code POST /overlap_scores} (SPEC §12.11.3): every schedulable rank and every rank the index matched. */
+    /** {@code POST /overlap_scores} (docs/api/selection.md#post-overlap_scores): every schedulable rank and every rank the index matched. */
     public List<ScoreRow> overlapScores(PartitionKey p, Prompt prompt, RankOverlaps overlaps, ConfigOverride override) {
         PartitionInfo info = roster.requireReady(p);
         CostModel model = CostModel.of(prompt.isl(), info.blockSize(), config, override);

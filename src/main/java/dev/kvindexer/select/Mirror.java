@@ -6,7 +6,7 @@ import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 
 /**
- * Other replicas' bookings applied to the local load (SPEC §12.13.3), as events or as whole records, with nothing
+ * Other replicas' bookings applied to the local load (docs/api/selection.md#replica-sync), as events or as whole records, with nothing
  * published back. What this replica cannot place (an unknown partition, another block size, an unregistered rank)
  * is dropped, and a booking over either bound is dropped and counted.
  */

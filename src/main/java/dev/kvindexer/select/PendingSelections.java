@@ -6,7 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Selections made with a {@code selection_id}, kept for a later replay booking (SPEC §12.7.1): bounded by age, count
+ * Selections made with a {@code selection_id}, kept for a later replay booking (docs/api/selection.md#replay-of-a-pending-selection): bounded by age, count
  * and approximate bytes, oldest evicted first, single use. A booking that fails leaves its entry for a retry.
  */
 public final class PendingSelections {

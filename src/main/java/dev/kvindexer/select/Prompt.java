@@ -5,7 +5,7 @@ import dev.kvindexer.hash.BlockHasher;
 import java.util.random.RandomGenerator;
 
 /**
- * A request's prompt normalized (SPEC §12.4): the local block hashes the index is asked for, the sequence hashes that
+ * A request's prompt normalized (docs/api/selection.md#prompts): the local block hashes the index is asked for, the sequence hashes that
  * identify its blocks in the active load, and its length in tokens.
  */
 public record Prompt(long[] blockHashes, long[] sequenceHashes, long isl) {

@@ -1,7 +1,7 @@
 package dev.kvindexer.select;
 
 /**
- * What a selection knows about one candidate rank (SPEC §12.9.2): its cached prefix of the prompt per tier, in
+ * What a selection knows about one candidate rank (docs/api/selection.md#per-rank-inputs): its cached prefix of the prompt per tier, in
  * blocks, its active load, and the multiplier its preferred taints give (1 when none match or none are asked for).
  *
  * @param dev        device-tier prefix depth

@@ -4,7 +4,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The index's answer for one prompt, per rank, in blocks (SPEC §12.9.2): the device prefix, the host-pinned extension
+ * The index's answer for one prompt, per rank, in blocks (docs/api/selection.md#per-rank-inputs): the device prefix, the host-pinned extension
  * beyond it, and the disk and external extension beyond that. Ranks the index did not match have none.
  */
 public final class RankOverlaps {

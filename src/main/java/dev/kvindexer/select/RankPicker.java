@@ -3,7 +3,7 @@ package dev.kvindexer.select;
 import java.util.random.RandomGenerator;
 
 /**
- * Picks a rank from the candidates' costs (SPEC §12.9.4): at temperature 0 the cheapest, ties broken uniformly at
+ * Picks a rank from the candidates' costs (docs/api/selection.md#picking): at temperature 0 the cheapest, ties broken uniformly at
  * random; above it, a draw from the softmax of the costs min-max normalized and divided by the temperature.
  */
 public final class RankPicker {

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.TreeMap;
 
 /**
- * Which workers schedule, and in which partition (SPEC §12.3): the catalog, each partition's fixed properties, and
+ * Which workers schedule, and in which partition (docs/api/selection.md#worker-catalog): the catalog, each partition's fixed properties, and
  * the ranks the load tracker knows. A worker joins its partition's scheduler with no load and leaves it with its
  * reservations dropped.
  */
@@ -93,7 +93,7 @@ public final class Roster {
 
     /**
      * The partition a selection or booking may use: 503 when no worker of the whole service, or of this partition, is
-     * schedulable (SPEC §12.5 step 2).
+     * schedulable (docs/api/selection.md#post-select step 2).
      */
     public PartitionInfo requireReady(PartitionKey p) {
         if (catalog.schedulableCount() == 0) {

@@ -4,7 +4,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The router settings a selection uses (SPEC §12.9.5), read from Dynamo's {@code DYN_ROUTER_*} environment.
+ * The router settings a selection uses (docs/api/selection.md#parameters), read from Dynamo's {@code DYN_ROUTER_*} environment.
  * Unparsable numbers and booleans keep their defaults; values out of range are a startup error.
  *
  * @param credit               {@code overlap_score_credit}: blocks of device overlap credited per cached block

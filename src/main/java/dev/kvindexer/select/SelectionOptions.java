@@ -3,7 +3,7 @@ package dev.kvindexer.select;
 import java.util.List;
 import java.util.Map;
 
-/** What a selection request asks beyond its prompt (SPEC §12.5). Null members are absent. */
+/** What a selection request asks beyond its prompt (docs/api/selection.md#post-select). Null members are absent. */
 public record SelectionOptions(
         String selectionId,
         ConfigOverride override,

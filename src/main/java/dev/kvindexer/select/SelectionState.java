@@ -5,7 +5,7 @@ import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 
 /**
- * The selection service's state (SPEC §12), assembled from its parts over one load tracker: the {@link Roster} of
+ * The selection service's state (docs/api/selection.md), assembled from its parts over one load tracker: the {@link Roster} of
  * workers, the {@link Chooser}, this replica's {@link Bookings}, the {@link Mirror} of other replicas' bookings,
  * the {@link Ledger} of all held reservations and the {@link LoadViews}. Single-threaded by contract, so a
  * selection and its booking happen in one step.

@@ -7,7 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The registered workers by id (SPEC §12.3): ids are service-wide, listings sorted by model, group and id. */
+/** The registered workers by id (docs/api/selection.md#worker-catalog): ids are service-wide, listings sorted by model, group and id. */
 public final class WorkerCatalog {
     private static final Comparator<WorkerEntry> ORDER =
             Comparator.comparing(WorkerEntry::partition).thenComparing(WorkerEntry::workerId, Long::compareUnsigned);

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A worker as a caller registered it (SPEC §12.3.1): every optional member as sent, null when absent, so the catalog
+ * A worker as a caller registered it (docs/api/selection.md#post-workers): every optional member as sent, null when absent, so the catalog
  * echoes it verbatim, with the lifecycle and the reasons it is not schedulable.
  *
  * @param kvEventsEndpoints rank (decimal string) → ZMQ endpoint, in the order sent
@@ -68,7 +68,7 @@ public record WorkerEntry(
         return rank >= firstRank() && rank < firstRank() + rankCount();
     }
 
-    /** The ZMQ endpoint of a rank's KV events, or null (SPEC §12.3.1: the single endpoint serves a one-rank worker). */
+    /** The ZMQ endpoint of a rank's KV events, or null (docs/api/selection.md#post-workers: the single endpoint serves a one-rank worker). */
     public String eventsEndpoint(long rank) {
         String e = kvEventsEndpoints.get(Long.toString(rank));
         if (e != null && !e.isEmpty()) {

@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The index of bookings when workers publish no KV events (SPEC §12.12.2, {@code DYN_ROUTER_USE_KV_EVENTS=false}):
+ * The index of bookings when workers publish no KV events (docs/api/selection.md#startup-and-kv-indexing-modes, {@code DYN_ROUTER_USE_KV_EVENTS=false}):
  * a booked prompt's blocks are stored for its rank, as if the engine had reported them, and removed again after the
  * router TTL. Blocks booked twice are held twice and each copy leaves on its own TTL, so a block stays while any of
  * its bookings is recent. Runs on the service's context.

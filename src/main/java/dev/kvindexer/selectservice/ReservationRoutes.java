@@ -17,7 +17,7 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.random.RandomGenerator;
 
 /**
- * The reservation routes (SPEC §12.7, §12.8): a booking by replay or by naming the rank, and its lifecycle to its
+ * The reservation routes (docs/api/selection.md#post-reservations, docs/api/selection.md#reservation-lifecycle): a booking by replay or by naming the rank, and its lifecycle to its
  * release. Each change is applied here and carried to the other replicas before the client hears of it; a step that
  * may lower load lets waiting selections go.
  */

@@ -24,7 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.random.RandomGenerator;
 
-/** The selection service's request members read and its answers written, in the reference's shapes (SPEC §12). */
+/** The selection service's request members read and its answers written, in the reference's shapes (docs/api/selection.md). */
 final class SelectJson {
     /** A selection request read: where, how, and the prompt normalized for its partition. */
     record Selection(PartitionKey partition, SelectionOptions options, Prompt prompt) {}
@@ -219,7 +219,7 @@ final class SelectJson {
     }
 
     /**
-     * The prompt in either form (SPEC §12.4). The token form needs the partition's block size and Eagle flag;
+     * The prompt in either form (docs/api/selection.md#prompts). The token form needs the partition's block size and Eagle flag;
      * {@code blocksRequired} is false on the reservation routes, where the hash form needs no block hashes.
      */
     static Prompt promptOf(

@@ -35,7 +35,7 @@ import java.util.SplittableRandom;
 import java.util.function.Supplier;
 
 /**
- * Dynamo's standalone selection service over HTTP (SPEC §12): it assembles the selection state, the embedded index
+ * Dynamo's standalone selection service over HTTP (docs/api/selection.md): it assembles the selection state, the embedded index
  * behind {@link IndexAccess}, the replication of reservations and the routes, and tables which route goes where.
  * Only this verticle's context touches the state: a selection asks the index first and then chooses and books in one
  * step there. Catalog changes run one at a time, since each awaits the indexer.
@@ -260,7 +260,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                 .handler(JsonRoutes.guard(handler));
     }
 
-    /** The peer PUB endpoint of a /replica_sync body, validated as listener endpoints are (SPEC §12.13.1). */
+    /** The peer PUB endpoint of a /replica_sync body, validated as listener endpoints are (docs/api/selection.md#replica-sync). */
     private String peerEndpoint(RoutingContext ctx) {
         String endpoint = JsonRequest.of(ctx).requiredString("endpoint");
         if (replicas == null) {

@@ -10,7 +10,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Selections waiting for load to drop (SPEC §12.9.7): per partition, first come first served, each let go when its
+ * Selections waiting for load to drop (docs/api/selection.md#queueing): per partition, first come first served, each let go when its
  * partition has an eligible rank under the threshold again. Runs on the service's context.
  */
 final class SelectionQueue {

@@ -18,7 +18,7 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.random.RandomGenerator;
 
 /**
- * The selection routes (SPEC §12.5, §12.11): {@code /select} and {@code /select_and_reserve}, and the load and score
+ * The selection routes (docs/api/selection.md#post-select, docs/api/selection.md#inspection): {@code /select} and {@code /select_and_reserve}, and the load and score
  * views. A request is read, waits its turn if its partition is overloaded, has its overlaps from the index, and is
  * then chosen (and booked) in one step on the service's context.
  */

@@ -18,7 +18,7 @@ import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
- * Keeps the worker catalog and the embedded index's listeners in step (SPEC §12.3): a posted, patched or deleted
+ * Keeps the worker catalog and the embedded index's listeners in step (docs/api/selection.md#worker-catalog): a posted, patched or deleted
  * worker is brought into or out of service, one change at a time, since each waits for the indexer.
  */
 final class WorkerReconciler {
@@ -68,7 +68,7 @@ final class WorkerReconciler {
     }
 
     /**
-     * Brings a posted or patched record into service (SPEC §12.3.1): an unchanged schedulable worker keeps its
+     * Brings a posted or patched record into service (docs/api/selection.md#post-workers): an unchanged schedulable worker keeps its
      * listeners and reservations; otherwise the old one is drained and its listeners dropped, and a complete record
      * registers one listener per rank, rolled back as a whole when one fails.
      */

@@ -9,7 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-/** Registers simulated engine ranks with a running indexer ({@code POST /register}, SPEC §7.3). */
+/** Registers simulated engine ranks with a running indexer ({@code POST /register}, docs/api/dynamo.md#post-register). */
 public final class IndexerRegistrar {
     private final URI registerUri;
     private final HttpClient http = HttpClient.newBuilder()

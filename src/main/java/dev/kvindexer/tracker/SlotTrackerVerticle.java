@@ -25,7 +25,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * The slot tracker's HTTP adapter (SPEC §9): Dynamo's routes, codes and bodies over a {@link SlotTracker} that only
+ * The slot tracker's HTTP adapter (docs/api/slot-tracker.md): Dynamo's routes, codes and bodies over a {@link SlotTracker} that only
  * this verticle's context touches, plus /metrics and the periodic stale-request cleanup. Deploy one instance.
  */
 public final class SlotTrackerVerticle extends VerticleBase {

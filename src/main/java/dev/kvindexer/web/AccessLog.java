@@ -22,7 +22,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The access log (SPEC §7.11): one JSON object per answered request, {@code ts} (RFC 3339 with milliseconds),
+ * The access log (docs/api/dynamo.md#test-routes-log-reopening-access-log): one JSON object per answered request, {@code ts} (RFC 3339 with milliseconds),
  * {@code trace_id}, {@code method}, {@code path}, {@code model}, {@code status}, {@code duration_ms}. Event loops only
  * queue a line; one writer thread owns the file, so no event loop blocks on disk. A full queue drops lines (counted)
  * rather than slow requests down. No request and no failing disk stops the log: what UTF-8 cannot encode is escaped,

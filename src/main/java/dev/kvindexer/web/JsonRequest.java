@@ -8,7 +8,7 @@ import io.vertx.ext.web.RoutingContext;
 import java.math.BigInteger;
 
 /**
- * Reads JSON request bodies with the reference's status codes (SPEC §7.0): 415 for a missing or non-JSON
+ * Reads JSON request bodies with the reference's status codes (docs/api/dynamo.md#conventions): 415 for a missing or non-JSON
  * Content-Type, 400 for invalid JSON, 422 for valid JSON of the wrong shape, each naming the field.
  */
 public final class JsonRequest {

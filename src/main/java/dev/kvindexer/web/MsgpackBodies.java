@@ -12,7 +12,7 @@ import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 
 /**
- * msgpack bodies of the C++ Conductor generation (SPEC §8.6): a msgpack map is read as the JSON object with the same
+ * msgpack bodies of the C++ Conductor generation (docs/api/mooncake-cpp.md#common-rules): a msgpack map is read as the JSON object with the same
  * members ({@link MsgpackBodyReader}), and the JSON answer goes back as msgpack in the request's own content type. So
  * every Mooncake route, check and error is the JSON one. {@code token_ids} may be a {@code bin} of little-endian u32s
  * (the C++ motivation: "4 bytes per token, no per-element parsing"); any bin value is read that way.

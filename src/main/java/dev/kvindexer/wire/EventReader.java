@@ -38,7 +38,7 @@ final class EventReader {
      * Map keys; index i maps to MAP_FIELDS[i]. Keys not listed (lora_id, locality, ...) are skipped. event_type,
      * seq_hashes, parent_hash and base_block_idx are the standardized envelope's (SPEC §5.5); its event_id, backend_id and dp_rank are skipped: inside a ZMQ
      * batch the batch seq orders and the registration names the owner. Its additional_salt is skipped too, as a
-     * registration's is (SPEC §8.7).
+     * registration's is (docs/api/mooncake-json.md#salts).
      */
     private static final byte[][] MAP_KEYS = utf8(
             "type",

@@ -1,7 +1,7 @@
 package dev.kvindexer.zmq;
 
 /**
- * ZMQ endpoint validation exactly as Dynamo's {@code validate_endpoint} (SPEC §11.2): the same accepted forms, the same
+ * ZMQ endpoint validation exactly as Dynamo's {@code validate_endpoint} (docs/api/dynamo.md#endpoint-validation): the same accepted forms, the same
  * first failing step and the same reason texts, so a registration gets the answer Dynamo would give.
  */
 public final class ZmqEndpoint {

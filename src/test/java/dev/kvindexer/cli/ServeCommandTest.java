@@ -169,7 +169,7 @@ class ServeCommandTest {
                 parse("--cluster", "--replication-factor", "full").cluster().replicationFactor());
     }
 
-    /** SPEC 12.14 and conformance check C20. */
+    /** docs/api/selection.md#command-line-and-environment and conformance check C20. */
     @Test
     void selectServiceFlagsAreDynamos() {
         SelectServiceCommand command = command("select-service", Map.of());

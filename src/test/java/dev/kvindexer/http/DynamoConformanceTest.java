@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * What the newest Dynamo router asks of a remote indexer (SPEC §11.1, conformance rows D1a–D1c), against a running
+ * What the newest Dynamo router asks of a remote indexer (docs/api/dynamo.md#post-query_tiered_by_hash, conformance rows D1a–D1c), against a running
  * node fed over real ZMQ: the T7 setup of SPEC §6.10 with the blocks' real local hashes.
  */
 class DynamoConformanceTest {
@@ -79,7 +79,7 @@ class DynamoConformanceTest {
                 + "[{\"worker_id\":8,\"dp_rank\":0},2]],\"frequencies\":[]},\"lower_tier\":[[\"host_pinned\",{\"hits\":"
                 + "[[{\"worker_id\":7,\"dp_rank\":0},1],[{\"worker_id\":8,\"dp_rank\":0},0]]}]]}}";
         Await.equal(
-                "D1a: the body of SPEC 11.1",
+                "D1a: the body of docs/api/dynamo.md#post-query_tiered_by_hash",
                 WAIT,
                 expected,
                 () -> indexer.http()

@@ -11,7 +11,7 @@ import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The Dynamo-flavor HTTP contract (SPEC §7) against a real server on loopback. */
+/** The Dynamo-flavor HTTP contract (docs/api/dynamo.md) against a real server on loopback. */
 class DynamoHttpTest {
     @RegisterExtension
     static final LocalNode indexer = new LocalNode();

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A gateway of the Mooncake JSON flavor and a Dynamo router using one running node (SPEC §8): the body picks the
+ * A gateway of the Mooncake JSON flavor and a Dynamo router using one running node (docs/api/mooncake-json.md): the body picks the
  * flavor, both see the same partitions, and Mooncake gets its own field names, string ids, status texts and shapes.
  */
 class MooncakeJsonHttpTest {
@@ -344,7 +344,7 @@ class MooncakeJsonHttpTest {
         return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(events), null);
     }
 
-    /** SPEC §8.5: tokens 0..7 at block size 4 are the rolling hashes of HV5. */
+    /** docs/api/mooncake-json.md#post-query_by_hash: tokens 0..7 at block size 4 are the rolling hashes of HV5. */
     @Test
     void queryByHashTakesRollingSequenceHashes() {
         TestPublisher pub = indexer.engine();

@@ -162,7 +162,7 @@ class SpecVectorsTest {
         assertEquals(2, b.instances().size());
     }
 
-    /** SPEC §11.1: the same setup answered tier by tier, as Dynamo's /query_tiered_by_hash renders it. */
+    /** docs/api/dynamo.md#post-query_tiered_by_hash: the same setup answered tier by tier, as Dynamo's /query_tiered_by_hash renders it. */
     @Test
     void t7TieredAsTheRemoteIndexerAsksForIt() {
         PartitionIndex index = new PartitionIndex(4);

@@ -10,7 +10,7 @@ import dev.kvindexer.web.HttpError;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The slot tracker core (SPEC §9.5): its accounting, the seed's worked example, refusals and stale cleanup. */
+/** The slot tracker core (docs/api/slot-tracker.md#accounting): its accounting, the seed's worked example, refusals and stale cleanup. */
 class SlotTrackerTest {
     private static final PartitionKey LLAMA = new PartitionKey("llama-3-8b", null);
     private long now = 1_000;

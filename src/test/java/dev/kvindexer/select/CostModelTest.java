@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** The cost vectors of SPEC §12.10 (recomputed by ../shared/vectors/spec12_examples.py): conformance check C18. */
+/** Dynamo's cost-function vectors for the cost of docs/api/selection.md#cost: conformance check C18. */
 class CostModelTest {
     private static final SelectionConfig D = SelectionConfig.DEFAULTS;
 

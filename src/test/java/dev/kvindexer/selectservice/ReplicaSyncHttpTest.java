@@ -25,7 +25,7 @@ import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
-/** Dynamo's replica sync between two real services over real ZMQ (SPEC §12.13, checks C16 and C17). */
+/** Dynamo's replica sync between two real services over real ZMQ (docs/api/selection.md#replica-sync, checks C16 and C17). */
 class ReplicaSyncHttpTest {
     private static final Map<String, String> EVENTS_OFF = Map.of("DYN_ROUTER_USE_KV_EVENTS", "false");
     private static final String WORKER_1 =

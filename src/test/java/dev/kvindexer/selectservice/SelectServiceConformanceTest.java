@@ -25,7 +25,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The selection service over real HTTP against the conformance checks of SPEC §12.19 (C1–C15, C19). */
+/** The selection service over real HTTP against the conformance checks of docs/api/selection.md (C1–C15, C19). */
 class SelectServiceConformanceTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final Map<String, String> EVENTS_OFF = Map.of("DYN_ROUTER_USE_KV_EVENTS", "false");
@@ -84,7 +84,7 @@ class SelectServiceConformanceTest {
                 http.post("/select", "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4]}"));
     }
 
-    /** SPEC 12.9.7 phase 1: with every rank over the threshold a selection waits, first come first served. */
+    /** Queueing (docs/api/selection.md#queueing): with every rank over the threshold a selection waits, first come first served. */
     @Test
     void overloadedPartitionsQueueSelectionsUntilLoadDrops() throws Exception {
         start(Map.of("DYN_ROUTER_QUEUE_THRESHOLD", "1", "DYN_ROUTER_USE_KV_EVENTS", "false"));
@@ -383,7 +383,8 @@ class SelectServiceConformanceTest {
         ok(200, http.post("/select", "{\"model_name\":\"model\",\"selection_id\":\"s1\",\"token_ids\":[1,2,3,4]}"));
         ok(201, http.post("/reservations", "{\"model_name\":\"model\",\"selection_id\":\"s1\"}"));
         assertEquals("1/1/0", loads());
-        // Another prompt: with KV events off the first booking's blocks count as cached (SPEC 12.12.2).
+        // Another prompt: with KV events off the first booking's blocks count as cached
+        // (docs/api/selection.md#startup-and-kv-indexing-modes).
         ok(
                 200,
                 http.post(
@@ -394,7 +395,7 @@ class SelectServiceConformanceTest {
         assertEquals("2/2/4", loads());
     }
 
-    /** SPEC 12.12.2 and E16: with KV events off a booking is itself recorded in the index, for the router TTL. */
+    /** docs/api/selection.md#startup-and-kv-indexing-modes and E16: with KV events off a booking is itself recorded in the index, for the router TTL. */
     @Test
     void withKvEventsOffBookingsAreTheIndexUntilTheirTtl() throws Exception {
         start(Map.of("DYN_ROUTER_USE_KV_EVENTS", "false", "DYN_ROUTER_TTL_SECS", "1"));
@@ -533,7 +534,8 @@ class SelectServiceConformanceTest {
             w1.awaitSubscriber();
             w2.awaitSubscriber();
             int[] tokens = IntStream.rangeClosed(1, 32).toArray();
-            // W1: 2 device blocks and 4 host blocks beyond them; W2: 4 device blocks (SPEC 12.10 E4 with B = 4).
+            // W1: 2 device blocks and 4 host blocks beyond them; W2: 4 device blocks (docs/api/selection.md#cost E4
+            // with B = 4).
             w1.publish(
                     "",
                     0,
@@ -563,7 +565,7 @@ class SelectServiceConformanceTest {
                         && rows.getJsonObject(1).getInteger("device_blocks") == 4;
             });
             JsonObject s = ok(200, http.post("/select", query.encode()));
-            assertEquals(1, s.getLong("worker_id"), "W1: 11 against W2's 12 (SPEC 12.10 E4)");
+            assertEquals(1, s.getLong("worker_id"), "W1: 11 against W2's 12 (docs/api/selection.md#cost E4)");
             assertEquals(32 - 20, s.getLong("effective_prefill_tokens"), "cached round((2 + 0.75 * 4) * 4) = 20");
             assertEquals(
                     new JsonObject()

@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The slot tracker over real HTTP (SPEC §9, Dynamo's standalone slot tracker): every route, code and body. */
+/** The slot tracker over real HTTP (docs/api/slot-tracker.md, Dynamo's standalone slot tracker): every route, code and body. */
 class SlotTrackerHttpTest {
     private static final String OK = "{\"status\":\"ok\"}";
     private static final String REGISTER = "{\"worker_id\":7,\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\","

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code --access-log} (SPEC §7.11): one JSON line per request, and reopening the file after a rotation. */
+/** {@code --access-log} (docs/api/dynamo.md#test-routes-log-reopening-access-log): one JSON line per request, and reopening the file after a rotation. */
 class AccessLogTest {
     @TempDir
     Path dir;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.junit.jupiter.api.Test;
 
 class ZmqEndpointTest {
-    /** SPEC §11.2's table: Dynamo's validate_endpoint, step by step. */
+    /** docs/api/dynamo.md#endpoint-validation's table: Dynamo's validate_endpoint, step by step. */
     @Test
     void acceptsWhatDynamoAccepts() {
         for (String ok : new String[] {

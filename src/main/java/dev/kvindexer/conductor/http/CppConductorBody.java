@@ -3,7 +3,7 @@ package dev.kvindexer.conductor.http;
 import dev.kvindexer.wire.MsgpackValues;
 
 /**
- * A C++ Mooncake Conductor request body (SPEC §11.6): the first msgpack value, which must be a map. Trailing bytes
+ * A C++ Mooncake Conductor request body (docs/api/mooncake-cpp.md#common-rules): the first msgpack value, which must be a map. Trailing bytes
  * are ignored, as msgpack-c's {@code unpack} does.
  */
 final class CppConductorBody {

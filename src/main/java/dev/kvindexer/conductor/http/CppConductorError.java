@@ -3,7 +3,7 @@ package dev.kvindexer.conductor.http;
 import dev.kvindexer.web.HttpError;
 
 /**
- * An error in the C++ Mooncake Conductor's shape (SPEC §11.6): {@code {"error": <text>, "reason": <code>,
+ * An error in the C++ Mooncake Conductor's shape (docs/api/mooncake-cpp.md#common-rules): {@code {"error": <text>, "reason": <code>,
  * "field"?, "index"?}} for a request that fails validation, or {@code {"error": <text>}} alone for an operational
  * error. Note the members are the other way round from the Mooncake JSON flavor's (section 8), whose {@code error} is the
  * code.

@@ -18,7 +18,7 @@ import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePacker;
 
 /**
- * The C++ Mooncake Conductor's routes (SPEC §11.6–11.13): msgpack {@code /register}, {@code /unregister} and
+ * The C++ Mooncake Conductor's routes (docs/api/mooncake-cpp.md): msgpack {@code /register}, {@code /unregister} and
  * {@code /query} with its strict checks, and {@code GET /services} and {@code /global_view} in its shapes. Every answer
  * is a msgpack map with {@code Content-Type: application/msgpack}.
  */

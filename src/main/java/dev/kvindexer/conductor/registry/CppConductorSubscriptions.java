@@ -15,7 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The ZMQ subscriptions of the C++ Mooncake Conductor's registrations (SPEC §11.7, §11.8): the conductor decides,
+ * The ZMQ subscriptions of the C++ Mooncake Conductor's registrations (docs/api/mooncake-cpp.md#post-register, docs/api/mooncake-cpp.md#post-unregister): the conductor decides,
  * then this class opens or closes the registration's subscription, so a refused registration never subscribes and an
  * ended one never feeds the conductor again. Not a {@code registry.Registrar}: its requests, answers and refusals are
  * the C++ Conductor's own.

@@ -11,7 +11,7 @@ import org.msgpack.core.MessageUnpacker;
 import org.msgpack.value.ValueType;
 
 /**
- * Dynamo's replica-sync message (SPEC §12.13.2): a {@code ScopedReplicaEvent} as rmp-serde writes it with field
+ * Dynamo's replica-sync message (docs/api/selection.md#replica-sync): a {@code ScopedReplicaEvent} as rmp-serde writes it with field
  * names, on topic {@code dynamo.slot-tracker.v1}. Decoding reads members by name, skips unknown ones, takes any
  * integer width and a unit variant as a string or a one-entry map; every count is checked against the bytes left, so
  * a hostile peer cannot make it allocate more than its message.

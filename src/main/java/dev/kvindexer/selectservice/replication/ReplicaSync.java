@@ -22,7 +22,7 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * Dynamo's best-effort replica sync of active load (SPEC §12.13): bookings, completed prefills and releases go out
+ * Dynamo's best-effort replica sync of active load (docs/api/selection.md#replica-sync): bookings, completed prefills and releases go out
  * on a ZMQ PUB socket, and one SUB socket connected to every peer's PUB brings theirs in. Publishing happens on the
  * caller's thread (the service's event loop); a thread of its own receives, drops what this process sent, and hands
  * every decoded event on. A malformed message is counted and dropped; the thread keeps running.

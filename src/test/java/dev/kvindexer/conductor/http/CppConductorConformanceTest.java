@@ -30,7 +30,7 @@ import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
 
 /**
- * The C++ Mooncake Conductor's HTTP contract for msgpack requests (SPEC §11.6–11.13, conformance rows M1–M7) against
+ * The C++ Mooncake Conductor's HTTP contract for msgpack requests (docs/api/mooncake-cpp.md, conformance rows M1–M7) against
  * a running node, with engines and a Store master publishing over real ZMQ.
  */
 class CppConductorConformanceTest {

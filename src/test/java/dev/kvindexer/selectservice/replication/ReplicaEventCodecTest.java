@@ -9,7 +9,7 @@ import dev.kvindexer.select.LoadEvent;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
-/** The replica-sync vectors of SPEC §12.13.2, both ways, and hostile payloads refused without allocating. */
+/** The replica-sync vectors of docs/api/selection.md#replica-sync, both ways, and hostile payloads refused without allocating. */
 class ReplicaEventCodecTest {
     private static final PartitionKey P = new PartitionKey("model", "default");
     private static final String FREE =
