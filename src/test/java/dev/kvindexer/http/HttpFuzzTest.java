@@ -8,6 +8,7 @@ import dev.kvindexer.conductor.http.CppConductorError;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.support.FreePort;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.RawHttp;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
@@ -20,6 +21,7 @@ import io.vertx.core.json.JsonObject;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.math.BigInteger;
+import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -64,6 +66,10 @@ class HttpFuzzTest {
             CppConductorError.INVALID_REGISTRATION);
     private static final int[] TOKENS = {1, 2, 3, 4, 5, 6, 7, 8};
 
+    /** The seeded engines' endpoints: held so that nothing listens there while the state is watched. */
+    private static final Socket unreachableDynamo = FreePort.reserve();
+
+    private static final Socket unreachableMooncake = FreePort.reserve();
     private static IndexerNode node;
     private static HttpJson indexer;
     private static HttpJson tracker;
@@ -134,8 +140,10 @@ class HttpFuzzTest {
     }
 
     @AfterAll
-    static void stop() {
+    static void stop() throws IOException {
         node.close();
+        unreachableDynamo.close();
+        unreachableMooncake.close();
     }
 
     /** A Dynamo worker, a Mooncake engine holding two blocks: what rejected requests must leave alone. */
@@ -145,7 +153,8 @@ class HttpFuzzTest {
                     201,
                     indexer.post(
                                     "/register",
-                                    "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\","
+                                    "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:"
+                                            + unreachableDynamo.getLocalPort() + "\","
                                             + "\"model_name\":\"m\",\"routing_group\":\"g\",\"block_size\":4}")
                             .statusCode());
         }
@@ -154,7 +163,8 @@ class HttpFuzzTest {
                     200,
                     indexer.post(
                                     "/register",
-                                    "{\"endpoint\":\"tcp://127.0.0.1:2\",\"type\":\"vLLM\","
+                                    "{\"endpoint\":\"tcp://127.0.0.1:" + unreachableMooncake.getLocalPort()
+                                            + "\",\"type\":\"vLLM\","
                                             + "\"modelname\":\"mc\",\"instance_id\":\"engine-a\",\"block_size\":4}")
                             .statusCode());
             assertEquals(

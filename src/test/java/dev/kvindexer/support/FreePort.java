@@ -3,7 +3,9 @@ package dev.kvindexer.support;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.util.concurrent.ThreadLocalRandom;
 
 /** Loopback TCP ports that were free a moment ago, for servers that must be told their port before they bind. */
@@ -35,6 +37,20 @@ public final class FreePort {
             }
         }
         return true;
+    }
+
+    /**
+     * A loopback port bound and not listening, held until closed: connecting to it is refused, and nothing else on
+     * the machine can listen on it meanwhile. For an endpoint that must stay unreachable.
+     */
+    public static Socket reserve() {
+        Socket s = new Socket();
+        try {
+            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            return s;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     public static int any() {
