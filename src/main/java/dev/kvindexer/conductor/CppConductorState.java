@@ -220,7 +220,8 @@ public final class CppConductorState {
     }
 
     /**
-     * SPEC §11.10: the prompt's complete blocks hashed with the context's profile, walked GPU → CPU → disk for every
+     * The Conductor query (docs/protocol/index.md#conductor-context-index): the prompt's complete blocks hashed with
+     * the context's profile, walked GPU → CPU → disk for every
      * registered rank of every (or the one named) instance. An unknown context or instance matches nothing.
      */
     public Matches query(ContextKey key, String instanceId, int[] tokens, String cacheSalt) {

@@ -2,7 +2,10 @@ package dev.kvindexer.event;
 
 import java.util.Locale;
 
-/** Where a KV block lives; the JSON names are Dynamo's {@code storage_tier} values (SPEC §1.5). */
+/**
+ * Where a KV block lives; the JSON names are Dynamo's {@code storage_tier} values
+ * (docs/protocol/index.md#storage-tiers).
+ */
 public enum StorageTier {
     DEVICE("device"),
     HOST_PINNED("host_pinned"),

@@ -23,7 +23,8 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * Fetches a stream's missed batches from its engine's replay ROUTER over a DEALER (SPEC §3.5) and hands them
+ * Fetches a stream's missed batches from its engine's replay ROUTER over a DEALER
+ * (docs/protocol/zmq.md#replay-protocol) and hands them
  * to the partition in order, followed by a ReplayFinished. Runs on its own threads, because a replay blocks
  * for up to its timeout and must not stall live ingest. Each replay has a JeroMQ context of its own, so a replay
  * peer that breaks one cannot touch live ingest or another replay.
