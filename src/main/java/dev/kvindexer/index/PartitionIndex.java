@@ -86,9 +86,8 @@ public final class PartitionIndex {
      * Blocks known only by their rolling sequence hashes, which are also their engine hashes (a standardized
      * {@code stored} event without {@code token_ids},
      * docs/protocol/events.md#standardized-events-into-index-operations); {@code parentHash} is the sequence hash
-     * before the
-     * first. Correct as long as the publisher chained with seed 1337 as docs/protocol/hashing.md#rolling-sequence-hash
-     * recommends.
+     * before the first. Correct as long as the publisher chained with seed 1337
+     * (docs/protocol/hashing.md#rolling-sequence-hash).
      */
     public StoreOutcome storeBySequence(
             long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long[] sequenceHashes) {
