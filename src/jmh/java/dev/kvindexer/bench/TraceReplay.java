@@ -17,7 +17,11 @@ public final class TraceReplay {
     private TraceReplay() {}
 
     public static void main(String[] args) throws Exception {
-        Path trace = Path.of(args.length > 0 ? args[0] : "../shared/traces/mooncake_conversation_trace.jsonl");
+        if (args.length == 0) {
+            System.err.println("usage: TraceReplay TRACE.jsonl [passes] [engines] [device blocks per engine]");
+            System.exit(2);
+        }
+        Path trace = Path.of(args[0]);
         int passes = args.length > 1 ? Integer.parseInt(args[1]) : 30;
         int engines = args.length > 2 ? Integer.parseInt(args[2]) : 16;
         int capacity = args.length > 3 ? Integer.parseInt(args[3]) : 16_384;

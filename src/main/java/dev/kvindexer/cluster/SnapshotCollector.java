@@ -77,7 +77,8 @@ final class SnapshotCollector implements DumpHandler {
         if (eventIndex >= current.documentEvents) {
             throw new IOException("ref_counts names event " + eventIndex + " of " + current.documentEvents);
         }
-        // Storing the same block again is what raises its count (SPEC §4.14). A snapshot's copies come between its
+        // Storing the same block again is what raises its count (docs/protocol/events.md#same-hash-stored-twice). A
+        // snapshot's copies come between its
         // events, which they name by place; they are applied after every event of the document.
         PeerSnapshot.Event e = current.events.get(eventIndex);
         for (int i = 1; i < copies; i++) {

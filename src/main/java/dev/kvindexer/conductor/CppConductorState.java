@@ -15,7 +15,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * What the C++ Mooncake Conductor knows (docs/api/mooncake-cpp.md, SPEC §11.9–11.11): its registrations by service key, its contexts (tenant,
+ * What the C++ Mooncake Conductor knows (docs/api/mooncake-cpp.md, docs/protocol/index.md#conductor-context-index): its registrations by service key, its contexts (tenant,
  * model, LoRA, block size) each bound for good to the hash profile of its first engine and holding a
  * {@link BlockKeyIndex}, and the Store objects bound to their blocks. Registering, events, unregistering and queries
  * follow the reference's rules. Plain Java and single-threaded; {@link CppConductor} owns it.
@@ -220,7 +220,8 @@ public final class CppConductorState {
     }
 
     /**
-     * SPEC §11.10: the prompt's complete blocks hashed with the context's profile, walked GPU → CPU → disk for every
+     * The Conductor query (docs/protocol/index.md#conductor-context-index): the prompt's complete blocks hashed with
+     * the context's profile, walked GPU → CPU → disk for every
      * registered rank of every (or the one named) instance. An unknown context or instance matches nothing.
      */
     public Matches query(ContextKey key, String instanceId, int[] tokens, String cacheSalt) {

@@ -11,7 +11,8 @@ import java.io.IOException;
 import java.io.InputStream;
 
 /**
- * Streams a Dynamo-shaped /dump (SPEC §7.9) into a {@link DumpHandler} without building the document in memory:
+ * Streams a Dynamo-shaped /dump (docs/protocol/dump.md#json-document) into a {@link DumpHandler} without building the
+ * document in memory:
  * {@code {"model:group": {"block_size": n, "events": [RouterEvent...]}}}, the oldest shape whose value is the
  * bare events array, and {@code {"error": ...}} values. Hashes are unsigned u64 numbers. Unknown members are
  * skipped, so dumps of newer Dynamo peers (residency_domain, start_position) load too. Our own two extensions,
@@ -42,7 +43,10 @@ public final class DumpParser {
         }
     }
 
-    /** Recovery splits the key at the first ':' (SPEC §10.2); the model part is unescaped (PartitionKey#dumpKey). */
+    /**
+     * Recovery splits the key at the first ':' (docs/protocol/recovery.md#recovery-algorithm); the model part is
+     * unescaped (PartitionKey#dumpKey).
+     */
     static PartitionKey splitKey(String key) throws IOException {
         PartitionKey parsed = PartitionKey.fromDumpKey(key);
         if (parsed == null) {

@@ -5,7 +5,8 @@ import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.BlockVisitor;
 
 /**
- * Renders a partition's dump value in Dynamo's shape (SPEC §7.9), {@code {"block_size":n,"events":[RouterEvent...]}}:
+ * Renders a partition's dump value in Dynamo's shape (docs/protocol/dump.md#json-document), {@code
+ * {"block_size":n,"events":[RouterEvent...]}}:
  * members in the reference order, every hash as an unsigned number. Two members that Dynamo ignores follow the
  * events and make the dump an exact snapshot (DESIGN "Exact recovery"): {@code ref_counts}, {@code [event_id, copies]}
  * for every block held more than once, and {@code watermarks}, the last applied seq of every stream. A third,
@@ -39,7 +40,8 @@ public final class DumpWriter implements BlockVisitor {
 
     /**
      * Blocks stored without tokens go to a member of their own, {@code sequence_events}, in the same RouterEvent shape
-     * with the sequence hash as both hashes: Dynamo ignores the member (SPEC §5.5 [REC]: such blocks cannot be put in
+     * with the sequence hash as both hashes: Dynamo ignores the member (this project's choice,
+     * docs/protocol/events.md#standardized-events-into-index-operations: such blocks cannot be put in
      * its tree faithfully), and our recovery places them by sequence hash again.
      */
     @Override

@@ -25,8 +25,10 @@ public sealed interface KvEvent permits KvEvent.Stored, KvEvent.StoredBySequence
     }
 
     /**
-     * Blocks stored without their tokens (a standardized {@code stored} event with no {@code token_ids}, SPEC §5.5):
-     * only their rolling sequence hashes (SPEC §2.6) are known, which are also their engine hashes, so they are placed
+     * Blocks stored without their tokens (a standardized {@code stored} event with no {@code token_ids},
+     * docs/protocol/events.md#standardized-events-into-index-operations):
+     * only their rolling sequence hashes (docs/protocol/hashing.md#rolling-sequence-hash) are known, which are also
+     * their engine hashes, so they are placed
      * by sequence hash. {@code parentHash} is the sequence hash of the block before the first (ignored when
      * {@code !hasParent}).
      */

@@ -1,7 +1,8 @@
 package dev.kvindexer.event;
 
 /**
- * One standardized KV event (SPEC §5.4, Mooncake RFC #1527) after validation: its stream, its {@code event_id}, the
+ * One standardized KV event (docs/protocol/events.md#standardized-kv-events, Mooncake RFC #1527) after validation: its
+ * stream, its {@code event_id}, the
  * owner it applies to, and the index operation it becomes. Ordering is per stream: the event_ids of one stream are
  * consecutive; the partition drops one at or below the stream's last and counts the ones missing before it.
  *

@@ -2,7 +2,10 @@ package dev.kvindexer.event;
 
 import java.util.Locale;
 
-/** Where a KV block lives; the JSON names are Dynamo's {@code storage_tier} values (SPEC §1.5). */
+/**
+ * Where a KV block lives; the JSON names are Dynamo's {@code storage_tier} values
+ * (docs/protocol/index.md#storage-tiers).
+ */
 public enum StorageTier {
     DEVICE("device"),
     HOST_PINNED("host_pinned"),
@@ -27,7 +30,7 @@ public enum StorageTier {
 
     /**
      * Maps an engine medium string to a tier: Dynamo's {@code from_kv_medium} table, matched
-     * case-insensitively, plus the SPEC's extension for NPU/HBM and SSD/3FS/DFS/NFS. Null or unknown
+     * case-insensitively, plus this project's extension for NPU/HBM and SSD/3FS/DFS/NFS. Null or unknown
      * values mean device, as in the reference.
      */
     public static StorageTier fromMedium(String medium) {

@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import net.openhft.hashing.LongHashFunction;
 
-/** XXH3-64 block hashing compatible with Dynamo and the Mooncake standard (SPEC §2). */
+/** XXH3-64 block hashing compatible with Dynamo and the Mooncake standard (docs/protocol/hashing.md). */
 public final class BlockHasher {
     /** XXH3_SEED / CHAIN_XXH3_SEED. */
     public static final long BASE_SEED = 1337L;
@@ -16,7 +16,7 @@ public final class BlockHasher {
     private static final LongHashFunction SALT_FN = LongHashFunction.xx3(1L);
 
     /*
-     * zero-allocation-hashing hashes int[]/long[] in native byte order; the SPEC wants little-endian
+     * zero-allocation-hashing hashes int[]/long[] in native byte order; the block hash wants little-endian
      * bytes. On little-endian hosts (all supported ones) that means hashing the arrays in place;
      * big-endian hosts take a byte-swapping copy.
      */
@@ -29,7 +29,10 @@ public final class BlockHasher {
 
     private BlockHasher() {}
 
-    /** SPEC §2.4: 1337 + XXH3(lora, 0) + XXH3(salt, 1), wrapping; null and "" mean absent. */
+    /**
+     * The seed (docs/protocol/hashing.md#seed-derivation): 1337 + XXH3(lora, 0) + XXH3(salt, 1), wrapping; null and ""
+     * mean absent.
+     */
     public static long seedFor(String loraName, String cacheSalt) {
         long seed = BASE_SEED;
         if (loraName != null && !loraName.isEmpty()) {
@@ -51,7 +54,10 @@ public final class BlockHasher {
         return hashTokens(function(seed), tokens, from, count);
     }
 
-    /** SPEC §2.5: one local hash per complete block; the partial trailing block is dropped. */
+    /**
+     * Local hashes (docs/protocol/hashing.md#local-block-hash): one local hash per complete block; the partial trailing
+     * block is dropped.
+     */
     public static long[] localHashes(int[] tokens, int blockSize, long seed) {
         return localHashes(tokens, tokens.length, blockSize, seed);
     }
@@ -70,7 +76,8 @@ public final class BlockHasher {
     }
 
     /**
-     * SPEC §2.7 Eagle mode: block {@code block} is hashed over {@code tokens[block*bs .. (block+1)*bs]}
+     * Eagle mode (docs/protocol/hashing.md#event-side-variants): block {@code block} is hashed over {@code
+     * tokens[block*bs .. (block+1)*bs]}
      * inclusive ({@code bs + 1} tokens); the caller guarantees those tokens exist.
      */
     public static long eagleWindowHash(int[] tokens, int block, int blockSize, long seed) {
@@ -78,7 +85,8 @@ public final class BlockHasher {
     }
 
     /**
-     * SPEC §2.7 multimodal: the block's token bytes followed by its mm hashes sorted ascending
+     * Multimodal (docs/protocol/hashing.md#event-side-variants): the block's token bytes followed by its mm hashes
+     * sorted ascending
      * (unsigned), each u64 little-endian. {@code mmHashes} is not modified. An empty array gives the
      * plain token hash.
      */
@@ -99,12 +107,15 @@ public final class BlockHasher {
         return function(seed).hashBytes(buf.array());
     }
 
-    /** SPEC §2.6 step: XXH3(le64(prev) ++ le64(local), 1337). */
+    /**
+     * One step of the rolling sequence hash (docs/protocol/hashing.md#rolling-sequence-hash): XXH3(le64(prev) ++
+     * le64(local), 1337).
+     */
     public static long chain(long previousSequenceHash, long localHash) {
         return chain(PAIR.get(), previousSequenceHash, localHash);
     }
 
-    /** SPEC §2.6: rolling sequence hashes of a list of local hashes. */
+    /** Rolling sequence hashes (docs/protocol/hashing.md#rolling-sequence-hash) of a list of local hashes. */
     public static long[] sequenceHashes(long[] localHashes) {
         long[] out = new long[localHashes.length];
         if (out.length == 0) {

@@ -3,7 +3,8 @@ package dev.kvindexer.hash;
 import java.nio.charset.StandardCharsets;
 
 /**
- * How a vLLM engine hashes its blocks (SPEC §11.9, strategy {@code vllm_v1}, projection {@code low64_be}): the
+ * How a vLLM engine hashes its blocks (docs/protocol/hashing.md#vllm-v1-block-hash, strategy {@code vllm_v1},
+ * projection {@code low64_be}): the
  * encoding of each hashed value and the {@code PYTHONHASHSEED} text the chain starts from. Engines that share a
  * profile give the same tokens the same keys; a query must be hashed with its context's profile.
  */

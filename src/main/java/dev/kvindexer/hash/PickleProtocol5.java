@@ -4,7 +4,8 @@ import java.util.Arrays;
 
 /**
  * CPython's C pickler, protocol 5, for the only values vLLM's {@code sha256} block hash pickles: a str (the seed), and
- * {@code (parent: bytes, tokens: tuple[int], extras: tuple[str] | None)} (SPEC §11.9). Every object is distinct, so
+ * {@code (parent: bytes, tokens: tuple[int], extras: tuple[str] | None)} (docs/protocol/hashing.md#vllm-v1-block-hash).
+ * Every object is distinct, so
  * nothing is ever read back from the memo. Framing follows the pickler: a pending frame is written out once it has
  * reached 64 KiB when the next object starts, and a str or bytes payload of 64 KiB or more goes out unframed. No
  * library writes pickle, so this is the one encoder kept by hand; the vectors prove it.

@@ -10,7 +10,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 
 /**
- * vLLM's v1 block hash (SPEC §11.9): each complete block's digest is SHA-256 of {@code (parent digest, tokens,
+ * vLLM's v1 block hash (docs/protocol/hashing.md#vllm-v1-block-hash): each complete block's digest is SHA-256 of {@code
+ * (parent digest, tokens,
  * extras)} in the profile's encoding, the parent of block 0 being the profile's root; the key an engine publishes is
  * the digest's last 8 bytes, big-endian. Extras are the LoRA name on every block and the cache salt on block 0 only.
  * One instance per thread: it keeps its digest and encoding buffers.

@@ -112,7 +112,7 @@ public final class HttpVerticle extends VerticleBase {
         }));
         router.get("/global_view").handler(conductor::globalView);
         // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor); a msgpack
-        // body is the C++ Conductor's (SPEC §11.13).
+        // body is the C++ Conductor's (docs/api/mooncake-cpp.md).
         sharedPostJson(
                 router, "/query", QUERY_BODY_LIMIT, new JsonFlavors(dynamo::query, mooncake::query), conductor::query);
         sharedPostJson(

@@ -16,7 +16,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The whole index as {@code GET /dump} answers it: Dynamo's JSON (SPEC §7.9), or the binary snapshot a recovering
+ * The whole index as {@code GET /dump} answers it: Dynamo's JSON (docs/protocol/dump.md#json-document), or the binary
+ * snapshot a recovering
  * node asks for. Every partition's exact snapshot is taken first (compact, each in one step of its actor), so the
  * answer's headers can say whether it is whole: instances no live node could give are counted in
  * {@code x-kvindexer-missing-instances} and named in their partition. The text is then made a piece at a time as the

@@ -21,7 +21,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code POST /events}: standardized KV events (SPEC §5.4) as JSON, for engines that publish no ZMQ. The body is one
+ * {@code POST /events}: standardized KV events (docs/protocol/events.md#standardized-kv-events) as JSON, for engines
+ * that publish no ZMQ. The body is one
  * event or {@code {"events": [...]}}. Every event is checked before any is applied, so a bad one changes nothing;
  * then each partition applies its events in order under the stream rules (stale event_ids dropped, gaps counted and
  * reported). {@code backend_id} names a registered instance of the event's (model_name, tenant_id). A
@@ -152,7 +153,8 @@ final class StandardEventsRoute {
         long parent = hasParent ? e.requiredU64("parent_hash") : 0L;
         int[] tokens = e.has("token_ids") ? e.u32Array("token_ids") : new int[0];
         if (tokens.length == 0) {
-            // Without tokens the local hashes are unknowable: the sequence hashes place the blocks (SPEC §5.5).
+            // Without tokens the local hashes are unknowable: the sequence hashes place the blocks
+            // (docs/protocol/events.md#standardized-events-into-index-operations).
             return new KvEvent.StoredBySequence(tier, hasParent, parent, blocks);
         }
         // In longs: a block size near 2^31 times a few blocks overflows an int.

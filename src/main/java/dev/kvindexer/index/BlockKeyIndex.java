@@ -6,7 +6,8 @@ import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 
 /**
- * One Mooncake Conductor context's index (SPEC §11.10): engines' own block keys (the low 64 bits of vLLM's block
+ * One Mooncake Conductor context's index (docs/protocol/index.md#conductor-context-index): engines' own block keys (the
+ * low 64 bits of vLLM's block
  * hash) mapped to who holds each block, GPU owners per registered (instance, rank) and CPU and disk copies shared by
  * every instance of the context, and the query that walks a prompt's keys GPU → CPU → disk per rank.
  *
@@ -141,7 +142,8 @@ public final class BlockKeyIndex {
     }
 
     /**
-     * The walk of SPEC §11.10 step 4 for each owner (a registered (instance, rank)): a cursor moves over the blocks
+     * The walk of step 4 of the Conductor query (docs/protocol/index.md#conductor-context-index) for each owner (a
+     * registered (instance, rank)): a cursor moves over the blocks
      * held on GPU by that owner, then over blocks with any CPU copy, then any disk copy, never back. Writes, per
      * owner {@code o}, {@code out[3o]} = GPU blocks, {@code out[3o+1]} = blocks through CPU, {@code out[3o+2]} =
      * blocks through disk.

@@ -69,7 +69,10 @@ final class DeviceNodes {
         return id;
     }
 
-    /** Frees an emptied node: it leaves its parent, and its children become detached subtrees (SPEC §6.3). */
+    /**
+     * Frees an emptied node: it leaves its parent, and its children become detached subtrees
+     * (docs/protocol/index.md#remove).
+     */
     void release(int node) {
         int p = records.parent(node);
         if (p >= 0 && node != p + 1) {

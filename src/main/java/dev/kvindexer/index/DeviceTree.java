@@ -7,7 +7,8 @@ import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 
 /**
- * The device-tier prefix tree of SPEC §6.2–6.5, keyed by local hash, with engine-hash lookups and reference
+ * The device-tier prefix tree of docs/protocol/index.md (store, remove, clear, worker removal), keyed by local hash,
+ * with engine-hash lookups and reference
  * counts per owner. Nodes are identified by their position: an engine hash stored at a new position moves
  * there (detached subtrees are never re-attached, unlike the reference).
  *
@@ -262,7 +263,8 @@ final class DeviceTree {
     }
 
     /**
-     * Takes the owner off a node, with every copy; an emptied node is freed and its subtree detached (SPEC §6.3).
+     * Takes the owner off a node, with every copy; an emptied node is freed and its subtree detached
+     * (docs/protocol/index.md#remove).
      */
     private void leave(Owner o, int node) {
         long h = hashOf(node, o.id);

@@ -1,7 +1,8 @@
 package dev.kvindexer.index;
 
 /**
- * A lower-tier edge (SPEC §6.6): (parent engine hash or none, local hash) → child engine hash and owners.
+ * A lower-tier edge (docs/protocol/index.md#lower-tiers): (parent engine hash or none, local hash) → child engine hash
+ * and owners.
  * An owner holds an edge exactly when its holdings map the edge's child hash to it.
  */
 final class LowerEdge extends HolderSet {

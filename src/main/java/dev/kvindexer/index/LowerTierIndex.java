@@ -7,7 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 
-/** One non-device tier of a partition (SPEC §6.6): edges keyed by (parent engine hash or none, local hash). */
+/**
+ * One non-device tier of a partition (docs/protocol/index.md#lower-tiers): edges keyed by (parent engine hash or none,
+ * local hash).
+ */
 final class LowerTierIndex {
     final StorageTier tier;
     final int slot;
@@ -78,7 +81,10 @@ final class LowerTierIndex {
         edgeCount--;
     }
 
-    /** SPEC §6.6; a block whose edge exists with another child hash rejects the rest of the chain. */
+    /**
+     * A lower-tier store (docs/protocol/index.md#lower-tiers); a block whose edge exists with another child hash
+     * rejects the rest of the chain.
+     */
     void store(Owner o, boolean hasParent, long parentHash, long[] blockHashes, long[] localHashes) {
         LowerTierBlocks<LowerEdge> held = o.lower(slot);
         boolean hasPrev = hasParent;
@@ -151,7 +157,8 @@ final class LowerTierIndex {
 
     /**
      * How many blocks owner {@code id} extends from {@code L[pos]} on, starting after the given engine
-     * hash (SPEC §6.8 inner loop): edges it holds itself or a shared store owner holds. {@code out[0]} receives the
+     * hash (docs/protocol/index.md#lower-tier-extension-and-the-per-instance-breakdown inner loop): edges it holds
+     * itself or a shared store owner holds. {@code out[0]} receives the
      * last engine hash reached.
      */
     int extend(int id, boolean hasLast, long last, long[] localHashes, int pos, long[] lastOut) {
@@ -175,7 +182,11 @@ final class LowerTierIndex {
         return extend(NO_OWNER, hasLast, last, localHashes, pos, lastOut);
     }
 
-    /** SPEC §6.8 {@code shared_owner_present(e)}: a Mooncake Store of the partition holds the edge. */
+    /**
+     * Whether a shared store owner holds the edge
+     * (docs/protocol/index.md#lower-tier-extension-and-the-per-instance-breakdown): a Mooncake Store of the partition
+     * holds the edge.
+     */
     private boolean sharedOwnerPresent(LowerEdge e) {
         return owners.heldByStore(e);
     }

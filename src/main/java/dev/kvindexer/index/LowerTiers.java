@@ -2,7 +2,10 @@ package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
 
-/** Slot numbers of the non-device tiers, in the fixed extension order of SPEC §6.8. */
+/**
+ * Slot numbers of the non-device tiers, in the fixed extension order of
+ * docs/protocol/index.md#lower-tier-extension-and-the-per-instance-breakdown.
+ */
 final class LowerTiers {
     static final int COUNT = 3;
     private static final StorageTier[] ORDER = {StorageTier.HOST_PINNED, StorageTier.DISK, StorageTier.EXTERNAL};

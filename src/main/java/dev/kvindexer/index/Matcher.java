@@ -5,7 +5,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The query walk (SPEC §6.7 exact device match, then §6.8 lower-tier extension). Scratch arrays are reused
+ * The query walk (exact device match, docs/protocol/index.md#device-matching, then the lower-tier extension,
+ * docs/protocol/index.md#lower-tier-extension-and-the-per-instance-breakdown). Scratch arrays are reused
  * between queries because the index is single-threaded; only the answer's two columns are allocated.
  */
 final class Matcher {

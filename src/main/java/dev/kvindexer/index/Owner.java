@@ -7,7 +7,10 @@ final class Owner {
     final long workerId;
     final int dpRank;
     final int id;
-    /** A Mooncake Store (shared store owner, SPEC §5.3): its lower-tier blocks extend every owner's walk. */
+    /**
+     * A Mooncake Store (shared store owner, docs/protocol/events.md#mooncake-store-events): its lower-tier blocks
+     * extend every owner's walk.
+     */
     boolean store;
     /** Device hashes the tree's shared engine-hash table does not lead to for this owner, and its device counts. */
     final DeviceBlocks device = new DeviceBlocks();

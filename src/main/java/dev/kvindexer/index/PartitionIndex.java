@@ -11,15 +11,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The KV block index of one (model, tenant) partition (SPEC §6): a device-tier prefix tree plus
+ * The KV block index of one (model, tenant) partition (docs/protocol/index.md): a device-tier prefix tree plus
  * lower-tier edge indexes. Single-threaded by contract: only its partition actor touches it.
  *
  * <p>Deliberate choices: every (worker, dp_rank, tier, engine hash) is reference counted (a block stored
- * twice needs two removes); Cleared is scoped to the emitting (worker, dp_rank) (SPEC §6.4 [REC]); an
+ * twice needs two removes); Cleared is scoped to the emitting (worker, dp_rank) (this project's choice,
+ * docs/protocol/index.md#clear); an
  * engine hash stored at a new position moves there, and detached subtrees are never re-attached.
  *
- * <p>Blocks stored without tokens (SPEC §5.5) live in a second index of this class whose "local hash" of a block is
- * its rolling sequence hash (SPEC §2.6): a sequence hash names a prefix just as a path of local hashes does, so the
+ * <p>Blocks stored without tokens (docs/protocol/events.md#standardized-events-into-index-operations) live in a second
+ * index of this class whose "local hash" of a block is
+ * its rolling sequence hash (docs/protocol/hashing.md#rolling-sequence-hash): a sequence hash names a prefix just as a
+ * path of local hashes does, so the
  * same tree, tiers, reference counts and shared stores apply, and a token query finds those blocks by chaining its
  * local hashes. An owner's prefix is answered from one index or the other, never stitched across both.
  */
@@ -81,8 +84,10 @@ public final class PartitionIndex {
 
     /**
      * Blocks known only by their rolling sequence hashes, which are also their engine hashes (a standardized
-     * {@code stored} event without {@code token_ids}, SPEC §5.5); {@code parentHash} is the sequence hash before the
-     * first. Correct as long as the publisher chained with seed 1337 as SPEC §2.6 recommends.
+     * {@code stored} event without {@code token_ids},
+     * docs/protocol/events.md#standardized-events-into-index-operations); {@code parentHash} is the sequence hash
+     * before the first. Correct as long as the publisher chained with seed 1337
+     * (docs/protocol/hashing.md#rolling-sequence-hash).
      */
     public StoreOutcome storeBySequence(
             long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long[] sequenceHashes) {
@@ -243,7 +248,8 @@ public final class PartitionIndex {
     }
 
     /**
-     * The local hashes of a prompt given as rolling sequence hashes (SPEC §2.6), as far as this partition holds its
+     * The local hashes of a prompt given as rolling sequence hashes (docs/protocol/hashing.md#rolling-sequence-hash),
+     * as far as this partition holds its
      * prefix in any tier; matching them gives what a token query of the same prompt gives.
      */
     public long[] localHashesOfSequence(long[] sequenceHashes) {
@@ -251,7 +257,8 @@ public final class PartitionIndex {
     }
 
     /**
-     * Marks a worker as a Mooncake Store (SPEC §5.3), or ordinary again: a shared store owner's CPU and disk blocks
+     * Marks a worker as a Mooncake Store (docs/protocol/events.md#mooncake-store-events), or ordinary again: a shared
+     * store owner's CPU and disk blocks
      * extend every owner's lower-tier walk, and its device-tier blocks are refused.
      */
     public void markSharedStore(long workerId, boolean store) {

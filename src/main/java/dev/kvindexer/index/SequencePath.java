@@ -5,7 +5,8 @@ import it.unimi.dsi.fastutil.longs.LongArrayList;
 import java.util.Arrays;
 
 /**
- * Turns a prompt given as rolling sequence hashes (SPEC §2.6; Mooncake {@code /query_by_hash}) into the local hashes
+ * Turns a prompt given as rolling sequence hashes (docs/protocol/hashing.md#rolling-sequence-hash; Mooncake {@code
+ * /query_by_hash}) into the local hashes
  * the index is keyed by, as far as the index holds the prefix. {@code seq[0]} is {@code local[0]}; after that, block i
  * is the child (device node or lower-tier edge) whose local hash chains {@code seq[i-1]} into {@code seq[i]}. No
  * per-node sequence hash is stored: the walk chains each candidate child, which costs one XXH3 of 16 bytes per child

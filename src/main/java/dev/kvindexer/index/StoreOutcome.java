@@ -5,7 +5,10 @@ public enum StoreOutcome {
     OK("ok"),
     PARENT_BLOCK_NOT_FOUND("parent_block_not_found"),
     INVALID_BLOCK_SEQUENCE("invalid_block_sequence"),
-    /** A shared store owner published a device-tier block: stores hold CPU and disk tiers only (SPEC §5.3). */
+    /**
+     * A shared store owner published a device-tier block: stores hold CPU and disk tiers only
+     * (docs/protocol/events.md#mooncake-store-events).
+     */
     STORE_DEVICE_TIER("store_device_tier"),
     /** A chain longer than a partition's device tree can ever hold, even with every other block evicted. */
     INDEX_FULL("index_full");

@@ -7,7 +7,8 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * The per-instance tier breakdown of SPEC §6.8 and the legacy {@code scores} view, in tokens, built from
+ * The per-instance tier breakdown of docs/protocol/index.md#lower-tier-extension-and-the-per-instance-breakdown and the
+ * legacy {@code scores} view, in tokens, built from
  * per-owner matches. Instances are ordered by worker id as unsigned, ranks ascending.
  */
 public final class TierBreakdown {

@@ -106,7 +106,8 @@ public final class Listener {
     }
 
     /**
-     * A C++ Conductor registration's stream (SPEC §11.11): no partition, no sequence tracking (its Store publisher
+     * A C++ Conductor registration's stream (docs/protocol/events.md#c-conductor-events): no partition, no sequence
+     * tracking (its Store publisher
      * has no replay), batches to the conductor.
      */
     public static Listener forConductor(String endpoint, int dpRank, CppConductorSink sink) {

@@ -2,7 +2,7 @@ package dev.kvindexer.ingest;
 
 import java.util.Collection;
 
-/** Listener lifecycle states (SPEC §3.8) with their JSON names. */
+/** Listener lifecycle states (docs/protocol/zmq.md#listener-lifecycle) with their JSON names. */
 public enum ListenerState {
     PENDING("pending"),
     ACTIVE("active"),

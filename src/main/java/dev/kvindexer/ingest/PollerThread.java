@@ -44,7 +44,8 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private static final int LOGGED_PROBLEMS_PER_STREAM = 3;
     /**
      * Messages a held listener, or any listener while the node recovers, buffers before reading stops: what a ZMQ
-     * SUB's receive high-water mark would hold (SPEC §3.3), so the engine's own queue takes the rest.
+     * SUB's receive high-water mark would hold (docs/protocol/zmq.md#socket-options), so the engine's own queue takes
+     * the rest.
      */
     static final int RECEIVE_HWM = 100_000;
     /** A publisher that broke the protocol or sent a message over the limit is connected to again after this. */
@@ -69,7 +70,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private final Map<Listener, Subscription> subscriptions = new HashMap<>();
     /** Subscriptions with messages to deliver, in turn. */
     private final ArrayDeque<Subscription> ready = new ArrayDeque<>();
-    /** Connected while the node recovered: active once the gate opens (SPEC §3.8). */
+    /** Connected while the node recovered: active once the gate opens (docs/protocol/zmq.md#listener-lifecycle). */
     private final List<Subscription> awaitingGate = new ArrayList<>();
 
     private final AtomicInteger load = new AtomicInteger();

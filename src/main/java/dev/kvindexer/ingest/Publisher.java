@@ -29,7 +29,10 @@ public record Publisher(String name, String type, String defaultLora, String add
         };
     }
 
-    /** A Mooncake Store: a shared store owner of its partition rather than an engine instance (SPEC §5.3). */
+    /**
+     * A Mooncake Store: a shared store owner of its partition rather than an engine instance
+     * (docs/protocol/events.md#mooncake-store-events).
+     */
     public boolean isStore() {
         return MOONCAKE_STORE.equals(type);
     }

@@ -23,14 +23,15 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * Fetches a stream's missed batches from its engine's replay ROUTER over a DEALER (SPEC §3.5) and hands them
+ * Fetches a stream's missed batches from its engine's replay ROUTER over a DEALER
+ * (docs/protocol/zmq.md#replay-protocol) and hands them
  * to the partition in order, followed by a ReplayFinished. Runs on its own threads, because a replay blocks
  * for up to its timeout and must not stall live ingest. Each replay has a JeroMQ context of its own, so a replay
  * peer that breaks one cannot touch live ingest or another replay.
  */
 public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplayClient.class);
-    /** [UNDEF] in the reference; the SPEC recommends giving up after 2 s without a message. */
+    /** [UNDEF] in the reference; we give up after 2 s without a message. */
     static final int RECEIVE_TIMEOUT_MILLIS = 2000;
     /** A peer that keeps streaming without ever reaching the requested end is cut off after this long. */
     static final long MAX_REPLAY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);

@@ -1,7 +1,8 @@
 package dev.kvindexer.ingest;
 
 /**
- * What one replay delivered, classified with the reference's incomplete reasons (SPEC §3.6): {@code empty},
+ * What one replay delivered, classified with the reference's incomplete reasons
+ * (docs/protocol/zmq.md#sequence-tracking-and-gap-rules): {@code empty},
  * {@code started_after_requested}, {@code non_contiguous}, {@code ended_before_target}, plus {@code timeout}
  * and {@code error} for replies that never came.
  */

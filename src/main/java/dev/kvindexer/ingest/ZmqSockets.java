@@ -6,7 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.zeromq.ZMQ;
 
-/** Options and receiving for the replay DEALER, the one JeroMQ socket ingest still opens (SPEC §3.3, §3.5). */
+/**
+ * Options and receiving for the replay DEALER, the one JeroMQ socket ingest still opens
+ * (docs/protocol/zmq.md#socket-options, docs/protocol/zmq.md#replay-protocol).
+ */
 final class ZmqSockets {
     private ZmqSockets() {}
 

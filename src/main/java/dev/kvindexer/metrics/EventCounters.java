@@ -13,7 +13,10 @@ import java.util.concurrent.atomic.LongAdder;
 public final class EventCounters {
     /** A gap in a ZMQ stream's batch seqs: each one starts a replay, or loses batches when there is no replay. */
     public static final String GAP_ZMQ_SEQ = "zmq_seq";
-    /** A jump in a standardized event stream's event_ids (SPEC §5.4); nothing can replay those. */
+    /**
+     * A jump in a standardized event stream's event_ids (docs/protocol/events.md#standardized-kv-events); nothing can
+     * replay those.
+     */
     public static final String GAP_EVENT_ID = "event_id";
 
     public static final String REPLAY_COMPLETE = "complete";

@@ -7,7 +7,10 @@ public final class WarningKind {
     public static final String BLOCK_SIZE_MISMATCH = "block_size_mismatch";
     public static final String FILTERED_GROUP = "filtered_group";
     public static final String STALE_BATCH = "stale_batch";
-    /** Standardized KV events (SPEC §5.4) skipped because their event_id was at or below the stream's last. */
+    /**
+     * Standardized KV events (docs/protocol/events.md#standardized-kv-events) skipped because their event_id was at or
+     * below the stream's last.
+     */
     public static final String STALE_EVENT = "stale_event";
     /** Standardized KV events missing between two event_ids of one stream (no replay exists for them). */
     public static final String EVENT_ID_GAP = "event_id_gap";

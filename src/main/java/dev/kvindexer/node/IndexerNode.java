@@ -103,7 +103,8 @@ public final class IndexerNode implements AutoCloseable {
     }
 
     /**
-     * Starts a node and returns once its ready gate is open (SPEC §10.1): HTTP bound, startup and cluster
+     * Starts a node and returns once its ready gate is open (docs/protocol/recovery.md#startup): HTTP bound, startup
+     * and cluster
      * registrations applied, recovery done. Blocking: call it from a main or test thread, never from an event loop.
      */
     public static IndexerNode start(ServeConfig config) throws Exception {
@@ -133,7 +134,8 @@ public final class IndexerNode implements AutoCloseable {
             throw e;
         }
         try {
-            // HTTP first (SPEC 10.1 [REC]): /health answers and /register can satisfy the initial-workers wait.
+            // HTTP first (this project's choice, docs/protocol/recovery.md#startup): /health answers and /register can
+            // satisfy the initial-workers wait.
             await(node.deployHttp(config));
             if (config.clustered()) {
                 await(node.parts.membership().announce(node.advertisedUrl(config)));
@@ -292,7 +294,8 @@ public final class IndexerNode implements AutoCloseable {
     }
 
     /**
-     * SPEC §10.1 steps 3–6: slow-joiner window, recovery, initial-workers wait, then the gate opens. A clustered node
+     * Startup steps 5–7 (docs/protocol/recovery.md#startup): slow-joiner window, recovery, initial-workers wait, then
+     * the gate opens. A clustered node
      * recovers from the cluster's ready nodes unless --peers names others; a node that finds no ready peer (the first
      * node, or several starting at once) starts empty instead of waiting, so nodes never wait for each other.
      */

@@ -1,7 +1,8 @@
 package dev.kvindexer.node;
 
 /**
- * The node's startup gate (SPEC §10.1): closed, with a reason, until recovery and the initial-workers wait are
+ * The node's startup gate (docs/protocol/recovery.md#startup): closed, with a reason, until recovery and the
+ * initial-workers wait are
  * done. Listeners connect and buffer while it is closed; /ready answers 503 with the reason.
  */
 public final class ReadyGate {

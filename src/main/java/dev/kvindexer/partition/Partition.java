@@ -304,7 +304,8 @@ public final class Partition {
     }
 
     /**
-     * Standardized KV events (SPEC §5.4): within a stream, an event_id at or below the last applied one is dropped as
+     * Standardized KV events (docs/protocol/events.md#standardized-kv-events): within a stream, an event_id at or below
+     * the last applied one is dropped as
      * stale, and the ids skipped before a newer one are counted as a gap. Nothing can replay them (no replay protocol
      * exists for these events), so the gap is reported, and the event applies.
      */

@@ -4,7 +4,8 @@ import dev.kvindexer.event.EventBatch;
 import java.util.ArrayDeque;
 
 /**
- * Applies one stream's batches in sequence order (SPEC §3.6) and fences engine restarts (§3.7): stale batches
+ * Applies one stream's batches in sequence order (docs/protocol/zmq.md#sequence-tracking-and-gap-rules) and fences
+ * engine restarts (docs/protocol/zmq.md#engine-restart): stale batches
  * are dropped, a hole is replayed from the engine before anything newer applies, and a live seq that goes
  * back means a new publisher process whose predecessor's blocks must go. Plain Java, driven by its partition.
  */
@@ -61,7 +62,8 @@ final class StreamSequencer {
     /**
      * The stream is being re-created after its removal (unregister): its watermark survived, but the index no
      * longer holds any of its blocks. The first live batch still tells a restarted engine from a running one
-     * (SPEC §3.7); a running one is then replayed from seq 0 instead of from the watermark, because the blocks it
+     * (docs/protocol/zmq.md#engine-restart); a running one is then replayed from seq 0 instead of from the watermark,
+     * because the blocks it
      * stored up to the watermark and still holds are gone from the index and would otherwise never come back.
      */
     void blocksDropped() {
@@ -70,7 +72,8 @@ final class StreamSequencer {
 
     /**
      * The partition was recovered from a peer's dump, which already covers this stream's history: its first live
-     * batch only establishes the watermark instead of replaying from 0 ([REF-new], SPEC §3.6).
+     * batch only establishes the watermark instead of replaying from 0 (as newer Dynamo builds do,
+     * docs/protocol/zmq.md#sequence-tracking-and-gap-rules).
      */
     void bootstrappedFromPeer() {
         if (!watermark.isSet()) {

@@ -4,7 +4,8 @@ import dev.kvindexer.hash.BlockHasher;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Maps Mooncake's string instance ids onto the index's u64 worker ids (SPEC §1.3): a canonical unsigned decimal is
+ * Maps Mooncake's string instance ids onto the index's u64 worker ids (docs/protocol/index.md#identifiers): a canonical
+ * unsigned decimal is
  * that very Dynamo id, anything else gets XXH3-64 of its UTF-8 bytes with seed 0. The registry keeps the names, so
  * responses print the string back, and refuses a name whose id another name already holds.
  */

@@ -34,6 +34,9 @@ public interface IndexAccess {
     /** Applies standardized events to a partition (the approximate index of bookings); nothing when it is absent. */
     Future<Void> apply(PartitionKey partition, List<StandardEvent> events);
 
-    /** Answers {@code response} with the indexer's whole JSON {@code /dump} (SPEC §7.9), streamed. */
+    /**
+     * Answers {@code response} with the indexer's whole JSON {@code /dump} (docs/protocol/dump.md#json-document),
+     * streamed.
+     */
     Future<Void> dump(HttpServerResponse response);
 }

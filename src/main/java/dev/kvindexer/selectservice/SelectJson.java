@@ -259,7 +259,10 @@ final class SelectJson {
         return Prompt.ofHashes(blocks, sequence, optionalU64(body, "isl_tokens"), blocksRequired);
     }
 
-    /** Per block, the {@code mm_hash} of each multimodal object (SPEC §11.5); null entries for plain blocks. */
+    /**
+     * Per block, the {@code mm_hash} of each multimodal object
+     * (docs/protocol/hashing.md#multimodal-identifiers-and-salt-precedence); null entries for plain blocks.
+     */
     private static long[][] mmHashes(JsonArray infos) {
         if (infos == null) {
             return null;

@@ -9,7 +9,7 @@ import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePacker;
 
 /**
- * Encodes EventBatch payloads byte-for-byte as msgspec does for vLLM and SGLang (SPEC §4.1–4.8), so the
+ * Encodes EventBatch payloads byte-for-byte as msgspec does for vLLM and SGLang (docs/protocol/events.md), so the
  * simulator and tests speak the engines' real wire format.
  */
 public final class BatchEncoder {

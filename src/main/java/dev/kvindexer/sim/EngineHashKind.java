@@ -5,9 +5,15 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 
-/** How an engine derives its own block hashes from a prompt (SPEC §1.7: engine hashes are opaque to the indexer). */
+/**
+ * How an engine derives its own block hashes from a prompt (docs/protocol/hashing.md#the-three-kinds-of-block-hash:
+ * engine hashes are opaque to the indexer).
+ */
 public enum EngineHashKind {
-    /** Dynamo mocker style: the rolling sequence hash of the local hashes (SPEC §2.6); equal across engines. */
+    /**
+     * Dynamo mocker style: the rolling sequence hash of the local hashes
+     * (docs/protocol/hashing.md#rolling-sequence-hash); equal across engines.
+     */
     SEQUENCE,
     /**
      * vLLM style: low 64 bits of SHA-256(parent hash ‖ block tokens), rooted at a per-process random value (vLLM's

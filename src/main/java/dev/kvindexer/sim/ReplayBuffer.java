@@ -4,7 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The engine's ring of its last published batches (vLLM's {@code buffer_steps}, SPEC §3.5). Seqs are consecutive,
+ * The engine's ring of its last published batches (vLLM's {@code buffer_steps}, docs/protocol/zmq.md#replay-protocol).
+ * Seqs are consecutive,
  * so the position of any seq is arithmetic. Not thread-safe: owned by the engine thread.
  */
 public final class ReplayBuffer {

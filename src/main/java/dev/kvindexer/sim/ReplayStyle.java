@@ -1,6 +1,6 @@
 package dev.kvindexer.sim;
 
-/** Shape of the engine's replay replies (SPEC §3.5). */
+/** Shape of the engine's replay replies (docs/protocol/zmq.md#replay-protocol). */
 public enum ReplayStyle {
     /** {@code [id, "", be64(seq), payload]}, sentinel {@code [id, "", ff*8, ""]}: SGLang and vLLM before v0.26. */
     THREE_FRAME,

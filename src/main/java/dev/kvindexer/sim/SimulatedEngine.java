@@ -20,13 +20,15 @@ import org.zeromq.ZMQ;
 import org.zeromq.ZMQException;
 
 /**
- * One simulated engine rank speaking the real wire protocol: a bound publisher (3-frame live batches, SPEC §3.2), a
- * bound ROUTER answering replay requests from a ring of the last 10,000 batches (§3.5), and a {@link KvCacheModel}
+ * One simulated engine rank speaking the real wire protocol: a bound publisher (3-frame live batches,
+ * docs/protocol/zmq.md#live-messages), a
+ * bound ROUTER answering replay requests from a ring of the last 10,000 batches (docs/protocol/zmq.md#replay-protocol),
+ * and a {@link KvCacheModel}
  * deciding what each request stores and evicts. All sockets live on the engine's own thread, which interleaves
  * requests with replay service; other threads talk to it through a queue.
  *
  * <p>The publisher is an XPUB: identical to a PUB on the wire, but it lets tests wait for a subscriber instead of
- * sleeping through the slow-joiner window (§3.9).
+ * sleeping through the slow-joiner window (docs/protocol/zmq.md#slow-joiner).
  */
 public final class SimulatedEngine implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SimulatedEngine.class);

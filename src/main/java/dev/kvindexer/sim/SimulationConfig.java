@@ -6,7 +6,8 @@ import java.time.Duration;
 
 /**
  * A whole simulation: {@code engines} instances × {@code dpRanks} ranks. Engine i rank r publishes on
- * {@code basePort + i*dpRanks + r} and replays on {@code replayBasePort + i*dpRanks + r} (SPEC §3.4: separate
+ * {@code basePort + i*dpRanks + r} and replays on {@code replayBasePort + i*dpRanks + r}
+ * (docs/protocol/zmq.md#data-parallel-port-offset: separate
  * ranges, so a rank's live port never lands on another's replay port). {@code requests} ≤ 0 means "until the prompt
  * source ends"; {@code rate} ≤ 0 means as fast as possible; {@code restartAfter} ≤ 0 never restarts; {@code register}
  * null skips registration; {@code trace} null uses synthetic prompts.

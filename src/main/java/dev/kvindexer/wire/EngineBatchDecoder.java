@@ -14,7 +14,7 @@ import org.msgpack.value.ValueType;
  * Decodes one stream's batches; one instance per (listener) stream because the hybrid group filter
  * learns kinds per (dp_rank, group_idx) from stores. Not thread-safe.
  *
- * <p>Accepts the vLLM and SGLang EventBatch in every era of SPEC §4: array batch {@code [ts, events,
+ * <p>Accepts the vLLM and SGLang EventBatch in every era (docs/protocol/events.md): array batch {@code [ts, events,
  * rank?, ...]} or map batch {@code {ts, events, data_parallel_rank | attn_dp_rank}}, events as
  * tagged arrays or tagged maps, mixed freely. Counting rules: events with a wrongly typed field, an
  * unknown tag, a missing {@code block_hashes}/{@code block_size}, or an invalid linkage (duplicate
@@ -160,7 +160,8 @@ public final class EngineBatchDecoder {
     }
 
     /**
-     * Non-nil non-negative int → that rank; nil, negative or another type → NO_RANK (SPEC §4.2); a rank over
+     * Non-nil non-negative int → that rank; nil, negative or another type → NO_RANK
+     * (docs/protocol/events.md#eventbatch-envelope); a rank over
      * {@link EventBatch#MAX_RANK} makes the whole batch malformed rather than create a phantom owner.
      */
     private int readRank() throws IOException, MalformedBatchException {

@@ -8,7 +8,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Turns a parsed {@link RawEvent} into index operations (SPEC §4.13): group filter, linkage checks,
+ * Turns a parsed {@link RawEvent} into index operations (docs/protocol/events.md#conversion-into-index-operations):
+ * group filter, linkage checks,
  * tier, block-size check and tokens hashing with the event's seed (LoRA, salt), Eagle windows and
  * multimodal hashes. Appends to the batch's output and reports what happened to the event.
  */
@@ -51,7 +52,8 @@ final class EventConverter {
                 yield Outcome.APPENDED;
             }
             case RawEvent.STORE_OBJECT -> {
-                // Our reading of SPEC §5.2 (it defines no medium and no root marker): a Store object is a host-pinned
+                // Our reading of docs/protocol/events.md#mooncake-store-events (it defines no medium and no root
+                // marker): a Store object is a host-pinned
                 // block, and a parent_block_hash of 0 means none.
                 if (ev.medium == null) {
                     ev.medium = "CPU";
@@ -94,7 +96,8 @@ final class EventConverter {
             return Outcome.BLOCK_SIZE_MISMATCH;
         }
         if (ev.standard && ev.tokenCount == 0) {
-            // No token_ids: the seq_hashes place the blocks (SPEC §5.5).
+            // No token_ids: the seq_hashes place the blocks
+            // (docs/protocol/events.md#standardized-events-into-index-operations).
             if (hashes.length == 0) {
                 return Outcome.NOTHING;
             }

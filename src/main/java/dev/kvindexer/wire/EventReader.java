@@ -6,7 +6,7 @@ import java.util.List;
 import org.msgpack.value.ValueType;
 
 /**
- * Parses one engine event, tagged array or tagged map (SPEC §4.3–§4.6), into a {@link RawEvent}.
+ * Parses one engine event, tagged array or tagged map (docs/protocol/events.md#event-shape), into a {@link RawEvent}.
  * Every field read consumes exactly one msgpack value even when its type is wrong, so a bad field
  * only marks the event malformed and the batch stays in step; structural damage throws.
  */
@@ -27,7 +27,10 @@ final class EventReader {
     private static final int F_LORA_OR_METADATA = 12;
     /** BlockStored elements 9–11, BlockRemoved 3–4: typed by sniffing, as the reference does. */
     private static final int F_SNIFFED = 13;
-    /** A standardized KV event's {@code event_type} (SPEC §5.4): {@code stored}, {@code removed}, {@code cleared}. */
+    /**
+     * A standardized KV event's {@code event_type} (docs/protocol/events.md#standardized-kv-events): {@code stored},
+     * {@code removed}, {@code cleared}.
+     */
     private static final int F_EVENT_TYPE = 14;
     /** One block hash in place of an array (Mooncake's older {@code block_hash}). */
     private static final int F_ONE_HASH = 15;
@@ -36,7 +39,9 @@ final class EventReader {
 
     /**
      * Map keys; index i maps to MAP_FIELDS[i]. Keys not listed (lora_id, locality, ...) are skipped. event_type,
-     * seq_hashes, parent_hash and base_block_idx are the standardized envelope's (SPEC §5.5); its event_id, backend_id and dp_rank are skipped: inside a ZMQ
+     * seq_hashes, parent_hash and base_block_idx are the standardized envelope's
+     * (docs/protocol/events.md#standardized-events-into-index-operations); its event_id, backend_id and dp_rank are
+     * skipped: inside a ZMQ
      * batch the batch seq orders and the registration names the owner. Its additional_salt is skipped too, as a
      * registration's is (docs/api/mooncake-json.md#salts).
      */
@@ -79,7 +84,10 @@ final class EventReader {
         F_BASE_INDEX
     };
 
-    /** Positional layouts after the tag (SPEC §4.4, §4.5); index 0 here is array element 1. */
+    /**
+     * Positional layouts after the tag (docs/protocol/events.md#blockstored, docs/protocol/events.md#blockremoved);
+     * index 0 here is array element 1.
+     */
     private static final int[] STORED_LAYOUT = {
         F_HASHES,
         F_PARENT,
@@ -97,7 +105,8 @@ final class EventReader {
     private static final int[] REMOVED_LAYOUT = {F_HASHES, F_MEDIUM, F_SNIFFED, F_SNIFFED};
     private static final int[] CLEARED_LAYOUT = {};
     /**
-     * Mooncake's older BlockStoreEvent, positionally in the documented order (SPEC §5.2 [REC]): ts, mooncake_key,
+     * Mooncake's older BlockStoreEvent, positionally in the documented order (this project's reading,
+     * docs/protocol/events.md#mooncake-store-events): ts, mooncake_key,
      * addr_list, block_hash, parent_block_hash, token_id, block_size, model_name, lora_name, lora_id.
      */
     private static final int[] STORE_OBJECT_LAYOUT = {
@@ -281,7 +290,7 @@ final class EventReader {
         }
     }
 
-    /** Flat token ids, or bigram pairs flattened to {@code [t0, t1, ..., tn]} (SPEC §4.10). */
+    /** Flat token ids, or bigram pairs flattened to {@code [t0, t1, ..., tn]} (docs/protocol/events.md#token_ids). */
     private void readTokens(RawEvent ev) throws IOException {
         if (in.tryNil()) {
             return;

@@ -7,7 +7,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The string items of a BlockStored {@code extra_keys} field (SPEC §4.11), one list per block, and
+ * The string items of a BlockStored {@code extra_keys} field
+ * (docs/protocol/events.md#lora-cache-salt-and-multimodal-keys), one list per block, and
  * the two things the indexer reads from them: the Dynamo-tagged cache salt and multimodal hashes.
  * Rare on the wire, so plain collections are fine here.
  */

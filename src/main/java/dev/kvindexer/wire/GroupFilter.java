@@ -6,7 +6,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Hybrid-model group filter (SPEC §4.12): rule 1 (kind given: keep only main attention kinds), rule 2
+ * Hybrid-model group filter (docs/protocol/events.md#hybrid-model-group-filter): rule 1 (kind given: keep only main
+ * attention kinds), rule 2
  * (else a group_idx other than 0 is ignored), and, for removals that carry no kind, the kind learned
  * per (dp_rank, group_idx) from earlier stores. The batch's rank arrives after its events, so
  * learning and the removals that depend on it are queued and replayed in order by {@link #resolve}.

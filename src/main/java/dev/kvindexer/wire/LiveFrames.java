@@ -2,7 +2,7 @@ package dev.kvindexer.wire;
 
 import java.nio.charset.StandardCharsets;
 
-/** Live message framing (SPEC §3.2): seq frame and topic frame rules. */
+/** Live message framing (docs/protocol/zmq.md#live-messages): seq frame and topic frame rules. */
 public final class LiveFrames {
     private LiveFrames() {}
 

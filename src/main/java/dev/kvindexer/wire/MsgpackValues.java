@@ -13,7 +13,7 @@ import org.msgpack.core.MessageUnpacker;
 
 /**
  * Reads one msgpack value into Java values that keep the distinctions a strict contract makes (the C++ Mooncake
- * Conductor's, docs/api/mooncake-cpp.md#common-rules, SPEC §11.11): nil apart from absent ({@link Nil}), str apart from bin ({@code String} or
+ * Conductor's, docs/api/mooncake-cpp.md#common-rules, docs/protocol/events.md#c-conductor-events): nil apart from absent ({@link Nil}), str apart from bin ({@code String} or
  * {@link InvalidUtf8} against {@code byte[]}), i64 apart from larger uints ({@code Long} against {@code BigInteger}),
  * int apart from float ({@code Double}), maps in wire order ({@link MapValue}), arrays as {@code List}. Every declared
  * length is checked against the bytes left before anything is allocated, and values nest at most {@link #MAX_DEPTH}

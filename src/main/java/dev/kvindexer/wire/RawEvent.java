@@ -6,7 +6,10 @@ final class RawEvent {
     static final int STORED = 1;
     static final int REMOVED = 2;
     static final int CLEARED = 3;
-    /** Mooncake's older BlockStoreEvent (SPEC §5.2): one Store object, a host-pinned block. */
+    /**
+     * Mooncake's older BlockStoreEvent (docs/protocol/events.md#mooncake-store-events): one Store object, a host-pinned
+     * block.
+     */
     static final int STORE_OBJECT = 4;
     /** Mooncake's older BlockUpdateEvent: new replica locations of an object, nothing the index tracks. */
     static final int UPDATE_OBJECT = 5;
@@ -14,7 +17,7 @@ final class RawEvent {
     int tag;
     /** A standardized KV event (keyed by event_type): a missing block_size is the partition's. */
     boolean standard;
-    /** A field had a type the SPEC does not allow; the event is skipped and counted. */
+    /** A field had a type the event format does not allow; the event is skipped and counted. */
     boolean malformed;
 
     /** Engine hashes; null when the field is missing or nil. Freshly allocated, handed to the event. */

@@ -151,7 +151,8 @@ final class WireReader {
     }
 
     /**
-     * The next value, an INTEGER or BINARY, as a u64 hash (SPEC §4.9): uint as is, negative int
+     * The next value, an INTEGER or BINARY, as a u64 hash (docs/protocol/events.md#hash-values): uint as is, negative
+     * int
      * bit-cast, bin as its last 8 bytes big-endian (shorter ones left-padded with zeros).
      */
     long hash() throws IOException {

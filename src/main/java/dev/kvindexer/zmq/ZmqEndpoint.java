@@ -67,7 +67,10 @@ public final class ZmqEndpoint {
         return null;
     }
 
-    /** The SUB binds instead of connecting when the registered host is {@code *} (SPEC §3.1 bind mode). */
+    /**
+     * The SUB binds instead of connecting when the registered host is {@code *} (docs/protocol/zmq.md#sockets-and-roles
+     * bind mode).
+     */
     public static boolean bindsLocally(String endpoint) {
         return endpoint.startsWith("tcp://*:");
     }

@@ -20,7 +20,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** Dynamo-compatible startup recovery (--peers), the ready gate and DYN_ROUTER_MIN_INITIAL_WORKERS (SPEC §10). */
+/**
+ * Dynamo-compatible startup recovery (--peers), the ready gate and DYN_ROUTER_MIN_INITIAL_WORKERS
+ * (docs/protocol/recovery.md).
+ */
 class PeerRecoveryTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final String QUERY = "{\"model_name\":\"m\",\"token_ids\":[0,1,2,3,4,5,6,7,8,9,10,11]}";

@@ -14,7 +14,7 @@ import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** The C++ Conductor's registration rules and its end-to-end query vector (docs/api/mooncake-cpp.md#post-register, SPEC §11.10, §11.11). */
+/** The C++ Conductor's registration rules and its end-to-end query vector (docs/api/mooncake-cpp.md#post-register, docs/protocol/index.md#conductor-context-index, docs/protocol/events.md#c-conductor-events). */
 class CppConductorStateTest {
     private static final HashProfile PROFILE = new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "0");
     /** VH2: tokens 1..48, block size 16, seed "0", sha256_cbor. */

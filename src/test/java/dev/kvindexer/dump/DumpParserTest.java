@@ -92,7 +92,8 @@ class DumpParserTest {
 
     @Test
     void ourDumpRoundTripsThroughTheParserT5() throws IOException {
-        // SPEC 6.10 T5: device [11,12], host_pinned [13], disk [14], engine hashes chained as HV12.
+        // T5 of docs/protocol/index.md#test-vectors: device [11,12], host_pinned [13], disk [14], engine hashes chained
+        // as HV12.
         long e11 = 11;
         long e12 = Long.parseUnsignedLong("10497221074644697006");
         long e13 = 8340346278797266542L;
@@ -141,7 +142,10 @@ class DumpParserTest {
                 c.log);
     }
 
-    /** SPEC §5.5 [REC]: blocks stored without tokens stay out of the events Dynamo reads, in a member of their own. */
+    /**
+     * Blocks stored without tokens (docs/protocol/events.md#standardized-events-into-index-operations) stay out of the
+     * events Dynamo reads, in a member of their own.
+     */
     @Test
     void blocksStoredWithoutTokensRoundTripInTheirOwnMember() throws IOException {
         long[] local = BlockHasher.localHashes(new int[] {1, 2, 3, 4, 5, 6}, 2, BlockHasher.BASE_SEED);

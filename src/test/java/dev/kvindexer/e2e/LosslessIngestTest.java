@@ -36,7 +36,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Acceptance tests of lossless ingest (SPEC §3.5–3.8): simulated engines speaking the real wire protocol over real
+ * Acceptance tests of lossless ingest (docs/protocol/zmq.md#replay-protocol to
+ * docs/protocol/zmq.md#listener-lifecycle): simulated engines speaking the real wire protocol over real
  * ZMQ into a real node, with the indexer's {@code /dump} compared as a set against what the engines really hold.
  * Every run is deterministic in what it sends (seeded prompts, seeded drop schedules); only timing varies, and every
  * wait is a condition with a deadline.
@@ -310,7 +311,8 @@ class LosslessIngestTest {
     /**
      * An engine that restarted while unregistered starts again
      * at seq 0, at or below the surviving watermark, so its first live batch after re-registration is recognised as a
-     * restart (SPEC §3.7) instead of being dropped as stale, and the dump converges on the new process's truth.
+     * restart (docs/protocol/zmq.md#engine-restart) instead of being dropped as stale, and the dump converges on the
+     * new process's truth.
      */
     @Test
     void reregisteringARestartedEngineIsDetectedThroughTheSurvivingWatermark() throws Exception {

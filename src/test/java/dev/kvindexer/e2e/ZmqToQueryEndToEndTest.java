@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Real engine bytes over real ZMQ into a real node, answered over real HTTP: vLLM map-era batches (SPEC vectors
+ * Real engine bytes over real ZMQ into a real node, answered over real HTTP: vLLM map-era batches (wire vectors
  * V6/V7) and SGLang array-era batches (signed hashes, attn_dp_rank override, CPU_PINNED tier).
  */
 class ZmqToQueryEndToEndTest {

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** SPEC §2.9 hash vectors HV1–HV14, chunk counts (§2.3) and the chain negative control. */
+/** Hash vectors HV1–HV14 (docs/protocol/hashing.md#test-vectors), chunk counts
+ * (docs/protocol/hashing.md#token-bytes-and-chunking) and the chain negative control. */
 class BlockHasherTest {
 
     private static long u(String unsigned) {

@@ -17,9 +17,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * vLLM's v1 block hash against the reference's vectors (SPEC §11.9, computed by running vLLM's own functions; the same
- * as the Mooncake C++ golden fixtures where those overlap). The resource is shared/vectors/spec11_vectors.json with the
- * two huge inputs (VH15's tokens, VH16's LoRA name) written as a repeat count.
+ * vLLM's v1 block hash against the reference's vectors (docs/protocol/hashing.md#vllm-v1-block-hash), computed by
+ * running vLLM's own functions; the same as the Mooncake C++ golden fixtures where those overlap. The resource holds
+ * them with the two huge inputs (VH15's tokens, VH16's LoRA name) written as a repeat count.
  */
 class VllmBlockHasherTest {
     private static final HexFormat HEX = HexFormat.of();

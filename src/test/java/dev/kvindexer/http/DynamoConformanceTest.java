@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What the newest Dynamo router asks of a remote indexer (docs/api/dynamo.md#post-query_tiered_by_hash, conformance rows D1a–D1c), against a running
- * node fed over real ZMQ: the T7 setup of SPEC §6.10 with the blocks' real local hashes.
+ * node fed over real ZMQ: the T7 setup of docs/protocol/index.md#test-vectors with the blocks' real local hashes.
  */
 class DynamoConformanceTest {
     private static final Duration WAIT = Duration.ofSeconds(15);

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * GET /metrics on a real node fed by a real engine socket: Dynamo's families under their exact names and types (SPEC
- * §7.2), our own kvindexer_* families, and the JVM and Vert.x meters. (Replays, event_id gaps and recovery figures
+ * GET /metrics on a real node fed by a real engine socket: Dynamo's families under their exact names and types
+ * (docs/operations.md#metrics), our own kvindexer_* families, and the JVM and Vert.x meters. (Replays, event_id gaps and recovery figures
  * are asserted where those happen: LosslessIngestTest, StandardEventsTest, ClusterTest.)
  */
 class IndexerMetricsTest {

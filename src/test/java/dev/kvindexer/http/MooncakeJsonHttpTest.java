@@ -229,7 +229,8 @@ class MooncakeJsonHttpTest {
     }
 
     /**
-     * SPEC §6.9's worked example over the wire (block size 2 here: tokens 0..5 are H1, H2, H3): a Mooncake Store
+     * The worked example of docs/protocol/index.md#tier-semantics-compared over the wire (block size 2 here: tokens
+     * 0..5 are H1, H2, H3): a Mooncake Store
      * publisher's CPU and disk objects extend each rank of the engine after its own GPU prefix, and give a rank with
      * nothing of its own the store's reach; the store itself is never listed.
      */

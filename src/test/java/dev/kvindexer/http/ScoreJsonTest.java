@@ -14,7 +14,7 @@ class ScoreJsonTest {
 
     @Test
     void t6MultiRankSummaryWithUnsignedIdsInReferenceMemberOrder() {
-        // SPEC 6.10 T6 first row, plus a worker id above 2^63 and a lower-tier-only rank.
+        // T6 of docs/protocol/index.md#test-vectors, first row, plus a worker id above 2^63 and a lower-tier-only rank.
         List<OwnerMatch> matches =
                 List.of(new OwnerMatch(-1L, 4, 0, 1, 1), new OwnerMatch(7, 1, 1, 1, 2), new OwnerMatch(7, 0, 2, 3, 5));
         assertEquals(

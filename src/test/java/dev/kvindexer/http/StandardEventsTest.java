@@ -25,7 +25,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** POST /events: standardized KV events (SPEC §5.4) as JSON from an engine without ZMQ. */
+/**
+ * POST /events: standardized KV events (docs/protocol/events.md#standardized-kv-events) as JSON from an engine without
+ * ZMQ.
+ */
 class StandardEventsTest {
     private static final int BS = 4;
     private IndexerNode node;
@@ -145,7 +148,8 @@ class StandardEventsTest {
     }
 
     /**
-     * An engine that sends no tokens (SPEC §5.5): its seq_hashes alone place the blocks, and both flavors' token
+     * An engine that sends no tokens (docs/protocol/events.md#standardized-events-into-index-operations): its
+     * seq_hashes alone place the blocks, and both flavors' token
      * queries, the hash query and removals find them.
      */
     @Test
@@ -175,7 +179,10 @@ class StandardEventsTest {
         assertTrue(http.get("/dump").body().contains("\"sequence_events\":[{"), "kept apart from Dynamo's events");
     }
 
-    /** The same events as msgpack maps inside an ordinary ZMQ batch (SPEC §5.5): the batch seq orders them. */
+    /**
+     * The same events as msgpack maps inside an ordinary ZMQ batch
+     * (docs/protocol/events.md#standardized-events-into-index-operations): the batch seq orders them.
+     */
     @Test
     void standardizedEventsOverZmqIndexLikeAnyEngine() {
         try (TestPublisher pub = new TestPublisher()) {

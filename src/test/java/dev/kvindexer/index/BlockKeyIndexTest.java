@@ -7,7 +7,7 @@ import dev.kvindexer.event.StorageTier;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** The Conductor context index answers the reference's cases (SPEC §11.10). */
+/** The Conductor context index answers the reference's cases (docs/protocol/index.md#conductor-context-index). */
 class BlockKeyIndexTest {
     private static final long K0 = 3236607068019569386L;
     private static final long K1 = 2758186210834249151L;

@@ -6,7 +6,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** The reference tree-test convention (SPEC §6.10): block i has local hash i and engine hash i × 100. */
+/**
+ * The reference tree-test convention (docs/protocol/index.md#test-vectors): block i has local hash i and engine hash i
+ * × 100.
+ */
 final class IndexFixture {
     private IndexFixture() {}
 

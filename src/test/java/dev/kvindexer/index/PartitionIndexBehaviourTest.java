@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Project rules beyond the SPEC vectors: reference counts, per-rank clear, detached subtrees, many owners. */
+/** Project rules beyond the reference test vectors: reference counts, per-rank clear, detached subtrees, many owners. */
 class PartitionIndexBehaviourTest {
 
     @Test

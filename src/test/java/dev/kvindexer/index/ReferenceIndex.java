@@ -13,7 +13,8 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * A deliberately naive model of PartitionIndex's semantics (SPEC §6 plus the project's choices: reference
+ * A deliberately naive model of PartitionIndex's semantics (docs/protocol/index.md plus the project's choices:
+ * reference
  * counts, per-rank clear, position-identified nodes), written for clarity, not speed.
  */
 final class ReferenceIndex {
@@ -233,7 +234,8 @@ final class ReferenceIndex {
         return new ArrayList<>(all);
     }
 
-    /** SPEC §6.7 per owner (no intersection trick) and §6.8 as written. */
+    /** Device matching per owner (docs/protocol/index.md#device-matching, no intersection trick) and the lower-tier
+     * extension as written (docs/protocol/index.md#lower-tier-extension-and-the-per-instance-breakdown). */
     Map<WorkerRank, OwnerMatch> match(long[] q) {
         Map<WorkerRank, Integer> gpu = new HashMap<>();
         Map<WorkerRank, Integer> pos = new HashMap<>();

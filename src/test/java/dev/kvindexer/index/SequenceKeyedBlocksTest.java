@@ -12,7 +12,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Blocks stored without tokens (SPEC §5.5): only their rolling sequence hashes are known, and those place them. A
+ * Blocks stored without tokens (docs/protocol/events.md#standardized-events-into-index-operations): only their rolling
+ * sequence hashes are known, and those place them. A
  * token query (chaining its local hashes) and a sequence-hash query find them, beside blocks placed by tokens.
  */
 class SequenceKeyedBlocksTest {

@@ -12,9 +12,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Mooncake Store publishers as shared store owners (SPEC §5.3, §6.8): their CPU and disk blocks extend every owner's
+ * Mooncake Store publishers as shared store owners (docs/protocol/events.md#mooncake-store-events,
+ * docs/protocol/index.md#lower-tier-extension-and-the-per-instance-breakdown): their CPU and disk blocks extend every
+ * owner's
  * walk after its own GPU prefix, per rank, never back up a tier; they are never an entry themselves. The prompt is
- * the worked example of SPEC §6.9: blocks H1, H2, H3 (local hashes 1, 2, 3; engine hashes 100, 200, 300).
+ * the worked example of docs/protocol/index.md#tier-semantics-compared: blocks H1, H2, H3 (local hashes 1, 2, 3; engine
+ * hashes 100, 200, 300).
  */
 class SharedStoreTest {
     private static final long ENGINE = 7;
@@ -46,7 +49,10 @@ class SharedStoreTest {
         return out;
     }
 
-    /** SPEC §6.9: H1 on GPU (dp0, dp1); H2 on GPU (dp0); the store holds H1, H2 in CPU and H1, H3 on disk. */
+    /**
+     * The worked example (docs/protocol/index.md#tier-semantics-compared): H1 on GPU (dp0, dp1); H2 on GPU (dp0); the
+     * store holds H1, H2 in CPU and H1, H3 on disk.
+     */
     private void workedExample() {
         store(ENGINE, 0, StorageTier.DEVICE, null, 1, 2);
         store(ENGINE, 1, StorageTier.DEVICE, null, 1);
@@ -59,7 +65,8 @@ class SharedStoreTest {
     void theStoreExtendsEachRankAfterItsOwnGpuPrefixAsTheConductorDoes() {
         workedExample();
         Map<Integer, OwnerMatch> m = byRank(index.match(PROMPT));
-        // rank_matches of SPEC §6.9 in blocks: dp0 {gpu 2, cpu 2, disk 3}, dp1 {gpu 1, cpu 2, disk 3}.
+        // rank_matches of docs/protocol/index.md#tier-semantics-compared in blocks: dp0 {gpu 2, cpu 2, disk 3}, dp1
+        // {gpu 1, cpu 2, disk 3}.
         assertEquals(new OwnerMatch(ENGINE, 0, 2, 2, 3), m.get(0));
         assertEquals(new OwnerMatch(ENGINE, 1, 1, 2, 3), m.get(1), "the walk goes on in CPU, then disk, never back");
         assertEquals(2, m.size());

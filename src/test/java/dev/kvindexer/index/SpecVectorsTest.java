@@ -16,7 +16,9 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §6.10 test vectors T1–T5 and T7 at index level (T6 lives in TierBreakdownTest). */
+/**
+ * The test vectors T1–T5 and T7 of docs/protocol/index.md#test-vectors at index level (T6 lives in TierBreakdownTest).
+ */
 class SpecVectorsTest {
 
     @Test

@@ -7,7 +7,8 @@ import dev.kvindexer.event.StorageTier;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §6.10 T6 and the §6.9 worked example (Dynamo cumulative row). */
+/** T6 of docs/protocol/index.md#test-vectors and the worked example of docs/protocol/index.md#tier-semantics-compared
+ * (cumulative row). */
 class TierBreakdownTest {
 
     @Test
@@ -57,7 +58,10 @@ class TierBreakdownTest {
         assertNull(b.instance(6));
     }
 
-    /** §6.9: block size 2, [H1,H2,H3]; H1 on GPU dp0+dp1, CPU, DISK; H2 on GPU dp0 and CPU; H3 on DISK only. */
+    /**
+     * The worked example (docs/protocol/index.md#tier-semantics-compared): block size 2, [H1,H2,H3]; H1 on GPU dp0+dp1,
+     * CPU, DISK; H2 on GPU dp0 and CPU; H3 on DISK only.
+     */
     @Test
     void workedExampleDynamoCumulativeRow() {
         for (boolean lowerOnBothRanks : new boolean[] {false, true}) {

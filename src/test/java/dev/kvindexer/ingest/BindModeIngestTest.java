@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.zeromq.ZContext;
 
 /**
- * SPEC §3.1 bind mode: a registration on {@code tcp://*:port} binds, is active at once, and takes the batches of an
+ * Bind mode (docs/protocol/zmq.md#sockets-and-roles): a registration on {@code tcp://*:port} binds, is active at once,
+ * and takes the batches of an
  * engine whose PUB connects to it, again after that engine reconnects.
  */
 class BindModeIngestTest {

@@ -11,7 +11,8 @@ import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The gap, stale and restart rules of SPEC §3.6–3.7, as seen by one stream. */
+/** The gap, stale and restart rules of docs/protocol/zmq.md#sequence-tracking-and-gap-rules and
+ * docs/protocol/zmq.md#engine-restart, as seen by one stream. */
 class StreamSequencerTest {
     private final List<String> log = new ArrayList<>();
     private Watermarks.Watermark watermark;

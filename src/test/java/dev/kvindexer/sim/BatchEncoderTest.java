@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** The encoder reproduces SPEC §4.16 vectors byte for byte. */
+/** The encoder reproduces docs/protocol/events.md#wire-test-vectors vectors byte for byte. */
 class BatchEncoderTest {
     private static final int[] TOKENS_1_32 = IntStream.rangeClosed(1, 32).toArray();
     private static final List<EngineEvent> STANDARD = List.of(

@@ -8,7 +8,8 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * An engine whose JeroMQ PUB connects to a bound subscriber ({@code tcp://*:port}, SPEC §3.1 bind mode). About one
+ * An engine whose JeroMQ PUB connects to a bound subscriber ({@code tcp://*:port},
+ * docs/protocol/zmq.md#sockets-and-roles bind mode). About one
  * JeroMQ 0.6.0 loopback connect in a few hundred stalls for good on the connecting side before its greeting (nothing
  * flows, no reconnect, whatever its handshake deadline), so a PUB that delivers nothing for a while is replaced by a
  * new one, as a restarted engine would be.

@@ -77,7 +77,10 @@ public final class IngestHarness implements AutoCloseable {
         assertEquals(201, r.statusCode(), "register " + body + ": " + r.body());
     }
 
-    /** Registers the engine and waits until the indexer's subscription reached its publisher (SPEC §3.9). */
+    /**
+     * Registers the engine and waits until the indexer's subscription reached its publisher
+     * (docs/protocol/zmq.md#slow-joiner).
+     */
     public void registerAndSubscribe(SimulatedEngine e) throws InterruptedException {
         long before = e.subscriptions();
         register(registration(e));

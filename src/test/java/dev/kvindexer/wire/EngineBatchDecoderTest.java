@@ -20,7 +20,8 @@ import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** Decoding of the SPEC §4.16 wire vectors and the §4.12–§4.15 conversion and tolerance rules. */
+/** Decoding of the wire vectors (docs/protocol/events.md#wire-test-vectors) and the filter, conversion and tolerance
+ * rules (docs/protocol/events.md#hybrid-model-group-filter to docs/protocol/events.md#tolerance-rules). */
 class EngineBatchDecoderTest {
     private static final long HV13_0 = Long.parseUnsignedLong("16863443419780771464");
     private static final long HV13_1 = Long.parseUnsignedLong("2287610619914608821");
@@ -511,7 +512,10 @@ class EngineBatchDecoderTest {
         assertArrayEquals(new long[] {HV5[0]}, ((KvEvent.Stored) top.events().get(1)).tokensHashes());
     }
 
-    /** SPEC §11.5's D8 vectors: tokens [151655] x 4, block size 4, one extra_keys item or pair per event. */
+    /**
+     * The multimodal vectors of docs/protocol/hashing.md#test-vectors: tokens [151655] x 4, block size 4, one
+     * extra_keys item or pair per event.
+     */
     @Test
     void multimodalIdentifiersAsDynamoHashesThem() throws Exception {
         assertEquals(

@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
-/** SPEC §3.2 seq and topic frame rules. */
+/** Seq and topic frame rules (docs/protocol/zmq.md#live-messages). */
 class LiveFramesTest {
 
     @Test

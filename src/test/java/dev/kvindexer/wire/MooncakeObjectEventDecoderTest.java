@@ -18,8 +18,9 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Mooncake's older G2/G3 object events (SPEC §5.2), which no source gives an encoding for: decoded as array events in
- * the documented field order, or as maps with the documented names. Our choices where the SPEC is silent: an object
+ * Mooncake's older G2/G3 object events (docs/protocol/events.md#mooncake-store-events), which no source gives an
+ * encoding for: decoded as array events in
+ * the documented field order, or as maps with the documented names. Our choices where the documents are silent: an object
  * is a host-pinned block, a parent_block_hash of 0 means none, BlockUpdateEvent changes nothing the index tracks.
  */
 class MooncakeObjectEventDecoderTest {

@@ -16,7 +16,10 @@ import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** Standardized KV events (SPEC §5.4) as msgpack maps inside an ordinary ZMQ batch (SPEC §5.5). */
+/**
+ * Standardized KV events (docs/protocol/events.md#standardized-kv-events) as msgpack maps inside an ordinary ZMQ batch
+ * (docs/protocol/events.md#standardized-events-into-index-operations).
+ */
 class StandardEventDecoderTest {
     private static Map<String, Object> envelope(String type) {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -63,7 +66,10 @@ class StandardEventDecoderTest {
         assertSame(KvEvent.Cleared.INSTANCE, b.events().get(2));
     }
 
-    /** SPEC §5.5: without token_ids the seq_hashes place the blocks; a depth without a parent places nothing. */
+    /**
+     * Standardized events (docs/protocol/events.md#standardized-events-into-index-operations): without token_ids the
+     * seq_hashes place the blocks; a depth without a parent places nothing.
+     */
     @Test
     void storedWithoutTokensIsPlacedBySequenceHashUnlessItHasADepthButNoParent() throws Exception {
         Map<String, Object> tokenless = envelope("stored");

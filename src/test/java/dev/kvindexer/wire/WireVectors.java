@@ -2,7 +2,9 @@ package dev.kvindexer.wire;
 
 import java.util.HexFormat;
 
-/** SPEC §4.16 wire test vectors, copied verbatim (lengths checked in the tests). */
+/**
+ * The wire test vectors of docs/protocol/events.md#wire-test-vectors, copied verbatim (lengths checked in the tests).
+ */
 final class WireVectors {
     static final String A =
             "93cb3ff80000000000009388a474797065ab426c6f636b53746f726564ac626c6f636b5f686173686573920102b1706172656e745f626c6f636b5f68617368c0a9746f6b656e5f696473dc00200102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20aa626c6f636b5f73697a6510a76c6f72615f6964c0a66d656469756da3475055a96c6f72615f6e616d65c083a474797065ac426c6f636b52656d6f766564ac626c6f636b5f6861736865739102a66d656469756da347505581a474797065b0416c6c426c6f636b73436c656172656400";
@@ -35,7 +37,7 @@ final class WireVectors {
             "93cb3ff999999999999a9183a474797065ac426c6f636b52656d6f766564ac626c6f636b5f68617368657391cf22041482dce26af3a66d656469756da347505500";
     static final String V8 = "93cb40000000000000009000";
 
-    /** SPEC §3.2 frame vector topic. */
+    /** The topic of the frame vector (docs/protocol/zmq.md#live-messages). */
     static final String TOPIC_FRAME = "6b7640706f642d6140746573742d6d6f64656c";
 
     private WireVectors() {}

@@ -3,7 +3,8 @@ package dev.kvindexer.conductor.event;
 import dev.kvindexer.event.StorageTier;
 
 /**
- * What the C++ Mooncake Conductor's registrations publish, once checked (SPEC §11.11): GPU blocks of a {@code vLLM}
+ * What the C++ Mooncake Conductor's registrations publish, once checked (docs/protocol/events.md#c-conductor-events):
+ * GPU blocks of a {@code vLLM}
  * registration, named by vLLM's own block keys, and Mooncake Store objects of a {@code Mooncake} registration, which
  * name the context they belong to. Keys are the low 64 bits of vLLM's block hash, unsigned in a long.
  */

@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The C++ Mooncake Conductor's request contract (docs/api/mooncake-cpp.md#post-register, docs/api/mooncake-cpp.md#post-unregister, SPEC §11.10): which keys each route allows, each
+ * The C++ Mooncake Conductor's request contract (docs/api/mooncake-cpp.md#post-register, docs/api/mooncake-cpp.md#post-unregister, docs/protocol/index.md#conductor-context-index): which keys each route allows, each
  * field's type and range, the order in which the first failure is chosen, and the exact texts and reason codes.
  * Turns the root map of a {@link CppConductorBody} into a checked request or throws the {@link CppConductorError} the C++ answers.
  */
@@ -243,7 +243,7 @@ final class CppConductorRequests {
         return 0;
     }
 
-    /** Step 7 of the register order (docs/api/mooncake-cpp.md#post-register, SPEC §11.9). */
+    /** Step 7 of the register order (docs/api/mooncake-cpp.md#post-register, docs/protocol/hashing.md#vllm-v1-block-hash). */
     private static HashProfile profile(MapValue body) {
         if (!body.has("hash_profile")) {
             throw missing("hash_profile");

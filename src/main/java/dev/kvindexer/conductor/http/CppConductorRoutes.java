@@ -178,7 +178,10 @@ public final class CppConductorRoutes {
         p.packString("index_projection").packString(HashProfile.INDEX_PROJECTION);
     }
 
-    /** SPEC §11.10's answer: per instance its six members in order, ranks in numeric order, in tokens. */
+    /**
+     * The Conductor query's answer (docs/protocol/index.md#conductor-context-index): per instance its six members in
+     * order, ranks in numeric order, in tokens.
+     */
     private static Reply matches(CppConductorState.Matches m, long blockSize) {
         return pack(200, p -> {
             p.packMapHeader(1);

@@ -14,7 +14,8 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * Decodes the batches of the C++ Mooncake Conductor's registrations as strictly as it does (SPEC §11.11): a
+ * Decodes the batches of the C++ Mooncake Conductor's registrations as strictly as it does
+ * (docs/protocol/events.md#c-conductor-events): a
  * {@code vLLM} registration's GPU block events, checked against what was registered, or a {@code Mooncake}
  * registration's Store object events. A batch whose envelope is wrong is refused whole; an event that breaks a rule
  * is skipped and counted, and the rest of the batch applies. The registration's type alone picks the rules.

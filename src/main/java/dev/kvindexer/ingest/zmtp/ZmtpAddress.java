@@ -39,7 +39,10 @@ public sealed interface ZmtpAddress {
         }
     }
 
-    /** {@code tcp://*:port}: the subscriber binds and the publisher connects (SPEC §3.1 bind mode). */
+    /**
+     * {@code tcp://*:port}: the subscriber binds and the publisher connects (docs/protocol/zmq.md#sockets-and-roles
+     * bind mode).
+     */
     record TcpBind(int port) implements ZmtpAddress {}
 
     /** {@code ipc://path}: a Unix domain socket, as libzmq publishers bind it. */

@@ -25,7 +25,7 @@ public record ZmtpSettings(
         Duration reconnectMax,
         Duration protocolErrorDelay,
         int maxConnecting) {
-    /** The reference listener's reconnect and heartbeat options (SPEC §3.3). */
+    /** The reference listener's reconnect and heartbeat options (docs/protocol/zmq.md#socket-options). */
     public static ZmtpSettings defaults(long maxMessageBytes) {
         return new ZmtpSettings(
                 maxMessageBytes,

@@ -17,7 +17,7 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
-/** The C++ Conductor's request checks (docs/api/mooncake-cpp.md#post-register, docs/api/mooncake-cpp.md#post-unregister, SPEC §11.10): the first failure, its reason, field and text. */
+/** The C++ Conductor's request checks (docs/api/mooncake-cpp.md#post-register, docs/api/mooncake-cpp.md#post-unregister, docs/protocol/index.md#conductor-context-index): the first failure, its reason, field and text. */
 class CppConductorRequestsTest {
     private static byte[] pack(Object value) {
         return Pack.of(value);

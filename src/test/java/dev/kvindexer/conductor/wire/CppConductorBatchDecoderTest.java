@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The C++ Conductor's event rules (SPEC §11.11), for both registration types. */
+/** The C++ Conductor's event rules (docs/protocol/events.md#c-conductor-events), for both registration types. */
 class CppConductorBatchDecoderTest {
     private static final long K0 = 3236607068019569386L;
     private static final String D0 = "202da172482d928bbc42ab25b0151e2b895f13f41002e27b2ceabcfae6d332ea";
