@@ -15,8 +15,11 @@ final class Held {
     final Long expectedOutputTokens;
     final long bookedAtMillis;
     final long incarnation;
-    /** When it was booked or mirrored here, on the monotonic clock. */
-    final long appliedAt;
+    /**
+     * When it was booked or mirrored here, on the monotonic clock; for a booking of this replica's own, when its
+     * cluster-wide claim completed.
+     */
+    long appliedAt;
 
     boolean prefillDone;
     long outputBlocks;

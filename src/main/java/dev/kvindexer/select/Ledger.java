@@ -126,6 +126,14 @@ public final class Ledger {
         return h == null ? null : h.record(id);
     }
 
+    /** Counts a held reservation as applied now. */
+    void restamp(String id) {
+        Held h = byId.get(id);
+        if (h != null) {
+            h.appliedAt = clockMillis.getAsLong();
+        }
+    }
+
     /** Ids held here that were booked or mirrored before {@code monotonicMillis}. */
     public List<String> heldBefore(long monotonicMillis) {
         List<String> out = new ArrayList<>();

@@ -131,6 +131,14 @@ public final class Mirror {
         return true;
     }
 
+    /**
+     * A booking of this replica's own whose cluster-wide claim has just completed: a catch-up pass that began before
+     * may have read the cluster's records without it, so it counts as held from now, not from its booking.
+     */
+    public void claimed(String id) {
+        ledger.restamp(id);
+    }
+
     /** A held reservation's whole state, or null. */
     public ReservationRecord record(String id) {
         return ledger.record(id);

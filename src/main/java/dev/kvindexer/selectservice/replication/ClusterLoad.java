@@ -19,8 +19,10 @@ import io.vertx.core.eventbus.MessageConsumer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +61,9 @@ public final class ClusterLoad implements SharedReservations {
     private final long expiryMillis;
     private final String nodeId;
     private final SealedBytes seals;
+    /** This replica's bookings whose claim in the map is under way: a catch-up pass must not take them for gone. */
+    private final Set<String> claiming = new HashSet<>();
+
     private MessageConsumer<Buffer> consumer;
     private long timer = -1;
 
@@ -112,8 +117,12 @@ public final class ClusterLoad implements SharedReservations {
     @Override
     public Future<Void> booked(String id) {
         ReservationRecord r = mirror.record(id);
-        return here(map.submitToKey(id, new RecordSteps.Claim(sealed(r)))).compose(previous -> {
-            if (previous != null) {
+        claiming.add(id);
+        var claim = here(map.submitToKey(id, new RecordSteps.Claim(sealed(r))));
+        return claim.onComplete(done -> claiming.remove(id)).compose(previous -> {
+            if (previous == null) {
+                mirror.claimed(id);
+            } else {
                 mirror.forget(id, r.incarnation());
                 return Future.failedFuture(
                         Refusal.conflict("selection " + id + " is already reserved or being reserved"));
@@ -255,7 +264,7 @@ public final class ClusterLoad implements SharedReservations {
                         }
                     }
                     for (String id : mirror.heldBefore(started)) {
-                        if (!snapshot.containsKey(id)) {
+                        if (!snapshot.containsKey(id) && !claiming.contains(id)) {
                             ReservationRecord gone = mirror.record(id);
                             mirror.forget(id, gone.incarnation());
                         }
