@@ -11,7 +11,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The package structure README's "Layers" section draws: packages form layers, every dependency points down, no
+ * The package structure docs/architecture.md's "Layers" section draws: packages form layers, every dependency points down, no
  * package cycle, and the protocol and index core stay free of Vert.x so they can be tested and benchmarked alone.
  */
 class ArchitectureTest {

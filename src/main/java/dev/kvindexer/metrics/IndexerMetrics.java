@@ -39,6 +39,8 @@ public final class IndexerMetrics {
      * @param ingestRestarts  ingest threads replaced after a failure
      * @param ingestDegraded  an ingest thread failed and its listeners are not all open again yet
      * @param listenerCapacity the most listeners the node runs ({@code --max-listeners})
+     * @param ready           {@code /ready} would answer 200
+     * @param recoveryExact   startup recovery loaded exact snapshots only (stream watermarks and copy counts)
      */
     public record Snapshot(
             int models,
@@ -53,7 +55,9 @@ public final class IndexerMetrics {
             long ingestRestarts,
             boolean ingestDegraded,
             IndexMemoryFigures memory,
-            int listenerCapacity) {}
+            int listenerCapacity,
+            boolean ready,
+            boolean recoveryExact) {}
 
     /** The node's index memory budget ({@code --max-index-memory}), what the indexes hold, and blocks evicted. */
     public record IndexMemoryFigures(long budgetBytes, long usedBytes, long evictedBlocks) {}
@@ -192,6 +196,15 @@ public final class IndexerMetrics {
                 .sample("kvindexer_recovery_duration_seconds", s.recoverySeconds());
         out.family("kvindexer_recovered_events", "gauge", "Events loaded from a peer's dump at startup.")
                 .sample("kvindexer_recovered_events", s.recoveredEvents());
+        out.family(
+                        "kvindexer_recovery_exact",
+                        "gauge",
+                        "1 when startup recovery loaded exact snapshots only (a kvindexer peer's blocks, copy counts "
+                                + "and stream watermarks); 0 when it loaded a dump without watermarks or recovered "
+                                + "from no one.")
+                .sample("kvindexer_recovery_exact", s.recoveryExact() ? 1 : 0);
+        out.family("kvindexer_ready", "gauge", "1 when GET /ready answers 200, else 0 (recovering, gated or degraded).")
+                .sample("kvindexer_ready", s.ready() ? 1 : 0);
         out.family(
                         "kvindexer_cluster_members",
                         "gauge",

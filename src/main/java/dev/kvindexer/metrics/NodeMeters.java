@@ -11,6 +11,7 @@ public final class NodeMeters {
     private final VertxMeters vertx;
     private volatile double recoverySeconds;
     private volatile long recoveredEvents;
+    private volatile boolean recoveryExact;
 
     /** @param vertx the node's Micrometer meters, or null when its Vert.x is not instrumented */
     public NodeMeters(VertxMeters vertx) {
@@ -34,9 +35,11 @@ public final class NodeMeters {
         return vertx == null ? "" : vertx.scrape();
     }
 
-    public void recovered(long millis, long events) {
+    /** @param exact every partition loaded was an exact snapshot, with its streams' watermarks */
+    public void recovered(long millis, long events, boolean exact) {
         recoverySeconds = millis / 1000.0;
         recoveredEvents = events;
+        recoveryExact = exact;
     }
 
     public double recoverySeconds() {
@@ -45,5 +48,9 @@ public final class NodeMeters {
 
     public long recoveredEvents() {
         return recoveredEvents;
+    }
+
+    public boolean recoveryExact() {
+        return recoveryExact;
     }
 }

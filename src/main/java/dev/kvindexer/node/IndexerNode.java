@@ -233,7 +233,8 @@ public final class IndexerNode implements AutoCloseable {
                 handover);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
         Readiness readiness = new Readiness(List.of(gate::reason, ingest::degradedReason));
-        NodeMetrics metrics = new NodeMetrics(registry, ingest, counters, meters, membership, accessLog, memory);
+        NodeMetrics metrics =
+                new NodeMetrics(registry, ingest, counters, meters, membership, accessLog, memory, readiness);
         AtomicReference<RecoveryReport> recovery = new AtomicReference<>(RecoveryReport.NONE);
         NodeOverview overview =
                 new NodeOverview(registry, readiness, counters, meters, memory, membership, placement, recovery::get);
@@ -324,7 +325,7 @@ public final class IndexerNode implements AutoCloseable {
                             config.recovery())
                     .recover(sources);
             recovery.set(report);
-            parts.meters().recovered(report.millis(), report.events());
+            parts.meters().recovered(report.millis(), report.events(), report.exact());
             config.peers().forEach(parts.peers()::add);
         }
         int wanted = config.minInitialWorkers();

@@ -12,6 +12,7 @@ import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionStats;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.AccessLog;
+import dev.kvindexer.web.Readiness;
 import io.vertx.core.Future;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -28,6 +29,7 @@ final class NodeMetrics {
     private final ClusterMembership membership;
     private final AccessLog accessLog;
     private final MemoryBudget memory;
+    private final Readiness readiness;
 
     /** {@code membership} and {@code accessLog} are null when the node has none. */
     NodeMetrics(
@@ -37,8 +39,10 @@ final class NodeMetrics {
             NodeMeters meters,
             ClusterMembership membership,
             AccessLog accessLog,
-            MemoryBudget memory) {
+            MemoryBudget memory,
+            Readiness readiness) {
         this.memory = memory;
+        this.readiness = readiness;
         this.registry = registry;
         this.ingest = ingest;
         this.counters = counters;
@@ -71,7 +75,9 @@ final class NodeMetrics {
                     ingest.degradedReason() != null,
                     new IndexerMetrics.IndexMemoryFigures(
                             memory.limitBytes(), memory.usedBytes(), memory.evictedBlocks()),
-                    ingest.listenerCapacity());
+                    ingest.listenerCapacity(),
+                    readiness.notReadyReason() == null,
+                    meters.recoveryExact());
             return IndexerMetrics.render(
                     snapshot,
                     meters.http(),

@@ -169,6 +169,8 @@ class ClusterTest {
                 back.recovery().exact() && back.recovery().events() > 0, "recovered from a peer: " + back.recovery());
         MetricsPage metrics = MetricsPage.of(http(back));
         assertEquals(back.recovery().events(), metrics.value("kvindexer_recovered_events"));
+        assertEquals(1, metrics.value("kvindexer_recovery_exact"), "a kvindexer peer's snapshot is exact");
+        assertEquals(1, metrics.value("kvindexer_ready"));
         assertEquals(back.recovery().millis() / 1000.0, metrics.value("kvindexer_recovery_duration_seconds"), 1e-9);
         assertEquals(3, metrics.value("kvindexer_cluster_members"));
         awaitBlocks("the returning node recovered everything", back, blocks(n1));

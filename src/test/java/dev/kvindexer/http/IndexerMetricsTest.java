@@ -177,6 +177,8 @@ class IndexerMetricsTest {
         assertEquals(1, page.value("kvindexer_cluster_members"), "a standalone node is a cluster of one");
         assertEquals(0, page.value("kvindexer_recovery_duration_seconds"));
         assertEquals(0, page.value("kvindexer_recovered_events"));
+        assertEquals(0, page.value("kvindexer_recovery_exact"), "it recovered from no one");
+        assertEquals(1, page.value("kvindexer_ready"));
         assertEquals(0, page.value("kvindexer_access_log_dropped_total"));
         assertEquals(0, page.value("kvindexer_access_log_write_errors_total"));
         assertEquals("counter", page.type("kvindexer_access_log_write_errors_total"));

@@ -50,7 +50,9 @@ class IngestRecoveryEndToEndTest {
                 JsonObject l = h.listener(3, 0);
                 assertEquals("failed", l.getString("status"), l.encode());
                 assertTrue(l.getString("last_error").contains("injected"), l.encode());
-                assertEquals(1.0, MetricsPage.of(h.http()).value("kvindexer_ingest_degraded"));
+                MetricsPage degraded = MetricsPage.of(h.http());
+                assertEquals(1.0, degraded.value("kvindexer_ingest_degraded"));
+                assertEquals(0.0, degraded.value("kvindexer_ready"), "/ready answers 503");
                 // Published while no socket listens: only the engine's replay ring keeps these.
                 for (int i = 0; i < 20; i++) {
                     e.submit(prompts.next());
@@ -72,6 +74,7 @@ class IngestRecoveryEndToEndTest {
             MetricsPage metrics = MetricsPage.of(h.http());
             assertEquals(1.0, metrics.value("kvindexer_ingest_restarts_total"));
             assertEquals(0.0, metrics.value("kvindexer_ingest_degraded"));
+            assertEquals(1.0, metrics.value("kvindexer_ready"));
         }
     }
 }
