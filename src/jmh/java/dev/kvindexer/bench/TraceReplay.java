@@ -11,13 +11,19 @@ import java.util.Arrays;
  * one thread, and reports block operations per second (each stored, removed and queried block is one, as Dynamo's
  * Flash Indexer post counts) beside the same operations on a raw primitive hash map.
  *
- * <pre>java -cp target/benchmarks.jar dev.kvindexer.bench.TraceReplay [trace] [passes] [engines] [capacity]</pre>
+ * <pre>java -cp target/benchmarks.jar dev.kvindexer.bench.TraceReplay trace [passes] [engines] [capacity]</pre>
+ *
+ * <p>The trace is named on the command line: the whole Mooncake trace is not kept in the repository.
  */
 public final class TraceReplay {
     private TraceReplay() {}
 
     public static void main(String[] args) throws Exception {
-        Path trace = Path.of(args.length > 0 ? args[0] : "../shared/traces/mooncake_conversation_trace.jsonl");
+        if (args.length == 0) {
+            System.err.println("usage: TraceReplay <trace.jsonl> [passes] [engines] [capacity]");
+            System.exit(2);
+        }
+        Path trace = Path.of(args[0]);
         int passes = args.length > 1 ? Integer.parseInt(args[1]) : 30;
         int engines = args.length > 2 ? Integer.parseInt(args[2]) : 16;
         int capacity = args.length > 3 ? Integer.parseInt(args[3]) : 16_384;
