@@ -216,13 +216,15 @@ function renderWorkers(o, prev, dt) {
       el('td', {}, i === 0 ? (w.instance_name || w.instance_id) : ''),
       el('td', {}, i === 0 ? w.model + ' / ' + w.tenant : ''),
       el('td', { class: 'num' }, r.dp_rank),
+      el('td', { class: 'endpoint' }, r.endpoint || '–',
+        r.replay_endpoint ? el('span', { class: 'replay' }, 'replay ' + r.replay_endpoint) : null),
       el('td', {}, badge(status), silent ? el('span', { class: 'badge warn' }, 'silent') : null),
       el('td', { class: 'num' }, rate === null ? '–' : fmt(rate)),
       el('td', {}, r.events === 0 ? 'none yet' : age(r.last_event_age_seconds)),
       ...TIERS.map(([t]) => el('td', { class: 'num' }, r.blocks ? fmt(r.blocks[t]) : '–')));
       body.append(row);
       if (r.last_error) {
-        body.append(el('tr', { class: 'failed' }, el('td', {}), el('td', { class: 'last-error', colspan: 9 },
+        body.append(el('tr', { class: 'failed' }, el('td', {}), el('td', { class: 'last-error', colspan: 10 },
           'last error: ' + r.last_error)));
       }
     });
@@ -382,6 +384,32 @@ async function runQuery(event) {
   }
 }
 
+// ---- footer ----
+
+/**
+ * A footer link under a token: a plain link cannot send the Authorization header (every route answers 401 under
+ * --auth-all), so the click fetches the document with the token, as the page's own requests do, and opens it as a
+ * blob in a new tab. The tab is opened at once, while the click still allows it, and filled when the answer comes.
+ */
+async function openWithToken(event) {
+  if (!state.token || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  const path = event.currentTarget.getAttribute('href');
+  const tab = window.open('', '_blank');
+  try {
+    const response = await api(path);
+    if (!response.ok) throw new Error(path + ' answered ' + response.status);
+    const url = URL.createObjectURL(await response.blob());
+    if (tab) tab.location.href = url; else location.href = url;
+  } catch (e) {
+    if (tab) tab.close();
+    if (e.message !== 'unauthorized') {
+      $('load-error').hidden = false;
+      $('load-error').textContent = 'Cannot open ' + path + ': ' + e.message;
+    }
+  }
+}
+
 // ---- start ----
 
 $('token-form').addEventListener('submit', (event) => {
@@ -392,4 +420,5 @@ $('token-form').addEventListener('submit', (event) => {
 });
 $('token-button').addEventListener('click', () => askForToken(''));
 $('query-form').addEventListener('submit', runQuery);
+for (const link of $('data-links').querySelectorAll('a')) link.addEventListener('click', openWithToken);
 poll();

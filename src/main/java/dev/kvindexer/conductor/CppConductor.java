@@ -42,6 +42,19 @@ public final class CppConductor {
         return call(() -> state.register(r));
     }
 
+    /** What registering {@code r} would answer, changing nothing; null when it would be added. */
+    public Future<CppConductorState.Registered> decide(CppConductorRegistration r) {
+        return call(() -> state.decide(r));
+    }
+
+    /** Undoes a registration whose subscription could not start, leaving no trace of it. */
+    public Future<Void> withdraw(String serviceKey) {
+        return call(() -> {
+            state.withdraw(serviceKey);
+            return null;
+        });
+    }
+
     /** The registration that ended, or null when the service key was not registered. */
     public Future<CppConductorRegistration> unregister(String serviceKey) {
         return call(() -> state.unregister(serviceKey));

@@ -49,10 +49,13 @@ public final class CppConductorState {
         final CppConductorRegistration registration;
         final int owner;
         final Map<ObjectId, Binding> bindings = new HashMap<>();
+        /** Whether this registration created its context, which {@link #withdraw} then removes with it. */
+        final boolean createdContext;
 
-        Service(CppConductorRegistration registration, int owner) {
+        Service(CppConductorRegistration registration, int owner, boolean createdContext) {
             this.registration = registration;
             this.owner = owner;
+            this.createdContext = createdContext;
         }
     }
 
@@ -80,6 +83,30 @@ public final class CppConductorState {
     private int nextOwner;
 
     public Registered register(CppConductorRegistration r) {
+        Registered decided = decide(r);
+        if (decided != null) {
+            return decided;
+        }
+        Context context = contexts.get(r.context());
+        boolean created = false;
+        if (r.engine()) {
+            if (context == null) {
+                context = new Context(r.context(), r.profile());
+                contexts.put(r.context(), context);
+                created = true;
+            }
+            context.ranks.computeIfAbsent(r.instanceId(), i -> new TreeSet<>()).add(r.dpRank());
+        }
+        services.put(r.serviceKey(), new Service(r, nextOwner++, created));
+        return new Added(r);
+    }
+
+    /**
+     * What registering {@code r} would answer without changing anything: {@link Unchanged}, a {@link Refused}, or null
+     * when it would be added. So a registration that must fail for another reason still gets the reference's answer
+     * to its conflicts first.
+     */
+    public Registered decide(CppConductorRegistration r) {
         String key = r.serviceKey();
         Service existing = services.get(key);
         if (existing != null) {
@@ -99,15 +126,23 @@ public final class CppConductorState {
                             ? "failed to register prefix context: registration conflicts with the ContextKey hash profile"
                             : "failed to bind shared-cache profile: hash profile conflicts with the registered ContextKey profile");
         }
-        if (r.engine()) {
-            if (context == null) {
-                context = new Context(r.context(), r.profile());
-                contexts.put(r.context(), context);
-            }
-            context.ranks.computeIfAbsent(r.instanceId(), i -> new TreeSet<>()).add(r.dpRank());
+        return null;
+    }
+
+    /**
+     * Undoes a registration whose subscription could not start, the context it created included when nothing else
+     * has joined it since: a refused request leaves no trace, although the reference keeps every context it created.
+     */
+    public void withdraw(String serviceKey) {
+        Service s = services.get(serviceKey);
+        if (s == null) {
+            return;
         }
-        services.put(key, new Service(r, nextOwner++));
-        return new Added(r);
+        unregister(serviceKey);
+        Context context = contexts.get(s.registration.context());
+        if (s.createdContext && context != null && context.ranks.isEmpty() && context.index.keyCount() == 0) {
+            contexts.remove(s.registration.context());
+        }
     }
 
     /** Ends a registration and drops what it contributed; null when no such service key is registered. */

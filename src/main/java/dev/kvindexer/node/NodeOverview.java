@@ -190,6 +190,7 @@ final class NodeOverview {
                         new JsonObject()
                                 .put("dp_rank", l.dpRank())
                                 .put("endpoint", l.endpoint())
+                                .put("replay_endpoint", l.replayEndpoint())
                                 .put("status", l.state().jsonName())
                                 .put("last_error", l.lastError()),
                         mine.remove(l.dpRank()),

@@ -47,6 +47,14 @@ class DashboardRoutesTest {
             assertTrue(script.headers().firstValue("content-type").orElse("").contains("javascript"));
             assertEquals(200, http.get("/ui/style.css").statusCode());
             assertEquals(404, http.get("/ui/no-such-file.js").statusCode());
+            assertEquals(
+                    201,
+                    http.post(
+                                    "/register",
+                                    "{\"instance_id\":3,\"endpoint\":\"tcp://127.0.0.1:1\","
+                                            + "\"replay_endpoint\":\"tcp://127.0.0.1:2\",\"model_name\":\"m\","
+                                            + "\"block_size\":16}")
+                            .statusCode());
             HttpResponse<String> overview = http.get("/overview");
             assertEquals(200, overview.statusCode());
             JsonObject o = new JsonObject(overview.body());
@@ -54,6 +62,12 @@ class DashboardRoutesTest {
                 assertTrue(o.containsKey(member), member);
             }
             assertEquals(false, o.getJsonObject("cluster").getBoolean("clustered"));
+            JsonObject rank = o.getJsonArray("workers")
+                    .getJsonObject(0)
+                    .getJsonArray("ranks")
+                    .getJsonObject(0);
+            assertEquals("tcp://127.0.0.1:1", rank.getString("endpoint"), "the endpoint the rank listens to");
+            assertEquals("tcp://127.0.0.1:2", rank.getString("replay_endpoint"), "and where it asks for replays");
         } finally {
             node.close();
         }

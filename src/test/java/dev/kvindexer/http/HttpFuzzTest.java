@@ -130,6 +130,7 @@ class HttpFuzzTest {
                 () -> indexerWire.get("/workers")
                         + indexerWire.get("/dump")
                         + MooncakeJsonAnswers.services(services.registry().workers(null, null))
+                        + conductorState(services)
                         + services.peers().registered(),
                 HttpFuzzTest::seedIndexer);
         trackerState =
@@ -144,6 +145,18 @@ class HttpFuzzTest {
         node.close();
         unreachableDynamo.close();
         unreachableMooncake.close();
+    }
+
+    /** The C++ Conductor's registrations and contexts (a context outlives its registrations there). */
+    private static String conductorState(NodeServices services) {
+        var conductor = services.conductor().conductor();
+        return conductor.services().toCompletionStage().toCompletableFuture().join()
+                + conductor
+                        .contexts()
+                        .toCompletionStage()
+                        .toCompletableFuture()
+                        .join()
+                        .toString();
     }
 
     /** A Dynamo worker, a Mooncake engine holding two blocks: what rejected requests must leave alone. */
@@ -253,6 +266,17 @@ class HttpFuzzTest {
                 "/register",
                 json("{\"endpoint\":\"inproc://fuzz-mc\",\"type\":\"vLLM\","
                         + "\"modelname\":\"fz\",\"instance_id\":\"fz-engine\",\"block_size\":4,\"lora_name\":\"l\"}"),
+                true,
+                true,
+                false));
+        // The C++ Conductor's own registration, whose checks go past its strict keys to the subscription.
+        r.add(new Route(
+                indexer,
+                "/register",
+                json("{\"endpoint\":\"inproc://fuzz-cpp\",\"type\":\"vLLM\",\"modelname\":\"fz-cpp\","
+                        + "\"instance_id\":\"fz-cpp\",\"block_size\":4,\"dp_rank\":0,\"hash_profile\":"
+                        + "{\"strategy\":\"vllm_v1\",\"algorithm\":\"sha256_cbor\",\"python_hash_seed\":\"0\","
+                        + "\"index_projection\":\"low64_be\"}}"),
                 true,
                 true,
                 false));
@@ -518,6 +542,9 @@ class HttpFuzzTest {
 
     private static final List<Object> WRONG_VALUES = Arrays.asList(
             "str",
+            // Endpoints that pass a first look but no subscriber can use.
+            "tcp://[::1:5557",
+            "tcp://::1:5557",
             -1,
             1.5,
             true,

@@ -157,8 +157,16 @@ class DashboardBrowserTest {
         assertEquals("ready", browser.evaluate("document.getElementById('node-status').textContent"));
         // Blocks per tier come from the index: GPU and CPU columns of the first engine rank are numbers, not dashes.
         String gpuCell = (String) browser.evaluate(
-                "document.querySelector('#workers tr[data-instance=\"1\"][data-rank=\"0\"]').cells[6].textContent");
+                "document.querySelector('#workers tr[data-instance=\"1\"][data-rank=\"0\"]').cells[7].textContent");
         assertTrue(gpuCell.matches("\\d.*"), "GPU blocks of engine 1 rank 0: " + gpuCell);
+        String endpointCell = (String) browser.evaluate(
+                "document.querySelector('#workers tr[data-instance=\"1\"][data-rank=\"0\"] td.endpoint').textContent");
+        String listened = http.get("/workers").body();
+        assertTrue(
+                endpointCell.startsWith("tcp://")
+                        && listened.contains(endpointCell.split("replay ")[0]),
+                "the endpoint rank 0 of engine 1 listens to: " + endpointCell);
+        assertTrue(endpointCell.contains("replay tcp://"), "and its replay endpoint: " + endpointCell);
         assertEquals(
                 List.of(MODEL, "broken-model").stream().sorted().toList(),
                 rows("#partitions tbody tr", "r.dataset.model"));
@@ -232,6 +240,24 @@ class DashboardBrowserTest {
                 + "document.getElementById('token-form').requestSubmit(); true");
         browser.waitFor("document.querySelector('#workers tr[data-instance=\"5\"]') !== null", WAIT);
         assertEquals(true, browser.evaluate("document.getElementById('token-form').hidden"));
+
+        // The footer's links open what the token may read. The new tab is stood in for by an object that records
+        // where it was sent, and the document it was sent to is read back from the blob behind that address.
+        browser.evaluate("window.opened = {}; window.open = () => ({ location: window.opened, close() {} });"
+                + "const create = URL.createObjectURL;"
+                + "URL.createObjectURL = (blob) => { window.blobs = window.blobs || {};"
+                + " const url = create.call(URL, blob); window.blobs[url] = blob; return url; }; true");
+        for (String path : List.of("/metrics", "/workers", "/openapi.json")) {
+            browser.evaluate("window.opened.href = undefined;" + "document.querySelector('#data-links a[href=\"" + path
+                    + "\"]').click(); true");
+            browser.waitFor("typeof window.opened.href === 'string'", WAIT);
+            String opened = (String) browser.evaluate("window.blobs[window.opened.href].text()");
+            String direct = http.get(path).body();
+            assertEquals(
+                    path.equals("/metrics") ? direct.substring(0, direct.indexOf('\n')) : direct,
+                    path.equals("/metrics") ? opened.substring(0, opened.indexOf('\n')) : opened,
+                    path + " opened with the token");
+        }
     }
 
     /** Types the prompt into the playground, asks, and waits for its answer to be drawn. */

@@ -3,7 +3,9 @@ package dev.kvindexer.conductor.http;
 import dev.kvindexer.conductor.CppConductorRegistration;
 import dev.kvindexer.conductor.CppConductorState;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.HashProfile;
+import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.MsgpackBodies;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
@@ -31,10 +33,12 @@ public final class CppConductorRoutes {
         this.subscriptions = subscriptions;
     }
 
-    /** Whether a GET asks for the C++ Conductor's msgpack answer rather than the Mooncake JSON flavor's. */
+    /**
+     * Whether a GET asks for the C++ Conductor's msgpack answer rather than the Mooncake JSON flavor's: its Accept or
+     * its Content-Type names msgpack (a C++ client may set its msgpack Content-Type on bodiless GETs too).
+     */
     public static boolean asksForMsgpack(RoutingContext ctx) {
-        String accept = ctx.request().getHeader("accept");
-        return accept != null && MsgpackBodies.isMsgpackType(accept);
+        return MsgpackBodies.isMsgpackType(ctx.request().getHeader("accept")) || MsgpackBodies.isMsgpackRequest(ctx);
     }
 
     public void register(RoutingContext ctx) {
@@ -266,11 +270,27 @@ public final class CppConductorRoutes {
             } else if (ar.cause() instanceof CppConductorError e) {
                 error(ctx, e);
             } else if (ar.cause() instanceof CppConductorSubscriptions.SubscribeFailed f) {
-                error(ctx, CppConductorError.operational(500, "Failed to subscribe: " + f.getMessage()));
+                error(ctx, subscribeFailed(f));
             } else {
                 error(ctx, CppConductorError.operational(500, "internal error: " + ar.cause()));
             }
         });
+    }
+
+    /**
+     * A registration whose subscription could not start. An endpoint no subscriber can use (the C++ reports it as a
+     * ZMQ "Invalid argument") is the client's error: 400 in the envelope of the other registration refusals, naming
+     * the field, rather than the reference's 500. A refusal (the node's listener limit) answers its own status.
+     */
+    private static CppConductorError subscribeFailed(CppConductorSubscriptions.SubscribeFailed f) {
+        String text = "Failed to subscribe: " + f.getMessage();
+        if (f.kind() == null) {
+            return CppConductorError.operational(500, text);
+        }
+        if (f.kind() == Refusal.Kind.BAD_REQUEST) {
+            return CppConductorError.invalid(CppConductorError.INVALID_REGISTRATION, text, "endpoint");
+        }
+        return CppConductorError.operational(HttpError.status(f.kind()), text);
     }
 
     private static void send(RoutingContext ctx, Reply reply) {

@@ -4,6 +4,7 @@ import dev.kvindexer.conductor.CppConductor;
 import dev.kvindexer.conductor.CppConductorRegistration;
 import dev.kvindexer.conductor.CppConductorState;
 import dev.kvindexer.conductor.wire.CppConductorBatchDecoder;
+import dev.kvindexer.event.Refusal;
 import dev.kvindexer.ingest.CppConductorSink;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
@@ -39,19 +40,25 @@ public final class CppConductorSubscriptions {
         return conductor;
     }
 
-    /** What a registration did; a subscription that cannot start fails with {@link SubscribeFailed}. */
+    /**
+     * What a registration did; a subscription that cannot start fails with {@link SubscribeFailed} and leaves nothing
+     * behind. An endpoint no subscriber can use is refused before anything changes, but only after the conflicts the
+     * reference checks first.
+     */
     public Future<CppConductorState.Registered> register(CppConductorRegistration r) {
+        if (ZmqEndpoint.invalidReason(r.endpoint()) != null) {
+            return conductor
+                    .decide(r)
+                    .compose(outcome -> outcome != null
+                            ? Future.succeededFuture(outcome)
+                            : Future.failedFuture(new SubscribeFailed(
+                                    Refusal.Kind.BAD_REQUEST,
+                                    "failed to start ZMQ client: initial connection failed: failed to connect to "
+                                            + r.endpoint() + ": Invalid argument")));
+        }
         return conductor.register(r).compose(outcome -> {
             if (!(outcome instanceof CppConductorState.Added)) {
                 return Future.succeededFuture(outcome);
-            }
-            String invalid = ZmqEndpoint.invalidReason(r.endpoint());
-            if (invalid != null) {
-                return conductor
-                        .unregister(r.serviceKey())
-                        .transform(ignored -> Future.failedFuture(new SubscribeFailed(
-                                "failed to start ZMQ client: initial connection failed: failed to connect to "
-                                        + r.endpoint() + ": Invalid argument")));
             }
             CppConductorBatchDecoder decoder = r.engine()
                     ? CppConductorBatchDecoder.forEngine(r.dpRank(), r.blockSize(), r.loraName(), loraIds)
@@ -63,8 +70,9 @@ public final class CppConductorSubscriptions {
             return ingest.start(listener).map(outcome).recover(t -> {
                 listeners.remove(r.serviceKey(), listener);
                 return conductor
-                        .unregister(r.serviceKey())
-                        .transform(ignored -> Future.failedFuture(new SubscribeFailed(t.getMessage())));
+                        .withdraw(r.serviceKey())
+                        .transform(ignored -> Future.failedFuture(new SubscribeFailed(
+                                t instanceof Refusal refusal ? refusal.kind() : null, t.getMessage())));
             });
         });
     }
@@ -76,12 +84,24 @@ public final class CppConductorSubscriptions {
         return stopped.compose(v -> conductor.unregister(serviceKey));
     }
 
-    /** The subscription of a new registration could not start (the C++ answers 500 "Failed to subscribe: ..."). */
+    /**
+     * The subscription of a new registration could not start; the registration was undone. The C++ answers every such
+     * failure 500 "Failed to subscribe: ...", but an endpoint no subscriber can use is the request's fault, and a full
+     * node is no fault of the node's, so the kind tells which it was.
+     */
     public static final class SubscribeFailed extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
-        SubscribeFailed(String message) {
+        private final Refusal.Kind kind;
+
+        SubscribeFailed(Refusal.Kind kind, String message) {
             super(message, null, false, false);
+            this.kind = kind;
+        }
+
+        /** {@code BAD_REQUEST} for an endpoint no subscriber can use, another kind for a refusal, else null. */
+        public Refusal.Kind kind() {
+            return kind;
         }
     }
 }

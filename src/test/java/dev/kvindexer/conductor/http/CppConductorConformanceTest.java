@@ -2,6 +2,7 @@ package dev.kvindexer.conductor.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
@@ -28,6 +29,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.Value;
+import org.msgpack.value.ValueType;
 
 /**
  * The C++ Mooncake Conductor's HTTP contract for msgpack requests (docs/api/mooncake-cpp.md, conformance rows M1–M7) against
@@ -73,6 +76,47 @@ class CppConductorConformanceTest {
                 .version(HttpClient.Version.HTTP_1_1)
                 .build()
                 .send(request, HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    /** A GET that names msgpack only by its Content-Type, as a C++ client may. */
+    private HttpResponse<byte[]> getWithContentType(String path) throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + indexer.node().httpPort() + path))
+                .header("Content-Type", MSGPACK)
+                .GET()
+                .build();
+        return HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .build()
+                .send(request, HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    /** The root map of a msgpack answer, read with msgpack-core's own value model. */
+    private static Map<String, Value> root(HttpResponse<byte[]> r) {
+        assertEquals(200, r.statusCode());
+        assertEquals(MSGPACK, r.headers().firstValue("content-type").orElse(null));
+        try (MessageUnpacker in = MessagePack.newDefaultUnpacker(r.body())) {
+            return members(in.unpackValue());
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static Map<String, Value> members(Value v) {
+        assertEquals(ValueType.MAP, v.getValueType(), v.toJson());
+        Map<String, Value> out = new LinkedHashMap<>();
+        v.asMapValue().map().forEach((k, value) -> {
+            assertEquals(ValueType.STRING, k.getValueType(), "map keys are strings");
+            out.put(k.asStringValue().asString(), value);
+        });
+        return out;
+    }
+
+    /** Each member's msgpack type, in the order the answer has them. */
+    private static Map<String, ValueType> types(Map<String, Value> map) {
+        Map<String, ValueType> out = new LinkedHashMap<>();
+        map.forEach((k, v) -> out.put(k, v.getValueType()));
+        return out;
     }
 
     private static Map<String, Object> profile(String seed) {
@@ -241,12 +285,38 @@ class CppConductorConformanceTest {
                 decoded(conflict));
         assertEquals(1, new JsonObject(decoded(get("/services"))).getInteger("count"));
         HttpResponse<byte[]> bad = post("/register", registration("vLLM", "engine-c", 0, "not-an-endpoint", "0"));
-        assertEquals(500, bad.statusCode());
+        assertEquals(400, bad.statusCode());
         assertEquals(
                 "{\"error\":\"Failed to subscribe: failed to start ZMQ client: initial connection failed: failed to "
-                        + "connect to not-an-endpoint: Invalid argument\"}",
+                        + "connect to not-an-endpoint: Invalid argument\",\"reason\":\"invalid_registration\","
+                        + "\"field\":\"endpoint\"}",
                 decoded(bad));
         assertEquals(1, new JsonObject(decoded(get("/services"))).getInteger("count"), "the failed one left nothing");
+    }
+
+    @Test
+    void m5AnEndpointNoSubscriberCanUseIsTheClientsErrorAndLeavesNoContext() throws Exception {
+        String before = decoded(get("/global_view"));
+        for (String endpoint : List.of("not-an-endpoint", "tcp://[::1:5557", "tcp://::1:5557", "ipc://", "udp://h:1")) {
+            Map<String, Object> r = registration("vLLM", "engine-x", 0, endpoint, "0");
+            r.put("modelname", "never-registered");
+            HttpResponse<byte[]> bad = post("/register", r);
+            assertEquals(400, bad.statusCode(), endpoint);
+            JsonObject body = new JsonObject(decoded(bad));
+            assertEquals("invalid_registration", body.getString("reason"), endpoint);
+            assertEquals("endpoint", body.getString("field"), endpoint);
+            assertTrue(body.getString("error").contains(endpoint), body.encode());
+        }
+        assertEquals(before, decoded(get("/global_view")), "no context was created");
+        assertEquals(0, new JsonObject(decoded(get("/services"))).getInteger("count"));
+        TestPublisher engine = indexer.engine();
+        register("vLLM", "engine-a", 0, engine);
+        HttpResponse<byte[]> conflict = post("/register", registration("vLLM", "engine-a", 0, "not-an-endpoint", "0"));
+        assertEquals(
+                "{\"error\":\"conflicting registration for service key: engine-a|default|0\","
+                        + "\"reason\":\"invalid_registration\"}",
+                decoded(conflict),
+                "the reference's conflicts are checked before the endpoint");
     }
 
     @Test
@@ -267,6 +337,63 @@ class CppConductorConformanceTest {
         assertEquals(
                 "{\"status\":\"unregistered successfully\",\"removed_instances\":[\"engine-a|default|0\"]}",
                 decoded(post("/unregister", Map.of("instance_id", "engine-a", "dp_rank", 0))));
+    }
+
+    @Test
+    void m7AMsgpackContentTypeGetsTheConductorsShapesWithTheirTypes() throws Exception {
+        TestPublisher engine = indexer.engine();
+        register("vLLM", "engine-a", 0, engine);
+        Map<String, Value> services = root(getWithContentType("/services"));
+        assertEquals(
+                Map.of("count", ValueType.INTEGER, "services", ValueType.ARRAY), types(services), "/services members");
+        assertEquals(1, services.get("count").asIntegerValue().asInt());
+        Map<String, Value> service =
+                members(services.get("services").asArrayValue().get(0));
+        Map<String, ValueType> expected = new LinkedHashMap<>();
+        expected.put("Endpoint", ValueType.STRING);
+        expected.put("ReplayEndpoint", ValueType.STRING);
+        expected.put("Type", ValueType.STRING);
+        expected.put("ModelName", ValueType.STRING);
+        expected.put("LoraName", ValueType.STRING);
+        expected.put("TenantID", ValueType.STRING);
+        expected.put("InstanceID", ValueType.STRING);
+        expected.put("BlockSize", ValueType.INTEGER);
+        expected.put("DPRank", ValueType.INTEGER);
+        expected.put("CacheGroup", ValueType.NIL);
+        expected.put("HashProfile", ValueType.MAP);
+        assertEquals(
+                List.copyOf(expected.entrySet()), List.copyOf(types(service).entrySet()), "a service's members");
+        assertEquals(engine.endpoint(), service.get("Endpoint").asStringValue().asString());
+        Map<String, ValueType> profile = new LinkedHashMap<>();
+        for (String member : List.of("strategy", "algorithm", "python_hash_seed", "root_digest", "index_projection")) {
+            profile.put(member, ValueType.STRING);
+        }
+        assertEquals(
+                List.copyOf(profile.entrySet()),
+                List.copyOf(types(members(service.get("HashProfile"))).entrySet()),
+                "the hash profile's members");
+
+        Map<String, Value> view = root(getWithContentType("/global_view"));
+        assertEquals(Map.of("context_count", ValueType.INTEGER, "contexts", ValueType.ARRAY), types(view));
+        Map<String, Value> context = members(view.get("contexts").asArrayValue().get(0));
+        Map<String, ValueType> contextTypes = new LinkedHashMap<>();
+        contextTypes.put("model_name", ValueType.STRING);
+        contextTypes.put("lora_name", ValueType.STRING);
+        contextTypes.put("block_size", ValueType.INTEGER);
+        contextTypes.put("tenant_id", ValueType.STRING);
+        contextTypes.put("prefix_count", ValueType.INTEGER);
+        contextTypes.put("hash_profile", ValueType.MAP);
+        contextTypes.put("instances", ValueType.MAP);
+        assertEquals(
+                List.copyOf(contextTypes.entrySet()), List.copyOf(types(context).entrySet()), "a context");
+        Value ranks = members(context.get("instances")).get("engine-a");
+        assertEquals(ValueType.ARRAY, ranks.getValueType());
+        assertEquals(ValueType.INTEGER, ranks.asArrayValue().get(0).getValueType());
+
+        HttpResponse<String> json = indexer.http().get("/services");
+        assertEquals(
+                "application/json", json.headers().firstValue("content-type").orElse(null));
+        assertEquals("[]", json.body(), "without msgpack the Mooncake JSON flavor's list, unchanged");
     }
 
     @Test
