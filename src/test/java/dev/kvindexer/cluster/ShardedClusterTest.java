@@ -1,7 +1,6 @@
 package dev.kvindexer.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.ClusterSettings;
@@ -426,10 +425,13 @@ class ShardedClusterTest {
                         .orElse(false));
         MetricsPage metrics = MetricsPage.of(fixture.http(asked.httpPort()));
         assertTrue(metrics.value("kvindexer_shard_missing_instances_total") >= lost);
-        assertNull(query(asked, prompts.get(0))
+        // Meanwhile the survivors rebuild the lost shards from the engines, one by one: an answer names no more
+        // missing than were lost, and fewer (or none) as they come back.
+        int stillMissing = query(asked, prompts.get(0))
                 .headers()
                 .firstValue("x-kvindexer-missing-instances")
-                .filter(v -> !v.equals(Integer.toString(lost)))
-                .orElse(null));
+                .map(Integer::parseInt)
+                .orElse(0);
+        assertTrue(stillMissing <= lost, stillMissing + " named missing, " + lost + " lost");
     }
 }
