@@ -68,7 +68,7 @@ public final class Simulation implements AutoCloseable {
 
     /** POSTs /register for every rank to {@code config.register()}. */
     public void registerAll() throws IOException, InterruptedException {
-        IndexerRegistrar registrar = new IndexerRegistrar(config.register());
+        RegisterClient registrar = new RegisterClient(config.register());
         for (SimulatedEngine e : engines) {
             registrar.register(e, config.modelName(), config.tenantId());
         }

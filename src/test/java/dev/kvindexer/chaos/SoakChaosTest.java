@@ -7,7 +7,7 @@ import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.sim.HeldBlock;
-import dev.kvindexer.sim.IndexerRegistrar;
+import dev.kvindexer.sim.RegisterClient;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
@@ -94,8 +94,7 @@ class SoakChaosTest {
                         201,
                         http.post(
                                         "/register",
-                                        IndexerRegistrar.body(e, MODEL, "default")
-                                                .encode())
+                                        RegisterClient.body(e, MODEL, "default").encode())
                                 .statusCode());
                 assertTrue(e.awaitSubscribers(1, Duration.ofSeconds(30)));
             }

@@ -9,7 +9,7 @@ import dev.kvindexer.metrics.WarningKind;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
-import dev.kvindexer.sim.IndexerRegistrar;
+import dev.kvindexer.sim.RegisterClient;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
@@ -194,11 +194,11 @@ class ClusterTest {
         assertEquals(1, workerCount(n2));
 
         HttpResponse<String> twice = http(n2).post(
-                        "/register", IndexerRegistrar.body(a, MODEL, "default").encode());
+                        "/register", RegisterClient.body(a, MODEL, "default").encode());
         assertEquals(409, twice.statusCode());
         assertEquals("{\"error\":\"instance 201 dp_rank 0 already registered\"}", twice.body());
         JsonObject otherBlockSize =
-                IndexerRegistrar.body(engine(202), MODEL, "default").put("block_size", 32);
+                RegisterClient.body(engine(202), MODEL, "default").put("block_size", 32);
         HttpResponse<String> mismatch = http(n2).post("/register", otherBlockSize.encode());
         assertEquals(409, mismatch.statusCode(), mismatch.body());
         HttpResponse<String> unknown = http(n2).post("/unregister", "{\"instance_id\":999,\"model_name\":\"m\"}");

@@ -11,7 +11,7 @@ import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
-import dev.kvindexer.sim.IndexerRegistrar;
+import dev.kvindexer.sim.RegisterClient;
 import dev.kvindexer.sim.SimulatedEngine;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -61,7 +61,7 @@ public final class ClusterFixture implements AutoCloseable {
 
     public void register(int port, SimulatedEngine e) {
         HttpResponse<String> r = http(port)
-                .post("/register", IndexerRegistrar.body(e, MODEL, "default").encode());
+                .post("/register", RegisterClient.body(e, MODEL, "default").encode());
         assertEquals(201, r.statusCode(), r.body());
     }
 

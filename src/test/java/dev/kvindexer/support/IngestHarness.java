@@ -7,7 +7,7 @@ import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
-import dev.kvindexer.sim.IndexerRegistrar;
+import dev.kvindexer.sim.RegisterClient;
 import dev.kvindexer.sim.SimulatedEngine;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -69,7 +69,7 @@ public final class IngestHarness implements AutoCloseable {
 
     /** The /register body for an engine with its own live and replay endpoints. */
     public static JsonObject registration(SimulatedEngine e) {
-        return IndexerRegistrar.body(e, MODEL, TENANT);
+        return RegisterClient.body(e, MODEL, TENANT);
     }
 
     public void register(JsonObject body) {

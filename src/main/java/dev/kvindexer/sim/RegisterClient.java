@@ -9,8 +9,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-/** Registers simulated engine ranks with a running indexer ({@code POST /register}, docs/api/dynamo.md#post-register). */
-public final class IndexerRegistrar {
+/** An HTTP client of a running indexer that registers simulated engine ranks ({@code POST /register}, docs/api/dynamo.md#post-register). */
+public final class RegisterClient {
     private final URI registerUri;
     private final HttpClient http = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
@@ -18,7 +18,7 @@ public final class IndexerRegistrar {
             .build();
 
     /** @param indexer base URL such as {@code http://127.0.0.1:8090} (a trailing /register is accepted too) */
-    public IndexerRegistrar(URI indexer) {
+    public RegisterClient(URI indexer) {
         String s = indexer.toString().replaceAll("/+$", "");
         this.registerUri = URI.create(s.endsWith("/register") ? s : s + "/register");
     }
