@@ -3,7 +3,7 @@ package dev.kvindexer.select;
 /**
  * A request's {@code router_config_override} (docs/api/selection.md#parameters): each member null when absent. The deprecated
  * {@code overlap_score_weight} maps to {@code prefill_load_scale}, and to a zero credit when it is 0, over the
- * canonical members (§12.9.8).
+ * canonical members.
  */
 public record ConfigOverride(
         Double credit,
