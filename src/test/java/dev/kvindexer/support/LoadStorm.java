@@ -22,7 +22,7 @@ import java.util.function.Supplier;
  * Clients booking, completing and freeing reservations against every replica at once, keeping what each of them
  * holds, so that the loads the replicas report can be compared with the truth. A request that fails without an
  * answer (its replica died) leaves its reservation uncertain; the client settles it by freeing it elsewhere, as a
- * careful client would.
+ * careful client would. ({@link HttpJson} reports a request that got no answer as an {@link AssertionError}.)
  */
 public final class LoadStorm {
     /**
@@ -79,7 +79,7 @@ public final class LoadStorm {
             } else {
                 complete(mine.get(rnd.nextInt(mine.size())));
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | AssertionError e) {
             failed.incrementAndGet();
         }
     }
@@ -102,7 +102,7 @@ public final class LoadStorm {
                                     .put("token_ids", tokens)
                                     .put("selection_id", id)
                                     .encode());
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | AssertionError e) {
             uncertain.add(id);
             throw e;
         }
@@ -135,7 +135,7 @@ public final class LoadStorm {
         HttpResponse<String> r;
         try {
             r = anyReplica().send("DELETE", "/reservations/" + id);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | AssertionError e) {
             uncertain.add(id);
             throw e;
         }
@@ -166,7 +166,7 @@ public final class LoadStorm {
         for (String id : new ArrayList<>(held.keySet())) {
             try {
                 free(id);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | AssertionError e) {
                 failed.incrementAndGet();
             }
         }
