@@ -5,19 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.ServeConfig;
-import dev.kvindexer.node.IndexerNode;
-import dev.kvindexer.sim.BatchEncoder;
-import dev.kvindexer.sim.EngineEvent;
-import dev.kvindexer.support.Await;
-import dev.kvindexer.support.HttpJson;
-import dev.kvindexer.support.TestPublisher;
+import dev.kvindexer.support.LocalNode;
+import dev.kvindexer.support.MetricsPage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -27,6 +20,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.yaml.snakeyaml.Yaml;
 
 /**
@@ -46,51 +40,18 @@ class AlertRulesTest {
     /** Family name to its type, from the # TYPE lines of a real node's /metrics. */
     private static Map<String, String> exported;
 
+    @RegisterExtension
+    static final LocalNode indexer = new LocalNode();
+
     @BeforeAll
-    static void scrapeARealNode() throws Exception {
-        IndexerNode node = IndexerNode.start(ServeConfig.local(0));
-        try (TestPublisher engine = new TestPublisher()) {
-            HttpJson http = new HttpJson(node.httpPort());
-            assertEquals(
-                    201,
-                    http.post(
-                                    "/register",
-                                    "{\"instance_id\":1,\"endpoint\":\"" + engine.endpoint()
-                                            + "\",\"model_name\":\"m\",\"block_size\":4}")
-                            .statusCode());
-            engine.awaitSubscriber();
-            engine.publish(
-                    "",
-                    0,
-                    BatchEncoder.batch(
-                            BatchEncoder.Format.VLLM_MAP,
-                            1.0,
-                            List.of(new EngineEvent.Store(
-                                    new long[] {1}, null, new int[] {0, 1, 2, 3}, 4, "GPU", null)),
-                            0));
-            Await.until(
-                    "the event applied",
-                    Duration.ofSeconds(10),
-                    () -> node.counters().appliedCount("stored", "ok") == 1);
-            assertEquals(
-                    200,
-                    http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[0,1,2,3]}")
-                            .statusCode());
-            assertEquals(
-                    404,
-                    http.post("/query", "{\"model_name\":\"nobody\",\"token_ids\":[0,1,2,3]}")
-                            .statusCode());
-            Map<String, String> types = new HashMap<>();
-            for (String line : http.get("/metrics").body().split("\n")) {
-                if (line.startsWith("# TYPE ")) {
-                    String[] parts = line.split(" ");
-                    types.put(parts[2], parts[3]);
-                }
-            }
-            exported = types;
-        } finally {
-            node.close();
-        }
+    static void scrapeARealNode() {
+        indexer.storeOneBlockAndQueryIt();
+        assertEquals(
+                404,
+                indexer.http()
+                        .post("/query", "{\"model_name\":\"nobody\",\"token_ids\":[0,1,2,3]}")
+                        .statusCode());
+        exported = MetricsPage.of(indexer.http()).types();
     }
 
     private static List<Map<String, Object>> rules() throws IOException {

@@ -115,6 +115,20 @@ public final class LocalNode implements BeforeAllCallback, AfterAllCallback, Bef
         }
     }
 
+    /**
+     * Engine 1 registered at a publisher of its own, stores one block and the node answers a query for it: what a
+     * node shows once a worker, an event and a query are behind it.
+     */
+    public void storeOneBlockAndQueryIt() {
+        TestPublisher engine = engine();
+        register(1, 0, engine);
+        engine.publish(
+                "", 0, vllmBatch(new EngineEvent.Store(new long[] {1}, null, new int[] {0, 1, 2, 3}, 4, "GPU", null)));
+        Await.until("the event applied", Await.PATIENCE, () -> node.counters().appliedCount("stored", "ok") == 1);
+        HttpResponse<String> r = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[0,1,2,3]}");
+        assertEquals(200, r.statusCode(), r.body());
+    }
+
     /** A vLLM batch (map era) of {@code events} at timestamp 1.0 on rank 0, as an engine publishes it. */
     public static byte[] vllmBatch(EngineEvent... events) {
         return BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, 1.0, List.of(events), 0);

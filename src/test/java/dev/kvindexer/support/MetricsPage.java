@@ -1,5 +1,8 @@
 package dev.kvindexer.support;
 
+import java.util.Map;
+import java.util.TreeMap;
+
 /** Reads samples out of a Prometheus text page, for tests. */
 public final class MetricsPage {
     private final String text;
@@ -41,6 +44,18 @@ public final class MetricsPage {
             }
         }
         return null;
+    }
+
+    /** Every family the page declares, with its {@code # TYPE}. */
+    public Map<String, String> types() {
+        Map<String, String> out = new TreeMap<>();
+        for (String line : text.split("\n")) {
+            if (line.startsWith("# TYPE ")) {
+                String[] parts = line.split(" ");
+                out.put(parts[2], parts[3]);
+            }
+        }
+        return out;
     }
 
     @Override
