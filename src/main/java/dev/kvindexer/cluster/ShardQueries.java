@@ -1,6 +1,5 @@
 package dev.kvindexer.cluster;
 
-import dev.kvindexer.dump.SnapshotReader;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.index.OwnerMatch;
@@ -13,6 +12,7 @@ import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.partition.TieredQueryResult;
+import dev.kvindexer.recovery.SnapshotCollector;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -21,7 +21,6 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.spi.cluster.ClusterManager;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -221,13 +220,7 @@ public final class ShardQueries {
     }
 
     private PeerSnapshot parse(String source, PartitionKey key, Buffer document) throws IOException {
-        SnapshotCollector collector = new SnapshotCollector(source);
-        SnapshotReader.read(new ByteArrayInputStream(document.getBytes()), maxSnapshotBytes, collector);
-        SnapshotCollector.Collected c = collector.partitions().get(key);
-        if (c == null || !c.exact) {
-            throw new IOException("the snapshot of " + source + " lacks an exact section for " + key.dumpKey());
-        }
-        return c.snapshot();
+        return SnapshotCollector.exactSection(source, key, document.getBytes(), maxSnapshotBytes);
     }
 
     /**

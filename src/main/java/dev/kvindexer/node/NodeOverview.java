@@ -1,7 +1,6 @@
 package dev.kvindexer.node;
 
 import dev.kvindexer.cluster.ClusterMembership;
-import dev.kvindexer.cluster.RecoveryReport;
 import dev.kvindexer.cluster.ShardPlacement;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
@@ -13,6 +12,7 @@ import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionStats;
+import dev.kvindexer.recovery.RecoveryReport;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.Readiness;
 import io.vertx.core.Future;

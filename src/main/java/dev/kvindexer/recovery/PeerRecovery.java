@@ -1,4 +1,4 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.recovery;
 
 import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.dump.DumpParser;

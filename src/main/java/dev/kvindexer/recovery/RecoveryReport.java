@@ -1,4 +1,4 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.recovery;
 
 /**
  * What startup recovery did.

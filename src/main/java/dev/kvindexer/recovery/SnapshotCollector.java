@@ -1,9 +1,11 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.recovery;
 
 import dev.kvindexer.dump.DumpHandler;
+import dev.kvindexer.dump.SnapshotReader;
 import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.partition.PeerSnapshot;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -17,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * Collects a peer's dump or snapshot, partition by partition, into what {@link PeerSnapshot} installs: events in
  * order, each block's further copies after every event of the document, and the streams' watermarks.
  */
-final class SnapshotCollector implements DumpHandler {
+public final class SnapshotCollector implements DumpHandler {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotCollector.class);
 
     /** One partition of the document. */
@@ -54,6 +56,21 @@ final class SnapshotCollector implements DumpHandler {
     /** {@code source} names the peer in log lines. */
     SnapshotCollector(String source) {
         this.source = source;
+    }
+
+    /**
+     * The exact section of {@code key} in a snapshot document of at most {@code maxBytes}, as a peer sent it;
+     * fails when the document is malformed or has no exact section for it.
+     */
+    public static PeerSnapshot exactSection(String source, PartitionKey key, byte[] document, long maxBytes)
+            throws IOException {
+        SnapshotCollector collector = new SnapshotCollector(source);
+        SnapshotReader.read(new ByteArrayInputStream(document), maxBytes, collector);
+        Collected c = collector.partitions().get(key);
+        if (c == null || !c.exact) {
+            throw new IOException("the snapshot of " + source + " lacks an exact section for " + key.dumpKey());
+        }
+        return c.snapshot();
     }
 
     Map<PartitionKey, Collected> partitions() {

@@ -1,4 +1,4 @@
-package dev.kvindexer.cluster;
+package dev.kvindexer.recovery;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
