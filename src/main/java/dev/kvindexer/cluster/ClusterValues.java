@@ -1,12 +1,10 @@
 package dev.kvindexer.cluster;
 
-import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.WorkerRank;
-import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.RegisterRequest;
-import dev.kvindexer.zmq.ZmqEndpoint;
+import dev.kvindexer.registry.RegistrationJson;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -161,53 +159,24 @@ public final class ClusterValues {
 
     /** The stored form, field by field in a fixed order: these are also the bytes the signature covers. */
     static JsonObject canonical(RegisterRequest r) {
-        return new JsonObject()
-                .put("instance_id", Long.toUnsignedString(r.workerId()))
-                .put("dp_rank", r.dpRank())
-                .put("endpoint", r.endpoint())
-                .put("replay_endpoint", r.replayEndpoint())
-                .put("model_name", r.partition().modelName())
-                .put("tenant_id", r.partition().routingGroup())
-                .put("block_size", r.blockSize())
-                .put("instance_name", r.publisher().name())
-                .put("type", r.publisher().type())
-                .put("lora_name", r.publisher().defaultLora())
-                .put("additional_salt", r.publisher().additionalSalt());
+        return RegistrationJson.encode(r);
     }
 
     /** What /register would have accepted, and nothing that contradicts the key it is stored under. */
     private static RegisterRequest decode(WorkerRank k, JsonObject o) throws Refused {
-        String id = string(o, "instance_id", false);
-        if (!InstanceIds.isCanonicalDecimal(id) || Long.parseUnsignedLong(id) != k.workerId()) {
+        RegisterRequest r;
+        try {
+            r = RegistrationJson.decode(o);
+        } catch (RegistrationJson.Invalid e) {
+            throw new Refused(e.getMessage());
+        }
+        if (r.workerId() != k.workerId()) {
             throw new Refused("instance_id does not match the key");
         }
-        if (nonNegative(o, "dp_rank", Integer.MAX_VALUE) != k.dpRank()) {
+        if (r.dpRank() != k.dpRank()) {
             throw new Refused("dp_rank does not match the key");
         }
-        String endpoint = endpoint(string(o, "endpoint", false), "endpoint");
-        String replay = o.getValue("replay_endpoint") == null
-                ? null
-                : endpoint(string(o, "replay_endpoint", false), "replay_endpoint");
-        int blockSize = (int) nonNegative(o, "block_size", Integer.MAX_VALUE);
-        if (blockSize == 0) {
-            throw new Refused("block_size must be positive");
-        }
-        String name = string(o, "instance_name", true);
-        if (name != null && (InstanceIds.isCanonicalDecimal(name) || InstanceIds.of(name) != k.workerId())) {
-            throw new Refused("instance_name does not name the instance id");
-        }
-        String type = string(o, "type", true);
-        if (type != null && !type.equals(Publisher.canonicalType(type))) {
-            throw new Refused("unknown publisher type");
-        }
-        return new RegisterRequest(
-                k.workerId(),
-                k.dpRank(),
-                endpoint,
-                replay,
-                new PartitionKey(string(o, "model_name", false), string(o, "tenant_id", false)),
-                blockSize,
-                new Publisher(name, type, string(o, "lora_name", true), string(o, "additional_salt", true)));
+        return r;
     }
 
     private static WorkerRank parseKey(String key) throws Refused {
@@ -256,14 +225,6 @@ public final class ClusterValues {
             throw new Refused("`" + field + "` must be an integer from 0 to " + max);
         }
         return ((Number) v).longValue();
-    }
-
-    private static String endpoint(String endpoint, String field) throws Refused {
-        String reason = ZmqEndpoint.invalidReason(endpoint);
-        if (reason != null) {
-            throw new Refused("invalid " + field + ": " + reason);
-        }
-        return endpoint;
     }
 
     /** An absolute http(s) URL with a host and nothing a peer could smuggle into a request: no user, query or fragment. */

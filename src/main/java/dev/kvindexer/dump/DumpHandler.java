@@ -25,4 +25,7 @@ public interface DumpHandler {
 
     /** The last applied seq of stream (worker, registered dp_rank) when the snapshot was taken. */
     void watermark(long workerId, int dpRank, long seq);
+
+    /** Stream (worker, registered dp_rank) had lost {@code batches} batches for good when the snapshot was taken. */
+    default void loss(long workerId, int dpRank, long batches) {}
 }

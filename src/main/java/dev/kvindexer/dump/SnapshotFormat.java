@@ -12,6 +12,8 @@ package dev.kvindexer.dump;
  * record    := flags [owner] [parent:u64] [tokens:u64] [block:u64]
  *            | CONTROL COPIES varint(copies)                 the previous block is held that many times
  *            | CONTROL WATERMARK u64(worker) varint(dp_rank) u64(seq)
+ *            | CONTROL LOSS u64(worker) varint(dp_rank) varint(batches)   after the stream's watermark: it lost that
+ *                                                                   many batches for good (written only then)
  * owner     := varint(index)  an owner defined before, or the next index followed by u64(worker) varint(dp_rank)
  * </pre>
  *
@@ -40,6 +42,7 @@ final class SnapshotFormat {
 
     static final int COPIES = 1;
     static final int WATERMARK = 2;
+    static final int LOSS = 3;
 
     /** The media type a node asks a peer's /dump for. */
     static final String MEDIA_TYPE = "application/x-kvindexer-snapshot";

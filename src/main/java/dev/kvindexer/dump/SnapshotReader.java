@@ -250,6 +250,11 @@ public final class SnapshotReader {
             sink.watermark(workerId, dpRank, seq);
         }
 
+        @Override
+        public void loss(long workerId, int dpRank, long batches) {
+            sink.loss(workerId, dpRank, batches);
+        }
+
         private void flushAll() {
             for (int i = 0; i < owners; i++) {
                 flush(runs[i]);

@@ -36,6 +36,9 @@ public final class SnapshotRecords {
 
         /** The last applied seq of stream (worker, registered dp_rank) when the snapshot was taken. */
         void watermark(long workerId, int dpRank, long seq) throws IOException;
+
+        /** Stream (worker, registered dp_rank) lost {@code batches} batches for good (SnapshotFormat LOSS). */
+        default void loss(long workerId, int dpRank, long batches) throws IOException {}
     }
 
     private final byte[] b;
@@ -138,6 +141,15 @@ public final class SnapshotRecords {
                 throw malformed("dp_rank " + rank + " out of range");
             }
             sink.watermark(worker, (int) rank, seq);
+        } else if (type == SnapshotFormat.LOSS) {
+            previousIsBlock = false;
+            long worker = u64();
+            long rank = varint();
+            long batches = varint();
+            if (rank > Integer.MAX_VALUE || batches <= 0) {
+                throw malformed("loss of " + Long.toUnsignedString(batches) + " batches on dp_rank " + rank);
+            }
+            sink.loss(worker, (int) rank, batches);
         } else {
             throw malformed("unknown control record " + type);
         }

@@ -59,6 +59,19 @@ public final class SnapshotWriter implements BlockVisitor {
         previousIsBlock = false;
     }
 
+    /**
+     * Stream (worker, registered dp_rank) lost {@code batches} batches for good: the blocks written for it are not
+     * exactly the engine's. Written after its watermark, and only for such a stream.
+     */
+    public void loss(long workerId, int dpRank, long batches) {
+        out.put(SnapshotFormat.CONTROL)
+                .put(SnapshotFormat.LOSS)
+                .u64(workerId)
+                .varint(dpRank)
+                .varint(batches);
+        previousIsBlock = false;
+    }
+
     private void record(
             long workerId,
             int dpRank,

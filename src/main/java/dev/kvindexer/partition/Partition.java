@@ -47,6 +47,7 @@ public final class Partition {
     private final Map<WorkerRank, EngineActivity> activity = new HashMap<>();
 
     private final LongSupplier clock;
+    private final StreamLossPolicy lossPolicy;
     private boolean bootstrapped;
     private final LogThrottle standardGapLog = new LogThrottle();
 
@@ -113,12 +114,21 @@ public final class Partition {
         public void lost(long start, long end) {
             counters.gap(EventCounters.GAP_ZMQ_SEQ);
             counters.warning(WarningKind.BATCHES_LOST, end - start);
+            boolean cleared = lossPolicy == StreamLossPolicy.CLEAR;
+            if (cleared) {
+                index.removeWorkerDpRank(id.workerId(), id.dpRank());
+            }
+            sequencer.watermark().lost(end - start);
             if (gapLog.admit()) {
                 LOG.warn(
-                        "No replay endpoint configured; batches lost {} range=[{}, {}){}",
+                        "{}; batches lost {} range=[{}, {}): the stream is inexact{}{}",
+                        sequencer.replayEndpoint() == null
+                                ? "No replay endpoint configured"
+                                : "Replay could not bring them back",
                         id,
                         Long.toUnsignedString(start),
                         Long.toUnsignedString(end),
+                        cleared ? ", its blocks were dropped (--inexact-stream-policy clear)" : "",
                         gapLog.heldBackNote());
             }
         }
@@ -137,7 +147,19 @@ public final class Partition {
             EventCounters counters,
             Watermarks watermarks,
             Consumer<ReplayRequest> replays) {
-        this(key, blockSize, self, counters, watermarks, replays, System::currentTimeMillis);
+        this(key, blockSize, self, counters, watermarks, replays, StreamLossPolicy.KEEP);
+    }
+
+    /** {@code lossPolicy}: what becomes of a stream's blocks when batches of it are lost for good. */
+    public Partition(
+            PartitionKey key,
+            int blockSize,
+            PartitionRef self,
+            EventCounters counters,
+            Watermarks watermarks,
+            Consumer<ReplayRequest> replays,
+            StreamLossPolicy lossPolicy) {
+        this(key, blockSize, self, counters, watermarks, replays, lossPolicy, System::currentTimeMillis);
     }
 
     /** {@code clock} gives wall-clock millis, for the age of each engine's last event. */
@@ -148,8 +170,10 @@ public final class Partition {
             EventCounters counters,
             Watermarks watermarks,
             Consumer<ReplayRequest> replays,
+            StreamLossPolicy lossPolicy,
             LongSupplier clock) {
         this.clock = clock;
+        this.lossPolicy = lossPolicy;
         this.key = key;
         this.self = self;
         this.index = new PartitionIndex(blockSize);
@@ -206,15 +230,25 @@ public final class Partition {
             streams.values().forEach(st -> st.sequencer.bootstrappedFromPeer());
             return;
         }
+        Map<WorkerRank, Long> losses = new HashMap<>();
+        recovered.losses().forEach(l -> losses.merge(new WorkerRank(l.workerId(), l.dpRank()), l.batches(), Long::sum));
         for (PeerSnapshot.StreamWatermark w : recovered.watermarks()) {
             WorkerRank k = new WorkerRank(w.workerId(), w.dpRank());
             Stream s = streams.get(k);
             if (s != null) {
                 s.sequencer.installedFromPeer(w.seq());
+                if (recovered.replayAtInstall()) {
+                    s.sequencer.replayHistory();
+                }
             } else {
                 installedNotOpen.put(k, w.seq());
             }
+            watermarks.of(streamId(k)).exactAgain(losses.getOrDefault(k, 0L));
         }
+    }
+
+    private StreamId streamId(WorkerRank k) {
+        return new StreamId(key, k.workerId(), k.dpRank());
     }
 
     /** A live batch; dropped when its stream is closed or belongs to an older listener generation. */
@@ -348,6 +382,12 @@ public final class Partition {
 
     /** Unregistration: the streams close (their watermarks stay in {@link Watermarks}) and their blocks go. */
     public void removeStreams(long workerId, int dpRank, boolean lastOfWorker) {
+        // The blocks go: nothing of the stream is held inexactly any more.
+        streams.forEach((k, s) -> {
+            if (k.workerId() == workerId && (dpRank < 0 || lastOfWorker || k.dpRank() == dpRank)) {
+                s.sequencer.watermark().exactAgain(0);
+            }
+        });
         if (dpRank < 0 || lastOfWorker) {
             streams.keySet().removeIf(k -> k.workerId() == workerId);
             installedNotOpen.keySet().removeIf(k -> k.workerId() == workerId);
@@ -420,7 +460,7 @@ public final class Partition {
     public byte[] snapshot(PartitionSnapshot.Order order) {
         SnapshotWriter writer = new SnapshotWriter();
         index.dump(writer, order == PartitionSnapshot.Order.DEPTH_FIRST);
-        watermarks().forEach((k, seq) -> writer.watermark(k.workerId(), k.dpRank(), seq));
+        writeWatermarks(writer, worker -> true);
         return writer.finish();
     }
 
@@ -432,12 +472,21 @@ public final class Partition {
         }
         SnapshotWriter writer = new SnapshotWriter();
         index.dump(new InstancesOnly(only, writer), true);
+        writeWatermarks(writer, only::contains);
+        return writer.finish();
+    }
+
+    /** The watermarks of the streams of the workers {@code of} accepts, each followed by its loss if it has one. */
+    private void writeWatermarks(SnapshotWriter writer, java.util.function.LongPredicate of) {
         watermarks().forEach((k, seq) -> {
-            if (only.contains(k.workerId())) {
+            if (of.test(k.workerId())) {
                 writer.watermark(k.workerId(), k.dpRank(), seq);
+                Watermarks.Watermark w = watermarks.find(streamId(k));
+                if (w != null && !w.exact()) {
+                    writer.loss(k.workerId(), k.dpRank(), w.lostBatches());
+                }
             }
         });
-        return writer.finish();
     }
 
     /** The watermark of every stream whose blocks the partition holds, in stream order. */

@@ -16,6 +16,7 @@ public final class PartitionHost {
     private final InFlightBatches inFlight;
     private final MemoryBudget budget;
     private final AtomicLong incarnations = new AtomicLong();
+    private final StreamLossPolicy lossPolicy;
 
     /**
      * @param replays  where a partition asks for a stream's missed batches to be fetched from its engine
@@ -38,6 +39,19 @@ public final class PartitionHost {
             Consumer<ReplayRequest> replays,
             InFlightBatches inFlight,
             MemoryBudget budget) {
+        this(vertx, counters, watermarks, replays, inFlight, budget, StreamLossPolicy.KEEP);
+    }
+
+    /** @param lossPolicy what becomes of a stream's blocks when batches of it are lost for good */
+    public PartitionHost(
+            Vertx vertx,
+            EventCounters counters,
+            Watermarks watermarks,
+            Consumer<ReplayRequest> replays,
+            InFlightBatches inFlight,
+            MemoryBudget budget,
+            StreamLossPolicy lossPolicy) {
+        this.lossPolicy = lossPolicy;
         this.budget = budget;
         this.vertx = vertx;
         this.counters = counters;
@@ -68,7 +82,7 @@ public final class PartitionHost {
     public Future<Void> start(PartitionRef ref) {
         LocalPartition p = local(ref);
         try {
-            vertx.deployVerticle(new PartitionVerticle(p, counters, watermarks, replays, inFlight, budget))
+            vertx.deployVerticle(new PartitionVerticle(p, counters, watermarks, replays, inFlight, budget, lossPolicy))
                     .onComplete(ar -> {
                         if (ar.succeeded()) {
                             p.deployed(ar.result());

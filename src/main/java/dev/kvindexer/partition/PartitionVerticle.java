@@ -25,9 +25,10 @@ final class PartitionVerticle extends VerticleBase {
             Watermarks watermarks,
             Consumer<ReplayRequest> replays,
             InFlightBatches inFlight,
-            MemoryBudget budget) {
+            MemoryBudget budget,
+            StreamLossPolicy lossPolicy) {
         this.address = ref.address();
-        this.partition = new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays);
+        this.partition = new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays, lossPolicy);
         this.inFlight = inFlight;
         this.memory = budget.share();
     }

@@ -201,6 +201,10 @@ final class StreamSequencer {
                 || Long.compareUnsigned(batch.seq(), replayEnd) >= 0) {
             return;
         }
+        if (watermark.isSet() && Long.compareUnsigned(batch.seq(), watermark.seq() + 1) > 0) {
+            // The engine no longer holds what came right after the watermark: those batches are gone for good.
+            actions.lost(watermark.seq() + 1, batch.seq());
+        }
         applyInOrder(batch);
     }
 

@@ -8,10 +8,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * Each entry is written only by the partition actor that currently owns the stream.
  */
 public final class Watermarks {
-    /** Mutable holder; UNSET until the stream applied a batch. */
+    /**
+     * Mutable holder; UNSET until the stream applied a batch. It also says whether the index holds the stream
+     * exactly: batches the engine sent and no replay could bring back make it inexact until its blocks start over
+     * (an engine restart, a removal) or a peer's exact copy replaces them.
+     */
     public static final class Watermark {
         private volatile long seq;
         private volatile boolean set;
+        private volatile long lostBatches;
 
         public boolean isSet() {
             return set;
@@ -28,6 +33,26 @@ public final class Watermarks {
 
         void reset() {
             set = false;
+            lostBatches = 0;
+        }
+
+        /** False once batches were lost for good since the stream's blocks last started over. */
+        public boolean exact() {
+            return lostBatches == 0;
+        }
+
+        /** Batches lost for good since the stream's blocks last started over: 0 when it is exact. */
+        public long lostBatches() {
+            return lostBatches;
+        }
+
+        void lost(long batches) {
+            lostBatches += Math.max(batches, 1);
+        }
+
+        /** The stream's blocks were replaced by an exact copy (a peer's) or a snapshot that says how exact they are. */
+        void exactAgain(long lost) {
+            lostBatches = lost;
         }
     }
 
@@ -35,6 +60,16 @@ public final class Watermarks {
 
     public Watermark of(StreamId stream) {
         return marks.computeIfAbsent(stream, k -> new Watermark());
+    }
+
+    /** The stream's watermark, or null when the node has never seen the stream. */
+    public Watermark find(StreamId stream) {
+        return marks.get(stream);
+    }
+
+    /** Streams that lost batches for good (see {@link Watermark#exact()}). */
+    public long inexactStreams() {
+        return marks.values().stream().filter(w -> !w.exact()).count();
     }
 
     /** The watermark if the stream has applied anything, else -1 (for tests and snapshots). */

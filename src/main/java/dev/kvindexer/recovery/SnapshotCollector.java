@@ -28,6 +28,7 @@ public final class SnapshotCollector implements DumpHandler {
         final List<PeerSnapshot.Event> events = new ArrayList<>();
         final List<PeerSnapshot.Event> extraCopies = new ArrayList<>();
         final List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
+        final List<PeerSnapshot.StreamLoss> losses = new ArrayList<>();
         boolean exact;
         /** Events of the document: ref_counts and a snapshot's copies name these by place. */
         int documentEvents;
@@ -45,7 +46,9 @@ public final class SnapshotCollector implements DumpHandler {
             return new PeerSnapshot(
                     all,
                     watermarks.stream().filter(w -> keep.test(w.workerId())).toList(),
-                    exact);
+                    exact,
+                    losses.stream().filter(l -> keep.test(l.workerId())).toList(),
+                    false);
         }
     }
 
@@ -111,6 +114,11 @@ public final class SnapshotCollector implements DumpHandler {
     @Override
     public void watermark(long workerId, int dpRank, long seq) {
         current.watermarks.add(new PeerSnapshot.StreamWatermark(workerId, dpRank, seq));
+    }
+
+    @Override
+    public void loss(long workerId, int dpRank, long batches) {
+        current.losses.add(new PeerSnapshot.StreamLoss(workerId, dpRank, batches));
     }
 
     @Override

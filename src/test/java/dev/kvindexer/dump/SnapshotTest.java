@@ -95,6 +95,7 @@ class SnapshotTest {
         final List<PeerSnapshot.Event> extraCopies = new ArrayList<>();
 
         final List<PeerSnapshot.StreamWatermark> watermarks = new ArrayList<>();
+        final List<PeerSnapshot.StreamLoss> losses = new ArrayList<>();
         final List<String> sections = new ArrayList<>();
         boolean exact;
 
@@ -124,6 +125,11 @@ class SnapshotTest {
                 }
             }
             eventLines.add(new int[] {first, lines.size()});
+        }
+
+        @Override
+        public void loss(long workerId, int dpRank, long batches) {
+            losses.add(new PeerSnapshot.StreamLoss(workerId, dpRank, batches));
         }
 
         @Override
@@ -211,7 +217,7 @@ class SnapshotTest {
         Partition copy = new Partition(KEY, 4, null, new EventCounters(), new Watermarks(), r -> {});
         List<PeerSnapshot.Event> all = new ArrayList<>(binary.events);
         all.addAll(binary.extraCopies);
-        copy.recover(new PeerSnapshot(all, binary.watermarks, binary.exact));
+        copy.recover(new PeerSnapshot(all, binary.watermarks, binary.exact, binary.losses, false));
         assertEquals(fromJson(p).sorted(), fromJson(copy).sorted());
         assertEquals(p.index().copies(7, 0, StorageTier.DEVICE, 2), copy.index().copies(7, 0, StorageTier.DEVICE, 2));
         assertArrayEquals(p.snapshot(), copy.snapshot(), "and it snapshots to the same bytes");

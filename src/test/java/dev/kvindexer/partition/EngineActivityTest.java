@@ -16,7 +16,14 @@ import org.junit.jupiter.api.Test;
 class EngineActivityTest {
     private final AtomicLong clock = new AtomicLong(1_000);
     private final Partition partition = new Partition(
-            new PartitionKey("m", "default"), 4, null, new EventCounters(), new Watermarks(), r -> {}, clock::get);
+            new PartitionKey("m", "default"),
+            4,
+            null,
+            new EventCounters(),
+            new Watermarks(),
+            r -> {},
+            StreamLossPolicy.KEEP,
+            clock::get);
 
     private static KvEvent stored(StorageTier tier, long... hashes) {
         return new KvEvent.Stored(tier, false, 0, hashes, hashes.clone());

@@ -116,7 +116,8 @@ class StreamSequencerTest {
         seq.onReplayed(lastReplayId, batch(3));
         seq.onReplayFinished(lastReplayId);
         live(6);
-        assertEquals(List.of("apply 0", "replay [1,5)", "apply 3", "lost [4,5)", "apply 5", "apply 6"), log);
+        assertEquals(
+                List.of("apply 0", "replay [1,5)", "lost [1,3)", "apply 3", "lost [4,5)", "apply 5", "apply 6"), log);
     }
 
     @Test
