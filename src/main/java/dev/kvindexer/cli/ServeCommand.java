@@ -3,7 +3,9 @@ package dev.kvindexer.cli;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.DurabilitySettings;
 import dev.kvindexer.config.IndexMemory;
+import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectServiceConfig;
@@ -14,6 +16,7 @@ import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.selectservice.SelectServiceVerticle;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -285,6 +288,35 @@ public final class ServeCommand implements Callable<Integer> {
                     + "(env KVINDEXER_RECOVERY_TIMEOUT; default: ${DEFAULT-VALUE}).")
     long recoveryTimeout;
 
+    @Option(
+            names = "--data-dir",
+            paramLabel = "DIR",
+            description = "Directory the node writes its index to every --snapshot-interval and on shutdown, and "
+                    + "loads the newest good snapshot from when no peer can be recovered from; unset keeps the "
+                    + "index in memory only (env KVINDEXER_DATA_DIR; default: none).")
+    Path dataDir;
+
+    @Option(
+            names = "--snapshot-interval",
+            paramLabel = "SECONDS",
+            description = "How often a node with --data-dir writes its snapshot "
+                    + "(env KVINDEXER_SNAPSHOT_INTERVAL; default: ${DEFAULT-VALUE}).")
+    long snapshotInterval;
+
+    @Option(
+            names = "--recover-from-disk",
+            description = "Load the data directory at startup even when a peer could be recovered from "
+                    + "(env KVINDEXER_RECOVER_FROM_DISK; default: ${DEFAULT-VALUE}).")
+    boolean recoverFromDisk;
+
+    @Option(
+            names = "--inexact-stream-policy",
+            paramLabel = "keep|clear",
+            description = "What becomes of a stream's blocks when batches of it are lost for good (no replay "
+                    + "endpoint, or a replay that could not bring them back): keep them, or clear them "
+                    + "(env KVINDEXER_INEXACT_STREAM_POLICY; default: ${DEFAULT-VALUE}).")
+    String inexactStreamPolicy;
+
     /** The selection service on --select-port: guarded by the indexer's own token and TLS. */
     SelectServiceConfig selectService(ServeConfig config) {
         return SelectServiceConfig.on(config.host(), selectPort)
@@ -319,6 +351,11 @@ public final class ServeCommand implements Callable<Integer> {
                 .recovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
                 .indexMemory(
                         IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory()))
+                .durability(new DurabilitySettings(
+                        dataDir,
+                        Duration.ofSeconds(snapshotInterval),
+                        recoverFromDisk,
+                        InexactStreamPolicy.parse(inexactStreamPolicy)))
                 .build();
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));

@@ -23,6 +23,7 @@ import java.util.List;
  * @param indexMemory   the heap all partitions' indexes may hold together before they evict
  * @param maxListeners  the most listeners (engine connections) the node runs; 0 derives it from the process's
  *                      file-descriptor limit
+ * @param durability    the data directory and what becomes of streams the index holds inexactly
  */
 public record ServeConfig(
         String host,
@@ -44,7 +45,8 @@ public record ServeConfig(
         ClientCompat compat,
         RecoveryLimits recovery,
         IndexMemory indexMemory,
-        int maxListeners) {
+        int maxListeners,
+        DurabilitySettings durability) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
@@ -81,7 +83,8 @@ public record ServeConfig(
                 ClientCompat.NEWEST,
                 RecoveryLimits.DEFAULT,
                 null,
-                0);
+                0,
+                DurabilitySettings.IN_MEMORY);
     }
 
     /** A builder holding these settings, to change some of them. */
@@ -129,6 +132,10 @@ public record ServeConfig(
         return toBuilder().maxListeners(listeners).build();
     }
 
+    public ServeConfig withDurability(DurabilitySettings settings) {
+        return toBuilder().durability(settings).build();
+    }
+
     /**
      * Settings changed one at a time, Vert.x {@code *Options} style; {@link #build} checks them together as the
      * record's constructor does.
@@ -154,6 +161,7 @@ public record ServeConfig(
         private RecoveryLimits recovery;
         private IndexMemory indexMemory;
         private int maxListeners;
+        private DurabilitySettings durability;
 
         private Builder(ServeConfig c) {
             host = c.host;
@@ -176,6 +184,12 @@ public record ServeConfig(
             recovery = c.recovery;
             indexMemory = c.indexMemory;
             maxListeners = c.maxListeners;
+            durability = c.durability;
+        }
+
+        public Builder durability(DurabilitySettings settings) {
+            durability = settings;
+            return this;
         }
 
         public Builder cluster(ClusterSettings settings) {
@@ -249,7 +263,8 @@ public record ServeConfig(
                     compat,
                     recovery,
                     indexMemory,
-                    maxListeners);
+                    maxListeners,
+                    durability);
         }
     }
 
@@ -289,6 +304,7 @@ public record ServeConfig(
         http = http == null ? HttpLimits.DEFAULT : http;
         recovery = recovery == null ? RecoveryLimits.DEFAULT : recovery;
         indexMemory = indexMemory == null ? IndexMemory.defaults() : indexMemory;
+        durability = durability == null ? DurabilitySettings.IN_MEMORY : durability;
         if (maxEventBytes < 1024) {
             throw new IllegalArgumentException("--max-event-bytes must be at least 1024, got " + maxEventBytes);
         }

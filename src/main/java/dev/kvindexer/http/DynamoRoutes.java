@@ -89,7 +89,10 @@ final class DynamoRoutes {
         if (group == null && node.tenantFallback()) {
             group = ctx.queryParams().get("tenant_id");
         }
-        Responses.json(ctx, 200, WorkersJson.render(node.registry().workers(model, group), node.tenantFallback()));
+        Responses.json(
+                ctx,
+                200,
+                WorkersJson.render(node.registry().workers(model, group), node.watermarks(), node.tenantFallback()));
     }
 
     void query(RoutingContext ctx) {

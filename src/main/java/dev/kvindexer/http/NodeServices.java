@@ -4,6 +4,7 @@ import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.metrics.HttpRequestMetrics;
 import dev.kvindexer.metrics.QueryQuality;
+import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
@@ -18,6 +19,7 @@ import java.util.function.Supplier;
  * @param registrar      what /register and /unregister go through: this node, or the whole cluster
  * @param registrations  this node's own registrations (test pause/resume)
  * @param registry       registered workers and the handles of their partitions
+ * @param watermarks     every stream's watermark and whether the index holds it exactly
  * @param peers          /register_peer, /unregister_peer and /peers
  * @param conductor      the C++ Mooncake Conductor's subscriptions and state (msgpack requests, docs/api/mooncake-cpp.md)
  * @param readiness      what /ready reports
@@ -33,6 +35,7 @@ public record NodeServices(
         Registrar registrar,
         LocalRegistrar registrations,
         Registry registry,
+        Watermarks watermarks,
         PeerDirectory peers,
         CppConductorSubscriptions conductor,
         Readiness readiness,

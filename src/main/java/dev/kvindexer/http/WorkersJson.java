@@ -2,6 +2,8 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
+import dev.kvindexer.partition.StreamId;
+import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.json.Json;
 import java.util.ArrayList;
@@ -14,8 +16,11 @@ import java.util.List;
 final class WorkersJson {
     private WorkersJson() {}
 
-    /** {@code echoTenant}: also show the group as {@code tenant_id}, for clients of the older group rule. */
-    static String render(List<Registry.WorkerView> workers, boolean echoTenant) {
+    /**
+     * {@code echoTenant}: also show the group as {@code tenant_id}, for clients of the older group rule. A rank whose
+     * stream lost batches for good also shows {@code "exact":false} and how many it lost.
+     */
+    static String render(List<Registry.WorkerView> workers, Watermarks watermarks, boolean echoTenant) {
         StringBuilder sb = new StringBuilder("[");
         for (int w = 0; w < workers.size(); w++) {
             Registry.WorkerView v = workers.get(w);
@@ -45,6 +50,10 @@ final class WorkersJson {
                         .append('"');
                 if (error != null) {
                     listeners.append(",\"last_error\":").append(Json.encode(error));
+                }
+                Watermarks.Watermark mark = watermarks.find(new StreamId(v.key(), l.workerId(), l.dpRank()));
+                if (mark != null && !mark.exact()) {
+                    listeners.append(",\"exact\":false,\"lost_batches\":").append(mark.lostBatches());
                 }
                 listeners.append('}');
             }

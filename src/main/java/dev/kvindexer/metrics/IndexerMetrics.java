@@ -57,7 +57,8 @@ public final class IndexerMetrics {
             IndexMemoryFigures memory,
             int listenerCapacity,
             boolean ready,
-            boolean recoveryExact) {}
+            boolean recoveryExact,
+            long inexactStreams) {}
 
     /** The node's index memory budget ({@code --max-index-memory}), what the indexes hold, and blocks evicted. */
     public record IndexMemoryFigures(long budgetBytes, long usedBytes, long evictedBlocks) {}
@@ -203,6 +204,12 @@ public final class IndexerMetrics {
                                 + "and stream watermarks); 0 when it loaded a dump without watermarks or recovered "
                                 + "from no one.")
                 .sample("kvindexer_recovery_exact", s.recoveryExact() ? 1 : 0);
+        out.family(
+                        "kvindexer_inexact_streams",
+                        "gauge",
+                        "Engine streams whose blocks the index holds inexactly: batches of them were lost for good "
+                                + "(no replay endpoint, or a replay that could not bring them back).")
+                .sample("kvindexer_inexact_streams", s.inexactStreams());
         out.family("kvindexer_ready", "gauge", "1 when GET /ready answers 200, else 0 (recovering, gated or degraded).")
                 .sample("kvindexer_ready", s.ready() ? 1 : 0);
         out.family(

@@ -177,8 +177,14 @@ public final class IndexerNode implements AutoCloseable {
                 gate::isOpen);
         Watermarks watermarks = new Watermarks();
         MemoryBudget memory = new MemoryBudget(config.indexMemory().maxBytes());
-        PartitionHost partitions =
-                new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight(), memory);
+        PartitionHost partitions = new PartitionHost(
+                vertx,
+                counters,
+                watermarks,
+                ingest.replays(),
+                ingest.inFlight(),
+                memory,
+                config.durability().inexactStreams());
         boolean sharded = manager != null && config.cluster().sharded();
         ShardQueries[] shards = {null};
         Registry registry =
@@ -233,15 +239,16 @@ public final class IndexerNode implements AutoCloseable {
                 handover);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
         Readiness readiness = new Readiness(List.of(gate::reason, ingest::degradedReason));
-        NodeMetrics metrics =
-                new NodeMetrics(registry, ingest, counters, meters, membership, accessLog, memory, readiness);
+        NodeMetrics metrics = new NodeMetrics(
+                registry, ingest, counters, meters, membership, accessLog, memory, readiness, watermarks);
         AtomicReference<RecoveryReport> recovery = new AtomicReference<>(RecoveryReport.NONE);
-        NodeOverview overview =
-                new NodeOverview(registry, readiness, counters, meters, memory, membership, placement, recovery::get);
+        NodeOverview overview = new NodeOverview(
+                registry, readiness, counters, meters, memory, membership, placement, recovery::get, watermarks);
         NodeServices services = new NodeServices(
                 registrar,
                 local,
                 registry,
+                watermarks,
                 peers,
                 conductor,
                 readiness,

@@ -10,6 +10,7 @@ import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionStats;
+import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.AccessLog;
 import dev.kvindexer.web.Readiness;
@@ -31,6 +32,7 @@ final class NodeMetrics {
     private final MemoryBudget memory;
     private final Readiness readiness;
 
+    private final Watermarks watermarks;
     /** {@code membership} and {@code accessLog} are null when the node has none. */
     NodeMetrics(
             Registry registry,
@@ -40,7 +42,9 @@ final class NodeMetrics {
             ClusterMembership membership,
             AccessLog accessLog,
             MemoryBudget memory,
-            Readiness readiness) {
+            Readiness readiness,
+            Watermarks watermarks) {
+        this.watermarks = watermarks;
         this.memory = memory;
         this.readiness = readiness;
         this.registry = registry;
@@ -77,7 +81,8 @@ final class NodeMetrics {
                             memory.limitBytes(), memory.usedBytes(), memory.evictedBlocks()),
                     ingest.listenerCapacity(),
                     readiness.notReadyReason() == null,
-                    meters.recoveryExact());
+                    meters.recoveryExact(),
+                    watermarks.inexactStreams());
             return IndexerMetrics.render(
                     snapshot,
                     meters.http(),

@@ -12,6 +12,8 @@ import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionStats;
+import dev.kvindexer.partition.StreamId;
+import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.recovery.RecoveryReport;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.Readiness;
@@ -34,6 +36,7 @@ final class NodeOverview {
     /** The endpoints whose totals the dashboard charts as queries. */
     static final List<String> QUERY_ENDPOINTS = List.of("/query", "/query_by_hash", "/query_tiered_by_hash");
 
+    private final Watermarks watermarks;
     private final Registry registry;
     private final Readiness readiness;
     private final EventCounters counters;
@@ -53,7 +56,9 @@ final class NodeOverview {
             MemoryBudget memory,
             ClusterMembership membership,
             ShardPlacement placement,
-            Supplier<RecoveryReport> recovery) {
+            Supplier<RecoveryReport> recovery,
+            Watermarks watermarks) {
+        this.watermarks = watermarks;
         this.registry = registry;
         this.readiness = readiness;
         this.counters = counters;
@@ -192,7 +197,8 @@ final class NodeOverview {
                                 .put("endpoint", l.endpoint())
                                 .put("replay_endpoint", l.replayEndpoint())
                                 .put("status", l.state().jsonName())
-                                .put("last_error", l.lastError()),
+                                .put("last_error", l.lastError())
+                                .put("lost_batches", lostBatches(w.key(), l)),
                         mine.remove(l.dpRank()),
                         now));
             }
@@ -214,6 +220,12 @@ final class NodeOverview {
             out.add(worker);
         }
         return out;
+    }
+
+    /** Batches the rank's stream lost for good: 0 when the index holds it exactly. */
+    private long lostBatches(PartitionKey key, Listener l) {
+        Watermarks.Watermark mark = watermarks.find(new StreamId(key, l.workerId(), l.dpRank()));
+        return mark == null ? 0 : mark.lostBatches();
     }
 
     /** A rank's figures, when this node has its partition's engine record (a sharded node may not). */

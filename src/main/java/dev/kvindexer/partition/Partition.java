@@ -1,5 +1,6 @@
 package dev.kvindexer.partition;
 
+import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.dump.DumpWriter;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.EventBatch;
@@ -47,7 +48,7 @@ public final class Partition {
     private final Map<WorkerRank, EngineActivity> activity = new HashMap<>();
 
     private final LongSupplier clock;
-    private final StreamLossPolicy lossPolicy;
+    private final InexactStreamPolicy inexactPolicy;
     private boolean bootstrapped;
     private final LogThrottle standardGapLog = new LogThrottle();
 
@@ -114,7 +115,7 @@ public final class Partition {
         public void lost(long start, long end) {
             counters.gap(EventCounters.GAP_ZMQ_SEQ);
             counters.warning(WarningKind.BATCHES_LOST, end - start);
-            boolean cleared = lossPolicy == StreamLossPolicy.CLEAR;
+            boolean cleared = inexactPolicy == InexactStreamPolicy.CLEAR;
             if (cleared) {
                 index.removeWorkerDpRank(id.workerId(), id.dpRank());
             }
@@ -147,10 +148,10 @@ public final class Partition {
             EventCounters counters,
             Watermarks watermarks,
             Consumer<ReplayRequest> replays) {
-        this(key, blockSize, self, counters, watermarks, replays, StreamLossPolicy.KEEP);
+        this(key, blockSize, self, counters, watermarks, replays, InexactStreamPolicy.KEEP);
     }
 
-    /** {@code lossPolicy}: what becomes of a stream's blocks when batches of it are lost for good. */
+    /** {@code inexactPolicy}: what becomes of a stream's blocks when batches of it are lost for good. */
     public Partition(
             PartitionKey key,
             int blockSize,
@@ -158,8 +159,8 @@ public final class Partition {
             EventCounters counters,
             Watermarks watermarks,
             Consumer<ReplayRequest> replays,
-            StreamLossPolicy lossPolicy) {
-        this(key, blockSize, self, counters, watermarks, replays, lossPolicy, System::currentTimeMillis);
+            InexactStreamPolicy inexactPolicy) {
+        this(key, blockSize, self, counters, watermarks, replays, inexactPolicy, System::currentTimeMillis);
     }
 
     /** {@code clock} gives wall-clock millis, for the age of each engine's last event. */
@@ -170,10 +171,10 @@ public final class Partition {
             EventCounters counters,
             Watermarks watermarks,
             Consumer<ReplayRequest> replays,
-            StreamLossPolicy lossPolicy,
+            InexactStreamPolicy inexactPolicy,
             LongSupplier clock) {
         this.clock = clock;
-        this.lossPolicy = lossPolicy;
+        this.inexactPolicy = inexactPolicy;
         this.key = key;
         this.self = self;
         this.index = new PartitionIndex(blockSize);

@@ -1,5 +1,6 @@
 package dev.kvindexer.partition;
 
+import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.EventCounters;
 import io.vertx.core.Future;
@@ -16,7 +17,7 @@ public final class PartitionHost {
     private final InFlightBatches inFlight;
     private final MemoryBudget budget;
     private final AtomicLong incarnations = new AtomicLong();
-    private final StreamLossPolicy lossPolicy;
+    private final InexactStreamPolicy inexactPolicy;
 
     /**
      * @param replays  where a partition asks for a stream's missed batches to be fetched from its engine
@@ -39,10 +40,10 @@ public final class PartitionHost {
             Consumer<ReplayRequest> replays,
             InFlightBatches inFlight,
             MemoryBudget budget) {
-        this(vertx, counters, watermarks, replays, inFlight, budget, StreamLossPolicy.KEEP);
+        this(vertx, counters, watermarks, replays, inFlight, budget, InexactStreamPolicy.KEEP);
     }
 
-    /** @param lossPolicy what becomes of a stream's blocks when batches of it are lost for good */
+    /** @param inexactPolicy what becomes of a stream's blocks when batches of it are lost for good */
     public PartitionHost(
             Vertx vertx,
             EventCounters counters,
@@ -50,8 +51,8 @@ public final class PartitionHost {
             Consumer<ReplayRequest> replays,
             InFlightBatches inFlight,
             MemoryBudget budget,
-            StreamLossPolicy lossPolicy) {
-        this.lossPolicy = lossPolicy;
+            InexactStreamPolicy inexactPolicy) {
+        this.inexactPolicy = inexactPolicy;
         this.budget = budget;
         this.vertx = vertx;
         this.counters = counters;
@@ -82,7 +83,8 @@ public final class PartitionHost {
     public Future<Void> start(PartitionRef ref) {
         LocalPartition p = local(ref);
         try {
-            vertx.deployVerticle(new PartitionVerticle(p, counters, watermarks, replays, inFlight, budget, lossPolicy))
+            vertx.deployVerticle(
+                            new PartitionVerticle(p, counters, watermarks, replays, inFlight, budget, inexactPolicy))
                     .onComplete(ar -> {
                         if (ar.succeeded()) {
                             p.deployed(ar.result());

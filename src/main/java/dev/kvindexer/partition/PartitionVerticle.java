@@ -1,5 +1,6 @@
 package dev.kvindexer.partition;
 
+import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.metrics.EventCounters;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -26,9 +27,9 @@ final class PartitionVerticle extends VerticleBase {
             Consumer<ReplayRequest> replays,
             InFlightBatches inFlight,
             MemoryBudget budget,
-            StreamLossPolicy lossPolicy) {
+            InexactStreamPolicy inexactPolicy) {
         this.address = ref.address();
-        this.partition = new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays, lossPolicy);
+        this.partition = new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays, inexactPolicy);
         this.inFlight = inFlight;
         this.memory = budget.share();
     }

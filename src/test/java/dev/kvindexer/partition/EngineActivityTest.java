@@ -3,6 +3,7 @@ package dev.kvindexer.partition;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
@@ -22,7 +23,7 @@ class EngineActivityTest {
             new EventCounters(),
             new Watermarks(),
             r -> {},
-            StreamLossPolicy.KEEP,
+            InexactStreamPolicy.KEEP,
             clock::get);
 
     private static KvEvent stored(StorageTier tier, long... hashes) {

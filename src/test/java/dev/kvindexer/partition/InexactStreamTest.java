@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.KvEvent;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A stream that lost batches for good is marked inexact (docs/protocol/recovery.md#inexact-streams): by a replay that
  * starts after the watermark, or a hole with no replay endpoint; the mark travels in snapshots, is dropped when the
- * stream's blocks start over, and {@link StreamLossPolicy#CLEAR} drops the blocks held before the loss.
+ * stream's blocks start over, and {@link InexactStreamPolicy#CLEAR} drops the blocks held before the loss.
  */
 class InexactStreamTest {
     private static final PartitionKey KEY = new PartitionKey("m", "t");
@@ -28,7 +29,7 @@ class InexactStreamTest {
     private final Watermarks watermarks = new Watermarks();
     private final List<ReplayRequest> replays = new ArrayList<>();
 
-    private Partition partition(StreamLossPolicy policy) {
+    private Partition partition(InexactStreamPolicy policy) {
         return new Partition(KEY, 4, null, counters, watermarks, replays::add, policy);
     }
 
@@ -54,7 +55,7 @@ class InexactStreamTest {
     }
 
     /** Seqs 0 and 1 applied live; seq 4 shows a hole, whose replay returns only seq 3: seq 2 is gone. */
-    private Partition replayStartingAfterTheWatermark(StreamLossPolicy policy) {
+    private Partition replayStartingAfterTheWatermark(InexactStreamPolicy policy) {
         Partition p = partition(policy);
         p.openStream(new StreamSpec(WORKER, 0, 1, "tcp://engine:1"));
         p.onLive(WORKER, 0, 1, store(0, 10, null));
@@ -70,7 +71,7 @@ class InexactStreamTest {
 
     @Test
     void aReplayThatStartsAfterTheWatermarkMakesTheStreamInexact() {
-        Partition p = replayStartingAfterTheWatermark(StreamLossPolicy.KEEP);
+        Partition p = replayStartingAfterTheWatermark(InexactStreamPolicy.KEEP);
         assertFalse(mark().exact());
         assertEquals(1, mark().lostBatches());
         assertEquals(4, mark().seq());
@@ -80,7 +81,7 @@ class InexactStreamTest {
 
     @Test
     void theClearPolicyDropsWhatWasHeldBeforeTheLoss() {
-        Partition p = replayStartingAfterTheWatermark(StreamLossPolicy.CLEAR);
+        Partition p = replayStartingAfterTheWatermark(InexactStreamPolicy.CLEAR);
         assertFalse(mark().exact());
         assertEquals(2, held(p), "only seqs 3 and 4, which came after the loss");
         assertEquals(0, p.index().copies(WORKER, 0, StorageTier.DEVICE, 10));
@@ -88,7 +89,7 @@ class InexactStreamTest {
 
     @Test
     void aHoleWithoutReplayEndpointMakesTheStreamInexact() {
-        Partition p = partition(StreamLossPolicy.KEEP);
+        Partition p = partition(InexactStreamPolicy.KEEP);
         p.openStream(new StreamSpec(WORKER, 0, 1, null));
         p.onLive(WORKER, 0, 1, store(0, 10, null));
         p.onLive(WORKER, 0, 1, store(5, 15, null));
@@ -97,7 +98,7 @@ class InexactStreamTest {
 
     @Test
     void anEngineRestartOrARemovalMakesTheStreamExactAgain() {
-        Partition p = replayStartingAfterTheWatermark(StreamLossPolicy.KEEP);
+        Partition p = replayStartingAfterTheWatermark(InexactStreamPolicy.KEEP);
         p.onLive(WORKER, 0, 1, store(0, 20, null));
         assertTrue(mark().exact(), "a restarted engine's blocks start over");
         p.onLive(WORKER, 0, 1, store(3, 23, null));
@@ -109,7 +110,7 @@ class InexactStreamTest {
 
     @Test
     void theLossTravelsInTheSnapshotAndAnInstalledCopyIsInexactToo() throws Exception {
-        Partition source = replayStartingAfterTheWatermark(StreamLossPolicy.KEEP);
+        Partition source = replayStartingAfterTheWatermark(InexactStreamPolicy.KEEP);
         byte[] payload = source.snapshot();
         ByteArrayOutputStream doc = new ByteArrayOutputStream();
         doc.write(SnapshotWriter.header());
@@ -120,7 +121,7 @@ class InexactStreamTest {
         assertEquals(List.of(new PeerSnapshot.StreamLoss(WORKER, 0, 1)), snapshot.losses());
 
         Watermarks other = new Watermarks();
-        Partition copy = new Partition(KEY, 4, null, counters, other, replays::add, StreamLossPolicy.KEEP);
+        Partition copy = new Partition(KEY, 4, null, counters, other, replays::add, InexactStreamPolicy.KEEP);
         copy.openStream(new StreamSpec(WORKER, 0, 1, "tcp://engine:1"));
         copy.recover(snapshot);
         Watermarks.Watermark copied = other.find(new StreamId(KEY, WORKER, 0));
@@ -131,7 +132,7 @@ class InexactStreamTest {
 
     @Test
     void anOldSnapshotInstalledWithReplayAsksEveryEngineFromItsWatermark() {
-        Partition p = partition(StreamLossPolicy.KEEP);
+        Partition p = partition(InexactStreamPolicy.KEEP);
         p.openStream(new StreamSpec(WORKER, 0, 1, "tcp://engine:1"));
         p.recover(new PeerSnapshot(
                         List.of(new PeerSnapshot.Event(
