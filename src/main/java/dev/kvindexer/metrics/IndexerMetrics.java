@@ -58,10 +58,41 @@ public final class IndexerMetrics {
             int listenerCapacity,
             boolean ready,
             boolean recoveryExact,
-            long inexactStreams) {}
+            long inexactStreams,
+            DataDirFigures dataDir) {}
 
     /** The node's index memory budget ({@code --max-index-memory}), what the indexes hold, and blocks evicted. */
     public record IndexMemoryFigures(long budgetBytes, long usedBytes, long evictedBlocks) {}
+
+    private static void dataDir(PrometheusText out, DataDirFigures d) {
+        out.family(
+                        "kvindexer_snapshot_writes_total",
+                        "counter",
+                        "Snapshots of the index written to the data directory, by outcome (ok, failed).")
+                .sample("kvindexer_snapshot_writes_total", d.writes(), "outcome", "ok")
+                .sample("kvindexer_snapshot_writes_total", d.failedWrites(), "outcome", "failed");
+        out.family(
+                        "kvindexer_snapshot_last_write_timestamp_seconds",
+                        "gauge",
+                        "When the last snapshot was written to the data directory (Unix time; 0 before the first).")
+                .sample("kvindexer_snapshot_last_write_timestamp_seconds", d.lastWriteEpochMillis() / 1000.0);
+        out.family("kvindexer_snapshot_last_write_bytes", "gauge", "Size of the last snapshot written.")
+                .sample("kvindexer_snapshot_last_write_bytes", d.lastWriteBytes());
+        out.family("kvindexer_snapshot_last_write_seconds", "gauge", "How long writing the last snapshot took.")
+                .sample("kvindexer_snapshot_last_write_seconds", d.lastWriteMillis() / 1000.0);
+        out.family(
+                        "kvindexer_data_dir_writable",
+                        "gauge",
+                        "1 when the last snapshot write succeeded (or none was due yet), 0 when it failed: the node "
+                                + "serves from memory and /ready says why.")
+                .sample("kvindexer_data_dir_writable", d.lastError() == null ? 1 : 0);
+        out.family(
+                        "kvindexer_snapshot_files_rejected_total",
+                        "counter",
+                        "Snapshot files moved aside at startup as truncated, corrupted, of another version or too "
+                                + "large.")
+                .sample("kvindexer_snapshot_files_rejected_total", d.rejectedFiles());
+    }
 
     public static String render(
             Snapshot s,
@@ -210,6 +241,9 @@ public final class IndexerMetrics {
                         "Engine streams whose blocks the index holds inexactly: batches of them were lost for good "
                                 + "(no replay endpoint, or a replay that could not bring them back).")
                 .sample("kvindexer_inexact_streams", s.inexactStreams());
+        if (s.dataDir() != null) {
+            dataDir(out, s.dataDir());
+        }
         out.family("kvindexer_ready", "gauge", "1 when GET /ready answers 200, else 0 (recovering, gated or degraded).")
                 .sample("kvindexer_ready", s.ready() ? 1 : 0);
         out.family(

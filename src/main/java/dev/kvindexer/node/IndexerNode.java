@@ -21,12 +21,14 @@ import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
 import dev.kvindexer.ingest.ListenerCapacity;
 import dev.kvindexer.ingest.ZmqIngest;
+import dev.kvindexer.metrics.DataDirFigures;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
+import dev.kvindexer.recovery.DataDirectory;
 import dev.kvindexer.recovery.PeerRecovery;
 import dev.kvindexer.recovery.RecoveryReport;
 import dev.kvindexer.registry.LocalRegistrar;
@@ -46,6 +48,7 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,6 +68,8 @@ public final class IndexerNode implements AutoCloseable {
     private final Parts parts;
     private final NodeServices services;
     private AntiEntropy antiEntropy;
+    /** The data directory's periodic snapshot, or -1. */
+    private long snapshotTimer = -1;
     /** The HTTP verticles' deployments: undeployed first on close, so no request is taken while the node winds down. */
     private final List<String> httpDeployments = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -73,7 +78,7 @@ public final class IndexerNode implements AutoCloseable {
 
     /**
      * The node's components as assembled. {@code clusterRegistrar}, {@code membership} and {@code hazelcast} are null
-     * on a standalone node, {@code accessLog} when none is configured.
+     * on a standalone node, {@code accessLog} when none is configured, {@code dataDir} without --data-dir.
      */
     private record Parts(
             EventCounters counters,
@@ -89,7 +94,8 @@ public final class IndexerNode implements AutoCloseable {
             HazelcastInstance hazelcast,
             ReadyGate gate,
             ShardQueries shards,
-            ShardHandover handover) {
+            ShardHandover handover,
+            DataDirectory dataDir) {
         boolean sharded() {
             return shards != null;
         }
@@ -163,7 +169,10 @@ public final class IndexerNode implements AutoCloseable {
     private static IndexerNode assemble(
             Vertx vertx, HazelcastClusterManager manager, ServeConfig config, NodeMeters meters) throws Exception {
         EventCounters counters = new EventCounters();
-        boolean gated = config.clustered() || !config.peers().isEmpty() || config.minInitialWorkers() > 0;
+        boolean gated = config.clustered()
+                || !config.peers().isEmpty()
+                || config.minInitialWorkers() > 0
+                || config.durability().persistent();
         ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
         ZmqIngest ingest = new ZmqIngest(
                 vertx,
@@ -222,6 +231,10 @@ public final class IndexerNode implements AutoCloseable {
         CppConductorSubscriptions conductor = new CppConductorSubscriptions(
                 await(CppConductor.deploy(vertx)), ingest, config.compat().loraIds());
         PeerDirectory peers = new PeerDirectory(membership);
+        DataDirectory dataDir = config.durability().persistent()
+                ? DataDirectory.open(
+                        vertx, config.durability().dataDir(), config.recovery().maxBytes(), registry)
+                : null;
         Parts parts = new Parts(
                 counters,
                 watermarks,
@@ -236,14 +249,20 @@ public final class IndexerNode implements AutoCloseable {
                 manager == null ? null : manager.getHazelcastInstance(),
                 gate,
                 shards[0],
-                handover);
+                handover,
+                dataDir);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
-        Readiness readiness = new Readiness(List.of(gate::reason, ingest::degradedReason));
+        List<Readiness.Check> checks = new ArrayList<>(List.of(gate::reason, ingest::degradedReason));
+        if (dataDir != null) {
+            checks.add(dataDir::problem);
+        }
+        Readiness readiness = new Readiness(checks);
+        Supplier<DataDirFigures> disk = dataDir == null ? () -> null : dataDir::figures;
         NodeMetrics metrics = new NodeMetrics(
-                registry, ingest, counters, meters, membership, accessLog, memory, readiness, watermarks);
+                registry, ingest, counters, meters, membership, accessLog, memory, readiness, watermarks, disk);
         AtomicReference<RecoveryReport> recovery = new AtomicReference<>(RecoveryReport.NONE);
         NodeOverview overview = new NodeOverview(
-                registry, readiness, counters, meters, memory, membership, placement, recovery::get, watermarks);
+                registry, readiness, counters, meters, memory, membership, placement, recovery::get, watermarks, disk);
         NodeServices services = new NodeServices(
                 registrar,
                 local,
@@ -260,6 +279,12 @@ public final class IndexerNode implements AutoCloseable {
                 config.testEndpoints(),
                 config.compat().tenantFallback());
         return new IndexerNode(vertx, parts, services, recovery);
+    }
+
+    /** From now on the data directory gets a snapshot every {@code interval}. */
+    private synchronized void startSnapshots(java.time.Duration interval) {
+        snapshotTimer =
+                vertx.setPeriodic(interval.toMillis(), id -> parts.dataDir().write());
     }
 
     /** From now on the node also reconciles everything on membership changes and every {@code interval}. */
@@ -318,21 +343,37 @@ public final class IndexerNode implements AutoCloseable {
                 LOG.info("no ready node in the cluster to recover from; starting with an empty index");
             }
         }
-        if (!sources.isEmpty()) {
+        Registry registry = parts.registry();
+        DataDirectory dataDir = parts.dataDir();
+        boolean diskFirst = dataDir != null && config.durability().recoverFromDisk();
+        RecoveryReport report = RecoveryReport.NONE;
+        if (!sources.isEmpty() && !diskFirst) {
             parts.gate().waitingFor("recovering from peers " + sources);
             // The listeners just connected; give their subscriptions time to reach the engines before the dump
             // is taken, so little is published in between (the reference waits the same second).
             Thread.sleep(SLOW_JOINER_MILLIS);
-            Registry registry = parts.registry();
-            RecoveryReport report = new PeerRecovery(
+            report = new PeerRecovery(
                             parts.registrations(),
                             config.blockSize(),
                             config.security().authToken(),
                             config.clustered() ? (key, worker) -> key.equals(registry.partitionOf(worker)) : null,
                             config.recovery())
                     .recover(sources);
+        }
+        if (dataDir != null && report.peer() == null && (diskFirst || !historyHeldByPeers())) {
+            parts.gate().waitingFor("loading the data directory " + dataDir.dir());
+            // The engines replay what they published after the snapshot's watermarks, so nothing needs waiting for.
+            report = dataDir.recover(
+                    services.registrar(),
+                    parts.registrations(),
+                    config.blockSize(),
+                    (key, worker) -> key.equals(registry.partitionOf(worker)) && registry.servesHere(worker));
+        }
+        if (report.peer() != null) {
             recovery.set(report);
             parts.meters().recovered(report.millis(), report.events(), report.exact());
+        }
+        if (!sources.isEmpty()) {
             config.peers().forEach(parts.peers()::add);
         }
         int wanted = config.minInitialWorkers();
@@ -346,6 +387,14 @@ public final class IndexerNode implements AutoCloseable {
         if (parts.membership() != null) {
             await(parts.membership().markReady());
         }
+        if (dataDir != null) {
+            startSnapshots(config.durability().snapshotInterval());
+        }
+    }
+
+    /** Whether a sharded cluster has a ready node, which holds the shards' history: then disk has nothing to add. */
+    private boolean historyHeldByPeers() throws Exception {
+        return parts.sharded() && !await(parts.membership().peers(true)).isEmpty();
     }
 
     private static <T> T await(Future<T> future) throws Exception {
@@ -451,6 +500,16 @@ public final class IndexerNode implements AutoCloseable {
     @Override
     public void close() {
         long deadline = System.nanoTime() + CLOSE_BUDGET.toNanos();
+        synchronized (this) {
+            if (snapshotTimer >= 0) {
+                vertx.cancelTimer(snapshotTimer);
+            }
+        }
+        if (parts.dataDir() != null && parts.gate().isOpen()) {
+            // The last snapshot comes before anything stops, HTTP included: a partition deployed while a
+            // registration was answered belongs to the HTTP verticle that answered it, and goes with it.
+            quietly(parts.dataDir().writeFinal(), deadline);
+        }
         // HTTP first: a load balancer's next attempt goes to another replica instead of a node winding down.
         for (String id : httpDeployments) {
             quietly(vertx.undeploy(id), deadline);
@@ -460,6 +519,7 @@ public final class IndexerNode implements AutoCloseable {
                 antiEntropy.stop();
             }
         }
+
         if (parts.membership() != null) {
             quietly(parts.membership().leave(), deadline);
         }

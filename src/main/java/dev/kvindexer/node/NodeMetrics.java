@@ -4,6 +4,7 @@ import dev.kvindexer.cluster.ClusterMembership;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.ingest.ZmqIngest;
+import dev.kvindexer.metrics.DataDirFigures;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.IndexerMetrics;
 import dev.kvindexer.metrics.NodeMeters;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /** The indexer's /metrics page: each partition's figures asked through its handle, then the node's own. */
@@ -33,6 +35,7 @@ final class NodeMetrics {
     private final Readiness readiness;
 
     private final Watermarks watermarks;
+    private final Supplier<DataDirFigures> dataDir;
     /** {@code membership} and {@code accessLog} are null when the node has none. */
     NodeMetrics(
             Registry registry,
@@ -43,7 +46,9 @@ final class NodeMetrics {
             AccessLog accessLog,
             MemoryBudget memory,
             Readiness readiness,
-            Watermarks watermarks) {
+            Watermarks watermarks,
+            Supplier<DataDirFigures> dataDir) {
+        this.dataDir = dataDir;
         this.watermarks = watermarks;
         this.memory = memory;
         this.readiness = readiness;
@@ -82,7 +87,8 @@ final class NodeMetrics {
                     ingest.listenerCapacity(),
                     readiness.notReadyReason() == null,
                     meters.recoveryExact(),
-                    watermarks.inexactStreams());
+                    watermarks.inexactStreams(),
+                    dataDir.get());
             return IndexerMetrics.render(
                     snapshot,
                     meters.http(),

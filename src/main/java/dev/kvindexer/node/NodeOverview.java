@@ -6,6 +6,7 @@ import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
+import dev.kvindexer.metrics.DataDirFigures;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.HttpRequestMetrics;
 import dev.kvindexer.metrics.NodeMeters;
@@ -37,6 +38,7 @@ final class NodeOverview {
     static final List<String> QUERY_ENDPOINTS = List.of("/query", "/query_by_hash", "/query_tiered_by_hash");
 
     private final Watermarks watermarks;
+    private final Supplier<DataDirFigures> dataDir;
     private final Registry registry;
     private final Readiness readiness;
     private final EventCounters counters;
@@ -57,7 +59,9 @@ final class NodeOverview {
             ClusterMembership membership,
             ShardPlacement placement,
             Supplier<RecoveryReport> recovery,
-            Watermarks watermarks) {
+            Watermarks watermarks,
+            Supplier<DataDirFigures> dataDir) {
+        this.dataDir = dataDir;
         this.watermarks = watermarks;
         this.registry = registry;
         this.readiness = readiness;
@@ -86,11 +90,29 @@ final class NodeOverview {
                                             .put("budget_bytes", memory.limitBytes())
                                             .put("used_bytes", memory.usedBytes())
                                             .put("evicted_blocks", memory.evictedBlocks()))
+                            .put("data_dir", dataDir())
                             .put("totals", totals())
                             .put("partitions", partitions(figures))
                             .put("workers", workers(workers, figures, now))
                             .encode();
                 }));
+    }
+
+    /** The data directory's state, or null when the node keeps its index in memory only. */
+    private JsonObject dataDir() {
+        DataDirFigures d = dataDir.get();
+        if (d == null) {
+            return null;
+        }
+        return new JsonObject()
+                .put("dir", d.dir())
+                .put("writes", d.writes())
+                .put("failed_writes", d.failedWrites())
+                .put("last_write_millis", d.lastWriteEpochMillis() == 0 ? null : d.lastWriteEpochMillis())
+                .put("last_write_bytes", d.lastWriteBytes())
+                .put("last_write_seconds", d.lastWriteMillis() / 1000.0)
+                .put("last_error", d.lastError())
+                .put("rejected_files", d.rejectedFiles());
     }
 
     private JsonObject node(long now) {

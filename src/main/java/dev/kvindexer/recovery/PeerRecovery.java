@@ -4,11 +4,8 @@ import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.dump.DumpParser;
 import dev.kvindexer.dump.SnapshotReader;
 import dev.kvindexer.dump.SnapshotWriter;
-import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.registry.LocalRegistrar;
-import io.vertx.core.Future;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -18,9 +15,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BiPredicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,10 +30,8 @@ public final class PeerRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(PeerRecovery.class);
     static final Duration DUMP_TIMEOUT = Duration.ofSeconds(10);
 
-    private final LocalRegistrar registrations;
-    private final Integer fallbackBlockSize;
+    private final SnapshotInstaller installer;
     private final String authToken;
-    private final BiPredicate<PartitionKey, Long> registered;
     private final RecoveryLimits limits;
     /**
      * HTTP/1.1: the JDK client's default HTTP/2 starts every cleartext connection with an h2c upgrade, a path with a
@@ -66,10 +58,8 @@ public final class PeerRecovery {
             BiPredicate<PartitionKey, Long> registered,
             RecoveryLimits limits) {
         this.limits = limits;
-        this.registrations = registrations;
-        this.fallbackBlockSize = fallbackBlockSize;
+        this.installer = new SnapshotInstaller(registrations, fallbackBlockSize, registered, false);
         this.authToken = authToken;
-        this.registered = registered;
     }
 
     /** Recovers from the first peer that answers with a parsable dump; reports which peer and what it loaded. */
@@ -87,7 +77,7 @@ public final class PeerRecovery {
             long events = 0;
             boolean exact = true;
             for (Map.Entry<PartitionKey, SnapshotCollector.Collected> e : dump.entrySet()) {
-                events += apply(e.getKey(), e.getValue());
+                events += installer.install(e.getKey(), e.getValue());
                 exact &= e.getValue().exact;
             }
             RecoveryReport report =
@@ -132,50 +122,6 @@ public final class PeerRecovery {
                 throw in.explain(e);
             }
             return collector.partitions();
-        }
-    }
-
-    /** Blocks an event places: a JSON dump has one per event, a snapshot a whole chain. */
-    private static int blocks(KvEvent event) {
-        if (event instanceof KvEvent.Stored s) {
-            return s.blockHashes().length;
-        }
-        if (event instanceof KvEvent.StoredBySequence s) {
-            return s.sequenceHashes().length;
-        }
-        return 1;
-    }
-
-    private long apply(PartitionKey key, SnapshotCollector.Collected c) throws InterruptedException {
-        int blockSize = c.blockSize > 0 ? c.blockSize : fallbackBlockSize == null ? 0 : fallbackBlockSize;
-        if (blockSize <= 0) {
-            LOG.warn(
-                    "skipped recovered partition {}: the dump has no block_size and --block-size is not set",
-                    key.dumpKey());
-            return 0;
-        }
-        PeerSnapshot snapshot = c.snapshot(worker -> registered == null || registered.test(key, worker));
-        int leftOut = c.events.size() + c.extraCopies.size() - snapshot.events().size();
-        if (leftOut > 0) {
-            LOG.warn(
-                    "left out {} recovered events of {} from workers not registered in the cluster",
-                    leftOut,
-                    key.dumpKey());
-        }
-        try {
-            Future<Void> applied = registrations.ensurePartition(key, blockSize).compose(p -> p.recover(snapshot));
-            applied.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-            long blocks = 0;
-            for (PeerSnapshot.Event e : snapshot.events()) {
-                blocks += blocks(e.event());
-            }
-            return blocks;
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.warn(
-                    "skipped recovered partition {}: {}",
-                    key.dumpKey(),
-                    e.getCause() != null ? e.getCause().getMessage() : e.toString());
-            return 0;
         }
     }
 }

@@ -1,0 +1,301 @@
+package dev.kvindexer.recovery;
+
+import dev.kvindexer.dump.SnapshotReader;
+import dev.kvindexer.dump.SnapshotWriter;
+import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.metrics.DataDirFigures;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PartitionSnapshot;
+import dev.kvindexer.partition.PartitionView;
+import dev.kvindexer.registry.LocalRegistrar;
+import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.registry.Registrar;
+import dev.kvindexer.registry.RegistrationJson;
+import dev.kvindexer.registry.Registry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiPredicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A node's data directory (docs/operations.md#data-directory): every partition's exact snapshot and the registrations
+ * the node serves, written as one {@link SnapshotFiles} snapshot, and read back at a cold start. The body of a
+ * snapshot file is {@code u32 length, JSON {"registrations": [...]}, snapshot document} (the document /dump serves to
+ * peers, docs/protocol/dump.md#binary-snapshot).
+ */
+public final class DataDirectory {
+    private static final Logger LOG = LoggerFactory.getLogger(DataDirectory.class);
+    /** Registrations of thousands of engines take a few megabytes; anything far past that is not ours. */
+    static final int MAX_REGISTRATIONS_BYTES = 256 * 1024 * 1024;
+
+    /** What a snapshot file held: the registrations, then each partition as the snapshot collector read it. */
+    public record Contents(List<RegisterRequest> registrations, Map<PartitionKey, SnapshotCollector.Collected> index) {}
+
+    private final Vertx vertx;
+    private final SnapshotFiles files;
+    private final Registry registry;
+    private final long maxBytes;
+    private final AtomicBoolean writing = new AtomicBoolean();
+    private final AtomicLong writes = new AtomicLong();
+    private final AtomicLong failedWrites = new AtomicLong();
+    private final AtomicLong rejectedFiles = new AtomicLong();
+    private volatile SnapshotFiles.Written lastWrite;
+    private volatile long lastWriteEpochMillis;
+    private volatile String lastError;
+    private volatile Future<SnapshotFiles.Written> inFlight;
+
+    private DataDirectory(Vertx vertx, SnapshotFiles files, Registry registry, long maxBytes) {
+        this.vertx = vertx;
+        this.files = files;
+        this.registry = registry;
+        this.maxBytes = maxBytes;
+    }
+
+    /**
+     * Opens {@code dir}, creating it if needed. A directory that cannot be created fails the start: the operator asked
+     * for durability and would otherwise not have it.
+     */
+    public static DataDirectory open(Vertx vertx, Path dir, long maxBytes, Registry registry) throws IOException {
+        return new DataDirectory(vertx, new SnapshotFiles(dir, maxBytes), registry, maxBytes);
+    }
+
+    public Path dir() {
+        return files.dir();
+    }
+
+    /**
+     * Takes every partition's exact snapshot (each in one step of its actor, as /dump does), then writes them with the
+     * registrations on a worker thread. A write still under way when the next is due is not started twice.
+     */
+    public Future<SnapshotFiles.Written> write() {
+        if (!writing.compareAndSet(false, true)) {
+            return Future.failedFuture(new IllegalStateException("a snapshot is being written"));
+        }
+        Future<SnapshotFiles.Written> started = startWrite();
+        inFlight = started;
+        return started;
+    }
+
+    /**
+     * The last snapshot before the node stops: after the write under way, if any, so that it holds everything the
+     * node applied until now.
+     */
+    public Future<SnapshotFiles.Written> writeFinal() {
+        Future<SnapshotFiles.Written> running = inFlight;
+        Future<?> before = running == null ? Future.succeededFuture() : running.otherwiseEmpty();
+        return before.compose(ignored -> write());
+    }
+
+    private Future<SnapshotFiles.Written> startWrite() {
+        List<RegisterRequest> registrations = new ArrayList<>();
+        for (Listener l : registry.listeners()) {
+            registrations.add(RegisterRequest.of(l));
+        }
+        List<PartitionRef> partitions = new ArrayList<>();
+        registry.partitions().forEach(p -> partitions.add(PartitionView.hostedOf(p)));
+        List<Future<PartitionSnapshot>> taken = new ArrayList<>();
+        partitions.forEach(p -> taken.add(p.snapshot(PartitionSnapshot.Order.DEPTH_FIRST)));
+        return Future.join(taken)
+                .transform(ignored -> vertx.executeBlocking(
+                        () -> files.write(out -> writeBody(out, registrations, partitions, taken)), false))
+                .andThen(ar -> {
+                    writing.set(false);
+                    if (ar.succeeded()) {
+                        lastWrite = ar.result();
+                        lastWriteEpochMillis = System.currentTimeMillis();
+                        writes.incrementAndGet();
+                        if (lastError != null) {
+                            LOG.info("data directory {} writable again", files.dir());
+                        }
+                        lastError = null;
+                        LOG.debug(
+                                "wrote {} ({} bytes, {} ms)",
+                                ar.result().file(),
+                                ar.result().bytes(),
+                                ar.result().millis());
+                    } else {
+                        failedWrites.incrementAndGet();
+                        String error = ar.cause().getMessage() != null
+                                ? ar.cause().getMessage()
+                                : ar.cause().toString();
+                        if (!error.equals(lastError)) {
+                            LOG.error("could not write a snapshot to the data directory: {}", error);
+                        }
+                        lastError = error;
+                    }
+                });
+    }
+
+    private static void writeBody(
+            OutputStream out,
+            List<RegisterRequest> registrations,
+            List<PartitionRef> partitions,
+            List<Future<PartitionSnapshot>> taken)
+            throws IOException {
+        JsonArray regs = new JsonArray();
+        registrations.forEach(r -> regs.add(RegistrationJson.encode(r)));
+        byte[] json = new JsonObject().put("registrations", regs).encode().getBytes(StandardCharsets.UTF_8);
+        out.write(ByteBuffer.allocate(4)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .putInt(json.length)
+                .array());
+        out.write(json);
+        out.write(SnapshotWriter.header());
+        for (int i = 0; i < partitions.size(); i++) {
+            PartitionRef p = partitions.get(i);
+            Future<PartitionSnapshot> f = taken.get(i);
+            if (f.failed()) {
+                out.write(SnapshotWriter.failedSection(
+                        p.key(), String.valueOf(f.cause().getMessage())));
+                continue;
+            }
+            byte[] payload = f.result().payload();
+            out.write(SnapshotWriter.sectionHead(p.key(), p.blockSize(), payload.length));
+            out.write(payload);
+        }
+        out.write(SnapshotWriter.end());
+    }
+
+    /**
+     * The newest good snapshot, or empty when there is none. A file that fails (truncated, corrupted, of another
+     * version, too large, or with a body that does not read) is moved aside with its reason and the next older one is
+     * tried. Blocking.
+     */
+    public Optional<SnapshotFiles.Loaded<Contents>> load() throws IOException {
+        return files.loadNewest(this::readBody, r -> rejectedFiles.incrementAndGet());
+    }
+
+    private Contents readBody(InputStream in) throws IOException {
+        byte[] length = in.readNBytes(4);
+        if (length.length < 4) {
+            throw new EOFException("body cut short before its registrations");
+        }
+        int n = ByteBuffer.wrap(length).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        if (n < 0 || n > MAX_REGISTRATIONS_BYTES || n > maxBytes) {
+            throw new IOException("registrations of " + Integer.toUnsignedString(n) + " bytes declared");
+        }
+        byte[] json = in.readNBytes(n);
+        if (json.length < n) {
+            throw new EOFException("body cut short in its registrations");
+        }
+        LinkedHashSet<RegisterRequest> registrations = new LinkedHashSet<>();
+        try {
+            JsonArray regs = new JsonObject(new String(json, StandardCharsets.UTF_8)).getJsonArray("registrations");
+            if (regs == null) {
+                throw new IOException("no registrations array");
+            }
+            for (int i = 0; i < regs.size(); i++) {
+                if (!(regs.getValue(i) instanceof JsonObject o)) {
+                    throw new IOException("registration " + i + " is not an object");
+                }
+                registrations.add(RegistrationJson.decode(o));
+            }
+        } catch (DecodeException | ClassCastException e) {
+            throw new IOException("registrations are not JSON: " + e.getMessage());
+        } catch (RegistrationJson.Invalid e) {
+            throw new IOException("a registration is invalid: " + e.getMessage());
+        }
+        SnapshotCollector collector = new SnapshotCollector(files.dir().toString());
+        SnapshotReader.read(in, maxBytes, collector);
+        return new Contents(List.copyOf(registrations), collector.partitions());
+    }
+
+    /**
+     * A cold start from the newest good snapshot: registers the workers it recorded (through {@code registrar}: in a
+     * cluster, a registration the cluster holds differently wins and the recorded one is logged and left), installs
+     * the blocks and watermarks of those registered here, and asks every stream's engine for what it published since.
+     * Blocking; {@link RecoveryReport#NONE} when the directory holds no good snapshot.
+     *
+     * @param registered whether a worker is registered in a partition here: the blocks of any other are left out
+     */
+    public RecoveryReport recover(
+            Registrar registrar,
+            LocalRegistrar local,
+            Integer fallbackBlockSize,
+            BiPredicate<PartitionKey, Long> registered)
+            throws IOException, InterruptedException {
+        long started = System.nanoTime();
+        Optional<SnapshotFiles.Loaded<Contents>> found = load();
+        if (found.isEmpty()) {
+            LOG.info("no snapshot in the data directory {}; starting with an empty index", files.dir());
+            return RecoveryReport.NONE;
+        }
+        SnapshotFiles.Loaded<Contents> loaded = found.get();
+        for (RegisterRequest r : loaded.value().registrations()) {
+            try {
+                registrar.register(r).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                LOG.warn(
+                        "registration of instance {} dp_rank {} from the data directory not restored: {}",
+                        Long.toUnsignedString(r.workerId()),
+                        r.dpRank(),
+                        e.getCause() != null ? e.getCause().getMessage() : e.toString());
+            }
+        }
+        SnapshotInstaller installer = new SnapshotInstaller(local, fallbackBlockSize, registered, true);
+        long blocks = 0;
+        boolean exact = true;
+        for (Map.Entry<PartitionKey, SnapshotCollector.Collected> e :
+                loaded.value().index().entrySet()) {
+            blocks += installer.install(e.getKey(), e.getValue());
+            exact &= e.getValue().exact;
+        }
+        RecoveryReport report = new RecoveryReport(
+                "data-dir " + loaded.file().getFileName(),
+                loaded.value().index().size(),
+                blocks,
+                exact,
+                (System.nanoTime() - started) / 1_000_000);
+        LOG.info(
+                "recovered {} partitions, {} blocks and {} registrations from {} written {} ms before ({} ms)",
+                report.partitions(),
+                blocks,
+                loaded.value().registrations().size(),
+                loaded.file(),
+                System.currentTimeMillis() - loaded.createdMillis(),
+                report.millis());
+        return report;
+    }
+
+    /** Why the node cannot keep its index on disk now, or null: a readiness check. */
+    public String problem() {
+        String error = lastError;
+        return error == null ? null : "data directory " + files.dir() + " not writable: " + error;
+    }
+
+    public DataDirFigures figures() {
+        SnapshotFiles.Written w = lastWrite;
+        return new DataDirFigures(
+                files.dir().toString(),
+                writes.get(),
+                failedWrites.get(),
+                lastWriteEpochMillis,
+                w == null ? 0 : w.bytes(),
+                w == null ? 0 : w.millis(),
+                lastError,
+                rejectedFiles.get());
+    }
+}
