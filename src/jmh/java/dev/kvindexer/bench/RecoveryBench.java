@@ -30,7 +30,7 @@ import org.zeromq.ZMQ;
  */
 public final class RecoveryBench {
     private static final int BLOCK_SIZE = 16;
-    private static final int CHAIN = 128;
+    static final int CHAIN = 128;
 
     private RecoveryBench() {}
 
@@ -86,7 +86,8 @@ public final class RecoveryBench {
         }
     }
 
-    private static void fill(IndexerNode a, ZContext ctx, HttpClient http, int batches, int engines) throws Exception {
+    /** Node {@code a} takes {@code batches} fresh 128-block chains from each of {@code engines} publishers. */
+    static void fill(IndexerNode a, ZContext ctx, HttpClient http, int batches, int engines) throws Exception {
         SplittableRandom rnd = new SplittableRandom(11);
         byte[][] payloads = new byte[batches][];
         for (int b = 0; b < batches; b++) {
