@@ -110,6 +110,7 @@ public final class DataDirectory {
     }
 
     private Future<SnapshotFiles.Written> startWrite() {
+        long started = System.nanoTime();
         List<RegisterRequest> registrations = new ArrayList<>();
         for (Listener l : registry.listeners()) {
             registrations.add(RegisterRequest.of(l));
@@ -124,7 +125,9 @@ public final class DataDirectory {
                 .andThen(ar -> {
                     writing.set(false);
                     if (ar.succeeded()) {
-                        lastWrite = ar.result();
+                        // The whole of it: the actors' snapshot step as well as the file.
+                        lastWrite = new SnapshotFiles.Written(
+                                ar.result().file(), ar.result().bytes(), (System.nanoTime() - started) / 1_000_000);
                         lastWriteEpochMillis = System.currentTimeMillis();
                         writes.incrementAndGet();
                         if (lastError != null) {

@@ -9,7 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.Main;
 import dev.kvindexer.config.AccessLogSettings;
 import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.DurabilitySettings;
 import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectLimits;
 import dev.kvindexer.config.SelectServiceConfig;
@@ -82,6 +84,38 @@ class ServeCommandTest {
                         .http());
         assertThrows(IllegalArgumentException.class, () -> parse("--max-event-bytes", "10"));
         assertThrows(IllegalArgumentException.class, () -> parse("--http-request-timeout", "0"));
+    }
+
+    @Test
+    void durabilityFlagsAndTheirVariables() {
+        assertEquals(DurabilitySettings.IN_MEMORY, parse().durability(), "in memory by default");
+        assertEquals(
+                new DurabilitySettings(
+                        java.nio.file.Path.of("/var/lib/kvindexer"),
+                        java.time.Duration.ofSeconds(5),
+                        true,
+                        InexactStreamPolicy.CLEAR),
+                parse(
+                                "--data-dir",
+                                "/var/lib/kvindexer",
+                                "--snapshot-interval",
+                                "5",
+                                "--recover-from-disk",
+                                "--inexact-stream-policy",
+                                "Clear")
+                        .durability());
+        assertEquals(
+                java.nio.file.Path.of("/data"),
+                serve(Map.of("KVINDEXER_DATA_DIR", "/data"))
+                        .config()
+                        .durability()
+                        .dataDir());
+        assertThrows(IllegalArgumentException.class, () -> parse("--inexact-stream-policy", "maybe"));
+        assertThrows(IllegalArgumentException.class, () -> parse("--recover-from-disk"), "needs a data dir");
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> parse("--data-dir", "/d", "--snapshot-interval", "0"),
+                "a positive interval");
     }
 
     @Test
