@@ -27,10 +27,12 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -188,10 +190,12 @@ public final class DataDirectory {
      * tried. Blocking.
      */
     public Optional<SnapshotFiles.Loaded<Contents>> load() throws IOException {
-        return files.loadNewest(this::readBody, r -> rejectedFiles.incrementAndGet());
+        String source = files.dir().toString();
+        return files.loadNewest(in -> readBody(in, maxBytes, source), r -> rejectedFiles.incrementAndGet());
     }
 
-    private Contents readBody(InputStream in) throws IOException {
+    /** A snapshot file's body; untrusted as a peer's: every declared size is checked before anything is allocated. */
+    static Contents readBody(InputStream in, long maxBytes, String source) throws IOException {
         byte[] length = in.readNBytes(4);
         if (length.length < 4) {
             throw new EOFException("body cut short before its registrations");
@@ -221,7 +225,7 @@ public final class DataDirectory {
         } catch (RegistrationJson.Invalid e) {
             throw new IOException("a registration is invalid: " + e.getMessage());
         }
-        SnapshotCollector collector = new SnapshotCollector(files.dir().toString());
+        SnapshotCollector collector = new SnapshotCollector(source);
         SnapshotReader.read(in, maxBytes, collector);
         return new Contents(List.copyOf(registrations), collector.partitions());
     }
@@ -258,7 +262,19 @@ public final class DataDirectory {
                         e.getCause() != null ? e.getCause().getMessage() : e.toString());
             }
         }
-        SnapshotInstaller installer = new SnapshotInstaller(local, fallbackBlockSize, registered, true);
+        // Blocks go back only for a worker registered here as recorded: one the cluster holds with another endpoint
+        // is another engine process, whose history the snapshot does not describe.
+        Set<Long> asRecorded = new HashSet<>();
+        Set<Long> otherwise = new HashSet<>();
+        for (RegisterRequest r : loaded.value().registrations()) {
+            (registry.registeredAs(r) ? asRecorded : otherwise).add(r.workerId());
+        }
+        asRecorded.removeAll(otherwise);
+        SnapshotInstaller installer = new SnapshotInstaller(
+                local,
+                fallbackBlockSize,
+                (key, worker) -> asRecorded.contains(worker) && registered.test(key, worker),
+                true);
         long blocks = 0;
         boolean exact = true;
         for (Map.Entry<PartitionKey, SnapshotCollector.Collected> e :
