@@ -40,7 +40,7 @@ public final class DataDirBench {
         try (ZContext ctx = new ZContext()) {
             IndexerNode a = IndexerNode.start(config);
             try {
-                RecoveryBench.fill(a, ctx, http, batches, 1);
+                RecoveryBench.fill(a, ctx, http, batches, 1, 1);
                 double[] seconds = new double[rounds];
                 long bytes = 0;
                 double writes = metric(http, a, "kvindexer_snapshot_writes_total{outcome=\"ok\"}");

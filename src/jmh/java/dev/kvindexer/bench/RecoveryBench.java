@@ -43,7 +43,7 @@ public final class RecoveryBench {
         HttpClient http =
                 HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         try (ZContext ctx = new ZContext()) {
-            fill(a, ctx, http, batches, engines);
+            fill(a, ctx, http, batches, engines, 1);
             String base = "http://127.0.0.1:" + a.httpPort() + "/dump";
             long json = http.send(
                             HttpRequest.newBuilder(URI.create(base)).build(), HttpResponse.BodyHandlers.ofByteArray())
@@ -86,8 +86,13 @@ public final class RecoveryBench {
         }
     }
 
-    /** Node {@code a} takes {@code batches} fresh 128-block chains from each of {@code engines} publishers. */
-    static void fill(IndexerNode a, ZContext ctx, HttpClient http, int batches, int engines) throws Exception {
+    /**
+     * Node {@code a} takes {@code batches} fresh 128-block chains from each of {@code engines} publishers, registered as
+     * instances {@code firstInstance} on; returns once every one is applied.
+     */
+    static void fill(IndexerNode a, ZContext ctx, HttpClient http, int batches, int engines, int firstInstance)
+            throws Exception {
+        long before = a.counters().appliedCount("stored", "ok");
         SplittableRandom rnd = new SplittableRandom(11);
         byte[][] payloads = new byte[batches][];
         for (int b = 0; b < batches; b++) {
@@ -110,7 +115,7 @@ public final class RecoveryBench {
             pubs[e].setSndHWM(batches + 10);
             pubs[e].setLinger(0);
             pubs[e].bind("tcp://127.0.0.1:0");
-            String body = "{\"instance_id\":" + (e + 1) + ",\"endpoint\":\"" + pubs[e].getLastEndpoint()
+            String body = "{\"instance_id\":" + (e + firstInstance) + ",\"endpoint\":\"" + pubs[e].getLastEndpoint()
                     + "\",\"model_name\":\"m\",\"block_size\":" + BLOCK_SIZE + "}";
             HttpResponse<String> r = http.send(
                     HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort() + "/register"))
@@ -134,7 +139,7 @@ public final class RecoveryBench {
                 p.send(payloads[b]);
             }
         }
-        long expected = (long) batches * engines;
+        long expected = before + (long) batches * engines;
         while (counters.appliedCount("stored", "ok") < expected) {
             Thread.sleep(10);
         }

@@ -1,5 +1,6 @@
 package dev.kvindexer.bench;
 
+import dev.kvindexer.config.DurabilitySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.node.IndexerNode;
@@ -10,6 +11,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -26,7 +30,12 @@ import org.zeromq.ZMQ;
  * one thread sends them, engine by engine in turn, through PUB sockets whose queues hold them all (nothing dropped).
  * The node's figure is from the first send until its counters show every event applied.
  *
- * <pre>java -Xmx6g -cp target/benchmarks.jar dev.kvindexer.bench.ZmqIngestBench [engines] [batchesPerEngine] [rounds]</pre>
+ * <p>With a snapshot interval (milliseconds), each round also times a node that writes its data directory that often
+ * while it ingests, holding {@code residentBlocks} more blocks (stored once, before the clock starts) that every
+ * snapshot carries: the cost of the data directory, side by side with the node without one.
+ *
+ * <pre>java -Xmx6g -cp target/benchmarks.jar dev.kvindexer.bench.ZmqIngestBench [engines] [batchesPerEngine] [rounds]
+ *     [snapshotIntervalMillis] [residentBlocks]</pre>
  */
 public final class ZmqIngestBench {
     private static final int BLOCK_SIZE = 16;
@@ -39,6 +48,8 @@ public final class ZmqIngestBench {
         int engines = args.length > 0 ? Integer.parseInt(args[0]) : 16;
         int batches = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
+        long intervalMillis = args.length > 3 ? Long.parseLong(args[3]) : 0;
+        int residentBatches = (args.length > 4 ? Integer.parseInt(args[4]) : 0) / RecoveryBench.CHAIN;
         byte[][][] payloads = encode(engines, batches);
         long blocks = (long) engines * batches * BLOCKS_PER_BATCH;
         System.out.printf(
@@ -46,17 +57,38 @@ public final class ZmqIngestBench {
                 engines, batches, BLOCKS_PER_BATCH, blocks);
         double[] raws = new double[rounds];
         double[] nodes = new double[rounds];
+        double[] durables = new double[rounds];
         for (int round = 0; round < rounds; round++) {
             // Each phase starts on a settled heap, so neither pays for the other's garbage.
             System.gc();
             double raw = blocks / rawReceive(payloads);
             System.gc();
-            double node = blocks / indexerIngest(payloads);
+            double node = blocks / indexerIngest(payloads, DurabilitySettings.IN_MEMORY, residentBatches);
             raws[round] = raw;
             nodes[round] = node;
             System.out.printf(
                     "round %d: raw JeroMQ receive %.2f M blocks/s; indexer applied %.2f M blocks/s; ratio %.1f %%%n",
                     round, raw / 1e6, node / 1e6, 100 * node / raw);
+            if (intervalMillis > 0) {
+                System.gc();
+                Path dir = Files.createTempDirectory("kvindexer-ingest-bench");
+                double durable = blocks
+                        / indexerIngest(
+                                payloads,
+                                DurabilitySettings.inDirectory(dir, Duration.ofMillis(intervalMillis)),
+                                residentBatches);
+                durables[round] = durable;
+                System.out.printf(
+                        "round %d: with --data-dir every %d ms %.2f M blocks/s; ratio %.1f %%%n",
+                        round, intervalMillis, durable / 1e6, 100 * durable / raw);
+            }
+        }
+        if (rounds > 1 && intervalMillis > 0) {
+            double raw = median(Arrays.copyOfRange(raws, 1, rounds));
+            double durable = median(Arrays.copyOfRange(durables, 1, rounds));
+            System.out.printf(
+                    "median of rounds 1-%d with --data-dir every %d ms: %.2f M blocks/s; ratio %.1f %%%n",
+                    rounds - 1, intervalMillis, durable / 1e6, 100 * durable / raw);
         }
         if (rounds > 1) {
             // Round 0 is JIT warm-up; single rounds swing widely on a small machine, so the medians are the figure.
@@ -167,13 +199,18 @@ public final class ZmqIngestBench {
     }
 
     /** Seconds for a node (2 event loops, 1 ingest thread) to apply every event. */
-    private static double indexerIngest(byte[][][] payloads) throws Exception {
+    private static double indexerIngest(byte[][][] payloads, DurabilitySettings durability, int residentBatches)
+            throws Exception {
         IndexerNode node = IndexerNode.start(
-                new ServeConfig("127.0.0.1", 0, 2, 1, List.of(), null, "default", "default", List.of(), false, 0));
+                new ServeConfig("127.0.0.1", 0, 2, 1, List.of(), null, "default", "default", List.of(), false, 0)
+                        .withDurability(durability));
         try (ZContext ctx = new ZContext()) {
-            ZMQ.Socket[] pubs = publishers(ctx, payloads.length);
             HttpClient http =
                     HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            if (residentBatches > 0) {
+                RecoveryBench.fill(node, ctx, http, residentBatches, 1, 1_000_000);
+            }
+            ZMQ.Socket[] pubs = publishers(ctx, payloads.length);
             for (int e = 0; e < pubs.length; e++) {
                 String body = "{\"instance_id\":" + (e + 1) + ",\"endpoint\":\"" + pubs[e].getLastEndpoint()
                         + "\",\"model_name\":\"m\",\"block_size\":" + BLOCK_SIZE + "}";
@@ -189,7 +226,7 @@ public final class ZmqIngestBench {
             }
             awaitSubscribers(pubs);
             EventCounters counters = node.counters();
-            long expectedEvents = (long) payloads.length * payloads[0].length;
+            long expectedEvents = (long) payloads.length * payloads[0].length + residentBatches;
             long t0 = System.nanoTime();
             sendAll(pubs, payloads);
             while (counters.appliedCount("stored", "ok") + counters.appliedCount("removed", "ok") < expectedEvents) {
