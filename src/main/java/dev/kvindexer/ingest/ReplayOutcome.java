@@ -47,10 +47,11 @@ final class ReplayOutcome {
         failure = "error: " + error;
     }
 
-    /** Null when every batch of [start, end) arrived in order. */
+    /** Null when every batch of [start, end) arrived in order (for an open end: none, or from start on in order). */
     String incompleteReason() {
         if (count == 0) {
-            return failure != null ? failure : "empty";
+            // Asked for everything after the watermark, an engine that published nothing since has nothing to send.
+            return failure != null ? failure : end == dev.kvindexer.partition.ReplayRequest.OPEN_END ? null : "empty";
         }
         if (Long.compareUnsigned(first, start) > 0) {
             return "started_after_requested";
