@@ -207,24 +207,19 @@ public final class ClusterValues {
     }
 
     private static String string(JsonObject o, String field, boolean optional) throws Refused {
-        Object v = o.getValue(field);
-        if (v == null && optional) {
-            return null;
+        try {
+            return RegistrationJson.string(o, field, optional);
+        } catch (RegistrationJson.Invalid e) {
+            throw new Refused(e.getMessage());
         }
-        if (!(v instanceof String s)) {
-            throw new Refused("`" + field + "` must be a string");
-        }
-        return s;
     }
 
     private static long nonNegative(JsonObject o, String field, long max) throws Refused {
-        Object v = o.getValue(field);
-        if (!(v instanceof Integer || v instanceof Long)
-                || ((Number) v).longValue() < 0
-                || ((Number) v).longValue() > max) {
-            throw new Refused("`" + field + "` must be an integer from 0 to " + max);
+        try {
+            return RegistrationJson.nonNegative(o, field, max);
+        } catch (RegistrationJson.Invalid e) {
+            throw new Refused(e.getMessage());
         }
-        return ((Number) v).longValue();
     }
 
     /** An absolute http(s) URL with a host and nothing a peer could smuggle into a request: no user, query or fragment. */

@@ -67,7 +67,8 @@ public final class RegistrationJson {
                 new Publisher(name, type, string(o, "lora_name", true), string(o, "additional_salt", true)));
     }
 
-    private static String string(JsonObject o, String field, boolean optional) throws Invalid {
+    /** Field {@code field} of {@code o} as a string; null only when {@code optional} and absent or null. */
+    public static String string(JsonObject o, String field, boolean optional) throws Invalid {
         Object v = o.getValue(field);
         if (v == null && optional) {
             return null;
@@ -78,7 +79,8 @@ public final class RegistrationJson {
         return s;
     }
 
-    private static long nonNegative(JsonObject o, String field, long max) throws Invalid {
+    /** Field {@code field} of {@code o} as an integer from 0 to {@code max}. */
+    public static long nonNegative(JsonObject o, String field, long max) throws Invalid {
         Object v = o.getValue(field);
         if (!(v instanceof Integer || v instanceof Long)
                 || ((Number) v).longValue() < 0

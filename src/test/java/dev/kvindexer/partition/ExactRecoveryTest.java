@@ -24,7 +24,8 @@ class ExactRecoveryTest {
     private final Partition partition =
             new Partition(new PartitionKey("m", "t"), 4, null, counters, new Watermarks(), replays::add);
 
-    private static EventBatch storeBatch(long seq, long hash, Long parent) {
+    /** A batch of {@code seq} storing one device block {@code hash} (tokens hash {@code hash + 1000}) under {@code parent}. */
+    static EventBatch storeBatch(long seq, long hash, Long parent) {
         return new EventBatch(
                 seq,
                 EventBatch.NO_RANK,

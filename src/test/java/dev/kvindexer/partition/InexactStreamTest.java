@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.EventBatch;
-import dev.kvindexer.event.KvEvent;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.metrics.EventCounters;
@@ -34,16 +33,7 @@ class InexactStreamTest {
     }
 
     private static EventBatch store(long seq, long hash, Long parent) {
-        return new EventBatch(
-                seq,
-                EventBatch.NO_RANK,
-                List.of(new KvEvent.Stored(
-                        StorageTier.DEVICE, parent != null, parent == null ? 0 : parent, new long[] {hash}, new long[] {
-                            hash + 1000
-                        })),
-                0,
-                0,
-                0);
+        return ExactRecoveryTest.storeBatch(seq, hash, parent);
     }
 
     private Watermarks.Watermark mark() {

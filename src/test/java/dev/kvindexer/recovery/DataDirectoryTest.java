@@ -97,23 +97,27 @@ class DataDirectoryTest {
         return -1;
     }
 
+    /** A node on the data directory takes {@code engine}'s blocks of {@code prompt}; returns its /dump, then stops. */
+    private String serveAndStop(SimulatedEngine engine, int[] prompt) throws Exception {
+        IndexerNode node = IndexerNode.start(config(Duration.ofHours(1)));
+        try {
+            HttpJson http = new HttpJson(node.httpPort());
+            register(http, engine);
+            assertTrue(engine.awaitSubscribers(1, Await.PATIENCE));
+            engine.submit(prompt);
+            awaitHeld(http, engine);
+            return http.get("/dump").body();
+        } finally {
+            node.close();
+        }
+    }
+
     @Test
     void aRestartedNodeComesBackWithItsIndexAndTheEngineReplaysWhatItMissed() throws Exception {
         try (SimulatedEngine engine =
                 SimulatedEngine.start(EngineConfig.local(11, 0).withReplayCapacity(1 << 16))) {
             int[] first = prompt(1, 8);
-            String dumpBefore;
-            IndexerNode a = IndexerNode.start(config(Duration.ofHours(1)));
-            try {
-                HttpJson http = new HttpJson(a.httpPort());
-                register(http, engine);
-                assertTrue(engine.awaitSubscribers(1, Await.PATIENCE));
-                engine.submit(first);
-                awaitHeld(http, engine);
-                dumpBefore = http.get("/dump").body();
-            } finally {
-                a.close();
-            }
+            String dumpBefore = serveAndStop(engine, first);
             assertEquals(1, snapshots(dir).size(), "the shutdown wrote one snapshot");
 
             // While no node runs, the engine goes on: a restarted node must replay this from the engine.
@@ -146,16 +150,7 @@ class DataDirectoryTest {
         try (SimulatedEngine engine =
                 SimulatedEngine.start(EngineConfig.local(11, 0).withReplayCapacity(1 << 16))) {
             int[] first = prompt(3, 6);
-            IndexerNode a = IndexerNode.start(config(Duration.ofHours(1)));
-            try {
-                HttpJson http = new HttpJson(a.httpPort());
-                register(http, engine);
-                assertTrue(engine.awaitSubscribers(1, Await.PATIENCE));
-                engine.submit(first);
-                awaitHeld(http, engine);
-            } finally {
-                a.close();
-            }
+            serveAndStop(engine, first);
             // A newer file whose last bytes were never written: a crash half-way that left no rename behind cannot
             // happen (the rename is atomic), but a disk can lose what it acknowledged.
             Path good = snapshots(dir).get(0);
