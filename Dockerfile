@@ -14,11 +14,13 @@ COPY conf conf
 RUN mvn -B -q -DskipTests package
 
 FROM eclipse-temurin:17-jre
-# curl only for the HEALTHCHECK below.
+# curl only for the HEALTHCHECK below. /var/lib/kvindexer is where --data-dir goes (docs/operations.md#data-directory):
+# the user's own, so a named volume mounted there starts writable.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends curl \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin kvindexer
+    && useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin kvindexer \
+    && install -d -o 10001 -m 0700 /var/lib/kvindexer
 WORKDIR /app
 COPY --from=build /src/target/kvindexer.jar /app/kvindexer.jar
 COPY --from=build /src/conf /app/conf

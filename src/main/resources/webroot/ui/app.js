@@ -208,17 +208,21 @@ function renderWorkers(o, prev, dt) {
       const known = (x) => x && x.events !== undefined;
       const rate = known(was) && known(r) && dt > 0 ? Math.max(0, r.events - was.events) / dt : null;
       const silent = r.status === 'active' && r.last_event_age_seconds > SILENT_SECONDS;
+      const inexact = r.lost_batches > 0;  // batches lost for good: its blocks may be missing or stale
       const status = r.status || 'no listener';
       const row = el('tr', {
-        class: r.status === 'failed' ? 'failed' : silent ? 'silent' : null,
+        class: r.status === 'failed' ? 'failed' : inexact ? 'inexact' : silent ? 'silent' : null,
         'data-instance': w.instance_id, 'data-rank': r.dp_rank, 'data-status': r.status || 'none',
+        'data-lost': inexact ? r.lost_batches : null,
       },
       el('td', {}, i === 0 ? (w.instance_name || w.instance_id) : ''),
       el('td', {}, i === 0 ? w.model + ' / ' + w.tenant : ''),
       el('td', { class: 'num' }, r.dp_rank),
       el('td', { class: 'endpoint' }, r.endpoint || '–',
         r.replay_endpoint ? el('span', { class: 'replay' }, 'replay ' + r.replay_endpoint) : null),
-      el('td', {}, badge(status), silent ? el('span', { class: 'badge warn' }, 'silent') : null),
+      el('td', {}, badge(status), silent ? el('span', { class: 'badge warn' }, 'silent') : null,
+        inexact ? el('span', { class: 'badge bad', title: 'batches lost for good: its blocks may be missing or stale' },
+          'inexact, ' + fmt(r.lost_batches) + ' lost') : null),
       el('td', { class: 'num' }, rate === null ? '–' : fmt(rate)),
       el('td', {}, r.events === 0 ? 'none yet' : age(r.last_event_age_seconds)),
       ...TIERS.map(([t]) => el('td', { class: 'num' }, r.blocks ? fmt(r.blocks[t]) : '–')));
@@ -262,6 +266,7 @@ function renderCluster(o) {
     ['Recovery', c.recovery.peer ? 'from ' + c.recovery.peer + ': ' + c.recovery.partitions + ' partitions, '
       + fmt(c.recovery.events) + ' events in ' + c.recovery.seconds.toFixed(2) + ' s'
       + (c.recovery.exact ? ' (exact)' : '') : 'started empty'],
+    ['Data directory', dataDir(o.data_dir, o.node.now_millis)],
   ];
   $('cluster-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   const body = $('members').querySelector('tbody');
@@ -274,6 +279,18 @@ function renderCluster(o) {
     el('td', {}, w.instance_name || w.instance_id), el('td', {}, w.model + ' / ' + w.tenant),
     el('td', {}, w.shard_holders.join(', ') || 'no live holder'))));
   $('shards').hidden = !c.sharded || sharded.length === 0;
+}
+
+/** The data directory's state: its last snapshot, failures, and the last write's error in red. */
+function dataDir(d, now) {
+  if (!d) return 'none (index in memory only)';
+  const parts = [d.dir, d.last_write_millis === null ? 'no snapshot yet'
+    : 'last snapshot ' + age((now - d.last_write_millis) / 1000) + ', ' + bytes(d.last_write_bytes) + ' in '
+      + d.last_write_seconds.toFixed(2) + ' s'];
+  if (d.failed_writes) parts.push(fmt(d.failed_writes) + ' failed writes');
+  if (d.rejected_files) parts.push(fmt(d.rejected_files) + ' files rejected');
+  return el('span', { id: 'data-dir', 'data-writable': String(!d.last_error) }, parts.join(' · '),
+    d.last_error ? el('span', { class: 'error block' }, d.last_error) : null);
 }
 
 // ---- query playground ----

@@ -21,13 +21,16 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The repository stands alone: every relative link in its Markdown (README, docs/, the other top-level documents)
- * reaches a file inside it, and a heading there when it names one; no source file points outside it.
+ * reaches a file inside it, and a heading there when it names one; so does every {@code docs/<file>.md#<heading>}
+ * that code, configuration and manifests name; no source file points outside it.
  */
 class RepositoryDocsTest {
     private static final Path ROOT = Path.of("").toAbsolutePath();
     private static final Pattern LINK = Pattern.compile("\\[[^\\]]*\\]\\(([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)");
     private static final Pattern HEADING = Pattern.compile("^#{1,6}\\s+(.+?)\\s*#*\\s*$");
     private static final Pattern FENCE = Pattern.compile("^\\s*(```|~~~)");
+    /** A heading of the documentation as code comments, configuration and manifests name it. */
+    private static final Pattern DOC_ANCHOR = Pattern.compile("\\b(docs/[A-Za-z0-9_/.-]+\\.md)#([A-Za-z0-9_-]+)");
 
     private static List<Path> markdown() throws IOException {
         List<Path> files = new ArrayList<>();
@@ -107,6 +110,42 @@ class RepositoryDocsTest {
         }
         assertTrue(checked > 50, "the links were found: " + checked);
         assertEquals(List.of(), broken);
+    }
+
+    @Test
+    void everyDocumentationHeadingTheCodeAndManifestsNameExists() throws IOException {
+        List<String> broken = new ArrayList<>();
+        Map<Path, Set<String>> headings = new HashMap<>();
+        int checked = 0;
+        for (String dir : List.of("src", "deploy", "conf")) {
+            try (Stream<Path> tree = Files.walk(ROOT.resolve(dir))) {
+                for (Path p : tree.filter(Files::isRegularFile).toList()) {
+                    String text = new String(Files.readAllBytes(p), StandardCharsets.UTF_8);
+                    Matcher m = DOC_ANCHOR.matcher(text);
+                    while (m.find()) {
+                        checked++;
+                        Path doc = ROOT.resolve(m.group(1));
+                        String where = ROOT.relativize(p) + ": " + m.group();
+                        if (!Files.exists(doc)) {
+                            broken.add(where + " (no such file)");
+                        } else if (!headings.computeIfAbsent(doc, RepositoryDocsTest::anchorsOrNone)
+                                .contains(m.group(2))) {
+                            broken.add(where + " (no such heading)");
+                        }
+                    }
+                }
+            }
+        }
+        assertTrue(checked > 50, "the references were found: " + checked);
+        assertEquals(List.of(), broken);
+    }
+
+    private static Set<String> anchorsOrNone(Path file) {
+        try {
+            return anchors(file);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test

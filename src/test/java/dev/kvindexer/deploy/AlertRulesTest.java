@@ -5,11 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.config.DurabilitySettings;
 import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.support.MetricsPage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,13 +23,14 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.Yaml;
 
 /**
  * deploy/prometheus's alert rules: they parse as a Prometheus rule file, each is complete and documented in the
  * operations guide, and every metric family an expression names is one a real node declares on /metrics (a node with
- * a worker, an event and a query behind it, so that families with samples appear), with rate() and increase() only
- * over counters.
+ * a worker, an event and a query behind it, so that families with samples appear, and a data directory, whose
+ * families only such a node declares), with rate() and increase() only over counters.
  */
 class AlertRulesTest {
     private static final Path RULES = Path.of("deploy", "prometheus", "kvindexer-alerts.yaml");
@@ -40,8 +43,13 @@ class AlertRulesTest {
     /** Family name to its type, from the # TYPE lines of a real node's /metrics. */
     private static Map<String, String> exported;
 
+    /** Set before the node starts: JUnit's own extensions run before those a test registers. */
+    @TempDir
+    static Path dataDir;
+
     @RegisterExtension
-    static final LocalNode indexer = new LocalNode();
+    static final LocalNode indexer =
+            new LocalNode(c -> c.withDurability(DurabilitySettings.inDirectory(dataDir, Duration.ofHours(1))));
 
     @BeforeAll
     static void scrapeARealNode() {
@@ -152,9 +160,12 @@ class AlertRulesTest {
                         "kvindexer_cluster_members",
                         "kvindexer_shard_missing_instances_total",
                         "dynamo_kvindexer_errors_total",
-                        "kvindexer_query_zero_match_total")),
-                "the alerts cover ingest, engines, readiness, recovery, memory, the cluster, shards and queries: "
-                        + asked);
+                        "kvindexer_query_zero_match_total",
+                        "kvindexer_data_dir_writable",
+                        "kvindexer_snapshot_last_write_timestamp_seconds",
+                        "kvindexer_inexact_streams")),
+                "the alerts cover ingest, engines, readiness, recovery, memory, the cluster, shards, queries and the "
+                        + "data directory: " + asked);
     }
 
     @Test

@@ -3,11 +3,15 @@ package dev.kvindexer.deploy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.Main;
+import dev.kvindexer.cli.LayeredDefaults;
 import dev.kvindexer.cli.SlotTrackerCommand;
 import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.DurabilitySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.node.IndexerNode;
@@ -16,20 +20,32 @@ import dev.kvindexer.tracker.SlotTrackerVerticle;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.Yaml;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * The Dockerfile and the Kubernetes manifests (no Docker engine or cluster exists here): they parse, and the ports,
  * probes and environment they name are the ones the code really serves and reads.
  */
 class DeployManifestsTest {
+    /** A Kubernetes dependent variable reference, {@code $(NAME)}. */
+    private static final Pattern REFERENCE = Pattern.compile("\\$\\(([A-Za-z_][A-Za-z0-9_]*)\\)");
+
+    @TempDir
+    Path dir;
+
     private static List<Map<String, Object>> documents(String file) throws IOException {
         List<Map<String, Object>> out = new ArrayList<>();
         for (Object doc : new Yaml().loadAll(Files.readString(Path.of("deploy", file)))) {
@@ -83,6 +99,44 @@ class DeployManifestsTest {
         Map<String, String> out = new HashMap<>();
         list(container.get("env")).forEach(e -> out.put((String) map(e).get("name"), (String) map(e).get("value")));
         return out;
+    }
+
+    /**
+     * The environment a pod of the workload gets, as the kubelet builds it: {@code $(NAME)} references expanded from
+     * the variables before, the pod IP for its field reference. Variables from an optional Secret are left out.
+     */
+    private static Map<String, String> podEnvironment(Map<String, Object> container) {
+        Map<String, String> out = new HashMap<>();
+        for (Object e : list(container.get("env"))) {
+            Map<String, Object> var = map(e);
+            String name = (String) var.get("name");
+            if (var.get("value") instanceof String value) {
+                Matcher m = REFERENCE.matcher(value);
+                StringBuilder expanded = new StringBuilder();
+                while (m.find()) {
+                    assertTrue(out.containsKey(m.group(1)), name + " refers to a variable set before it: " + value);
+                    m.appendReplacement(expanded, Matcher.quoteReplacement(out.get(m.group(1))));
+                }
+                out.put(name, m.appendTail(expanded).toString());
+            } else if (var.get("valueFrom") != null && map(var.get("valueFrom")).get("fieldRef") != null) {
+                assertEquals(Map.of("fieldPath", "status.podIP"), at(var, "valueFrom", "fieldRef"), name);
+                out.put(name, "10.1.2.3");
+            } else {
+                assertEquals(
+                        Boolean.TRUE,
+                        at(var, "valueFrom", "secretKeyRef").get("optional"),
+                        name + ": only an optional Secret may be absent here");
+            }
+        }
+        return out;
+    }
+
+    /** {@code serve} and its arguments parsed with {@code env} as the environment, as the image's java would. */
+    private static CommandLine serveUnder(Map<String, String> env, List<Object> args) {
+        String[] all = args.stream().map(String::valueOf).toArray(String[]::new);
+        CommandLine root = Main.commandLine(all, env);
+        root.parseArgs(all);
+        return root.getSubcommands().get("serve");
     }
 
     private static String probePath(Map<String, Object> container, String probe) {
@@ -148,7 +202,21 @@ class DeployManifestsTest {
                 .filter(n -> n.startsWith("KVINDEXER_"))
                 .forEach(n -> assertTrue(help.contains(n), n + " in serve --help"));
 
-        IndexerNode node = IndexerNode.start(ServeConfig.local(0));
+        // Each of them is the variable of a real `serve` option, and serve takes the value the pod gets for it.
+        Map<String, OptionSpec> byVariable = new HashMap<>();
+        CommandLine serve = serveUnder(podEnvironment(container), list(container.get("args")));
+        serve.getCommandSpec().options().forEach(o -> byVariable.put(LayeredDefaults.envName(Main.SERVE_ENV, o), o));
+        podEnvironment(container).forEach((name, value) -> {
+            if (name.startsWith("KVINDEXER_")) {
+                OptionSpec option = byVariable.get(name);
+                assertNotNull(option, name + " is no setting of serve");
+                assertEquals(value, String.valueOf((Object) option.getValue()), name + " as " + option.longestName());
+            }
+        });
+
+        // A node with a data directory, as the manifest's are, is ready once it has looked there.
+        IndexerNode node = IndexerNode.start(ServeConfig.local(0)
+                .withDurability(DurabilitySettings.inDirectory(dir.resolve("kvindexer"), Duration.ofHours(1))));
         try {
             HttpJson client = new HttpJson(node.httpPort());
             assertEquals(200, client.get("/ready").statusCode());
@@ -156,6 +224,55 @@ class DeployManifestsTest {
         } finally {
             node.close();
         }
+        assertTrue(Files.isDirectory(dir.resolve("kvindexer")), "the node made its data directory");
+    }
+
+    /**
+     * Every replica keeps its index on a volume of its own that outlives the pod: a claim template, mounted writable
+     * where KVINDEXER_DATA_DIR points, writable by the non-root user the node runs as.
+     */
+    @Test
+    void theDataDirectoryIsEachReplicasOwnVolumeMountedWhereTheNodeWrites() throws Exception {
+        Map<String, Object> set = kind(documents("kvindexer.yaml"), "StatefulSet", "kvindexer");
+        Map<String, Object> container = onlyContainer(set);
+        List<Object> claims = list(at(set, "spec").get("volumeClaimTemplates"));
+        assertEquals(1, claims.size());
+        Map<String, Object> claim = map(claims.get(0));
+        String volume = (String) at(claim, "metadata").get("name");
+        assertEquals(List.of("ReadWriteOnce"), at(claim, "spec").get("accessModes"), "one replica's own volume");
+        String size = String.valueOf(at(claim, "spec", "resources", "requests").get("storage"));
+        assertTrue(size.matches("[1-9][0-9]*(Gi|Ti)"), "a volume for a few snapshots: " + size);
+
+        List<Map<String, Object>> mounts = new ArrayList<>();
+        list(container.get("volumeMounts")).forEach(m -> mounts.add(map(m)));
+        Map<String, Object> mount = mounts.stream()
+                .filter(m -> volume.equals(m.get("name")))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("the claim " + volume + " is mounted: " + mounts));
+        assertNotEquals(Boolean.TRUE, mount.get("readOnly"), "the node writes there");
+        assertNull(mount.get("subPath"), "the volume's root, which fsGroup makes writable");
+        Object podVolumes = at(set, "spec", "template", "spec").get("volumes");
+        assertTrue(
+                podVolumes == null || list(podVolumes).stream().noneMatch(v -> volume.equals(map(v).get("name"))),
+                "no pod volume (an emptyDir) stands in for the claim");
+        String path = (String) mount.get("mountPath");
+        assertEquals(path, env(container).get("KVINDEXER_DATA_DIR"), "the node writes to the mounted volume");
+        assertEquals(
+                Path.of(path),
+                serveUnder(podEnvironment(container), list(container.get("args")))
+                        .getCommandSpec()
+                        .findOption("--data-dir")
+                        .getValue(),
+                "serve reads the variable as its --data-dir");
+
+        Map<String, Object> security = at(set, "spec", "template", "spec", "securityContext");
+        assertEquals(Boolean.TRUE, security.get("runAsNonRoot"));
+        assertTrue(
+                security.get("fsGroup") instanceof Integer g && g > 0,
+                "a fresh volume is root's: fsGroup gives the node's user its group: " + security);
+        assertTrue(
+                Files.readString(Path.of("Dockerfile")).contains(" " + path),
+                "the image has " + path + " for the user too, so a volume mounted there by docker is writable");
     }
 
     /**

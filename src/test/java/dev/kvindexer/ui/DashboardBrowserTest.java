@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.kvindexer.config.DurabilitySettings;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
+import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.sim.EngineHashKind;
 import dev.kvindexer.sim.HeldBlock;
 import dev.kvindexer.sim.PromptSource;
@@ -20,6 +22,8 @@ import dev.kvindexer.support.Await;
 import dev.kvindexer.support.DumpBlocks;
 import dev.kvindexer.support.HeadlessChromium;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LocalNode;
+import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -31,9 +35,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The dashboard as a person sees it: a node fed by simulated engines, the page loaded in a real headless Chromium, and
@@ -48,6 +54,10 @@ class DashboardBrowserTest {
     private IndexerNode node;
     private Simulation sim;
     private HeadlessChromium browser;
+    private TestPublisher engine;
+
+    @TempDir
+    Path dataDir;
 
     @BeforeAll
     static void findBrowser() {
@@ -62,6 +72,9 @@ class DashboardBrowserTest {
     void stop() {
         if (browser != null) {
             browser.close();
+        }
+        if (engine != null) {
+            engine.close();
         }
         if (sim != null) {
             sim.close();
@@ -258,6 +271,80 @@ class DashboardBrowserTest {
                     path.equals("/metrics") ? opened.substring(0, opened.indexOf('\n')) : opened,
                     path + " opened with the token");
         }
+    }
+
+    /**
+     * A node with a data directory: the Cluster panel shows its last snapshot, and the write's error in red once the
+     * directory cannot be written; a rank whose stream lost batches for good is marked in the workers table.
+     */
+    @Test
+    void showsTheDataDirectoryAndMarksAnInexactRank() throws Exception {
+        node = IndexerNode.start(
+                ServeConfig.local(0).withDurability(DurabilitySettings.inDirectory(dataDir, Duration.ofSeconds(1))));
+        HttpJson http = new HttpJson(node.httpPort());
+        engine = new TestPublisher();
+        assertEquals(
+                201,
+                http.post(
+                                "/register",
+                                "{\"instance_id\":3,\"endpoint\":\"" + engine.endpoint()
+                                        + "\",\"model_name\":\"m\",\"block_size\":4}")
+                        .statusCode());
+        engine.awaitSubscriber();
+        // No replay endpoint: the batches between seq 0 and 3 are lost for good, and the stream is inexact.
+        engine.publish(
+                "",
+                0,
+                LocalNode.vllmBatch(
+                        new EngineEvent.Store(new long[] {1}, null, new int[] {0, 1, 2, 3}, 4, "GPU", null)));
+        engine.publish(
+                "",
+                3,
+                LocalNode.vllmBatch(
+                        new EngineEvent.Store(new long[] {2}, null, new int[] {4, 5, 6, 7}, 4, "GPU", null)));
+        Await.until(
+                "the stream marked inexact",
+                WAIT,
+                () -> http.get("/workers").body().contains("\"exact\":false,\"lost_batches\":2"));
+
+        browser = HeadlessChromium.launch(chromium, 1400, 1000);
+        browser.navigate("http://127.0.0.1:" + node.httpPort() + "/");
+        browser.waitFor("document.querySelector('#workers tr[data-instance=\"3\"]')?.dataset.lost === '2'", WAIT);
+        assertEquals(
+                "inexact",
+                browser.evaluate("document.querySelector('#workers tr[data-instance=\"3\"]').className"),
+                "marked like a failed row");
+        assertEquals(
+                browser.evaluate("getComputedStyle(document.querySelector('#workers tr.inexact td')).backgroundColor"),
+                browser.evaluate("(() => { const r = document.createElement('tr'); r.className = 'failed';"
+                        + " const d = r.insertCell(); document.querySelector('#workers tbody').append(r);"
+                        + " const c = getComputedStyle(d).backgroundColor; r.remove(); return c; })()"));
+        String listener = (String)
+                browser.evaluate("document.querySelector('#workers tr[data-instance=\"3\"]').cells[4].textContent");
+        assertTrue(listener.contains("inexact, 2 lost"), listener);
+        browser.waitFor("document.getElementById('data-dir')?.textContent.includes('last snapshot')", WAIT);
+        String state = (String) browser.evaluate("document.getElementById('data-dir').textContent");
+        assertTrue(state.startsWith(dataDir.toString()), state);
+        assertEquals("true", browser.evaluate("document.getElementById('data-dir').dataset.writable"));
+
+        // The directory becomes a file: every write fails, as on a full or read-only disk, even for root.
+        try (Stream<Path> all = Files.walk(dataDir)) {
+            for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+        Files.writeString(dataDir, "not a directory");
+        browser.waitFor("document.querySelector('#data-dir .error') !== null", WAIT);
+        String error = (String) browser.evaluate("document.querySelector('#data-dir .error').textContent");
+        assertTrue(error.contains(dataDir.toString()), error);
+        assertEquals("false", browser.evaluate("document.getElementById('data-dir').dataset.writable"));
+        assertEquals(
+                "rgb(197, 48, 48)",
+                browser.evaluate("getComputedStyle(document.querySelector('#data-dir .error')).color"),
+                "the error in red");
+        browser.waitFor("document.getElementById('node-status').textContent === 'not ready'", WAIT);
+        Files.delete(dataDir);
+        Files.createDirectory(dataDir);
     }
 
     /** Types the prompt into the playground, asks, and waits for its answer to be drawn. */
