@@ -52,6 +52,8 @@ public final class DataDirectory {
     private static final Logger LOG = LoggerFactory.getLogger(DataDirectory.class);
     /** Registrations of thousands of engines take a few megabytes; anything far past that is not ours. */
     static final int MAX_REGISTRATIONS_BYTES = 256 * 1024 * 1024;
+    /** A partition's actor answers a snapshot within this, or the partition is written as failed. */
+    private static final long SNAPSHOT_STEP_TIMEOUT_SECONDS = 60;
 
     /** What a snapshot file held: the registrations, then each partition as the snapshot collector read it. */
     public record Contents(List<RegisterRequest> registrations, Map<PartitionKey, SnapshotCollector.Collected> index) {}
@@ -119,11 +121,8 @@ public final class DataDirectory {
         }
         List<PartitionRef> partitions = new ArrayList<>();
         registry.partitions().forEach(p -> partitions.add(PartitionView.hostedOf(p)));
-        List<Future<PartitionSnapshot>> taken = new ArrayList<>();
-        partitions.forEach(p -> taken.add(p.snapshot(PartitionSnapshot.Order.DEPTH_FIRST)));
-        return Future.join(taken)
-                .transform(ignored -> vertx.executeBlocking(
-                        () -> files.write(out -> writeBody(out, registrations, partitions, taken)), false))
+        return vertx.<SnapshotFiles.Written>executeBlocking(
+                        () -> files.write(out -> writeBody(out, registrations, partitions)), false)
                 .andThen(ar -> {
                     writing.set(false);
                     if (ar.succeeded()) {
@@ -154,11 +153,13 @@ public final class DataDirectory {
                 });
     }
 
-    private static void writeBody(
-            OutputStream out,
-            List<RegisterRequest> registrations,
-            List<PartitionRef> partitions,
-            List<Future<PartitionSnapshot>> taken)
+    /**
+     * Writes the registrations, then each partition's exact snapshot, taken one partition at a time (each in one
+     * step of its actor) and written before the next is asked for: the heap holds one partition's snapshot at a time,
+     * not the whole index's. Each partition is exact at its own moment, with its own watermarks, which is all a stream
+     * needs: it lives in one partition. Runs on a worker thread, so it may wait for each actor.
+     */
+    private static void writeBody(OutputStream out, List<RegisterRequest> registrations, List<PartitionRef> partitions)
             throws IOException {
         JsonArray regs = new JsonArray();
         registrations.forEach(r -> regs.add(RegistrationJson.encode(r)));
@@ -169,15 +170,23 @@ public final class DataDirectory {
                 .array());
         out.write(json);
         out.write(SnapshotWriter.header());
-        for (int i = 0; i < partitions.size(); i++) {
-            PartitionRef p = partitions.get(i);
-            Future<PartitionSnapshot> f = taken.get(i);
-            if (f.failed()) {
-                out.write(SnapshotWriter.failedSection(
-                        p.key(), String.valueOf(f.cause().getMessage())));
+        for (PartitionRef p : partitions) {
+            byte[] payload;
+            try {
+                payload = p.snapshot(PartitionSnapshot.Order.DEPTH_FIRST)
+                        .toCompletionStage()
+                        .toCompletableFuture()
+                        .get(SNAPSHOT_STEP_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                        .payload();
+            } catch (ExecutionException | TimeoutException e) {
+                Throwable cause = e.getCause() != null ? e.getCause() : e;
+                out.write(SnapshotWriter.failedSection(p.key(), String.valueOf(cause.getMessage())));
                 continue;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException(
+                        "interrupted while taking the snapshot of " + p.key().dumpKey());
             }
-            byte[] payload = f.result().payload();
             out.write(SnapshotWriter.sectionHead(p.key(), p.blockSize(), payload.length));
             out.write(payload);
         }
