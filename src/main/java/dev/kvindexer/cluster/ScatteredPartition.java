@@ -9,6 +9,8 @@ import dev.kvindexer.partition.PartitionStats;
 import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.partition.QueryResult;
+import dev.kvindexer.partition.RepairOutcome;
+import dev.kvindexer.partition.RepairRequest;
 import dev.kvindexer.partition.StandardEventsApplied;
 import dev.kvindexer.partition.StreamSpec;
 import dev.kvindexer.partition.TieredQueryResult;
@@ -91,6 +93,16 @@ final class ScatteredPartition implements PartitionView {
     @Override
     public Future<Void> recover(PeerSnapshot snapshot) {
         return hosted.recover(snapshot);
+    }
+
+    @Override
+    public Future<RepairOutcome> repair(RepairRequest request, PeerSnapshot peer) {
+        return hosted.repair(request, peer);
+    }
+
+    @Override
+    public Future<Void> repairFailed(RepairRequest request) {
+        return hosted.repairFailed(request);
     }
 
     @Override

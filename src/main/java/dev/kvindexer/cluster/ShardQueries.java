@@ -213,10 +213,7 @@ public final class ShardQueries {
 
     /** A snapshot document of one partition section, as /dump sends it and a peer reads it. */
     static Buffer document(PartitionKey key, int blockSize, byte[] payload) {
-        return Buffer.buffer(SnapshotWriter.header())
-                .appendBytes(SnapshotWriter.sectionHead(key, blockSize, payload.length))
-                .appendBytes(payload)
-                .appendBytes(SnapshotWriter.end());
+        return Buffer.buffer(SnapshotWriter.document(key, blockSize, payload));
     }
 
     private PeerSnapshot parse(String source, PartitionKey key, Buffer document) throws IOException {

@@ -175,6 +175,18 @@ public final class SnapshotWriter implements BlockVisitor {
         return new byte[] {(byte) SnapshotFormat.END};
     }
 
+    /** A whole document of one partition's section, as /dump sends one instance and a peer reads it. */
+    public static byte[] document(PartitionKey key, int blockSize, byte[] payload) {
+        byte[] head = header();
+        byte[] section = sectionHead(key, blockSize, payload.length);
+        byte[] doc = new byte[head.length + section.length + payload.length + 1];
+        System.arraycopy(head, 0, doc, 0, head.length);
+        System.arraycopy(section, 0, doc, head.length, section.length);
+        System.arraycopy(payload, 0, doc, head.length + section.length, payload.length);
+        doc[doc.length - 1] = (byte) SnapshotFormat.END;
+        return doc;
+    }
+
     /** A growable byte array with the format's primitives. */
     private static final class Bytes {
         private byte[] buf;

@@ -8,6 +8,7 @@ import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
+import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
@@ -181,6 +182,11 @@ final class DynamoRoutes {
      */
     void dump(RoutingContext ctx) {
         boolean binary = SnapshotWriter.acceptedBy(ctx.request().getHeader("accept"));
+        String instance = ctx.queryParams().get("instance_id");
+        if (instance != null) {
+            instanceDump(ctx, instance, binary);
+            return;
+        }
         if (!binary && MsgpackBodies.responseType(ctx) != null) {
             IndexDump.json(node.registry()).onComplete(ar -> {
                 if (ar.succeeded()) {
@@ -192,6 +198,31 @@ final class DynamoRoutes {
             return;
         }
         IndexDump.serve(node.registry(), ctx.response(), binary);
+    }
+
+    /**
+     * One instance's exact snapshot, for a peer repairing a stream from this node. Binary only: the JSON dump has no
+     * place for a stream's loss, so a JSON copy could pass for exact when it is not.
+     */
+    private void instanceDump(RoutingContext ctx, String instance, boolean binary) {
+        if (!InstanceIds.isCanonicalDecimal(instance)) {
+            throw new HttpError(400, "instance_id must be an unsigned 64-bit decimal, got `" + instance + "`");
+        }
+        if (!binary) {
+            throw new HttpError(
+                    406,
+                    "/dump?instance_id is served only as " + SnapshotWriter.MEDIA_TYPE + " (ask for it in Accept)");
+        }
+        IndexDump.instance(node.registry(), InstanceIds.of(instance)).onComplete(ar -> {
+            if (ar.succeeded()) {
+                ctx.response()
+                        .setStatusCode(200)
+                        .putHeader("content-type", SnapshotWriter.MEDIA_TYPE)
+                        .end(ar.result());
+            } else {
+                Responses.error(ctx, ar.cause());
+            }
+        });
     }
 
     void pauseListener(RoutingContext ctx) {

@@ -6,7 +6,9 @@ import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionSnapshot;
+import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.registry.Registry;
+import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.StreamedBody;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -51,6 +53,28 @@ public final class IndexDump {
             return StreamedBody.write(
                     response, binary ? binaryPieces(partitions, taken) : jsonPieces(partitions, taken));
         });
+    }
+
+    /**
+     * {@code GET /dump?instance_id=}: the exact snapshot of one instance (its blocks, its streams' watermarks and
+     * losses) from the partition it is registered in here, as a document of that one section; what a node repairing a
+     * stream from this one installs. An instance not registered here, or whose blocks this node does not hold (another
+     * node's shard, one being taken over), is a 404.
+     */
+    public static Future<Buffer> instance(Registry registry, long workerId) {
+        PartitionKey key = registry.partitionOf(workerId);
+        if (key == null) {
+            return Future.failedFuture(
+                    new HttpError(404, "instance " + Long.toUnsignedString(workerId) + " not found"));
+        }
+        PartitionRef partition = registry.partition(key).orElse(null);
+        if (partition == null || !registry.servesHere(workerId)) {
+            return Future.failedFuture(
+                    new HttpError(404, "instance " + Long.toUnsignedString(workerId) + " is not served here"));
+        }
+        PartitionRef hosted = PartitionView.hostedOf(partition);
+        return hosted.snapshotOf(new long[] {workerId})
+                .map(payload -> Buffer.buffer(SnapshotWriter.document(key, hosted.blockSize(), payload)));
     }
 
     /** The whole JSON document as one string, for the rare client that asks for it as msgpack. */

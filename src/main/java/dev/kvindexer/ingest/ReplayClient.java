@@ -132,8 +132,17 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
             outcome.failed(e.toString());
         } finally {
             ZmqContexts.closeWithin(ctx, CLOSE_WAIT, "replay");
-            r.partition().replayFinished(r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId());
+            try {
+                report(r, outcome);
+            } finally {
+                // After the report: what the partition does once the replay ended (a repair from a peer) shows later.
+                r.partition().replayFinished(r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId());
+            }
         }
+    }
+
+    /** Counts, logs and shows (as the listener's last_error) how the replay ended. */
+    private void report(ReplayRequest r, ReplayOutcome outcome) {
         String reason = outcome.incompleteReason();
         LogThrottle throttle = logs.computeIfAbsent(r.stream(), s -> new LogThrottle());
         if (reason != null) {

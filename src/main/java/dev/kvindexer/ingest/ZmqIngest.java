@@ -139,6 +139,14 @@ public final class ZmqIngest implements AutoCloseable {
         return done.future();
     }
 
+    /** Shows {@code error} as the last_error of the listener running for stream (worker, dp_rank), if one runs. */
+    public void recordError(long workerId, int dpRank, String error) {
+        Listener l = running(workerId, dpRank);
+        if (l != null) {
+            l.recordError(error);
+        }
+    }
+
     /** The listener this ingest runs for stream (worker, dp_rank), or null: where a failed replay shows. */
     private Listener running(long workerId, int dpRank) {
         for (Listener l : owners.keySet()) {

@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Node-wide event counters: the label values of Dynamo's {@code kv_cache_events_applied} and
- * {@code kv_cache_event_warnings} (docs/operations.md#metrics), and our gap and replay counts. Written by partitions, ingest and
+ * {@code kv_cache_event_warnings} (docs/operations.md#metrics), and our gap, replay and gap repair counts. Written by partitions, ingest and
  * replay threads; read by /metrics.
  */
 public final class EventCounters {
@@ -21,6 +21,12 @@ public final class EventCounters {
 
     public static final String REPLAY_COMPLETE = "complete";
     public static final String REPLAY_INCOMPLETE = "incomplete";
+    /** A stream's lost batches came back with a peer's exact copy of it. */
+    public static final String GAP_REPAIR_REPAIRED = "repaired";
+    /** Every peer answered, and none held the stream past the gap without a loss of its own. */
+    public static final String GAP_REPAIR_NO_PEER = "no_peer";
+    /** No peer repaired the stream, and at least one could not be asked or gave an answer that was not usable. */
+    public static final String GAP_REPAIR_FAILED = "failed";
     /** ZMQ input that could not be decoded: a message of the wrong shape or size (and the connection it cost). */
     public static final String UNDECODABLE_FRAME = "frame";
     /** A whole batch skipped. */
@@ -33,6 +39,7 @@ public final class EventCounters {
     private final ConcurrentHashMap<String, LongAdder> gaps = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> replays = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> undecodable = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, LongAdder> gapRepairs = new ConcurrentHashMap<>();
 
     /** Counts {@code n} events of {@code eventType} (stored, removed, cleared) that ended with {@code status}. */
     public void applied(String eventType, String status, long n) {
@@ -66,6 +73,11 @@ public final class EventCounters {
         add(replays, outcome, 1);
     }
 
+    /** One repair of lost batches from a peer ended: {@link #GAP_REPAIR_REPAIRED}, {@code _NO_PEER} or {@code _FAILED}. */
+    public void gapRepair(String outcome) {
+        add(gapRepairs, outcome, 1);
+    }
+
     public long appliedCount(String eventType, String status) {
         return count(applied, eventType + "|" + status);
     }
@@ -89,6 +101,10 @@ public final class EventCounters {
 
     public Map<String, Long> replaySnapshot() {
         return snapshot(replays);
+    }
+
+    public Map<String, Long> gapRepairSnapshot() {
+        return snapshot(gapRepairs);
     }
 
     private static void add(ConcurrentHashMap<String, LongAdder> map, String key, long n) {

@@ -163,6 +163,16 @@ public final class IndexerMetrics {
             out.sample("kvindexer_replays_total", replays.getOrDefault(outcome, 0L), "outcome", outcome);
         }
         out.family(
+                "kvindexer_gap_repairs_total",
+                "counter",
+                "Streams that lost batches for good and asked peers for an exact copy, by outcome: repaired from a "
+                        + "peer, no peer holds them, or a peer failed and none repaired them.");
+        Map<String, Long> repairs = events.gapRepairSnapshot();
+        for (String outcome : List.of(
+                EventCounters.GAP_REPAIR_REPAIRED, EventCounters.GAP_REPAIR_NO_PEER, EventCounters.GAP_REPAIR_FAILED)) {
+            out.sample("kvindexer_gap_repairs_total", repairs.getOrDefault(outcome, 0L), "outcome", outcome);
+        }
+        out.family(
                         "kvindexer_engine_restarts_fenced_total",
                         "counter",
                         "Engine restarts detected by a seq going back; the engine's old blocks were dropped.")

@@ -29,6 +29,7 @@ import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.recovery.DataDirectory;
+import dev.kvindexer.recovery.GapRepair;
 import dev.kvindexer.recovery.PeerRecovery;
 import dev.kvindexer.recovery.RecoveryReport;
 import dev.kvindexer.registry.LocalRegistrar;
@@ -95,7 +96,8 @@ public final class IndexerNode implements AutoCloseable {
             ReadyGate gate,
             ShardQueries shards,
             ShardHandover handover,
-            DataDirectory dataDir) {
+            DataDirectory dataDir,
+            GapRepair gapRepair) {
         boolean sharded() {
             return shards != null;
         }
@@ -186,6 +188,15 @@ public final class IndexerNode implements AutoCloseable {
                 gate::isOpen);
         Watermarks watermarks = new Watermarks();
         MemoryBudget memory = new MemoryBudget(config.indexMemory().maxBytes());
+        ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
+        ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
+        PeerDirectory peers = new PeerDirectory(membership);
+        GapRepair gapRepair = new GapRepair(
+                counters,
+                config.security().authToken(),
+                config.recovery(),
+                peers::all,
+                (stream, text) -> ingest.recordError(stream.workerId(), stream.dpRank(), text));
         PartitionHost partitions = new PartitionHost(
                 vertx,
                 counters,
@@ -193,7 +204,8 @@ public final class IndexerNode implements AutoCloseable {
                 ingest.replays(),
                 ingest.inFlight(),
                 memory,
-                config.durability().inexactStreams());
+                config.durability().inexactStreams(),
+                gapRepair);
         boolean sharded = manager != null && config.cluster().sharded();
         ShardQueries[] shards = {null};
         Registry registry =
@@ -205,10 +217,8 @@ public final class IndexerNode implements AutoCloseable {
         LocalRegistrar local = sharded
                 ? new LocalRegistrar(registry, partitions, ingest, placement::holdsHere)
                 : new LocalRegistrar(registry, partitions, ingest);
-        ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
         ClusterRegistrar clusterRegistrar =
                 manager == null ? null : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
-        ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
         ShardHandover handover = null;
         if (sharded) {
             shards[0] = new ShardQueries(
@@ -230,7 +240,6 @@ public final class IndexerNode implements AutoCloseable {
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         CppConductorSubscriptions conductor = new CppConductorSubscriptions(
                 await(CppConductor.deploy(vertx)), ingest, config.compat().loraIds());
-        PeerDirectory peers = new PeerDirectory(membership);
         DataDirectory dataDir = config.durability().persistent()
                 ? DataDirectory.open(
                         vertx, config.durability().dataDir(), config.recovery().maxBytes(), registry)
@@ -250,7 +259,8 @@ public final class IndexerNode implements AutoCloseable {
                 gate,
                 shards[0],
                 handover,
-                dataDir);
+                dataDir,
+                gapRepair);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
         List<Readiness.Check> checks = new ArrayList<>(List.of(gate::reason, ingest::degradedReason));
         if (dataDir != null) {
@@ -530,6 +540,7 @@ public final class IndexerNode implements AutoCloseable {
             quietly(parts.handover().stop(), deadline);
             quietly(parts.shards().stop(), deadline);
         }
+        parts.gapRepair().close();
         // Shutting down anyway: sockets are closed with their threads below.
         quietly(parts.registrations().stopAll(), deadline);
         quietly(vertx.close(), deadline);

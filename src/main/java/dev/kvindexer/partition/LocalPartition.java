@@ -106,6 +106,16 @@ final class LocalPartition implements PartitionRef {
     }
 
     @Override
+    public Future<RepairOutcome> repair(RepairRequest request, PeerSnapshot peer) {
+        return request(new PartitionCommand.Repair(request, peer));
+    }
+
+    @Override
+    public Future<Void> repairFailed(RepairRequest request) {
+        return request(new PartitionCommand.RepairFailed(request)).mapEmpty();
+    }
+
+    @Override
     public Future<QueryResult> query(long[] localHashes) {
         return request(new PartitionCommand.Query(localHashes, false));
     }

@@ -39,6 +39,7 @@ public final class Partition {
     private final EventCounters counters;
     private final Watermarks watermarks;
     private final Consumer<ReplayRequest> replays;
+    private final Consumer<RepairRequest> repairs;
     private final Map<WorkerRank, Stream> streams = new HashMap<>();
     /** Last applied event_id of each standardized event stream (POST /events), with the worker it belongs to. */
     private final Map<String, long[]> standardStreams = new HashMap<>();
@@ -62,6 +63,23 @@ public final class Partition {
         String defaultLora;
         /** The registered rank's activity record, so that the usual batch (naming no other rank) looks nothing up. */
         final EngineActivity registeredActivity;
+
+        /** Identifies the repair in flight, so that an answer to an abandoned one changes nothing. */
+        long repairId;
+
+        boolean repairInFlight;
+        /** A repair was asked for since the seqs last started over, up to {@link #repairAskedEnd}. */
+        boolean repairAsked;
+        /** The end of the last gap a repair was asked for: the same gap is not asked for again. */
+        long repairAskedEnd;
+        /**
+         * Gaps lost while a repair or a replay was under way, [pendingStart, pendingEnd), asked for once it ended (after
+         * a repair only if that found nothing).
+         */
+        boolean pending;
+
+        long pendingStart;
+        long pendingEnd;
 
         Stream(StreamId id) {
             this.id = id;
@@ -87,6 +105,7 @@ public final class Partition {
                 index.removeWorkerDpRank(id.workerId(), id.dpRank());
             }
             counters.warning(WarningKind.ENGINE_RESTART, 1);
+            forgetRepair(true);
             if (gapLog.admit()) {
                 LOG.warn(
                         "engine restart detected {} at seq={}: its blocks were cleared{}",
@@ -120,6 +139,7 @@ public final class Partition {
                 index.removeWorkerDpRank(id.workerId(), id.dpRank());
             }
             sequencer.watermark().lost(end - start);
+            askRepair(start, end);
             if (gapLog.admit()) {
                 LOG.warn(
                         "{}; batches lost {} range=[{}, {}): the stream is inexact{}{}",
@@ -137,6 +157,56 @@ public final class Partition {
         @Override
         public void stale(EventBatch batch) {
             counters.warning(WarningKind.STALE_BATCH, 1);
+        }
+
+        /**
+         * One repair at a time: a gap lost meanwhile is asked for only if that one finds nothing, and a gap is never
+         * asked for twice, so a stream no peer can repair costs one request per gap.
+         */
+        private void askRepair(long start, long end) {
+            // During a replay the gap may grow, and the replay's own outcome is still to be shown: asked at its end.
+            if (repairInFlight || sequencer.replaying()) {
+                pendingStart = pending ? pendingStart : start;
+                pendingEnd = end;
+                pending = true;
+                return;
+            }
+            if (repairAsked && Long.compareUnsigned(end, repairAskedEnd) <= 0) {
+                return;
+            }
+            repairAsked = true;
+            repairAskedEnd = end;
+            repairInFlight = true;
+            repairs.accept(new RepairRequest(
+                    self, id, sequencer.generation(), ++repairId, start, end, sequencer.replayEndpoint() != null));
+        }
+
+        /** The repair in flight ended; {@code found} whether it repaired the stream (or nothing needed it any more). */
+        void repairEnded(boolean found) {
+            repairInFlight = false;
+            if (found) {
+                pending = false;
+            } else {
+                askPending();
+            }
+        }
+
+        /** Asks for the gaps lost while a repair or a replay was under way, once neither is. */
+        void askPending() {
+            if (pending && !repairInFlight && !sequencer.replaying()) {
+                pending = false;
+                askRepair(pendingStart, pendingEnd);
+            }
+        }
+
+        /** The stream's blocks start over (an engine restart, a new listener generation): no answer applies any more. */
+        void forgetRepair(boolean seqsStartOver) {
+            repairId++;
+            repairInFlight = false;
+            pending = false;
+            if (seqsStartOver) {
+                repairAsked = false;
+            }
         }
     }
 
@@ -160,7 +230,20 @@ public final class Partition {
             Watermarks watermarks,
             Consumer<ReplayRequest> replays,
             InexactStreamPolicy inexactPolicy) {
-        this(key, blockSize, self, counters, watermarks, replays, inexactPolicy, System::currentTimeMillis);
+        this(key, blockSize, self, counters, watermarks, replays, inexactPolicy, request -> {});
+    }
+
+    /** {@code repairs}: where a stream that lost batches for good asks for a peer's copy of them. */
+    public Partition(
+            PartitionKey key,
+            int blockSize,
+            PartitionRef self,
+            EventCounters counters,
+            Watermarks watermarks,
+            Consumer<ReplayRequest> replays,
+            InexactStreamPolicy inexactPolicy,
+            Consumer<RepairRequest> repairs) {
+        this(key, blockSize, self, counters, watermarks, replays, inexactPolicy, repairs, System::currentTimeMillis);
     }
 
     /** {@code clock} gives wall-clock millis, for the age of each engine's last event. */
@@ -172,8 +255,10 @@ public final class Partition {
             Watermarks watermarks,
             Consumer<ReplayRequest> replays,
             InexactStreamPolicy inexactPolicy,
+            Consumer<RepairRequest> repairs,
             LongSupplier clock) {
         this.clock = clock;
+        this.repairs = repairs;
         this.inexactPolicy = inexactPolicy;
         this.key = key;
         this.self = self;
@@ -206,6 +291,7 @@ public final class Partition {
             }
         }
         s.sequencer.open(open.generation(), open.replayEndpoint());
+        s.forgetRepair(false);
         s.defaultLora = open.defaultLora();
         if (open.replayHistory()) {
             s.sequencer.replayHistory();
@@ -271,6 +357,51 @@ public final class Partition {
         Stream s = stream(workerId, registeredRank, generation);
         if (s != null) {
             s.sequencer.onReplayFinished(replayId);
+            s.askPending();
+        }
+    }
+
+    /**
+     * Replaces the blocks of a stream that lost batches for good with a peer's exact copy of them ({@code peer}, limited
+     * to that stream), and makes it exact again. The copy must cover the gap the request names and hold the stream
+     * without a loss; when this node had applied more than the copy, the engine replays the difference, so a stream
+     * without a replay endpoint takes only a copy at least as new as its own.
+     */
+    public RepairOutcome repair(RepairRequest request, PeerSnapshot peer) {
+        StreamId id = request.stream();
+        Stream s = stream(id.workerId(), id.dpRank(), request.generation());
+        if (s == null || !s.repairInFlight || s.repairId != request.repairId()) {
+            return RepairOutcome.OUTDATED;
+        }
+        Watermarks.Watermark mark = s.sequencer.watermark();
+        if (mark.exact()) {
+            s.repairEnded(true);
+            return RepairOutcome.OUTDATED;
+        }
+        Long seq = peer.exactWatermark(id.workerId(), id.dpRank());
+        if (seq == null
+                || Long.compareUnsigned(seq, request.lastLost()) < 0
+                || s.sequencer.replayEndpoint() == null && mark.isSet() && Long.compareUnsigned(seq, mark.seq()) < 0) {
+            return RepairOutcome.BEHIND;
+        }
+        index.removeWorkerDpRank(id.workerId(), id.dpRank());
+        for (PeerSnapshot.Event e : peer.events()) {
+            if (e.workerId() == id.workerId() && e.dpRank() == id.dpRank()) {
+                applyEvent(e.workerId(), e.dpRank(), e.event(), null);
+            }
+        }
+        s.sequencer.repairedFromPeer(seq);
+        mark.exactAgain(0);
+        s.repairEnded(true);
+        return RepairOutcome.REPAIRED;
+    }
+
+    /** No peer could repair {@code request}'s stream: a gap it lost meanwhile may now be asked for. */
+    public void repairFailed(RepairRequest request) {
+        StreamId id = request.stream();
+        Stream s = stream(id.workerId(), id.dpRank(), request.generation());
+        if (s != null && s.repairInFlight && s.repairId == request.repairId()) {
+            s.repairEnded(false);
         }
     }
 

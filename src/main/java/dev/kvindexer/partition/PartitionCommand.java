@@ -69,6 +69,26 @@ sealed interface PartitionCommand {
         }
     }
 
+    record Repair(RepairRequest request, PeerSnapshot peer) implements PartitionCommand {
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.repair(request, peer);
+        }
+    }
+
+    record RepairFailed(RepairRequest request) implements PartitionCommand {
+        @Override
+        public boolean changesIndex() {
+            return false;
+        }
+
+        @Override
+        public Object runOn(Partition partition) {
+            partition.repairFailed(request);
+            return DONE;
+        }
+    }
+
     record Query(long[] hashes, boolean sequenceHashes) implements PartitionCommand {
         @Override
         public boolean changesIndex() {

@@ -14,6 +14,7 @@ public final class PartitionHost {
     private final EventCounters counters;
     private final Watermarks watermarks;
     private final Consumer<ReplayRequest> replays;
+    private final Consumer<RepairRequest> repairs;
     private final InFlightBatches inFlight;
     private final MemoryBudget budget;
     private final AtomicLong incarnations = new AtomicLong();
@@ -40,10 +41,13 @@ public final class PartitionHost {
             Consumer<ReplayRequest> replays,
             InFlightBatches inFlight,
             MemoryBudget budget) {
-        this(vertx, counters, watermarks, replays, inFlight, budget, InexactStreamPolicy.KEEP);
+        this(vertx, counters, watermarks, replays, inFlight, budget, InexactStreamPolicy.KEEP, repair -> {});
     }
 
-    /** @param inexactPolicy what becomes of a stream's blocks when batches of it are lost for good */
+    /**
+     * @param inexactPolicy what becomes of a stream's blocks when batches of it are lost for good
+     * @param repairs       where a stream that lost batches for good asks for a peer's copy of them
+     */
     public PartitionHost(
             Vertx vertx,
             EventCounters counters,
@@ -51,8 +55,10 @@ public final class PartitionHost {
             Consumer<ReplayRequest> replays,
             InFlightBatches inFlight,
             MemoryBudget budget,
-            InexactStreamPolicy inexactPolicy) {
+            InexactStreamPolicy inexactPolicy,
+            Consumer<RepairRequest> repairs) {
         this.inexactPolicy = inexactPolicy;
+        this.repairs = repairs;
         this.budget = budget;
         this.vertx = vertx;
         this.counters = counters;
@@ -83,8 +89,8 @@ public final class PartitionHost {
     public Future<Void> start(PartitionRef ref) {
         LocalPartition p = local(ref);
         try {
-            vertx.deployVerticle(
-                            new PartitionVerticle(p, counters, watermarks, replays, inFlight, budget, inexactPolicy))
+            vertx.deployVerticle(new PartitionVerticle(
+                            p, counters, watermarks, replays, inFlight, budget, inexactPolicy, repairs))
                     .onComplete(ar -> {
                         if (ar.succeeded()) {
                             p.deployed(ar.result());

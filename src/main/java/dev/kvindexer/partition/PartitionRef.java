@@ -44,6 +44,15 @@ public interface PartitionRef {
     /** Applies a peer's dump of this partition before any live batch. */
     Future<Void> recover(PeerSnapshot snapshot);
 
+    /**
+     * Offers a peer's exact copy of the stream {@code request} asks to repair; the partition takes it only if it covers
+     * what the stream lost and nothing made the request outdated meanwhile.
+     */
+    Future<RepairOutcome> repair(RepairRequest request, PeerSnapshot peer);
+
+    /** No peer could repair {@code request}'s stream: it keeps its hole, and may ask again for a later one. */
+    Future<Void> repairFailed(RepairRequest request);
+
     /** Matches a prompt's local hashes, already seeded and chunked with this partition's block size. */
     Future<QueryResult> query(long[] localHashes);
 

@@ -27,9 +27,11 @@ final class PartitionVerticle extends VerticleBase {
             Consumer<ReplayRequest> replays,
             InFlightBatches inFlight,
             MemoryBudget budget,
-            InexactStreamPolicy inexactPolicy) {
+            InexactStreamPolicy inexactPolicy,
+            Consumer<RepairRequest> repairs) {
         this.address = ref.address();
-        this.partition = new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays, inexactPolicy);
+        this.partition =
+                new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays, inexactPolicy, repairs);
         this.inFlight = inFlight;
         this.memory = budget.share();
     }

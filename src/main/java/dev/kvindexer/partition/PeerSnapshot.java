@@ -34,6 +34,40 @@ public record PeerSnapshot(
         return new PeerSnapshot(events, watermarks, exact, losses, true);
     }
 
+    /**
+     * This snapshot limited to one stream: the events held by (worker, dp_rank), its watermark and its loss. Blocks an
+     * engine stored under a rank other than its registered one stay out.
+     */
+    public PeerSnapshot ofStream(long workerId, int dpRank) {
+        return new PeerSnapshot(
+                events.stream()
+                        .filter(e -> e.workerId() == workerId && e.dpRank() == dpRank)
+                        .toList(),
+                watermarks.stream()
+                        .filter(w -> w.workerId() == workerId && w.dpRank() == dpRank)
+                        .toList(),
+                exact,
+                losses.stream()
+                        .filter(l -> l.workerId() == workerId && l.dpRank() == dpRank)
+                        .toList(),
+                false);
+    }
+
+    /**
+     * The watermark of stream (worker, dp_rank) when the peer held it exactly (no loss recorded), else null: only such
+     * a copy can stand in for this node's.
+     */
+    public Long exactWatermark(long workerId, int dpRank) {
+        if (!exact || losses.stream().anyMatch(l -> l.workerId() == workerId && l.dpRank() == dpRank)) {
+            return null;
+        }
+        return watermarks.stream()
+                .filter(w -> w.workerId() == workerId && w.dpRank() == dpRank)
+                .map(StreamWatermark::seq)
+                .findFirst()
+                .orElse(null);
+    }
+
     /** One event of the dump, for the owner (worker, dp_rank) that held it. */
     public record Event(long workerId, int dpRank, KvEvent event) {}
 

@@ -109,6 +109,27 @@ final class StreamSequencer {
             blocksDropped = false;
         }
         installed = true;
+        replayAfterWatermark();
+    }
+
+    /**
+     * The stream's blocks were replaced by a peer's exact copy, taken when its watermark there was {@code seq}. What
+     * this node had applied after {@code seq} went with its own blocks, so the engine is asked for everything after
+     * it (a replay in flight is abandoned for that one, and live batches keep waiting); what the peer applied after
+     * this node's watermark is in the copy, and its live batches are dropped as stale when they come.
+     */
+    void repairedFromPeer(long seq) {
+        boolean behind = watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) < 0;
+        watermark.advance(seq);
+        installed = true;
+        blocksDropped = false;
+        bootstrapped = false;
+        if (behind && replayEndpoint != null) {
+            replayAfterWatermark();
+        }
+    }
+
+    private void replayAfterWatermark() {
         replaying = true;
         replayEnd = ReplayRequest.OPEN_END;
         replayTriggeredByLive = false;

@@ -1,18 +1,9 @@
 package dev.kvindexer.recovery;
 
 import dev.kvindexer.config.RecoveryLimits;
-import dev.kvindexer.dump.DumpParser;
-import dev.kvindexer.dump.SnapshotReader;
-import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.registry.LocalRegistrar;
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiPredicate;
@@ -28,19 +19,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class PeerRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(PeerRecovery.class);
-    static final Duration DUMP_TIMEOUT = Duration.ofSeconds(10);
 
     private final SnapshotInstaller installer;
-    private final String authToken;
-    private final RecoveryLimits limits;
-    /**
-     * HTTP/1.1: the JDK client's default HTTP/2 starts every cleartext connection with an h2c upgrade, a path with a
-     * history of stalls on both sides, and what a peer serves here is one long body anyway.
-     */
-    private final HttpClient client = HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(DUMP_TIMEOUT)
-            .build();
+    private final PeerDumps dumps;
 
     /**
      * @param fallbackBlockSize block size for partitions of the oldest dump shape (no block_size), or null to skip them
@@ -57,9 +38,8 @@ public final class PeerRecovery {
             String authToken,
             BiPredicate<PartitionKey, Long> registered,
             RecoveryLimits limits) {
-        this.limits = limits;
         this.installer = new SnapshotInstaller(registrations, fallbackBlockSize, registered, false);
-        this.authToken = authToken;
+        this.dumps = new PeerDumps(authToken, limits);
     }
 
     /** Recovers from the first peer that answers with a parsable dump; reports which peer and what it loaded. */
@@ -68,7 +48,7 @@ public final class PeerRecovery {
         for (String url : peers) {
             Map<PartitionKey, SnapshotCollector.Collected> dump;
             try {
-                dump = fetch(url);
+                dump = dumps.fetch(url, "", false);
             } catch (IOException e) {
                 LOG.warn(
                         "peer {} gave no usable dump: {}", url, e.getMessage() != null ? e.getMessage() : e.toString());
@@ -93,35 +73,5 @@ public final class PeerRecovery {
         }
         LOG.warn("no peer reachable for recovery; starting with an empty index");
         return RecoveryReport.NONE;
-    }
-
-    private Map<PartitionKey, SnapshotCollector.Collected> fetch(String url) throws IOException, InterruptedException {
-        // A kvindexer peer answers with its binary snapshot; a Dynamo peer knows no such type and sends its JSON.
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + "/dump"))
-                .timeout(DUMP_TIMEOUT)
-                .header("Accept", SnapshotWriter.MEDIA_TYPE + ", application/json;q=0.5")
-                .GET();
-        if (authToken != null) {
-            request.header("Authorization", "Bearer " + authToken);
-        }
-        HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
-        try (LimitedStream in = new LimitedStream(response.body(), limits)) {
-            if (response.statusCode() / 100 != 2) {
-                throw new IOException("status " + response.statusCode());
-            }
-            boolean binary = SnapshotWriter.acceptedBy(
-                    response.headers().firstValue("content-type").orElse(null));
-            SnapshotCollector collector = new SnapshotCollector(url);
-            try {
-                if (binary) {
-                    SnapshotReader.read(in, limits.maxBytes(), collector);
-                } else {
-                    DumpParser.parse(in, collector);
-                }
-            } catch (IOException e) {
-                throw in.explain(e);
-            }
-            return collector.partitions();
-        }
     }
 }

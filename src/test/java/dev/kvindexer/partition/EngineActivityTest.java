@@ -24,6 +24,7 @@ class EngineActivityTest {
             new Watermarks(),
             r -> {},
             InexactStreamPolicy.KEEP,
+            repair -> {},
             clock::get);
 
     private static KvEvent stored(StorageTier tier, long... hashes) {
