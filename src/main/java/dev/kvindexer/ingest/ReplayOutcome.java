@@ -50,8 +50,12 @@ final class ReplayOutcome {
     /** Null when every batch of [start, end) arrived in order (for an open end: none, or from start on in order). */
     String incompleteReason() {
         if (count == 0) {
-            // Asked for everything after the watermark, an engine that published nothing since has nothing to send.
-            return failure != null ? failure : end == dev.kvindexer.partition.ReplayRequest.OPEN_END ? null : "empty";
+            if (failure != null) {
+                return failure;
+            }
+            // An open-ended catch-up (after a start from the data directory) asks for whatever the engine published
+            // after the watermark: when that is nothing, only the end marker is the whole answer, not a short one.
+            return end == dev.kvindexer.partition.ReplayRequest.OPEN_END && outOfRange == 0 ? null : "empty";
         }
         if (Long.compareUnsigned(first, start) > 0) {
             return "started_after_requested";

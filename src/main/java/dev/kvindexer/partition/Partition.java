@@ -322,11 +322,11 @@ public final class Partition {
         for (PeerSnapshot.StreamWatermark w : recovered.watermarks()) {
             WorkerRank k = new WorkerRank(w.workerId(), w.dpRank());
             Stream s = streams.get(k);
-            if (s != null) {
+            if (s != null && recovered.replayAtInstall()) {
+                s.sequencer.installedFromSnapshot(w.seq());
+                s.sequencer.replayHistory();
+            } else if (s != null) {
                 s.sequencer.installedFromPeer(w.seq());
-                if (recovered.replayAtInstall()) {
-                    s.sequencer.replayHistory();
-                }
             } else {
                 installedNotOpen.put(k, w.seq());
             }

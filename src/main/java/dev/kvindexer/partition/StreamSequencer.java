@@ -43,6 +43,10 @@ final class StreamSequencer {
     private boolean blocksDropped;
     private boolean bootstrapped;
     private boolean installed;
+    /** Set by {@link #installedFromSnapshot}: a first live seq at or below {@link #snapshotSeq} is a new process. */
+    private boolean snapshotFence;
+
+    private long snapshotSeq;
 
     StreamSequencer(Watermarks.Watermark watermark, Actions actions) {
         this.watermark = watermark;
@@ -92,6 +96,20 @@ final class StreamSequencer {
         installed = true;
         blocksDropped = false;
         bootstrapped = false;
+        snapshotFence = false;
+    }
+
+    /**
+     * The partition installed a snapshot taken before this node subscribed (its own data directory), when this
+     * stream's watermark was {@code seq}. As after a peer's snapshot, live batches that the catch-up replay already
+     * applied are stale. But unlike a peer's, the snapshot is older than the subscription: a running engine can only
+     * send this node seqs above {@code seq}, so a first live seq at or below it means the engine restarted while the
+     * node was away, and is fenced as at a registration (docs/protocol/zmq.md#engine-restart).
+     */
+    void installedFromSnapshot(long seq) {
+        installedFromPeer(seq);
+        snapshotFence = true;
+        snapshotSeq = seq;
     }
 
     /**
@@ -159,7 +177,9 @@ final class StreamSequencer {
         // or below the watermark, can only come from a new publisher process.
         boolean restart = liveSeen
                 ? Long.compareUnsigned(seq, lastLive) <= 0
-                : !installed && watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0;
+                : !installed && watermark.isSet() && Long.compareUnsigned(seq, watermark.seq()) <= 0
+                        || snapshotFence && Long.compareUnsigned(seq, snapshotSeq) <= 0;
+        snapshotFence = false;
         if (restart) {
             watermark.reset();
             replaying = false;

@@ -59,6 +59,7 @@ public final class SimulatedEngine implements AutoCloseable {
     private volatile long droppedBatches;
     private volatile long subscriptions;
     private volatile long replaysServed;
+    private volatile long replayedBatches;
     private volatile long replaysIgnored;
 
     // Engine-thread state.
@@ -242,6 +243,14 @@ public final class SimulatedEngine implements AutoCloseable {
         return replaysServed;
     }
 
+    /**
+     * Batches sent in answer to replay requests, over all generations: a replay that finds nothing after its start
+     * counts in {@link #replaysServed()} but adds nothing here.
+     */
+    public long replayedBatches() {
+        return replayedBatches;
+    }
+
     /** Replay requests ignored without reply because they were not exactly 3 frames with an 8-byte seq. */
     public long replaysIgnored() {
         return replaysIgnored;
@@ -382,6 +391,7 @@ public final class SimulatedEngine implements AutoCloseable {
             byte[] identity = frames.get(0);
             for (ReplayBuffer.Entry e : buffer.from(be64(frames.get(2)))) {
                 reply(identity, topic, LiveFrames.seqFrame(e.seq()), e.payload());
+                replayedBatches++;
             }
             reply(identity, EMPTY, SENTINEL_SEQ, EMPTY);
             replaysServed++;

@@ -6,37 +6,54 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import dev.kvindexer.partition.ReplayRequest;
 import org.junit.jupiter.api.Test;
 
-/** How a replay's outcome is classified, with the reference's incomplete reasons. */
+/** How a replay's answer is judged (docs/protocol/zmq.md#sequence-tracking-and-gap-rules). */
 class ReplayOutcomeTest {
-    @Test
-    void aBoundedReplayMustDeliverEveryBatchInOrder() {
-        ReplayOutcome whole = new ReplayOutcome(5, 8);
-        whole.received(5);
-        whole.received(6);
-        whole.received(7);
-        assertNull(whole.incompleteReason());
-        assertEquals("empty", new ReplayOutcome(5, 8).incompleteReason());
-        ReplayOutcome late = new ReplayOutcome(5, 8);
-        late.received(6);
-        late.received(7);
-        assertEquals("started_after_requested", late.incompleteReason());
-        ReplayOutcome holed = new ReplayOutcome(5, 8);
-        holed.received(5);
-        holed.received(7);
-        assertEquals("non_contiguous", holed.incompleteReason());
-        ReplayOutcome short_ = new ReplayOutcome(5, 8);
-        short_.received(5);
-        assertEquals("ended_before_target", short_.incompleteReason());
+    private static ReplayOutcome received(long start, long end, long... seqs) {
+        ReplayOutcome o = new ReplayOutcome(start, end);
+        for (long s : seqs) {
+            o.received(s);
+        }
+        return o;
     }
 
     @Test
-    void anOpenEndedReplayOfAnEngineThatPublishedNothingSinceIsComplete() {
-        assertNull(new ReplayOutcome(42, ReplayRequest.OPEN_END).incompleteReason());
-        ReplayOutcome late = new ReplayOutcome(42, ReplayRequest.OPEN_END);
-        late.received(50);
-        assertEquals("started_after_requested", late.incompleteReason());
-        ReplayOutcome silent = new ReplayOutcome(42, ReplayRequest.OPEN_END);
-        silent.timedOut();
-        assertEquals("timeout", silent.incompleteReason(), "no answer at all is not an empty one");
+    void aHoleReplayedWholeIsComplete() {
+        assertNull(received(5, 8, 5, 6, 7).incompleteReason());
+    }
+
+    @Test
+    void aHoleAnsweredWithTheEndMarkerAloneIsEmpty() {
+        assertEquals("empty", received(5, 8).incompleteReason());
+    }
+
+    @Test
+    void aCatchUpFindingNothingAfterTheWatermarkIsComplete() {
+        // The engine published nothing while the node was away (a graceful stop, idle engines): nothing is missing.
+        assertNull(received(41, ReplayRequest.OPEN_END).incompleteReason());
+        assertNull(received(41, ReplayRequest.OPEN_END, 41, 42).incompleteReason());
+    }
+
+    @Test
+    void aCatchUpStartingPastTheWatermarkFellShort() {
+        assertEquals(
+                "started_after_requested",
+                received(41, ReplayRequest.OPEN_END, 50, 51).incompleteReason());
+    }
+
+    @Test
+    void aCatchUpThatGotOnlyBatchesItDidNotAskForOrNoAnswerIsNotComplete() {
+        ReplayOutcome skipped = received(41, ReplayRequest.OPEN_END);
+        skipped.outOfRange(3);
+        assertEquals("empty", skipped.incompleteReason());
+        ReplayOutcome timedOut = received(41, ReplayRequest.OPEN_END);
+        timedOut.timedOut();
+        assertEquals("timeout", timedOut.incompleteReason());
+    }
+
+    @Test
+    void aHoleReplayedLateWithAGapOrShortIsIncomplete() {
+        assertEquals("started_after_requested", received(5, 8, 6, 7).incompleteReason());
+        assertEquals("non_contiguous", received(5, 8, 5, 7).incompleteReason());
+        assertEquals("ended_before_target", received(5, 8, 5).incompleteReason());
     }
 }

@@ -10,6 +10,7 @@ import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.metrics.WarningKind;
 import dev.kvindexer.recovery.SnapshotCollector;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
@@ -120,8 +121,11 @@ class InexactStreamTest {
         assertEquals(4, held(copy));
     }
 
-    @Test
-    void anOldSnapshotInstalledWithReplayAsksEveryEngineFromItsWatermark() {
+    /**
+     * A registered stream, then an old snapshot (a data directory's) installed with a catch-up replay: block 10, the
+     * watermark 41.
+     */
+    private Partition installedFromOldSnapshot() {
         Partition p = partition(InexactStreamPolicy.KEEP);
         p.openStream(new StreamSpec(WORKER, 0, 1, "tcp://engine:1"));
         p.recover(new PeerSnapshot(
@@ -130,6 +134,30 @@ class InexactStreamTest {
                         List.of(new PeerSnapshot.StreamWatermark(WORKER, 0, 41)),
                         true)
                 .replayingAtInstall());
+        return p;
+    }
+
+    @Test
+    void anEngineRestartedWhileTheNodeWasAwayIsFencedAfterAnOldSnapshot() {
+        Partition p = installedFromOldSnapshot();
+        // The new process has published seqs 0 and 1 only: nothing after 41 to catch up on.
+        p.onReplayFinished(WORKER, 0, 1, replays.get(0).replayId());
+        p.onLive(WORKER, 0, 1, store(1, 21, 20L));
+        assertEquals(0, p.index().copies(WORKER, 0, StorageTier.DEVICE, 10), "the old process's block is gone");
+        assertEquals(1, counters.warningCount(WarningKind.ENGINE_RESTART));
+        ReplayRequest fromZero = replays.get(1);
+        assertEquals(0, fromZero.start());
+        assertEquals(1, fromZero.end());
+        p.onReplayed(WORKER, 0, 1, fromZero.replayId(), store(0, 20, null));
+        p.onReplayFinished(WORKER, 0, 1, fromZero.replayId());
+        assertEquals(2, held(p), "the new process's blocks, and only those");
+        assertEquals(1, mark().seq());
+        assertTrue(mark().exact());
+    }
+
+    @Test
+    void anOldSnapshotInstalledWithReplayAsksEveryEngineFromItsWatermark() {
+        Partition p = installedFromOldSnapshot();
         assertEquals(1, replays.size());
         assertEquals(42, replays.get(0).start());
         assertEquals(ReplayRequest.OPEN_END, replays.get(0).end());

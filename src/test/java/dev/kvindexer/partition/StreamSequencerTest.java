@@ -201,6 +201,78 @@ class StreamSequencerTest {
     }
 
     @Test
+    void afterAPeersSnapshotAFirstLiveSeqAtOrBelowItsWatermarkIsStale() {
+        // The listener subscribed before the live peer took its snapshot: the engine may have sent it seqs up to it.
+        seq.installedFromPeer(10);
+        live(9, 11);
+        assertEquals(List.of("stale 9", "apply 11"), log);
+    }
+
+    @Test
+    void afterItsOwnSnapshotAFirstLiveSeqAtOrBelowItsWatermarkIsAnEngineRestartedWhileTheNodeWasAway() {
+        seq.installedFromSnapshot(10);
+        seq.replayHistory();
+        long catchUp = lastReplayId;
+        // The new process published 3 batches: the catch-up replay from 11 finds nothing, the next live batch is 3.
+        seq.onReplayFinished(catchUp);
+        live(3);
+        seq.onReplayed(lastReplayId, batch(0));
+        seq.onReplayed(lastReplayId, batch(1));
+        seq.onReplayed(lastReplayId, batch(2));
+        seq.onReplayFinished(lastReplayId);
+        live(4);
+        assertEquals(
+                List.of(
+                        "replay [11," + ReplayRequest.OPEN_END + ")",
+                        "restart at 3",
+                        "replay [0,3)",
+                        "apply 0",
+                        "apply 1",
+                        "apply 2",
+                        "apply 3",
+                        "apply 4"),
+                log);
+        assertTrue(watermark.exact());
+    }
+
+    @Test
+    void anEngineRestartShownWhileTheCatchUpReplayRunsAbandonsIt() {
+        seq.installedFromSnapshot(10);
+        seq.replayHistory();
+        long catchUp = lastReplayId;
+        live(2);
+        seq.onReplayed(catchUp, batch(11));
+        seq.onReplayFinished(catchUp);
+        assertEquals(List.of("replay [11," + ReplayRequest.OPEN_END + ")", "restart at 2", "replay [0,2)"), log);
+        assertFalse(watermark.isSet());
+    }
+
+    @Test
+    void afterItsOwnSnapshotLiveBatchesTheCatchUpReplayAlreadyAppliedAreStale() {
+        seq.installedFromSnapshot(10);
+        seq.replayHistory();
+        // Published after the subscription, so above the snapshot; they wait behind the replay, which brings them too.
+        live(13, 14);
+        for (long s = 11; s <= 15; s++) {
+            seq.onReplayed(lastReplayId, batch(s));
+        }
+        seq.onReplayFinished(lastReplayId);
+        live(16);
+        assertEquals(
+                List.of(
+                        "replay [11," + ReplayRequest.OPEN_END + ")",
+                        "apply 11",
+                        "apply 12",
+                        "apply 13",
+                        "apply 14",
+                        "apply 15",
+                        "stale 13",
+                        "stale 14",
+                        "apply 16"),
+                log);
+    }
+
+    @Test
     void unsignedSeqsAboveTwoToThe63AreOrderedAsUnsigned() {
         long big = Long.parseUnsignedLong("9223372036854775808");
         live(0);

@@ -77,6 +77,19 @@ public final class ChildNode implements AutoCloseable {
         jvm.kill();
     }
 
+    /**
+     * SIGTERM, as an orchestrator stops a pod: the node's shutdown hook closes it (a node with --data-dir writes its
+     * final snapshot). Returns the exit status, or fails when the process is still running after {@code timeout}.
+     */
+    public int terminate(Duration timeout) throws InterruptedException {
+        jvm.process().destroy();
+        Integer status = jvm.awaitExit(timeout);
+        if (status == null) {
+            throw new AssertionError("node still running " + timeout + " after SIGTERM; its log ends:\n" + tail());
+        }
+        return status;
+    }
+
     /** The end of the node's log, for failure messages. */
     public String tail() {
         return jvm.tail();

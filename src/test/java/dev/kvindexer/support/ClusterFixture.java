@@ -91,7 +91,25 @@ public final class ClusterFixture implements AutoCloseable {
 
     /** Waits until the node on {@code port} holds exactly {@code expected}; {@code context} is added to a failure. */
     public void awaitBlocks(String what, int port, Set<HeldBlock> expected, Supplier<String> context) {
-        awaitSet(what, () -> blocks(port), expected, context);
+        awaitSet(what, () -> blocks(port), expected, Set::equals, context);
+    }
+
+    /** Waits until the node on {@code port} holds exactly {@code expected} of {@code worker}'s blocks. */
+    public void awaitWorkerBlocks(
+            String what, int port, long worker, Set<HeldBlock> expected, Supplier<String> context) {
+        awaitSet(what, () -> ofWorker(blocks(port), worker), ofWorker(expected, worker), Set::equals, context);
+    }
+
+    /** Waits until the node on {@code port} holds every block of {@code included}, whatever else it holds. */
+    public void awaitBlocksInclude(String what, int port, Set<HeldBlock> included, Supplier<String> context) {
+        awaitSet(what, () -> blocks(port), included, (expected, seen) -> seen.containsAll(expected), context);
+    }
+
+    /** The blocks of {@code blocks} that {@code worker} holds. */
+    public static Set<HeldBlock> ofWorker(Set<HeldBlock> blocks, long worker) {
+        Set<HeldBlock> out = new HashSet<>();
+        blocks.stream().filter(b -> b.worker() == worker).forEach(out::add);
+        return out;
     }
 
     /**
@@ -118,17 +136,22 @@ public final class ClusterFixture implements AutoCloseable {
 
     /** Waits until the partition {@code node} hosts holds exactly {@code expected}. */
     public void awaitHostedBlocks(String what, IndexerNode node, Set<HeldBlock> expected, Supplier<String> context) {
-        awaitSet(what, () -> hostedBlocks(node), expected, context);
+        awaitSet(what, () -> hostedBlocks(node), expected, Set::equals, context);
     }
 
+    /** Waits until {@code done} holds of {@code expected} and what {@code source} gives. */
     private static void awaitSet(
-            String what, Supplier<Set<HeldBlock>> source, Set<HeldBlock> expected, Supplier<String> context) {
+            String what,
+            Supplier<Set<HeldBlock>> source,
+            Set<HeldBlock> expected,
+            java.util.function.BiPredicate<Set<HeldBlock>, Set<HeldBlock>> done,
+            Supplier<String> context) {
         Object[] last = {Set.of()};
         try {
             Await.until(what, WAIT, () -> {
                 Set<HeldBlock> now = source.get();
                 last[0] = now;
-                return now.equals(expected);
+                return done.test(expected, now);
             });
         } catch (AssertionError e) {
             @SuppressWarnings("unchecked")
