@@ -52,6 +52,8 @@ public final class DataDirectory {
     private static final Logger LOG = LoggerFactory.getLogger(DataDirectory.class);
     /** Registrations of thousands of engines take a few megabytes; anything far past that is not ours. */
     static final int MAX_REGISTRATIONS_BYTES = 256 * 1024 * 1024;
+    /** How long a cold start waits for registrations another restoring node announces (see awaitAnnounced). */
+    private static final java.time.Duration ANNOUNCEMENT_WAIT = java.time.Duration.ofSeconds(5);
     /** A partition's actor answers a snapshot within this, or the partition is written as failed. */
     private static final long SNAPSHOT_STEP_TIMEOUT_SECONDS = 60;
 
@@ -273,6 +275,7 @@ public final class DataDirectory {
         }
         // Blocks go back only for a worker registered here as recorded: one the cluster holds with another endpoint
         // is another engine process, whose history the snapshot does not describe.
+        awaitAnnounced(loaded.value().registrations());
         Set<Long> asRecorded = new HashSet<>();
         Set<Long> otherwise = new HashSet<>();
         for (RegisterRequest r : loaded.value().registrations()) {
@@ -306,6 +309,18 @@ public final class DataDirectory {
                 System.currentTimeMillis() - loaded.createdMillis(),
                 report.millis());
         return report;
+    }
+
+    /**
+     * Waits a little for recorded registrations not registered here yet: in a cluster whose nodes restore at the same
+     * moment, another node may have put one into the cluster's map just before this node tried (a refusal as a
+     * duplicate), and this node applies it only when that node's announcement arrives.
+     */
+    private void awaitAnnounced(List<RegisterRequest> recorded) throws InterruptedException {
+        long deadline = System.nanoTime() + ANNOUNCEMENT_WAIT.toNanos();
+        while (System.nanoTime() - deadline < 0 && recorded.stream().anyMatch(r -> !registry.registeredAs(r))) {
+            Thread.sleep(50);
+        }
     }
 
     /** Why the node cannot keep its index on disk now, or null: a readiness check. */
