@@ -132,6 +132,19 @@ public final class Mirror {
     }
 
     /**
+     * Drops a copy the cluster's records did not show, without marking the booking ended: a read of the records while
+     * the cluster moves them (a member died) can miss one that lives, and the next read that shows it brings it back.
+     */
+    public boolean drop(String id, long incarnation) {
+        Held h = ledger.get(id);
+        if (h == null || h.incarnation != incarnation) {
+            return false;
+        }
+        ledger.release(id, h);
+        return true;
+    }
+
+    /**
      * A booking of this replica's own whose cluster-wide claim has just completed: a catch-up pass that began before
      * may have read the cluster's records without it, so it counts as held from now, not from its booking.
      */

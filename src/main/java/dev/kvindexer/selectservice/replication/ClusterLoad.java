@@ -265,8 +265,10 @@ public final class ClusterLoad implements SharedReservations {
                     }
                     for (String id : mirror.heldBefore(started)) {
                         if (!snapshot.containsKey(id) && !claiming.contains(id)) {
+                            // Not forgotten for good: a copy of the map taken while a dead member's partitions move
+                            // can miss a record that lives.
                             ReservationRecord gone = mirror.record(id);
-                            mirror.forget(id, gone.incarnation());
+                            mirror.drop(id, gone.incarnation());
                         }
                     }
                     return (Void) null;
