@@ -218,22 +218,13 @@ public final class Partition {
             EventCounters counters,
             Watermarks watermarks,
             Consumer<ReplayRequest> replays) {
-        this(key, blockSize, self, counters, watermarks, replays, InexactStreamPolicy.KEEP);
+        this(key, blockSize, self, counters, watermarks, replays, InexactStreamPolicy.KEEP, request -> {});
     }
 
-    /** {@code inexactPolicy}: what becomes of a stream's blocks when batches of it are lost for good. */
-    public Partition(
-            PartitionKey key,
-            int blockSize,
-            PartitionRef self,
-            EventCounters counters,
-            Watermarks watermarks,
-            Consumer<ReplayRequest> replays,
-            InexactStreamPolicy inexactPolicy) {
-        this(key, blockSize, self, counters, watermarks, replays, inexactPolicy, request -> {});
-    }
-
-    /** {@code repairs}: where a stream that lost batches for good asks for a peer's copy of them. */
+    /**
+     * {@code inexactPolicy}: what becomes of a stream's blocks when batches of it are lost for good; {@code repairs}:
+     * where such a stream asks for a peer's copy of them.
+     */
     public Partition(
             PartitionKey key,
             int blockSize,

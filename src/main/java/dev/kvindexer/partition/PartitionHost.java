@@ -30,21 +30,19 @@ public final class PartitionHost {
             Watermarks watermarks,
             Consumer<ReplayRequest> replays,
             InFlightBatches inFlight) {
-        this(vertx, counters, watermarks, replays, inFlight, MemoryBudget.UNLIMITED);
-    }
-
-    /** @param budget the heap this node's indexes may hold together */
-    public PartitionHost(
-            Vertx vertx,
-            EventCounters counters,
-            Watermarks watermarks,
-            Consumer<ReplayRequest> replays,
-            InFlightBatches inFlight,
-            MemoryBudget budget) {
-        this(vertx, counters, watermarks, replays, inFlight, budget, InexactStreamPolicy.KEEP, repair -> {});
+        this(
+                vertx,
+                counters,
+                watermarks,
+                replays,
+                inFlight,
+                MemoryBudget.UNLIMITED,
+                InexactStreamPolicy.KEEP,
+                repair -> {});
     }
 
     /**
+     * @param budget        the heap this node's indexes may hold together
      * @param inexactPolicy what becomes of a stream's blocks when batches of it are lost for good
      * @param repairs       where a stream that lost batches for good asks for a peer's copy of them
      */

@@ -287,23 +287,12 @@ public final class DataDirectory {
                 fallbackBlockSize,
                 (key, worker) -> asRecorded.contains(worker) && registered.test(key, worker),
                 true);
-        long blocks = 0;
-        boolean exact = true;
-        for (Map.Entry<PartitionKey, SnapshotCollector.Collected> e :
-                loaded.value().index().entrySet()) {
-            blocks += installer.install(e.getKey(), e.getValue());
-            exact &= e.getValue().exact;
-        }
-        RecoveryReport report = new RecoveryReport(
-                "data-dir " + loaded.file().getFileName(),
-                loaded.value().index().size(),
-                blocks,
-                exact,
-                (System.nanoTime() - started) / 1_000_000);
+        RecoveryReport report = installer.installAll(
+                "data-dir " + loaded.file().getFileName(), loaded.value().index(), started);
         LOG.info(
                 "recovered {} partitions, {} blocks and {} registrations from {} written {} ms before ({} ms)",
                 report.partitions(),
-                blocks,
+                report.events(),
                 loaded.value().registrations().size(),
                 loaded.file(),
                 System.currentTimeMillis() - loaded.createdMillis(),

@@ -54,20 +54,13 @@ public final class PeerRecovery {
                         "peer {} gave no usable dump: {}", url, e.getMessage() != null ? e.getMessage() : e.toString());
                 continue;
             }
-            long events = 0;
-            boolean exact = true;
-            for (Map.Entry<PartitionKey, SnapshotCollector.Collected> e : dump.entrySet()) {
-                events += installer.install(e.getKey(), e.getValue());
-                exact &= e.getValue().exact;
-            }
-            RecoveryReport report =
-                    new RecoveryReport(url, dump.size(), events, exact, (System.nanoTime() - started) / 1_000_000);
+            RecoveryReport report = installer.installAll(url, dump, started);
             LOG.info(
                     "recovered {} partitions and {} events from peer {} ({}, {} ms)",
                     report.partitions(),
                     report.events(),
                     url,
-                    exact ? "exact snapshot" : "Dynamo dump",
+                    report.exact() ? "exact snapshot" : "Dynamo dump",
                     report.millis());
             return report;
         }

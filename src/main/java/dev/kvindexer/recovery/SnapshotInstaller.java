@@ -5,6 +5,7 @@ import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.registry.LocalRegistrar;
 import io.vertx.core.Future;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -39,6 +40,23 @@ final class SnapshotInstaller {
         this.fallbackBlockSize = fallbackBlockSize;
         this.registered = registered;
         this.replayAtInstall = replayAtInstall;
+    }
+
+    /**
+     * Installs every partition of what {@code source} gave; reports them, the blocks placed and whether every one was
+     * an exact snapshot, timed from {@code startedNanos}.
+     */
+    RecoveryReport installAll(
+            String source, Map<PartitionKey, SnapshotCollector.Collected> partitions, long startedNanos)
+            throws InterruptedException {
+        long blocks = 0;
+        boolean exact = true;
+        for (Map.Entry<PartitionKey, SnapshotCollector.Collected> e : partitions.entrySet()) {
+            blocks += install(e.getKey(), e.getValue());
+            exact &= e.getValue().exact;
+        }
+        return new RecoveryReport(
+                source, partitions.size(), blocks, exact, (System.nanoTime() - startedNanos) / 1_000_000);
     }
 
     /** Installs one partition; returns the blocks it placed, 0 when it was skipped (logged). */

@@ -30,7 +30,7 @@ class InexactStreamTest {
     private final List<ReplayRequest> replays = new ArrayList<>();
 
     private Partition partition(InexactStreamPolicy policy) {
-        return new Partition(KEY, 4, null, counters, watermarks, replays::add, policy);
+        return new Partition(KEY, 4, null, counters, watermarks, replays::add, policy, repair -> {});
     }
 
     private static EventBatch store(long seq, long hash, Long parent) {
@@ -112,7 +112,8 @@ class InexactStreamTest {
         assertEquals(List.of(new PeerSnapshot.StreamLoss(WORKER, 0, 1)), snapshot.losses());
 
         Watermarks other = new Watermarks();
-        Partition copy = new Partition(KEY, 4, null, counters, other, replays::add, InexactStreamPolicy.KEEP);
+        Partition copy =
+                new Partition(KEY, 4, null, counters, other, replays::add, InexactStreamPolicy.KEEP, repair -> {});
         copy.openStream(new StreamSpec(WORKER, 0, 1, "tcp://engine:1"));
         copy.recover(snapshot);
         Watermarks.Watermark copied = other.find(new StreamId(KEY, WORKER, 0));
