@@ -515,14 +515,13 @@ public final class IndexerNode implements AutoCloseable {
                 vertx.cancelTimer(snapshotTimer);
             }
         }
-        if (parts.dataDir() != null && parts.gate().isOpen()) {
-            // The last snapshot comes before anything stops, HTTP included: a partition deployed while a
-            // registration was answered belongs to the HTTP verticle that answered it, and goes with it.
-            quietly(parts.dataDir().writeFinal(), deadline);
-        }
         // HTTP first: a load balancer's next attempt goes to another replica instead of a node winding down.
         for (String id : httpDeployments) {
             quietly(vertx.undeploy(id), deadline);
+        }
+        if (parts.dataDir() != null && parts.gate().isOpen()) {
+            // Before the listeners stop, with every registration the node took: a restart resumes from here.
+            quietly(parts.dataDir().writeFinal(), deadline);
         }
         synchronized (this) {
             if (antiEntropy != null) {

@@ -3,6 +3,7 @@ package dev.kvindexer.partition;
 import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.EventCounters;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,6 +19,9 @@ public final class PartitionHost {
     private final InFlightBatches inFlight;
     private final MemoryBudget budget;
     private final AtomicLong incarnations = new AtomicLong();
+    /** Where partitions are deployed from: a context of no deployment, made where the host is built (not a verticle). */
+    private final Context home;
+
     private final InexactStreamPolicy inexactPolicy;
 
     /**
@@ -63,6 +67,7 @@ public final class PartitionHost {
         this.watermarks = watermarks;
         this.replays = replays;
         this.inFlight = inFlight;
+        this.home = vertx.getOrCreateContext();
         try {
             vertx.eventBus().registerCodec(new LocalCodec());
         } catch (IllegalStateException alreadyRegistered) {
@@ -83,22 +88,29 @@ public final class PartitionHost {
         return new LocalPartition(key, blockSize, incarnations.getAndIncrement(), vertx, inFlight);
     }
 
-    /** Deploys the partition's actor; the handle's {@link PartitionRef#ready()} completes with it. */
+    /**
+     * Deploys the partition's actor; the handle's {@link PartitionRef#ready()} completes with it. The deployment is
+     * made from the host's own context, not the caller's: Vert.x makes a verticle deployed from another verticle's
+     * context that verticle's child, and a partition created while an HTTP verticle answered a registration would
+     * otherwise end when that verticle is undeployed.
+     */
     public Future<Void> start(PartitionRef ref) {
         LocalPartition p = local(ref);
-        try {
-            vertx.deployVerticle(new PartitionVerticle(
-                            p, counters, watermarks, replays, inFlight, budget, inexactPolicy, repairs))
-                    .onComplete(ar -> {
-                        if (ar.succeeded()) {
-                            p.deployed(ar.result());
-                        } else {
-                            p.deployFailed(ar.cause());
-                        }
-                    });
-        } catch (RuntimeException e) {
-            p.deployFailed(e);
-        }
+        home.runOnContext(ignored -> {
+            try {
+                vertx.deployVerticle(new PartitionVerticle(
+                                p, counters, watermarks, replays, inFlight, budget, inexactPolicy, repairs))
+                        .onComplete(ar -> {
+                            if (ar.succeeded()) {
+                                p.deployed(ar.result());
+                            } else {
+                                p.deployFailed(ar.cause());
+                            }
+                        });
+            } catch (RuntimeException e) {
+                p.deployFailed(e);
+            }
+        });
         return p.ready();
     }
 
