@@ -46,8 +46,14 @@ public final class Watermarks {
             return lostBatches;
         }
 
+        /**
+         * Adds the {@code batches} (unsigned: a publisher's seqs can jump anywhere) lost; the count saturates at
+         * {@code Long.MAX_VALUE} so it stays positive, as snapshots carry it.
+         */
         void lost(long batches) {
-            lostBatches += Math.max(batches, 1);
+            long n = batches == 0 ? 1 : batches < 0 ? Long.MAX_VALUE : batches;
+            long sum = lostBatches + n;
+            lostBatches = sum < 0 ? Long.MAX_VALUE : sum;
         }
 
         /** The stream's blocks were replaced by an exact copy (a peer's) or a snapshot that says how exact they are. */

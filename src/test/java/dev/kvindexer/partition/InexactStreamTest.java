@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.InexactStreamPolicy;
+import dev.kvindexer.dump.PartitionDumpJson;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
@@ -85,6 +86,34 @@ class InexactStreamTest {
         p.onLive(WORKER, 0, 1, store(0, 10, null));
         p.onLive(WORKER, 0, 1, store(5, 15, null));
         assertEquals(4, mark().lostBatches());
+    }
+
+    /**
+     * A publisher whose seqs jump anywhere (a fuzzer, a confused engine) loses more than a signed count holds: the
+     * count saturates, stays positive, and the snapshot carrying it still reads as /dump and installs.
+     */
+    @Test
+    void seqsThatJumpAnywhereSaturateTheLossAndTheSnapshotStillReads() throws Exception {
+        Partition p = partition(InexactStreamPolicy.KEEP);
+        p.openStream(new StreamSpec(WORKER, 0, 1, null));
+        p.onLive(WORKER, 0, 1, store(0, 10, null));
+        p.onLive(WORKER, 0, 1, store(1L << 62, 21, null));
+        p.onLive(WORKER, 0, 1, store(Long.MIN_VALUE + (1L << 62), 22, null));
+        assertEquals(Long.MAX_VALUE, mark().lostBatches());
+        byte[] payload = p.snapshot();
+        ByteArrayOutputStream doc = new ByteArrayOutputStream();
+        doc.write(SnapshotWriter.header());
+        doc.write(SnapshotWriter.sectionHead(KEY, 4, payload.length));
+        doc.write(payload);
+        doc.write(SnapshotWriter.end());
+        PeerSnapshot snapshot = SnapshotCollector.exactSection("test", KEY, doc.toByteArray(), 1 << 20);
+        assertEquals(List.of(new PeerSnapshot.StreamLoss(WORKER, 0, Long.MAX_VALUE)), snapshot.losses());
+        PartitionDumpJson json = new PartitionDumpJson(4, payload, new long[0]);
+        StringBuilder text = new StringBuilder();
+        for (String piece; (piece = json.next(1 << 16)) != null; ) {
+            text.append(piece);
+        }
+        assertTrue(text.toString().contains("\"block_hash\":22"), text.toString());
     }
 
     @Test
