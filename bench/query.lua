@@ -7,3 +7,9 @@ wrk.headers["Content-Type"] = path:match("%.msgpack$") and "application/msgpack"
 local f = io.open(path, "rb")
 wrk.body = f:read("*a")
 f:close()
+
+-- The tail wrk's --latency table leaves out: p50, p99 and p99.9 in ms, one line, for BENCHMARKS.md.
+function done(summary, latency, requests)
+   io.write(string.format("tail p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms\n",
+      latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency:percentile(99.9) / 1000))
+end

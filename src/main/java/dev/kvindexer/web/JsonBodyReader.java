@@ -42,12 +42,21 @@ public final class JsonBodyReader {
 
     /** @throws DecodeException for text that is not one JSON value */
     public static Object read(byte[] body) {
-        RawTokenIds raw = RawTokenIds.find(body);
+        return read(body, 0, body.length);
+    }
+
+    /**
+     * The body {@code b[from, to)}, read where it lies (a request's buffer) rather than copied out first.
+     *
+     * @throws DecodeException for text that is not one JSON value
+     */
+    public static Object read(byte[] b, int from, int to) {
+        RawTokenIds raw = RawTokenIds.find(b, from, to);
         if (raw != null) {
             // The rest of the body is small; should it fail, the whole body is parsed again for the usual error.
             Object rest;
             try {
-                rest = parse(raw.withoutTokens(body));
+                rest = parse(raw.withoutTokens(b, from, to));
             } catch (DecodeException e) {
                 rest = null;
             }
@@ -58,7 +67,7 @@ public final class JsonBodyReader {
                 return o;
             }
         }
-        return parse(body);
+        return parse(from == 0 && to == b.length ? b : java.util.Arrays.copyOfRange(b, from, to));
     }
 
     /** The general path alone: Jackson for the whole body. */

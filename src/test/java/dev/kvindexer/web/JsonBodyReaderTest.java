@@ -218,4 +218,102 @@ class JsonBodyReaderTest {
             assertTrue(RawTokenIds.find((head + ok + tail).getBytes(StandardCharsets.UTF_8)) != null, ok);
         }
     }
+
+    /** A body with a long token array: ids of every length, the separators clients write. */
+    private static String longBody(java.util.Random random, int tokens, String before, String after) {
+        String[] separators = {",", ", ", " ,", ",\n  "};
+        StringBuilder json = new StringBuilder("{").append(before).append("\"token_ids\":[");
+        for (int i = 0; i < tokens; i++) {
+            long v = random.nextInt(8) == 0
+                    ? random.nextLong() & 0xFFFF_FFFFL
+                    : (long) (Math.pow(10, random.nextInt(7)) * random.nextDouble());
+            json.append(i == 0 ? "" : separators[random.nextInt(separators.length)])
+                    .append(v);
+        }
+        return json.append("]").append(after).append("}").toString();
+    }
+
+    @Test
+    void longArraysMatchJackson() {
+        java.util.Random random = new java.util.Random(11);
+        for (int body = 0; body < 300; body++) {
+            String before = random.nextBoolean() ? "" : "\"model_name\":\"m\",";
+            String after = random.nextBoolean() ? "" : ",\"lora_name\":\"" + "x".repeat(random.nextInt(3000)) + "\"";
+            String json = longBody(random, 1200 + random.nextInt(3000), before, after);
+            assertSameAsVertx(json);
+            assertTrue(RawTokenIds.find(json.getBytes(StandardCharsets.UTF_8)) != null, json);
+        }
+    }
+
+    @Test
+    void anArrayIsReadToItsEndWhateverFollows() {
+        for (String after : List.of(
+                "[4,5,6,7,8,9]", "[4,5,\"x,y\",6]", "[4,-5,6.5]", "\"a,b,c\"", "{\"token_ids\":[1,2]}", "[4,5,6")) {
+            String tail = ("," + after).repeat(400);
+            String json = "{\"token_ids\":[1,2,3],\"x\":[0" + tail + "]}";
+            assertSameAsVertx(json);
+            if (!after.endsWith("6")) {
+                assertArrayEquals(
+                        new int[] {1, 2, 3}, RawTokenIds.find(json.getBytes(StandardCharsets.UTF_8)).tokens, after);
+            }
+        }
+    }
+
+    @Test
+    void shortAndLongIdsAndWhatFollowsTheArray() {
+        int[] expected = new int[1800];
+        StringBuilder json = new StringBuilder("{\"token_ids\":[");
+        for (int i = 0; i < expected.length; i++) {
+            expected[i] = i < 1500 ? i % 10 : (int) 4294967295L - i;
+            json.append(i == 0 ? "" : ",").append(Integer.toUnsignedString(expected[i]));
+        }
+        String shortFirst = json.append("]}").toString();
+        assertArrayEquals(expected, RawTokenIds.find(shortFirst.getBytes(StandardCharsets.UTF_8)).tokens);
+        assertSameAsVertx(shortFirst);
+        // A string of numbers and commas after the array is no part of it.
+        String padded = "{\"token_ids\":[5,6,7],\"pad\":\"" + "1,".repeat(2000) + "\"}";
+        assertArrayEquals(new int[] {5, 6, 7}, RawTokenIds.find(padded.getBytes(StandardCharsets.UTF_8)).tokens);
+        assertSameAsVertx(padded);
+    }
+
+    @Test
+    void damageInTheMiddleOfALongArrayReadsExactlyAsJackson() {
+        java.util.Random random = new java.util.Random(13);
+        String body = longBody(random, 800, "\"model_name\":\"m\",", ",\"lora_name\":null");
+        int open = body.indexOf('[');
+        int middle = open + (body.length() - open) / 2;
+        String troublesome = "\"\\[]{},:0-.e 9";
+        for (int i = middle - 24; i < middle + 24; i++) {
+            assertSameAsVertx(body.substring(0, i) + body.substring(i + 1));
+            for (char c : troublesome.toCharArray()) {
+                assertSameAsVertx(body.substring(0, i) + c + body.substring(i));
+            }
+        }
+    }
+
+    @Test
+    void aBodyIsReadWhereItLiesInALargerArray() {
+        java.util.Random random = new java.util.Random(17);
+        for (String json : List.of(
+                longBody(random, 2000, "", ""),
+                "{\"token_ids\":[1,2,3]}",
+                "{\"token_ids\":[1,\"x\"]}",
+                "{\"token_ids\":[1,2]",
+                "{\"a\":[1,2,3]}")) {
+            byte[] body = json.getBytes(StandardCharsets.UTF_8);
+            byte[] framed = new byte[body.length + 20];
+            java.util.Arrays.fill(framed, (byte) '7');
+            System.arraycopy(body, 0, framed, 9, body.length);
+            Object expected;
+            try {
+                expected = unpacked(JsonBodyReader.read(body));
+            } catch (DecodeException e) {
+                DecodeException framedError = assertThrows(
+                        DecodeException.class, () -> JsonBodyReader.read(framed, 9, 9 + body.length), json);
+                assertEquals(e.getMessage(), framedError.getMessage(), json);
+                continue;
+            }
+            assertEquals(expected, unpacked(JsonBodyReader.read(framed, 9, 9 + body.length)), json);
+        }
+    }
 }
