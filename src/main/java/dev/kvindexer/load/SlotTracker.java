@@ -34,6 +34,8 @@ public final class SlotTracker {
     private final TreeMap<PartitionKey, Scope> scopes = new TreeMap<>();
     private final LongOpenHashSet scratch = new LongOpenHashSet();
     private int activeRequests;
+    /** Stamps the prefix depths of {@link #activeLoads}: a rank's depth counts only under the latest stamp. */
+    private long depthStamp;
 
     /** @param clockMillis a monotonic clock in milliseconds; requests expire {@code requestTtlMillis} after their add */
     public SlotTracker(LongSupplier clockMillis, long requestTtlMillis) {
@@ -52,6 +54,8 @@ public final class SlotTracker {
         final TreeMap<Long, Worker> workers = new TreeMap<>(Long::compareUnsigned);
         /** In add order, which is expiry order: the clock is monotonic. */
         final LinkedHashMap<String, Request> requests = new LinkedHashMap<>();
+        /** The ranks each active sequence hash is held by. */
+        final HashHolders<Rank> holders = new HashHolders<>();
 
         Scope(PartitionKey key, int blockSize) {
             this.key = key;
@@ -64,12 +68,12 @@ public final class SlotTracker {
         final long dpStart;
         final Rank[] ranks;
 
-        Worker(long id, long dpStart, int dpSize) {
+        Worker(long id, long dpStart, int dpSize, HashHolders<Rank> holders) {
             this.id = id;
             this.dpStart = dpStart;
             this.ranks = new Rank[dpSize];
             for (int i = 0; i < dpSize; i++) {
-                ranks[i] = new Rank();
+                ranks[i] = new Rank(holders);
             }
         }
 
@@ -88,6 +92,40 @@ public final class SlotTracker {
         final Long2IntOpenHashMap blocks = new Long2IntOpenHashMap();
         /** Its active requests whose own blocks weigh less than one (an output block's decay fraction). */
         final List<Request> decayed = new ArrayList<>(0);
+        /** Its scope's holders, which list this rank for every hash in {@link #blocks}. */
+        final HashHolders<Rank> holders;
+        /** The prompt's active prefix here, in blocks, as the {@link #activeLoads} call stamped {@code depthStamp} found. */
+        int depth;
+
+        long depthStamp;
+
+        Rank(HashHolders<Rank> holders) {
+            this.holders = holders;
+        }
+
+        void hold(long hash) {
+            if (blocks.addTo(hash, 1) == 0) {
+                holders.add(hash, this);
+            }
+        }
+
+        void letGo(long hash) {
+            if (blocks.addTo(hash, -1) == 1) {
+                blocks.remove(hash);
+                holders.remove(hash, this);
+            }
+        }
+
+        ActiveLoad load(int activeDepth) {
+            return new ActiveLoad(prefillTokens, decodeBlocks(this), requests, activeDepth);
+        }
+
+        /** Takes this rank off the holders of everything it holds: its worker is going. */
+        void leave() {
+            for (long hash : blocks.keySet()) {
+                holders.remove(hash, this);
+            }
+        }
     }
 
     private static final class Request {
@@ -143,7 +181,7 @@ public final class SlotTracker {
             scope = new Scope(key, blockSize);
             scopes.put(key, scope);
         }
-        scope.workers.put(workerId, new Worker(workerId, dpStart, (int) dpSize));
+        scope.workers.put(workerId, new Worker(workerId, dpStart, (int) dpSize, scope.holders));
     }
 
     /**
@@ -166,6 +204,9 @@ public final class SlotTracker {
             return false;
         });
         scope.workers.remove(workerId);
+        for (Rank r : w.ranks) {
+            r.leave();
+        }
         if (scope.workers.isEmpty()) {
             scopes.remove(key);
         }
@@ -211,7 +252,7 @@ public final class SlotTracker {
         rank.requests++;
         rank.prefillTokens += newIslTokens;
         for (long h : sequenceHashes) {
-            rank.blocks.addTo(h, 1);
+            rank.hold(h);
         }
     }
 
@@ -249,11 +290,8 @@ public final class SlotTracker {
             r.rank.decayed.remove(r);
         }
         completePrefill(r);
-        Long2IntOpenHashMap blocks = r.rank.blocks;
         for (long h : r.hashes) {
-            if (blocks.addTo(h, -1) == 1) {
-                blocks.remove(h);
-            }
+            r.rank.letGo(h);
         }
     }
 
@@ -375,22 +413,64 @@ public final class SlotTracker {
     }
 
     /**
-     * One registered rank's active load as a selection weighs it (docs/api/selection.md#reservation-lifecycle, docs/api/selection.md#per-rank-inputs): prefill tokens, decode
-     * blocks (distinct prompt blocks plus output blocks, each weighted), active requests, and how many leading
-     * {@code sequenceHashes} are already active there. Null when the rank is not registered.
+     * Every registered rank's active load as a selection weighs it (docs/api/selection.md#reservation-lifecycle,
+     * docs/api/selection.md#per-rank-inputs): prefill tokens, decode blocks (distinct prompt blocks plus output blocks,
+     * each weighted), active requests, and how many leading {@code sequenceHashes} are already active there. The
+     * depths are found for all ranks at once, walking block after block through the ranks that hold it until no rank
+     * goes deeper; the answer is good until the next call.
      */
-    public ActiveLoad activeLoad(PartitionKey key, long workerId, long dpRank, long[] sequenceHashes) {
+    public ActiveLoads activeLoads(PartitionKey key, long[] sequenceHashes) {
         Scope scope = scopes.get(key);
+        long stamp = ++depthStamp;
+        if (scope != null) {
+            HashHolders<Rank> holders = scope.holders;
+            for (int k = 0; k < sequenceHashes.length; k++) {
+                boolean deeper = false;
+                for (int node = holders.first(sequenceHashes[k]); node >= 0; node = holders.next(node)) {
+                    Rank r = holders.holder(node);
+                    if ((r.depthStamp == stamp ? r.depth : 0) == k) {
+                        r.depthStamp = stamp;
+                        r.depth = k + 1;
+                        deeper = true;
+                    }
+                }
+                if (!deeper) {
+                    break;
+                }
+            }
+        }
+        return new ActiveLoads(scope, stamp);
+    }
+
+    /** One registered rank's active load, with no prompt to weigh (an active depth of 0); null when unregistered. */
+    public ActiveLoad activeLoad(PartitionKey key, long workerId, long dpRank) {
+        Rank rank = rank(scopes.get(key), workerId, dpRank);
+        return rank == null ? null : rank.load(0);
+    }
+
+    private static Rank rank(Scope scope, long workerId, long dpRank) {
         Worker w = scope == null ? null : scope.workers.get(workerId);
-        Rank rank = w == null ? null : w.rank(dpRank);
-        if (rank == null) {
-            return null;
+        return w == null ? null : w.rank(dpRank);
+    }
+
+    /** The loads {@link #activeLoads} found, read one rank at a time. */
+    public final class ActiveLoads {
+        private final Scope scope;
+        private final long stamp;
+
+        private ActiveLoads(Scope scope, long stamp) {
+            this.scope = scope;
+            this.stamp = stamp;
         }
-        int depth = 0;
-        while (depth < sequenceHashes.length && rank.blocks.containsKey(sequenceHashes[depth])) {
-            depth++;
+
+        /** The rank's load; null when it is not registered. */
+        public ActiveLoad of(long workerId, long dpRank) {
+            if (stamp != depthStamp) {
+                throw new IllegalStateException("active loads read after a later activeLoads call");
+            }
+            Rank rank = rank(scope, workerId, dpRank);
+            return rank == null ? null : rank.load(rank.depthStamp == stamp ? rank.depth : 0);
         }
-        return new ActiveLoad(rank.prefillTokens, decodeBlocks(rank), rank.requests, depth);
     }
 
     /** A rank's load for a selection; {@code activeDepth} counts the request's leading blocks already active. */

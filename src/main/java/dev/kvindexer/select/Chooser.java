@@ -83,13 +83,14 @@ public final class Chooser {
     /** Every eligible rank (docs/api/selection.md#candidates), sorted by worker id and rank, with its cache hit and load. */
     List<RankInputs> candidates(PartitionKey p, Prompt prompt, RankOverlaps overlaps, SelectionOptions o) {
         List<RankInputs> out = new ArrayList<>();
+        SlotTracker.ActiveLoads loads = roster.loads(p, prompt.sequenceHashes());
         for (WorkerEntry w : roster.catalog().schedulable(p)) {
             if (!o.admits(w)) {
                 continue;
             }
             double multiplier = taintMultiplier(w, o.preferredTaints());
             for (long rank = w.firstRank(); rank < w.firstRank() + w.rankCount(); rank++) {
-                SlotTracker.ActiveLoad load = roster.load(p, w.workerId(), rank, prompt.sequenceHashes());
+                SlotTracker.ActiveLoad load = loads.of(w.workerId(), rank);
                 RankOverlaps.Hit hit = overlaps.of(w.workerId(), (int) rank);
                 int newBlocks = prompt.completeBlocks() - (load == null ? 0 : load.activeDepth());
                 out.add(

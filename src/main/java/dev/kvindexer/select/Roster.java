@@ -13,7 +13,6 @@ import java.util.TreeMap;
  * reservations dropped.
  */
 public final class Roster {
-    private static final long[] NO_HASHES = new long[0];
 
     private final WorkerCatalog catalog = new WorkerCatalog();
     private final TreeMap<PartitionKey, PartitionInfo> partitions = new TreeMap<>();
@@ -117,11 +116,12 @@ public final class Roster {
     }
 
     /** A registered rank's active load, with the prompt's cached depth when hashes are given; null when unknown. */
-    SlotTracker.ActiveLoad load(PartitionKey p, long workerId, long rank, long[] sequenceHashes) {
-        return tracker.activeLoad(p, workerId, rank, sequenceHashes);
+    /** Every rank's load with the prompt's active depth there; good until the next call. */
+    SlotTracker.ActiveLoads loads(PartitionKey p, long[] sequenceHashes) {
+        return tracker.activeLoads(p, sequenceHashes);
     }
 
     SlotTracker.ActiveLoad load(PartitionKey p, long workerId, long rank) {
-        return load(p, workerId, rank, NO_HASHES);
+        return tracker.activeLoad(p, workerId, rank);
     }
 }

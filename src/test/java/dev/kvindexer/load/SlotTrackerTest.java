@@ -131,4 +131,74 @@ class SlotTrackerTest {
         assertEquals(List.of(load(7, 0, 0, 0)), tracker.loads(null, null));
         assertTrue(tracker.activeRequests() == 0);
     }
+
+    /**
+     * The prompt's active depth on every rank, found through the hashes' holders, is exactly the number of its leading
+     * hashes each rank holds, found by looking them up one by one, through random adds, frees, expiries, a worker
+     * leaving and coming back, and hashes that are no chain (repeated, shared out of order): whatever clients send.
+     */
+    @Test
+    void activeDepthsOfAllRanksAtOnceEqualEachRanksLeadingHashes() {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(5);
+        java.util.Map<String, long[]> added = new java.util.HashMap<>();
+        java.util.Map<String, long[]> placed = new java.util.HashMap<>();
+        long[] workers = {3, 9, -1};
+        for (long w : workers) {
+            tracker.register(LLAMA, w, 16, 0, 4);
+        }
+        for (int step = 0; step < 4000; step++) {
+            int op = random.nextInt(10);
+            if (op < 5) {
+                String id = "r" + step;
+                long[] hashes = random.longs(random.nextInt(12), 0, 24).toArray();
+                long w = workers[random.nextInt(workers.length)];
+                long rank = random.nextInt(4);
+                tracker.add(LLAMA, id, w, rank, hashes, 1);
+                added.put(id, hashes);
+                placed.put(id, new long[] {w, rank});
+            } else if (op < 8 && !added.isEmpty()) {
+                String id = added.keySet().iterator().next();
+                tracker.free(LLAMA, id);
+                added.remove(id);
+            } else if (op == 8) {
+                long w = workers[random.nextInt(workers.length)];
+                tracker.unregister(LLAMA, w);
+                placed.forEach((id, at) -> {
+                    if (at[0] == w) {
+                        added.remove(id);
+                    }
+                });
+                tracker.register(LLAMA, w, 16, 0, 4);
+            } else {
+                now += 100_000;
+                tracker.expireStale(added::remove);
+            }
+            long[] prompt = random.longs(1 + random.nextInt(10), 0, 24).toArray();
+            SlotTracker.ActiveLoads loads = tracker.activeLoads(LLAMA, prompt);
+            for (long w : workers) {
+                for (long rank = 0; rank < 4; rank++) {
+                    java.util.Set<Long> held = new java.util.HashSet<>();
+                    for (java.util.Map.Entry<String, long[]> e : added.entrySet()) {
+                        long[] at = placed.get(e.getKey());
+                        if (at[0] == w && at[1] == rank) {
+                            for (long h : e.getValue()) {
+                                held.add(h);
+                            }
+                        }
+                    }
+                    int depth = 0;
+                    while (depth < prompt.length && held.contains(prompt[depth])) {
+                        depth++;
+                    }
+                    assertEquals(depth, loads.of(w, rank).activeDepth(), "step " + step + " worker " + w);
+                    assertEquals(held.size(), tracker.activeLoad(LLAMA, w, rank).decodeBlocks(), "step " + step);
+                }
+            }
+        }
+        assertThrows(IllegalStateException.class, () -> {
+            SlotTracker.ActiveLoads stale = tracker.activeLoads(LLAMA, new long[] {1});
+            tracker.activeLoads(LLAMA, new long[] {2});
+            stale.of(3, 0);
+        });
+    }
 }
