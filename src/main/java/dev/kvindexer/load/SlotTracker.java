@@ -2,6 +2,7 @@ package dev.kvindexer.load;
 
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
+import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 import java.util.ArrayList;
@@ -34,8 +35,6 @@ public final class SlotTracker {
     private final TreeMap<PartitionKey, Scope> scopes = new TreeMap<>();
     private final LongOpenHashSet scratch = new LongOpenHashSet();
     private int activeRequests;
-    /** Stamps the prefix depths of {@link #activeLoads}: a rank's depth counts only under the latest stamp. */
-    private long depthStamp;
 
     /** @param clockMillis a monotonic clock in milliseconds; requests expire {@code requestTtlMillis} after their add */
     public SlotTracker(LongSupplier clockMillis, long requestTtlMillis) {
@@ -55,7 +54,19 @@ public final class SlotTracker {
         /** In add order, which is expiry order: the clock is monotonic. */
         final LinkedHashMap<String, Request> requests = new LinkedHashMap<>();
         /** The ranks each active sequence hash is held by. */
-        final HashHolders<Rank> holders = new HashHolders<>();
+        final HashHolders holders = new HashHolders();
+        /** Rank indexes for {@link #holders}: dense, those of unregistered workers used again. */
+        private final IntArrayList freeIndexes = new IntArrayList();
+
+        private int indexes;
+
+        int newIndex() {
+            return freeIndexes.isEmpty() ? indexes++ : freeIndexes.popInt();
+        }
+
+        void freeIndex(int index) {
+            freeIndexes.push(index);
+        }
 
         Scope(PartitionKey key, int blockSize) {
             this.key = key;
@@ -68,12 +79,12 @@ public final class SlotTracker {
         final long dpStart;
         final Rank[] ranks;
 
-        Worker(long id, long dpStart, int dpSize, HashHolders<Rank> holders) {
+        Worker(long id, long dpStart, int dpSize, Scope scope) {
             this.id = id;
             this.dpStart = dpStart;
             this.ranks = new Rank[dpSize];
             for (int i = 0; i < dpSize; i++) {
-                ranks[i] = new Rank(holders);
+                ranks[i] = new Rank(scope.holders, scope.newIndex());
             }
         }
 
@@ -92,27 +103,26 @@ public final class SlotTracker {
         final Long2IntOpenHashMap blocks = new Long2IntOpenHashMap();
         /** Its active requests whose own blocks weigh less than one (an output block's decay fraction). */
         final List<Request> decayed = new ArrayList<>(0);
-        /** Its scope's holders, which list this rank for every hash in {@link #blocks}. */
-        final HashHolders<Rank> holders;
-        /** The prompt's active prefix here, in blocks, as the {@link #activeLoads} call stamped {@code depthStamp} found. */
-        int depth;
+        /** Its scope's holders, which list this rank (by {@link #index}) for every hash in {@link #blocks}. */
+        final HashHolders holders;
 
-        long depthStamp;
+        final int index;
 
-        Rank(HashHolders<Rank> holders) {
+        Rank(HashHolders holders, int index) {
             this.holders = holders;
+            this.index = index;
         }
 
         void hold(long hash) {
             if (blocks.addTo(hash, 1) == 0) {
-                holders.add(hash, this);
+                holders.add(hash, index);
             }
         }
 
         void letGo(long hash) {
             if (blocks.addTo(hash, -1) == 1) {
                 blocks.remove(hash);
-                holders.remove(hash, this);
+                holders.remove(hash, index);
             }
         }
 
@@ -123,7 +133,7 @@ public final class SlotTracker {
         /** Takes this rank off the holders of everything it holds: its worker is going. */
         void leave() {
             for (long hash : blocks.keySet()) {
-                holders.remove(hash, this);
+                holders.remove(hash, index);
             }
         }
     }
@@ -181,7 +191,7 @@ public final class SlotTracker {
             scope = new Scope(key, blockSize);
             scopes.put(key, scope);
         }
-        scope.workers.put(workerId, new Worker(workerId, dpStart, (int) dpSize, scope.holders));
+        scope.workers.put(workerId, new Worker(workerId, dpStart, (int) dpSize, scope));
     }
 
     /**
@@ -206,6 +216,7 @@ public final class SlotTracker {
         scope.workers.remove(workerId);
         for (Rank r : w.ranks) {
             r.leave();
+            scope.freeIndex(r.index);
         }
         if (scope.workers.isEmpty()) {
             scopes.remove(key);
@@ -416,30 +427,17 @@ public final class SlotTracker {
      * Every registered rank's active load as a selection weighs it (docs/api/selection.md#reservation-lifecycle,
      * docs/api/selection.md#per-rank-inputs): prefill tokens, decode blocks (distinct prompt blocks plus output blocks,
      * each weighted), active requests, and how many leading {@code sequenceHashes} are already active there. The
-     * depths are found for all ranks at once, walking block after block through the ranks that hold it until no rank
-     * goes deeper; the answer is good until the next call.
+     * depths are found for all ranks at once, block after block, a word of 64 ranks at a time, until no rank goes
+     * deeper; the answer is good until the tracker next changes.
      */
     public ActiveLoads activeLoads(PartitionKey key, long[] sequenceHashes) {
         Scope scope = scopes.get(key);
-        long stamp = ++depthStamp;
-        if (scope != null) {
-            HashHolders<Rank> holders = scope.holders;
-            for (int k = 0; k < sequenceHashes.length; k++) {
-                boolean deeper = false;
-                for (int node = holders.first(sequenceHashes[k]); node >= 0; node = holders.next(node)) {
-                    Rank r = holders.holder(node);
-                    if ((r.depthStamp == stamp ? r.depth : 0) == k) {
-                        r.depthStamp = stamp;
-                        r.depth = k + 1;
-                        deeper = true;
-                    }
-                }
-                if (!deeper) {
-                    break;
-                }
-            }
+        if (scope == null) {
+            return new ActiveLoads(null, new int[0]);
         }
-        return new ActiveLoads(scope, stamp);
+        int[] depths = new int[scope.indexes];
+        scope.holders.depths(sequenceHashes, scope.indexes, depths);
+        return new ActiveLoads(scope, depths);
     }
 
     /** One registered rank's active load, with no prompt to weigh (an active depth of 0); null when unregistered. */
@@ -453,23 +451,20 @@ public final class SlotTracker {
         return w == null ? null : w.rank(dpRank);
     }
 
-    /** The loads {@link #activeLoads} found, read one rank at a time. */
-    public final class ActiveLoads {
+    /** The loads {@link #activeLoads} found, read one rank at a time; good until the tracker next changes. */
+    public static final class ActiveLoads {
         private final Scope scope;
-        private final long stamp;
+        private final int[] depths;
 
-        private ActiveLoads(Scope scope, long stamp) {
+        private ActiveLoads(Scope scope, int[] depths) {
             this.scope = scope;
-            this.stamp = stamp;
+            this.depths = depths;
         }
 
         /** The rank's load; null when it is not registered. */
         public ActiveLoad of(long workerId, long dpRank) {
-            if (stamp != depthStamp) {
-                throw new IllegalStateException("active loads read after a later activeLoads call");
-            }
             Rank rank = rank(scope, workerId, dpRank);
-            return rank == null ? null : rank.load(rank.depthStamp == stamp ? rank.depth : 0);
+            return rank == null ? null : rank.load(rank.index < depths.length ? depths[rank.index] : 0);
         }
     }
 

@@ -116,7 +116,7 @@ public final class Roster {
     }
 
     /** A registered rank's active load, with the prompt's cached depth when hashes are given; null when unknown. */
-    /** Every rank's load with the prompt's active depth there; good until the next call. */
+    /** Every rank's load with the prompt's active depth there; good until the tracker next changes. */
     SlotTracker.ActiveLoads loads(PartitionKey p, long[] sequenceHashes) {
         return tracker.activeLoads(p, sequenceHashes);
     }
