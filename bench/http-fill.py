@@ -1,11 +1,12 @@
 """Fills a running kvindexer for the HTTP benchmark (BENCHMARKS.md) and writes the 8k-token query body.
 
 usage: python3 bench/http-fill.py http://127.0.0.1:18090 /tmp/query.json
-Also writes <out>.msgpack: the same query as the C++ Conductor sends it (msgpack, token_ids a bin of LE u32s).
+The msgpack body (the C++ Conductor's /query, which reads its own ZMQ-fed registrations, not these) comes from
+dev.kvindexer.bench.CppQueryFill: python here has no msgpack or zmq module.
 8 engines over POST /events, block size 16: engine e holds the first (e+1)*64 blocks of one 8,192-token
 prompt plus 200 prompts of its own (821,504 device blocks in all).
 """
-import json, random, struct, urllib.request, sys
+import json, random, urllib.request, sys
 base = sys.argv[1]
 out = sys.argv[2] if len(sys.argv) > 2 else "query.json"
 BS = 16
@@ -30,10 +31,4 @@ for e in range(8):
     for p in range(200):
         store([random.randrange(32000) for _ in range(8192)], ((e + 1) << 40) + ((p + 1) << 20))
 json.dump({"model_name": "m", "token_ids": prompt}, open(out, "w"))
-def mp_str(x):
-    b = x.encode()
-    return bytes([0xa0 | len(b)]) + b
-with open(out + ".msgpack", "wb") as f:
-    f.write(bytes([0x82]) + mp_str("model") + mp_str("m") + mp_str("token_ids") + bytes([0xc6])
-            + struct.pack(">I", 4 * len(prompt)) + b"".join(struct.pack("<I", t) for t in prompt))
 print(urllib.request.urlopen(urllib.request.Request(base + "/query", data=open(out, "rb").read(), headers={"Content-Type": "application/json"})).read()[:300])
