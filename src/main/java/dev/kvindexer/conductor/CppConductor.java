@@ -2,8 +2,10 @@ package dev.kvindexer.conductor;
 
 import dev.kvindexer.conductor.event.CppConductorEvent;
 import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.ThreadingModel;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import java.util.List;
@@ -25,13 +27,17 @@ public final class CppConductor {
         this.context = context;
     }
 
-    /** Deploys the conductor's event-loop home on {@code vertx}. */
+    /**
+     * Deploys the conductor's home on {@code vertx}: a worker context, so a query's block hashing (SHA-256 a block)
+     * runs beside the event loops, not on one of them, where it held up every connection that loop serves.
+     */
     public static Future<CppConductor> deploy(Vertx vertx) {
         Home home = new Home();
-        return vertx.deployVerticle(home).map(id -> new CppConductor(home.context()));
+        return vertx.deployVerticle(home, new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER))
+                .map(id -> new CppConductor(home.context()));
     }
 
-    /** The verticle that gives the conductor its event loop; it holds nothing else. */
+    /** The verticle that gives the conductor its one ordered context; it holds nothing else. */
     private static final class Home extends VerticleBase {
         Context context() {
             return context;
@@ -92,15 +98,28 @@ public final class CppConductor {
         });
     }
 
+    /** Runs {@code action} on the conductor's context; the answer comes back on the caller's, which writes it. */
     private <T> Future<T> call(Supplier<T> action) {
         Promise<T> done = Promise.promise();
+        Context caller = Vertx.currentContext();
         context.runOnContext(v -> {
+            T result;
             try {
-                done.complete(action.get());
+                result = action.get();
             } catch (RuntimeException e) {
-                done.fail(e);
+                reply(caller, () -> done.fail(e));
+                return;
             }
+            reply(caller, () -> done.complete(result));
         });
         return done.future();
+    }
+
+    private static void reply(Context caller, Runnable complete) {
+        if (caller == null) {
+            complete.run();
+        } else {
+            caller.runOnContext(v -> complete.run());
+        }
     }
 }

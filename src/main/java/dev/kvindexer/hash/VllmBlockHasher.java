@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 
 /**
  * vLLM's v1 block hash (docs/protocol/hashing.md#vllm-v1-block-hash): each complete block's digest is SHA-256 of {@code
@@ -18,6 +19,12 @@ import java.security.NoSuchAlgorithmException;
  */
 public final class VllmBlockHasher {
     private static final CBORFactory CBOR = new CBORFactory();
+    private static final int CBOR_UNSIGNED = 0;
+    private static final int CBOR_NEGATIVE = 1;
+    private static final int CBOR_BYTES = 2;
+    private static final int CBOR_TEXT = 3;
+    private static final int CBOR_ARRAY = 4;
+    private static final byte CBOR_NULL = (byte) 0xf6;
 
     private final HashProfile profile;
     private final MessageDigest sha256;
@@ -25,6 +32,7 @@ public final class VllmBlockHasher {
     private final ByteArrayOutputStream cborBytes = new ByteArrayOutputStream(256);
     private final CBORGenerator cbor;
     private final byte[] root;
+    private byte[] blockBytes = new byte[256];
 
     public VllmBlockHasher(HashProfile profile) {
         this.profile = profile;
@@ -97,7 +105,12 @@ public final class VllmBlockHasher {
                 throw new IllegalStateException("no block " + next + " in " + blocks());
             }
             byte[][] extras = next == 0 ? firstBlock : everyBlock;
-            parent = sha256.digest(encodeBlock(parent, tokens, next * blockSize, blockSize, extras));
+            if (profile.algorithm() == HashProfile.Algorithm.SHA256) {
+                parent = sha256.digest(pickle.block(parent, tokens, next * blockSize, blockSize, extras));
+            } else {
+                sha256.update(blockBytes, 0, cborBlock(parent, tokens, next * blockSize, blockSize, extras));
+                parent = sha256.digest();
+            }
             next++;
             return parent;
         }
@@ -113,31 +126,57 @@ public final class VllmBlockHasher {
         if (profile.algorithm() == HashProfile.Algorithm.SHA256) {
             return pickle.block(parent, tokens, from, n, extras);
         }
-        try {
-            cborBytes.reset();
-            cbor.writeStartArray(null, 3);
-            cbor.writeBinary(parent);
-            cbor.writeStartArray(null, n);
-            for (int i = from; i < from + n; i++) {
-                cbor.writeNumber(tokens[i]);
-            }
-            cbor.writeEndArray();
-            if (extras.length == 0) {
-                cbor.writeNull();
-            } else {
-                cbor.writeStartArray(null, extras.length);
-                for (byte[] e : extras) {
-                    // Jackson splits long strings into chunks (indefinite length); canonical CBOR has one length.
-                    cbor.writeUTF8String(e, 0, e.length);
-                }
-                cbor.writeEndArray();
-            }
-            cbor.writeEndArray();
-            cbor.flush();
-            return cborBytes.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        int length = cborBlock(parent, tokens, from, n, extras);
+        return Arrays.copyOf(blockBytes, length);
+    }
+
+    /**
+     * Writes the block's CBOR into {@code blockBytes}, answering its length: {@code [parent bytes, [tokens...], null
+     * or [extras...]]}, every head definite and as short as it can be, as vLLM's cbor2 writes it. By hand, because a
+     * general CBOR writer took more time a block than the SHA-256 of its bytes.
+     */
+    private int cborBlock(byte[] parent, int[] tokens, int from, int n, byte[][] extras) {
+        int size = 1 + 9 + parent.length + 9 + 5 * n + 9;
+        for (byte[] e : extras) {
+            size += 9 + e.length;
         }
+        byte[] b = blockBytes.length >= size ? blockBytes : (blockBytes = new byte[size]);
+        int p = 0;
+        b[p++] = (byte) 0x83;
+        p = cborHead(b, p, CBOR_BYTES, parent.length);
+        System.arraycopy(parent, 0, b, p, parent.length);
+        p += parent.length;
+        p = cborHead(b, p, CBOR_ARRAY, n);
+        for (int i = from; i < from + n; i++) {
+            int t = tokens[i];
+            p = t >= 0 ? cborHead(b, p, CBOR_UNSIGNED, t) : cborHead(b, p, CBOR_NEGATIVE, -1L - t);
+        }
+        if (extras.length == 0) {
+            b[p++] = CBOR_NULL;
+        } else {
+            p = cborHead(b, p, CBOR_ARRAY, extras.length);
+            for (byte[] e : extras) {
+                p = cborHead(b, p, CBOR_TEXT, e.length);
+                System.arraycopy(e, 0, b, p, e.length);
+                p += e.length;
+            }
+        }
+        return p;
+    }
+
+    /** A CBOR head: the major type and {@code value} (unsigned) in the fewest bytes. */
+    private static int cborHead(byte[] b, int p, int major, long value) {
+        int m = major << 5;
+        if (value < 24) {
+            b[p++] = (byte) (m | value);
+            return p;
+        }
+        int bytes = value < 0x100 ? 1 : value < 0x1_0000 ? 2 : value < 0x1_0000_0000L ? 4 : 8;
+        b[p++] = (byte) (m | (24 + Integer.numberOfTrailingZeros(bytes)));
+        for (int shift = (bytes - 1) * 8; shift >= 0; shift -= 8) {
+            b[p++] = (byte) (value >>> shift);
+        }
+        return p;
     }
 
     private byte[] encodeSeed(byte[] seed) {

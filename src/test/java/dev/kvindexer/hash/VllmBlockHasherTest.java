@@ -149,4 +149,70 @@ class VllmBlockHasherTest {
         assertEquals(1000, chain.blocks());
         assertEquals(2, chain.hashed());
     }
+
+    /** The hand-written CBOR of a block is what a general CBOR writer (Jackson's) writes, head lengths and all. */
+    @Test
+    void blockCborIsWhatAGeneralCborWriterWrites() throws Exception {
+        HashProfile p = profile("sha256_cbor", "0");
+        VllmBlockHasher hasher = new VllmBlockHasher(p);
+        java.util.SplittableRandom random = new java.util.SplittableRandom(3);
+        int[] edges = {
+            0,
+            1,
+            23,
+            24,
+            255,
+            256,
+            65535,
+            65536,
+            Integer.MAX_VALUE,
+            -1,
+            -24,
+            -25,
+            -256,
+            -257,
+            -65536,
+            -65537,
+            Integer.MIN_VALUE
+        };
+        com.fasterxml.jackson.dataformat.cbor.CBORFactory factory =
+                new com.fasterxml.jackson.dataformat.cbor.CBORFactory();
+        for (int round = 0; round < 500; round++) {
+            int n = 1 + random.nextInt(40);
+            int[] tokens = new int[n];
+            for (int i = 0; i < n; i++) {
+                tokens[i] = random.nextBoolean() ? edges[random.nextInt(edges.length)] : random.nextInt();
+            }
+            byte[][] extras = new byte[random.nextInt(3)][];
+            for (int i = 0; i < extras.length; i++) {
+                extras[i] = "é-lora-".repeat(random.nextInt(60)).getBytes(StandardCharsets.UTF_8);
+            }
+            byte[] parent = new byte[32];
+            random.nextBytes(parent);
+            java.io.ByteArrayOutputStream expected = new java.io.ByteArrayOutputStream();
+            try (com.fasterxml.jackson.dataformat.cbor.CBORGenerator g = factory.createGenerator(expected)) {
+                g.writeStartArray(null, 3);
+                g.writeBinary(parent);
+                g.writeStartArray(null, n);
+                for (int t : tokens) {
+                    g.writeNumber(t);
+                }
+                g.writeEndArray();
+                if (extras.length == 0) {
+                    g.writeNull();
+                } else {
+                    g.writeStartArray(null, extras.length);
+                    for (byte[] e : extras) {
+                        g.writeUTF8String(e, 0, e.length);
+                    }
+                    g.writeEndArray();
+                }
+                g.writeEndArray();
+            }
+            assertEquals(
+                    HEX.formatHex(expected.toByteArray()),
+                    HEX.formatHex(hasher.encodeBlock(parent, tokens, 0, n, extras)),
+                    "round " + round);
+        }
+    }
 }
