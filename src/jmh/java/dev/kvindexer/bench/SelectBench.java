@@ -101,9 +101,8 @@ public final class SelectBench {
                 q[i] = t2 - t1;
             }
             System.out.printf(
-                    "%d ranks, %d active reservations, %d-token prompts: /select p50 %.2f ms p99 %.2f ms; "
-                            + "/query p50 %.2f ms p99 %.2f ms%n",
-                    workers * ranksEach, active, TOKENS, pct(s, 50), pct(s, 99), pct(q, 50), pct(q, 99));
+                    "%d ranks, %d active reservations, %d-token prompts: /select %s; /query %s%n",
+                    workers * ranksEach, active, TOKENS, tail(s), tail(q));
             System.out.printf(
                     "  throughput, 4 clients, 5 s each: /select %.0f/s, /query %.0f/s%n",
                     throughput(select + "/select", prompts), throughput(indexer + "/query", prompts));
@@ -184,9 +183,9 @@ public final class SelectBench {
                 }
             }
             System.out.printf(
-                    "bookings: clustered (2 replicas) p50 %.2f ms p99 %.2f ms; standalone p50 %.2f ms p99 %.2f ms;"
+                    "bookings: clustered (2 replicas) %s; standalone %s;"
                             + " counted on the other replica right after the answer: %d of %d%n",
-                    pct(shared, 50), pct(shared, 99), pct(local, 50), pct(local, 99), visible, requests);
+                    tail(shared), tail(local), visible, requests);
         } finally {
             alone.close();
             b.close();
@@ -207,9 +206,15 @@ public final class SelectBench {
         return n;
     }
 
-    private static double pct(long[] nanos, int p) {
+    /** p50, p99 and p99.9 in ms. */
+    private static String tail(long[] nanos) {
         long[] sorted = nanos.clone();
         Arrays.sort(sorted);
+        return String.format(
+                "p50 %.2f ms p99 %.2f ms p99.9 %.2f ms", pct(sorted, 50), pct(sorted, 99), pct(sorted, 99.9));
+    }
+
+    private static double pct(long[] sorted, double p) {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)] / 1e6;
     }
 
