@@ -92,6 +92,16 @@ class InexactStreamTest {
      * A publisher whose seqs jump anywhere (a fuzzer, a confused engine) loses more than a signed count holds: the
      * count saturates, stays positive, and the snapshot carrying it still reads as /dump and installs.
      */
+    /** A partition's snapshot payload as a peer would read it from a one-section document. */
+    private static PeerSnapshot installable(byte[] payload) throws Exception {
+        ByteArrayOutputStream doc = new ByteArrayOutputStream();
+        doc.write(SnapshotWriter.header());
+        doc.write(SnapshotWriter.sectionHead(KEY, 4, payload.length));
+        doc.write(payload);
+        doc.write(SnapshotWriter.end());
+        return SnapshotCollector.exactSection("test", KEY, doc.toByteArray(), 1 << 20);
+    }
+
     @Test
     void seqsThatJumpAnywhereSaturateTheLossAndTheSnapshotStillReads() throws Exception {
         Partition p = partition(InexactStreamPolicy.KEEP);
@@ -101,12 +111,7 @@ class InexactStreamTest {
         p.onLive(WORKER, 0, 1, store(Long.MIN_VALUE + (1L << 62), 22, null));
         assertEquals(Long.MAX_VALUE, mark().lostBatches());
         byte[] payload = p.snapshot();
-        ByteArrayOutputStream doc = new ByteArrayOutputStream();
-        doc.write(SnapshotWriter.header());
-        doc.write(SnapshotWriter.sectionHead(KEY, 4, payload.length));
-        doc.write(payload);
-        doc.write(SnapshotWriter.end());
-        PeerSnapshot snapshot = SnapshotCollector.exactSection("test", KEY, doc.toByteArray(), 1 << 20);
+        PeerSnapshot snapshot = installable(payload);
         assertEquals(List.of(new PeerSnapshot.StreamLoss(WORKER, 0, Long.MAX_VALUE)), snapshot.losses());
         PartitionDumpJson json = new PartitionDumpJson(4, payload, new long[0]);
         StringBuilder text = new StringBuilder();
@@ -132,12 +137,7 @@ class InexactStreamTest {
     void theLossTravelsInTheSnapshotAndAnInstalledCopyIsInexactToo() throws Exception {
         Partition source = replayStartingAfterTheWatermark(InexactStreamPolicy.KEEP);
         byte[] payload = source.snapshot();
-        ByteArrayOutputStream doc = new ByteArrayOutputStream();
-        doc.write(SnapshotWriter.header());
-        doc.write(SnapshotWriter.sectionHead(KEY, 4, payload.length));
-        doc.write(payload);
-        doc.write(SnapshotWriter.end());
-        PeerSnapshot snapshot = SnapshotCollector.exactSection("test", KEY, doc.toByteArray(), 1 << 20);
+        PeerSnapshot snapshot = installable(payload);
         assertEquals(List.of(new PeerSnapshot.StreamLoss(WORKER, 0, 1)), snapshot.losses());
 
         Watermarks other = new Watermarks();
