@@ -62,9 +62,19 @@ final class HashHolders {
         }
     }
 
-    /** How many distinct hashes are held. */
-    int hashes() {
-        return held.size();
+    /** Adds one to {@code counts[rank]} for every rank holding {@code hash}. */
+    void countHolders(long hash, int[] counts) {
+        int v = held.get(hash);
+        if (v >= 0) {
+            counts[v]++;
+        } else if (v != NONE) {
+            long[] bits = sets[-v - 1];
+            for (int w = 0; w < bits.length; w++) {
+                for (long r = bits[w]; r != 0; r &= r - 1) {
+                    counts[(w << 6) + Long.numberOfTrailingZeros(r)]++;
+                }
+            }
+        }
     }
 
     /**

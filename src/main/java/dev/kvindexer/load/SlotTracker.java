@@ -365,15 +365,15 @@ public final class SlotTracker {
         for (long h : sequenceHashes) {
             distinct.add(h);
         }
+        // How many of the distinct hashes each rank holds, from the hashes' holders: no lookup per (rank, hash).
+        int[] held = new int[scope.indexes];
+        for (long h : distinct) {
+            scope.holders.countHolders(h, held);
+        }
         for (Worker w : scope.workers.values()) {
             for (int i = 0; i < w.ranks.length; i++) {
                 Rank r = w.ranks[i];
-                int added = 0;
-                for (long h : distinct) {
-                    if (!r.blocks.containsKey(h)) {
-                        added++;
-                    }
-                }
+                int added = distinct.size() - held[r.index];
                 out.add(new TrackerViews.PotentialLoad(
                         w.id, w.dpStart + i, r.prefillTokens + newIslTokens, r.blocks.size() + added));
             }

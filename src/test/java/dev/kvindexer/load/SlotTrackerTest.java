@@ -182,6 +182,10 @@ class SlotTrackerTest {
             }
             long[] prompt = random.longs(1 + random.nextInt(10), 0, 24).toArray();
             SlotTracker.ActiveLoads loads = t.activeLoads(LLAMA, prompt);
+            java.util.Map<String, Integer> potential = new java.util.HashMap<>();
+            for (TrackerViews.PotentialLoad l : t.potentialLoads(LLAMA, prompt, 0)) {
+                potential.put(l.workerId() + "/" + l.dpRank(), l.potentialDecodeBlocks());
+            }
             for (long w : workers) {
                 for (long rank = 0; rank < ranks; rank++) {
                     java.util.Set<Long> held = new java.util.HashSet<>();
@@ -199,6 +203,11 @@ class SlotTrackerTest {
                     }
                     assertEquals(depth, loads.of(w, rank).activeDepth(), "step " + step + " worker " + w);
                     assertEquals(held.size(), t.activeLoad(LLAMA, w, rank).decodeBlocks(), "step " + step);
+                    java.util.Set<Long> union = new java.util.HashSet<>(held);
+                    for (long h : prompt) {
+                        union.add(h);
+                    }
+                    assertEquals(union.size(), potential.get(w + "/" + rank), "potential blocks, step " + step);
                 }
             }
         }
