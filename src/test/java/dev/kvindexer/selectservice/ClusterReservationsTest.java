@@ -155,4 +155,57 @@ class ClusterReservationsTest {
         Await.equal(
                 "and its end reaches the others", Await.PATIENCE, LoadStorm.reported(b), () -> LoadStorm.reported(a));
     }
+
+    /**
+     * The same ids booked on two replicas at the same moment: each booking is announced to the other replica while
+     * its claim is decided, so an announcement meets the other replica's own booking of the id. Exactly one of each
+     * pair is acknowledged, the refused one is withdrawn, and both replicas then count exactly the acknowledged ones;
+     * each acknowledged booking is counted on the other replica as soon as it is answered.
+     */
+    @Test
+    void theSameIdBookedOnTwoReplicasAtOnceIsCountedOnceEverywhere() throws Exception {
+        HttpJson a = replica();
+        HttpJson b = replica();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            int won = 0;
+            for (int i = 0; i < 40; i++) {
+                String body = "{\"model_name\":\"model\",\"token_ids\":[" + i + ",2,3,4,5],\"selection_id\":\"race" + i
+                        + "\"}";
+                java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+                java.util.concurrent.Future<Integer> onA = pool.submit(() -> {
+                    go.await();
+                    return a.post("/select_and_reserve", body).statusCode();
+                });
+                java.util.concurrent.Future<Integer> onB = pool.submit(() -> {
+                    go.await();
+                    return b.post("/select_and_reserve", body).statusCode();
+                });
+                go.countDown();
+                List<Integer> statuses = List.of(onA.get(), onB.get());
+                assertEquals(1, statuses.stream().filter(c -> c == 200).count(), "one winner: " + statuses);
+                assertTrue(statuses.contains(409), "one refused: " + statuses);
+                won++;
+                HttpJson winner = statuses.get(0) == 200 ? a : b;
+                HttpJson other = winner == a ? b : a;
+                assertEquals(
+                        won,
+                        activeRequests(other),
+                        "race" + i + ": the other replica counts every acknowledged booking at once");
+            }
+            int booked = won;
+            Await.equal("both replicas count the winners", Await.PATIENCE, booked, () -> activeRequests(a));
+            Await.equal("and only them", Await.PATIENCE, LoadStorm.reported(a), () -> LoadStorm.reported(b));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static int activeRequests(HttpJson replica) {
+        int n = 0;
+        for (String load : LoadStorm.reported(replica).values()) {
+            n += Integer.parseInt(load.substring(0, load.indexOf('/')));
+        }
+        return n;
+    }
 }
