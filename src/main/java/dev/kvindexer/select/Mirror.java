@@ -120,20 +120,6 @@ public final class Mirror {
         return true;
     }
 
-    /**
-     * A replica's booking announced while its claim is still being decided: taken as {@link #upsert} takes it unless
-     * this replica holds another incarnation of the id, which an undecided booking must not replace. Returns false
-     * only then (the announcer follows up with the record once its claim has won).
-     */
-    public boolean announce(ReservationRecord r) {
-        Held h = ledger.get(r.id());
-        if (h != null && h.incarnation != r.incarnation()) {
-            return false;
-        }
-        upsert(r);
-        return true;
-    }
-
     /** Ends a booking another replica ended (only that incarnation of the id). */
     public boolean forget(String id, long incarnation) {
         Held h = ledger.get(id);

@@ -157,10 +157,10 @@ class ClusterReservationsTest {
     }
 
     /**
-     * The same ids booked on two replicas at the same moment: each booking is announced to the other replica while
-     * its claim is decided, so an announcement meets the other replica's own booking of the id. Exactly one of each
-     * pair is acknowledged, the refused one is withdrawn, and both replicas then count exactly the acknowledged ones;
-     * each acknowledged booking is counted on the other replica as soon as it is answered.
+     * The same ids booked on two replicas at the same moment, each replica holding its own booking of the id while
+     * the claims are decided: exactly one of each pair is acknowledged, the refused one leaves no trace, and both
+     * replicas then count exactly the acknowledged ones; each acknowledged booking is counted on the other replica as
+     * soon as it is answered.
      */
     @Test
     void theSameIdBookedOnTwoReplicasAtOnceIsCountedOnceEverywhere() throws Exception {

@@ -16,8 +16,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,9 +31,7 @@ import org.slf4j.LoggerFactory;
  * Reservations every replica of a cluster agrees on. A Hazelcast map keyed by reservation id is the authority: a
  * booking claims its id there (a second claim is a 409 wherever it comes from), a lifecycle step is applied to the
  * stored record atomically, a release removes it. Before the client gets its answer, the new state is pushed to
- * every other member over the clustered event bus and applied there, so any replica's next selection counts it. A
- * booking is announced to the other members while its claim is decided, not after, so the two round trips overlap:
- * a member takes an announcement only when it holds no other booking of the id, and a refused claim withdraws it.
+ * every other member over the clustered event bus and applied there, so any replica's next selection counts it.
  * A member that missed a push, joined later, or outlived one that died catches up from the map on every
  * anti-entropy pass, which also ends bookings past their expiry, measured from admission.
  *
@@ -50,17 +46,7 @@ public final class ClusterLoad implements SharedReservations {
     private static final String VERTX_NODE_ID = "__vertx.nodeId";
     private static final byte UPSERT = 1;
     private static final byte FORGET = 2;
-    private static final byte ANNOUNCE = 3;
-    /** A member's answer to a push: applied, or (an announcement) not, as it holds another booking of the id. */
-    private static final String TAKEN = "ok";
-
-    private static final String HELD_OTHER = "held";
     private static final long PUSH_TIMEOUT_MILLIS = 2000;
-    /**
-     * How long an announced booking is kept by a catch-up pass that does not find it in the map: its claim may still
-     * be on its way there. Past that, its announcer has answered or given up.
-     */
-    private static final long ANNOUNCED_GRACE_MILLIS = 2 * PUSH_TIMEOUT_MILLIS;
     /** Seal kinds (and the rejection counter's sources): records in the map, pushes to a member. */
     public static final String RECORDS = "reservations";
 
@@ -77,8 +63,6 @@ public final class ClusterLoad implements SharedReservations {
     private final SealedBytes seals;
     /** This replica's bookings whose claim in the map is under way: a catch-up pass must not take them for gone. */
     private final Set<String> claiming = new HashSet<>();
-    /** Other members' bookings announced here before their claim was decided: id → when (the mirror's clock). */
-    private final Map<String, Long> announced = new HashMap<>();
 
     private MessageConsumer<Buffer> consumer;
     private long timer = -1;
@@ -110,7 +94,8 @@ public final class ClusterLoad implements SharedReservations {
                 return;
             }
             try {
-                message.reply(apply(Buffer.buffer(push)) ? TAKEN : HELD_OTHER);
+                apply(Buffer.buffer(push));
+                message.reply("ok");
             } catch (RuntimeException e) {
                 LOG.warn("cluster reservations: refused a push: {}", e.toString());
                 message.fail(400, "malformed reservation push");
@@ -128,28 +113,21 @@ public final class ClusterLoad implements SharedReservations {
         }
     }
 
-    /**
-     * A booking made here: claims its id cluster-wide, or undoes it and fails with 409. The other members hear of it
-     * while the claim is decided; those that held another booking of the id get the record once the claim has won,
-     * and a refused claim withdraws the announcement.
-     */
+    /** A booking made here: claims its id cluster-wide, or undoes it and fails with 409. */
     @Override
     public Future<Void> booked(String id) {
         ReservationRecord r = mirror.record(id);
         claiming.add(id);
-        Future<List<String>> heldOther = announce(r);
         var claim = here(map.submitToKey(id, new RecordSteps.Claim(sealed(r))));
         return claim.onComplete(done -> claiming.remove(id)).compose(previous -> {
             if (previous == null) {
                 mirror.claimed(id);
-                return heldOther.compose(
-                        members -> members.isEmpty() ? Future.succeededFuture() : pushTo(members, upsert(r)));
+            } else {
+                mirror.forget(id, r.incarnation());
+                return Future.failedFuture(
+                        Refusal.conflict("selection " + id + " is already reserved or being reserved"));
             }
-            mirror.forget(id, r.incarnation());
-            Refusal refused = Refusal.conflict("selection " + id + " is already reserved or being reserved");
-            return heldOther
-                    .transform(announcedOrNot -> push(forget(id, r.incarnation())))
-                    .transform(withdrawn -> Future.failedFuture(refused));
+            return push(upsert(r));
         });
     }
 
@@ -223,25 +201,17 @@ public final class ClusterLoad implements SharedReservations {
         });
     }
 
-    /** Applies a push; false when it announced a booking of an id this member holds another incarnation of. */
-    private boolean apply(Buffer b) {
+    private void apply(Buffer b) {
         byte kind = b.getByte(0);
         byte[] payload = b.getBytes(1, b.length());
         if (kind == UPSERT) {
             mirror.upsert(ReservationRecord.decode(payload));
-        } else if (kind == ANNOUNCE) {
-            ReservationRecord r = ReservationRecord.decode(payload);
-            if (!mirror.announce(r)) {
-                return false;
-            }
-            announced.put(r.id(), mirror.nowMillis());
         } else if (kind == FORGET) {
             long incarnation = b.getLong(1);
             mirror.forget(new String(b.getBytes(9, b.length()), StandardCharsets.UTF_8), incarnation);
         } else {
             throw new IllegalArgumentException("unknown push kind " + kind);
         }
-        return true;
     }
 
     /**
@@ -249,59 +219,17 @@ public final class ClusterLoad implements SharedReservations {
      * sealed to the member it goes to.
      */
     private Future<Void> push(Buffer message) {
-        return pushTo(otherMembers(), message);
-    }
-
-    private Future<Void> pushTo(List<String> members, Buffer message) {
-        List<Future<Object>> acks = send(members, message);
-        return here(Future.join(acks).otherwiseEmpty().mapEmpty());
-    }
-
-    /**
-     * Announces a booking to every other member; answers those that hold another booking of its id, and those that
-     * refused the announcement (a member of an older version knows no such push) and take the record instead.
-     */
-    private Future<List<String>> announce(ReservationRecord r) {
-        List<String> members = otherMembers();
-        List<Future<Object>> acks =
-                send(members, Buffer.buffer().appendByte(ANNOUNCE).appendBytes(r.encode()));
-        return here(Future.join(acks).transform(done -> {
-            List<String> heldOther = new ArrayList<>();
-            for (int i = 0; i < acks.size(); i++) {
-                Future<Object> ack = acks.get(i);
-                if (ack.succeeded()
-                        ? HELD_OTHER.equals(ack.result())
-                        : ack.cause() instanceof ReplyException e
-                                && e.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
-                    heldOther.add(members.get(i));
-                }
-            }
-            return Future.succeededFuture(heldOther);
-        }));
-    }
-
-    /** Sends {@code message}, sealed to each, to {@code members}; their answers. */
-    private List<Future<Object>> send(List<String> members, Buffer message) {
+        List<Future<?>> acks = new ArrayList<>();
         DeliveryOptions options = new DeliveryOptions().setSendTimeout(PUSH_TIMEOUT_MILLIS);
         byte[] bytes = message.getBytes();
-        List<Future<Object>> acks = new ArrayList<>();
-        for (String other : members) {
-            acks.add(vertx.eventBus()
-                    .request(ADDRESS + other, Buffer.buffer(seals.seal(PUSHES, other, bytes)), options)
-                    .map(reply -> reply.body()));
-        }
-        return acks;
-    }
-
-    private List<String> otherMembers() {
-        List<String> out = new ArrayList<>();
         for (Member m : hazelcast.getCluster().getMembers()) {
             String other = m.getAttribute(VERTX_NODE_ID);
             if (other != null && !other.equals(nodeId)) {
-                out.add(other);
+                acks.add(vertx.eventBus()
+                        .request(ADDRESS + other, Buffer.buffer(seals.seal(PUSHES, other, bytes)), options));
             }
         }
-        return out;
+        return here(Future.join(acks).otherwiseEmpty().mapEmpty());
     }
 
     /**
@@ -335,10 +263,8 @@ public final class ClusterLoad implements SharedReservations {
                             mirror.upsert(r);
                         }
                     }
-                    long clock = mirror.nowMillis();
-                    announced.values().removeIf(at -> clock - at > ANNOUNCED_GRACE_MILLIS);
                     for (String id : mirror.heldBefore(started)) {
-                        if (!snapshot.containsKey(id) && !claiming.contains(id) && !announced.containsKey(id)) {
+                        if (!snapshot.containsKey(id) && !claiming.contains(id)) {
                             // Not forgotten for good: a copy of the map taken while a dead member's partitions move
                             // can miss a record that lives.
                             ReservationRecord gone = mirror.record(id);
