@@ -2,7 +2,11 @@ package dev.kvindexer.select;
 
 import dev.kvindexer.event.PartitionKey;
 
-/** A selection's answer: the rank chosen, what it already caches of the prompt, and what booking it would cost. */
+/**
+ * A selection's answer: the rank chosen, what it already caches of the prompt, and what booking it would cost.
+ *
+ * @param activePrefillTokens the chosen rank's {@code active_prefill_tokens} when it was chosen, this prompt excluded
+ */
 public record Choice(
         String selectionId,
         PartitionKey partition,
@@ -12,6 +16,7 @@ public record Choice(
         Overlap overlap,
         long effectivePrefill,
         long potentialDecodeBlocks,
+        long activePrefillTokens,
         Prompt prompt,
         boolean trackPrefill) {
     /** The chosen worker's overlap over its whole rank range, in tokens (docs/api/selection.md#post-select {@code overlap}). */
@@ -27,6 +32,7 @@ public record Choice(
                 overlap,
                 effectivePrefill,
                 potentialDecodeBlocks,
+                activePrefillTokens,
                 prompt,
                 trackPrefill);
     }

@@ -40,6 +40,7 @@ public final class Chooser {
                 overlapOf(worker, overlaps, info.blockSize()),
                 model.effectivePrefill(r),
                 potentialDecode,
+                r.prefill(),
                 prompt,
                 o.override().trackPrefill(config));
     }
@@ -166,11 +167,12 @@ public final class Chooser {
             if (!o.admits(w)) {
                 continue;
             }
-            double limit = config.queueThreshold() * w.maxNumBatchedTokens();
             for (long rank = w.firstRank(); rank < w.firstRank() + w.rankCount(); rank++) {
                 any = true;
                 SlotTracker.ActiveLoad load = roster.load(p, w.workerId(), rank);
-                if (load == null || load.prefillTokens() <= limit) {
+                if (load == null
+                        || !LoadSignals.exceeds(
+                                load.prefillTokens(), config.queueThreshold(), w.maxNumBatchedTokens())) {
                     return false;
                 }
             }

@@ -20,6 +20,8 @@ import java.util.Map;
  * @param queueThreshold       {@code router_queue_threshold}, NaN when unset (no queueing)
  * @param requestExpiryMillis  active reservations older than this are dropped
  * @param approximateTtlMillis with KV events off, how long a booked prompt's blocks count as cached on its rank
+ * @param prefillBusyThreshold {@code conditional_disagg_prefill_busy_threshold}, NaN when unset (no {@code prefill_busy})
+ * @param decodeBusyThreshold  {@code conditional_disagg_decode_busy_threshold}, NaN when unset (no {@code decode_busy})
  */
 public record SelectionConfig(
         double credit,
@@ -34,9 +36,25 @@ public record SelectionConfig(
         boolean useKvEvents,
         double queueThreshold,
         long requestExpiryMillis,
-        long approximateTtlMillis) {
-    public static final SelectionConfig DEFAULTS =
-            new SelectionConfig(1.0, 1.0, 0.0, 0.0, 0.75, 0.25, 0.0, true, true, true, Double.NaN, 300_000, 120_000);
+        long approximateTtlMillis,
+        double prefillBusyThreshold,
+        double decodeBusyThreshold) {
+    public static final SelectionConfig DEFAULTS = new SelectionConfig(
+            1.0,
+            1.0,
+            0.0,
+            0.0,
+            0.75,
+            0.25,
+            0.0,
+            true,
+            true,
+            true,
+            Double.NaN,
+            300_000,
+            120_000,
+            Double.NaN,
+            Double.NaN);
 
     public SelectionConfig {
         check(credit >= 0 && Double.isFinite(credit), "overlap_score_credit must be a finite number >= 0");
@@ -46,9 +64,11 @@ public record SelectionConfig(
         check(hostWeight >= 0 && hostWeight <= 1, "host_cache_hit_weight must be between 0 and 1");
         check(diskWeight >= 0 && diskWeight <= 1, "disk_cache_hit_weight must be between 0 and 1");
         check(temperature >= 0 && Double.isFinite(temperature), "router_temperature must be >= 0");
-        check(Double.isNaN(queueThreshold) || queueThreshold >= 0, "router_queue_threshold must be >= 0");
+        checkUnsetOrNonNegative(queueThreshold, "router_queue_threshold");
         check(requestExpiryMillis > 0, "active request expiry must be positive");
         check(approximateTtlMillis >= 0, "router_ttl_secs must be >= 0");
+        checkUnsetOrNonNegative(prefillBusyThreshold, "conditional_disagg_prefill_busy_threshold");
+        checkUnsetOrNonNegative(decodeBusyThreshold, "conditional_disagg_decode_busy_threshold");
     }
 
     public boolean queueing() {
@@ -88,7 +108,9 @@ public record SelectionConfig(
                     number(env, "DYN_ROUTER_QUEUE_THRESHOLD", d.queueThreshold),
                     Math.round(number(env, "DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS", d.requestExpiryMillis / 1000.0)
                             * 1000),
-                    Math.round(number(env, "DYN_ROUTER_TTL_SECS", d.approximateTtlMillis / 1000.0) * 1000));
+                    Math.round(number(env, "DYN_ROUTER_TTL_SECS", d.approximateTtlMillis / 1000.0) * 1000),
+                    number(env, "DYN_ROUTER_CONDITIONAL_DISAGG_PREFILL_BUSY_THRESHOLD", d.prefillBusyThreshold),
+                    number(env, "DYN_ROUTER_CONDITIONAL_DISAGG_DECODE_BUSY_THRESHOLD", d.decodeBusyThreshold));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("invalid KV router configuration: " + e.getMessage(), e);
         }
@@ -117,6 +139,11 @@ public record SelectionConfig(
             case "0", "false", "no", "off" -> false;
             default -> fallback;
         };
+    }
+
+    /** An optional threshold: NaN stands for unset. */
+    private static void checkUnsetOrNonNegative(double threshold, String name) {
+        check(Double.isNaN(threshold) || threshold >= 0, name + " must be >= 0");
     }
 
     private static void check(boolean ok, String message) {

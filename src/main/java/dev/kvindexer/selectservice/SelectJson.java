@@ -6,6 +6,7 @@ import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.select.Booking;
 import dev.kvindexer.select.Choice;
 import dev.kvindexer.select.ConfigOverride;
+import dev.kvindexer.select.LoadSignals;
 import dev.kvindexer.select.LoadViews;
 import dev.kvindexer.select.PartitionInfo;
 import dev.kvindexer.select.Prompt;
@@ -26,8 +27,13 @@ import java.util.random.RandomGenerator;
 
 /** The selection service's request members read and its answers written, in the reference's shapes (docs/api/selection.md). */
 final class SelectJson {
-    /** A selection request read: where, how, and the prompt normalized for its partition. */
-    record Selection(PartitionKey partition, SelectionOptions options, Prompt prompt) {}
+    /**
+     * A selection request read: where, how, and the prompt normalized for its partition.
+     *
+     * @param advisory chosen without waiting in the queue, and answered with the rank's load
+     *                 (docs/api/selection.md#advisory-selection)
+     */
+    record Selection(PartitionKey partition, SelectionOptions options, Prompt prompt, boolean advisory) {}
 
     /** An inspection request read: the overrides it scores with and the prompt normalized for its partition. */
     record Inspection(PartitionKey partition, ConfigOverride override, PartitionInfo info, Prompt prompt) {}
@@ -37,15 +43,18 @@ final class SelectJson {
     // ---- requests ----
 
     /**
-     * A {@code /select} or {@code /select_and_reserve} body. The token form of the prompt needs its partition's block
-     * size, so a partition that is not ready is refused before the prompt is read.
+     * A {@code /select} or, with {@code reserve}, {@code /select_and_reserve} body. The token form of the prompt needs
+     * its partition's block size, so a partition that is not ready is refused before the prompt is read. A booking is
+     * never advisory: there {@code advisory} is an unknown member, not even type-checked.
      */
-    static Selection selection(JsonRequest body, Roster roster, SelectionConfig config, RandomGenerator random) {
+    static Selection selection(
+            JsonRequest body, Roster roster, SelectionConfig config, RandomGenerator random, boolean reserve) {
         PartitionKey p = partition(body);
         ConfigOverride override = override(body);
         SelectionOptions options = optionsOf(body, override);
+        boolean advisory = !reserve && Boolean.TRUE.equals(bool(body, "advisory"));
         PartitionInfo info = roster.requireReady(p);
-        return new Selection(p, options, promptOf(body, info, override, config, true, random));
+        return new Selection(p, options, promptOf(body, info, override, config, true, random), advisory);
     }
 
     /** A {@code /potential_loads} or {@code /overlap_scores} body, read in the same order as a selection's. */
@@ -383,7 +392,7 @@ final class SelectJson {
         return o;
     }
 
-    static JsonObject choice(Choice c, boolean booking) {
+    static JsonObject choice(Choice c, boolean booking, LoadSignals signals) {
         JsonObject o = new JsonObject();
         if (c.selectionId() != null) {
             o.put("selection_id", c.selectionId());
@@ -409,6 +418,17 @@ final class SelectJson {
                                 .put("disk", ov.disk()))
                 .put("effective_prefill_tokens", c.effectivePrefill())
                 .put("potential_decode_blocks", c.potentialDecodeBlocks());
+        putIfKnown(o, "decode_busy", signals.decodeBusy());
+        LoadSignals.WorkerLoad load = signals.workerLoad();
+        if (load != null) {
+            JsonObject l = new JsonObject()
+                    .put("active_prefill_tokens", load.activePrefillTokens())
+                    .put("prefill_token_capacity", JsonNumbers.u64(load.prefillTokenCapacity()));
+            putIfKnown(
+                    l, "total_kv_blocks", load.totalKvBlocks() == null ? null : JsonNumbers.u64(load.totalKvBlocks()));
+            putIfKnown(l, "prefill_busy", load.prefillBusy());
+            o.put("worker_load", l);
+        }
         if (booking) {
             JsonArray seq = new JsonArray();
             for (long h : c.prompt().sequenceHashes()) {
@@ -419,6 +439,13 @@ final class SelectJson {
                     .put("track_prefill_tokens", c.trackPrefill());
         }
         return o;
+    }
+
+    /** The reference leaves an unknown signal out of its answers rather than writing {@code null}. */
+    private static void putIfKnown(JsonObject o, String name, Object value) {
+        if (value != null) {
+            o.put(name, value);
+        }
     }
 
     static JsonObject booking(Booking b) {

@@ -3,6 +3,7 @@ package dev.kvindexer.selectservice;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.Choice;
+import dev.kvindexer.select.LoadSignals;
 import dev.kvindexer.select.LoadViews;
 import dev.kvindexer.select.RankOverlaps;
 import dev.kvindexer.select.Roster;
@@ -19,8 +20,8 @@ import java.util.random.RandomGenerator;
 
 /**
  * The selection routes (docs/api/selection.md#post-select, docs/api/selection.md#inspection): {@code /select} and {@code /select_and_reserve}, and the load and score
- * views. A request is read, waits its turn if its partition is overloaded, has its overlaps from the index, and is
- * then chosen (and booked) in one step on the service's context.
+ * views. A request is read, waits its turn if its partition is overloaded (unless it is advisory), has its overlaps
+ * from the index, and is then chosen (and booked) in one step on the service's context.
  */
 final class SelectionRoutes {
     private final SelectionConfig config;
@@ -52,22 +53,26 @@ final class SelectionRoutes {
     }
 
     void select(RoutingContext ctx, boolean reserve) {
-        SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random);
-        Future<JsonObject> chosen = queue.turn(
-                        s.partition(), s.options(), s.prompt().isl())
-                .compose(v -> overlaps.of(s.partition(), s.prompt()))
-                .compose(o -> reserve
-                        ? selectAndReserve(s, o)
-                        : Future.succeededFuture(
-                                SelectJson.choice(bookings.select(s.partition(), s.prompt(), o, s.options()), false)));
+        SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random, reserve);
+        // An advisory selection reads the load as it is now; waiting for it to drop would defeat its purpose.
+        Future<Void> turn = s.advisory()
+                ? Future.succeededFuture()
+                : queue.turn(s.partition(), s.options(), s.prompt().isl());
+        Future<JsonObject> chosen = turn.compose(v -> overlaps.of(s.partition(), s.prompt()))
+                .compose(o -> reserve ? selectAndReserve(s, o) : Future.succeededFuture(select(s, o)));
         Replies.send(ctx, 200, chosen);
+    }
+
+    private JsonObject select(SelectJson.Selection s, RankOverlaps o) {
+        Choice c = bookings.select(s.partition(), s.prompt(), o, s.options());
+        return SelectJson.choice(c, false, LoadSignals.of(c, config, s.advisory()));
     }
 
     private Future<JsonObject> selectAndReserve(SelectJson.Selection s, RankOverlaps o) {
         Choice c = bookings.selectAndReserve(s.partition(), s.prompt(), o, s.options());
         return shared.booked(c.selectionId()).map(v -> {
             approximate.booked(c.partition(), c.worker().workerId(), c.dpRank(), c.prompt());
-            return SelectJson.choice(c, true);
+            return SelectJson.choice(c, true, LoadSignals.of(c, config, false));
         });
     }
 

@@ -1,5 +1,6 @@
 package dev.kvindexer.selectservice;
 
+import static dev.kvindexer.selectservice.SelectServicePerTest.ok;
 import static dev.kvindexer.support.JsonErrors.assertError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,7 +11,6 @@ import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.HttpJson;
-import dev.kvindexer.support.LoadStorm;
 import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -22,8 +22,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The selection service over real HTTP against the conformance checks of docs/api/selection.md (C1–C15, C19). */
 class SelectServiceConformanceTest {
@@ -32,29 +32,17 @@ class SelectServiceConformanceTest {
     private static final String WORKER_1 =
             "{\"worker_id\":1,\"model_name\":\"model\",\"endpoint\":\"http://worker-1:8000\"," + "\"block_size\":4}";
 
-    private SelectServiceFixture service;
+    @RegisterExtension
+    final SelectServicePerTest service = new SelectServicePerTest();
+
     private HttpJson http;
 
-    @AfterEach
-    void stop() {
-        if (service != null) {
-            service.close();
-        }
-    }
-
     private void start(Map<String, String> env) throws Exception {
-        service = SelectServiceFixture.start(env);
-        http = service.http;
+        http = service.start(env);
     }
 
-    private static JsonObject ok(int status, HttpResponse<String> r) {
-        assertEquals(status, r.statusCode(), r.body());
-        return new JsonObject(r.body());
-    }
-
-    /** active_requests / potential_decode_blocks / potential_prefill_tokens of worker 1 rank 0. */
     private String loads() {
-        return LoadStorm.reported(http).get("1/0");
+        return service.worker1Loads();
     }
 
     @Test

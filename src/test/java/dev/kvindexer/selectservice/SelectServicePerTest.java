@@ -1,0 +1,44 @@
+package dev.kvindexer.selectservice;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LoadStorm;
+import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.util.Map;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * The one selection service a test starts, closed after the test whatever its outcome; register it with
+ * {@code @RegisterExtension}. Each test picks its own router environment, so the service cannot start before it.
+ */
+final class SelectServicePerTest implements AfterEachCallback {
+    private SelectServiceFixture service;
+
+    /** Starts the test's service under Dynamo's router environment {@code env}, and returns its client. */
+    HttpJson start(Map<String, String> env) throws Exception {
+        service = SelectServiceFixture.start(env);
+        return service.http;
+    }
+
+    /** active_requests / potential_decode_blocks / potential_prefill_tokens of worker 1 rank 0. */
+    String worker1Loads() {
+        return LoadStorm.reported(service.http).get("1/0");
+    }
+
+    /** The body of an answer that must have {@code status}. */
+    static JsonObject ok(int status, HttpResponse<String> r) {
+        assertEquals(status, r.statusCode(), r.body());
+        return new JsonObject(r.body());
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        if (service != null) {
+            service.close();
+            service = null;
+        }
+    }
+}
