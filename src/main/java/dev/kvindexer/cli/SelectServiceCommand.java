@@ -5,9 +5,11 @@ import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.EmbeddedIndex;
 import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.select.NotApplied;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.selectservice.SelectServiceVerticle;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -29,6 +31,8 @@ import picocli.CommandLine.Option;
                 + "selection, reservations of active load.")
 public final class SelectServiceCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(SelectServiceCommand.class);
+    private static final String PUBLIC_TRACKING_HASH = "public-xxh3-v1";
+    private static final String KEYED_TRACKING_HASH = "keyed-xxh3-v1";
 
     @Mixin
     HttpEdgeOptions edge = new HttpEdgeOptions();
@@ -108,6 +112,32 @@ public final class SelectServiceCommand implements Callable<Integer> {
     @Mixin
     SelectLimitOptions limits = new SelectLimitOptions();
 
+    @Option(
+            names = "--router-assume-kv-reuse",
+            negatable = true,
+            description = "Book a token prompt's real sequence hashes (--no-router-assume-kv-reuse: fresh ones), "
+                    + "over DYN_ROUTER_ASSUME_KV_REUSE.")
+    Boolean assumeKvReuse;
+
+    @Option(
+            names = "--router-tracking-hash",
+            paramLabel = "ALGORITHM",
+            description = "public-xxh3-v1 (the one applied) or keyed-xxh3-v1 (accepted, not applied: sequence "
+                    + "hashes from token_ids stay public-xxh3-v1).")
+    String trackingHash;
+
+    @Option(
+            names = "--router-tracking-key-file",
+            paramLabel = "FILE",
+            description = "The key of keyed tracking hashes: accepted, not applied.")
+    String trackingKeyFile;
+
+    @Option(
+            names = "--router-tracking-key-id",
+            paramLabel = "ID",
+            description = "The key id of keyed tracking hashes: accepted, not applied.")
+    String trackingKeyId;
+
     SelectServiceConfig config() {
         if (replicaSyncPort != null && replicaSyncPort == 0) {
             throw new IllegalArgumentException("--replica-sync-port must be between 1 and 65535");
@@ -174,7 +204,7 @@ public final class SelectServiceCommand implements Callable<Integer> {
         SelectionConfig selection;
         try {
             settings = config();
-            selection = SelectionConfig.fromEnvironment(System.getenv());
+            selection = selection(System.getenv());
         } catch (IllegalArgumentException e) {
             System.err.println("kvindexer select-service: " + e.getMessage());
             return 2;
@@ -204,8 +234,27 @@ public final class SelectServiceCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** For tests: the process environment is not settable. */
-    static SelectionConfig selection(Map<String, String> env) {
-        return SelectionConfig.fromEnvironment(env);
+    /**
+     * The selection settings of {@code env} (the process environment, or a test's) with this command line's
+     * overrides; a tracking hash other than the public one is accepted and reported once as not applied.
+     */
+    SelectionConfig selection(Map<String, String> env) {
+        if (trackingHash != null
+                && !PUBLIC_TRACKING_HASH.equals(trackingHash)
+                && !KEYED_TRACKING_HASH.equals(trackingHash)) {
+            throw new IllegalArgumentException("--router-tracking-hash must be " + PUBLIC_TRACKING_HASH + " or "
+                    + KEYED_TRACKING_HASH + ", got `" + trackingHash + "`");
+        }
+        if (KEYED_TRACKING_HASH.equals(trackingHash) || trackingKeyFile != null || trackingKeyId != null) {
+            NotApplied.report(
+                    "keyed tracking hashes (--router-tracking-hash " + KEYED_TRACKING_HASH + ")",
+                    "sequence hashes derived from token_ids are " + PUBLIC_TRACKING_HASH
+                            + "; hashes a request sends are used as given");
+        }
+        Map<String, String> withFlags = new HashMap<>(env);
+        if (assumeKvReuse != null) {
+            withFlags.put("DYN_ROUTER_ASSUME_KV_REUSE", assumeKvReuse.toString());
+        }
+        return SelectionConfig.fromEnvironment(withFlags);
     }
 }

@@ -80,6 +80,11 @@ public record SelectionConfig(
      * {@code invalid KV router configuration: ...} for a value out of range.
      */
     public static SelectionConfig fromEnvironment(Map<String, String> env) {
+        if (env.containsKey("DYN_ROUTER_POLICY_CONFIG")) {
+            NotApplied.report(
+                    "DYN_ROUTER_POLICY_CONFIG",
+                    "policy classes are not implemented; every selection shares the one queue");
+        }
         SelectionConfig d = DEFAULTS;
         double credit = number(env, "DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT", d.credit);
         double scale = number(env, "DYN_ROUTER_PREFILL_LOAD_SCALE", d.scale);

@@ -5,6 +5,7 @@ import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.Choice;
 import dev.kvindexer.select.LoadSignals;
 import dev.kvindexer.select.LoadViews;
+import dev.kvindexer.select.NotApplied;
 import dev.kvindexer.select.RankOverlaps;
 import dev.kvindexer.select.Roster;
 import dev.kvindexer.select.SelectionConfig;
@@ -53,6 +54,11 @@ final class SelectionRoutes {
     }
 
     void select(RoutingContext ctx, boolean reserve) {
+        if (ctx.request().getHeader(NotApplied.POLICY_CLASS_HEADER) != null) {
+            NotApplied.report(
+                    "the " + NotApplied.POLICY_CLASS_HEADER + " header",
+                    "policy classes are not implemented; every selection shares the one queue");
+        }
         SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random, reserve);
         // An advisory selection reads the load as it is now; waiting for it to drop would defeat its purpose.
         Future<Void> turn = s.advisory()

@@ -17,6 +17,7 @@ import dev.kvindexer.config.SelectLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.select.SelectionConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -201,6 +202,34 @@ class ServeCommandTest {
         assertEquals(
                 ClusterSettings.FULL,
                 parse("--cluster", "--replication-factor", "full").cluster().replicationFactor());
+    }
+
+    /**
+     * Dynamo's newer selection flags: the assume-KV-reuse switch overrides the environment; keyed tracking hashes
+     * are accepted and change nothing (docs/api/selection.md#accepted-but-not-applied); an unknown algorithm is an
+     * error.
+     */
+    @Test
+    void selectServiceTakesDynamosNewerFlags() {
+        Map<String, String> reuseOff = Map.of("DYN_ROUTER_ASSUME_KV_REUSE", "false");
+        SelectServiceCommand plain = command("select-service", Map.of());
+        SelectServiceCommand reuse = command("select-service", Map.of(), "--router-assume-kv-reuse");
+        SelectServiceCommand noReuse = command("select-service", Map.of(), "--no-router-assume-kv-reuse");
+        assertFalse(plain.selection(reuseOff).assumeKvReuse(), "the environment decides without the flag");
+        assertTrue(reuse.selection(reuseOff).assumeKvReuse(), "the flag wins over the environment");
+        assertFalse(noReuse.selection(Map.of()).assumeKvReuse());
+        SelectServiceCommand keyed = command(
+                "select-service",
+                Map.of(),
+                "--router-tracking-hash",
+                "keyed-xxh3-v1",
+                "--router-tracking-key-file",
+                "/etc/key",
+                "--router-tracking-key-id",
+                "k1");
+        assertEquals(SelectionConfig.fromEnvironment(Map.of()), keyed.selection(Map.of()));
+        SelectServiceCommand wrong = command("select-service", Map.of(), "--router-tracking-hash", "sha1");
+        assertThrows(IllegalArgumentException.class, () -> wrong.selection(Map.of()));
     }
 
     /** docs/api/selection.md#command-line-and-environment and conformance check C20. */
