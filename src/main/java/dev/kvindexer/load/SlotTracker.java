@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.LongPredicate;
 import java.util.function.LongSupplier;
 
 /**
@@ -76,11 +77,13 @@ public final class SlotTracker {
 
     private static final class Worker {
         final long id;
-        final long dpStart;
-        final Rank[] ranks;
+        final Scope scope;
+        long dpStart;
+        Rank[] ranks;
 
         Worker(long id, long dpStart, int dpSize, Scope scope) {
             this.id = id;
+            this.scope = scope;
             this.dpStart = dpStart;
             this.ranks = new Rank[dpSize];
             for (int i = 0; i < dpSize; i++) {
@@ -169,15 +172,7 @@ public final class SlotTracker {
         if (blockSize <= 0) {
             throw Refusal.badRequest("block_size must be greater than 0");
         }
-        if (dpSize <= 0) {
-            throw Refusal.badRequest("dp_size must be greater than 0");
-        }
-        if (dpStart < 0 || dpStart >= U32_LIMIT || dpSize >= U32_LIMIT || dpStart + dpSize > U32_LIMIT) {
-            throw Refusal.badRequest("dp range overflows u32: start=" + dpStart + " size=" + dpSize);
-        }
-        if (dpSize > MAX_DP_SIZE) {
-            throw Refusal.badRequest("dp_size " + dpSize + " is above the limit of " + MAX_DP_SIZE);
-        }
+        checkRange(dpStart, dpSize);
         Scope scope = scopes.get(key);
         if (scope != null && scope.blockSize != blockSize) {
             throw Refusal.conflict("block_size mismatch for " + describe(key) + ": existing=" + scope.blockSize
@@ -199,20 +194,9 @@ public final class SlotTracker {
      * ids of the requests dropped.
      */
     public List<String> unregister(PartitionKey key, long workerId) {
-        Scope scope = scopes.get(key);
-        Worker w = scope == null ? null : scope.workers.get(workerId);
-        if (w == null) {
-            throw Refusal.notFound("worker " + Long.toUnsignedString(workerId) + " not found for " + describe(key));
-        }
-        List<String> dropped = new ArrayList<>();
-        scope.requests.entrySet().removeIf(e -> {
-            if (e.getValue().worker == w) {
-                activeRequests--;
-                dropped.add(e.getKey());
-                return true;
-            }
-            return false;
-        });
+        Worker w = registered(key, workerId);
+        Scope scope = w.scope;
+        List<String> dropped = dropRequests(w, rank -> true);
         scope.workers.remove(workerId);
         for (Rank r : w.ranks) {
             r.leave();
@@ -222,6 +206,69 @@ public final class SlotTracker {
             scopes.remove(key);
         }
         return dropped;
+    }
+
+    /**
+     * Moves a registered worker to the DP range {@code dpStart .. dpStart + dpSize - 1}: a rank in both ranges keeps
+     * its load and its requests, a rank outside the new one goes with its requests, a new rank starts idle. Returns
+     * the ids of the requests dropped.
+     */
+    public List<String> reshape(PartitionKey key, long workerId, long dpStart, long dpSize) {
+        checkRange(dpStart, dpSize);
+        Worker w = registered(key, workerId);
+        Scope scope = w.scope;
+        LongPredicate gone = rank -> rank < dpStart || rank >= dpStart + dpSize;
+        List<String> dropped = dropRequests(w, gone);
+        Rank[] next = new Rank[(int) dpSize];
+        for (int i = 0; i < next.length; i++) {
+            Rank kept = w.rank(dpStart + i);
+            next[i] = kept != null ? kept : new Rank(scope.holders, scope.newIndex());
+        }
+        for (int i = 0; i < w.ranks.length; i++) {
+            if (gone.test(w.dpStart + i)) {
+                w.ranks[i].leave();
+                scope.freeIndex(w.ranks[i].index);
+            }
+        }
+        w.dpStart = dpStart;
+        w.ranks = next;
+        return dropped;
+    }
+
+    private Worker registered(PartitionKey key, long workerId) {
+        Scope scope = scopes.get(key);
+        Worker w = scope == null ? null : scope.workers.get(workerId);
+        if (w == null) {
+            throw Refusal.notFound("worker " + Long.toUnsignedString(workerId) + " not found for " + describe(key));
+        }
+        return w;
+    }
+
+    /** Takes the worker's requests on the ranks {@code gone} picks out of its scope; returns their ids. */
+    private List<String> dropRequests(Worker w, LongPredicate gone) {
+        List<String> dropped = new ArrayList<>();
+        w.scope.requests.entrySet().removeIf(e -> {
+            Request r = e.getValue();
+            if (r.worker == w && gone.test(r.dpRank)) {
+                activeRequests--;
+                dropped.add(e.getKey());
+                return true;
+            }
+            return false;
+        });
+        return dropped;
+    }
+
+    private static void checkRange(long dpStart, long dpSize) {
+        if (dpSize <= 0) {
+            throw Refusal.badRequest("dp_size must be greater than 0");
+        }
+        if (dpStart < 0 || dpStart >= U32_LIMIT || dpSize >= U32_LIMIT || dpStart + dpSize > U32_LIMIT) {
+            throw Refusal.badRequest("dp range overflows u32: start=" + dpStart + " size=" + dpSize);
+        }
+        if (dpSize > MAX_DP_SIZE) {
+            throw Refusal.badRequest("dp_size " + dpSize + " is above the limit of " + MAX_DP_SIZE);
+        }
     }
 
     /** Registrations sorted by model, tenant and worker id; a null filter matches everything. */

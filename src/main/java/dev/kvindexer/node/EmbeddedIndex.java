@@ -80,6 +80,11 @@ public final class EmbeddedIndex implements IndexAccess {
     }
 
     @Override
+    public Future<Void> unregisterRank(long workerId, PartitionKey partition, int dpRank) {
+        return node.registrar().unregister(workerId, partition.modelName(), partition.routingGroup(), dpRank);
+    }
+
+    @Override
     public Future<Void> ensurePartition(PartitionKey partition, int blockSize) {
         return node.registrations().ensurePartition(partition, blockSize).mapEmpty();
     }

@@ -72,8 +72,18 @@ public final class Roster {
         return refresh(e);
     }
 
-    /** Replaces a schedulable worker's echoed fields without touching its ranks (nothing that routes changed). */
-    public WorkerEntry refresh(WorkerEntry e) {
+    /**
+     * Stores a schedulable worker's new record in the same partition: its ranks in both ranges keep their
+     * reservations, those outside the new range go with theirs, new ones join with no load.
+     */
+    public WorkerEntry reshape(WorkerEntry e) {
+        for (String id : tracker.reshape(e.partition(), e.workerId(), e.firstRank(), e.rankCount())) {
+            ledger.forget(id);
+        }
+        return refresh(e);
+    }
+
+    private WorkerEntry refresh(WorkerEntry e) {
         WorkerEntry stored = e.with(Lifecycle.SCHEDULABLE, List.of());
         catalog.put(stored);
         return stored;

@@ -1,8 +1,10 @@
 package dev.kvindexer.select;
 
 import dev.kvindexer.event.PartitionKey;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * A worker as a caller registered it (docs/api/selection.md#post-workers): every optional member as sent, null when absent, so the catalog
@@ -84,6 +86,21 @@ public record WorkerEntry(
         return null;
     }
 
+    /**
+     * This record's ranks whose listener cannot stay when {@code next} replaces it in the same partition: those
+     * outside the new range, and those whose events or replay endpoint changes.
+     */
+    public List<Long> ranksReplacedBy(WorkerEntry next) {
+        boolean sameReplay = Objects.equals(replayEndpoint, next.replayEndpoint);
+        List<Long> out = new ArrayList<>();
+        for (long r = firstRank(); r < firstRank() + rankCount(); r++) {
+            if (!next.hasRank(r) || !sameReplay || !Objects.equals(eventsEndpoint(r), next.eventsEndpoint(r))) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
     public WorkerEntry with(Lifecycle lifecycle, List<String> reasons) {
         return new WorkerEntry(
                 workerId,
@@ -110,7 +127,7 @@ public record WorkerEntry(
      * when nothing stands in the way.
      */
     public List<String> staticReasons(boolean queueing, boolean kvEvents) {
-        List<String> out = new java.util.ArrayList<>();
+        List<String> out = new ArrayList<>();
         if (endpoint == null || endpoint.isEmpty()) {
             out.add("endpoint is required");
         }

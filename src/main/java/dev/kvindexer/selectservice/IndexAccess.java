@@ -15,12 +15,16 @@ import java.util.List;
 public interface IndexAccess {
     /**
      * Every rank's publisher of one worker, all or nothing: each is checked first, so a refusal (a conflict, no room
-     * for the listeners) creates nothing; a listener that fails to start takes the others back out.
+     * for the listeners) creates nothing; a listener that fails to start takes the others back out. A rank already
+     * registered exactly as asked is left as it is, with its listener, its watermark and its blocks.
      */
     Future<Void> registerAll(List<RegisterRequest> requests);
 
     /** Every rank of a worker in a partition (nothing when it has none). */
     Future<Void> unregister(long workerId, PartitionKey partition);
+
+    /** One rank of a worker in a partition: its listener stops and its blocks go. */
+    Future<Void> unregisterRank(long workerId, PartitionKey partition, int dpRank);
 
     /**
      * Creates the partition if it is new, so that /dump lists it before any event; fails when it exists with another

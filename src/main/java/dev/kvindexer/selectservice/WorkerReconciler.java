@@ -12,8 +12,8 @@ import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -50,9 +50,7 @@ final class WorkerReconciler {
     Future<WorkerEntry> delete(long id) {
         return serially(() -> {
             WorkerEntry w = known(id);
-            roster.drain(w);
-            Future<Void> gone = index.unregister(id, w.partition()).otherwiseEmpty();
-            return ContextHop.on(home, gone).map(v -> {
+            return ContextHop.on(home, takeOut(w)).map(v -> {
                 roster.catalog().remove(id);
                 return w.with(Lifecycle.UNSCHEDULABLE, List.of());
             });
@@ -68,76 +66,99 @@ final class WorkerReconciler {
     }
 
     /**
-     * Brings a posted or patched record into service (docs/api/selection.md#post-workers): an unchanged schedulable worker keeps its
-     * listeners and reservations; otherwise the old one is drained and its listeners dropped, and a complete record
-     * registers one listener per rank, rolled back as a whole when one fails.
+     * Brings a posted or patched record into service (docs/api/selection.md#post-workers). A schedulable worker that
+     * stays schedulable in its partition is updated rank by rank; one that moves or stops being schedulable is taken
+     * out whole first; a complete record then registers one listener per rank, rolled back as a whole when one fails.
      */
     private Future<WorkerEntry> reconcile(WorkerEntry entry) {
         WorkerEntry previous = roster.catalog().get(entry.workerId());
-        SelectionConfig sc = config;
-        List<String> reasons = entry.staticReasons(sc.queueing(), sc.useKvEvents());
-        if (previous != null
-                && previous.lifecycle() == Lifecycle.SCHEDULABLE
-                && reasons.isEmpty()
-                && sameRouting(previous, entry)) {
-            return Future.succeededFuture(roster.refresh(entry));
+        List<String> reasons = reasons(entry);
+        boolean live = previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE;
+        if (live && reasons.isEmpty() && previous.partition().equals(entry.partition())) {
+            return update(previous, entry);
         }
-        Future<Void> drained = Future.succeededFuture();
-        if (previous != null && previous.lifecycle() == Lifecycle.SCHEDULABLE) {
-            roster.drain(previous);
-            drained =
-                    index.unregister(previous.workerId(), previous.partition()).otherwiseEmpty();
-        }
+        Future<Void> drained = live ? takeOut(previous) : Future.succeededFuture();
         return ContextHop.on(home, drained).compose(v -> {
             if (!reasons.isEmpty()) {
-                roster.putIncomplete(entry, reasons);
-                return Future.succeededFuture(roster.catalog().get(entry.workerId()));
-            }
-            String conflict = roster.partitionConflict(entry);
-            if (conflict != null) {
-                roster.putIncomplete(entry, List.of("reconciliation failed: " + conflict));
-                return Future.succeededFuture(roster.catalog().get(entry.workerId()));
+                return incomplete(entry, reasons);
             }
             roster.putIncomplete(entry, List.of());
-            return ContextHop.on(home, registerListeners(entry)).transform(ar -> {
-                if (ar.failed()) {
-                    roster.putIncomplete(
-                            entry,
-                            List.of("reconciliation failed: " + ar.cause().getMessage()));
-                    return Future.succeededFuture(roster.catalog().get(entry.workerId()));
-                }
-                try {
-                    return Future.succeededFuture(roster.putSchedulable(entry));
-                } catch (RuntimeException refused) {
-                    // The scheduler refused what the index took: take the listeners back out, as for any failure.
-                    Future<Void> undone = index.unregister(entry.workerId(), entry.partition())
-                            .otherwiseEmpty();
-                    return ContextHop.on(home, undone).map(gone -> {
-                        roster.putIncomplete(entry, List.of("reconciliation failed: " + refused.getMessage()));
-                        return roster.catalog().get(entry.workerId());
-                    });
-                }
-            });
+            return settle(entry, registerListeners(entry), false, () -> roster.putSchedulable(entry));
         });
     }
 
-    private static boolean sameRouting(WorkerEntry a, WorkerEntry b) {
-        if (!a.partition().equals(b.partition())
-                || a.firstRank() != b.firstRank()
-                || a.rankCount() != b.rankCount()
-                || !a.blockSize().equals(b.blockSize())
-                || a.eagle() != b.eagle()
-                || !Objects.equals(a.replayEndpoint(), b.replayEndpoint())) {
-            return false;
+    /** Why the worker cannot be scheduled before its listeners are tried; empty when nothing stands in the way. */
+    private List<String> reasons(WorkerEntry entry) {
+        List<String> reasons = entry.staticReasons(config.queueing(), config.useKvEvents());
+        if (!reasons.isEmpty()) {
+            return reasons;
         }
-        for (long r = a.firstRank(); r < a.firstRank() + a.rankCount(); r++) {
-            if (!Objects.equals(a.eventsEndpoint(r), b.eventsEndpoint(r))) {
-                return false;
-            }
-        }
-        return true;
+        String conflict = roster.partitionConflict(entry);
+        return conflict == null ? List.of() : List.of("reconciliation failed: " + conflict);
     }
 
+    /**
+     * A schedulable worker's new record in the same partition: a rank whose endpoints stay keeps its listener, its
+     * watermark, its blocks and its reservations, so a capacity or taint change leaves the cache view as it is; a
+     * rank whose endpoint changed gets a new listener (its blocks go, its reservations stay); a rank outside the new
+     * range goes whole, and a new one is registered.
+     */
+    private Future<WorkerEntry> update(WorkerEntry previous, WorkerEntry entry) {
+        Future<Void> listeners = ContextHop.on(home, dropRanks(previous, entry)).compose(v -> registerListeners(entry));
+        return settle(entry, listeners, true, () -> roster.reshape(entry));
+    }
+
+    private Future<Void> dropRanks(WorkerEntry previous, WorkerEntry entry) {
+        Future<Void> done = Future.succeededFuture();
+        if (!config.useKvEvents()) {
+            return done;
+        }
+        for (long r : previous.ranksReplacedBy(entry)) {
+            done = done.compose(v -> index.unregisterRank(previous.workerId(), previous.partition(), (int) r)
+                    .otherwiseEmpty());
+        }
+        return done;
+    }
+
+    /**
+     * Schedules the worker once its listeners are in place. Otherwise, or when the scheduler refuses it, the worker
+     * stays incomplete and leaves the scheduler; its listeners go too when {@code ownsListeners} (a failed first
+     * registration has rolled its own back, and the others may be the indexer's).
+     */
+    private Future<WorkerEntry> settle(
+            WorkerEntry entry, Future<Void> listeners, boolean ownsListeners, Supplier<WorkerEntry> schedule) {
+        return ContextHop.on(home, listeners).transform(ar -> {
+            Throwable failure = ar.cause();
+            if (ar.succeeded()) {
+                try {
+                    return Future.succeededFuture(schedule.get());
+                } catch (RuntimeException refused) {
+                    failure = refused;
+                }
+            }
+            List<String> reason = List.of("reconciliation failed: " + failure.getMessage());
+            Future<Void> gone = ar.failed() && !ownsListeners
+                    ? Future.succeededFuture()
+                    : takeOut(roster.catalog().get(entry.workerId()));
+            return ContextHop.on(home, gone).compose(v -> incomplete(entry, reason));
+        });
+    }
+
+    private Future<WorkerEntry> incomplete(WorkerEntry entry, List<String> reasons) {
+        roster.putIncomplete(entry, reasons);
+        return Future.succeededFuture(roster.catalog().get(entry.workerId()));
+    }
+
+    /** Takes a worker out of the scheduler (its reservations go) and out of the index (its listeners and blocks). */
+    private Future<Void> takeOut(WorkerEntry w) {
+        roster.drain(w);
+        return index.unregister(w.workerId(), w.partition()).otherwiseEmpty();
+    }
+
+    /**
+     * The partition, then with KV events on every rank's listener; ranks registered as asked already stay. Endpoints
+     * are checked before any listener is created.
+     */
     private Future<Void> registerListeners(WorkerEntry w) {
         PartitionKey key = w.partition();
         int blockSize = w.blockSize().intValue();
@@ -152,15 +173,13 @@ final class WorkerReconciler {
                 return Future.failedFuture("invalid replay endpoint for worker " + id + ": " + refusal);
             }
         }
+        List<RegisterRequest> ranks = new ArrayList<>();
         for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
             String refusal = ZmqEndpoint.invalidMessage(w.eventsEndpoint(r));
             if (refusal != null) {
                 return Future.failedFuture(
                         "invalid kv_events endpoint for worker " + id + " dp_rank " + r + ": " + refusal);
             }
-        }
-        List<RegisterRequest> ranks = new java.util.ArrayList<>();
-        for (long r = w.firstRank(); r < w.firstRank() + w.rankCount(); r++) {
             ranks.add(new RegisterRequest(
                     w.workerId(), (int) r, w.eventsEndpoint(r), w.replayEndpoint(), key, blockSize));
         }

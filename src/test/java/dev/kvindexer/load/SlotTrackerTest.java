@@ -99,6 +99,28 @@ class SlotTrackerTest {
     }
 
     @Test
+    void reshapingKeepsTheRanksInBothRangesAndDropsTheOthersWithTheirRequests() {
+        tracker.register(LLAMA, 7, 16, 0, 3);
+        tracker.add(LLAMA, "on-0", 7, 0, new long[] {1, 2}, 10);
+        tracker.add(LLAMA, "on-2", 7, 2, new long[] {1, 3}, 20);
+        assertEquals(List.of("on-0"), tracker.reshape(LLAMA, 7, 1, 3));
+        assertEquals(
+                List.of(load(7, 1, 0, 0), load(7, 2, 20, 2), load(7, 3, 0, 0)),
+                tracker.loads(null, null),
+                "rank 2 kept its request; rank 0 went with its own");
+        assertEquals(1, tracker.activeRequests());
+        tracker.register(LLAMA, 8, 16, 0, 1);
+        SlotTracker.ActiveLoads active = tracker.activeLoads(LLAMA, new long[] {1, 3});
+        assertEquals(2, active.of(7, 2).activeDepth());
+        assertEquals(0, active.of(8, 0).activeDepth(), "rank 0's slot is taken again, without its blocks");
+        tracker.free(LLAMA, "on-2");
+        assertEquals(load(7, 2, 0, 0), tracker.loads(null, null).get(1));
+        assertEquals(404, status(() -> tracker.add(LLAMA, "late", 7, 0, new long[0], 1)), "rank 0 is gone");
+        assertEquals(400, status(() -> tracker.reshape(LLAMA, 7, 0, 0)));
+        assertEquals(404, status(() -> tracker.reshape(LLAMA, 9, 0, 1)));
+    }
+
+    @Test
     void lifecycleRefusalsChangeNothing() {
         tracker.register(LLAMA, 7, 16, 2, 2);
         tracker.add(LLAMA, "r", 7, 2, new long[] {1}, 8);
