@@ -50,6 +50,12 @@ final class ScatteredPartition implements PartitionView {
         return queries.queryTiered(hosted, localHashes);
     }
 
+    /** Only the shards hosted here: a rank whose shard lives on another node holds nothing here. */
+    @Override
+    public Future<long[]> engineHashes(long workerId, int dpRank, long[] localHashes, int maxBlocks) {
+        return hosted.engineHashes(workerId, dpRank, localHashes, maxBlocks);
+    }
+
     @Override
     public PartitionKey key() {
         return hosted.key();

@@ -162,15 +162,30 @@ final class LowerTierIndex {
      * last engine hash reached.
      */
     int extend(int id, boolean hasLast, long last, long[] localHashes, int pos, long[] lastOut) {
+        return walk(id, hasLast, last, localHashes, pos, localHashes.length, lastOut, null);
+    }
+
+    /**
+     * The walk of {@link #extend} up to {@code end}, writing the engine hash of each block reached at its position in
+     * {@code chain}; returns how many it wrote.
+     */
+    int chain(int id, boolean hasLast, long last, long[] localHashes, int pos, int end, long[] chain) {
+        return walk(id, hasLast, last, localHashes, pos, end, new long[1], chain);
+    }
+
+    private int walk(
+            int id, boolean hasLast, long last, long[] localHashes, int pos, int end, long[] lastOut, long[] chain) {
         int k = 0;
-        int n = localHashes.length;
-        while (pos + k < n) {
+        while (pos + k < end) {
             LowerEdge e = find(hasLast, last, localHashes[pos + k]);
             if (e == null || !((id != NO_OWNER && e.hasHolder(id)) || sharedOwnerPresent(e))) {
                 break;
             }
             last = e.childHash;
             hasLast = true;
+            if (chain != null) {
+                chain[pos + k] = last;
+            }
             k++;
         }
         lastOut[0] = last;

@@ -37,6 +37,7 @@ public final class PartitionIndex {
     private final DeviceTree tree;
     private final LowerTierIndex[] lower = new LowerTierIndex[LowerTiers.COUNT];
     private final Matcher matcher;
+    private final EngineChain chains;
     /** Blocks placed by sequence hash; null until the first one, so partitions without them pay nothing. */
     private PartitionIndex bySequence;
     /** The least heap one evicted node gives back: its record. */
@@ -54,6 +55,7 @@ public final class PartitionIndex {
         this.blockSize = blockSize;
         this.tree = new DeviceTree(maxNodes);
         this.matcher = new Matcher(tree, lower, owners);
+        this.chains = new EngineChain(tree, lower, owners);
     }
 
     public int blockSize() {
@@ -210,6 +212,15 @@ public final class PartitionIndex {
      */
     public TieredMatch matchTiered(long[] localHashes) {
         return matcher.matchTiered(localHashes);
+    }
+
+    /**
+     * The engine hashes one owner holds along a prompt's local hashes from its first block, device then host pinned
+     * (the reach {@link #matchTiered} counts in those tiers), at most {@code maxBlocks}; position i names block i.
+     * Empty when it holds none. Like {@link #matchTiered}, only blocks stored with their tokens take part.
+     */
+    public long[] engineHashes(long workerId, int dpRank, long[] localHashes, int maxBlocks) {
+        return chains.of(workerId, dpRank, localHashes, maxBlocks);
     }
 
     /**

@@ -96,6 +96,15 @@ public final class EmbeddedIndex implements IndexAccess {
     }
 
     @Override
+    public Future<long[]> engineHashes(
+            PartitionKey partition, long workerId, int dpRank, long[] localHashes, int maxBlocks) {
+        Optional<PartitionRef> p = node.registry().partition(partition);
+        return p.isEmpty()
+                ? Future.succeededFuture(new long[0])
+                : p.get().engineHashes(workerId, dpRank, localHashes, maxBlocks);
+    }
+
+    @Override
     public Future<Void> apply(PartitionKey partition, List<StandardEvent> events) {
         Optional<PartitionRef> p = node.registry().partition(partition);
         return p.isEmpty()

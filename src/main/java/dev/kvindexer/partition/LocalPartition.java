@@ -131,6 +131,11 @@ final class LocalPartition implements PartitionRef {
     }
 
     @Override
+    public Future<long[]> engineHashes(long workerId, int dpRank, long[] localHashes, int maxBlocks) {
+        return request(new PartitionCommand.EngineHashes(workerId, dpRank, localHashes, maxBlocks));
+    }
+
+    @Override
     public Future<StandardEventsApplied> applyStandard(List<StandardEvent> events) {
         return request(new PartitionCommand.ApplyStandard(events));
     }

@@ -530,6 +530,10 @@ public final class Partition {
         return new TieredQueryResult(index.blockSize(), index.matchTiered(localHashes));
     }
 
+    public long[] engineHashes(long workerId, int dpRank, long[] localHashes, int maxBlocks) {
+        return index.engineHashes(workerId, dpRank, localHashes, maxBlocks);
+    }
+
     /** {@code hashes} are local hashes, or with {@code sequenceHashes} rolling sequence hashes. */
     public QueryResult query(long[] hashes, boolean sequenceHashes) {
         long[] local = sequenceHashes ? index.localHashesOfSequence(hashes) : hashes;

@@ -113,6 +113,18 @@ sealed interface PartitionCommand {
         }
     }
 
+    record EngineHashes(long workerId, int dpRank, long[] localHashes, int maxBlocks) implements PartitionCommand {
+        @Override
+        public boolean changesIndex() {
+            return false;
+        }
+
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.engineHashes(workerId, dpRank, localHashes, maxBlocks);
+        }
+    }
+
     record ApplyStandard(List<StandardEvent> events) implements PartitionCommand {
         public ApplyStandard {
             events = List.copyOf(events);

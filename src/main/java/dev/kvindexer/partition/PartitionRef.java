@@ -62,6 +62,12 @@ public interface PartitionRef {
     /** Matches a prompt's local hashes tier by tier (Dynamo's {@code /query_tiered_by_hash}). */
     Future<TieredQueryResult> queryTiered(long[] localHashes);
 
+    /**
+     * The engine hashes one rank holds along a prompt's local hashes from its first block, device then host pinned, at
+     * most {@code maxBlocks} (what a KV fetch hint names); empty when it holds none here.
+     */
+    Future<long[]> engineHashes(long workerId, int dpRank, long[] localHashes, int maxBlocks);
+
     /** Standardized KV events (POST /events), applied in order under their streams' event_id rules. */
     Future<StandardEventsApplied> applyStandard(List<StandardEvent> events);
 

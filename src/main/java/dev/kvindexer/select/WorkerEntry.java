@@ -101,6 +101,37 @@ public record WorkerEntry(
         return out;
     }
 
+    /** The backend role KV hints pair a target with its sources by; null when the worker takes no hints. */
+    public String hintWorkerType() {
+        return extras.get("router_hint_worker_type") instanceof String t && !t.isEmpty() ? t : null;
+    }
+
+    /**
+     * The control endpoints a hint target fetches this worker's blocks from, by global rank (decimal string, as sent);
+     * empty when it serves none.
+     */
+    @SuppressWarnings("unchecked")
+    public Map<String, String> hintControlEndpoints() {
+        return extras.get("router_hint_source_control_endpoints") instanceof Map<?, ?> m
+                ? (Map<String, String>) m
+                : Map.of();
+    }
+
+    /** The control endpoint of one rank, or null when that rank serves no fetches. */
+    public String hintControlEndpoint(long rank) {
+        for (Map.Entry<String, String> e : hintControlEndpoints().entrySet()) {
+            if (Long.parseUnsignedLong(e.getKey()) == rank && !e.getValue().isEmpty()) {
+                return e.getValue();
+            }
+        }
+        return null;
+    }
+
+    /** A worker whose blocks a state agent reports: it takes KV hints but its blocks are never fetched by hint. */
+    public boolean stateAgentSource() {
+        return "state_agent_v2".equals(extras.get("kv_event_source_mode"));
+    }
+
     public WorkerEntry with(Lifecycle lifecycle, List<String> reasons) {
         return new WorkerEntry(
                 workerId,

@@ -35,6 +35,12 @@ public interface IndexAccess {
     /** The prompt's match tier by tier; succeeds with null when the partition has no index. */
     Future<TieredQueryResult> queryTiered(PartitionKey partition, long[] localHashes);
 
+    /**
+     * The engine hashes one rank holds along a prompt from its first block, device then host pinned, at most
+     * {@code maxBlocks}; empty when it holds none or the partition has no index.
+     */
+    Future<long[]> engineHashes(PartitionKey partition, long workerId, int dpRank, long[] localHashes, int maxBlocks);
+
     /** Applies standardized events to a partition (the approximate index of bookings); nothing when it is absent. */
     Future<Void> apply(PartitionKey partition, List<StandardEvent> events);
 

@@ -11,7 +11,10 @@ import dev.kvindexer.web.HttpError;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 
-/** What each rank caches of a prompt, per tier, as the embedded index matches it; answered on the service's context. */
+/**
+ * What each rank caches of a prompt, per tier, as the embedded index matches it, and the engine hashes naming one rank's
+ * blocks; answered on the service's context.
+ */
 final class IndexOverlaps {
     private final IndexAccess index;
     private final Context home;
@@ -32,6 +35,15 @@ final class IndexOverlaps {
             }
             return Future.succeededFuture(ranks(ar.result()));
         });
+    }
+
+    /**
+     * The engine hashes one rank holds of the prompt from its first block, device then host pinned, at most
+     * {@code blocks}; empty when the index cannot tell.
+     */
+    Future<long[]> engineHashes(PartitionKey p, long workerId, int dpRank, Prompt prompt, int blocks) {
+        return ContextHop.on(home, index.engineHashes(p, workerId, dpRank, prompt.blockHashes(), blocks))
+                .otherwise(new long[0]);
     }
 
     private static RankOverlaps ranks(TieredQueryResult result) {

@@ -1,5 +1,6 @@
 package dev.kvindexer.selectservice;
 
+import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
@@ -81,24 +82,8 @@ final class SelectJson {
      */
     static WorkerEntry worker(JsonRequest body, long id, PartitionKey p, WorkerEntry base) {
         Map<String, String> endpoints = base == null ? Map.of() : base.kvEventsEndpoints();
-        if (body.has("kv_events_endpoints") && body.body().getValue("kv_events_endpoints") != null) {
-            Object v = body.body().getValue("kv_events_endpoints");
-            if (!(v instanceof JsonObject o)) {
-                throw HttpError.shape("`kv_events_endpoints`: invalid type, expected a map");
-            }
-            LinkedHashMap<String, String> m = new LinkedHashMap<>();
-            for (Map.Entry<String, Object> e : o) {
-                if (!(e.getValue() instanceof String s)) {
-                    throw HttpError.shape("`kv_events_endpoints." + e.getKey() + "`: invalid type, expected a string");
-                }
-                try {
-                    Long.parseUnsignedLong(e.getKey());
-                } catch (NumberFormatException ex) {
-                    throw HttpError.shape("`kv_events_endpoints`: invalid rank `" + e.getKey() + "`, expected u32");
-                }
-                m.put(e.getKey(), s);
-            }
-            endpoints = m;
+        if (body.body().getValue("kv_events_endpoints") != null) {
+            endpoints = byRank("kv_events_endpoints", body.body().getValue("kv_events_endpoints"), Integer.MAX_VALUE);
         }
         List<String> taints = base == null ? List.of() : base.taints();
         if (body.body().getValue("taints") != null) {
@@ -119,7 +104,7 @@ final class SelectJson {
         for (String name : WorkerEntry.ECHOED) {
             Object v = body.body().getValue(name);
             if (v != null) {
-                extras.put(name, v instanceof JsonObject o ? o.getMap() : v instanceof JsonArray a ? a.getList() : v);
+                extras.put(name, echoed(name, v));
             }
         }
         Boolean eagle = body.body().getValue("is_eagle") != null
@@ -146,8 +131,51 @@ final class SelectJson {
     }
 
     /**
+     * A member stored and echoed as sent. The KV-hint members are read by selections, so their shapes are the
+     * reference's: the worker type and source mode strings, the control endpoints a map of rank to string.
+     */
+    private static Object echoed(String name, Object v) {
+        return switch (name) {
+            case "router_hint_worker_type", "kv_event_source_mode" -> {
+                if (!(v instanceof String)) {
+                    throw HttpError.shape("`" + name + "`: invalid type, expected a string");
+                }
+                yield v;
+            }
+            case "router_hint_source_control_endpoints" -> byRank(name, v, PeerSet.MAX_URL_CHARS);
+            default -> v instanceof JsonObject o ? o.getMap() : v instanceof JsonArray a ? a.getList() : v;
+        };
+    }
+
+    /** A map of rank (u32 as a decimal string) to string, in the order sent, each string at most {@code maxChars}. */
+    private static Map<String, String> byRank(String field, Object v, int maxChars) {
+        if (!(v instanceof JsonObject o)) {
+            throw HttpError.shape("`" + field + "`: invalid type, expected a map");
+        }
+        LinkedHashMap<String, String> m = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> e : o) {
+            if (!(e.getValue() instanceof String s)) {
+                throw HttpError.shape("`" + field + "." + e.getKey() + "`: invalid type, expected a string");
+            }
+            if (s.length() > maxChars) {
+                throw HttpError.shape("`" + field + "." + e.getKey() + "`: longer than " + maxChars + " characters");
+            }
+            try {
+                if (Long.parseUnsignedLong(e.getKey()) > 0xFFFF_FFFFL) {
+                    throw new NumberFormatException();
+                }
+            } catch (NumberFormatException ex) {
+                throw HttpError.shape("`" + field + "`: invalid rank `" + e.getKey() + "`, expected u32");
+            }
+            m.put(e.getKey(), s);
+        }
+        return m;
+    }
+
+    /**
      * Refuses a rank range the service cannot hold, before anything is built for it: more ranks than
-     * {@code maxRanks} (each is a listener and a scheduler row), or a rank past what the index stores.
+     * {@code maxRanks} (each is a listener and a scheduler row), a rank past what the index stores, or more control
+     * endpoints than ranks.
      */
     static WorkerEntry checkRanks(WorkerEntry w, int maxRanks) {
         if (w.rankCount() > maxRanks) {
@@ -158,6 +186,12 @@ final class SelectJson {
         if (last > EventBatch.MAX_RANK) {
             throw HttpError.shape("`data_parallel_start_rank`: dp_rank " + last + " is over " + EventBatch.MAX_RANK
                     + ", the largest rank the index holds");
+        }
+        // A worker of no ranks is only incomplete; refusing its endpoints would refuse the patch that takes it out.
+        int endpoints = w.hintControlEndpoints().size();
+        if (endpoints > Math.max(w.rankCount(), 1)) {
+            throw HttpError.shape("`router_hint_source_control_endpoints`: " + endpoints + " entries for "
+                    + w.rankCount() + " ranks, at most one per rank");
         }
         return w;
     }
@@ -439,6 +473,32 @@ final class SelectJson {
                     .put("track_prefill_tokens", c.trackPrefill());
         }
         return o;
+    }
+
+    /**
+     * A booking's {@code kv_hint} (docs/api/selection.md#kv-hints): one {@code kv.fetch} action naming where the
+     * chosen rank can fetch the source's blocks and their engine hashes from the prompt's first block.
+     */
+    static JsonObject kvHint(String selectionId, String controlEndpoint, long[] engineHashes) {
+        JsonArray hashes = new JsonArray();
+        for (long h : engineHashes) {
+            hashes.add(JsonNumbers.u64(h));
+        }
+        return new JsonObject()
+                .put("protocol_version", "0.1")
+                .put("message_id", selectionId)
+                .put(
+                        "actions",
+                        new JsonArray()
+                                .add(new JsonObject()
+                                        .put("action_id", "a1")
+                                        .put("action_type", "kv.fetch")
+                                        .put("action_version", "1.0")
+                                        .put(
+                                                "payload",
+                                                new JsonObject()
+                                                        .put("block_hashes", hashes)
+                                                        .put("source_control_endpoint", controlEndpoint))));
     }
 
     /** The reference leaves an unknown signal out of its answers rather than writing {@code null}. */

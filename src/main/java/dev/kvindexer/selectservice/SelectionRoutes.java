@@ -3,6 +3,7 @@ package dev.kvindexer.selectservice;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.Choice;
+import dev.kvindexer.select.HintSources;
 import dev.kvindexer.select.LoadSignals;
 import dev.kvindexer.select.LoadViews;
 import dev.kvindexer.select.NotApplied;
@@ -76,9 +77,21 @@ final class SelectionRoutes {
 
     private Future<JsonObject> selectAndReserve(SelectJson.Selection s, RankOverlaps o) {
         Choice c = bookings.selectAndReserve(s.partition(), s.prompt(), o, s.options());
-        return shared.booked(c.selectionId()).map(v -> {
+        // Decided from the same overlaps the choice saw. The approximate index holds bookings, not what engines
+        // hold, so there is nothing to fetch from when KV events are off.
+        HintSources.Source source = config.useKvEvents() ? HintSources.best(roster, c, o) : null;
+        return shared.booked(c.selectionId()).compose(v -> {
             approximate.booked(c.partition(), c.worker().workerId(), c.dpRank(), c.prompt());
-            return SelectJson.choice(c, true, LoadSignals.of(c, config, false));
+            JsonObject answer = SelectJson.choice(c, true, LoadSignals.of(c, config, false));
+            if (source == null) {
+                return Future.succeededFuture(answer);
+            }
+            // The booking stands whatever happens here: a hint the index can no longer back is left out.
+            return overlaps.engineHashes(c.partition(), source.workerId(), source.dpRank(), c.prompt(), source.blocks())
+                    .map(hashes -> hashes.length == 0
+                            ? answer
+                            : answer.put(
+                                    "kv_hint", SelectJson.kvHint(c.selectionId(), source.controlEndpoint(), hashes)));
         });
     }
 
