@@ -68,7 +68,8 @@ class GrafanaDashboardTest {
                         "dynamo_kvindexer_request_duration_seconds",
                         "kvindexer_snapshot_last_write_timestamp_seconds",
                         "kvindexer_snapshot_writes_total",
-                        "kvindexer_inexact_streams")),
+                        "kvindexer_inexact_streams",
+                        "kvindexer_gap_repairs_total")),
                 asked.toString());
 
         indexer.storeOneBlockAndQueryIt();
