@@ -85,6 +85,11 @@ public final class EmbeddedIndex implements IndexAccess {
     }
 
     @Override
+    public boolean registeredAs(RegisterRequest r) {
+        return node.registry().registeredAs(r);
+    }
+
+    @Override
     public Future<Void> ensurePartition(PartitionKey partition, int blockSize) {
         return node.registrations().ensurePartition(partition, blockSize).mapEmpty();
     }

@@ -27,6 +27,12 @@ public interface IndexAccess {
     Future<Void> unregisterRank(long workerId, PartitionKey partition, int dpRank);
 
     /**
+     * Whether a rank is registered exactly as {@code r} asks already: in a cluster, another replica's selection
+     * service may have applied the same update first.
+     */
+    boolean registeredAs(RegisterRequest r);
+
+    /**
      * Creates the partition if it is new, so that /dump lists it before any event; fails when it exists with another
      * block size.
      */

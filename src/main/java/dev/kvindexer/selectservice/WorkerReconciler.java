@@ -114,10 +114,24 @@ final class WorkerReconciler {
             return done;
         }
         for (long r : previous.ranksReplacedBy(entry)) {
+            if (entry.hasRank(r) && index.registeredAs(rankRequest(entry, r))) {
+                // Another replica of the cluster already moved this rank to its new publisher: its blocks since stay.
+                continue;
+            }
             done = done.compose(v -> index.unregisterRank(previous.workerId(), previous.partition(), (int) r)
                     .otherwiseEmpty());
         }
         return done;
+    }
+
+    private static RegisterRequest rankRequest(WorkerEntry w, long rank) {
+        return new RegisterRequest(
+                w.workerId(),
+                (int) rank,
+                w.eventsEndpoint(rank),
+                w.replayEndpoint(),
+                w.partition(),
+                w.blockSize().intValue());
     }
 
     /**
@@ -180,8 +194,7 @@ final class WorkerReconciler {
                 return Future.failedFuture(
                         "invalid kv_events endpoint for worker " + id + " dp_rank " + r + ": " + refusal);
             }
-            ranks.add(new RegisterRequest(
-                    w.workerId(), (int) r, w.eventsEndpoint(r), w.replayEndpoint(), key, blockSize));
+            ranks.add(rankRequest(w, r));
         }
         return partition.compose(v -> index.registerAll(ranks));
     }

@@ -102,6 +102,46 @@ class RankByRankUpdateTest {
         awaitDevice(Map.of("1/0", 2, "1/1", 3));
     }
 
+    /**
+     * In a cluster every replica applies the same update; one that finds the rank already registered at its new
+     * publisher (another replica moved it first) leaves it, with what that publisher stored meanwhile.
+     */
+    @Test
+    void aRankAnotherReplicaMovedAlreadyKeepsWhatItsNewEngineStored() {
+        List<TestPublisher> ranks = engines(2);
+        JsonObject worker = worker(ranks);
+        register(ranks, worker);
+        store(ranks.get(1), 0, 0, 1);
+        awaitDevice(Map.of("1/0", 0, "1/1", 1));
+
+        TestPublisher moved = engines(1).get(0);
+        // What the other replica did, through this node's own indexer API.
+        HttpJson indexer = new HttpJson(service.node.httpPort());
+        JsonObject rank1 = new JsonObject()
+                .put("instance_id", 1)
+                .put("model_name", "model")
+                .put("dp_rank", 1);
+        assertEquals(200, indexer.post("/unregister", rank1.encode()).statusCode());
+        assertEquals(
+                201,
+                indexer.post(
+                                "/register",
+                                rank1.copy()
+                                        .put("endpoint", moved.endpoint())
+                                        .put("block_size", 4)
+                                        .encode())
+                        .statusCode());
+        moved.awaitSubscriber();
+        store(moved, 0, 0, 3);
+        awaitDevice(Map.of("1/0", 0, "1/1", 3));
+
+        worker.getJsonObject("kv_events_endpoints").put("1", moved.endpoint());
+        ok(201, http.post("/workers", worker.encode()));
+        assertEquals(Map.of("1/0", 0, "1/1", 3), device(), "the new engine's blocks stayed");
+        store(moved, 1, 3, 4);
+        awaitDevice(Map.of("1/0", 0, "1/1", 4));
+    }
+
     @Test
     void shrinkingTheRangeDropsTheLeftRanksBlocksAndReservationsOnly() {
         List<TestPublisher> ranks = engines(3);
