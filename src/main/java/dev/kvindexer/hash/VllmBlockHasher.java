@@ -1,10 +1,5 @@
 package dev.kvindexer.hash;
 
-import com.fasterxml.jackson.dataformat.cbor.CBORFactory;
-import com.fasterxml.jackson.dataformat.cbor.CBORGenerator;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -18,7 +13,6 @@ import java.util.Arrays;
  * One instance per thread: it keeps its digest and encoding buffers.
  */
 public final class VllmBlockHasher {
-    private static final CBORFactory CBOR = new CBORFactory();
     private static final int CBOR_UNSIGNED = 0;
     private static final int CBOR_NEGATIVE = 1;
     private static final int CBOR_BYTES = 2;
@@ -29,8 +23,6 @@ public final class VllmBlockHasher {
     private final HashProfile profile;
     private final MessageDigest sha256;
     private final PickleProtocol5 pickle = new PickleProtocol5();
-    private final ByteArrayOutputStream cborBytes = new ByteArrayOutputStream(256);
-    private final CBORGenerator cbor;
     private final byte[] root;
     private byte[] blockBytes = new byte[256];
 
@@ -38,11 +30,8 @@ public final class VllmBlockHasher {
         this.profile = profile;
         try {
             this.sha256 = MessageDigest.getInstance("SHA-256");
-            this.cbor = CBOR.createGenerator(cborBytes);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM has SHA-256", e);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
         this.root = sha256.digest(encodeSeed(profile.seedUtf8()));
     }
@@ -183,14 +172,10 @@ public final class VllmBlockHasher {
         if (profile.algorithm() == HashProfile.Algorithm.SHA256) {
             return pickle.string(seed);
         }
-        try {
-            cborBytes.reset();
-            cbor.writeUTF8String(seed, 0, seed.length);
-            cbor.flush();
-            return cborBytes.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        byte[] text = new byte[9 + seed.length];
+        int p = cborHead(text, 0, CBOR_TEXT, seed.length);
+        System.arraycopy(seed, 0, text, p, seed.length);
+        return Arrays.copyOf(text, p + seed.length);
     }
 
     private static byte[] utf8(String s) {
