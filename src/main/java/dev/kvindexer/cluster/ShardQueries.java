@@ -335,10 +335,7 @@ public final class ShardQueries {
         if (!candidates.isEmpty()) {
             counters.scattered();
         }
-        // The first round goes out before this node's own part is read, so the two overlap.
-        Future<Round> first = round(key, kind, hashes, candidates);
-        return local.apply(split.here())
-                .compose(gather -> first.compose(r -> gathered(key, kind, hashes, candidates, gather, r)));
+        return local.apply(split.here()).compose(gather -> ask(key, kind, hashes, candidates, gather));
     }
 
     /** A partition's registered instances: those this node serves, and the others. */
@@ -357,92 +354,53 @@ public final class ShardQueries {
         return new Instances(here, elsewhere);
     }
 
-    /** One round of asking: the instances with no candidate left, and the replies of the holders asked. */
-    private record Round(int missing, List<HolderReply> replies, boolean asked) {}
-
-    /** What one holder answered for {@code workers}. */
-    private record HolderReply(String node, Buffer body, List<Long> workers) {}
-
-    /**
-     * Asks every unanswered instance of its next candidate, one request a holder; an instance with no candidate left
-     * is missing. A holder that fails or times out is no reply.
-     */
-    private Future<Round> round(PartitionKey key, int kind, long[] hashes, Map<Long, ArrayDeque<String>> candidates) {
-        int missing = 0;
+    private <R> Future<R> ask(
+            PartitionKey key, int kind, long[] hashes, Map<Long, ArrayDeque<String>> candidates, Gather<R> gather) {
         Map<String, List<Long>> byNode = new HashMap<>();
         for (var it = candidates.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
             String node = e.getValue().poll();
             if (node == null) {
-                missing++;
+                gather.missing();
+                counters.missingInstances(1);
                 it.remove();
             } else {
                 byNode.computeIfAbsent(node, n -> new ArrayList<>()).add(e.getKey());
             }
         }
         if (byNode.isEmpty()) {
-            return Future.succeededFuture(new Round(missing, List.of(), false));
+            return Future.succeededFuture(gather.result());
         }
-        List<Future<HolderReply>> replies = new ArrayList<>();
+        List<Future<Void>> replies = new ArrayList<>();
         byNode.forEach((node, workers) -> {
             long[] ids = workers.stream().mapToLong(Long::longValue).toArray();
             Buffer request = ShardQueryCodec.encode(new ShardQueryCodec.Request(key, kind, hashes, ids));
             replies.add(request(QUERY, ADDRESS_PREFIX + node, request, options)
-                    .map(reply -> new HolderReply(node, reply, workers))
+                    .map(reply -> {
+                        synchronized (gather) {
+                            gather.addReply(reply, new HashSet<>(workers)).forEach(candidates::remove);
+                        }
+                        return (Void) null;
+                    })
                     .recover(t -> {
                         if (t instanceof IllegalArgumentException || t instanceof IndexOutOfBoundsException) {
                             rejected();
                         }
-                        notAnswered(node, workers.size(), key, t);
+                        LOG.debug(
+                                "shard holder {} did not answer for {} instances of {}: {}",
+                                node,
+                                workers.size(),
+                                key,
+                                t.toString());
                         return Future.succeededFuture();
                     }));
         });
-        int lost = missing;
         return Future.join(replies).transform(ignored -> {
-            List<HolderReply> answered = new ArrayList<>();
-            for (Future<HolderReply> f : replies) {
-                if (f.result() != null) {
-                    answered.add(f.result());
-                }
+            if (!candidates.isEmpty()) {
+                counters.shardRetried();
             }
-            return Future.succeededFuture(new Round(lost, answered, true));
+            return ask(key, kind, hashes, candidates, gather);
         });
-    }
-
-    /** Takes a round into {@code gather}, then asks again for what is still unanswered, until nothing is. */
-    private <R> Future<R> gathered(
-            PartitionKey key,
-            int kind,
-            long[] hashes,
-            Map<Long, ArrayDeque<String>> candidates,
-            Gather<R> gather,
-            Round round) {
-        for (int i = 0; i < round.missing(); i++) {
-            gather.missing();
-        }
-        if (round.missing() > 0) {
-            counters.missingInstances(round.missing());
-        }
-        for (HolderReply reply : round.replies()) {
-            try {
-                gather.addReply(reply.body(), new HashSet<>(reply.workers())).forEach(candidates::remove);
-            } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
-                rejected();
-                notAnswered(reply.node(), reply.workers().size(), key, e);
-            }
-        }
-        if (!round.asked()) {
-            return Future.succeededFuture(gather.result());
-        }
-        if (!candidates.isEmpty()) {
-            counters.shardRetried();
-        }
-        return round(key, kind, hashes, candidates)
-                .compose(next -> gathered(key, kind, hashes, candidates, gather, next));
-    }
-
-    private static void notAnswered(String node, int instances, PartitionKey key, Throwable t) {
-        LOG.debug("shard holder {} did not answer for {} instances of {}: {}", node, instances, key, t.toString());
     }
 
     /** An answer being assembled from this node's part and the holders' replies. */
