@@ -46,8 +46,16 @@ public final class EventCounters {
         add(applied, eventType + "|" + status, n);
     }
 
+    /**
+     * Counts {@code n} warnings of {@code kind}. A lost-batch count comes from a publisher's seqs, which can jump by
+     * anything, so the count stops at {@code Long.MAX_VALUE} rather than wrap negative. Warnings are rare, so reading
+     * the sum here costs nothing that matters.
+     */
     public void warning(String kind, long n) {
-        add(warnings, kind, n);
+        if (n > 0) {
+            LongAdder a = warnings.computeIfAbsent(kind, k -> new LongAdder());
+            a.add(Math.min(n, Long.MAX_VALUE - a.sum()));
+        }
     }
 
     /**

@@ -133,12 +133,13 @@ public final class Partition {
         @Override
         public void lost(long start, long end) {
             counters.gap(EventCounters.GAP_ZMQ_SEQ);
-            counters.warning(WarningKind.BATCHES_LOST, end - start);
+            long batches = Watermarks.batchesBetween(start, end);
+            counters.warning(WarningKind.BATCHES_LOST, batches);
             boolean cleared = inexactPolicy == InexactStreamPolicy.CLEAR;
             if (cleared) {
                 index.removeWorkerDpRank(id.workerId(), id.dpRank());
             }
-            sequencer.watermark().lost(end - start);
+            sequencer.watermark().lost(batches);
             askRepair(start, end);
             if (gapLog.admit()) {
                 LOG.warn(

@@ -47,12 +47,11 @@ public final class Watermarks {
         }
 
         /**
-         * Adds the {@code batches} (unsigned: a publisher's seqs can jump anywhere) lost; the count saturates at
-         * {@code Long.MAX_VALUE} so it stays positive, as snapshots carry it.
+         * Adds {@code batches} lost (at least one); the count saturates at {@code Long.MAX_VALUE} so it stays
+         * positive, as snapshots carry it.
          */
         void lost(long batches) {
-            long n = batches == 0 ? 1 : batches < 0 ? Long.MAX_VALUE : batches;
-            long sum = lostBatches + n;
+            long sum = lostBatches + Math.max(batches, 1);
             lostBatches = sum < 0 ? Long.MAX_VALUE : sum;
         }
 
@@ -63,6 +62,15 @@ public final class Watermarks {
     }
 
     private final ConcurrentHashMap<StreamId, Watermark> marks = new ConcurrentHashMap<>();
+
+    /**
+     * How many batches seqs {@code start} (inclusive) to {@code end} (exclusive) span, unsigned as seqs are: a
+     * publisher's seqs can jump anywhere, so a span past {@code Long.MAX_VALUE} counts as that.
+     */
+    static long batchesBetween(long start, long end) {
+        long n = end - start;
+        return n < 0 ? Long.MAX_VALUE : n;
+    }
 
     public Watermark of(StreamId stream) {
         return marks.computeIfAbsent(stream, k -> new Watermark());

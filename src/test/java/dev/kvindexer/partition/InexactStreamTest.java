@@ -110,6 +110,10 @@ class InexactStreamTest {
         p.onLive(WORKER, 0, 1, store(1L << 62, 21, null));
         p.onLive(WORKER, 0, 1, store(Long.MIN_VALUE + (1L << 62), 22, null));
         assertEquals(Long.MAX_VALUE, mark().lostBatches());
+        assertEquals(
+                Long.MAX_VALUE,
+                counters.warningCount(WarningKind.BATCHES_LOST),
+                "Dynamo's lost-batch warning stops at the largest count, never wraps negative");
         byte[] payload = p.snapshot();
         PeerSnapshot snapshot = installable(payload);
         assertEquals(List.of(new PeerSnapshot.StreamLoss(WORKER, 0, Long.MAX_VALUE)), snapshot.losses());
