@@ -33,7 +33,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * service, and after every acknowledged booking the other replica's {@code /loads} is read once to check it is
  * already counted there.
  *
- * <pre>java -Xmx4g -cp target/benchmarks.jar dev.kvindexer.bench.SelectBench [requests] [active]</pre>
+ * <p>Part 3 ({@code features}): a selection feature on against off, KV events on, each service on its own node: 8
+ * workers whose publishers never send, 64 prompts of 8k tokens sharing prefixes. {@code /select} and
+ * {@code /select_and_reserve} go to both services in turn, one request at a time; each booking is freed again, so
+ * the load stays flat.
+ *
+ * <pre>java -Xmx4g -cp target/benchmarks.jar dev.kvindexer.bench.SelectBench [requests] [active]
+ * java -Xmx4g -cp target/benchmarks.jar dev.kvindexer.bench.SelectBench features [requests]</pre>
  */
 public final class SelectBench {
     private static final int TOKENS = 8192;
@@ -44,6 +50,11 @@ public final class SelectBench {
     private SelectBench() {}
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("features")) {
+            int requests = args.length > 1 ? Integer.parseInt(args[1]) : 2000;
+            featureOnAgainstOff("predicted entries", Map.of("DYN_ROUTER_PREDICTED_TTL_SECS", "5"), requests);
+            return;
+        }
         int requests = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
         int active = args.length > 1 ? Integer.parseInt(args[1]) : 2000;
         for (int[] shape : new int[][] {{8, 8}, {64, 16}}) {
@@ -144,6 +155,64 @@ public final class SelectBench {
         return done.get() / 5.0;
     }
 
+    /** One feature, named by the router environment that turns it on, against the same service without it. */
+    private static void featureOnAgainstOff(String feature, Map<String, String> env, int requests) throws Exception {
+        IndexerNode offNode = IndexerNode.start(ServeConfig.local(0));
+        IndexerNode onNode = IndexerNode.start(ServeConfig.local(0));
+        try {
+            SelectServiceConfig config = SelectServiceConfig.on("127.0.0.1", 0);
+            String off = "http://127.0.0.1:"
+                    + SelectServiceCommand.deploy(offNode, config, SelectionConfig.fromEnvironment(Map.of()))
+                            .actualPort();
+            String on = "http://127.0.0.1:"
+                    + SelectServiceCommand.deploy(onNode, config, SelectionConfig.fromEnvironment(env))
+                            .actualPort();
+            for (String u : List.of(off, on)) {
+                for (int w = 1; w <= 8; w++) {
+                    // A publisher nobody binds: the listener waits for it, and the index holds no engine blocks.
+                    post(
+                            u + "/workers",
+                            "{\"worker_id\":" + w + ",\"model_name\":\"m\",\"endpoint\":\"http://w" + w
+                                    + "\",\"block_size\":" + BLOCK_SIZE + ",\"kv_events_endpoint\":\"tcp://127.0.0.1:"
+                                    + (1 + w) + "\"}");
+                }
+            }
+            SplittableRandom rnd = new SplittableRandom(7);
+            List<String> prompts = new ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+                prompts.add(prompt(rnd));
+            }
+            long[][] t = new long[4][requests];
+            for (int i = -200; i < requests; i++) { // the first 200 warm up
+                String b = body(prompts.get(Math.floorMod(i, 64)));
+                String booked = b.substring(0, b.length() - 1) + ",\"selection_id\":\"f" + i + "\"}";
+                long t0 = System.nanoTime();
+                post(off + "/select", b);
+                long t1 = System.nanoTime();
+                post(on + "/select", b);
+                long t2 = System.nanoTime();
+                post(off + "/select_and_reserve", booked);
+                long t3 = System.nanoTime();
+                post(on + "/select_and_reserve", booked);
+                long t4 = System.nanoTime();
+                delete(off + "/reservations/f" + i);
+                delete(on + "/reservations/f" + i);
+                if (i >= 0) {
+                    t[0][i] = t1 - t0;
+                    t[1][i] = t2 - t1;
+                    t[2][i] = t3 - t2;
+                    t[3][i] = t4 - t3;
+                }
+            }
+            System.out.printf(
+                    "%s: /select off %s, on %s; /select_and_reserve off %s, on %s%n",
+                    feature, tail(t[0]), tail(t[1]), tail(t[2]), tail(t[3]));
+        } finally {
+            onNode.close();
+            offNode.close();
+        }
+    }
+
     private static void clusterBookings(int requests) throws Exception {
         String name = "select-bench-" + UUID.randomUUID();
         ServeConfig clustered = ServeConfig.local(0).withCluster(ClusterSettings.loopback(name));
@@ -236,6 +305,18 @@ public final class SelectBench {
                 throw new IllegalStateException(url + " answered " + r.statusCode() + ": " + r.body());
             }
             return r.body();
+        } catch (java.io.IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void delete(String url) {
+        try {
+            HttpResponse<String> r = CLIENT.send(
+                    HttpRequest.newBuilder(URI.create(url)).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() >= 300) {
+                throw new IllegalStateException(url + " answered " + r.statusCode() + ": " + r.body());
+            }
         } catch (java.io.IOException | InterruptedException e) {
             throw new IllegalStateException(e);
         }

@@ -13,7 +13,9 @@ public final class LoadViews {
     public record LoadRow(long workerId, int dpRank, long prefillTokens, long decodeBlocks, int requests) {}
 
     /** One row of /overlap_scores, in blocks. */
-    public record ScoreRow(long workerId, int dpRank, int dev, int host, int disk, double creditBlocks) {}
+    /** One rank's overlap score; {@code predicted} is its predicted prefix, already merged into {@code dev}. */
+    public record ScoreRow(
+            long workerId, int dpRank, int dev, int host, int disk, int predicted, double creditBlocks) {}
 
     private final SelectionConfig config;
     private final Roster roster;
@@ -71,7 +73,8 @@ public final class LoadViews {
         List<ScoreRow> out = new ArrayList<>();
         for (RankOverlaps.Hit h : rows.values()) {
             RankInputs r = new RankInputs(h.workerId(), h.dpRank(), h.dev(), h.host(), h.disk(), 0, 0, 0, 0, 1.0);
-            out.add(new ScoreRow(h.workerId(), h.dpRank(), h.dev(), h.host(), h.disk(), model.creditBlocks(r)));
+            out.add(new ScoreRow(
+                    h.workerId(), h.dpRank(), h.dev(), h.host(), h.disk(), h.predicted(), model.creditBlocks(r)));
         }
         return out;
     }

@@ -22,6 +22,8 @@ import java.util.Map;
  * @param approximateTtlMillis with KV events off, how long a booked prompt's blocks count as cached on its rank
  * @param prefillBusyThreshold {@code conditional_disagg_prefill_busy_threshold}, NaN when unset (no {@code prefill_busy})
  * @param decodeBusyThreshold  {@code conditional_disagg_decode_busy_threshold}, NaN when unset (no {@code decode_busy})
+ * @param predictedTtlMillis   {@code router_predicted_ttl_secs}: with KV events on, how long a booking's blocks count as
+ *                             predicted on its rank ({@link PredictedBlocks}); 0 when unset (none recorded)
  */
 public record SelectionConfig(
         double credit,
@@ -38,7 +40,8 @@ public record SelectionConfig(
         long requestExpiryMillis,
         long approximateTtlMillis,
         double prefillBusyThreshold,
-        double decodeBusyThreshold) {
+        double decodeBusyThreshold,
+        long predictedTtlMillis) {
     public static final SelectionConfig DEFAULTS = new SelectionConfig(
             1.0,
             1.0,
@@ -54,7 +57,8 @@ public record SelectionConfig(
             300_000,
             120_000,
             Double.NaN,
-            Double.NaN);
+            Double.NaN,
+            0);
 
     public SelectionConfig {
         check(credit >= 0 && Double.isFinite(credit), "overlap_score_credit must be a finite number >= 0");
@@ -69,6 +73,17 @@ public record SelectionConfig(
         check(approximateTtlMillis >= 0, "router_ttl_secs must be >= 0");
         checkUnsetOrNonNegative(prefillBusyThreshold, "conditional_disagg_prefill_busy_threshold");
         checkUnsetOrNonNegative(decodeBusyThreshold, "conditional_disagg_decode_busy_threshold");
+        check(predictedTtlMillis >= 0, "router_predicted_ttl_secs must be > 0");
+        // Dynamo's words: with no events, bookings already go into the index itself.
+        check(
+                predictedTtlMillis == 0 || useKvEvents,
+                "router_predicted_ttl_secs requires use_kv_events=true; do not combine a primary approximate indexer "
+                        + "with a side approximate indexer");
+    }
+
+    /** Whether bookings are recorded as predicted entries beside the event-driven index. */
+    public boolean predicting() {
+        return predictedTtlMillis > 0;
     }
 
     public boolean queueing() {
@@ -86,6 +101,12 @@ public record SelectionConfig(
                     "policy classes are not implemented; every selection shares the one queue");
         }
         SelectionConfig d = DEFAULTS;
+        boolean useKvEvents = truth(env, "DYN_ROUTER_USE_KV_EVENTS", truth(env, "DYN_USE_KV_EVENTS", d.useKvEvents));
+        try {
+            checkCachePolicy(env.get("DYN_ROUTER_APPROXIMATE_CACHE_POLICY"), useKvEvents);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("invalid KV router configuration: " + e.getMessage(), e);
+        }
         double credit = number(env, "DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT", d.credit);
         double scale = number(env, "DYN_ROUTER_PREFILL_LOAD_SCALE", d.scale);
         String weightVar = env.containsKey("DYN_ROUTER_KV_OVERLAP_SCORE_WEIGHT")
@@ -109,15 +130,61 @@ public record SelectionConfig(
                     number(env, "DYN_ROUTER_TEMPERATURE", d.temperature),
                     truth(env, "DYN_ROUTER_TRACK_PREFILL_TOKENS", d.trackPrefill),
                     truth(env, "DYN_ROUTER_ASSUME_KV_REUSE", d.assumeKvReuse),
-                    truth(env, "DYN_ROUTER_USE_KV_EVENTS", truth(env, "DYN_USE_KV_EVENTS", d.useKvEvents)),
+                    useKvEvents,
                     number(env, "DYN_ROUTER_QUEUE_THRESHOLD", d.queueThreshold),
                     Math.round(number(env, "DYN_ROUTER_ACTIVE_REQUEST_EXPIRY_SECS", d.requestExpiryMillis / 1000.0)
                             * 1000),
                     Math.round(number(env, "DYN_ROUTER_TTL_SECS", d.approximateTtlMillis / 1000.0) * 1000),
                     number(env, "DYN_ROUTER_CONDITIONAL_DISAGG_PREFILL_BUSY_THRESHOLD", d.prefillBusyThreshold),
-                    number(env, "DYN_ROUTER_CONDITIONAL_DISAGG_DECODE_BUSY_THRESHOLD", d.decodeBusyThreshold));
+                    number(env, "DYN_ROUTER_CONDITIONAL_DISAGG_DECODE_BUSY_THRESHOLD", d.decodeBusyThreshold),
+                    predictedTtlMillis(env.get("DYN_ROUTER_PREDICTED_TTL_SECS")));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("invalid KV router configuration: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * {@code router_predicted_ttl_secs} in milliseconds, 0 when unset or unparsable. A value that is set must be a
+     * positive, finite number of seconds of at least a millisecond: Dynamo's duration conversion would fail on it.
+     */
+    private static long predictedTtlMillis(String v) {
+        if (v == null) {
+            return 0;
+        }
+        double secs;
+        try {
+            secs = Double.parseDouble(v.trim());
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+        if (!(secs * 1000 >= 1) || !Double.isFinite(secs)) {
+            return -1;
+        }
+        return Math.round(secs * 1000);
+    }
+
+    /**
+     * {@code router_approximate_cache_policy}: {@code ttl} (the default) or {@code lru}. Predicted entries are
+     * TTL-only, so {@code lru} with KV events on is refused, as Dynamo refuses it; with KV events off the approximate
+     * index keeps its TTL retention, as Dynamo's selection service does.
+     */
+    private static void checkCachePolicy(String v, boolean useKvEvents) {
+        if (v == null) {
+            return;
+        }
+        switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "ttl" -> {}
+            case "lru" -> {
+                check(
+                        !useKvEvents,
+                        "router_approximate_cache_policy=lru requires use_kv_events=false; the local side indexer is "
+                                + "TTL-only");
+                NotApplied.report(
+                        "router_approximate_cache_policy=lru", "the approximate index of bookings keeps TTL retention");
+            }
+            default ->
+                throw new IllegalArgumentException(
+                        "router_approximate_cache_policy must be ttl or lru, not `" + v.trim() + "`");
         }
     }
 

@@ -17,16 +17,15 @@ import java.util.Map;
  * router TTL. Blocks booked twice are held twice and each copy leaves on its own TTL, so a block stays while any of
  * its bookings is recent. Runs on the service's context.
  */
-final class ApproximateIndex {
+final class ApproximateIndex implements BookedPrompts {
     private final Vertx vertx;
     private final IndexAccess index;
     private final long ttlMillis;
     /** Each rank's stream of standardized events, with the last event id used. */
     private final Map<String, long[]> streams = new HashMap<>();
 
-    /** Records nothing when workers publish KV events: the index then holds what the engines report. */
-    static ApproximateIndex of(Vertx vertx, IndexAccess index, SelectionConfig config) {
-        return new ApproximateIndex(vertx, index, config.useKvEvents() ? 0 : config.approximateTtlMillis());
+    ApproximateIndex(Vertx vertx, IndexAccess index, SelectionConfig config) {
+        this(vertx, index, config.approximateTtlMillis());
     }
 
     private ApproximateIndex(Vertx vertx, IndexAccess index, long ttlMillis) {
@@ -36,7 +35,8 @@ final class ApproximateIndex {
     }
 
     /** Records a booking's blocks on its rank; a prompt booked by its sequence hashes alone has none to record. */
-    void booked(PartitionKey p, long workerId, int dpRank, Prompt prompt) {
+    @Override
+    public void booked(PartitionKey p, long workerId, int dpRank, Prompt prompt) {
         if (prompt.blockHashes().length == 0 || ttlMillis == 0) {
             return;
         }

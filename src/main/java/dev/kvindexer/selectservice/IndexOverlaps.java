@@ -18,13 +18,19 @@ import io.vertx.core.Future;
 final class IndexOverlaps {
     private final IndexAccess index;
     private final Context home;
+    private final PredictedIndex predicted;
 
-    IndexOverlaps(IndexAccess index, Context home) {
+    /** {@code predicted}: the predicted entries merged into every answer, or null when there are none. */
+    IndexOverlaps(IndexAccess index, Context home, PredictedIndex predicted) {
         this.index = index;
         this.home = home;
+        this.predicted = predicted;
     }
 
-    /** The index's tiered match of the prompt per rank; an index failure is a 500 with its message. */
+    /**
+     * The index's tiered match of the prompt per rank, with predicted entries merged when they are on; an index
+     * failure is a 500 with its message.
+     */
     Future<RankOverlaps> of(PartitionKey p, Prompt prompt) {
         if (prompt.blockHashes().length == 0) {
             return Future.succeededFuture(RankOverlaps.NONE);
@@ -33,7 +39,8 @@ final class IndexOverlaps {
             if (ar.failed()) {
                 return Future.failedFuture(new HttpError(500, ar.cause().getMessage()));
             }
-            return Future.succeededFuture(ranks(ar.result()));
+            RankOverlaps ranks = ranks(ar.result());
+            return Future.succeededFuture(predicted == null ? ranks : predicted.merge(p, prompt, ranks));
         });
     }
 
@@ -46,7 +53,13 @@ final class IndexOverlaps {
                 .otherwise(new long[0]);
     }
 
-    private static RankOverlaps ranks(TieredQueryResult result) {
+    /** Whether answers carry predicted entries. */
+    boolean predicting() {
+        return predicted != null;
+    }
+
+    /** The engines' own overlaps per rank in {@code result} (null: no index), nothing predicted. */
+    static RankOverlaps ranks(TieredQueryResult result) {
         RankOverlaps out = new RankOverlaps();
         if (result == null) {
             return out;

@@ -27,21 +27,21 @@ final class ReservationRoutes {
     private final Bookings bookings;
     private final SelectionQueue queue;
     private final SharedReservations shared;
-    private final ApproximateIndex approximate;
+    private final BookedPrompts prompts;
     private final RandomGenerator random;
 
     ReservationRoutes(
             SelectionState state,
             SelectionQueue queue,
             SharedReservations shared,
-            ApproximateIndex approximate,
+            BookedPrompts prompts,
             RandomGenerator random) {
         this.config = state.config();
         this.roster = state.roster();
         this.bookings = state.bookings();
         this.queue = queue;
         this.shared = shared;
-        this.approximate = approximate;
+        this.prompts = prompts;
         this.random = random;
     }
 
@@ -78,7 +78,7 @@ final class ReservationRoutes {
     }
 
     private JsonObject booked(Booking b) {
-        approximate.booked(b.partition(), b.worker().workerId(), b.dpRank(), b.prompt());
+        prompts.booked(b.partition(), b.worker().workerId(), b.dpRank(), b.prompt());
         return SelectJson.booking(b);
     }
 

@@ -527,10 +527,11 @@ final class SelectJson {
                 .put("active_requests", r.requests());
     }
 
-    static JsonObject scores(int blockSize, int blocks, List<LoadViews.ScoreRow> rows) {
+    /** {@code predicted}: whether predicted entries are on, and each row shows its own {@code predicted_blocks}. */
+    static JsonObject scores(int blockSize, int blocks, List<LoadViews.ScoreRow> rows, boolean predicted) {
         JsonArray workers = new JsonArray();
         for (LoadViews.ScoreRow r : rows) {
-            workers.add(new JsonObject()
+            JsonObject row = new JsonObject()
                     .put("worker_id", JsonNumbers.u64(r.workerId()))
                     .put("dp_rank", r.dpRank())
                     .put("device_blocks", r.dev())
@@ -539,7 +540,8 @@ final class SelectJson {
                     .put("host_pinned_extension_blocks", r.host())
                     .put("disk_extension_blocks", r.disk())
                     .putNull("shared_beyond_device_blocks")
-                    .put("router_credit_blocks", r.creditBlocks()));
+                    .put("router_credit_blocks", r.creditBlocks());
+            workers.add(predicted ? row.put("predicted_blocks", r.predicted()) : row);
         }
         return new JsonObject()
                 .put("block_size", blockSize)

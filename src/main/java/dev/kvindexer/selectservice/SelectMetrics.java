@@ -21,6 +21,7 @@ final class SelectMetrics {
             long refusedRemote,
             int queued,
             long[] replicaCounts,
+            PredictedIndex.Counts predicted,
             String micrometer) {
         PrometheusText out = new PrometheusText();
         answered.render(out, PREFIX);
@@ -53,6 +54,24 @@ final class SelectMetrics {
                         "counter",
                         "Replica-sync messages dropped because too many " + "were waiting to be applied.")
                 .sample(PREFIX + "replica_overflow_total", replicaCounts[2]);
+        out.family(
+                        PREFIX + "predicted_entries",
+                        "gauge",
+                        "Predicted entries held: (prefix block, rank) pairs recent bookings predict "
+                                + "(DYN_ROUTER_PREDICTED_TTL_SECS).")
+                .sample(PREFIX + "predicted_entries", predicted.entries());
+        out.family(
+                        PREFIX + "predicted_blocks_total",
+                        "counter",
+                        "Blocks of ended predictions: confirmed when the rank's engine reported holding them by the "
+                                + "prediction's end, unconfirmed when it did not.")
+                .sample(PREFIX + "predicted_blocks_total", predicted.confirmedBlocks(), "outcome", "confirmed")
+                .sample(PREFIX + "predicted_blocks_total", predicted.unconfirmedBlocks(), "outcome", "unconfirmed");
+        out.family(
+                        PREFIX + "predicted_evicted_total",
+                        "counter",
+                        "Predictions ended before their TTL because the predicted entries reached --max-booked-blocks.")
+                .sample(PREFIX + "predicted_evicted_total", predicted.evicted());
         return out.raw(micrometer).toString();
     }
 }

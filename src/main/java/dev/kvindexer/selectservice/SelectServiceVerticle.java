@@ -32,6 +32,7 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -58,6 +59,10 @@ public final class SelectServiceVerticle extends VerticleBase {
     private ReplicaSync replicas;
     private SelectionRoutes selections;
     private ReservationRoutes reservations;
+    private PredictedIndex predicted;
+
+    /** Milliseconds of a clock that only moves on: every expiry of the service is measured on it. */
+    private static final LongSupplier CLOCK = () -> System.nanoTime() / 1_000_000;
 
     /**
      * @param hazelcast the cluster whose members share every reservation, or null for a service on its own
@@ -78,7 +83,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         this.random = new SplittableRandom(seed);
         this.state = new SelectionState(
                 selection,
-                () -> System.nanoTime() / 1_000_000,
+                CLOCK,
                 random,
                 new PendingSelections(config.cacheTtlMillis(), config.cacheMaxEntries(), config.cacheMaxBytes()),
                 config.limits().maxBookingBlocks(),
@@ -88,7 +93,19 @@ public final class SelectServiceVerticle extends VerticleBase {
     @Override
     public Future<?> start() {
         SelectionConfig selection = state.config();
-        workers = new WorkerReconciler(state.roster(), selection, index, context);
+        if (selection.predicting()) {
+            predicted = new PredictedIndex(
+                    vertx,
+                    context,
+                    index,
+                    CLOCK,
+                    selection.predictedTtlMillis(),
+                    config.limits().maxBookedBlocks());
+        }
+        BookedPrompts prompts = !selection.useKvEvents()
+                ? new ApproximateIndex(vertx, index, selection)
+                : predicted != null ? predicted : BookedPrompts.NONE;
+        workers = new WorkerReconciler(state.roster(), selection, index, prompts, context);
         queue = new SelectionQueue(state.chooser());
         if (config.replicaSyncPort() > 0) {
             replicas = ReplicaSync.start(
@@ -118,9 +135,9 @@ public final class SelectServiceVerticle extends VerticleBase {
                 queue.wake();
             });
         }
-        ApproximateIndex approximate = ApproximateIndex.of(vertx, index, selection);
-        selections = new SelectionRoutes(state, queue, new IndexOverlaps(index, context), shared, approximate, random);
-        reservations = new ReservationRoutes(state, queue, shared, approximate, random);
+        selections = new SelectionRoutes(
+                state, queue, new IndexOverlaps(index, context, predicted), shared, prompts, random);
+        reservations = new ReservationRoutes(state, queue, shared, prompts, random);
         return started.compose(v -> HttpEdge.listen(
                         vertx, router(), config.http(), config.security(), config.host(), config.port()))
                 .onSuccess(edge -> server = edge);
@@ -136,6 +153,9 @@ public final class SelectServiceVerticle extends VerticleBase {
         }
         if (replicas != null) {
             replicas.close();
+        }
+        if (predicted != null) {
+            predicted.stop();
         }
         return server == null ? Future.succeededFuture() : server.close();
     }
@@ -180,6 +200,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                                 state.mirror().refusedBookings(),
                                 queue.size(),
                                 replicaCounts(),
+                                predicted == null ? PredictedIndex.Counts.NONE : predicted.counts(),
                                 micrometer.get())));
         router.get("/ready").handler(this::ready);
         body(router, HttpMethod.POST, "/workers", this::postWorker);

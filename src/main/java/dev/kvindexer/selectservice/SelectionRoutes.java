@@ -33,7 +33,7 @@ final class SelectionRoutes {
     private final SelectionQueue queue;
     private final IndexOverlaps overlaps;
     private final SharedReservations shared;
-    private final ApproximateIndex approximate;
+    private final BookedPrompts prompts;
     private final RandomGenerator random;
 
     SelectionRoutes(
@@ -41,7 +41,7 @@ final class SelectionRoutes {
             SelectionQueue queue,
             IndexOverlaps overlaps,
             SharedReservations shared,
-            ApproximateIndex approximate,
+            BookedPrompts prompts,
             RandomGenerator random) {
         this.config = state.config();
         this.roster = state.roster();
@@ -50,7 +50,7 @@ final class SelectionRoutes {
         this.queue = queue;
         this.overlaps = overlaps;
         this.shared = shared;
-        this.approximate = approximate;
+        this.prompts = prompts;
         this.random = random;
     }
 
@@ -77,11 +77,13 @@ final class SelectionRoutes {
 
     private Future<JsonObject> selectAndReserve(SelectJson.Selection s, RankOverlaps o) {
         Choice c = bookings.selectAndReserve(s.partition(), s.prompt(), o, s.options());
-        // Decided from the same overlaps the choice saw. The approximate index holds bookings, not what engines
-        // hold, so there is nothing to fetch from when KV events are off.
-        HintSources.Source source = config.useKvEvents() ? HintSources.best(roster, c, o) : null;
+        // Decided from the same overlaps the choice saw. Only an index that engines alone write names blocks a source
+        // holds: with KV events off it holds bookings, and predicted entries are bookings too (Dynamo also gives no
+        // hint then).
+        HintSources.Source source =
+                config.useKvEvents() && !config.predicting() ? HintSources.best(roster, c, o) : null;
         return shared.booked(c.selectionId()).compose(v -> {
-            approximate.booked(c.partition(), c.worker().workerId(), c.dpRank(), c.prompt());
+            prompts.booked(c.partition(), c.worker().workerId(), c.dpRank(), c.prompt());
             JsonObject answer = SelectJson.choice(c, true, LoadSignals.of(c, config, false));
             if (source == null) {
                 return Future.succeededFuture(answer);
@@ -103,7 +105,8 @@ final class SelectionRoutes {
                 return SelectJson.scores(
                         i.info().blockSize(),
                         i.prompt().blockHashes().length,
-                        views.overlapScores(i.partition(), i.prompt(), o, i.override()));
+                        views.overlapScores(i.partition(), i.prompt(), o, i.override()),
+                        overlaps.predicting());
             }
             JsonArray rows = new JsonArray();
             views.potentialLoads(i.partition(), i.prompt(), o, i.override())

@@ -25,15 +25,17 @@ final class WorkerReconciler {
     private final Roster roster;
     private final SelectionConfig config;
     private final IndexAccess index;
+    private final BookedPrompts prompts;
     private final Context home;
     /** The tail of the catalog changes in flight: each starts when the one before has finished. */
     private Future<?> tail = Future.succeededFuture();
 
-    /** {@code home}: the context that owns {@code roster}. */
-    WorkerReconciler(Roster roster, SelectionConfig config, IndexAccess index, Context home) {
+    /** {@code home}: the context that owns {@code roster}; {@code prompts}: what bookings recorded, per rank. */
+    WorkerReconciler(Roster roster, SelectionConfig config, IndexAccess index, BookedPrompts prompts, Context home) {
         this.roster = roster;
         this.config = config;
         this.index = index;
+        this.prompts = prompts;
         this.home = home;
     }
 
@@ -114,6 +116,8 @@ final class WorkerReconciler {
             return done;
         }
         for (long r : previous.ranksReplacedBy(entry)) {
+            // A rank with another publisher is another engine: nothing booked on the old one is on it.
+            prompts.forget(previous.partition(), previous.workerId(), (int) r);
             if (entry.hasRank(r) && index.registeredAs(rankRequest(entry, r))) {
                 // Another replica of the cluster already moved this rank to its new publisher: its blocks since stay.
                 continue;
@@ -166,6 +170,7 @@ final class WorkerReconciler {
     /** Takes a worker out of the scheduler (its reservations go) and out of the index (its listeners and blocks). */
     private Future<Void> takeOut(WorkerEntry w) {
         roster.drain(w);
+        prompts.forget(w.partition(), w.workerId(), -1);
         return index.unregister(w.workerId(), w.partition()).otherwiseEmpty();
     }
 

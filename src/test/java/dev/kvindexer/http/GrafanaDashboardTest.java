@@ -4,18 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.DurabilitySettings;
+import dev.kvindexer.support.GrafanaDashboard;
 import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.support.MetricsPage;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,6 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
  * only such a node declares).
  */
 class GrafanaDashboardTest {
+    private static final String SELECT_PREFIX = "kvindexer_select_";
+
     @TempDir
     Path dataDir;
 
@@ -34,27 +32,12 @@ class GrafanaDashboardTest {
     final LocalNode indexer =
             new LocalNode(c -> c.withDurability(DurabilitySettings.inDirectory(dataDir, Duration.ofHours(1))));
 
-    private static final Path DASHBOARD = Path.of("deploy", "grafana", "kvindexer-dashboard.json");
-    private static final Pattern METRIC = Pattern.compile("\\b((?:kvindexer|dynamo)_[a-z0-9_]+)");
-
     @Test
     void everyPanelQueriesFamiliesTheNodeExports() throws Exception {
-        JsonObject dashboard = new JsonObject(Files.readString(DASHBOARD));
-        Set<String> asked = new TreeSet<>();
-        int panels = 0;
-        for (Object p : dashboard.getJsonArray("panels")) {
-            JsonArray targets = ((JsonObject) p).getJsonArray("targets");
-            if (targets == null) {
-                continue;
-            }
-            panels++;
-            for (Object t : targets) {
-                Matcher m = METRIC.matcher(((JsonObject) t).getString("expr"));
-                while (m.find()) {
-                    asked.add(m.group(1).replaceAll("_(bucket|sum|count)$", ""));
-                }
-            }
-        }
+        GrafanaDashboard dashboard = GrafanaDashboard.read();
+        int panels = dashboard.panels();
+        // The selection service's families are its own /metrics page's (SelectDashboardTest).
+        Set<String> asked = dashboard.families(SELECT_PREFIX, false);
         assertTrue(panels >= 10, "a dashboard, not a stub: " + panels + " panels");
         assertTrue(
                 asked.containsAll(List.of(

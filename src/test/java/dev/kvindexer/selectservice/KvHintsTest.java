@@ -299,31 +299,6 @@ class KvHintsTest {
 
     /** Each schedulable rank's device / host-pinned / disk reach of the prompt, in blocks: "worker/rank:d/h/k ...". */
     private String reach() {
-        JsonObject scores = ok(
-                200,
-                http.post(
-                        "/overlap_scores",
-                        new JsonObject()
-                                .put("model_name", "model")
-                                .put(
-                                        "token_ids",
-                                        new JsonArray(
-                                                Arrays.stream(TOKENS).boxed().toList()))
-                                .encode()));
-        StringBuilder out = new StringBuilder();
-        for (Object o : scores.getJsonArray("workers")) {
-            JsonObject r = (JsonObject) o;
-            out.append(out.length() == 0 ? "" : " ")
-                    .append(r.getLong("worker_id"))
-                    .append('/')
-                    .append(r.getInteger("dp_rank"))
-                    .append(':')
-                    .append(r.getInteger("device_blocks"))
-                    .append('/')
-                    .append(r.getInteger("host_pinned_blocks"))
-                    .append('/')
-                    .append(r.getInteger("disk_blocks"));
-        }
-        return out.toString();
+        return SelectServicePerTest.overlapRows(http, TOKENS, "device_blocks", "host_pinned_blocks", "disk_blocks");
     }
 }

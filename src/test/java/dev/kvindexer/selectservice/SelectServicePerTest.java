@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.LoadStorm;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
+import java.util.Arrays;
 import java.util.Map;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -32,6 +34,37 @@ final class SelectServicePerTest implements AfterEachCallback {
     static JsonObject ok(int status, HttpResponse<String> r) {
         assertEquals(status, r.statusCode(), r.body());
         return new JsonObject(r.body());
+    }
+
+    /**
+     * The {@code /overlap_scores} of {@code tokens} in model {@code model}, one "worker/rank:a/b/..." per row with the
+     * row's {@code members} in order.
+     */
+    static String overlapRows(HttpJson http, int[] tokens, String... members) {
+        JsonObject scores = ok(
+                200,
+                http.post(
+                        "/overlap_scores",
+                        new JsonObject()
+                                .put("model_name", "model")
+                                .put(
+                                        "token_ids",
+                                        new JsonArray(
+                                                Arrays.stream(tokens).boxed().toList()))
+                                .encode()));
+        StringBuilder out = new StringBuilder();
+        for (Object o : scores.getJsonArray("workers")) {
+            JsonObject r = (JsonObject) o;
+            out.append(out.length() == 0 ? "" : " ")
+                    .append(r.getLong("worker_id"))
+                    .append('/')
+                    .append(r.getInteger("dp_rank"))
+                    .append(':');
+            for (int i = 0; i < members.length; i++) {
+                out.append(i == 0 ? "" : "/").append(r.getValue(members[i]));
+            }
+        }
+        return out.toString();
     }
 
     @Override
