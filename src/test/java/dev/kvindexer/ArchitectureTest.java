@@ -97,7 +97,7 @@ class ArchitectureTest {
                 .whereLayer("Select")
                 .mayOnlyBeAccessedByLayers("Cli", "SelectService", "Replication")
                 .whereLayer("Select")
-                .mayOnlyAccessLayers("Load", "Vocabulary", "Support")
+                .mayOnlyAccessLayers("Load", "Index", "Vocabulary", "Support")
                 .whereLayer("Load")
                 .mayOnlyBeAccessedByLayers("Tracker", "Select", "SelectService")
                 .whereLayer("Load")
@@ -125,7 +125,8 @@ class ArchitectureTest {
                 .whereLayer("Wire")
                 .mayOnlyBeAccessedByLayers("Http", "Registry", "Ingest", "Simulator")
                 .whereLayer("Index")
-                .mayOnlyBeAccessedByLayers("Http", "Cluster", "Dump", "Partition", "Conductor", "SelectService")
+                .mayOnlyBeAccessedByLayers(
+                        "Http", "Cluster", "Dump", "Partition", "Conductor", "Select", "SelectService")
                 .whereLayer("Web")
                 .mayOnlyBeAccessedByLayers("Node", "Http", "Tracker", "SelectService", "Replication")
                 .whereLayer("Web")

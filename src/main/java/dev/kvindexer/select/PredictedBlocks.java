@@ -1,7 +1,11 @@
 package dev.kvindexer.select;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.PartitionIndex;
+import dev.kvindexer.index.StoreOutcome;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,9 +16,10 @@ import java.util.function.LongSupplier;
 /**
  * Predicted entries (docs/api/selection.md#predicted-entries, {@code DYN_ROUTER_PREDICTED_TTL_SECS}): the blocks each
  * booking sent to a rank, held for a short TTL beside the event-driven index, so the next selection of the same prefix
- * sees them before the engine's first event does. A prefix is keyed by its chained hash, so a rank's predicted depth
- * along a prompt is a prefix, as in the index. Kept apart from the index because the router's hashes are not the
- * engine's: written into the index, one block would be held under two names. Single-threaded.
+ * sees them before the engine's first event does. Each partition's are a prefix tree of their own, the index core's,
+ * holding one copy of a block per live booking that predicts it: a block stays while any of its bookings is recent.
+ * Kept apart from the index of engine events because the router's hashes are not the engine's: written into it, one
+ * block would be held under two names. Single-threaded.
  */
 public final class PredictedBlocks {
     /** A rank's predicted prefix of one prompt, in blocks. */
@@ -26,15 +31,16 @@ public final class PredictedBlocks {
     private final LongSupplier clockMillis;
     private final long ttlMillis;
     private final long maxEntries;
-    private final Map<PartitionKey, Map<Long, Holders>> tables = new HashMap<>();
-    /** Predictions in the order they end: the TTL is one value and the clock only moves on. */
+    private final Map<PartitionKey, PartitionIndex> tables = new HashMap<>();
+    /** Live predictions in the order they end: the TTL is one value and the clock only moves on. */
     private final ArrayDeque<Held> queue = new ArrayDeque<>();
 
     private long entries;
     private long evictedEarly;
 
     /**
-     * @param maxEntries (prefix, rank) pairs held together; beyond it the oldest predictions end early
+     * @param maxEntries predicted blocks held together, a block counted once per booking that predicts it; beyond it
+     *                   the oldest predictions end early
      */
     public PredictedBlocks(LongSupplier clockMillis, long ttlMillis, long maxEntries) {
         if (ttlMillis <= 0 || maxEntries <= 0) {
@@ -50,63 +56,33 @@ public final class PredictedBlocks {
         if (blockHashes.length == 0) {
             return;
         }
-        long expiresAt = clockMillis.getAsLong() + ttlMillis;
-        Map<Long, Holders> table = tables.computeIfAbsent(p, k -> new HashMap<>());
+        // The chained hashes name the blocks: one name per prefix, whatever the engine calls it.
         long[] chain = BlockHasher.sequenceHashes(blockHashes);
-        for (long prefix : chain) {
-            if (table.computeIfAbsent(prefix, k -> new Holders()).hold(workerId, dpRank, expiresAt)) {
-                entries++;
-            }
+        StoreOutcome stored = tables.computeIfAbsent(p, k -> new PartitionIndex(1))
+                .store(workerId, dpRank, StorageTier.DEVICE, false, 0, chain, blockHashes);
+        if (stored != StoreOutcome.OK) {
+            return; // a chain the tree can never hold: this booking predicts nothing
         }
-        queue.addLast(new Held(new Prediction(p, workerId, dpRank, blockHashes, expiresAt), chain));
-        while (entries > maxEntries && !queue.isEmpty()) {
+        entries += chain.length;
+        queue.addLast(
+                new Held(new Prediction(p, workerId, dpRank, blockHashes, clockMillis.getAsLong() + ttlMillis), chain));
+        while (entries > maxEntries) {
             release(queue.pollFirst());
             evictedEarly++;
         }
     }
 
-    /** Each rank's live predicted prefix of a prompt's local hashes, longest first reached from block 0. */
+    /** Each rank's predicted prefix of a prompt's local hashes, from its first block. */
     public List<Depth> depths(PartitionKey p, long[] blockHashes) {
-        Map<Long, Holders> table = tables.get(p);
+        PartitionIndex table = tables.get(p);
         if (table == null || blockHashes.length == 0) {
             return List.of();
         }
-        long now = clockMillis.getAsLong();
-        Holders first = table.get(blockHashes[0]);
-        if (first == null) {
-            return List.of();
-        }
         List<Depth> out = new ArrayList<>();
-        long[] workers = new long[first.size];
-        int[] ranks = new int[first.size];
-        int[] depth = new int[first.size];
-        int alive = 0;
-        for (int j = 0; j < first.size; j++) {
-            if (first.expires[j] > now) {
-                workers[alive] = first.workers[j];
-                ranks[alive] = first.ranks[j];
-                depth[alive++] = 1;
+        for (OwnerMatch m : table.match(blockHashes)) {
+            if (m.gpuBlocks() > 0) {
+                out.add(new Depth(m.workerId(), m.dpRank(), m.gpuBlocks()));
             }
-        }
-        long prefix = blockHashes[0];
-        for (int i = 1; i < blockHashes.length && alive > 0; i++) {
-            prefix = BlockHasher.chain(prefix, blockHashes[i]);
-            Holders h = table.get(prefix);
-            int still = 0;
-            for (int j = 0; j < alive; j++) {
-                if (h != null && h.holds(workers[j], ranks[j], now)) {
-                    depth[j]++;
-                    workers[still] = workers[j];
-                    ranks[still] = ranks[j];
-                    depth[still++] = depth[j];
-                } else {
-                    out.add(new Depth(workers[j], ranks[j], depth[j]));
-                }
-            }
-            alive = still;
-        }
-        for (int j = 0; j < alive; j++) {
-            out.add(new Depth(workers[j], ranks[j], depth[j]));
         }
         return out;
     }
@@ -125,17 +101,26 @@ public final class PredictedBlocks {
 
     /** Drops a worker's predictions in a partition (it left the catalog); {@code dpRank} -1 for all its ranks. */
     public void forget(PartitionKey p, long workerId, int dpRank) {
-        Map<Long, Holders> table = tables.get(p);
+        PartitionIndex table = tables.get(p);
         if (table == null) {
             return;
         }
-        table.values().removeIf(h -> {
-            entries -= h.drop(workerId, dpRank);
-            return h.size == 0;
+        if (dpRank < 0) {
+            table.removeWorker(workerId);
+        } else {
+            table.removeWorkerDpRank(workerId, dpRank);
+        }
+        queue.removeIf(h -> {
+            Prediction x = h.prediction();
+            boolean gone = x.partition().equals(p) && x.workerId() == workerId && (dpRank < 0 || x.dpRank() == dpRank);
+            if (gone) {
+                entries -= h.chain().length;
+            }
+            return gone;
         });
     }
 
-    /** (prefix, rank) pairs held. */
+    /** Predicted blocks held, each counted once per booking that predicts it. */
     public long entries() {
         return entries;
     }
@@ -145,95 +130,19 @@ public final class PredictedBlocks {
         return evictedEarly;
     }
 
-    /** Takes a prediction's pairs out, unless a later booking of the same prefix for the same rank renewed them. */
+    /** Takes one prediction's copies out: a block another live booking predicts stays. */
     private void release(Held held) {
         Prediction p = held.prediction();
-        Map<Long, Holders> table = tables.get(p.partition());
+        PartitionIndex table = tables.get(p.partition());
         if (table == null) {
             return;
         }
-        for (long prefix : held.chain()) {
-            Holders h = table.get(prefix);
-            if (h != null && h.release(p.workerId(), p.dpRank(), p.expiresAt())) {
-                entries--;
-                if (h.size == 0) {
-                    table.remove(prefix);
-                }
-            }
-        }
+        table.remove(p.workerId(), p.dpRank(), StorageTier.DEVICE, held.chain());
+        entries -= held.chain().length;
         if (table.isEmpty()) {
             tables.remove(p.partition());
         }
     }
 
     private record Held(Prediction prediction, long[] chain) {}
-
-    /** The ranks predicted to hold one prefix, with when each prediction ends; a prefix rarely has more than a few. */
-    private static final class Holders {
-        long[] workers = new long[2];
-        int[] ranks = new int[2];
-        long[] expires = new long[2];
-        int size;
-
-        /** Holds or renews; true when the rank is new here. */
-        boolean hold(long worker, int rank, long expiresAt) {
-            int i = indexOf(worker, rank);
-            if (i >= 0) {
-                expires[i] = Math.max(expires[i], expiresAt);
-                return false;
-            }
-            if (size == workers.length) {
-                workers = java.util.Arrays.copyOf(workers, size * 2);
-                ranks = java.util.Arrays.copyOf(ranks, size * 2);
-                expires = java.util.Arrays.copyOf(expires, size * 2);
-            }
-            workers[size] = worker;
-            ranks[size] = rank;
-            expires[size++] = expiresAt;
-            return true;
-        }
-
-        boolean holds(long worker, int rank, long now) {
-            int i = indexOf(worker, rank);
-            return i >= 0 && expires[i] > now;
-        }
-
-        /** Removes the rank if its latest prediction ends at or before {@code expiresAt}; true when removed. */
-        boolean release(long worker, int rank, long expiresAt) {
-            int i = indexOf(worker, rank);
-            if (i < 0 || expires[i] > expiresAt) {
-                return false;
-            }
-            removeAt(i);
-            return true;
-        }
-
-        /** Removes the worker's rank, or every rank of it with {@code rank} -1; answers how many went. */
-        int drop(long worker, int rank) {
-            int gone = 0;
-            for (int i = size - 1; i >= 0; i--) {
-                if (workers[i] == worker && (rank < 0 || ranks[i] == rank)) {
-                    removeAt(i);
-                    gone++;
-                }
-            }
-            return gone;
-        }
-
-        private int indexOf(long worker, int rank) {
-            for (int i = 0; i < size; i++) {
-                if (workers[i] == worker && ranks[i] == rank) {
-                    return i;
-                }
-            }
-            return -1;
-        }
-
-        private void removeAt(int i) {
-            size--;
-            workers[i] = workers[size];
-            ranks[i] = ranks[size];
-            expires[i] = expires[size];
-        }
-    }
 }

@@ -16,7 +16,7 @@ import java.util.function.LongSupplier;
  * confirmed; the rest never were. That ratio is what the feature is worth on a workload.
  */
 final class PredictedIndex implements BookedPrompts {
-    /** What /metrics shows: pairs held, blocks of ended predictions by outcome, predictions ended early when full. */
+    /** What /metrics shows: blocks held, blocks of ended predictions by outcome, predictions ended early when full. */
     record Counts(long entries, long confirmedBlocks, long unconfirmedBlocks, long evicted) {
         static final Counts NONE = new Counts(0, 0, 0, 0);
     }
@@ -29,15 +29,15 @@ final class PredictedIndex implements BookedPrompts {
     private long confirmed;
     private long unconfirmed;
 
-    /** {@code maxEntries}: (prefix, rank) pairs held together before the oldest predictions end early. */
+    /** {@code maxEntries}: predicted blocks held together before the oldest predictions end early. */
     PredictedIndex(
             Vertx vertx, Context home, IndexAccess index, LongSupplier clockMillis, long ttlMillis, long maxEntries) {
         this.vertx = vertx;
         this.home = home;
         this.index = index;
         this.blocks = new PredictedBlocks(clockMillis, ttlMillis, maxEntries);
-        // Matching skips what has expired already; the timer frees memory and checks the predictions that ended.
-        this.timer = vertx.setPeriodic(Math.max(50, Math.min(ttlMillis, 1_000)), id -> endExpired());
+        // A prediction counts until the timer ends it: at most a tenth of the TTL, and 100 ms, late.
+        this.timer = vertx.setPeriodic(Math.max(10, Math.min(ttlMillis / 10, 100)), id -> endExpired());
     }
 
     @Override

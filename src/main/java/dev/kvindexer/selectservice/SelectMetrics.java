@@ -57,7 +57,7 @@ final class SelectMetrics {
         out.family(
                         PREFIX + "predicted_entries",
                         "gauge",
-                        "Predicted entries held: (prefix block, rank) pairs recent bookings predict "
+                        "Predicted blocks held, each counted once per live booking that predicts it "
                                 + "(DYN_ROUTER_PREDICTED_TTL_SECS).")
                 .sample(PREFIX + "predicted_entries", predicted.entries());
         out.family(

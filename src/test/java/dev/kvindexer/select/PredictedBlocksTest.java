@@ -34,14 +34,16 @@ class PredictedBlocksTest {
         now.addAndGet(60);
         blocks.record(P, 1, 0, new long[] {11, 12});
         now.addAndGet(40);
-        assertEquals("1/0:2", depths(P, 11, 12, 13), "block 3's prediction ended; blocks 1 and 2 were booked again");
         List<PredictedBlocks.Prediction> ended = blocks.expire();
+        assertEquals("1/0:2", depths(P, 11, 12, 13), "block 3's prediction ended; blocks 1 and 2 were booked again");
         assertEquals(1, ended.size());
         assertEquals(3, ended.get(0).blockHashes().length);
-        assertEquals(2, blocks.entries(), "the renewed pairs stay");
-        now.addAndGet(60);
-        assertEquals("", depths(P, 11, 12));
+        assertEquals(2, blocks.entries(), "the renewing booking's blocks stay");
+        now.addAndGet(59);
+        assertEquals(List.of(), blocks.expire(), "the renewal has a millisecond left");
+        now.addAndGet(1);
         assertEquals(1, blocks.expire().size());
+        assertEquals("", depths(P, 11, 12));
         assertEquals(0, blocks.entries());
     }
 
@@ -68,7 +70,7 @@ class PredictedBlocksTest {
         assertEquals("2/0:1", depths(P, 11, 12));
         assertEquals(1, blocks.entries());
         now.addAndGet(100);
-        assertEquals(3, blocks.expire().size(), "their queue entries end harmlessly");
+        assertEquals(1, blocks.expire().size(), "the forgotten predictions do not end again");
         assertEquals(0, blocks.entries());
     }
 
