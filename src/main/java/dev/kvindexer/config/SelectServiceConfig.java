@@ -17,6 +17,7 @@ import java.util.List;
  * @param http                  idle and request timeouts of HTTP connections
  * @param limits                what callers and replica peers may make the service hold
  * @param security              the bearer token that guards the routes, as on the indexer's port
+ * @param sessionAffinityTtlSecs the idle TTL of session bindings; 0 leaves session affinity off
  */
 public record SelectServiceConfig(
         String host,
@@ -29,7 +30,8 @@ public record SelectServiceConfig(
         List<String> replicaSyncPeers,
         HttpLimits http,
         SelectLimits limits,
-        SecuritySettings security) {
+        SecuritySettings security,
+        long sessionAffinityTtlSecs) {
     public static final int DEFAULT_PORT = 8092;
     public static final long DEFAULT_CACHE_TTL_MILLIS = 120_000;
     public static final int DEFAULT_CACHE_MAX_ENTRIES = 4096;
@@ -51,6 +53,37 @@ public record SelectServiceConfig(
         if (!replicaSyncPeers.isEmpty() && replicaSyncPort == 0) {
             throw new IllegalArgumentException("--replica-sync-peers requires --replica-sync-port");
         }
+        if (sessionAffinityTtlSecs < 0) {
+            throw new IllegalArgumentException("--session-affinity-ttl-secs must be positive");
+        }
+    }
+
+    /** Without session affinity. */
+    public SelectServiceConfig(
+            String host,
+            int port,
+            long cacheTtlMillis,
+            int cacheMaxEntries,
+            long cacheMaxBytes,
+            long cleanupIntervalMillis,
+            int replicaSyncPort,
+            List<String> replicaSyncPeers,
+            HttpLimits http,
+            SelectLimits limits,
+            SecuritySettings security) {
+        this(
+                host,
+                port,
+                cacheTtlMillis,
+                cacheMaxEntries,
+                cacheMaxBytes,
+                cleanupIntervalMillis,
+                replicaSyncPort,
+                replicaSyncPeers,
+                http,
+                limits,
+                security,
+                0);
     }
 
     /** With the default limits and no token. */
@@ -103,7 +136,8 @@ public record SelectServiceConfig(
                 replicaSyncPeers,
                 http,
                 limits,
-                security);
+                security,
+                sessionAffinityTtlSecs);
     }
 
     /** The same routes guarded by {@code security}'s token (the indexer's own settings under {@code serve}). */
@@ -119,6 +153,24 @@ public record SelectServiceConfig(
                 replicaSyncPeers,
                 http,
                 limits,
-                security);
+                security,
+                sessionAffinityTtlSecs);
+    }
+
+    /** The same service with session affinity, bindings idling out after {@code ttlSecs}; 0 for none. */
+    public SelectServiceConfig withSessionAffinityTtlSecs(long ttlSecs) {
+        return new SelectServiceConfig(
+                host,
+                port,
+                cacheTtlMillis,
+                cacheMaxEntries,
+                cacheMaxBytes,
+                cleanupIntervalMillis,
+                replicaSyncPort,
+                replicaSyncPeers,
+                http,
+                limits,
+                security,
+                ttlSecs);
     }
 }

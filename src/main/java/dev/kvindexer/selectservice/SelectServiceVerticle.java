@@ -51,6 +51,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     private HttpEdge server;
     private long cleanupTimer = -1;
     private long queueTimer = -1;
+    private long sessionTimer = -1;
     private boolean closing;
     private WorkerReconciler workers;
     private SelectionQueue queue;
@@ -82,7 +83,8 @@ public final class SelectServiceVerticle extends VerticleBase {
                 random,
                 new PendingSelections(config.cacheTtlMillis(), config.cacheMaxEntries(), config.cacheMaxBytes()),
                 config.limits().maxBookingBlocks(),
-                config.limits().maxBookedBlocks());
+                config.limits().maxBookedBlocks(),
+                config.sessionAffinityTtlSecs() * 1000);
     }
 
     @Override
@@ -99,6 +101,11 @@ public final class SelectServiceVerticle extends VerticleBase {
                     context,
                     state.bookings(),
                     state.mirror());
+        }
+        if (state.sessions() != null) {
+            // Idle bindings are also dropped when their table is full; this keeps the memory of idle ones short.
+            long sweep = Math.min(config.sessionAffinityTtlSecs(), 30) * 1000;
+            sessionTimer = vertx.setPeriodic(sweep, id -> state.sessions().expireIdle());
         }
         if (selection.queueing()) {
             // Load also drops on other replicas and by expiry: look at least this often (Dynamo: every 60 s).
@@ -131,6 +138,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         closing = true;
         vertx.cancelTimer(cleanupTimer);
         vertx.cancelTimer(queueTimer);
+        vertx.cancelTimer(sessionTimer);
         if (shared != null) {
             shared.stop();
         }
@@ -150,6 +158,13 @@ public final class SelectServiceVerticle extends VerticleBase {
      */
     long[] replicaCounts() {
         return replicas == null ? new long[3] : replicas.counts();
+    }
+
+    /** Session bindings held (idle ones not yet swept included) and the leases on them; zeros when off. */
+    long[] sessionCounts() {
+        return state.sessions() == null
+                ? new long[2]
+                : new long[] {state.sessions().size(), state.sessions().leases()};
     }
 
     Router router() {

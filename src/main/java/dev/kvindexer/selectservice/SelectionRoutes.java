@@ -35,6 +35,7 @@ final class SelectionRoutes {
     private final SharedReservations shared;
     private final ApproximateIndex approximate;
     private final RandomGenerator random;
+    private final boolean sessions;
 
     SelectionRoutes(
             SelectionState state,
@@ -52,6 +53,7 @@ final class SelectionRoutes {
         this.shared = shared;
         this.approximate = approximate;
         this.random = random;
+        this.sessions = state.sessions() != null;
     }
 
     void select(RoutingContext ctx, boolean reserve) {
@@ -60,7 +62,7 @@ final class SelectionRoutes {
                     "the " + NotApplied.POLICY_CLASS_HEADER + " header",
                     "policy classes are not implemented; every selection shares the one queue");
         }
-        SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random, reserve);
+        SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random, reserve, sessions);
         // An advisory selection reads the load as it is now; waiting for it to drop would defeat its purpose.
         Future<Void> turn = s.advisory()
                 ? Future.succeededFuture()
