@@ -7,6 +7,7 @@ import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.select.PendingSelections;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
+import dev.kvindexer.select.SessionBindings;
 import dev.kvindexer.select.WorkerEntry;
 import dev.kvindexer.selectservice.replication.ClusterLoad;
 import dev.kvindexer.selectservice.replication.LocalReservations;
@@ -92,15 +93,22 @@ public final class SelectServiceVerticle extends VerticleBase {
         SelectionConfig selection = state.config();
         workers = new WorkerReconciler(state.roster(), selection, index, context);
         queue = new SelectionQueue(state.chooser());
+        // Dynamo's service writes its bindings under its random process id, the one its load events carry.
+        long writerId = 0;
         if (config.replicaSyncPort() > 0) {
+            writerId = random.nextLong(1, Long.MAX_VALUE);
             replicas = ReplicaSync.start(
                     config.replicaSyncPort(),
                     config.replicaSyncPeers(),
-                    random.nextLong(1, Long.MAX_VALUE),
+                    writerId,
                     config.limits().maxBookingBlocks(),
                     context,
                     state.bookings(),
-                    state.mirror());
+                    state.mirror(),
+                    state.sessions());
+        }
+        if (state.sessions() != null) {
+            state.sessions().replicate(writerId, this::shareBinding);
         }
         if (state.sessions() != null) {
             // Idle bindings are also dropped when their table is full; this keeps the memory of idle ones short.
@@ -148,16 +156,23 @@ public final class SelectServiceVerticle extends VerticleBase {
         return server == null ? Future.succeededFuture() : server.close();
     }
 
+    /** A binding made or refreshed here, carried to the other replicas. */
+    private void shareBinding(SessionBindings.Binding b) {
+        if (replicas != null) {
+            replicas.publish(b);
+        }
+    }
+
     public int actualPort() {
         return server.actualPort();
     }
 
     /**
-     * Messages taken from replica peers, how many of them were malformed, and how many were dropped while too many
-     * waited to be applied; zeros without replica sync.
+     * Messages taken from replica peers, how many of them were malformed, how many were dropped while too many
+     * waited to be applied, and how many session bindings could not be kept; zeros without replica sync.
      */
     long[] replicaCounts() {
-        return replicas == null ? new long[3] : replicas.counts();
+        return replicas == null ? new long[4] : replicas.counts();
     }
 
     /** Session bindings held (idle ones not yet swept included) and the leases on them; zeros when off. */
@@ -195,6 +210,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                                 state.mirror().refusedBookings(),
                                 queue.size(),
                                 replicaCounts(),
+                                sessionCounts()[0],
                                 micrometer.get())));
         router.get("/ready").handler(this::ready);
         body(router, HttpMethod.POST, "/workers", this::postWorker);
