@@ -43,6 +43,8 @@ public final class SessionBindings {
         REPLACED_EXPIRED,
         REPLACED_NEWER,
         IGNORED_CONFLICT,
+        /** A catch-up brought a version already held: nothing changes, its idle deadline included. */
+        UNCHANGED,
         /** Its worker rank is not schedulable here: binding to it would steer to nothing. */
         IGNORED_UNSCHEDULABLE,
         REJECTED_SESSION_ID,
@@ -269,6 +271,18 @@ public final class SessionBindings {
             return Applied.REPLACED_NEWER;
         }
         return Applied.IGNORED_CONFLICT;
+    }
+
+    /**
+     * Applies a binding read back from a shared record rather than sent: one already held at that version or newer
+     * changes nothing, so re-reading the record does not keep an idle binding alive.
+     */
+    public Applied catchUp(Binding b) {
+        Entry e = entry(b.partition(), b.sessionId());
+        if (e != null && !idle(e, now()) && b.version().compareTo(e.version) <= 0) {
+            return Applied.UNCHANGED;
+        }
+        return apply(b);
     }
 
     private void put(Binding b, long now) {

@@ -12,8 +12,10 @@ import dev.kvindexer.select.SelectionState;
 import dev.kvindexer.selectservice.replication.SharedReservations;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -27,6 +29,7 @@ final class ReservationRoutes {
     private final Bookings bookings;
     private final SelectionQueue queue;
     private final SharedReservations shared;
+    private final Supplier<Future<Void>> bindingsShared;
     private final ApproximateIndex approximate;
     private final RandomGenerator random;
 
@@ -34,6 +37,7 @@ final class ReservationRoutes {
             SelectionState state,
             SelectionQueue queue,
             SharedReservations shared,
+            Supplier<Future<Void>> bindingsShared,
             ApproximateIndex approximate,
             RandomGenerator random) {
         this.config = state.config();
@@ -41,6 +45,7 @@ final class ReservationRoutes {
         this.bookings = state.bookings();
         this.queue = queue;
         this.shared = shared;
+        this.bindingsShared = bindingsShared;
         this.approximate = approximate;
         this.random = random;
     }
@@ -52,7 +57,10 @@ final class ReservationRoutes {
         PartitionKey p = SelectJson.partition(body);
         if (!body.has("worker_id") || body.body().getValue("worker_id") == null) {
             Booking replayed = bookings.reserveReplay(p, id);
-            Replies.send(ctx, 201, shared.booked(id).map(v -> booked(replayed)));
+            Replies.send(
+                    ctx,
+                    201,
+                    shared.booked(id).compose(v -> bindingsShared.get()).map(v -> booked(replayed)));
             return;
         }
         long workerId = body.requiredU64("worker_id");

@@ -9,6 +9,7 @@ import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
 import dev.kvindexer.select.SessionBindings;
 import dev.kvindexer.select.WorkerEntry;
+import dev.kvindexer.selectservice.replication.ClusterBindings;
 import dev.kvindexer.selectservice.replication.ClusterLoad;
 import dev.kvindexer.selectservice.replication.LocalReservations;
 import dev.kvindexer.selectservice.replication.ReplicaSync;
@@ -58,6 +59,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     private SelectionQueue queue;
     private SharedReservations shared;
     private ReplicaSync replicas;
+    private ClusterBindings clusterBindings;
     private SelectionRoutes selections;
     private ReservationRoutes reservations;
 
@@ -108,6 +110,13 @@ public final class SelectServiceVerticle extends VerticleBase {
                     state.sessions());
         }
         if (state.sessions() != null) {
+            if (hazelcast != null) {
+                if (writerId == 0) {
+                    writerId = random.nextLong(1, Long.MAX_VALUE);
+                }
+                clusterBindings = new ClusterBindings(
+                        vertx, context, hazelcast, state.sessions(), config.sessionAffinityTtlSecs() * 1000);
+            }
             state.sessions().replicate(writerId, this::shareBinding);
         }
         if (state.sessions() != null) {
@@ -126,6 +135,9 @@ public final class SelectServiceVerticle extends VerticleBase {
                     vertx, context, hazelcast, state.mirror(), state.bookings(), selection.requestExpiryMillis());
             shared = cluster;
             started = cluster.start(config.cleanupIntervalMillis());
+            if (clusterBindings != null) {
+                started = started.compose(v -> clusterBindings.start(config.cleanupIntervalMillis()));
+            }
         } else {
             shared = new LocalReservations(state.bookings());
             cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> {
@@ -134,8 +146,11 @@ public final class SelectServiceVerticle extends VerticleBase {
             });
         }
         ApproximateIndex approximate = ApproximateIndex.of(vertx, index, selection);
-        selections = new SelectionRoutes(state, queue, new IndexOverlaps(index, context), shared, approximate, random);
-        reservations = new ReservationRoutes(state, queue, shared, approximate, random);
+        Supplier<Future<Void>> bindingsShared =
+                () -> clusterBindings == null ? Future.succeededFuture() : clusterBindings.settled();
+        selections = new SelectionRoutes(
+                state, queue, new IndexOverlaps(index, context), shared, bindingsShared, approximate, random);
+        reservations = new ReservationRoutes(state, queue, shared, bindingsShared, approximate, random);
         return started.compose(v -> HttpEdge.listen(
                         vertx, router(), config.http(), config.security(), config.host(), config.port()))
                 .onSuccess(edge -> server = edge);
@@ -150,6 +165,9 @@ public final class SelectServiceVerticle extends VerticleBase {
         if (shared != null) {
             shared.stop();
         }
+        if (clusterBindings != null) {
+            clusterBindings.stop();
+        }
         if (replicas != null) {
             replicas.close();
         }
@@ -160,6 +178,9 @@ public final class SelectServiceVerticle extends VerticleBase {
     private void shareBinding(SessionBindings.Binding b) {
         if (replicas != null) {
             replicas.publish(b);
+        }
+        if (clusterBindings != null) {
+            clusterBindings.share(b);
         }
     }
 

@@ -18,6 +18,7 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -33,6 +34,7 @@ final class SelectionRoutes {
     private final SelectionQueue queue;
     private final IndexOverlaps overlaps;
     private final SharedReservations shared;
+    private final Supplier<Future<Void>> bindingsShared;
     private final ApproximateIndex approximate;
     private final RandomGenerator random;
     private final boolean sessions;
@@ -42,6 +44,7 @@ final class SelectionRoutes {
             SelectionQueue queue,
             IndexOverlaps overlaps,
             SharedReservations shared,
+            Supplier<Future<Void>> bindingsShared,
             ApproximateIndex approximate,
             RandomGenerator random) {
         this.config = state.config();
@@ -51,6 +54,7 @@ final class SelectionRoutes {
         this.queue = queue;
         this.overlaps = overlaps;
         this.shared = shared;
+        this.bindingsShared = bindingsShared;
         this.approximate = approximate;
         this.random = random;
         this.sessions = state.sessions() != null;
@@ -82,7 +86,8 @@ final class SelectionRoutes {
         // Decided from the same overlaps the choice saw. The approximate index holds bookings, not what engines
         // hold, so there is nothing to fetch from when KV events are off.
         HintSources.Source source = config.useKvEvents() ? HintSources.best(roster, c, o) : null;
-        return shared.booked(c.selectionId()).compose(v -> {
+        // A booking's session binding reaches the other replicas before its client hears of it, as the booking does.
+        return shared.booked(c.selectionId()).compose(v -> bindingsShared.get()).compose(v -> {
             approximate.booked(c.partition(), c.worker().workerId(), c.dpRank(), c.prompt());
             JsonObject answer = SelectJson.choice(c, true, LoadSignals.of(c, config, false));
             if (source == null) {
