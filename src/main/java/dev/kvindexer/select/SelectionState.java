@@ -45,7 +45,8 @@ public final class SelectionState {
                         SessionBindings.MAX_ENTRIES,
                         clockMillis,
                         System.currentTimeMillis() * 1_000_000,
-                        roster::schedulable);
+                        roster::schedulable,
+                        roster::catalogued);
         if (sessions != null) {
             ledger.onEnded(sessions::released);
         }

@@ -45,8 +45,8 @@ public final class SessionBindings {
         IGNORED_CONFLICT,
         /** A catch-up brought a version already held: nothing changes, its idle deadline included. */
         UNCHANGED,
-        /** Its worker rank is not schedulable here: binding to it would steer to nothing. */
-        IGNORED_UNSCHEDULABLE,
+        /** Its worker is not in this partition's catalog here. */
+        IGNORED_UNKNOWN_WORKER,
         REJECTED_SESSION_ID,
         REJECTED_CAPACITY
     }
@@ -101,6 +101,7 @@ public final class SessionBindings {
     private final int maxEntries;
     private final LongSupplier clockMillis;
     private final BiPredicate<PartitionKey, AffinityTarget> schedulable;
+    private final BiPredicate<PartitionKey, AffinityTarget> catalogued;
     private final Map<PartitionKey, Map<String, Entry>> tables = new HashMap<>();
     /** Reservation id → the lease its booking holds. */
     private final Map<String, Lease> leases = new HashMap<>();
@@ -115,18 +116,22 @@ public final class SessionBindings {
      * @param firstSequence where this table's versions start; the wall clock in nanoseconds, so a restarted replica's
      *                      bindings outrank its earlier ones
      * @param schedulable   whether a target's worker (and rank) can be chosen in a partition now
+     * @param catalogued    whether a target's worker is in a partition's catalog, whatever its state: a replica's
+     *                      binding to one is kept (a booking drops it while it cannot be chosen)
      */
     public SessionBindings(
             long ttlMillis,
             int maxEntries,
             LongSupplier clockMillis,
             long firstSequence,
-            BiPredicate<PartitionKey, AffinityTarget> schedulable) {
+            BiPredicate<PartitionKey, AffinityTarget> schedulable,
+            BiPredicate<PartitionKey, AffinityTarget> catalogued) {
         this.ttlMillis = ttlMillis;
         this.maxEntries = maxEntries;
         this.clockMillis = clockMillis;
         this.nextSequence = firstSequence;
         this.schedulable = schedulable;
+        this.catalogued = catalogued;
     }
 
     /** The TTL a flag gives, in seconds; out of Dynamo's range is refused. */
@@ -177,20 +182,27 @@ public final class SessionBindings {
 
     /**
      * Refuses (400) a booking of a bound session on another worker or rank than its binding's, before anything is
-     * booked: a binding is exact. It happens when the request's own restrictions exclude the bound worker.
+     * booked: a binding is exact (Dynamo's hard mode). It happens when the request's own restrictions exclude the
+     * bound worker. As in Dynamo, the binding is dropped with the refusal, so the session's next booking binds anew.
      */
     void check(Hold h, long workerId, int dpRank) {
         if (!(h instanceof Bound b)) {
             return;
         }
         AffinityTarget t = b.target();
+        String refusal = null;
         if (t.workerId() != workerId) {
-            throw Refusal.badRequest("session " + b.sessionId() + " is bound to worker "
-                    + Long.toUnsignedString(t.workerId()) + ", not " + Long.toUnsignedString(workerId));
+            refusal = "session " + b.sessionId() + " is bound to worker " + Long.toUnsignedString(t.workerId())
+                    + ", not " + Long.toUnsignedString(workerId);
+        } else if (t.dpRank() != null && t.dpRank() != dpRank) {
+            refusal = "session " + b.sessionId() + " is bound to DP rank " + t.dpRank() + ", not " + dpRank;
         }
-        if (t.dpRank() != null && t.dpRank() != dpRank) {
-            throw Refusal.badRequest(
-                    "session " + b.sessionId() + " is bound to DP rank " + t.dpRank() + ", not " + dpRank);
+        if (refusal != null) {
+            Entry e = entry(b.partition(), b.sessionId());
+            if (e != null && e.revision == b.revision()) {
+                tables.get(b.partition()).remove(b.sessionId());
+            }
+            throw Refusal.badRequest(refusal);
         }
     }
 
@@ -242,8 +254,8 @@ public final class SessionBindings {
             return Applied.REJECTED_SESSION_ID;
         }
         observe(b.version().sequence());
-        if (!schedulable.test(b.partition(), b.target())) {
-            return Applied.IGNORED_UNSCHEDULABLE;
+        if (!catalogued.test(b.partition(), b.target())) {
+            return Applied.IGNORED_UNKNOWN_WORKER;
         }
         long now = now();
         Entry e = entry(b.partition(), b.sessionId());

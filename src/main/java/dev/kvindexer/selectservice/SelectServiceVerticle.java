@@ -115,7 +115,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                     writerId = random.nextLong(1, Long.MAX_VALUE);
                 }
                 clusterBindings = new ClusterBindings(
-                        vertx, context, hazelcast, state.sessions(), config.sessionAffinityTtlSecs() * 1000);
+                        vertx, context, hazelcast, state.sessions(), config.sessionAffinityTtlSecs() * 1000, writerId);
             }
             state.sessions().replicate(writerId, this::shareBinding);
         }

@@ -26,11 +26,17 @@ class SessionBindingsTest {
 
     private final AtomicLong now = new AtomicLong(1_000);
     private final Set<Long> gone = new HashSet<>();
+    private final Set<Long> forgotten = new HashSet<>();
     private final List<SessionBindings.Binding> published = new ArrayList<>();
 
     private SessionBindings table(int maxEntries) {
-        SessionBindings t =
-                new SessionBindings(TTL, maxEntries, now::get, 100, (p, target) -> !gone.contains(target.workerId()));
+        SessionBindings t = new SessionBindings(
+                TTL,
+                maxEntries,
+                now::get,
+                100,
+                (p, target) -> !gone.contains(target.workerId()),
+                (p, target) -> !forgotten.contains(target.workerId()));
         t.replicate(7, published::add);
         return t;
     }
@@ -77,17 +83,21 @@ class SessionBindingsTest {
     }
 
     @Test
-    void aBoundSessionIsExactAndARefusedBookingChangesNothing() {
+    void aBoundSessionIsExactAndABookingElsewhereDropsItsBinding() {
         SessionBindings t = table(16);
         book(t, "s", "r1", 1);
-        SessionBindings.Hold h = t.hold(P, "s");
-        Refusal worker = assertThrows(Refusal.class, () -> t.check(h, 2, 0));
-        assertEquals("session s is bound to worker 1, not 2", worker.getMessage());
-        Refusal rank = assertThrows(Refusal.class, () -> t.check(h, 1, 1));
+        Refusal rank = assertThrows(Refusal.class, () -> t.check(t.hold(P, "s"), 1, 1));
         assertEquals("session s is bound to DP rank 0, not 1", rank.getMessage());
         assertEquals(Refusal.Kind.BAD_REQUEST, rank.kind());
-        assertEquals(new AffinityTarget(1, 0), t.bound(P, "s"));
-        assertEquals(1, t.leases());
+        assertNull(t.bound(P, "s"), "Dynamo's hard mode invalidates the binding it refuses");
+
+        book(t, "s", "r2", 1);
+        Refusal worker = assertThrows(Refusal.class, () -> t.check(t.hold(P, "s"), 2, 0));
+        assertEquals("session s is bound to worker 1, not 2", worker.getMessage());
+        assertInstanceOf(SessionBindings.Fresh.class, t.hold(P, "s"));
+        t.released("r1");
+        t.released("r2");
+        assertNull(t.bound(P, "s"), "leases of a dropped binding release nothing");
     }
 
     @Test
@@ -149,14 +159,35 @@ class SessionBindingsTest {
         assertEquals(
                 SessionBindings.Applied.REPLACED_NEWER, t.apply(binding("s", 3, -2, 1)), "sequences compare unsigned");
 
-        gone.add(4L);
-        assertEquals(SessionBindings.Applied.IGNORED_UNSCHEDULABLE, t.apply(binding("s", 4, -1, 1)));
+        forgotten.add(4L);
+        assertEquals(SessionBindings.Applied.IGNORED_UNKNOWN_WORKER, t.apply(binding("s", 4, -1, 1)));
         assertEquals(new AffinityTarget(3, 0), t.bound(P, "s"));
 
         now.addAndGet(TTL);
         assertEquals(SessionBindings.Applied.REPLACED_EXPIRED, t.apply(binding("s", 1, 1, 1)));
         assertEquals(new AffinityTarget(1, 0), t.bound(P, "s"), "an idle binding takes whatever comes");
+
+        gone.add(5L);
+        assertEquals(
+                SessionBindings.Applied.REPLACED_NEWER,
+                t.apply(binding("s", 5, 2, 1)),
+                "a worker in the catalog but not schedulable is kept, as Dynamo's replicas do");
+        assertEquals(new AffinityTarget(5, 0), t.bound(P, "s"));
+        assertInstanceOf(SessionBindings.Fresh.class, t.hold(P, "s"), "until a booking drops it");
         assertTrue(published.isEmpty(), "what replicas send is never sent back");
+    }
+
+    @Test
+    void aCatchUpWithAVersionAlreadyHeldChangesNothing() {
+        SessionBindings t = table(16);
+        assertEquals(SessionBindings.Applied.INSERTED, t.catchUp(binding("s", 1, 500, 9)));
+        now.addAndGet(TTL - 1);
+        assertEquals(SessionBindings.Applied.UNCHANGED, t.catchUp(binding("s", 1, 500, 9)));
+        assertEquals(SessionBindings.Applied.UNCHANGED, t.catchUp(binding("s", 2, 499, 9)));
+        now.addAndGet(1);
+        assertNull(t.bound(P, "s"), "re-reading the record kept no idle binding alive");
+        assertEquals(SessionBindings.Applied.REPLACED_EXPIRED, t.catchUp(binding("s", 1, 500, 9)));
+        assertEquals(SessionBindings.Applied.REPLACED_NEWER, t.catchUp(binding("s", 2, 501, 9)));
     }
 
     @Test

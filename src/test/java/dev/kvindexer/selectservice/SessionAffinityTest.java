@@ -171,20 +171,23 @@ class SessionAffinityTest {
     }
 
     @Test
-    void aBoundSessionBooksOnlyOnItsRank() throws Exception {
+    void aBoundSessionBooksOnlyOnItsRankAndABookingElsewhereDropsTheBinding() throws Exception {
         start(3600);
         long bound = worker("/select_and_reserve", "\"selection_id\":\"a1\",\"session_id\":\"s\"");
         long other = 3 - bound;
+        assertEquals(
+                other,
+                worker("/select", "\"session_id\":\"s\",\"allowed_worker_ids\":[" + other + "]"),
+                "a selection that books nothing is only steered");
+        load(bound, "heavy", 64);
+        assertEquals(bound, worker("/select", "\"session_id\":\"s\""));
         String before = http.get("/loads").body();
         assertError(
                 400,
                 "session s is bound to worker " + bound + ", not " + other,
                 call("/select_and_reserve", "\"session_id\":\"s\",\"allowed_worker_ids\":[" + other + "]"));
         assertEquals(before, http.get("/loads").body(), "the refused booking left no load");
-        assertEquals(
-                other,
-                worker("/select", "\"session_id\":\"s\",\"allowed_worker_ids\":[" + other + "]"),
-                "a selection that books nothing is only steered");
+        assertEquals(other, worker("/select", "\"session_id\":\"s\""), "as in Dynamo, the binding went with it");
     }
 
     @Test

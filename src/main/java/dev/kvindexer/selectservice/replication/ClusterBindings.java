@@ -43,6 +43,7 @@ public final class ClusterBindings {
     private final IMap<String, byte[]> map;
     private final SessionBindings sessions;
     private final long ttlMillis;
+    private final long writerId;
     private final SealedBytes seals;
     private final MemberPush pushes;
     /** Shares under way: a client's answer waits for them. */
@@ -51,14 +52,24 @@ public final class ClusterBindings {
     private MessageConsumer<Buffer> consumer;
     private long timer = -1;
 
-    /** Call on the service's context: pushes from other members are applied there. */
+    /**
+     * Call on the service's context: pushes from other members are applied there.
+     *
+     * @param writerId the writer of this replica's bindings, whose records it does not read back
+     */
     public ClusterBindings(
-            Vertx vertx, Context home, HazelcastInstance hazelcast, SessionBindings sessions, long ttlMillis) {
+            Vertx vertx,
+            Context home,
+            HazelcastInstance hazelcast,
+            SessionBindings sessions,
+            long ttlMillis,
+            long writerId) {
         this.vertx = vertx;
         this.home = home;
         this.map = hazelcast.getMap(MAP);
         this.sessions = sessions;
         this.ttlMillis = ttlMillis;
+        this.writerId = writerId;
         this.seals = SealedBytes.of(hazelcast);
         this.pushes = new MemberPush(vertx, home, hazelcast, ADDRESS, PUSHES);
     }
@@ -119,7 +130,10 @@ public final class ClusterBindings {
                             return;
                         }
                         try {
-                            sessions.catchUp(AffinityEventCodec.decode(bytes));
+                            SessionBindings.Binding b = AffinityEventCodec.decode(bytes);
+                            if (b.version().writerId() != writerId) {
+                                sessions.catchUp(b);
+                            }
                         } catch (IllegalArgumentException e) {
                             LOG.warn("cluster session bindings: skipping an undecodable record {}", key);
                         }
