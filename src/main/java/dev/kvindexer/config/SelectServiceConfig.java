@@ -58,35 +58,7 @@ public record SelectServiceConfig(
         }
     }
 
-    /** Without session affinity. */
-    public SelectServiceConfig(
-            String host,
-            int port,
-            long cacheTtlMillis,
-            int cacheMaxEntries,
-            long cacheMaxBytes,
-            long cleanupIntervalMillis,
-            int replicaSyncPort,
-            List<String> replicaSyncPeers,
-            HttpLimits http,
-            SelectLimits limits,
-            SecuritySettings security) {
-        this(
-                host,
-                port,
-                cacheTtlMillis,
-                cacheMaxEntries,
-                cacheMaxBytes,
-                cleanupIntervalMillis,
-                replicaSyncPort,
-                replicaSyncPeers,
-                http,
-                limits,
-                security,
-                0);
-    }
-
-    /** With the default limits and no token. */
+    /** With the default limits, no token and no session affinity. */
     public SelectServiceConfig(
             String host,
             int port,
@@ -108,7 +80,8 @@ public record SelectServiceConfig(
                 replicaSyncPeers,
                 http,
                 SelectLimits.DEFAULT,
-                SecuritySettings.NONE);
+                SecuritySettings.NONE,
+                0);
     }
 
     public static SelectServiceConfig on(String host, int port) {
@@ -125,23 +98,21 @@ public record SelectServiceConfig(
     }
 
     public SelectServiceConfig withLimits(SelectLimits limits) {
-        return new SelectServiceConfig(
-                host,
-                port,
-                cacheTtlMillis,
-                cacheMaxEntries,
-                cacheMaxBytes,
-                cleanupIntervalMillis,
-                replicaSyncPort,
-                replicaSyncPeers,
-                http,
-                limits,
-                security,
-                sessionAffinityTtlSecs);
+        return with(limits, security, sessionAffinityTtlSecs);
     }
 
     /** The same routes guarded by {@code security}'s token (the indexer's own settings under {@code serve}). */
     public SelectServiceConfig withSecurity(SecuritySettings security) {
+        return with(limits, security, sessionAffinityTtlSecs);
+    }
+
+    /** The same service with session affinity, bindings idling out after {@code ttlSecs}; 0 for none. */
+    public SelectServiceConfig withSessionAffinityTtlSecs(long ttlSecs) {
+        return with(limits, security, ttlSecs);
+    }
+
+    /** These settings with the members the {@code with} methods change replaced. */
+    private SelectServiceConfig with(SelectLimits limits, SecuritySettings security, long sessionAffinityTtlSecs) {
         return new SelectServiceConfig(
                 host,
                 port,
@@ -155,22 +126,5 @@ public record SelectServiceConfig(
                 limits,
                 security,
                 sessionAffinityTtlSecs);
-    }
-
-    /** The same service with session affinity, bindings idling out after {@code ttlSecs}; 0 for none. */
-    public SelectServiceConfig withSessionAffinityTtlSecs(long ttlSecs) {
-        return new SelectServiceConfig(
-                host,
-                port,
-                cacheTtlMillis,
-                cacheMaxEntries,
-                cacheMaxBytes,
-                cleanupIntervalMillis,
-                replicaSyncPort,
-                replicaSyncPeers,
-                http,
-                limits,
-                security,
-                ttlSecs);
     }
 }

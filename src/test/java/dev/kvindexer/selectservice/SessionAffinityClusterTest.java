@@ -1,6 +1,6 @@
 package dev.kvindexer.selectservice;
 
-import static dev.kvindexer.selectservice.SelectServicePerTest.ok;
+import static dev.kvindexer.selectservice.SessionRequests.worker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.kvindexer.cli.SelectServiceCommand;
@@ -24,7 +24,6 @@ import org.junit.jupiter.api.Test;
  */
 class SessionAffinityClusterTest {
     private static final Map<String, String> ENV = Map.of("DYN_ROUTER_USE_KV_EVENTS", "false");
-    private static final String PROMPT = "\"token_ids\":[1,2,3,4,5,6,7,8]";
     private final ClusterNodes cluster = new ClusterNodes();
 
     @AfterEach
@@ -41,35 +40,16 @@ class SessionAffinityClusterTest {
         HttpJson http = new HttpJson(SelectServiceCommand.deploy(node, config, SelectionConfig.fromEnvironment(ENV))
                 .actualPort());
         for (int w = 1; w <= 2; w++) {
-            ok(
-                    201,
-                    http.post(
-                            "/workers",
-                            "{\"worker_id\":" + w + ",\"model_name\":\"model\",\"endpoint\":\"http://w" + w
-                                    + "\",\"block_size\":4}"));
+            SelectServiceFixture.registerWorker(http, w);
         }
         return http;
-    }
-
-    private static long worker(HttpJson http, String route, String members) {
-        return ok(200, http.post(route, "{\"model_name\":\"model\"," + PROMPT + "," + members + "}"))
-                .getLong("worker_id");
     }
 
     @Test
     void everyReplicaRoutesASessionToTheWorkerItWasBoundTo() throws Exception {
         HttpJson a = replica();
         HttpJson b = replica();
-        StringBuilder hashes = new StringBuilder();
-        for (int i = 0; i < 64; i++) {
-            hashes.append(i == 0 ? "" : ",").append(700_000 + i);
-        }
-        ok(
-                201,
-                a.post(
-                        "/reservations",
-                        "{\"model_name\":\"model\",\"selection_id\":\"heavy\",\"worker_id\":1,\"sequence_hashes\":["
-                                + hashes + "],\"isl_tokens\":256,\"effective_prefill_tokens\":256}"));
+        SessionRequests.load(a, 1, "heavy", 64);
         assertEquals(2, worker(b, "/select", "\"session_id\":\"unbound\""), "unsteered: away from worker 1");
 
         assertEquals(1, worker(a, "/select_and_reserve", "\"session_id\":\"s\",\"allowed_worker_ids\":[1]"));

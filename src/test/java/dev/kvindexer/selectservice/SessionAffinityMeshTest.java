@@ -1,6 +1,6 @@
 package dev.kvindexer.selectservice;
 
-import static dev.kvindexer.selectservice.SelectServicePerTest.ok;
+import static dev.kvindexer.selectservice.SessionRequests.worker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,8 +19,8 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -33,22 +33,15 @@ import org.zeromq.ZMQ;
  */
 class SessionAffinityMeshTest {
     private static final Duration WAIT = Await.PATIENCE;
-    private static final String PROMPT = "\"token_ids\":[1,2,3,4,5,6,7,8]";
+
+    @RegisterExtension
+    final SelectServicePerTest services = new SelectServicePerTest();
 
     private SelectServiceFixture a;
     private SelectServiceFixture b;
 
-    @AfterEach
-    void stop() {
-        for (SelectServiceFixture f : new SelectServiceFixture[] {a, b}) {
-            if (f != null) {
-                f.close();
-            }
-        }
-    }
-
-    private static SelectServiceFixture withSync(int port) throws Exception {
-        SelectServiceFixture f = SelectServiceFixture.start(
+    private SelectServiceFixture withSync(int port) throws Exception {
+        SelectServiceFixture f = services.start(
                 Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"),
                 new SelectServiceConfig(
                                 "127.0.0.1",
@@ -62,19 +55,9 @@ class SessionAffinityMeshTest {
                                 HttpLimits.DEFAULT)
                         .withSessionAffinityTtlSecs(3600));
         for (int w = 1; w <= 2; w++) {
-            ok(
-                    201,
-                    f.http.post(
-                            "/workers",
-                            "{\"worker_id\":" + w + ",\"model_name\":\"model\",\"endpoint\":\"http://worker-" + w
-                                    + ":8000\",\"block_size\":4}"));
+            SelectServiceFixture.registerWorker(f.http, w);
         }
         return f;
-    }
-
-    private static long worker(HttpJson http, String route, String members) {
-        return ok(200, http.post(route, "{\"model_name\":\"model\"," + PROMPT + "," + members + "}"))
-                .getLong("worker_id");
     }
 
     /** Books session {@code session} on {@code http}'s replica, restricted to {@code worker}, so it is bound there. */
@@ -89,17 +72,7 @@ class SessionAffinityMeshTest {
 
     /** A heavy booking on worker 1 under {@code id}, so an unsteered selection goes to worker 2. */
     private static void loadWorker1(HttpJson http, String id) {
-        StringBuilder hashes = new StringBuilder();
-        for (int i = 0; i < 64; i++) {
-            hashes.append(i == 0 ? "" : ",").append(500_000 + i);
-        }
-        ok(
-                201,
-                http.post(
-                        "/reservations",
-                        "{\"model_name\":\"model\",\"selection_id\":\"" + id
-                                + "\",\"worker_id\":1,\"sequence_hashes\":[" + hashes
-                                + "],\"isl_tokens\":256,\"effective_prefill_tokens\":256}"));
+        SessionRequests.load(http, 1, id, 64);
     }
 
     private static void peer(SelectServiceFixture f, int port) {

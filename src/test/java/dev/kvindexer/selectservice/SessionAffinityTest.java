@@ -10,8 +10,8 @@ import dev.kvindexer.support.HttpJson;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Session affinity over real HTTP (docs/api/selection.md#session-affinity): {@code select_and_reserve} and replayed
@@ -24,29 +24,20 @@ class SessionAffinityTest {
     private static final Duration WAIT = Duration.ofSeconds(15);
     private static final String PROMPT = "\"token_ids\":[1,2,3,4,5,6,7,8]";
 
+    @RegisterExtension
+    final SelectServicePerTest services = new SelectServicePerTest();
+
     private SelectServiceFixture service;
     private HttpJson http;
 
-    @AfterEach
-    void close() {
-        if (service != null) {
-            service.close();
-        }
-    }
-
     /** A service with session affinity of {@code ttlSecs} (0: off) and workers 1 and 2 of model {@code model}. */
     private void start(long ttlSecs) throws Exception {
-        service = SelectServiceFixture.start(
+        service = services.start(
                 Map.of("DYN_ROUTER_USE_KV_EVENTS", "false"),
                 SelectServiceConfig.on("127.0.0.1", 0).withSessionAffinityTtlSecs(ttlSecs));
         http = service.http;
         for (int w = 1; w <= 2; w++) {
-            ok(
-                    201,
-                    http.post(
-                            "/workers",
-                            "{\"worker_id\":" + w + ",\"model_name\":\"model\",\"endpoint\":\"http://worker-" + w
-                                    + ":8000\",\"block_size\":4}"));
+            SelectServiceFixture.registerWorker(http, w);
         }
     }
 
@@ -55,28 +46,22 @@ class SessionAffinityTest {
     }
 
     private long worker(String route, String members) {
-        return ok(200, call(route, members)).getLong("worker_id");
+        return SessionRequests.worker(http, route, members);
     }
 
-    /** Books {@code blocks} blocks of prefill on {@code worker}, so the load points away from it. */
     private void load(long worker, String id, int blocks) {
-        StringBuilder hashes = new StringBuilder();
-        for (int i = 0; i < blocks; i++) {
-            hashes.append(i == 0 ? "" : ",").append(900_000 + 1000L * worker + i);
-        }
-        ok(
-                201,
-                http.post(
-                        "/reservations",
-                        "{\"model_name\":\"model\",\"selection_id\":\"" + id + "\",\"worker_id\":" + worker
-                                + ",\"sequence_hashes\":[" + hashes + "],\"isl_tokens\":" + 4 * blocks
-                                + ",\"effective_prefill_tokens\":" + 4 * blocks + "}"));
+        SessionRequests.load(http, worker, id, blocks);
+    }
+
+    /** Starts with a TTL of an hour and books session {@code s} under {@code a1}; the worker it was bound to. */
+    private long startBound() throws Exception {
+        start(3600);
+        return worker("/select_and_reserve", "\"selection_id\":\"a1\",\"session_id\":\"s\"");
     }
 
     @Test
     void aBookingBindsItsSessionAndLaterRequestsFollowItWhateverTheLoad() throws Exception {
-        start(3600);
-        long bound = worker("/select_and_reserve", "\"selection_id\":\"a1\",\"session_id\":\"s\"");
+        long bound = startBound();
         long other = 3 - bound;
         load(bound, "heavy", 64);
         assertEquals(other, worker("/select_and_reserve", "\"selection_id\":\"plain\""), "no session: the load");
@@ -95,8 +80,7 @@ class SessionAffinityTest {
 
     @Test
     void anExplicitTargetOrPinWinsAndLeavesTheBindingAlone() throws Exception {
-        start(3600);
-        long bound = worker("/select_and_reserve", "\"selection_id\":\"a1\",\"session_id\":\"s\"");
+        long bound = startBound();
         long other = 3 - bound;
         String s = "\"session_id\":\"s\",";
         assertEquals(other, worker("/select_and_reserve", s + "\"pinned_worker\":{\"worker_id\":" + other + "}"));
@@ -172,8 +156,7 @@ class SessionAffinityTest {
 
     @Test
     void aBoundSessionBooksOnlyOnItsRankAndABookingElsewhereDropsTheBinding() throws Exception {
-        start(3600);
-        long bound = worker("/select_and_reserve", "\"selection_id\":\"a1\",\"session_id\":\"s\"");
+        long bound = startBound();
         long other = 3 - bound;
         assertEquals(
                 other,
@@ -192,17 +175,11 @@ class SessionAffinityTest {
 
     @Test
     void aSessionWhoseWorkerLeftIsBoundAnew() throws Exception {
-        start(3600);
-        long bound = worker("/select_and_reserve", "\"selection_id\":\"a1\",\"session_id\":\"s\"");
+        long bound = startBound();
         long other = 3 - bound;
         ok(200, http.send("DELETE", "/workers/" + bound));
         assertEquals(other, worker("/select_and_reserve", "\"session_id\":\"s\""));
-        ok(
-                201,
-                http.post(
-                        "/workers",
-                        "{\"worker_id\":" + bound + ",\"model_name\":\"model\",\"endpoint\":\"http://worker-" + bound
-                                + ":8000\",\"block_size\":4}"));
+        SelectServiceFixture.registerWorker(http, bound);
         load(other, "heavy", 64);
         assertEquals(other, worker("/select_and_reserve", "\"session_id\":\"s\""), "now bound to the one left");
     }

@@ -75,20 +75,7 @@ public final class ClusterBindings {
     }
 
     public Future<Void> start(long antiEntropyMillis) {
-        consumer = vertx.eventBus().consumer(pushes.ownAddress(), message -> {
-            byte[] push = pushes.opened(message.body());
-            if (push == null) {
-                message.fail(401, "unsealed session binding push");
-                return;
-            }
-            try {
-                sessions.apply(AffinityEventCodec.decode(push));
-                message.reply("ok");
-            } catch (IllegalArgumentException e) {
-                LOG.warn("cluster session bindings: refused a push: {}", e.toString());
-                message.fail(400, "malformed session binding push");
-            }
-        });
+        consumer = pushes.listen(push -> sessions.apply(AffinityEventCodec.decode(push)), LOG, "session binding push");
         timer = vertx.setPeriodic(antiEntropyMillis, id -> reconcile());
         return consumer.completion().compose(v -> reconcile());
     }

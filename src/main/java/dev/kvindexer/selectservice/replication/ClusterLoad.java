@@ -81,20 +81,7 @@ public final class ClusterLoad implements SharedReservations {
     }
 
     public Future<Void> start(long antiEntropyMillis) {
-        consumer = vertx.eventBus().consumer(pushes.ownAddress(), message -> {
-            byte[] push = pushes.opened(message.body());
-            if (push == null) {
-                message.fail(401, "unsealed reservation push");
-                return;
-            }
-            try {
-                apply(Buffer.buffer(push));
-                message.reply("ok");
-            } catch (RuntimeException e) {
-                LOG.warn("cluster reservations: refused a push: {}", e.toString());
-                message.fail(400, "malformed reservation push");
-            }
-        });
+        consumer = pushes.listen(push -> apply(Buffer.buffer(push)), LOG, "reservation push");
         timer = vertx.setPeriodic(antiEntropyMillis, id -> reconcile());
         return consumer.completion().compose(v -> reconcile());
     }

@@ -9,8 +9,11 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.MessageConsumer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
 
 /**
  * Sends a change to every other member of the cluster over the clustered event bus and waits for each to apply it (or
@@ -43,14 +46,27 @@ final class MemberPush {
         this.nodeId = hazelcast.getCluster().getLocalMember().getAttribute(VERTX_NODE_ID);
     }
 
-    /** This member's own address for these pushes. */
-    String ownAddress() {
-        return address + nodeId;
-    }
-
-    /** The bytes of a push to this member, or null (counted) when its seal is not the cluster's. */
-    byte[] opened(Buffer body) {
-        return seals.open(kind, nodeId, body.getBytes());
+    /**
+     * Takes the pushes other members send this one, on the caller's context: each is opened and applied, then
+     * acknowledged. One without the cluster's seal is answered 401 (and counted), one {@code apply} refuses 400.
+     *
+     * @param what names the pushes in the log and the refusals
+     */
+    MessageConsumer<Buffer> listen(Consumer<byte[]> apply, Logger log, String what) {
+        return vertx.eventBus().consumer(address + nodeId, message -> {
+            byte[] push = seals.open(kind, nodeId, message.body().getBytes());
+            if (push == null) {
+                message.fail(401, "unsealed " + what);
+                return;
+            }
+            try {
+                apply.accept(push);
+                message.reply("ok");
+            } catch (RuntimeException e) {
+                log.warn("refused a {}: {}", what, e.toString());
+                message.fail(400, "malformed " + what);
+            }
+        });
     }
 
     Future<Void> push(byte[] bytes) {

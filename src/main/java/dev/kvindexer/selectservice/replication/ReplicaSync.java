@@ -16,6 +16,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -214,44 +216,38 @@ public final class ReplicaSync implements AutoCloseable {
                 frames.add(sub.recv(0));
             }
             received.incrementAndGet();
-            if (frames.size() == 2 && deliverBinding != null && Arrays.equals(frames.get(0), AFFINITY_TOPIC)) {
-                binding(frames.get(1));
-                continue;
-            }
-            if (frames.size() != 2 || !Arrays.equals(frames.get(0), TOPIC)) {
+            if (frames.size() == 2 && Arrays.equals(frames.get(0), TOPIC)) {
+                handOn(frames.get(1), ReplicaEventCodec::decode, ReplicaEventCodec.Received::routerId, deliver);
+            } else if (frames.size() == 2 && deliverBinding != null && Arrays.equals(frames.get(0), AFFINITY_TOPIC)) {
+                handOn(
+                        frames.get(1),
+                        AffinityEventCodec::decode,
+                        b -> b.version().writerId(),
+                        deliverBinding);
+            } else {
                 malformed.incrementAndGet();
-                continue;
-            }
-            try {
-                ReplicaEventCodec.Received r = ReplicaEventCodec.decode(frames.get(1));
-                if (r.routerId() == routerId) {
-                    continue;
-                }
-                if (waiting.incrementAndGet() > MAX_WAITING) {
-                    waiting.decrementAndGet();
-                    overflow.incrementAndGet();
-                    continue;
-                }
-                deliver.accept(r, waiting::decrementAndGet);
-            } catch (IllegalArgumentException e) {
-                malformed.incrementAndGet();
-                LOG.debug("replica sync: {}", e.getMessage());
             }
         }
         sub.close();
     }
 
-    /** On the receiving thread: a peer's session binding, decoded and handed on unless it is this replica's own. */
-    private void binding(byte[] payload) {
-        SessionBindings.Binding b;
+    /**
+     * On the receiving thread: a peer's message decoded and handed on, unless this process wrote it or too many wait
+     * to be applied; what is dropped is counted.
+     *
+     * @param writer the process that wrote a decoded message
+     */
+    private <T> void handOn(
+            byte[] payload, Function<byte[], T> decode, ToLongFunction<T> writer, BiConsumer<T, Runnable> to) {
+        T decoded;
         try {
-            b = AffinityEventCodec.decode(payload);
+            decoded = decode.apply(payload);
         } catch (IllegalArgumentException e) {
             malformed.incrementAndGet();
             LOG.debug("replica sync: {}", e.getMessage());
             return;
         }
-        if (b.version().writerId() == routerId) {
+        if (writer.applyAsLong(decoded) == routerId) {
             return;
         }
         if (waiting.incrementAndGet() > MAX_WAITING) {
@@ -259,7 +255,7 @@ public final class ReplicaSync implements AutoCloseable {
             overflow.incrementAndGet();
             return;
         }
-        deliverBinding.accept(b, waiting::decrementAndGet);
+        to.accept(decoded, waiting::decrementAndGet);
     }
 
     /**
