@@ -131,7 +131,7 @@ public final class ClusterBindings {
     }
 
     /** The map key of a binding: lengths first, so no model, group or session id can pass for another. */
-    static String key(SessionBindings.Binding b) {
+    public static String key(SessionBindings.Binding b) {
         String m = b.partition().modelName();
         String g = b.partition().routingGroup();
         return m.length() + ":" + m + g.length() + ":" + g + b.sessionId();
