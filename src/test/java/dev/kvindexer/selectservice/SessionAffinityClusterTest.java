@@ -19,6 +19,7 @@ import dev.kvindexer.selectservice.replication.ClusterBindings;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterNodes;
 import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.LoadStorm;
 import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -77,11 +78,17 @@ class SessionAffinityClusterTest {
         assertEquals(1, worker(a, "/select", "\"session_id\":\"t\""), "and the other way round");
 
         HttpJson c = replica();
-        Await.until(
-                "a replica that joined later catches up with the reservations and the bindings",
+        // Until its load is the others', an idle worker 1 could win a tie by chance: the load first, then the bindings.
+        Await.equal(
+                "a replica that joined later catches up with the reservations",
                 Await.PATIENCE,
-                () -> worker(c, "/select", "\"session_id\":\"unbound\"") == 2
-                        && worker(c, "/select", "\"session_id\":\"s\"") == 1
+                LoadStorm.reported(a),
+                () -> LoadStorm.reported(c));
+        assertEquals(2, worker(c, "/select", "\"session_id\":\"unbound\""));
+        Await.until(
+                "and with the bindings",
+                Await.PATIENCE,
+                () -> worker(c, "/select", "\"session_id\":\"s\"") == 1
                         && worker(c, "/select", "\"session_id\":\"t\"") == 1);
         assertEquals(1, worker(c, "/select_and_reserve", "\"session_id\":\"s\""));
     }
