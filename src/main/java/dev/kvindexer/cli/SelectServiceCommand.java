@@ -7,6 +7,7 @@ import dev.kvindexer.node.EmbeddedIndex;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.NotApplied;
 import dev.kvindexer.select.SelectionConfig;
+import dev.kvindexer.select.SessionBindings;
 import dev.kvindexer.selectservice.SelectServiceVerticle;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -73,6 +74,13 @@ public final class SelectServiceCommand implements Callable<Integer> {
             description = "Comma-separated ZMQ PUB endpoints of peer selectors; "
                     + "needs --replica-sync-port (env KVINDEXER_SELECT_SERVICE_REPLICA_SYNC_PEERS).")
     String replicaSyncPeers;
+
+    @Option(
+            names = "--session-affinity-ttl-secs",
+            description = "Bind each session to the worker rank that served it, for this many seconds after its "
+                    + "last reservation ends (1 to 31536000; env KVINDEXER_SELECT_SERVICE_SESSION_AFFINITY_TTL_SECS; "
+                    + "default: off).")
+    Long sessionAffinityTtlSecs;
 
     @Option(
             names = "--selection-cache-ttl-secs",
@@ -142,6 +150,9 @@ public final class SelectServiceCommand implements Callable<Integer> {
         if (replicaSyncPort != null && replicaSyncPort == 0) {
             throw new IllegalArgumentException("--replica-sync-port must be between 1 and 65535");
         }
+        if (sessionAffinityTtlSecs != null) {
+            SessionBindings.ttlMillis(sessionAffinityTtlSecs);
+        }
         return new SelectServiceConfig(
                         edge.host,
                         edge.port,
@@ -153,7 +164,8 @@ public final class SelectServiceCommand implements Callable<Integer> {
                         list(replicaSyncPeers),
                         edge.limits())
                 .withLimits(limits.limits())
-                .withSecurity(new SecuritySettings(authToken, authAll, null, null));
+                .withSecurity(new SecuritySettings(authToken, authAll, null, null))
+                .withSessionAffinityTtlSecs(sessionAffinityTtlSecs == null ? 0 : sessionAffinityTtlSecs);
     }
 
     ServeConfig indexer() {

@@ -17,6 +17,7 @@ import java.util.List;
  * @param http                  idle and request timeouts of HTTP connections
  * @param limits                what callers and replica peers may make the service hold
  * @param security              the bearer token that guards the routes, as on the indexer's port
+ * @param sessionAffinityTtlSecs the idle TTL of session bindings; 0 leaves session affinity off
  */
 public record SelectServiceConfig(
         String host,
@@ -29,7 +30,8 @@ public record SelectServiceConfig(
         List<String> replicaSyncPeers,
         HttpLimits http,
         SelectLimits limits,
-        SecuritySettings security) {
+        SecuritySettings security,
+        long sessionAffinityTtlSecs) {
     public static final int DEFAULT_PORT = 8092;
     public static final long DEFAULT_CACHE_TTL_MILLIS = 120_000;
     public static final int DEFAULT_CACHE_MAX_ENTRIES = 4096;
@@ -51,9 +53,12 @@ public record SelectServiceConfig(
         if (!replicaSyncPeers.isEmpty() && replicaSyncPort == 0) {
             throw new IllegalArgumentException("--replica-sync-peers requires --replica-sync-port");
         }
+        if (sessionAffinityTtlSecs < 0) {
+            throw new IllegalArgumentException("--session-affinity-ttl-secs must be positive");
+        }
     }
 
-    /** With the default limits and no token. */
+    /** With the default limits, no token and no session affinity. */
     public SelectServiceConfig(
             String host,
             int port,
@@ -75,7 +80,8 @@ public record SelectServiceConfig(
                 replicaSyncPeers,
                 http,
                 SelectLimits.DEFAULT,
-                SecuritySettings.NONE);
+                SecuritySettings.NONE,
+                0);
     }
 
     public static SelectServiceConfig on(String host, int port) {
@@ -92,22 +98,21 @@ public record SelectServiceConfig(
     }
 
     public SelectServiceConfig withLimits(SelectLimits limits) {
-        return new SelectServiceConfig(
-                host,
-                port,
-                cacheTtlMillis,
-                cacheMaxEntries,
-                cacheMaxBytes,
-                cleanupIntervalMillis,
-                replicaSyncPort,
-                replicaSyncPeers,
-                http,
-                limits,
-                security);
+        return with(limits, security, sessionAffinityTtlSecs);
     }
 
     /** The same routes guarded by {@code security}'s token (the indexer's own settings under {@code serve}). */
     public SelectServiceConfig withSecurity(SecuritySettings security) {
+        return with(limits, security, sessionAffinityTtlSecs);
+    }
+
+    /** The same service with session affinity, bindings idling out after {@code ttlSecs}; 0 for none. */
+    public SelectServiceConfig withSessionAffinityTtlSecs(long ttlSecs) {
+        return with(limits, security, ttlSecs);
+    }
+
+    /** These settings with the members the {@code with} methods change replaced. */
+    private SelectServiceConfig with(SelectLimits limits, SecuritySettings security, long sessionAffinityTtlSecs) {
         return new SelectServiceConfig(
                 host,
                 port,
@@ -119,6 +124,7 @@ public record SelectServiceConfig(
                 replicaSyncPeers,
                 http,
                 limits,
-                security);
+                security,
+                sessionAffinityTtlSecs);
     }
 }

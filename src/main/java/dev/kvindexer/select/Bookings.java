@@ -20,6 +20,9 @@ public final class Bookings {
     private final Roster roster;
     private final Chooser chooser;
     private final Ledger ledger;
+    /** Null when session affinity is off: then sessions steer nothing (a request's own affinity target still does). */
+    private final SessionBindings sessions;
+
     private Consumer<LoadEvent> events = e -> {};
 
     Bookings(
@@ -29,7 +32,8 @@ public final class Bookings {
             PendingSelections pending,
             Roster roster,
             Chooser chooser,
-            Ledger ledger) {
+            Ledger ledger,
+            SessionBindings sessions) {
         this.config = config;
         this.clockMillis = clockMillis;
         this.random = random;
@@ -37,6 +41,7 @@ public final class Bookings {
         this.roster = roster;
         this.chooser = chooser;
         this.ledger = ledger;
+        this.sessions = sessions;
     }
 
     /** Where bookings, completed prefills and releases go (the replica publisher). */
@@ -46,7 +51,13 @@ public final class Bookings {
 
     /** {@code POST /select}: chooses a rank and books nothing; with a selection id the choice waits for a replay. */
     public Choice select(PartitionKey p, Prompt prompt, RankOverlaps overlaps, SelectionOptions o) {
-        Choice c = chooser.choose(p, prompt, overlaps, o);
+        String session = sessions == null ? null : o.steeringSession();
+        AffinityTarget steer = o.affinityTarget();
+        if (session != null) {
+            // A selection that books nothing follows a live binding but never makes one.
+            steer = sessions.bound(p, session);
+        }
+        Choice c = chooser.choose(p, prompt, overlaps, o, steer);
         if (o.selectionId() != null) {
             pending.put(
                     p,
@@ -60,7 +71,8 @@ public final class Bookings {
                             c.effectivePrefill(),
                             o.expectedOutputTokens(),
                             o.loraName(),
-                            c.trackPrefill()),
+                            c.trackPrefill(),
+                            session),
                     clockMillis.getAsLong());
         }
         return c;
@@ -70,8 +82,14 @@ public final class Bookings {
     public Choice selectAndReserve(PartitionKey p, Prompt prompt, RankOverlaps overlaps, SelectionOptions o) {
         String id =
                 o.selectionId() != null ? o.selectionId() : UUID.randomUUID().toString();
-        Choice c = chooser.choose(p, prompt, overlaps, o);
+        String session = sessions == null ? null : o.steeringSession();
+        SessionBindings.Hold hold = session == null ? null : sessions.hold(p, session);
+        AffinityTarget steer = hold != null ? hold.target() : o.affinityTarget();
+        Choice c = chooser.choose(p, prompt, overlaps, o, steer);
         requireFree(id);
+        if (hold != null) {
+            sessions.check(hold, c.worker().workerId(), c.dpRank());
+        }
         book(
                 p,
                 id,
@@ -82,6 +100,9 @@ public final class Bookings {
                 c.trackPrefill(),
                 o.expectedOutputTokens(),
                 o.loraName());
+        if (hold != null) {
+            sessions.commit(hold, c.worker().workerId(), c.dpRank(), id);
+        }
         return c.withId(id);
     }
 
@@ -99,6 +120,16 @@ public final class Bookings {
                     + e.dpRank() + ") not found for " + p);
         }
         requireFree(id);
+        SessionBindings.Hold hold = sessions == null || e.sessionId() == null ? null : sessions.hold(p, e.sessionId());
+        if (hold != null) {
+            try {
+                sessions.check(hold, e.workerId(), e.dpRank());
+            } catch (Refusal moved) {
+                // The session is bound elsewhere now: this selection can never be booked for it.
+                pending.remove(p, id);
+                throw moved;
+            }
+        }
         book(
                 p,
                 id,
@@ -109,6 +140,9 @@ public final class Bookings {
                 e.trackPrefill(),
                 e.expectedOutputTokens(),
                 e.loraName());
+        if (hold != null) {
+            sessions.commit(hold, e.workerId(), e.dpRank(), id);
+        }
         pending.remove(p, id);
         return new Booking(id, p, w, e.dpRank(), new Prompt(e.blockHashes(), e.sequenceHashes(), e.isl()));
     }

@@ -23,9 +23,13 @@ public final class Chooser {
         this.roster = roster;
     }
 
-    Choice choose(PartitionKey p, Prompt prompt, RankOverlaps overlaps, SelectionOptions o) {
+    /** @param steer where a session's binding or the request's own target steers the choice, or null */
+    Choice choose(PartitionKey p, Prompt prompt, RankOverlaps overlaps, SelectionOptions o, AffinityTarget steer) {
         PartitionInfo info = roster.requireReady(p);
         List<RankInputs> candidates = candidates(p, prompt, overlaps, o);
+        if (steer != null && o.pinnedWorker() == null) {
+            candidates = steered(candidates, steer);
+        }
         CostModel model = CostModel.of(prompt.isl(), info.blockSize(), config, o.override());
         RankInputs r = candidates.get(o.pinnedWorker() != null ? pinned(candidates, o) : drawn(candidates, model, o));
         WorkerEntry worker = roster.catalog().get(r.workerId());
@@ -63,6 +67,20 @@ public final class Chooser {
             throw Refusal.unavailable("no endpoints available to route work");
         }
         return chosen;
+    }
+
+    /**
+     * The candidates on the target, when any is eligible: a target the request's own restrictions exclude, or whose
+     * worker is gone, leaves every candidate in (a binding steers, it never makes a request unroutable).
+     */
+    private static List<RankInputs> steered(List<RankInputs> candidates, AffinityTarget steer) {
+        List<RankInputs> on = new ArrayList<>();
+        for (RankInputs r : candidates) {
+            if (steer.covers(r.workerId(), r.dpRank())) {
+                on.add(r);
+            }
+        }
+        return on.isEmpty() ? candidates : on;
     }
 
     /** A candidate drawn by its cost: logits relative to the least loaded, softened by the temperature. */

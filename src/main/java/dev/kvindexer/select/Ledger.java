@@ -7,6 +7,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -23,6 +24,8 @@ public final class Ledger {
     /** Id → {incarnation, when it ended}, oldest first. */
     private final LinkedHashMap<String, long[]> ended = new LinkedHashMap<>();
 
+    private Consumer<String> onEnded = id -> {};
+
     private final int maxBookingBlocks;
     private final long maxBlocks;
     private long blocks;
@@ -32,6 +35,11 @@ public final class Ledger {
         this.clockMillis = clockMillis;
         this.maxBookingBlocks = maxBookingBlocks;
         this.maxBlocks = maxBlocks;
+    }
+
+    /** Told the id of every reservation that leaves, however it goes (released, expired, ended elsewhere). */
+    void onEnded(Consumer<String> sink) {
+        this.onEnded = sink;
     }
 
     int maxBookingBlocks() {
@@ -74,6 +82,7 @@ public final class Ledger {
         Held h = byId.remove(id);
         if (h != null) {
             blocks -= h.sequenceHashes.length;
+            onEnded.accept(id);
         }
     }
 

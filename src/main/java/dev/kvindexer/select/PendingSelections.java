@@ -10,7 +10,11 @@ import java.util.Map;
  * and approximate bytes, oldest evicted first, single use. A booking that fails leaves its entry for a retry.
  */
 public final class PendingSelections {
-    /** What a replay books: the rank chosen and the request's normalized inputs at select time. */
+    /**
+     * What a replay books: the rank chosen and the request's normalized inputs at select time.
+     *
+     * @param sessionId the session the booking binds, when session affinity is on; else null
+     */
     public record Pending(
             long workerId,
             int dpRank,
@@ -20,7 +24,8 @@ public final class PendingSelections {
             long effectivePrefill,
             Long expectedOutputTokens,
             String loraName,
-            boolean trackPrefill) {}
+            boolean trackPrefill,
+            String sessionId) {}
 
     private record Key(PartitionKey partition, String selectionId) {}
 
@@ -51,7 +56,8 @@ public final class PendingSelections {
                 + selectionId.length()
                 + partition.modelName().length()
                 + partition.routingGroup().length()
-                + (pending.loraName() == null ? 0 : pending.loraName().length());
+                + (pending.loraName() == null ? 0 : pending.loraName().length())
+                + (pending.sessionId() == null ? 0 : pending.sessionId().length());
         entries.put(key, new Entry(pending, now, size));
         bytes += size;
         Iterator<Entry> it = entries.values().iterator();

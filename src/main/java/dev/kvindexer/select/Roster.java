@@ -125,6 +125,18 @@ public final class Roster {
                 : w;
     }
 
+    /** Whether a target's worker is schedulable in the partition, with the target's rank among its ranks. */
+    boolean schedulable(PartitionKey p, AffinityTarget t) {
+        WorkerEntry w = schedulable(t.workerId(), p);
+        return w != null && (t.dpRank() == null || w.hasRank(t.dpRank()));
+    }
+
+    /** Whether a target's worker is in the partition's catalog, in any state. */
+    boolean catalogued(PartitionKey p, AffinityTarget t) {
+        WorkerEntry w = catalog.get(t.workerId());
+        return w != null && w.partition().equals(p);
+    }
+
     /** A registered rank's active load, with the prompt's cached depth when hashes are given; null when unknown. */
     /** Every rank's load with the prompt's active depth there; good until the tracker next changes. */
     SlotTracker.ActiveLoads loads(PartitionKey p, long[] sequenceHashes) {

@@ -18,10 +18,12 @@ public final class SelectionState {
     private final Mirror mirror;
     private final Ledger ledger;
     private final LoadViews views;
+    private final SessionBindings sessions;
 
     /**
      * @param maxBookingBlocks blocks one booking may hold; a larger one is refused (a replica's is dropped)
      * @param maxBookedBlocks  blocks all held bookings may hold together, mirrored ones included
+     * @param sessionTtlMillis the idle TTL of session bindings; 0 turns session affinity off
      */
     public SelectionState(
             SelectionConfig config,
@@ -29,13 +31,26 @@ public final class SelectionState {
             RandomGenerator random,
             PendingSelections pending,
             int maxBookingBlocks,
-            long maxBookedBlocks) {
+            long maxBookedBlocks,
+            long sessionTtlMillis) {
         SlotTracker tracker = new SlotTracker(clockMillis, config.requestExpiryMillis());
         this.config = config;
         this.ledger = new Ledger(tracker, clockMillis, maxBookingBlocks, maxBookedBlocks);
         this.roster = new Roster(tracker, ledger);
         this.chooser = new Chooser(config, random, roster);
-        this.bookings = new Bookings(config, clockMillis, random, pending, roster, chooser, ledger);
+        this.sessions = sessionTtlMillis <= 0
+                ? null
+                : new SessionBindings(
+                        sessionTtlMillis,
+                        SessionBindings.MAX_ENTRIES,
+                        clockMillis,
+                        System.currentTimeMillis() * 1_000_000,
+                        roster::schedulable,
+                        roster::catalogued);
+        if (sessions != null) {
+            ledger.onEnded(sessions::released);
+        }
+        this.bookings = new Bookings(config, clockMillis, random, pending, roster, chooser, ledger, sessions);
         this.mirror = new Mirror(clockMillis, random, roster, ledger);
         this.views = new LoadViews(config, roster, chooser);
     }
@@ -66,5 +81,10 @@ public final class SelectionState {
 
     public LoadViews views() {
         return views;
+    }
+
+    /** The session bindings, or null when session affinity is off. */
+    public SessionBindings sessions() {
+        return sessions;
     }
 }

@@ -12,8 +12,10 @@ import dev.kvindexer.select.SelectionState;
 import dev.kvindexer.selectservice.replication.SharedReservations;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -28,6 +30,7 @@ final class ReservationRoutes {
     private final SelectionQueue queue;
     private final SharedReservations shared;
     private final BookedPrompts prompts;
+    private final Supplier<Future<Void>> bindingsShared;
     private final RandomGenerator random;
 
     ReservationRoutes(
@@ -35,6 +38,7 @@ final class ReservationRoutes {
             SelectionQueue queue,
             SharedReservations shared,
             BookedPrompts prompts,
+            Supplier<Future<Void>> bindingsShared,
             RandomGenerator random) {
         this.config = state.config();
         this.roster = state.roster();
@@ -42,6 +46,7 @@ final class ReservationRoutes {
         this.queue = queue;
         this.shared = shared;
         this.prompts = prompts;
+        this.bindingsShared = bindingsShared;
         this.random = random;
     }
 
@@ -52,7 +57,10 @@ final class ReservationRoutes {
         PartitionKey p = SelectJson.partition(body);
         if (!body.has("worker_id") || body.body().getValue("worker_id") == null) {
             Booking replayed = bookings.reserveReplay(p, id);
-            Replies.send(ctx, 201, shared.booked(id).map(v -> booked(replayed)));
+            Replies.send(
+                    ctx,
+                    201,
+                    shared.booked(id).compose(v -> bindingsShared.get()).map(v -> booked(replayed)));
             return;
         }
         long workerId = body.requiredU64("worker_id");

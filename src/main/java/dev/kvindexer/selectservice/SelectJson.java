@@ -46,13 +46,19 @@ final class SelectJson {
     /**
      * A {@code /select} or, with {@code reserve}, {@code /select_and_reserve} body. The token form of the prompt needs
      * its partition's block size, so a partition that is not ready is refused before the prompt is read. A booking is
-     * never advisory: there {@code advisory} is an unknown member, not even type-checked.
+     * never advisory: there {@code advisory} is an unknown member, not even type-checked. Without session affinity
+     * the session members are unknown members too.
      */
     static Selection selection(
-            JsonRequest body, Roster roster, SelectionConfig config, RandomGenerator random, boolean reserve) {
+            JsonRequest body,
+            Roster roster,
+            SelectionConfig config,
+            RandomGenerator random,
+            boolean reserve,
+            boolean sessions) {
         PartitionKey p = partition(body);
         ConfigOverride override = override(body);
-        SelectionOptions options = optionsOf(body, override);
+        SelectionOptions options = optionsOf(body, override, sessions);
         boolean advisory = !reserve && Boolean.TRUE.equals(bool(body, "advisory"));
         PartitionInfo info = roster.requireReady(p);
         return new Selection(p, options, promptOf(body, info, override, config, true, random), advisory);
@@ -328,7 +334,7 @@ final class SelectJson {
     }
 
     /** {@code allowed_worker_ids}, {@code pinned_worker}, {@code routing_constraints} and the booking extras. */
-    static SelectionOptions optionsOf(JsonRequest body, ConfigOverride override) {
+    static SelectionOptions optionsOf(JsonRequest body, ConfigOverride override, boolean sessions) {
         List<Long> allowed = null;
         if (body.body().getValue("allowed_worker_ids") != null) {
             allowed = new ArrayList<>();
@@ -385,7 +391,9 @@ final class SelectJson {
                 pinnedRank,
                 required,
                 preferred,
-                body.optionalString("lora_name"));
+                body.optionalString("lora_name"),
+                sessions ? SessionJson.session(body) : null,
+                SessionJson.affinityTarget(body));
     }
 
     // ---- answers ----

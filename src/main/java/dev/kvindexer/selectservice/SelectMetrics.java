@@ -21,6 +21,7 @@ final class SelectMetrics {
             long refusedRemote,
             int queued,
             long[] replicaCounts,
+            long sessionBindings,
             PredictedIndex.Counts predicted,
             String micrometer) {
         PrometheusText out = new PrometheusText();
@@ -54,6 +55,16 @@ final class SelectMetrics {
                         "counter",
                         "Replica-sync messages dropped because too many " + "were waiting to be applied.")
                 .sample(PREFIX + "replica_overflow_total", replicaCounts[2]);
+        out.family(
+                        PREFIX + "replica_bindings_refused_total",
+                        "counter",
+                        "Session bindings from replica-sync peers dropped: a session id over 256 bytes, or a full table.")
+                .sample(PREFIX + "replica_bindings_refused_total", replicaCounts[3]);
+        out.family(
+                        PREFIX + "session_bindings",
+                        "gauge",
+                        "Session bindings held, idle ones not yet swept included (0 without session affinity).")
+                .sample(PREFIX + "session_bindings", sessionBindings);
         out.family(
                         PREFIX + "predicted_entries",
                         "gauge",

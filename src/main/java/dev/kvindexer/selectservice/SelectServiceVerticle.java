@@ -7,7 +7,9 @@ import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.select.PendingSelections;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
+import dev.kvindexer.select.SessionBindings;
 import dev.kvindexer.select.WorkerEntry;
+import dev.kvindexer.selectservice.replication.ClusterBindings;
 import dev.kvindexer.selectservice.replication.ClusterLoad;
 import dev.kvindexer.selectservice.replication.LocalReservations;
 import dev.kvindexer.selectservice.replication.ReplicaSync;
@@ -52,11 +54,13 @@ public final class SelectServiceVerticle extends VerticleBase {
     private HttpEdge server;
     private long cleanupTimer = -1;
     private long queueTimer = -1;
+    private long sessionTimer = -1;
     private boolean closing;
     private WorkerReconciler workers;
     private SelectionQueue queue;
     private SharedReservations shared;
     private ReplicaSync replicas;
+    private ClusterBindings clusterBindings;
     private SelectionRoutes selections;
     private ReservationRoutes reservations;
     private PredictedIndex predicted;
@@ -87,7 +91,8 @@ public final class SelectServiceVerticle extends VerticleBase {
                 random,
                 new PendingSelections(config.cacheTtlMillis(), config.cacheMaxEntries(), config.cacheMaxBytes()),
                 config.limits().maxBookingBlocks(),
-                config.limits().maxBookedBlocks());
+                config.limits().maxBookedBlocks(),
+                config.sessionAffinityTtlSecs() * 1000);
     }
 
     @Override
@@ -107,15 +112,34 @@ public final class SelectServiceVerticle extends VerticleBase {
                 : predicted != null ? predicted : BookedPrompts.NONE;
         workers = new WorkerReconciler(state.roster(), selection, index, prompts, context);
         queue = new SelectionQueue(state.chooser());
+        // Dynamo's service writes its bindings under its random process id, the one its load events carry.
+        long writerId = 0;
         if (config.replicaSyncPort() > 0) {
+            writerId = random.nextLong(1, Long.MAX_VALUE);
             replicas = ReplicaSync.start(
                     config.replicaSyncPort(),
                     config.replicaSyncPeers(),
-                    random.nextLong(1, Long.MAX_VALUE),
+                    writerId,
                     config.limits().maxBookingBlocks(),
                     context,
                     state.bookings(),
-                    state.mirror());
+                    state.mirror(),
+                    state.sessions());
+        }
+        if (state.sessions() != null) {
+            if (hazelcast != null) {
+                if (writerId == 0) {
+                    writerId = random.nextLong(1, Long.MAX_VALUE);
+                }
+                clusterBindings = new ClusterBindings(
+                        vertx, context, hazelcast, state.sessions(), config.sessionAffinityTtlSecs() * 1000, writerId);
+            }
+            state.sessions().replicate(writerId, this::shareBinding);
+        }
+        if (state.sessions() != null) {
+            // Idle bindings are also dropped when their table is full; this keeps the memory of idle ones short.
+            long sweep = Math.min(config.sessionAffinityTtlSecs(), 30) * 1000;
+            sessionTimer = vertx.setPeriodic(sweep, id -> state.sessions().expireIdle());
         }
         if (selection.queueing()) {
             // Load also drops on other replicas and by expiry: look at least this often (Dynamo: every 60 s).
@@ -128,6 +152,9 @@ public final class SelectServiceVerticle extends VerticleBase {
                     vertx, context, hazelcast, state.mirror(), state.bookings(), selection.requestExpiryMillis());
             shared = cluster;
             started = cluster.start(config.cleanupIntervalMillis());
+            if (clusterBindings != null) {
+                started = started.compose(v -> clusterBindings.start(config.cleanupIntervalMillis()));
+            }
         } else {
             shared = new LocalReservations(state.bookings());
             cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> {
@@ -135,9 +162,11 @@ public final class SelectServiceVerticle extends VerticleBase {
                 queue.wake();
             });
         }
+        Supplier<Future<Void>> bindingsShared =
+                () -> clusterBindings == null ? Future.succeededFuture() : clusterBindings.settled();
         selections = new SelectionRoutes(
-                state, queue, new IndexOverlaps(index, context, predicted), shared, prompts, random);
-        reservations = new ReservationRoutes(state, queue, shared, prompts, random);
+                state, queue, new IndexOverlaps(index, context, predicted), shared, prompts, bindingsShared, random);
+        reservations = new ReservationRoutes(state, queue, shared, prompts, bindingsShared, random);
         return started.compose(v -> HttpEdge.listen(
                         vertx, router(), config.http(), config.security(), config.host(), config.port()))
                 .onSuccess(edge -> server = edge);
@@ -148,8 +177,12 @@ public final class SelectServiceVerticle extends VerticleBase {
         closing = true;
         vertx.cancelTimer(cleanupTimer);
         vertx.cancelTimer(queueTimer);
+        vertx.cancelTimer(sessionTimer);
         if (shared != null) {
             shared.stop();
+        }
+        if (clusterBindings != null) {
+            clusterBindings.stop();
         }
         if (replicas != null) {
             replicas.close();
@@ -160,16 +193,33 @@ public final class SelectServiceVerticle extends VerticleBase {
         return server == null ? Future.succeededFuture() : server.close();
     }
 
+    /** A binding made or refreshed here, carried to the other replicas. */
+    private void shareBinding(SessionBindings.Binding b) {
+        if (replicas != null) {
+            replicas.publish(b);
+        }
+        if (clusterBindings != null) {
+            clusterBindings.share(b);
+        }
+    }
+
     public int actualPort() {
         return server.actualPort();
     }
 
     /**
-     * Messages taken from replica peers, how many of them were malformed, and how many were dropped while too many
-     * waited to be applied; zeros without replica sync.
+     * Messages taken from replica peers, how many of them were malformed, how many were dropped while too many
+     * waited to be applied, and how many session bindings could not be kept; zeros without replica sync.
      */
     long[] replicaCounts() {
-        return replicas == null ? new long[3] : replicas.counts();
+        return replicas == null ? new long[4] : replicas.counts();
+    }
+
+    /** Session bindings held (idle ones not yet swept included) and the leases on them; zeros when off. */
+    long[] sessionCounts() {
+        return state.sessions() == null
+                ? new long[2]
+                : new long[] {state.sessions().size(), state.sessions().leases()};
     }
 
     Router router() {
@@ -200,6 +250,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                                 state.mirror().refusedBookings(),
                                 queue.size(),
                                 replicaCounts(),
+                                sessionCounts()[0],
                                 predicted == null ? PredictedIndex.Counts.NONE : predicted.counts(),
                                 micrometer.get())));
         router.get("/ready").handler(this::ready);

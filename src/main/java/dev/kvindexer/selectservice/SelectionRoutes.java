@@ -18,6 +18,7 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -34,7 +35,9 @@ final class SelectionRoutes {
     private final IndexOverlaps overlaps;
     private final SharedReservations shared;
     private final BookedPrompts prompts;
+    private final Supplier<Future<Void>> bindingsShared;
     private final RandomGenerator random;
+    private final boolean sessions;
 
     SelectionRoutes(
             SelectionState state,
@@ -42,6 +45,7 @@ final class SelectionRoutes {
             IndexOverlaps overlaps,
             SharedReservations shared,
             BookedPrompts prompts,
+            Supplier<Future<Void>> bindingsShared,
             RandomGenerator random) {
         this.config = state.config();
         this.roster = state.roster();
@@ -51,7 +55,9 @@ final class SelectionRoutes {
         this.overlaps = overlaps;
         this.shared = shared;
         this.prompts = prompts;
+        this.bindingsShared = bindingsShared;
         this.random = random;
+        this.sessions = state.sessions() != null;
     }
 
     void select(RoutingContext ctx, boolean reserve) {
@@ -60,7 +66,7 @@ final class SelectionRoutes {
                     "the " + NotApplied.POLICY_CLASS_HEADER + " header",
                     "policy classes are not implemented; every selection shares the one queue");
         }
-        SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random, reserve);
+        SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random, reserve, sessions);
         // An advisory selection reads the load as it is now; waiting for it to drop would defeat its purpose.
         Future<Void> turn = s.advisory()
                 ? Future.succeededFuture()
@@ -82,7 +88,8 @@ final class SelectionRoutes {
         // hint then).
         HintSources.Source source =
                 config.useKvEvents() && !config.predicting() ? HintSources.best(roster, c, o) : null;
-        return shared.booked(c.selectionId()).compose(v -> {
+        // A booking's session binding reaches the other replicas before its client hears of it, as the booking does.
+        return shared.booked(c.selectionId()).compose(v -> bindingsShared.get()).compose(v -> {
             prompts.booked(c.partition(), c.worker().workerId(), c.dpRank(), c.prompt());
             JsonObject answer = SelectJson.choice(c, true, LoadSignals.of(c, config, false));
             if (source == null) {

@@ -285,6 +285,23 @@ class ServeCommandTest {
         assertThrows(IllegalArgumentException.class, tooMany::config, "the load accounting takes 4096 ranks a worker");
     }
 
+    /** docs/api/selection.md#session-affinity: off by default, Dynamo's range of 1 s to a year, from env or flag. */
+    @Test
+    void sessionAffinityTtlIsDynamosRange() {
+        SelectServiceCommand off = command("select-service", Map.of());
+        assertEquals(0, off.config().sessionAffinityTtlSecs());
+        SelectServiceCommand fromEnv =
+                command("select-service", Map.of("KVINDEXER_SELECT_SERVICE_SESSION_AFFINITY_TTL_SECS", "3600"));
+        assertEquals(3600, fromEnv.config().sessionAffinityTtlSecs());
+        SelectServiceCommand year = command("select-service", Map.of(), "--session-affinity-ttl-secs", "31536000");
+        assertEquals(31_536_000, year.config().sessionAffinityTtlSecs());
+        for (String out : new String[] {"0", "31536001", "-1"}) {
+            SelectServiceCommand refused = command("select-service", Map.of(), "--session-affinity-ttl-secs", out);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, refused::config, out);
+            assertEquals("session affinity TTL must be between 1 and 31536000 seconds", e.getMessage());
+        }
+    }
+
     /** The selection service beside the indexer takes the indexer's token and TLS, and its own limits. */
     @Test
     void theSelectPortIsGuardedLikeTheIndexerPort() {

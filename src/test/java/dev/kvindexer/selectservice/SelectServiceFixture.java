@@ -42,6 +42,16 @@ final class SelectServiceFixture implements AutoCloseable {
         }
     }
 
+    /** Registers worker {@code id} of model {@code model}, block size 4, at {@code http://worker-<id>:8000}. */
+    static void registerWorker(HttpJson http, long id) {
+        SelectServicePerTest.ok(
+                201,
+                http.post(
+                        "/workers",
+                        "{\"worker_id\":" + id + ",\"model_name\":\"model\",\"endpoint\":\"http://worker-" + id
+                                + ":8000\",\"block_size\":4}"));
+    }
+
     @Override
     public void close() {
         node.close();

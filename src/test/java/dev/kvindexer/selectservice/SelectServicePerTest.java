@@ -2,27 +2,38 @@ package dev.kvindexer.selectservice;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.support.HttpJson;
 import dev.kvindexer.support.LoadStorm;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * The one selection service a test starts, closed after the test whatever its outcome; register it with
- * {@code @RegisterExtension}. Each test picks its own router environment, so the service cannot start before it.
+ * The selection services a test starts, closed after the test whatever its outcome; register it with
+ * {@code @RegisterExtension}. Each test picks its own router environment, so a service cannot start before it.
  */
 final class SelectServicePerTest implements AfterEachCallback {
     private SelectServiceFixture service;
+    private final List<SelectServiceFixture> others = new ArrayList<>();
 
     /** Starts the test's service under Dynamo's router environment {@code env}, and returns its client. */
     HttpJson start(Map<String, String> env) throws Exception {
         service = SelectServiceFixture.start(env);
         return service.http;
+    }
+
+    /** Starts one more service of the test, with its own settings. */
+    SelectServiceFixture start(Map<String, String> env, SelectServiceConfig config) throws Exception {
+        SelectServiceFixture f = SelectServiceFixture.start(env, config);
+        others.add(f);
+        return f;
     }
 
     /** active_requests / potential_decode_blocks / potential_prefill_tokens of worker 1 rank 0. */
@@ -73,5 +84,7 @@ final class SelectServicePerTest implements AfterEachCallback {
             service.close();
             service = null;
         }
+        others.forEach(SelectServiceFixture::close);
+        others.clear();
     }
 }

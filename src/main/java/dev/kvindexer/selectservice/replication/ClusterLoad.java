@@ -1,6 +1,5 @@
 package dev.kvindexer.selectservice.replication;
 
-import com.hazelcast.cluster.Member;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
@@ -14,13 +13,10 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
@@ -43,10 +39,8 @@ public final class ClusterLoad implements SharedReservations {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterLoad.class);
     public static final String MAP = "kvindexer.select.reservations";
     public static final String ADDRESS = "kvindexer.select.load.";
-    private static final String VERTX_NODE_ID = "__vertx.nodeId";
     private static final byte UPSERT = 1;
     private static final byte FORGET = 2;
-    private static final long PUSH_TIMEOUT_MILLIS = 2000;
     /** Seal kinds (and the rejection counter's sources): records in the map, pushes to a member. */
     public static final String RECORDS = "reservations";
 
@@ -59,8 +53,8 @@ public final class ClusterLoad implements SharedReservations {
     private final Mirror mirror;
     private final Bookings bookings;
     private final long expiryMillis;
-    private final String nodeId;
     private final SealedBytes seals;
+    private final MemberPush pushes;
     /** This replica's bookings whose claim in the map is under way: a catch-up pass must not take them for gone. */
     private final Set<String> claiming = new HashSet<>();
 
@@ -82,25 +76,12 @@ public final class ClusterLoad implements SharedReservations {
         this.mirror = mirror;
         this.bookings = bookings;
         this.expiryMillis = expiryMillis;
-        this.nodeId = hazelcast.getCluster().getLocalMember().getAttribute(VERTX_NODE_ID);
         this.seals = SealedBytes.of(hazelcast);
+        this.pushes = new MemberPush(vertx, home, hazelcast, ADDRESS, PUSHES);
     }
 
     public Future<Void> start(long antiEntropyMillis) {
-        consumer = vertx.eventBus().consumer(ADDRESS + nodeId, message -> {
-            byte[] push = seals.open(PUSHES, nodeId, message.body().getBytes());
-            if (push == null) {
-                message.fail(401, "unsealed reservation push");
-                return;
-            }
-            try {
-                apply(Buffer.buffer(push));
-                message.reply("ok");
-            } catch (RuntimeException e) {
-                LOG.warn("cluster reservations: refused a push: {}", e.toString());
-                message.fail(400, "malformed reservation push");
-            }
-        });
+        consumer = pushes.listen(push -> apply(Buffer.buffer(push)), LOG, "reservation push");
         timer = vertx.setPeriodic(antiEntropyMillis, id -> reconcile());
         return consumer.completion().compose(v -> reconcile());
     }
@@ -214,22 +195,8 @@ public final class ClusterLoad implements SharedReservations {
         }
     }
 
-    /**
-     * Sends a change to every other member and waits for each to apply it (or to fail, or time out); each push is
-     * sealed to the member it goes to.
-     */
     private Future<Void> push(Buffer message) {
-        List<Future<?>> acks = new ArrayList<>();
-        DeliveryOptions options = new DeliveryOptions().setSendTimeout(PUSH_TIMEOUT_MILLIS);
-        byte[] bytes = message.getBytes();
-        for (Member m : hazelcast.getCluster().getMembers()) {
-            String other = m.getAttribute(VERTX_NODE_ID);
-            if (other != null && !other.equals(nodeId)) {
-                acks.add(vertx.eventBus()
-                        .request(ADDRESS + other, Buffer.buffer(seals.seal(PUSHES, other, bytes)), options));
-            }
-        }
-        return here(Future.join(acks).otherwiseEmpty().mapEmpty());
+        return pushes.push(message.getBytes());
     }
 
     /**

@@ -3,9 +3,7 @@ package dev.kvindexer.selectservice.replication;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.select.LoadEvent;
 import java.io.IOException;
-import java.math.BigInteger;
 import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
 import org.msgpack.value.ValueType;
@@ -18,7 +16,6 @@ import org.msgpack.value.ValueType;
  */
 public final class ReplicaEventCodec {
     public static final String TOPIC = "dynamo.slot-tracker.v1";
-    private static final int MAX_DEPTH = 8;
 
     /** A decoded event and the process that sent it. */
     public record Received(LoadEvent event, long routerId) {}
@@ -35,7 +32,7 @@ public final class ReplicaEventCodec {
             p.packString("request_id").packString(e.requestId());
             p.packString("worker").packMapHeader(2);
             p.packString("worker_id");
-            u64(p, e.workerId());
+            BoundedUnpacker.packU64(p, e.workerId());
             p.packString("dp_rank").packInt(e.dpRank());
             p.packString("data");
             if (e instanceof LoadEvent.Freed) {
@@ -46,7 +43,7 @@ public final class ReplicaEventCodec {
                 p.packMapHeader(1).packString("AddRequest").packMapHeader(4);
                 p.packString("token_sequence").packArrayHeader(a.sequenceHashes().length);
                 for (long h : a.sequenceHashes()) {
-                    u64(p, h);
+                    BoundedUnpacker.packU64(p, h);
                 }
                 p.packString("track_prefill_tokens").packBoolean(a.trackPrefill());
                 p.packString("expected_output_tokens");
@@ -67,7 +64,7 @@ public final class ReplicaEventCodec {
                 }
             }
             p.packString("router_id");
-            u64(p, routerId);
+            BoundedUnpacker.packU64(p, routerId);
             p.packString("lora_name");
             if (e.loraName() == null) {
                 p.packNil();
@@ -77,14 +74,6 @@ public final class ReplicaEventCodec {
             return p.toByteArray();
         } catch (IOException ex) {
             throw new IllegalStateException(ex);
-        }
-    }
-
-    private static void u64(MessageBufferPacker p, long v) throws IOException {
-        if (v >= 0) {
-            p.packLong(v);
-        } else {
-            p.packBigInteger(new BigInteger(Long.toUnsignedString(v)));
         }
     }
 
@@ -98,13 +87,9 @@ public final class ReplicaEventCodec {
         }
     }
 
-    private static final class Reader {
-        private final MessageUnpacker u;
-        private final int size;
-
+    private static final class Reader extends BoundedUnpacker {
         Reader(MessageUnpacker u, int size) {
-            this.u = u;
-            this.size = size;
+            super(u, size);
         }
 
         Received scoped() throws IOException {
@@ -229,76 +214,6 @@ public final class ReplicaEventCodec {
                 }
             }
             return new Added(hashes, track, expected, hint);
-        }
-
-        private int mapHeader() throws IOException {
-            int n = u.unpackMapHeader();
-            if (n > size) {
-                throw new IllegalArgumentException("a map declares " + n + " entries");
-            }
-            return n;
-        }
-
-        private long u64() throws IOException {
-            MessageFormat f = u.getNextFormat();
-            if (f == MessageFormat.UINT64) {
-                return u.unpackBigInteger().longValue();
-            }
-            long v = u.unpackLong();
-            if (v < 0) {
-                throw new IllegalArgumentException("negative value " + v + " for u64");
-            }
-            return v;
-        }
-
-        private long u32() throws IOException {
-            long v = u64();
-            if (v > 0xFFFF_FFFFL) {
-                throw new IllegalArgumentException("value " + v + " is past u32");
-            }
-            return v;
-        }
-
-        private String optionalString() throws IOException {
-            return u.tryUnpackNil() ? null : str();
-        }
-
-        /** A string whose declared length is checked against the message before its bytes are read. */
-        private String str() throws IOException {
-            int n = u.unpackRawStringHeader();
-            if (n > size) {
-                throw new IllegalArgumentException("a string declares " + n + " bytes");
-            }
-            return new String(u.readPayload(n), java.nio.charset.StandardCharsets.UTF_8);
-        }
-
-        private void skip() throws IOException {
-            skip(0);
-        }
-
-        private void skip(int depth) throws IOException {
-            if (depth > MAX_DEPTH) {
-                throw new IllegalArgumentException("nesting deeper than " + MAX_DEPTH);
-            }
-            MessageFormat f = u.getNextFormat();
-            switch (f.getValueType()) {
-                case ARRAY -> {
-                    int n = u.unpackArrayHeader();
-                    if (n > size) {
-                        throw new IllegalArgumentException("an array declares " + n + " entries");
-                    }
-                    for (int i = 0; i < n; i++) {
-                        skip(depth + 1);
-                    }
-                }
-                case MAP -> {
-                    int n = mapHeader();
-                    for (int i = 0; i < 2 * n; i++) {
-                        skip(depth + 1);
-                    }
-                }
-                default -> u.skipValue();
-            }
         }
     }
 

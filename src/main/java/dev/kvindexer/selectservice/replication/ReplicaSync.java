@@ -3,6 +3,7 @@ package dev.kvindexer.selectservice.replication;
 import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.LoadEvent;
 import dev.kvindexer.select.Mirror;
+import dev.kvindexer.select.SessionBindings;
 import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.zmq.ZmqPeerOptions;
 import io.vertx.core.Context;
@@ -15,6 +16,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -23,13 +26,15 @@ import org.zeromq.ZMQ;
 
 /**
  * Dynamo's best-effort replica sync of active load (docs/api/selection.md#replica-sync): bookings, completed prefills and releases go out
- * on a ZMQ PUB socket, and one SUB socket connected to every peer's PUB brings theirs in. Publishing happens on the
- * caller's thread (the service's event loop); a thread of its own receives, drops what this process sent, and hands
- * every decoded event on. A malformed message is counted and dropped; the thread keeps running.
+ * on a ZMQ PUB socket, and one SUB socket connected to every peer's PUB brings theirs in. With session affinity on,
+ * session bindings ride the same mesh on their own topic. Publishing happens on the caller's thread (the service's
+ * event loop); a thread of its own receives, drops what this process sent, and hands every decoded event on. A
+ * malformed message is counted and dropped; the thread keeps running.
  */
 public final class ReplicaSync implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaSync.class);
     private static final byte[] TOPIC = ReplicaEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
+    private static final byte[] AFFINITY_TOPIC = AffinityEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
     private static final int QUEUE = 100_000;
     /** Decoded messages handed on and not yet applied; more are dropped, so a flooding peer cannot fill the heap. */
     static final int MAX_WAITING = 1024;
@@ -39,6 +44,9 @@ public final class ReplicaSync implements AutoCloseable {
     private final long routerId;
     private final long maxMessageBytes;
     private final BiConsumer<ReplicaEventCodec.Received, Runnable> deliver;
+    /** Applies a peer's session binding and then runs the callback; null when session affinity is off. */
+    private final BiConsumer<SessionBindings.Binding, Runnable> deliverBinding;
+
     private final AtomicInteger waiting = new AtomicInteger();
     private final ZContext zmq = new ZContext(1);
     private final ZMQ.Socket pub;
@@ -52,10 +60,13 @@ public final class ReplicaSync implements AutoCloseable {
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong malformed = new AtomicLong();
     private final AtomicLong overflow = new AtomicLong();
+    private final AtomicLong refusedBindings;
 
     /**
      * Starts replica sync for a service: this replica's bookings, completed prefills and releases are published, and
-     * peers' are applied on {@code home}, the context that owns the selection state.
+     * peers' are applied on {@code home}, the context that owns the selection state. With {@code sessions} (null when
+     * session affinity is off) peers' session bindings are applied too; this replica's go out through
+     * {@link #publish(SessionBindings.Binding)}, which the caller installs.
      */
     public static ReplicaSync start(
             int port,
@@ -64,7 +75,9 @@ public final class ReplicaSync implements AutoCloseable {
             int maxBookingBlocks,
             Context home,
             Bookings bookings,
-            Mirror mirror) {
+            Mirror mirror,
+            SessionBindings sessions) {
+        AtomicLong refused = new AtomicLong();
         ReplicaSync sync = new ReplicaSync(
                 port,
                 initialPeers,
@@ -73,9 +86,23 @@ public final class ReplicaSync implements AutoCloseable {
                 (r, applied) -> home.runOnContext(v -> {
                     applied.run();
                     mirror.apply(r.event());
-                }));
+                }),
+                sessions == null
+                        ? null
+                        : (b, applied) -> home.runOnContext(v -> {
+                            applied.run();
+                            if (refused(sessions.apply(b))) {
+                                refused.incrementAndGet();
+                            }
+                        }),
+                refused);
         bookings.onEvent(sync::publish);
         return sync;
+    }
+
+    /** A binding this replica could not keep: an id over the limit, or a full table. */
+    static boolean refused(SessionBindings.Applied a) {
+        return a == SessionBindings.Applied.REJECTED_SESSION_ID || a == SessionBindings.Applied.REJECTED_CAPACITY;
     }
 
     /**
@@ -89,9 +116,13 @@ public final class ReplicaSync implements AutoCloseable {
             List<String> initialPeers,
             long routerId,
             int maxBookingBlocks,
-            BiConsumer<ReplicaEventCodec.Received, Runnable> deliver) {
+            BiConsumer<ReplicaEventCodec.Received, Runnable> deliver,
+            BiConsumer<SessionBindings.Binding, Runnable> deliverBinding,
+            AtomicLong refusedBindings) {
         this.routerId = routerId;
         this.deliver = deliver;
+        this.deliverBinding = deliverBinding;
+        this.refusedBindings = refusedBindings;
         this.maxMessageBytes = 9L * maxBookingBlocks + MESSAGE_OVERHEAD;
         pub = zmq.createSocket(SocketType.PUB);
         // Peers connect here: one that never finishes its handshake is dropped like an engine would be.
@@ -110,6 +141,12 @@ public final class ReplicaSync implements AutoCloseable {
     void publish(LoadEvent e) {
         pub.send(TOPIC, ZMQ.SNDMORE | ZMQ.DONTWAIT);
         pub.send(ReplicaEventCodec.encode(e, routerId), ZMQ.DONTWAIT);
+    }
+
+    /** Publishes one of this replica's session bindings (best effort, as Dynamo's mesh is). */
+    public void publish(SessionBindings.Binding b) {
+        pub.send(AFFINITY_TOPIC, ZMQ.SNDMORE | ZMQ.DONTWAIT);
+        pub.send(AffinityEventCodec.encode(b), ZMQ.DONTWAIT);
     }
 
     /** Connects to a peer's PUB; false when it is already connected. */
@@ -150,6 +187,9 @@ public final class ReplicaSync implements AutoCloseable {
         sub.setRcvHWM(QUEUE);
         sub.setReceiveTimeOut(100);
         sub.subscribe(TOPIC);
+        if (deliverBinding != null) {
+            sub.subscribe(AFFINITY_TOPIC);
+        }
         while (running) {
             for (Runnable c; (c = subCommands.poll()) != null; ) {
                 try {
@@ -176,35 +216,54 @@ public final class ReplicaSync implements AutoCloseable {
                 frames.add(sub.recv(0));
             }
             received.incrementAndGet();
-            if (frames.size() != 2 || !Arrays.equals(frames.get(0), TOPIC)) {
+            if (frames.size() == 2 && Arrays.equals(frames.get(0), TOPIC)) {
+                handOn(frames.get(1), ReplicaEventCodec::decode, ReplicaEventCodec.Received::routerId, deliver);
+            } else if (frames.size() == 2 && deliverBinding != null && Arrays.equals(frames.get(0), AFFINITY_TOPIC)) {
+                handOn(
+                        frames.get(1),
+                        AffinityEventCodec::decode,
+                        b -> b.version().writerId(),
+                        deliverBinding);
+            } else {
                 malformed.incrementAndGet();
-                continue;
-            }
-            try {
-                ReplicaEventCodec.Received r = ReplicaEventCodec.decode(frames.get(1));
-                if (r.routerId() == routerId) {
-                    continue;
-                }
-                if (waiting.incrementAndGet() > MAX_WAITING) {
-                    waiting.decrementAndGet();
-                    overflow.incrementAndGet();
-                    continue;
-                }
-                deliver.accept(r, waiting::decrementAndGet);
-            } catch (IllegalArgumentException e) {
-                malformed.incrementAndGet();
-                LOG.debug("replica sync: {}", e.getMessage());
             }
         }
         sub.close();
     }
 
     /**
-     * Messages taken from peers, how many of them were malformed, and how many were dropped while too many waited
-     * to be applied.
+     * On the receiving thread: a peer's message decoded and handed on, unless this process wrote it or too many wait
+     * to be applied; what is dropped is counted.
+     *
+     * @param writer the process that wrote a decoded message
+     */
+    private <T> void handOn(
+            byte[] payload, Function<byte[], T> decode, ToLongFunction<T> writer, BiConsumer<T, Runnable> to) {
+        T decoded;
+        try {
+            decoded = decode.apply(payload);
+        } catch (IllegalArgumentException e) {
+            malformed.incrementAndGet();
+            LOG.debug("replica sync: {}", e.getMessage());
+            return;
+        }
+        if (writer.applyAsLong(decoded) == routerId) {
+            return;
+        }
+        if (waiting.incrementAndGet() > MAX_WAITING) {
+            waiting.decrementAndGet();
+            overflow.incrementAndGet();
+            return;
+        }
+        to.accept(decoded, waiting::decrementAndGet);
+    }
+
+    /**
+     * Messages taken from peers, how many of them were malformed, how many were dropped while too many waited to be
+     * applied, and how many session bindings could not be kept (an id over the limit, a full table).
      */
     public long[] counts() {
-        return new long[] {received.get(), malformed.get(), overflow.get()};
+        return new long[] {received.get(), malformed.get(), overflow.get(), refusedBindings.get()};
     }
 
     @Override
