@@ -52,7 +52,9 @@ public final class SelectBench {
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("features")) {
             int requests = args.length > 1 ? Integer.parseInt(args[1]) : 2000;
-            featureOnAgainstOff("predicted entries", Map.of("DYN_ROUTER_PREDICTED_TTL_SECS", "5"), requests);
+            featureOnAgainstOff(
+                    "predicted entries", Map.of("DYN_ROUTER_PREDICTED_TTL_SECS", "5"), c -> c, false, requests);
+            featureOnAgainstOff("session affinity", Map.of(), c -> c.withSessionAffinityTtlSecs(600), true, requests);
             return;
         }
         int requests = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
@@ -155,8 +157,17 @@ public final class SelectBench {
         return done.get() / 5.0;
     }
 
-    /** One feature, named by the router environment that turns it on, against the same service without it. */
-    private static void featureOnAgainstOff(String feature, Map<String, String> env, int requests) throws Exception {
+    /**
+     * One feature, turned on by router environment {@code env} and {@code onConfig}, against the same service without
+     * it; with {@code sessions} every request names one of 64 sessions (one per prompt), to both services alike.
+     */
+    private static void featureOnAgainstOff(
+            String feature,
+            Map<String, String> env,
+            java.util.function.UnaryOperator<SelectServiceConfig> onConfig,
+            boolean sessions,
+            int requests)
+            throws Exception {
         IndexerNode offNode = IndexerNode.start(ServeConfig.local(0));
         IndexerNode onNode = IndexerNode.start(ServeConfig.local(0));
         try {
@@ -165,7 +176,7 @@ public final class SelectBench {
                     + SelectServiceCommand.deploy(offNode, config, SelectionConfig.fromEnvironment(Map.of()))
                             .actualPort();
             String on = "http://127.0.0.1:"
-                    + SelectServiceCommand.deploy(onNode, config, SelectionConfig.fromEnvironment(env))
+                    + SelectServiceCommand.deploy(onNode, onConfig.apply(config), SelectionConfig.fromEnvironment(env))
                             .actualPort();
             for (String u : List.of(off, on)) {
                 for (int w = 1; w <= 8; w++) {
@@ -185,6 +196,9 @@ public final class SelectBench {
             long[][] t = new long[4][requests];
             for (int i = -200; i < requests; i++) { // the first 200 warm up
                 String b = body(prompts.get(Math.floorMod(i, 64)));
+                if (sessions) {
+                    b = b.substring(0, b.length() - 1) + ",\"session_id\":\"session-" + Math.floorMod(i, 64) + "\"}";
+                }
                 String booked = b.substring(0, b.length() - 1) + ",\"selection_id\":\"f" + i + "\"}";
                 long t0 = System.nanoTime();
                 post(off + "/select", b);
@@ -207,10 +221,12 @@ public final class SelectBench {
             System.out.printf(
                     "%s: /select off %s, on %s; /select_and_reserve off %s, on %s%n",
                     feature, tail(t[0]), tail(t[1]), tail(t[2]), tail(t[3]));
-            System.out.printf(
-                    "  bursts of 4 siblings (6k shared tokens, each prefilled before the next, no events), workers a burst"
-                            + " lands on, mean of 16: off %.2f, on %.2f%n",
-                    burstSpread(off, rnd), burstSpread(on, rnd));
+            if (!sessions) {
+                System.out.printf(
+                        "  bursts of 4 siblings (6k shared tokens, each prefilled before the next, no events), workers a"
+                                + " burst lands on, mean of 16: off %.2f, on %.2f%n",
+                        burstSpread(off, rnd), burstSpread(on, rnd));
+            }
         } finally {
             onNode.close();
             offNode.close();
