@@ -5,8 +5,12 @@ import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.SelectionConfig;
+import dev.kvindexer.sim.BatchEncoder;
+import dev.kvindexer.sim.EngineEvent;
+import dev.kvindexer.wire.LiveFrames;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,6 +23,9 @@ import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
 
 /**
  * What a selection costs against a plain overlap query on the same node, and what cluster-wide reservations cost.
@@ -55,6 +62,7 @@ public final class SelectBench {
             featureOnAgainstOff(
                     "predicted entries", Map.of("DYN_ROUTER_PREDICTED_TTL_SECS", "5"), c -> c, false, requests);
             featureOnAgainstOff("session affinity", Map.of(), c -> c.withSessionAffinityTtlSecs(600), true, requests);
+            kvHintsOnAgainstOff(requests);
             return;
         }
         int requests = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
@@ -227,6 +235,108 @@ public final class SelectBench {
                                 + " burst lands on, mean of 16: off %.2f, on %.2f%n",
                         burstSpread(off, rnd), burstSpread(on, rnd));
             }
+        } finally {
+            onNode.close();
+            offNode.close();
+        }
+    }
+
+    /**
+     * KV hints: worker 1's engine publishes the 64 prompts' blocks; every booking is pinned to one of the 7 others,
+     * which hold nothing, so on the service whose workers register hint members every booking carries a hint (its
+     * source's engine hashes, asked of the index once more) and on the other none does.
+     */
+    private static void kvHintsOnAgainstOff(int requests) throws Exception {
+        IndexerNode offNode = IndexerNode.start(ServeConfig.local(0));
+        IndexerNode onNode = IndexerNode.start(ServeConfig.local(0));
+        try (ZContext ctx = new ZContext()) {
+            SelectServiceConfig config = SelectServiceConfig.on("127.0.0.1", 0);
+            SplittableRandom rnd = new SplittableRandom(7);
+            List<int[]> prompts = new ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+                int shared = rnd.nextInt(4) * 2048;
+                int[] t = new int[TOKENS];
+                for (int j = 0; j < TOKENS; j++) {
+                    t[j] = j < shared ? j : rnd.nextInt(50_000);
+                }
+                prompts.add(t);
+            }
+            String[] urls = new String[2];
+            for (int s = 0; s < 2; s++) {
+                IndexerNode node = s == 0 ? offNode : onNode;
+                String url = "http://127.0.0.1:"
+                        + SelectServiceCommand.deploy(node, config, SelectionConfig.fromEnvironment(Map.of()))
+                                .actualPort();
+                urls[s] = url;
+                ZMQ.Socket pub = ctx.createSocket(SocketType.XPUB);
+                pub.setSndHWM(0);
+                pub.setReceiveTimeOut(30_000);
+                pub.bind("tcp://127.0.0.1:0");
+                for (int w = 1; w <= 8; w++) {
+                    String hints = s == 0
+                            ? ""
+                            : ",\"router_hint_worker_type\":\"decode\",\"router_hint_source_control_endpoints\":"
+                                    + "{\"0\":\"tcp://w" + w + ":7000\"}";
+                    String events = w == 1 ? pub.getLastEndpoint() : "tcp://127.0.0.1:" + (1 + w);
+                    post(
+                            url + "/workers",
+                            "{\"worker_id\":" + w + ",\"model_name\":\"m\",\"endpoint\":\"http://w" + w
+                                    + "\",\"block_size\":" + BLOCK_SIZE + ",\"kv_events_endpoint\":\"" + events
+                                    + "\"" + hints + "}");
+                }
+                if (pub.recv(0) == null) {
+                    throw new IllegalStateException("worker 1's publisher was not subscribed to");
+                }
+                long seq = 0;
+                for (int[] t : prompts) {
+                    long[] engine =
+                            BlockHasher.sequenceHashes(BlockHasher.localHashes(t, BLOCK_SIZE, BlockHasher.BASE_SEED));
+                    List<EngineEvent> stored = List.of(new EngineEvent.Store(engine, null, t, BLOCK_SIZE, "GPU", null));
+                    pub.sendMore(new byte[0]);
+                    pub.sendMore(LiveFrames.seqFrame(seq));
+                    pub.send(BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, seq++, stored, 0));
+                }
+                String last = "{\"model_name\":\"m\",\"token_ids\":"
+                        + Arrays.toString(prompts.get(63)).replace(" ", "") + "}";
+                long deadline = System.nanoTime() + 30_000_000_000L;
+                while (!post(url + "/overlap_scores", last).contains("\"device_blocks\":" + TOKENS / BLOCK_SIZE)) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("worker 1's blocks did not reach the index");
+                    }
+                    Thread.sleep(10);
+                }
+            }
+            long[][] t = new long[4][requests];
+            int hinted = 0;
+            for (int i = -200; i < requests; i++) {
+                String tokens =
+                        Arrays.toString(prompts.get(Math.floorMod(i, 64))).replace(" ", "");
+                String pinned = ",\"pinned_worker\":{\"worker_id\":" + (2 + Math.floorMod(i, 7)) + ",\"dp_rank\":0}";
+                String b = "{\"model_name\":\"m\",\"token_ids\":" + tokens + pinned + "}";
+                String booked =
+                        "{\"model_name\":\"m\",\"selection_id\":\"h" + i + "\",\"token_ids\":" + tokens + pinned + "}";
+                long t0 = System.nanoTime();
+                post(urls[0] + "/select", b);
+                long t1 = System.nanoTime();
+                post(urls[1] + "/select", b);
+                long t2 = System.nanoTime();
+                post(urls[0] + "/select_and_reserve", booked);
+                long t3 = System.nanoTime();
+                String answer = post(urls[1] + "/select_and_reserve", booked);
+                long t4 = System.nanoTime();
+                delete(urls[0] + "/reservations/h" + i);
+                delete(urls[1] + "/reservations/h" + i);
+                if (i >= 0) {
+                    t[0][i] = t1 - t0;
+                    t[1][i] = t2 - t1;
+                    t[2][i] = t3 - t2;
+                    t[3][i] = t4 - t3;
+                    hinted += answer.contains("\"kv_hint\"") ? 1 : 0;
+                }
+            }
+            System.out.printf(
+                    "kv hints (%d of %d bookings carried one): /select off %s, on %s; /select_and_reserve off %s, on %s%n",
+                    hinted, requests, tail(t[0]), tail(t[1]), tail(t[2]), tail(t[3]));
         } finally {
             onNode.close();
             offNode.close();
