@@ -125,6 +125,7 @@ function render(o) {
   renderWorkers(o, prev, dt);
   renderPartitions(o);
   renderCluster(o);
+  renderSelection(o);
   state.previous = o;
   $('updated').textContent = 'updated ' + new Date(o.node.now_millis).toLocaleTimeString();
   document.body.dataset.loaded = 'true';
@@ -279,6 +280,35 @@ function renderCluster(o) {
     el('td', {}, w.instance_name || w.instance_id), el('td', {}, w.model + ' / ' + w.tenant),
     el('td', {}, w.shard_holders.join(', ') || 'no live holder'))));
   $('shards').hidden = !c.sharded || sharded.length === 0;
+}
+
+/** The selection service running on this node, if one does: its load, session bindings and predicted entries. */
+function renderSelection(o) {
+  const s = o.selection;
+  $('selection').hidden = !s;
+  if (!s) return;
+  const facts = [
+    ['Port', s.port === null ? '–' : s.port],
+    ['Schedulable workers', fmt(s.schedulable_workers)],
+    ['Reservations', fmt(s.active_reservations) + ' (' + fmt(s.booked_blocks) + ' blocks booked)'],
+    ['Queued selections', fmt(s.queued_selections)],
+    ['Session bindings', s.session_bindings ? fmt(s.session_bindings.bindings) + ' ('
+      + fmt(s.session_bindings.leases) + ' leased)' : 'off'],
+    ['Predicted entries', predicted(s.predicted)],
+  ];
+  $('selection-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+}
+
+/** Predicted blocks held, and how many of the ended predictions' blocks the engines confirmed. */
+function predicted(p) {
+  if (!p) return 'off';
+  const ended = p.confirmed_blocks + p.unconfirmed_blocks;
+  const parts = [fmt(p.entries) + ' blocks held', ended
+    ? Math.round(100 * p.confirmed_blocks / ended) + ' % of ' + fmt(ended) + ' ended blocks confirmed by the engines'
+    : 'none ended yet'];
+  if (p.evicted) parts.push(fmt(p.evicted) + ' ended early');
+  return el('span', { id: 'predicted', 'data-confirmed': String(p.confirmed_blocks),
+    'data-unconfirmed': String(p.unconfirmed_blocks) }, parts.join(' · '));
 }
 
 /** The data directory's state: its last snapshot, failures, and the last write's error in red. */

@@ -207,6 +207,7 @@ public final class SelectServiceCommand implements Callable<Integer> {
                 .toCompletionStage()
                 .toCompletableFuture()
                 .get(30, TimeUnit.SECONDS);
+        node.showSelection(verticle::overview);
         return verticle;
     }
 

@@ -42,6 +42,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxBuilder;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,6 +77,8 @@ public final class IndexerNode implements AutoCloseable {
 
     private int httpPort;
     private final AtomicReference<RecoveryReport> recovery;
+    /** What a selection service on this node shows on the dashboard; null while none runs here. */
+    private final AtomicReference<Supplier<Future<JsonObject>>> selection;
 
     /**
      * The node's components as assembled. {@code clusterRegistrar}, {@code membership} and {@code hazelcast} are null
@@ -103,8 +106,14 @@ public final class IndexerNode implements AutoCloseable {
         }
     }
 
-    private IndexerNode(Vertx vertx, Parts parts, NodeServices services, AtomicReference<RecoveryReport> recovery) {
+    private IndexerNode(
+            Vertx vertx,
+            Parts parts,
+            NodeServices services,
+            AtomicReference<RecoveryReport> recovery,
+            AtomicReference<Supplier<Future<JsonObject>>> selection) {
         this.recovery = recovery;
+        this.selection = selection;
         this.vertx = vertx;
         this.parts = parts;
         this.services = services;
@@ -271,8 +280,21 @@ public final class IndexerNode implements AutoCloseable {
         NodeMetrics metrics = new NodeMetrics(
                 registry, ingest, counters, meters, membership, accessLog, memory, readiness, watermarks, disk);
         AtomicReference<RecoveryReport> recovery = new AtomicReference<>(RecoveryReport.NONE);
+        AtomicReference<Supplier<Future<JsonObject>>> selection = new AtomicReference<>();
         NodeOverview overview = new NodeOverview(
-                registry, readiness, counters, meters, memory, membership, placement, recovery::get, watermarks, disk);
+                registry,
+                readiness,
+                counters,
+                meters,
+                memory,
+                membership,
+                placement,
+                recovery::get,
+                watermarks,
+                disk,
+                () -> selection.get() == null
+                        ? Future.succeededFuture()
+                        : selection.get().get());
         NodeServices services = new NodeServices(
                 registrar,
                 local,
@@ -288,7 +310,7 @@ public final class IndexerNode implements AutoCloseable {
                 accessLog,
                 config.testEndpoints(),
                 config.compat().tenantFallback());
-        return new IndexerNode(vertx, parts, services, recovery);
+        return new IndexerNode(vertx, parts, services, recovery, selection);
     }
 
     /** From now on the data directory gets a snapshot every {@code interval}. */
@@ -458,6 +480,14 @@ public final class IndexerNode implements AutoCloseable {
     /** What startup recovery loaded, and from whom. */
     public RecoveryReport recovery() {
         return recovery.get();
+    }
+
+    /**
+     * A selection service started on this node shows {@code view} (docs/operations.md's dashboard) as
+     * {@code /overview}'s {@code selection}.
+     */
+    public void showSelection(Supplier<Future<JsonObject>> view) {
+        selection.set(view);
     }
 
     public int httpPort() {

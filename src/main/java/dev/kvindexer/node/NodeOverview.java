@@ -47,6 +47,7 @@ final class NodeOverview {
     private final ClusterMembership membership;
     private final ShardPlacement placement;
     private final Supplier<RecoveryReport> recovery;
+    private final Supplier<Future<JsonObject>> selection;
     private final long startedMillis = System.currentTimeMillis();
 
     /** {@code membership} and {@code placement} are null on a node without a cluster or without shards. */
@@ -60,7 +61,9 @@ final class NodeOverview {
             ShardPlacement placement,
             Supplier<RecoveryReport> recovery,
             Watermarks watermarks,
-            Supplier<DataDirFigures> dataDir) {
+            Supplier<DataDirFigures> dataDir,
+            Supplier<Future<JsonObject>> selection) {
+        this.selection = selection;
         this.dataDir = dataDir;
         this.watermarks = watermarks;
         this.registry = registry;
@@ -78,8 +81,10 @@ final class NodeOverview {
                 ? Future.succeededFuture(List.of())
                 : membership.members().otherwise(List.of());
         List<Registry.WorkerView> workers = registry.workers(null, null);
+        // A selection service that cannot answer leaves its panel out rather than the page.
+        Future<JsonObject> selected = selection.get().otherwise((JsonObject) null);
         return PartitionFigures.collect(registry.partitions())
-                .compose(figures -> members.map(m -> {
+                .compose(figures -> members.compose(m -> selected.map(select -> {
                     long now = System.currentTimeMillis();
                     return new JsonObject()
                             .put("node", node(now))
@@ -94,8 +99,9 @@ final class NodeOverview {
                             .put("totals", totals())
                             .put("partitions", partitions(figures))
                             .put("workers", workers(workers, figures, now))
+                            .put("selection", select)
                             .encode();
-                }));
+                })));
     }
 
     /** The data directory's state, or null when the node keeps its index in memory only. */

@@ -208,6 +208,41 @@ public final class SelectServiceVerticle extends VerticleBase {
     }
 
     /**
+     * The service's figures for the node's dashboard ({@code /overview}'s {@code selection}), read on its context:
+     * catalog, reservations and queue, and session bindings and predicted entries (null where off).
+     */
+    public Future<JsonObject> overview() {
+        io.vertx.core.Promise<JsonObject> done = io.vertx.core.Promise.promise();
+        context.runOnContext(v -> {
+            long[] sessions = sessionCounts();
+            PredictedIndex.Counts p = predicted == null ? null : predicted.counts();
+            done.complete(new JsonObject()
+                    .put("port", server == null ? null : server.actualPort())
+                    .put("schedulable_workers", state.roster().schedulableWorkers())
+                    .put("active_reservations", state.ledger().size())
+                    .put("booked_blocks", state.ledger().blocks())
+                    .put("queued_selections", queue.size())
+                    .put(
+                            "session_bindings",
+                            state.sessions() == null
+                                    ? null
+                                    : new JsonObject()
+                                            .put("bindings", sessions[0])
+                                            .put("leases", sessions[1]))
+                    .put(
+                            "predicted",
+                            p == null
+                                    ? null
+                                    : new JsonObject()
+                                            .put("entries", p.entries())
+                                            .put("confirmed_blocks", p.confirmedBlocks())
+                                            .put("unconfirmed_blocks", p.unconfirmedBlocks())
+                                            .put("evicted", p.evicted())));
+        });
+        return done.future();
+    }
+
+    /**
      * Messages taken from replica peers, how many of them were malformed, how many were dropped while too many
      * waited to be applied, and how many session bindings could not be kept; zeros without replica sync.
      */

@@ -62,6 +62,7 @@ class DashboardRoutesTest {
                 assertTrue(o.containsKey(member), member);
             }
             assertEquals(false, o.getJsonObject("cluster").getBoolean("clustered"));
+            assertTrue(o.containsKey("selection") && o.getValue("selection") == null, "no selection service here");
             JsonObject rank = o.getJsonArray("workers")
                     .getJsonObject(0)
                     .getJsonArray("ranks")

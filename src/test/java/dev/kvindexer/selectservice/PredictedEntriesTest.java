@@ -123,6 +123,16 @@ class PredictedEntriesTest {
             assertEquals(2, page.value(UNCONFIRMED));
             assertEquals(0, page.value(ENTRIES));
             assertEquals("1/0:2/0", scores(PROMPT), "what is left is what the engine reported");
+            assertEquals(
+                    new JsonObject()
+                            .put("entries", 0)
+                            .put("confirmed_blocks", 2)
+                            .put("unconfirmed_blocks", 2)
+                            .put("evicted", 0),
+                    new JsonObject(service.node().get("/overview").body())
+                            .getJsonObject("selection")
+                            .getJsonObject("predicted"),
+                    "the node's dashboard shows the same");
         }
     }
 

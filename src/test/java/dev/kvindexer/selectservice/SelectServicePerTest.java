@@ -36,6 +36,11 @@ final class SelectServicePerTest implements AfterEachCallback {
         return f;
     }
 
+    /** A client of the node's own HTTP API (the indexer's, with /overview), beside the service's. */
+    HttpJson node() {
+        return new HttpJson(service.node.httpPort());
+    }
+
     /** active_requests / potential_decode_blocks / potential_prefill_tokens of worker 1 rank 0. */
     String worker1Loads() {
         return LoadStorm.reported(service.http).get("1/0");

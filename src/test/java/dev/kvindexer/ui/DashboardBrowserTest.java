@@ -5,10 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.kvindexer.cli.SelectServiceCommand;
 import dev.kvindexer.config.DurabilitySettings;
 import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.sim.EngineHashKind;
@@ -33,6 +36,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -345,6 +349,46 @@ class DashboardBrowserTest {
         browser.waitFor("document.getElementById('node-status').textContent === 'not ready'", WAIT);
         Files.delete(dataDir);
         Files.createDirectory(dataDir);
+    }
+
+    /**
+     * A node running the selection service beside its index (as {@code serve --select-port} does) shows it: its
+     * reservations, session bindings and predicted entries; a node without one shows no such card.
+     */
+    @Test
+    void showsTheSelectionServiceRunningOnTheNode() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        browser = HeadlessChromium.launch(chromium, 1400, 1000);
+        browser.navigate("http://127.0.0.1:" + node.httpPort() + "/");
+        browser.waitFor("document.body.dataset.loaded === 'true'", WAIT);
+        assertEquals(true, browser.evaluate("document.getElementById('selection').hidden"), "no service, no card");
+
+        engine = new TestPublisher();
+        HttpJson select = new HttpJson(SelectServiceCommand.deploy(
+                        node,
+                        SelectServiceConfig.on("127.0.0.1", 0).withSessionAffinityTtlSecs(60),
+                        SelectionConfig.fromEnvironment(Map.of("DYN_ROUTER_PREDICTED_TTL_SECS", "600")))
+                .actualPort());
+        assertEquals(
+                201,
+                select.post(
+                                "/workers",
+                                "{\"worker_id\":1,\"model_name\":\"m\",\"endpoint\":\"http://w1\",\"block_size\":4,"
+                                        + "\"kv_events_endpoint\":\"" + engine.endpoint() + "\"}")
+                        .statusCode());
+        assertEquals(
+                200,
+                select.post(
+                                "/select_and_reserve",
+                                "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4,5,6,7,8],\"session_id\":\"chat-1\"}")
+                        .statusCode());
+        browser.waitFor("document.getElementById('selection').hidden === false", WAIT);
+        browser.waitFor(
+                "document.getElementById('selection-facts').textContent.includes('Reservations1 (2 blocks booked)')",
+                WAIT);
+        String facts = (String) browser.evaluate("document.getElementById('selection-facts').textContent");
+        assertTrue(facts.contains("Session bindings1 (1 leased)"), facts);
+        assertTrue(facts.contains("Predicted entries2 blocks held · none ended yet"), facts);
     }
 
     /** Types the prompt into the playground, asks, and waits for its answer to be drawn. */
