@@ -5,6 +5,7 @@ import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionView;
+import dev.kvindexer.recovery.InstanceHistory;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
@@ -45,6 +46,8 @@ public final class ShardHandover {
     private final AtomicBoolean running = new AtomicBoolean();
     /** A pass was asked for while one ran: it runs again when that one ends. */
     private final AtomicBoolean again = new AtomicBoolean();
+    /** Passes wait while the node restores its data directory (see {@link #deferPasses}). */
+    private final AtomicBoolean deferred = new AtomicBoolean();
 
     private MessageConsumer<Buffer> consumer;
     private UUID migrations;
@@ -75,6 +78,20 @@ public final class ShardHandover {
         consumer = vertx.eventBus().consumer(ADDRESS_PREFIX + manager.getNodeId(), this::giveSnapshot);
         migrations = placement.onMigrations(() -> vertx.runOnContext(v -> rebalance()));
         return consumer.completion();
+    }
+
+    /**
+     * Until {@link #resumePasses}, a pass asked for only waits: a node starting from its data directory must first
+     * restore the instances its file has the history of, or a pass could take them over from a node without it.
+     * Called before {@link #start}, so no pass is under way.
+     */
+    public void deferPasses() {
+        deferred.set(true);
+    }
+
+    /** Passes run again; the caller runs one. */
+    public void resumePasses() {
+        deferred.set(false);
     }
 
     public Future<Void> stop() {
@@ -117,15 +134,16 @@ public final class ShardHandover {
     }
 
     /**
-     * One pass over this node's instances: takes over the shards it now holds, then lets go of those it no longer
-     * holds. Asked for while a pass runs, it runs once more after that one; a failed step is retried by the next.
+     * One pass over this node's instances: takes over the shards it now holds, replaces its copies without history
+     * where another node has one with it, then lets go of those it no longer holds. Asked for while a pass runs, it runs once more after that one; a failed step is retried by the next.
      */
     public Future<Void> rebalance() {
-        if (!running.compareAndSet(false, true)) {
+        if (deferred.get() || !running.compareAndSet(false, true)) {
             again.set(true);
             return Future.succeededFuture();
         }
         Map<Long, List<Listener>> take = new LinkedHashMap<>();
+        Map<Long, List<Listener>> refresh = new LinkedHashMap<>();
         Map<Long, List<Listener>> give = new LinkedHashMap<>();
         for (Listener l : registry.listeners()) {
             boolean holds = placement.holdsHere(
@@ -134,6 +152,8 @@ public final class ShardHandover {
                 take.computeIfAbsent(l.workerId(), w -> new ArrayList<>()).add(l);
             } else if (l.state() != ListenerState.REMOTE && !holds) {
                 give.computeIfAbsent(l.workerId(), w -> new ArrayList<>()).add(l);
+            } else if (l.state() != ListenerState.REMOTE && registry.servesWithoutHistory(l.workerId())) {
+                refresh.computeIfAbsent(l.workerId(), w -> new ArrayList<>()).add(l);
             }
         }
         Future<Void> chain = Future.succeededFuture();
@@ -141,6 +161,15 @@ public final class ShardHandover {
             chain = chain.compose(v -> takeOver(ls).recover(t -> {
                 LOG.warn(
                         "taking over the shard of instance {} failed; the next pass retries: {}",
+                        Long.toUnsignedString(ls.get(0).workerId()),
+                        t.getMessage());
+                return Future.succeededFuture();
+            }));
+        }
+        for (List<Listener> ls : refresh.values()) {
+            chain = chain.compose(v -> refresh(ls).recover(t -> {
+                LOG.warn(
+                        "replacing the copy of instance {} without history failed; the next pass retries: {}",
                         Long.toUnsignedString(ls.get(0).workerId()),
                         t.getMessage());
                 return Future.succeededFuture();
@@ -175,37 +204,134 @@ public final class ShardHandover {
         Listener first = remote.get(0);
         PartitionKey key = first.partitionKey();
         long worker = first.workerId();
-        ArrayDeque<String> candidates = placement.askOrder(key, worker, manager.getNodes(), manager.getNodeId());
-        // Ask first who serves it, so an instance nobody serves costs no subscription.
-        return firstServing(key, worker, candidates, false)
+        ArrayDeque<String> order = placement.askOrder(key, worker, manager.getNodes(), manager.getNodeId());
+        ArrayDeque<String> withHistory = new ArrayDeque<>(order);
+        // Ask first who serves it, so an instance nobody serves costs no subscription. A copy with the instance's
+        // history is preferred; one without (a node that came up first with nothing of it) only when none has it.
+        return firstServing(key, worker, withHistory, false, true)
                 .compose(
-                        server -> {
-                            candidates.addFirst(server);
-                            return local.takeOver(
-                                    remote,
-                                    hosted -> vertx.timer(settle.toMillis())
-                                            .compose(t -> queries.snapshot(key, worker, candidates))
-                                            .compose(snapshot -> {
-                                                LOG.info(
-                                                        "taking over the shard of instance {} in {} ({} events)",
-                                                        Long.toUnsignedString(worker),
-                                                        key.dumpKey(),
-                                                        snapshot.events().size());
-                                                return hosted.recover(snapshot);
-                                            }));
-                        },
-                        t -> {
-                            if (!(t instanceof NobodyServes)) {
-                                return Future.failedFuture(t);
-                            }
-                            LOG.warn(
-                                    "no live node serves instance {} in {}: every holder of its shard was lost; rebuilding it here "
-                                            + "from its engine's replay",
-                                    Long.toUnsignedString(worker),
-                                    key.dumpKey());
-                            queries.rebuilt();
-                            return local.rebuild(remote);
-                        });
+                        server -> install(remote, server, withHistory, true),
+                        none -> firstServing(key, worker, order, false, false)
+                                .compose(server -> install(remote, server, order, false)))
+                .recover(t -> {
+                    if (!(t instanceof NobodyServes)) {
+                        return Future.failedFuture(t);
+                    }
+                    LOG.warn(
+                            "no live node serves instance {} in {}: every holder of its shard was lost; rebuilding it here "
+                                    + "from its engine's replay",
+                            Long.toUnsignedString(worker),
+                            key.dumpKey());
+                    queries.rebuilt();
+                    return local.rebuild(remote);
+                });
+    }
+
+    /**
+     * Takes the snapshot from {@code server} first, then from the other {@code candidates}, and installs it; with
+     * {@code withHistory} only from a node that serves the instance with its history, otherwise the copy here is
+     * marked as lacking it too.
+     */
+    private Future<Void> install(
+            List<Listener> remote, String server, ArrayDeque<String> candidates, boolean withHistory) {
+        PartitionKey key = remote.get(0).partitionKey();
+        long worker = remote.get(0).workerId();
+        candidates.addFirst(server);
+        return local.takeOver(remote, hosted -> {
+            if (!withHistory) {
+                registry.markWithoutHistory(worker);
+            }
+            return vertx.timer(settle.toMillis())
+                    .compose(t -> queries.snapshot(key, worker, candidates, withHistory))
+                    .compose(snapshot -> {
+                        LOG.info(
+                                "taking over the shard of instance {} in {} ({} events{})",
+                                Long.toUnsignedString(worker),
+                                key.dumpKey(),
+                                snapshot.events().size(),
+                                withHistory ? "" : ", no node has its history");
+                        return hosted.recover(snapshot);
+                    });
+        });
+    }
+
+    /**
+     * This node serves the instance without its history: when another node serves it with its history, this copy is
+     * dropped and that one taken over, as a hand-over does. Otherwise this copy stays, the best there is.
+     */
+    private Future<Void> refresh(List<Listener> listeners) {
+        PartitionKey key = listeners.get(0).partitionKey();
+        long worker = listeners.get(0).workerId();
+        ArrayDeque<String> candidates = placement.askOrder(key, worker, manager.getNodes(), manager.getNodeId());
+        return firstServing(key, worker, candidates, false, true).transform(ar -> {
+            if (ar.failed()) {
+                return Future.succeededFuture();
+            }
+            LOG.info(
+                    "instance {} in {} is served here without its history and node {} has it: taking its copy",
+                    Long.toUnsignedString(worker),
+                    key.dumpKey(),
+                    ar.result());
+            return local.letGo(listeners).compose(v -> {
+                List<Listener> remote = remoteListeners(worker);
+                return remote.isEmpty() ? Future.succeededFuture() : takeOver(remote);
+            });
+        });
+    }
+
+    /** The instance's listeners when every one of them is remote here, else none. */
+    private List<Listener> remoteListeners(long worker) {
+        List<Listener> out = new ArrayList<>();
+        for (Listener l : registry.listeners()) {
+            if (l.workerId() == worker) {
+                if (l.state() != ListenerState.REMOTE) {
+                    return List.of();
+                }
+                out.add(l);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A cold start's restore of the instances this node's data directory has the history of, before any pass: an
+     * instance no live node serves with its history (the node that came up first registered it with nothing) is
+     * installed here from the file and its engine replays what it published since; the others are left to the
+     * hand-over, whose copies are newer. Installed here whether or not this node holds the shard: a holder without
+     * the history takes it from here, and only then does this node let go.
+     */
+    public Future<Void> restore(List<InstanceHistory> histories) {
+        Future<Void> chain = Future.succeededFuture();
+        for (InstanceHistory h : histories) {
+            chain = chain.compose(v -> restore(h).recover(t -> {
+                LOG.warn(
+                        "restoring instance {} from the data directory failed; the hand-over brings what other nodes"
+                                + " have: {}",
+                        Long.toUnsignedString(h.workerId()),
+                        t.getMessage());
+                return Future.succeededFuture();
+            }));
+        }
+        return chain;
+    }
+
+    private Future<Void> restore(InstanceHistory h) {
+        List<Listener> remote = remoteListeners(h.workerId());
+        if (remote.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        ArrayDeque<String> candidates =
+                placement.askOrder(h.key(), h.workerId(), manager.getNodes(), manager.getNodeId());
+        return firstServing(h.key(), h.workerId(), candidates, false, true).transform(ar -> {
+            if (ar.succeeded()) {
+                return Future.succeededFuture();
+            }
+            LOG.info(
+                    "no live node serves instance {} in {} with its history: restoring it from the data directory",
+                    Long.toUnsignedString(h.workerId()),
+                    h.key().dumpKey());
+            return local.restore(remote, hosted -> hosted.recover(h.snapshot()));
+        });
     }
 
     /** Every live node answered that it does not serve the instance. */
@@ -220,7 +346,7 @@ public final class ShardHandover {
      * that could not be asked never makes the instance look lost.
      */
     private Future<String> firstServing(
-            PartitionKey key, long worker, ArrayDeque<String> candidates, boolean unanswered) {
+            PartitionKey key, long worker, ArrayDeque<String> candidates, boolean unanswered, boolean withHistory) {
         String node = candidates.poll();
         if (node == null) {
             return Future.failedFuture(
@@ -229,10 +355,11 @@ public final class ShardHandover {
                                     + Long.toUnsignedString(worker))
                             : new NobodyServes(worker));
         }
-        return queries.serves(node, key, worker)
-                .transform(ar -> ar.succeeded() && ar.result()
-                        ? Future.succeededFuture(node)
-                        : firstServing(key, worker, candidates, unanswered || ar.failed()));
+        Future<Boolean> serves =
+                withHistory ? queries.servesWithHistory(node, key, worker) : queries.serves(node, key, worker);
+        return serves.transform(ar -> ar.succeeded() && ar.result()
+                ? Future.succeededFuture(node)
+                : firstServing(key, worker, candidates, unanswered || ar.failed(), withHistory));
     }
 
     /** Stops listening and drops the instance's blocks once every current holder of its shard serves it. */
@@ -245,9 +372,13 @@ public final class ShardHandover {
         if (holders.isEmpty() || holders.contains(manager.getNodeId())) {
             return Future.succeededFuture();
         }
+        // A copy with history goes only once every holder has the history too: one that came up without it takes
+        // it from here first.
+        boolean history = registry.servesWithHistory(worker);
         List<Future<Boolean>> asks = new ArrayList<>();
         for (String node : holders) {
-            asks.add(queries.serves(node, key, worker).otherwise(false));
+            asks.add((history ? queries.servesWithHistory(node, key, worker) : queries.serves(node, key, worker))
+                    .otherwise(false));
         }
         return Future.all(asks).compose(all -> {
             for (int i = 0; i < asks.size(); i++) {

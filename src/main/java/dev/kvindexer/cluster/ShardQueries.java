@@ -149,14 +149,16 @@ public final class ShardQueries {
             return;
         }
         PartitionRef partition = registry.partition(request.key()).orElse(null);
+        boolean history = request.kind() == ShardQueryCodec.HISTORY;
         Set<Long> served = new HashSet<>();
         for (long w : request.workers()) {
-            if (request.key().equals(registry.partitionOf(w)) && registry.servesHere(w)) {
+            if (request.key().equals(registry.partitionOf(w))
+                    && (history ? registry.servesWithHistory(w) : registry.servesHere(w))) {
                 served.add(w);
             }
         }
         long[] ids = served.stream().mapToLong(Long::longValue).toArray();
-        if (partition == null || served.isEmpty()) {
+        if (partition == null || served.isEmpty() || history) {
             reply(
                     QUERY,
                     msg,
@@ -187,6 +189,11 @@ public final class ShardQueries {
      * or a failure when none does.
      */
     Future<PeerSnapshot> snapshot(PartitionKey key, long worker, ArrayDeque<String> candidates) {
+        return snapshot(key, worker, candidates, false);
+    }
+
+    /** As above; with {@code withHistory} only from a node that serves the instance with its history. */
+    Future<PeerSnapshot> snapshot(PartitionKey key, long worker, ArrayDeque<String> candidates, boolean withHistory) {
         String node = candidates.poll();
         if (node == null) {
             return Future.failedFuture("no live node serves instance " + Long.toUnsignedString(worker));
@@ -194,10 +201,10 @@ public final class ShardQueries {
         Buffer request = ShardQueryCodec.encode(
                 new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0], new long[] {worker}));
         // Asked first within a query's timeout: a dead node would otherwise hold the transfer for its whole timeout.
-        return serves(node, key, worker)
+        return (withHistory ? servesWithHistory(node, key, worker) : serves(node, key, worker))
                 .otherwise(false)
                 .compose(yes -> !yes
-                        ? snapshot(key, worker, candidates)
+                        ? snapshot(key, worker, candidates, withHistory)
                         : request(SNAPSHOT, ShardHandover.ADDRESS_PREFIX + node, request, snapshotOptions)
                                 .compose(reply -> vertx.<PeerSnapshot>executeBlocking(
                                         () -> parse("node " + node, key, reply), false))
@@ -207,7 +214,7 @@ public final class ShardQueries {
                                             node,
                                             Long.toUnsignedString(worker),
                                             t.toString());
-                                    return snapshot(key, worker, candidates);
+                                    return snapshot(key, worker, candidates, withHistory);
                                 }));
     }
 
@@ -279,8 +286,20 @@ public final class ShardQueries {
 
     /** Whether {@code node} serves the instance (holds it since registration); fails when it cannot be asked. */
     Future<Boolean> serves(String node, PartitionKey key, long workerId) {
-        Buffer request = ShardQueryCodec.encode(
-                new ShardQueryCodec.Request(key, ShardQueryCodec.LOCAL, new long[0], new long[] {workerId}));
+        return served(node, key, workerId, ShardQueryCodec.LOCAL);
+    }
+
+    /**
+     * Whether {@code node} serves the instance with its history, not only what it applied since a cold start that
+     * found nothing of it; fails when it cannot be asked.
+     */
+    Future<Boolean> servesWithHistory(String node, PartitionKey key, long workerId) {
+        return served(node, key, workerId, ShardQueryCodec.HISTORY);
+    }
+
+    private Future<Boolean> served(String node, PartitionKey key, long workerId, int kind) {
+        Buffer request =
+                ShardQueryCodec.encode(new ShardQueryCodec.Request(key, kind, new long[0], new long[] {workerId}));
         return request(QUERY, ADDRESS_PREFIX + node, request, options).map(reply -> {
             for (long w : ShardQueryCodec.decodeReply(reply).served()) {
                 if (w == workerId) {

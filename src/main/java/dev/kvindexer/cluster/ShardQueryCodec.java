@@ -28,6 +28,11 @@ final class ShardQueryCodec {
 
     static final int SEQUENCE = 1;
     static final int TIERED = 2;
+    /**
+     * Not a query: which of the instances asked the holder serves with their history (see
+     * {@code Registry#servesWithHistory}); answered as a {@link Reply} with those in {@code served} and nothing else.
+     */
+    static final int HISTORY = 3;
 
     /** What a querying node asks of one holder: the prompt's hashes and the instances it wants answered. */
     record Request(PartitionKey key, int kind, long[] hashes, long[] workers) {}
@@ -54,7 +59,7 @@ final class ShardQueryCodec {
         Reader in = new Reader(b);
         in.version();
         int kind = in.u8();
-        if (kind > TIERED) {
+        if (kind > HISTORY) {
             throw new IllegalArgumentException("unknown query kind " + kind);
         }
         PartitionKey key = new PartitionKey(in.string(), in.string());

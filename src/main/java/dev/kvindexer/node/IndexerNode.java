@@ -30,6 +30,7 @@ import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.recovery.DataDirectory;
 import dev.kvindexer.recovery.GapRepair;
+import dev.kvindexer.recovery.InstanceHistory;
 import dev.kvindexer.recovery.PeerRecovery;
 import dev.kvindexer.recovery.RecoveryReport;
 import dev.kvindexer.registry.LocalRegistrar;
@@ -168,6 +169,7 @@ public final class IndexerNode implements AutoCloseable {
                 node.startAntiEntropy(config.cluster().reconcileInterval());
             }
             if (node.parts.sharded()) {
+                node.parts.handover().resumePasses();
                 node.parts.handover().rebalance();
             }
         } catch (Exception e) {
@@ -243,6 +245,9 @@ public final class IndexerNode implements AutoCloseable {
             await(shards[0].start());
             handover = new ShardHandover(
                     vertx, manager, registry, local, placement, shards[0], Duration.ofMillis(SLOW_JOINER_MILLIS));
+            if (config.durability().persistent()) {
+                handover.deferPasses();
+            }
             await(handover.start());
         }
         Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
@@ -395,11 +400,22 @@ public final class IndexerNode implements AutoCloseable {
         if (dataDir != null && report.peer() == null && (diskFirst || !historyHeldByPeers())) {
             parts.gate().waitingFor("loading the data directory " + dataDir.dir());
             // The engines replay what they published after the snapshot's watermarks, so nothing needs waiting for.
+            // A sharded node alone serves every instance now, those its file has nothing of without any history:
+            // marked, so that a node whose file has them replaces these copies (docs/protocol/recovery.md).
             report = dataDir.recover(
                     services.registrar(),
                     parts.registrations(),
                     config.blockSize(),
-                    (key, worker) -> key.equals(registry.partitionOf(worker)) && registry.servesHere(worker));
+                    (key, worker) -> key.equals(registry.partitionOf(worker)) && registry.servesHere(worker),
+                    parts.sharded() ? registry::markWithoutHistory : worker -> {});
+        } else if (dataDir != null && report.peer() == null && parts.sharded()) {
+            parts.gate()
+                    .waitingFor("restoring from the data directory " + dataDir.dir()
+                            + " the instances no ready node has the history of");
+            List<InstanceHistory> histories = dataDir.histories();
+            await(
+                    parts.handover().restore(histories),
+                    config.recovery().timeout().multipliedBy(Math.max(1, histories.size())));
         }
         if (report.peer() != null) {
             recovery.set(report);
@@ -424,14 +440,21 @@ public final class IndexerNode implements AutoCloseable {
         }
     }
 
-    /** Whether a sharded cluster has a ready node, which holds the shards' history: then disk has nothing to add. */
+    /**
+     * Whether a sharded cluster has a ready node: the registrations and most shards' history are then the cluster's,
+     * and disk adds only the instances no node serves with their history.
+     */
     private boolean historyHeldByPeers() throws Exception {
         return parts.sharded() && !await(parts.membership().peers(true)).isEmpty();
     }
 
     private static <T> T await(Future<T> future) throws Exception {
+        return await(future, java.time.Duration.ofSeconds(30));
+    }
+
+    private static <T> T await(Future<T> future, java.time.Duration timeout) throws Exception {
         try {
-            return future.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            return future.toCompletionStage().toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
         }

@@ -39,6 +39,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiPredicate;
+import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -255,6 +256,20 @@ public final class DataDirectory {
             Integer fallbackBlockSize,
             BiPredicate<PartitionKey, Long> registered)
             throws IOException, InterruptedException {
+        return recover(registrar, local, fallbackBlockSize, registered, worker -> {});
+    }
+
+    /**
+     * As above; {@code withoutHistory} is told each worker the snapshot registered here but holds nothing of (no
+     * watermark, no block): a sharded node serves those with an empty copy another node's may be worth more than.
+     */
+    public RecoveryReport recover(
+            Registrar registrar,
+            LocalRegistrar local,
+            Integer fallbackBlockSize,
+            BiPredicate<PartitionKey, Long> registered,
+            LongConsumer withoutHistory)
+            throws IOException, InterruptedException {
         long started = System.nanoTime();
         Optional<SnapshotFiles.Loaded<Contents>> found = load();
         if (found.isEmpty()) {
@@ -289,6 +304,12 @@ public final class DataDirectory {
                 true);
         RecoveryReport report = installer.installAll(
                 "data-dir " + loaded.file().getFileName(), loaded.value().index(), started);
+        Set<Long> recorded = recordedWorkers(loaded.value().index());
+        for (RegisterRequest r : loaded.value().registrations()) {
+            if (!recorded.contains(r.workerId())) {
+                withoutHistory.accept(r.workerId());
+            }
+        }
         LOG.info(
                 "recovered {} partitions, {} blocks and {} registrations from {} written {} ms before ({} ms)",
                 report.partitions(),
@@ -298,6 +319,59 @@ public final class DataDirectory {
                 System.currentTimeMillis() - loaded.createdMillis(),
                 report.millis());
         return report;
+    }
+
+    /** Workers with a watermark or a block in any partition of a snapshot. */
+    private static Set<Long> recordedWorkers(Map<PartitionKey, SnapshotCollector.Collected> index) {
+        Set<Long> out = new HashSet<>();
+        for (SnapshotCollector.Collected c : index.values()) {
+            c.watermarks.forEach(w -> out.add(w.workerId()));
+            c.events.forEach(e -> out.add(e.workerId()));
+        }
+        return out;
+    }
+
+    /**
+     * The history of each instance in the newest good snapshot that is registered here as it was recorded, in a
+     * partition of the recorded block size, one instance at a time, each to be installed with a replay from its
+     * watermarks. Registers nothing: a node that joins ready nodes takes the registrations from the cluster. Blocking.
+     */
+    public List<InstanceHistory> histories() throws IOException {
+        Optional<SnapshotFiles.Loaded<Contents>> found = load();
+        if (found.isEmpty()) {
+            LOG.info("no snapshot in the data directory {}: every shard's history comes from other nodes", files.dir());
+            return List.of();
+        }
+        Contents contents = found.get().value();
+        Set<Long> asRecorded = new HashSet<>();
+        Set<Long> otherwise = new HashSet<>();
+        for (RegisterRequest r : contents.registrations()) {
+            (registry.registeredAs(r) ? asRecorded : otherwise).add(r.workerId());
+        }
+        asRecorded.removeAll(otherwise);
+        List<InstanceHistory> out = new ArrayList<>();
+        for (Map.Entry<PartitionKey, SnapshotCollector.Collected> e :
+                contents.index().entrySet()) {
+            PartitionKey key = e.getKey();
+            SnapshotCollector.Collected c = e.getValue();
+            Optional<PartitionRef> partition = registry.partition(key);
+            if (partition.isEmpty() || partition.get().blockSize() != c.blockSize) {
+                continue;
+            }
+            Set<Long> workers = recordedWorkers(Map.of(key, c));
+            for (long worker : workers) {
+                if (asRecorded.contains(worker) && key.equals(registry.partitionOf(worker))) {
+                    out.add(new InstanceHistory(
+                            key, worker, c.snapshot(w -> w == worker).replayingAtInstall()));
+                }
+            }
+        }
+        LOG.info(
+                "the data directory {} holds the history of {} instances registered in the cluster ({})",
+                files.dir(),
+                out.size(),
+                found.get().file());
+        return out;
     }
 
     /**

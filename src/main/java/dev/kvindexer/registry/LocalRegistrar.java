@@ -88,16 +88,20 @@ public final class LocalRegistrar implements Registrar {
 
     /** Opens the listener's generation in its partition, then its socket, so no batch precedes its stream. */
     private Future<Void> start(PartitionRef partition, Listener listener) {
-        return start(partition, listener, false);
+        return start(partition, listener, false, false);
     }
 
-    /** As above; {@code replayHistory} asks the engine for the stream's whole history at once (StreamSpec). */
-    private Future<Void> start(PartitionRef partition, Listener listener, boolean replayHistory) {
+    /**
+     * As above; {@code replayHistory} asks the engine for the stream's whole history at once (StreamSpec), and
+     * {@code anyShard} starts it whether or not this node holds its shard.
+     */
+    private Future<Void> start(PartitionRef partition, Listener listener, boolean replayHistory, boolean anyShard) {
         if (deferHeldShards
-                || !shards.holdsHere(
-                        partition.key(),
-                        listener.workerId(),
-                        listener.publisher().isStore())) {
+                || (!anyShard
+                        && !shards.holdsHere(
+                                partition.key(),
+                                listener.workerId(),
+                                listener.publisher().isStore()))) {
             listener.markRemote();
             return Future.succeededFuture();
         }
@@ -203,9 +207,25 @@ public final class LocalRegistrar implements Registrar {
      * remote again.
      */
     public Future<Void> takeOver(List<Listener> remote, Function<PartitionRef, Future<Void>> install) {
+        return takeOver(remote, false, install);
+    }
+
+    /**
+     * As {@link #takeOver}, whether or not this node holds the instance's shard: a cold start restores history that
+     * only this node's data directory has, and the hand-over lets go of it once the shard's holders have it.
+     */
+    public Future<Void> restore(List<Listener> remote, Function<PartitionRef, Future<Void>> install) {
+        return takeOver(remote, true, install);
+    }
+
+    private Future<Void> takeOver(
+            List<Listener> remote, boolean anyShard, Function<PartitionRef, Future<Void>> install) {
         PartitionRef partition = remote.get(0).partition();
         return restart(
-                remote, true, started -> install.apply(partition).onSuccess(v -> started.forEach(ingest::release)));
+                remote,
+                true,
+                anyShard,
+                started -> install.apply(partition).onSuccess(v -> started.forEach(ingest::release)));
     }
 
     /**
@@ -214,15 +234,16 @@ public final class LocalRegistrar implements Registrar {
      * would on its first live batch. If a listener cannot start, the instance is remote again and the next pass tries.
      */
     public Future<Void> rebuild(List<Listener> remote) {
-        return restart(remote, false, started -> Future.succeededFuture());
+        return restart(remote, false, false, started -> Future.succeededFuture());
     }
 
     /**
      * Starts a new generation of each remote listener ({@code held}: buffering until released; otherwise asking its
-     * engine for its history at once), then runs {@code then} on those started; if anything fails, they are remote
-     * again.
+     * engine for its history at once; {@code anyShard}: even where this node does not hold the shard), then runs
+     * {@code then} on those started; if anything fails, they are remote again.
      */
-    private Future<Void> restart(List<Listener> remote, boolean held, Function<List<Listener>, Future<Void>> then) {
+    private Future<Void> restart(
+            List<Listener> remote, boolean held, boolean anyShard, Function<List<Listener>, Future<Void>> then) {
         PartitionRef partition = remote.get(0).partition();
         List<Listener> started = new ArrayList<>();
         List<Future<Void>> starts = new ArrayList<>();
@@ -233,7 +254,7 @@ public final class LocalRegistrar implements Registrar {
                     next.hold();
                 }
                 started.add(next);
-                starts.add(start(partition, next, !held));
+                starts.add(start(partition, next, !held, anyShard));
             }
         }
         return Future.all(starts)

@@ -50,6 +50,11 @@ public final class Registry {
         final String name;
 
         final TreeMap<Integer, Listener> listeners = new TreeMap<>();
+        /**
+         * Served here with none of its past: registered at a cold start whose snapshot had nothing of it, or taken
+         * from a node that had nothing either. Another node's copy with history is worth more than this one.
+         */
+        boolean withoutHistory;
 
         Worker(long id, PartitionKey key, String name) {
             this.id = id;
@@ -291,6 +296,7 @@ public final class Registry {
         }
         Listener next = remote.nextGeneration(nextGeneration++);
         worker.listeners.put(remote.dpRank(), next);
+        worker.withoutHistory = false;
         return next;
     }
 
@@ -303,6 +309,7 @@ public final class Registry {
         Listener next = listener.nextGeneration(nextGeneration++);
         next.markRemote();
         worker.listeners.put(listener.dpRank(), next);
+        worker.withoutHistory = false;
         return next;
     }
 
@@ -385,6 +392,27 @@ public final class Registry {
             }
         }
         return true;
+    }
+
+    /**
+     * Records that this node serves the instance without any of its past (see {@link Worker#withoutHistory}), until
+     * its listeners go remote or a copy with history replaces this one.
+     */
+    public synchronized void markWithoutHistory(long workerId) {
+        Worker worker = byId.get(workerId);
+        if (worker != null) {
+            worker.withoutHistory = true;
+        }
+    }
+
+    /** Whether this node serves the instance and has its past, not only what it applied since it started. */
+    public synchronized boolean servesWithHistory(long workerId) {
+        return servesHere(workerId) && !byId.get(workerId).withoutHistory;
+    }
+
+    /** Whether this node serves the instance without its past. */
+    public synchronized boolean servesWithoutHistory(long workerId) {
+        return servesHere(workerId) && byId.get(workerId).withoutHistory;
     }
 
     public synchronized int workerCount() {

@@ -21,6 +21,17 @@ class ShardQueryCodecTest {
             new long[] {101, -1L});
 
     @Test
+    void theHistoryQuestionIsAKindAndTheOneAfterItIsRefused() {
+        ShardQueryCodec.Request history =
+                new ShardQueryCodec.Request(REQUEST.key(), ShardQueryCodec.HISTORY, new long[0], new long[] {101});
+        Buffer bytes = ShardQueryCodec.encode(history);
+        assertEquals(
+                ShardQueryCodec.HISTORY, ShardQueryCodec.decodeRequest(bytes).kind());
+        bytes.setByte(1, (byte) (ShardQueryCodec.HISTORY + 1));
+        assertThrows(IllegalArgumentException.class, () -> ShardQueryCodec.decodeRequest(bytes));
+    }
+
+    @Test
     void requestsAndRepliesRoundTrip() {
         ShardQueryCodec.Request r = ShardQueryCodec.decodeRequest(ShardQueryCodec.encode(REQUEST));
         assertEquals(REQUEST.key(), r.key());
