@@ -8,6 +8,7 @@ import dev.kvindexer.metrics.DataDirFigures;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionSnapshot;
 import dev.kvindexer.partition.PartitionView;
+import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
@@ -358,11 +359,10 @@ public final class DataDirectory {
             if (partition.isEmpty() || partition.get().blockSize() != c.blockSize) {
                 continue;
             }
-            Set<Long> workers = recordedWorkers(Map.of(key, c));
-            for (long worker : workers) {
+            for (Map.Entry<Long, PeerSnapshot> w : c.byWorker().entrySet()) {
+                long worker = w.getKey();
                 if (asRecorded.contains(worker) && key.equals(registry.partitionOf(worker))) {
-                    out.add(new InstanceHistory(
-                            key, worker, c.snapshot(w -> w == worker).replayingAtInstall()));
+                    out.add(new InstanceHistory(key, worker, w.getValue().replayingAtInstall()));
                 }
             }
         }

@@ -8,6 +8,7 @@ import dev.kvindexer.partition.PeerSnapshot;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +37,36 @@ public final class SnapshotCollector implements DumpHandler {
         /** The snapshot to install: the copies go after every event of the document. */
         PeerSnapshot snapshot() {
             return snapshot(worker -> true);
+        }
+
+        /** {@link #snapshot()} of each worker with a record in the partition, split in one pass over the records. */
+        Map<Long, PeerSnapshot> byWorker() {
+            Map<Long, List<PeerSnapshot.Event>> events = new LinkedHashMap<>();
+            Map<Long, List<PeerSnapshot.StreamWatermark>> marks = new HashMap<>();
+            Map<Long, List<PeerSnapshot.StreamLoss>> lost = new HashMap<>();
+            for (PeerSnapshot.Event e : this.events) {
+                events.computeIfAbsent(e.workerId(), w -> new ArrayList<>()).add(e);
+            }
+            for (PeerSnapshot.Event e : extraCopies) {
+                events.computeIfAbsent(e.workerId(), w -> new ArrayList<>()).add(e);
+            }
+            for (PeerSnapshot.StreamWatermark w : watermarks) {
+                events.computeIfAbsent(w.workerId(), k -> new ArrayList<>());
+                marks.computeIfAbsent(w.workerId(), k -> new ArrayList<>()).add(w);
+            }
+            for (PeerSnapshot.StreamLoss l : losses) {
+                lost.computeIfAbsent(l.workerId(), k -> new ArrayList<>()).add(l);
+            }
+            Map<Long, PeerSnapshot> out = new LinkedHashMap<>();
+            events.forEach((worker, list) -> out.put(
+                    worker,
+                    new PeerSnapshot(
+                            list,
+                            marks.getOrDefault(worker, List.of()),
+                            exact,
+                            lost.getOrDefault(worker, List.of()),
+                            false)));
+            return out;
         }
 
         /** {@link #snapshot()} of the workers {@code keep} accepts only. */
