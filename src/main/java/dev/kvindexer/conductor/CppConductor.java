@@ -29,7 +29,7 @@ public final class CppConductor {
 
     /**
      * Deploys the conductor's home on {@code vertx}: a worker context, so a query's block hashing (SHA-256 a block)
-     * runs beside the event loops, not on one of them, where it held up every connection that loop serves.
+     * runs beside the event loops, not on one of them, where it would hold up every connection that loop serves.
      */
     public static Future<CppConductor> deploy(Vertx vertx) {
         Home home = new Home();

@@ -121,8 +121,8 @@ public final class VllmBlockHasher {
 
     /**
      * Writes the block's CBOR into {@code blockBytes}, answering its length: {@code [parent bytes, [tokens...], null
-     * or [extras...]]}, every head definite and as short as it can be, as vLLM's cbor2 writes it. By hand, because a
-     * general CBOR writer took more time a block than the SHA-256 of its bytes.
+     * or [extras...]]}, every head definite and as short as it can be, as vLLM's cbor2 writes it. By hand: a general
+     * CBOR writer costs more a block than the SHA-256 of its bytes.
      */
     private int cborBlock(byte[] parent, int[] tokens, int from, int n, byte[][] extras) {
         int size = 1 + 9 + parent.length + 9 + 5 * n + 9;

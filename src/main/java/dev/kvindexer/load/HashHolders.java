@@ -62,16 +62,16 @@ final class HashHolders {
         }
     }
 
-    /** Adds one to {@code counts[rank]} for every rank holding {@code hash}. */
-    void countHolders(long hash, int[] counts) {
+    /** Adds one to {@code perRank[rank]} for every rank holding {@code hash}. */
+    void countHolders(long hash, int[] perRank) {
         int v = held.get(hash);
         if (v >= 0) {
-            counts[v]++;
+            perRank[v]++;
         } else if (v != NONE) {
             long[] bits = sets[-v - 1];
             for (int w = 0; w < bits.length; w++) {
                 for (long r = bits[w]; r != 0; r &= r - 1) {
-                    counts[(w << 6) + Long.numberOfTrailingZeros(r)]++;
+                    perRank[(w << 6) + Long.numberOfTrailingZeros(r)]++;
                 }
             }
         }

@@ -61,12 +61,15 @@ public final class SlotTracker {
 
         private int indexes;
 
-        int newIndex() {
-            return freeIndexes.isEmpty() ? indexes++ : freeIndexes.popInt();
+        /** A rank joining the scope, with no load, under a free index. */
+        Rank newRank() {
+            return new Rank(holders, freeIndexes.isEmpty() ? indexes++ : freeIndexes.popInt());
         }
 
-        void freeIndex(int index) {
-            freeIndexes.push(index);
+        /** A rank leaving the scope: its holdings go and its index is free again. */
+        void retire(Rank r) {
+            r.leave();
+            freeIndexes.push(r.index);
         }
 
         Scope(PartitionKey key, int blockSize) {
@@ -87,7 +90,7 @@ public final class SlotTracker {
             this.dpStart = dpStart;
             this.ranks = new Rank[dpSize];
             for (int i = 0; i < dpSize; i++) {
-                ranks[i] = new Rank(scope.holders, scope.newIndex());
+                ranks[i] = scope.newRank();
             }
         }
 
@@ -199,8 +202,7 @@ public final class SlotTracker {
         List<String> dropped = dropRequests(w, rank -> true);
         scope.workers.remove(workerId);
         for (Rank r : w.ranks) {
-            r.leave();
-            scope.freeIndex(r.index);
+            scope.retire(r);
         }
         if (scope.workers.isEmpty()) {
             scopes.remove(key);
@@ -222,12 +224,11 @@ public final class SlotTracker {
         Rank[] next = new Rank[(int) dpSize];
         for (int i = 0; i < next.length; i++) {
             Rank kept = w.rank(dpStart + i);
-            next[i] = kept != null ? kept : new Rank(scope.holders, scope.newIndex());
+            next[i] = kept != null ? kept : scope.newRank();
         }
         for (int i = 0; i < w.ranks.length; i++) {
             if (gone.test(w.dpStart + i)) {
-                w.ranks[i].leave();
-                scope.freeIndex(w.ranks[i].index);
+                scope.retire(w.ranks[i]);
             }
         }
         w.dpStart = dpStart;

@@ -137,12 +137,12 @@ public final class Roster {
         return w != null && w.partition().equals(p);
     }
 
-    /** A registered rank's active load, with the prompt's cached depth when hashes are given; null when unknown. */
     /** Every rank's load with the prompt's active depth there; good until the tracker next changes. */
     SlotTracker.ActiveLoads loads(PartitionKey p, long[] sequenceHashes) {
         return tracker.activeLoads(p, sequenceHashes);
     }
 
+    /** A registered rank's active load; null when unknown. */
     SlotTracker.ActiveLoad load(PartitionKey p, long workerId, long rank) {
         return tracker.activeLoad(p, workerId, rank);
     }

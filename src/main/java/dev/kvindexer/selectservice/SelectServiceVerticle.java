@@ -24,6 +24,7 @@ import dev.kvindexer.web.Responses;
 import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
@@ -135,8 +136,6 @@ public final class SelectServiceVerticle extends VerticleBase {
                         vertx, context, hazelcast, state.sessions(), config.sessionAffinityTtlSecs() * 1000, writerId);
             }
             state.sessions().replicate(writerId, this::shareBinding);
-        }
-        if (state.sessions() != null) {
             // Idle bindings are also dropped when their table is full; this keeps the memory of idle ones short.
             long sweep = Math.min(config.sessionAffinityTtlSecs(), 30) * 1000;
             sessionTimer = vertx.setPeriodic(sweep, id -> state.sessions().expireIdle());
@@ -212,7 +211,7 @@ public final class SelectServiceVerticle extends VerticleBase {
      * catalog, reservations and queue, and session bindings and predicted entries (null where off).
      */
     public Future<JsonObject> overview() {
-        io.vertx.core.Promise<JsonObject> done = io.vertx.core.Promise.promise();
+        Promise<JsonObject> done = Promise.promise();
         context.runOnContext(v -> {
             long[] sessions = sessionCounts();
             PredictedIndex.Counts p = predicted == null ? null : predicted.counts();

@@ -67,12 +67,17 @@ public final class JsonBodyReader {
                 return o;
             }
         }
-        return parse(from == 0 && to == b.length ? b : java.util.Arrays.copyOfRange(b, from, to));
+        return parse(b, from, to - from);
     }
 
     /** The general path alone: Jackson for the whole body. */
     static Object parse(byte[] body) {
-        try (JsonParser p = FACTORY.createParser(body)) {
+        return parse(body, 0, body.length);
+    }
+
+    /** The general path for the body in {@code b[offset, offset + length)}, read where it lies. */
+    private static Object parse(byte[] b, int offset, int length) {
+        try (JsonParser p = FACTORY.createParser(b, offset, length)) {
             if (p.nextToken() == null) {
                 throw new DecodeException("no content");
             }

@@ -85,7 +85,7 @@ public final class JsonRequest {
 
     /**
      * Reads the body from the array under the request's buffer when it has one (the body handler gathers into a heap
-     * buffer), rather than from a copy of it: a copy of an 8k-token prompt is a 57 KB allocation per query.
+     * buffer), rather than from a copy of it: a long prompt's body would otherwise be copied once more per query.
      */
     private static Object readJson(Buffer buffer) {
         if (buffer instanceof BufferInternal internal) {
