@@ -6,6 +6,7 @@ import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.DurabilitySettings;
 import dev.kvindexer.config.IndexMemory;
 import dev.kvindexer.config.InexactStreamPolicy;
+import dev.kvindexer.config.NetworkLimits;
 import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectServiceConfig;
@@ -281,6 +282,23 @@ public final class ServeCommand implements Callable<Integer> {
     String maxIndexMemory;
 
     @Option(
+            names = "--max-network-memory",
+            paramLabel = "SIZE",
+            description = "Heap all ports together may hold on behalf of their peers: ZMQ frames and messages "
+                    + "received in part or waiting to be applied, replies not yet read, bus and cluster frames under "
+                    + "way; as bytes (64m) or a share of the maximum heap (20%%). A connection that would pass it is "
+                    + "dropped and counted (env KVINDEXER_MAX_NETWORK_MEMORY; default: ${DEFAULT-VALUE}).")
+    String maxNetworkMemory;
+
+    @Option(
+            names = "--message-timeout",
+            paramLabel = "SECONDS",
+            description = "How long a ZMQ frame or message, or a cluster frame, may take to arrive whole after its "
+                    + "first byte; then its connection is dropped, however slowly bytes still trickle "
+                    + "(env KVINDEXER_MESSAGE_TIMEOUT; default: ${DEFAULT-VALUE}).")
+    long messageTimeout;
+
+    @Option(
             names = "--recovery-timeout",
             paramLabel = "SECONDS",
             description = "How long startup recovery waits for "
@@ -351,6 +369,8 @@ public final class ServeCommand implements Callable<Integer> {
                 .recovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
                 .indexMemory(
                         IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory()))
+                .network(NetworkLimits.parse(
+                        maxNetworkMemory, Runtime.getRuntime().maxMemory(), Duration.ofSeconds(messageTimeout)))
                 .durability(new DurabilitySettings(
                         dataDir,
                         Duration.ofSeconds(snapshotInterval),

@@ -82,8 +82,8 @@ final class ScatteredPartition implements PartitionView {
     }
 
     @Override
-    public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch) {
-        hosted.applyLive(workerId, registeredRank, generation, batch);
+    public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes) {
+        hosted.applyLive(workerId, registeredRank, generation, batch, heldBytes);
     }
 
     @Override

@@ -24,6 +24,7 @@ import java.util.List;
  * @param maxListeners  the most listeners (engine connections) the node runs; 0 derives it from the process's
  *                      file-descriptor limit
  * @param durability    the data directory and what becomes of streams the index holds inexactly
+ * @param network       the bytes all ports may hold for their peers, and the deadline of a message under way
  */
 public record ServeConfig(
         String host,
@@ -46,7 +47,8 @@ public record ServeConfig(
         RecoveryLimits recovery,
         IndexMemory indexMemory,
         int maxListeners,
-        DurabilitySettings durability) {
+        DurabilitySettings durability,
+        NetworkLimits network) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
@@ -84,7 +86,8 @@ public record ServeConfig(
                 RecoveryLimits.DEFAULT,
                 null,
                 0,
-                DurabilitySettings.IN_MEMORY);
+                DurabilitySettings.IN_MEMORY,
+                null);
     }
 
     /** A builder holding these settings, to change some of them. */
@@ -136,6 +139,10 @@ public record ServeConfig(
         return toBuilder().durability(settings).build();
     }
 
+    public ServeConfig withNetwork(NetworkLimits limits) {
+        return toBuilder().network(limits).build();
+    }
+
     /**
      * Settings changed one at a time, Vert.x {@code *Options} style; {@link #build} checks them together as the
      * record's constructor does.
@@ -162,6 +169,7 @@ public record ServeConfig(
         private IndexMemory indexMemory;
         private int maxListeners;
         private DurabilitySettings durability;
+        private NetworkLimits network;
 
         private Builder(ServeConfig c) {
             host = c.host;
@@ -185,6 +193,12 @@ public record ServeConfig(
             indexMemory = c.indexMemory;
             maxListeners = c.maxListeners;
             durability = c.durability;
+            network = c.network;
+        }
+
+        public Builder network(NetworkLimits limits) {
+            network = limits;
+            return this;
         }
 
         public Builder durability(DurabilitySettings settings) {
@@ -264,7 +278,8 @@ public record ServeConfig(
                     recovery,
                     indexMemory,
                     maxListeners,
-                    durability);
+                    durability,
+                    network);
         }
     }
 
@@ -305,6 +320,7 @@ public record ServeConfig(
         recovery = recovery == null ? RecoveryLimits.DEFAULT : recovery;
         indexMemory = indexMemory == null ? IndexMemory.defaults() : indexMemory;
         durability = durability == null ? DurabilitySettings.IN_MEMORY : durability;
+        network = network == null ? NetworkLimits.defaults() : network;
         if (maxEventBytes < 1024) {
             throw new IllegalArgumentException("--max-event-bytes must be at least 1024, got " + maxEventBytes);
         }

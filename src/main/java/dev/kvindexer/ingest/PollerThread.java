@@ -7,6 +7,7 @@ import dev.kvindexer.ingest.zmtp.ZmtpFailure;
 import dev.kvindexer.ingest.zmtp.ZmtpSettings;
 import dev.kvindexer.ingest.zmtp.ZmtpSubscriber;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.InFlightBatches;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.wire.EngineBatchDecoder;
@@ -48,6 +49,12 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
      * the rest.
      */
     static final int RECEIVE_HWM = 100_000;
+    /** Bytes a delivering listener buffers before reading stops: a few rounds of batches. */
+    static final long INBOX_BYTES = 4L << 20;
+    /** What any listener buffers before reading stops once the network budget is over half held. */
+    static final long TIGHT_INBOX_BYTES = 256L << 10;
+    /** How often listeners held back for their inbox's size are looked at again. */
+    private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** A publisher that broke the protocol or sent a message over the limit is connected to again after this. */
     static final long PROTOCOL_DROP_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -65,6 +72,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private final long maxEventBytes;
     private final EventCounters counters;
     private final InFlightBatches inFlight;
+    private final NetworkBudget budget;
     private final BooleanSupplier gateOpen;
     private final ConcurrentLinkedQueue<Command> commands = new ConcurrentLinkedQueue<>();
     private final Map<Listener, Subscription> subscriptions = new HashMap<>();
@@ -72,6 +80,8 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private final ArrayDeque<Subscription> ready = new ArrayDeque<>();
     /** Connected while the node recovered: active once the gate opens (docs/protocol/zmq.md#listener-lifecycle). */
     private final List<Subscription> awaitingGate = new ArrayList<>();
+    /** Subscriptions whose reading is held back because their inbox is full. */
+    private final List<Subscription> throttled = new ArrayList<>();
 
     private final AtomicInteger load = new AtomicInteger();
     private volatile boolean running = true;
@@ -79,12 +89,22 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private volatile String failure;
 
     private boolean gateWasOpen;
+    private long nextRecheck;
+
+    /** A whole message waiting in an inbox, with the network budget bytes it holds until it is let go. */
+    private record Inbound(List<byte[]> frames, long held) {}
 
     /** A listener's endpoint and its inbox; how its messages reach the listener's sink is its kind's. */
     private abstract class Subscription {
         final Listener listener;
-        final ArrayDeque<List<byte[]>> inbox = new ArrayDeque<>();
+        final ArrayDeque<Inbound> inbox = new ArrayDeque<>();
+        /** Budget bytes the inbox holds. */
+        long inboxBytes;
+
         ZmtpEndpoint endpoint;
+        /** Reading held back until the inbox has room again. */
+        boolean throttled;
+
         int loggedProblems;
         /** Connected and subscribed, but buffering (a shard hand-over installs the history first). */
         boolean held;
@@ -97,12 +117,46 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
             this.held = listener.held();
         }
 
-        /** Decodes one three-frame message and hands what it holds to the sink. */
-        abstract void deliver(List<byte[]> frames);
+        /**
+         * Decodes one three-frame message and hands what it holds to the sink; its {@code held} budget bytes go
+         * with the batch, or back to the budget when nothing is handed on.
+         */
+        abstract void deliver(List<byte[]> frames, long held);
 
         /** Messages buffered before reading stops. */
         int readLimit() {
             return held || !gateWasOpen ? RECEIVE_HWM : MAX_MESSAGES_PER_ROUND;
+        }
+
+        /**
+         * Bytes buffered before reading stops: more for a listener that must wait (held, or the node recovering),
+         * little for everyone once the node's budget is over half held, so waiting peers slow down before any
+         * connection is refused.
+         */
+        long byteLimit() {
+            if (budget.tight()) {
+                return TIGHT_INBOX_BYTES;
+            }
+            return held || !gateWasOpen ? budget.limit() / 4 : INBOX_BYTES;
+        }
+
+        boolean full() {
+            return inbox.size() >= readLimit() || inboxBytes >= byteLimit();
+        }
+
+        Inbound take() {
+            Inbound m = inbox.poll();
+            if (m != null) {
+                inboxBytes -= m.held();
+            }
+            return m;
+        }
+
+        /** Empties the inbox and gives its bytes back. */
+        void clear() {
+            inbox.clear();
+            budget.release(inboxBytes);
+            inboxBytes = 0;
         }
     }
 
@@ -119,15 +173,16 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         }
 
         @Override
-        void deliver(List<byte[]> frames) {
+        void deliver(List<byte[]> frames, long held) {
             EventBatch batch;
             try {
                 batch = decoder.decode(LiveFrames.seq(frames.get(1)), frames.get(2));
             } catch (MalformedBatchException e) {
+                budget.release(held);
                 skipMalformed(this, e);
                 return;
             }
-            partition.applyLive(listener.workerId(), listener.dpRank(), listener.generation(), batch);
+            partition.applyLive(listener.workerId(), listener.dpRank(), listener.generation(), batch, held);
         }
     }
 
@@ -141,12 +196,13 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         }
 
         @Override
-        void deliver(List<byte[]> frames) {
+        void deliver(List<byte[]> frames, long held) {
             CppConductorBatchDecoder.Batch batch;
             try {
                 LiveFrames.seq(frames.get(1));
                 batch = sink.decoder().decode(frames.get(2));
             } catch (MalformedBatchException e) {
+                budget.release(held);
                 skipMalformed(this, e);
                 return;
             }
@@ -155,7 +211,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
                 problem(this, "skipped " + batch.rejected() + " events: " + batch.firstRejection());
             }
             inFlight.sent();
-            sink.conductor().apply(sink.serviceKey(), batch.events(), inFlight::taken);
+            sink.conductor().apply(sink.serviceKey(), batch.events(), () -> inFlight.taken(held));
         }
     }
 
@@ -175,16 +231,22 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
             long maxEventBytes,
             EventCounters counters,
             InFlightBatches inFlight,
+            NetworkBudget budget,
+            Duration messageTimeout,
             BooleanSupplier gateOpen) {
         super(name);
         setDaemon(true);
         this.maxEventBytes = maxEventBytes;
         this.counters = counters;
         this.inFlight = inFlight;
+        this.budget = budget;
         this.gateOpen = gateOpen;
         try {
             this.subscriber = new ZmtpSubscriber(
-                    ZmtpSettings.defaults(maxEventBytes).withProtocolErrorDelay(Duration.ofNanos(PROTOCOL_DROP_NANOS)),
+                    ZmtpSettings.defaults(maxEventBytes)
+                            .withProtocolErrorDelay(Duration.ofNanos(PROTOCOL_DROP_NANOS))
+                            .withMessageTimeout(messageTimeout),
+                    budget,
                     this);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open a selector for " + name, e);
@@ -270,6 +332,11 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
                 if (gateWasOpen) {
                     deliver();
                 }
+                long now = System.nanoTime();
+                if (!throttled.isEmpty() && now - nextRecheck >= 0) {
+                    nextRecheck = now + RECHECK_NANOS;
+                    recheckThrottled();
+                }
             }
         } catch (Throwable e) {
             failure = "ingest thread " + getName() + " failed: " + e;
@@ -283,6 +350,33 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         } finally {
             closeAll();
         }
+    }
+
+    /** Listeners held back for their inbox read again once it has room (the budget freed, the inbox drained). */
+    private void recheckThrottled() {
+        for (int i = throttled.size() - 1; i >= 0; i--) {
+            Subscription s = throttled.get(i);
+            if (s.closed || !s.throttled || !s.full()) {
+                throttled.set(i, throttled.get(throttled.size() - 1));
+                throttled.remove(throttled.size() - 1);
+                if (!s.closed && s.throttled) {
+                    unthrottle(s);
+                }
+            }
+        }
+    }
+
+    private void throttle(Subscription s) {
+        if (!s.throttled) {
+            s.throttled = true;
+            throttled.add(s);
+            subscriber.reading(s.endpoint, false);
+        }
+    }
+
+    private void unthrottle(Subscription s) {
+        s.throttled = false;
+        subscriber.reading(s.endpoint, true);
     }
 
     /** Hands an error to the process's uncaught-error policy (the command line's exits), if there is one. */
@@ -299,6 +393,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         } catch (RuntimeException e) {
             LOG.debug("closing the connections of {}: {}", getName(), e.toString());
         }
+        subscriptions.values().forEach(Subscription::clear);
         subscriptions.clear();
     }
 
@@ -338,7 +433,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         if (s != null) {
             subscriber.close(s.endpoint);
             s.closed = true;
-            s.inbox.clear();
+            s.clear();
             load.decrementAndGet();
         }
         r.done().complete();
@@ -370,7 +465,13 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     @Override
     public void disconnected(ZmtpEndpoint endpoint, ZmtpFailure why, boolean established) {
         Subscription s = (Subscription) endpoint.attachment();
-        if (why.peerMisbehaved()) {
+        counters.disconnect(why.reason());
+        if (why instanceof ZmtpFailure.OverBudget) {
+            budget.refused(NetworkBudget.ZMQ);
+            String what = "connection dropped: " + why.describe() + "; reconnecting";
+            problem(s, what);
+            s.listener.markFailed(what);
+        } else if (why.peerMisbehaved()) {
             counters.undecodable(EventCounters.UNDECODABLE_FRAME, 1);
             String what = "connection dropped: " + describe(why) + "; reconnecting";
             problem(s, what);
@@ -404,14 +505,15 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     }
 
     @Override
-    public void message(ZmtpEndpoint endpoint, List<byte[]> frames) {
+    public void message(ZmtpEndpoint endpoint, List<byte[]> frames, long held) {
         Subscription s = (Subscription) endpoint.attachment();
-        s.inbox.add(frames);
+        s.inbox.add(new Inbound(frames, held));
+        s.inboxBytes += held;
         if (!s.held && !s.queued) {
             enqueue(s);
         }
-        if (s.inbox.size() >= s.readLimit()) {
-            subscriber.reading(endpoint, false);
+        if (s.full()) {
+            throttle(s);
         }
     }
 
@@ -428,28 +530,27 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
             if (s.closed || s.held) {
                 continue;
             }
-            List<byte[]> frames;
-            for (int n = 0;
-                    n < MAX_MESSAGES_PER_ROUND && inFlight.hasRoom() && (frames = s.inbox.poll()) != null;
-                    n++) {
-                handle(s, frames);
+            Inbound m;
+            for (int n = 0; n < MAX_MESSAGES_PER_ROUND && inFlight.hasRoom() && (m = s.take()) != null; n++) {
+                handle(s, m);
             }
             if (!s.inbox.isEmpty()) {
                 enqueue(s);
             }
-            if (s.inbox.size() < s.readLimit()) {
-                subscriber.reading(s.endpoint, true);
+            if (s.throttled && !s.full()) {
+                unthrottle(s);
             }
         }
     }
 
-    private void handle(Subscription sub, List<byte[]> frames) {
-        if (frames.size() != 3) {
+    private void handle(Subscription sub, Inbound m) {
+        if (m.frames().size() != 3) {
+            budget.release(m.held());
             counters.undecodable(EventCounters.UNDECODABLE_FRAME, 1);
-            problem(sub, "skipped a message of " + frames.size() + " frames (expected 3)");
+            problem(sub, "skipped a message of " + m.frames().size() + " frames (expected 3)");
             return;
         }
-        sub.deliver(frames);
+        sub.deliver(m.frames(), m.held());
     }
 
     private void skipMalformed(Subscription sub, MalformedBatchException e) {

@@ -2,6 +2,7 @@ package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.InFlightBatches;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -38,15 +39,27 @@ public final class ZmqIngest implements AutoCloseable {
      * @param maxEventBytes      largest ZMQ message taken from an engine
      * @param superviseEvery     how often dead pollers are looked for
      * @param maxListeners       listeners run at once; a start beyond fails with a {@link Refusal} ({@code FULL})
+     * @param messageTimeout     a frame or message from an engine must arrive whole this long after its first byte
      */
     public record Settings(
-            int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery, int maxListeners) {
+            int threads,
+            int maxInFlightBatches,
+            long maxEventBytes,
+            Duration superviseEvery,
+            int maxListeners,
+            Duration messageTimeout) {
         public static final Duration SUPERVISE_EVERY = Duration.ofSeconds(1);
+        public static final Duration MESSAGE_TIMEOUT = Duration.ofSeconds(15);
 
         public Settings {
             if (maxListeners < 1) {
                 throw new IllegalArgumentException("--max-listeners must be at least 1");
             }
+        }
+
+        public Settings(
+                int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery, int maxListeners) {
+            this(threads, maxInFlightBatches, maxEventBytes, superviseEvery, maxListeners, MESSAGE_TIMEOUT);
         }
 
         /** With the listener ceiling this process's descriptor limit allows ({@link ListenerCapacity#derived()}). */
@@ -58,6 +71,7 @@ public final class ZmqIngest implements AutoCloseable {
     private final Vertx vertx;
     private final Settings settings;
     private final EventCounters counters;
+    private final NetworkBudget budget;
     private final BooleanSupplier gateOpen;
     /** Replaced under this object's lock; read without it (a stale read sees the old thread, which is harmless). */
     private volatile PollerThread[] threads;
@@ -77,11 +91,21 @@ public final class ZmqIngest implements AutoCloseable {
      * @param gateOpen  false while the node recovers: listeners connect and buffer until it turns true
      */
     public ZmqIngest(Vertx vertx, Settings settings, EventCounters counters, BooleanSupplier gateOpen) {
+        this(vertx, settings, counters, NetworkBudget.unbounded(), gateOpen);
+    }
+
+    /**
+     * @param budget    what every connection's buffered bytes are reserved from
+     * @param gateOpen  false while the node recovers: listeners connect and buffer until it turns true
+     */
+    public ZmqIngest(
+            Vertx vertx, Settings settings, EventCounters counters, NetworkBudget budget, BooleanSupplier gateOpen) {
         this.vertx = vertx;
         this.settings = settings;
         this.counters = counters;
+        this.budget = budget;
         this.gateOpen = gateOpen;
-        this.inFlight = new InFlightBatches(settings.maxInFlightBatches());
+        this.inFlight = new InFlightBatches(settings.maxInFlightBatches(), budget);
         this.replays = new ReplayClient(counters, this::running, 2, settings.maxEventBytes());
         this.threads = new PollerThread[settings.threads()];
         for (int i = 0; i < threads.length; i++) {
@@ -97,8 +121,14 @@ public final class ZmqIngest implements AutoCloseable {
     }
 
     private PollerThread newThread(int index) {
-        PollerThread t =
-                new PollerThread("kvindexer-ingest-" + index, settings.maxEventBytes(), counters, inFlight, gateOpen);
+        PollerThread t = new PollerThread(
+                "kvindexer-ingest-" + index,
+                settings.maxEventBytes(),
+                counters,
+                inFlight,
+                budget,
+                settings.messageTimeout(),
+                gateOpen);
         t.start();
         return t;
     }

@@ -40,6 +40,7 @@ public final class EventCounters {
     private final ConcurrentHashMap<String, LongAdder> replays = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> undecodable = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> gapRepairs = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, LongAdder> disconnects = new ConcurrentHashMap<>();
 
     /** Counts {@code n} events of {@code eventType} (stored, removed, cleared) that ended with {@code status}. */
     public void applied(String eventType, String status, long n) {
@@ -65,6 +66,20 @@ public final class EventCounters {
     public void undecodable(String kind, long n) {
         add(undecodable, kind, n);
         warning(kind.equals(UNDECODABLE_FRAME) ? WarningKind.MALFORMED_FRAME : WarningKind.DECODE_ERROR, n);
+    }
+
+    /** A publisher connection ended, or could not be made, for {@code reason}. */
+    public void disconnect(String reason) {
+        add(disconnects, reason, 1);
+    }
+
+    public long disconnectCount(String reason) {
+        LongAdder a = disconnects.get(reason);
+        return a == null ? 0 : a.sum();
+    }
+
+    public Map<String, Long> disconnectSnapshot() {
+        return snapshot(disconnects);
     }
 
     public long undecodableCount(String kind) {

@@ -59,10 +59,41 @@ public final class IndexerMetrics {
             boolean ready,
             boolean recoveryExact,
             long inexactStreams,
-            DataDirFigures dataDir) {}
+            DataDirFigures dataDir,
+            NetworkFigures network) {}
+
+    /**
+     * The node's budget for bytes held on behalf of the network ({@code --max-network-memory}), what is held now,
+     * the most ever held, and connections dropped or refused for it, by port.
+     */
+    public record NetworkFigures(long limitBytes, long heldBytes, long peakBytes, Map<String, Long> refusedByPort) {}
 
     /** The node's index memory budget ({@code --max-index-memory}), what the indexes hold, and blocks evicted. */
     public record IndexMemoryFigures(long budgetBytes, long usedBytes, long evictedBlocks) {}
+
+    private static void network(PrometheusText out, NetworkFigures n) {
+        out.family(
+                        "kvindexer_network_memory_budget_bytes",
+                        "gauge",
+                        "Bytes all ports together may hold on behalf of their peers (--max-network-memory).")
+                .sample("kvindexer_network_memory_budget_bytes", n.limitBytes());
+        out.family(
+                        "kvindexer_network_memory_held_bytes",
+                        "gauge",
+                        "Bytes held now on behalf of the network: messages received in part or waiting to be applied, "
+                                + "frames under way, replies not yet read.")
+                .sample("kvindexer_network_memory_held_bytes", n.heldBytes());
+        out.family(
+                        "kvindexer_network_memory_peak_bytes",
+                        "gauge",
+                        "The most bytes ever held at once on behalf of the network.")
+                .sample("kvindexer_network_memory_peak_bytes", n.peakBytes());
+        out.family(
+                "kvindexer_network_refused_total",
+                "counter",
+                "Connections dropped or refused because the network budget could not hold what they sent, by port.");
+        n.refusedByPort().forEach((port, count) -> out.sample("kvindexer_network_refused_total", count, "port", port));
+    }
 
     private static void dataDir(PrometheusText out, DataDirFigures d) {
         out.family(
@@ -187,6 +218,15 @@ public final class IndexerMetrics {
                 EventCounters.UNDECODABLE_FRAME, EventCounters.UNDECODABLE_BATCH, EventCounters.UNDECODABLE_EVENT)) {
             out.sample("kvindexer_decode_errors_total", events.undecodableCount(kind), "kind", kind);
         }
+        out.family(
+                "kvindexer_ingest_disconnects_total",
+                "counter",
+                "Engine connections that ended or could not be made, by reason: unreachable, unresolvable, lost, "
+                        + "protocol, too_large, stalled (a message not whole within --message-timeout), unread (a "
+                        + "peer that reads no heartbeat reply), budget (--max-network-memory could not hold it).");
+        events.disconnectSnapshot()
+                .forEach((reason, n) -> out.sample("kvindexer_ingest_disconnects_total", n, "reason", reason));
+        network(out, s.network());
         out.family(
                         "kvindexer_ingest_restarts_total",
                         "counter",

@@ -25,6 +25,7 @@ import dev.kvindexer.metrics.DataDirFigures;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.metrics.VertxMeters;
+import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
@@ -66,6 +67,8 @@ public final class IndexerNode implements AutoCloseable {
     public static final java.time.Duration CLOSE_BUDGET = java.time.Duration.ofSeconds(10);
     /** How long a scattered query waits for one shard holder before it asks the next. */
     static final java.time.Duration SHARD_QUERY_TIMEOUT = java.time.Duration.ofSeconds(2);
+    /** A full network budget makes the node unready while it refused a connection this recently. */
+    static final java.time.Duration NETWORK_PROBLEM_WINDOW = java.time.Duration.ofSeconds(5);
 
     private final Vertx vertx;
     private final Parts parts;
@@ -187,6 +190,7 @@ public final class IndexerNode implements AutoCloseable {
                 || config.minInitialWorkers() > 0
                 || config.durability().persistent();
         ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
+        NetworkBudget network = new NetworkBudget(config.network().maxBytes());
         ZmqIngest ingest = new ZmqIngest(
                 vertx,
                 new ZmqIngest.Settings(
@@ -194,8 +198,10 @@ public final class IndexerNode implements AutoCloseable {
                         MAX_IN_FLIGHT_BATCHES,
                         config.maxEventBytes(),
                         ZmqIngest.Settings.SUPERVISE_EVERY,
-                        config.maxListeners() > 0 ? config.maxListeners() : ListenerCapacity.derived()),
+                        config.maxListeners() > 0 ? config.maxListeners() : ListenerCapacity.derived(),
+                        config.network().messageTimeout()),
                 counters,
+                network,
                 gate::isOpen);
         Watermarks watermarks = new Watermarks();
         MemoryBudget memory = new MemoryBudget(config.indexMemory().maxBytes());
@@ -276,14 +282,25 @@ public final class IndexerNode implements AutoCloseable {
                 dataDir,
                 gapRepair);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
-        List<Readiness.Check> checks = new ArrayList<>(List.of(gate::reason, ingest::degradedReason));
+        List<Readiness.Check> checks = new ArrayList<>(
+                List.of(gate::reason, ingest::degradedReason, () -> network.problem(NETWORK_PROBLEM_WINDOW.toNanos())));
         if (dataDir != null) {
             checks.add(dataDir::problem);
         }
         Readiness readiness = new Readiness(checks);
         Supplier<DataDirFigures> disk = dataDir == null ? () -> null : dataDir::figures;
         NodeMetrics metrics = new NodeMetrics(
-                registry, ingest, counters, meters, membership, accessLog, memory, readiness, watermarks, disk);
+                registry,
+                ingest,
+                counters,
+                meters,
+                membership,
+                accessLog,
+                memory,
+                readiness,
+                watermarks,
+                disk,
+                network);
         AtomicReference<RecoveryReport> recovery = new AtomicReference<>(RecoveryReport.NONE);
         AtomicReference<Supplier<Future<JsonObject>>> selection = new AtomicReference<>();
         NodeOverview overview = new NodeOverview(

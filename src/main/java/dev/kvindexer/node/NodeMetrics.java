@@ -8,6 +8,7 @@ import dev.kvindexer.metrics.DataDirFigures;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.IndexerMetrics;
 import dev.kvindexer.metrics.NodeMeters;
+import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionStats;
@@ -36,6 +37,8 @@ final class NodeMetrics {
 
     private final Watermarks watermarks;
     private final Supplier<DataDirFigures> dataDir;
+    private final NetworkBudget network;
+
     /** {@code membership} and {@code accessLog} are null when the node has none. */
     NodeMetrics(
             Registry registry,
@@ -47,8 +50,10 @@ final class NodeMetrics {
             MemoryBudget memory,
             Readiness readiness,
             Watermarks watermarks,
-            Supplier<DataDirFigures> dataDir) {
+            Supplier<DataDirFigures> dataDir,
+            NetworkBudget network) {
         this.dataDir = dataDir;
+        this.network = network;
         this.watermarks = watermarks;
         this.memory = memory;
         this.readiness = readiness;
@@ -88,7 +93,9 @@ final class NodeMetrics {
                     readiness.notReadyReason() == null,
                     meters.recoveryExact(),
                     watermarks.inexactStreams(),
-                    dataDir.get());
+                    dataDir.get(),
+                    new IndexerMetrics.NetworkFigures(
+                            network.limit(), network.held(), network.peak(), network.refusals()));
             return IndexerMetrics.render(
                     snapshot,
                     meters.http(),

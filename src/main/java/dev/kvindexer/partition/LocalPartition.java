@@ -27,6 +27,11 @@ final class LocalPartition implements PartitionRef {
     private final InFlightBatches inFlight;
     private final Promise<Void> ready = Promise.promise();
     private volatile String deploymentId;
+    /** Live batches sent to the actor and not taken yet, and the budget bytes they hold; guarded by this. */
+    private int liveSent;
+
+    private long liveBytes;
+    private boolean stopped;
 
     /**
      * The incarnation makes a partition re-created after its last worker left a distinct consumer, so a slow
@@ -85,9 +90,45 @@ final class LocalPartition implements PartitionRef {
     }
 
     @Override
-    public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch) {
+    public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes) {
         inFlight.sent();
-        send(new PartitionCommand.ApplyLive(workerId, registeredRank, generation, batch));
+        synchronized (this) {
+            if (!stopped) {
+                liveSent++;
+                liveBytes += heldBytes;
+                send(new PartitionCommand.ApplyLive(workerId, registeredRank, generation, batch, heldBytes));
+                return;
+            }
+        }
+        inFlight.taken(heldBytes);
+    }
+
+    /** The actor took a live batch off the bus. */
+    void takenLive(long heldBytes) {
+        synchronized (this) {
+            liveSent--;
+            liveBytes -= heldBytes;
+        }
+        inFlight.taken(heldBytes);
+    }
+
+    /**
+     * The actor stopped: the live batches it will never take are no longer in flight, and their bytes go back to the
+     * budget, so a partition removed under traffic leaks neither.
+     */
+    void stopped() {
+        int n;
+        long bytes;
+        synchronized (this) {
+            stopped = true;
+            n = liveSent;
+            bytes = liveBytes;
+            liveSent = 0;
+            liveBytes = 0;
+        }
+        for (int i = 0; i < n; i++) {
+            inFlight.taken(i == 0 ? bytes : 0);
+        }
     }
 
     @Override

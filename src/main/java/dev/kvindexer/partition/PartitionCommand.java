@@ -27,7 +27,8 @@ sealed interface PartitionCommand {
         }
     }
 
-    record ApplyLive(long workerId, int registeredRank, long generation, EventBatch batch) implements PartitionCommand {
+    record ApplyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes)
+            implements PartitionCommand {
         @Override
         public Object runOn(Partition partition) {
             partition.onLive(workerId, registeredRank, generation, batch);

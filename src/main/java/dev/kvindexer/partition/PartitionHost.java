@@ -98,8 +98,8 @@ public final class PartitionHost {
         LocalPartition p = local(ref);
         home.runOnContext(ignored -> {
             try {
-                vertx.deployVerticle(new PartitionVerticle(
-                                p, counters, watermarks, replays, inFlight, budget, inexactPolicy, repairs))
+                vertx.deployVerticle(
+                                new PartitionVerticle(p, counters, watermarks, replays, budget, inexactPolicy, repairs))
                         .onComplete(ar -> {
                             if (ar.succeeded()) {
                                 p.deployed(ar.result());

@@ -31,9 +31,10 @@ public interface PartitionRef {
 
     /**
      * A decoded live batch of stream (workerId, registeredRank) from listener {@code generation}; fire and forget.
-     * Counted in flight until the partition takes it, so ingest reads no further than partitions keep up.
+     * Counted in flight until the partition takes it, so ingest reads no further than partitions keep up; the
+     * {@code heldBytes} of the network budget its message holds are given back then.
      */
-    void applyLive(long workerId, int registeredRank, long generation, EventBatch batch);
+    void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes);
 
     /** A batch that replay {@code replayId} fetched from the engine, in seq order; fire and forget. */
     void applyReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch);

@@ -14,9 +14,9 @@ import org.slf4j.LoggerFactory;
 final class PartitionVerticle extends VerticleBase {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionVerticle.class);
 
+    private final LocalPartition ref;
     private final String address;
     private final Partition partition;
-    private final InFlightBatches inFlight;
     private final MemoryBudget.Share memory;
     private MessageConsumer<PartitionCommand> consumer;
 
@@ -25,14 +25,13 @@ final class PartitionVerticle extends VerticleBase {
             EventCounters counters,
             Watermarks watermarks,
             Consumer<ReplayRequest> replays,
-            InFlightBatches inFlight,
             MemoryBudget budget,
             InexactStreamPolicy inexactPolicy,
             Consumer<RepairRequest> repairs) {
+        this.ref = ref;
         this.address = ref.address();
         this.partition =
                 new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays, inexactPolicy, repairs);
-        this.inFlight = inFlight;
         this.memory = budget.share();
     }
 
@@ -47,8 +46,8 @@ final class PartitionVerticle extends VerticleBase {
 
     private void handle(Message<PartitionCommand> msg) {
         PartitionCommand command = msg.body();
-        if (command instanceof PartitionCommand.ApplyLive) {
-            inFlight.taken();
+        if (command instanceof PartitionCommand.ApplyLive live) {
+            ref.takenLive(live.heldBytes());
         }
         Object answer;
         try {
@@ -74,6 +73,7 @@ final class PartitionVerticle extends VerticleBase {
     @Override
     public Future<?> stop() {
         memory.closed();
-        return consumer == null ? Future.succeededFuture() : consumer.unregister();
+        Future<Void> unregistered = consumer == null ? Future.succeededFuture() : consumer.unregister();
+        return unregistered.andThen(done -> ref.stopped());
     }
 }

@@ -49,6 +49,10 @@ class OutOfMemoryExitTest {
         assertTrue(readme.contains("java -XX:+ExitOnOutOfMemoryError"), "the README's production command");
     }
 
+    /**
+     * What the network sends is bounded, and so is the index by default: only an index allowed the whole heap
+     * ({@code --max-index-memory 100%}) lets a flood of distinct blocks reach the end of it.
+     */
     @Test
     void aStoreFloodThatExhaustsTheHeapEndsTheProcessWithAFailureStatus() throws Exception {
         int port = IngestHarness.freePorts(1)[0];
@@ -68,6 +72,8 @@ class OutOfMemoryExitTest {
                         "1",
                         "--block-size",
                         Integer.toString(BLOCK),
+                        "--max-index-memory",
+                        "100%",
                         "--workers",
                         "1=" + engine.endpoint())) {
             engine.awaitSubscriber();

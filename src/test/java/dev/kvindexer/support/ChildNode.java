@@ -43,6 +43,15 @@ public final class ChildNode implements AutoCloseable {
         return new ChildNode(ChildJvm.start(logDir.resolve(name + ".log"), jvm, args, env));
     }
 
+    public boolean isAlive() {
+        return jvm.process().isAlive();
+    }
+
+    /** The node's resident memory in bytes, or -1 where it cannot be read. */
+    public long residentBytes() {
+        return ChaosReport.rssBytes(pid());
+    }
+
     /** The node's process id, to read its resident memory. */
     public long pid() {
         return jvm.process().pid();

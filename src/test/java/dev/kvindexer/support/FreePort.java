@@ -53,11 +53,34 @@ public final class FreePort {
         }
     }
 
+    /**
+     * A loopback port that was free a moment ago, below the ephemeral range: a port the kernel hands out (port 0)
+     * can be taken by any outgoing connection on the machine, or by a connection to itself, before the test's server
+     * binds it.
+     */
     public static int any() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        return block(1);
+    }
+
+    /** {@code n} distinct ports, each as {@link #any()}. */
+    public static int[] distinct(int n) {
+        int[] ports = new int[n];
+        for (int i = 0; i < n; i++) {
+            int p;
+            do {
+                p = any();
+            } while (contains(ports, i, p));
+            ports[i] = p;
         }
+        return ports;
+    }
+
+    private static boolean contains(int[] ports, int upTo, int p) {
+        for (int i = 0; i < upTo; i++) {
+            if (ports[i] == p) {
+                return true;
+            }
+        }
+        return false;
     }
 }

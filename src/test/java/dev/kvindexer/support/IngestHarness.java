@@ -11,10 +11,6 @@ import dev.kvindexer.sim.RegisterClient;
 import dev.kvindexer.sim.SimulatedEngine;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -165,27 +161,7 @@ public final class IngestHarness implements AutoCloseable {
 
     /** Distinct loopback ports that were free a moment ago (nothing listens on them). */
     public static int[] freePorts(int n) {
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            int[] ports = new int[n];
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                s.setReuseAddress(true);
-                sockets.add(s);
-                ports[i] = s.getLocalPort();
-            }
-            return ports;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            for (ServerSocket s : sockets) {
-                try {
-                    s.close();
-                } catch (IOException ignored) {
-                    // best effort
-                }
-            }
-        }
+        return FreePort.distinct(n);
     }
 
     @Override

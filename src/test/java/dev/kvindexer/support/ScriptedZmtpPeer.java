@@ -25,11 +25,21 @@ public final class ScriptedZmtpPeer implements AutoCloseable {
 
     private final ServerSocket server;
     private final Script script;
+    private final boolean threadPerConnection;
     private final AtomicInteger accepted = new AtomicInteger();
     private final List<Socket> open = new ArrayList<>();
 
     public ScriptedZmtpPeer(Script script) throws IOException {
+        this(script, false);
+    }
+
+    /**
+     * With {@code threadPerConnection}, every connection plays the script on a thread of its own, so scripts that go
+     * on for long (floods, drips) run side by side and the next connection is accepted meanwhile.
+     */
+    public ScriptedZmtpPeer(Script script, boolean threadPerConnection) throws IOException {
         this.script = script;
+        this.threadPerConnection = threadPerConnection;
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread acceptor = new Thread(this::acceptLoop, "scripted-zmtp");
         acceptor.setDaemon(true);
@@ -53,10 +63,24 @@ public final class ScriptedZmtpPeer implements AutoCloseable {
                     open.add(s);
                 }
                 accepted.incrementAndGet();
-                script.play(s);
+                if (threadPerConnection) {
+                    Thread t = new Thread(() -> playQuietly(s), "scripted-zmtp-connection");
+                    t.setDaemon(true);
+                    t.start();
+                } else {
+                    script.play(s);
+                }
             } catch (IOException e) {
                 // closed, or the subscriber went away mid-script: wait for the next connection
             }
+        }
+    }
+
+    private void playQuietly(Socket s) {
+        try {
+            script.play(s);
+        } catch (IOException e) {
+            // the subscriber went away mid-script: what a hostile script is for
         }
     }
 

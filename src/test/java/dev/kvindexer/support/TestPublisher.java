@@ -24,7 +24,8 @@ public final class TestPublisher implements AutoCloseable {
         socket = ctx.createSocket(SocketType.XPUB);
         socket.setLinger(0);
         socket.setSndHWM(sendHighWaterMark);
-        socket.setReceiveTimeOut(10_000);
+        // Patience for a loaded machine, where a node in a JVM of its own may take many seconds to subscribe.
+        socket.setReceiveTimeOut(60_000);
         // Pass on every subscription, not only the first per topic, so a second indexer can be awaited too.
         socket.setXpubVerbose(true);
         socket.bind("tcp://127.0.0.1:0");

@@ -36,7 +36,7 @@ final class ZmtpConnector extends ZmtpEndpoint {
 
     /** Schedules the next attempt after {@code why}. */
     void retryLater(long now, ZmtpFailure why, ZmtpSettings settings) {
-        long delay = why.peerMisbehaved()
+        long delay = why.slowRetry()
                 ? Math.max(backoff, settings.protocolErrorDelay().toNanos())
                 : backoff;
         retryAt = now + delay;

@@ -1,5 +1,6 @@
 package dev.kvindexer.ingest.zmtp;
 
+import dev.kvindexer.net.NetworkBudget;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -21,6 +22,11 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
 
     /** Reads per readiness, so one busy publisher cannot hold the thread from the others. */
     private static final int READS_PER_TURN = 4;
+    /**
+     * What we may owe a peer that does not read (PONGs, our own PINGs): a few hundred replies. Past it the peer is
+     * not listening, and the connection is dropped rather than the queue grown.
+     */
+    static final int MAX_UNSENT_BYTES = 16 * 1024;
     /** A one-frame message: subscribe (1) to the empty topic, i.e. to everything. */
     private static final byte[] SUBSCRIBE_ALL = {0x00, 0x01, 0x01};
 
@@ -30,6 +36,7 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     final SocketChannel channel;
     private final ZmtpSubscriber subscriber;
     private final ZmtpFrameReader frames;
+    private final NetworkBudget budget;
     SelectionKey key;
     Phase phase = Phase.CONNECTING;
     /** Until the peer's greeting is whole; dropped after. */
@@ -37,17 +44,25 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
 
     private int greetingLength;
     private ArrayDeque<ByteBuffer> unsent;
+    /** Bytes waiting in {@link #unsent}, reserved from the budget. */
+    private long unsentBytes;
     /** System.nanoTime() of the last byte in and out; the end of the current connect or handshake. */
     long lastReceived;
 
     long lastSent;
     long deadline;
 
-    ZmtpSession(ZmtpSubscriber subscriber, ZmtpEndpoint endpoint, SocketChannel channel, long maxMessageBytes) {
+    ZmtpSession(
+            ZmtpSubscriber subscriber,
+            ZmtpEndpoint endpoint,
+            SocketChannel channel,
+            long maxMessageBytes,
+            NetworkBudget budget) {
         this.subscriber = subscriber;
         this.endpoint = endpoint;
         this.channel = channel;
-        this.frames = new ZmtpFrameReader(maxMessageBytes);
+        this.budget = budget;
+        this.frames = new ZmtpFrameReader(maxMessageBytes, budget);
     }
 
     private static byte[] opening() {
@@ -59,7 +74,7 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     }
 
     /** The connection is up: our greeting and READY go out together, before the peer's greeting is seen. */
-    void handshake(long now, long timeoutNanos) throws IOException {
+    void handshake(long now, long timeoutNanos) throws IOException, ZmtpException {
         phase = Phase.HANDSHAKING;
         deadline = now + timeoutNanos;
         lastReceived = now;
@@ -99,14 +114,14 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
             }
             lastReceived = now;
             scratch.flip();
-            take(scratch);
+            take(scratch, now);
             if (n < scratch.capacity()) {
                 return;
             }
         }
     }
 
-    private void take(ByteBuffer in) throws ZmtpException {
+    private void take(ByteBuffer in, long now) throws ZmtpException {
         if (peerGreeting != null) {
             int before = greetingLength;
             int n = Math.min(ZmtpGreeting.SIZE - before, in.remaining());
@@ -121,7 +136,7 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
             }
             peerGreeting = null;
         }
-        frames.read(in, this);
+        frames.read(in, this, now);
     }
 
     @Override
@@ -150,11 +165,12 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     }
 
     @Override
-    public void message(List<byte[]> message) throws ZmtpException {
+    public void message(List<byte[]> message, long held) throws ZmtpException {
         if (phase != Phase.ACTIVE) {
+            budget.release(held);
             throw ZmtpException.broken("a message before the handshake completed");
         }
-        subscriber.delivered(this, message);
+        subscriber.delivered(this, message, held);
     }
 
     /** A heartbeat round: ends a connect, handshake or connection that took or stayed silent too long. */
@@ -172,10 +188,17 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
         if (phase != Phase.ACTIVE) {
             return;
         }
-        // While the owner holds reading back, silence is ours, not the publisher's.
+        // While the owner holds reading back, silence and slowness are ours, not the publisher's.
         if (endpoint.reading && now - lastReceived > settings.heartbeatTimeout().toNanos()) {
             throw new ZmtpException(new ZmtpFailure.Lost(
                     "silent for " + settings.heartbeatTimeout().toMillis() + " ms (heartbeat timeout)"));
+        }
+        long started = frames.startedAt();
+        if (endpoint.reading
+                && started != 0
+                && now - started > settings.messageTimeout().toNanos()) {
+            throw new ZmtpException(new ZmtpFailure.Stalled(
+                    "a frame or message", settings.messageTimeout().toMillis()));
         }
         // Our PING's TTL has the publisher drop us after that long without a byte from us, however much it sends.
         if (now - lastSent > settings.heartbeatInterval().toNanos()) {
@@ -191,7 +214,8 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
         }
     }
 
-    private void send(byte[] bytes, long now) throws IOException {
+    /** Writes {@code bytes} now, or queues what the socket does not take, within {@link #MAX_UNSENT_BYTES}. */
+    private void send(byte[] bytes, long now) throws IOException, ZmtpException {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         if (unsent == null || unsent.isEmpty()) {
             channel.write(b);
@@ -200,6 +224,11 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
                 return;
             }
         }
+        int queued = b.remaining();
+        if (unsentBytes + queued > MAX_UNSENT_BYTES || !budget.tryReserve(queued, unsentBytes)) {
+            throw new ZmtpException(new ZmtpFailure.Unread(unsentBytes + queued));
+        }
+        unsentBytes += queued;
         if (unsent == null) {
             unsent = new ArrayDeque<>(2);
         }
@@ -211,7 +240,11 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     void flush(long now) throws IOException {
         while (!unsent.isEmpty()) {
             ByteBuffer b = unsent.peek();
+            int before = b.remaining();
             channel.write(b);
+            int written = before - b.remaining();
+            unsentBytes -= written;
+            budget.release(written);
             if (b.hasRemaining()) {
                 return;
             }
@@ -221,13 +254,25 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
         interest();
     }
 
-    /** Reading was held back and is allowed again: silence is measured from now. */
+    /** Reading was held back and is allowed again: silence, and the deadline of a message under way, start now. */
     void resumed(long now) {
         lastReceived = now;
+        frames.restartClock(now);
         interest();
     }
 
+    /** Budget bytes this connection holds: its message under way and the replies it has not taken. */
+    long held() {
+        return frames.held() + unsentBytes;
+    }
+
     void close() {
+        frames.discard();
+        budget.release(unsentBytes);
+        unsentBytes = 0;
+        if (unsent != null) {
+            unsent.clear();
+        }
         if (key != null) {
             key.cancel();
         }

@@ -14,6 +14,8 @@ import java.time.Duration;
  * @param reconnectMax       the longest wait between attempts
  * @param protocolErrorDelay the least wait before reconnecting to a publisher that broke the protocol
  * @param maxConnecting      connects and handshakes in progress at once (a publisher accepts a backlog of 100)
+ * @param messageTimeout     a frame or message must arrive whole this long after its first byte, or the connection
+ *                           is dropped; time the subscriber itself held reading back does not count
  */
 public record ZmtpSettings(
         long maxMessageBytes,
@@ -24,7 +26,8 @@ public record ZmtpSettings(
         Duration reconnectMin,
         Duration reconnectMax,
         Duration protocolErrorDelay,
-        int maxConnecting) {
+        int maxConnecting,
+        Duration messageTimeout) {
     /** The reference listener's reconnect and heartbeat options (docs/protocol/zmq.md#socket-options). */
     public static ZmtpSettings defaults(long maxMessageBytes) {
         return new ZmtpSettings(
@@ -36,7 +39,8 @@ public record ZmtpSettings(
                 Duration.ofMillis(100),
                 Duration.ofSeconds(5),
                 Duration.ofSeconds(1),
-                128);
+                128,
+                Duration.ofSeconds(15));
     }
 
     public ZmtpSettings withHeartbeat(Duration interval, Duration timeout) {
@@ -49,7 +53,22 @@ public record ZmtpSettings(
                 reconnectMin,
                 reconnectMax,
                 protocolErrorDelay,
-                maxConnecting);
+                maxConnecting,
+                messageTimeout);
+    }
+
+    public ZmtpSettings withMessageTimeout(Duration timeout) {
+        return new ZmtpSettings(
+                maxMessageBytes,
+                connectTimeout,
+                handshakeTimeout,
+                heartbeatInterval,
+                heartbeatTimeout,
+                reconnectMin,
+                reconnectMax,
+                protocolErrorDelay,
+                maxConnecting,
+                timeout);
     }
 
     public ZmtpSettings withProtocolErrorDelay(Duration delay) {
@@ -62,7 +81,8 @@ public record ZmtpSettings(
                 reconnectMin,
                 reconnectMax,
                 delay,
-                maxConnecting);
+                maxConnecting,
+                messageTimeout);
     }
 
     /** Our PING: its TTL asks the publisher to drop us after the heartbeat timeout without a byte from us. */

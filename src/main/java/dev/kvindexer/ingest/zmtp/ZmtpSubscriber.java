@@ -1,5 +1,6 @@
 package dev.kvindexer.ingest.zmtp;
 
+import dev.kvindexer.net.NetworkBudget;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -40,11 +41,15 @@ public final class ZmtpSubscriber implements AutoCloseable {
          */
         void disconnected(ZmtpEndpoint endpoint, ZmtpFailure why, boolean established);
 
-        /** One whole message, its frames in order; the list and the arrays belong to the owner. */
-        void message(ZmtpEndpoint endpoint, List<byte[]> frames);
+        /**
+         * One whole message, its frames in order; the list and the arrays belong to the owner, and so do {@code held}
+         * bytes of the network budget, which the owner releases once it has let the message go.
+         */
+        void message(ZmtpEndpoint endpoint, List<byte[]> frames, long held);
     }
 
     private final ZmtpSettings settings;
+    private final NetworkBudget budget;
     private final Events events;
     private final Selector selector;
     private final ByteBuffer scratch = ByteBuffer.allocateDirect(READ_BUFFER_BYTES);
@@ -56,10 +61,16 @@ public final class ZmtpSubscriber implements AutoCloseable {
     private int opening;
     private long nextTick = System.nanoTime();
 
-    public ZmtpSubscriber(ZmtpSettings settings, Events events) throws IOException {
+    /** Every byte a connection holds, and every reply it owes, is reserved from {@code budget} first. */
+    public ZmtpSubscriber(ZmtpSettings settings, NetworkBudget budget, Events events) throws IOException {
         this.settings = settings;
+        this.budget = budget;
         this.events = events;
         this.selector = Selector.open();
+    }
+
+    public ZmtpSubscriber(ZmtpSettings settings, Events events) throws IOException {
+        this(settings, NetworkBudget.unbounded(), events);
     }
 
     /**
@@ -243,7 +254,7 @@ public final class ZmtpSubscriber implements AutoCloseable {
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
             }
-            ZmtpSession s = new ZmtpSession(this, c, channel, settings.maxMessageBytes());
+            ZmtpSession s = new ZmtpSession(this, c, channel, settings.maxMessageBytes(), budget);
             s.key = channel.register(selector, 0, s);
             c.session = s;
             if (channel.connect(to)) {
@@ -252,6 +263,8 @@ public final class ZmtpSubscriber implements AutoCloseable {
                 s.deadline = now + settings.connectTimeout().toNanos();
                 s.interest();
             }
+        } catch (ZmtpException e) {
+            drop(c.session, e.failure(), now);
         } catch (IOException e) {
             if (c.session != null) {
                 drop(c.session, new ZmtpFailure.Unreachable(reason(e)), now);
@@ -284,9 +297,9 @@ public final class ZmtpSubscriber implements AutoCloseable {
         events.connected(s.endpoint);
     }
 
-    /** A session received a whole message (called by the session). */
-    void delivered(ZmtpSession s, List<byte[]> frames) {
-        events.message(s.endpoint, frames);
+    /** A session received a whole message (called by the session); {@code held} budget bytes go with it. */
+    void delivered(ZmtpSession s, List<byte[]> frames, long held) {
+        events.message(s.endpoint, frames, held);
     }
 
     /** Ends a session for {@code why}; a connector tries again later. */
@@ -363,7 +376,7 @@ public final class ZmtpSubscriber implements AutoCloseable {
                 closeQuietly(channel);
                 continue;
             }
-            ZmtpSession s = new ZmtpSession(this, a, channel, settings.maxMessageBytes());
+            ZmtpSession s = new ZmtpSession(this, a, channel, settings.maxMessageBytes(), budget);
             try {
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -371,7 +384,7 @@ public final class ZmtpSubscriber implements AutoCloseable {
                 s.key = channel.register(selector, 0, s);
                 a.accepted.add(s);
                 s.handshake(now, settings.handshakeTimeout().toNanos());
-            } catch (IOException e) {
+            } catch (IOException | ZmtpException e) {
                 a.accepted.remove(s);
                 s.close();
             }

@@ -24,7 +24,7 @@ class ZmtpFrameReaderTest {
         }
 
         @Override
-        public void message(List<byte[]> frames) {
+        public void message(List<byte[]> frames, long held) {
             messages.add(frames);
         }
     };

@@ -12,18 +12,12 @@ import dev.kvindexer.support.HostileZmtpPublisher;
 import dev.kvindexer.support.ScriptedZmtpPeer;
 import dev.kvindexer.support.TestPublisher;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.zeromq.SocketType;
@@ -42,7 +36,7 @@ class ZmtpSubscriberTest {
             .withProtocolErrorDelay(Duration.ofMillis(200));
 
     private final ZContext ctx = new ZContext();
-    private Running sub;
+    private PolledSubscriber sub;
 
     @AfterEach
     void stop() {
@@ -55,7 +49,7 @@ class ZmtpSubscriberTest {
     @Test
     void multipartMessagesFromAnXpubArriveByteExact() throws Exception {
         try (TestPublisher pub = new TestPublisher()) {
-            sub = new Running(SETTINGS);
+            sub = new PolledSubscriber(SETTINGS);
             sub.open(pub.endpoint());
             pub.awaitSubscriber();
             List<byte[][]> sent = new ArrayList<>();
@@ -87,7 +81,7 @@ class ZmtpSubscriberTest {
     @Test
     void aPlainPubDeliversOnceItHasTheSubscription() {
         ZMQ.Socket pub = publisher(SocketType.PUB, "tcp://127.0.0.1:0");
-        sub = new Running(SETTINGS);
+        sub = new PolledSubscriber(SETTINGS);
         sub.open(pub.getLastEndpoint());
         // A PUB says nothing of its subscribers: send until the first message shows the subscription took.
         Await.until("a message arrived", WAIT, () -> {
@@ -113,7 +107,7 @@ class ZmtpSubscriberTest {
     @Test
     void aMessageOverTheLimitEndsTheConnectionWhichIsMadeAgain() {
         try (TestPublisher pub = new TestPublisher()) {
-            sub = new Running(SETTINGS);
+            sub = new PolledSubscriber(SETTINGS);
             sub.open(pub.endpoint());
             pub.awaitSubscriber();
             // Frames within the limit that together pass it count as one message over it.
@@ -132,7 +126,7 @@ class ZmtpSubscriberTest {
     void aFrameDeclaringGigabytesIsRefusedFromItsHeader() throws Exception {
         // Were it allocated, 1.5 GB would not fit the test JVM's heap.
         try (HostileZmtpPublisher bomb = new HostileZmtpPublisher(1_500_000_000L)) {
-            sub = new Running(SETTINGS);
+            sub = new PolledSubscriber(SETTINGS);
             sub.open(bomb.endpoint());
             Await.until("refused and tried again", WAIT, () -> bomb.accepted() >= 3 && sub.failures.size() >= 2);
             ZmtpFailure.TooLarge refused = assertInstanceOf(ZmtpFailure.TooLarge.class, sub.failures.peek());
@@ -178,7 +172,7 @@ class ZmtpSubscriberTest {
         sub.close();
         // A real JeroMQ REQ refuses a SUB itself, and may close before its READY is out: dropped all the same.
         ZMQ.Socket req = publisher(SocketType.REQ, "tcp://127.0.0.1:0");
-        sub = new Running(SETTINGS);
+        sub = new PolledSubscriber(SETTINGS);
         sub.open(req.getLastEndpoint());
         Await.until("dropped twice", WAIT, () -> sub.failures.size() >= 2);
         assertEquals(0, sub.connects.get());
@@ -187,7 +181,7 @@ class ZmtpSubscriberTest {
     @Test
     void anEngineThatComesUpLaterIsConnectedTo() throws Exception {
         int port = FreePort.any();
-        sub = new Running(SETTINGS);
+        sub = new PolledSubscriber(SETTINGS);
         sub.open("tcp://127.0.0.1:" + port);
         Await.until("refused while nothing listens", WAIT, () -> sub.failures.size() >= 2);
         assertInstanceOf(ZmtpFailure.Unreachable.class, sub.failures.peek());
@@ -203,7 +197,7 @@ class ZmtpSubscriberTest {
     void aQuietPublisherIsKeptByHeartbeats() throws Exception {
         try (TestPublisher pub = new TestPublisher()) {
             // A timeout ten PINGs long, so that a loaded machine's pause does not read as a silent publisher.
-            sub = new Running(SETTINGS.withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(2000)));
+            sub = new PolledSubscriber(SETTINGS.withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(2000)));
             sub.open(pub.endpoint());
             pub.awaitSubscriber();
             Await.until("connected", WAIT, () -> sub.connects.get() == 1);
@@ -222,7 +216,7 @@ class ZmtpSubscriberTest {
     @Test
     void aBusyPublisherKeepsHearingFromUs() throws Exception {
         try (TestPublisher pub = new TestPublisher()) {
-            sub = new Running(SETTINGS.withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(2000)));
+            sub = new PolledSubscriber(SETTINGS.withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(2000)));
             sub.open(pub.endpoint());
             pub.awaitSubscriber();
             // Quiet first, so a PING goes out. Its TTL (2 s) has JeroMQ drop a subscriber it has not heard from for
@@ -245,7 +239,7 @@ class ZmtpSubscriberTest {
     void aPublisherThatFallsSilentIsDroppedAndTriedAgain() throws Exception {
         // Completes the handshake, then neither sends nor answers PINGs: a half-open connection.
         try (ScriptedZmtpPeer silent = new ScriptedZmtpPeer(ScriptedZmtpPeer::handshakeAsPublisher)) {
-            sub = new Running(SETTINGS);
+            sub = new PolledSubscriber(SETTINGS);
             sub.open(silent.endpoint());
             Await.until(
                     "dropped for silence and connected again",
@@ -259,7 +253,7 @@ class ZmtpSubscriberTest {
     @Test
     void aBoundEndpointTakesAPublisherThatConnects() {
         int port = FreePort.any();
-        sub = new Running(SETTINGS);
+        sub = new PolledSubscriber(SETTINGS);
         ZmtpEndpoint bound = sub.open("tcp://*:" + port);
         assertTrue(bound.binds());
         try (ConnectingPublisher pub = new ConnectingPublisher(ctx, "tcp://127.0.0.1:" + port)) {
@@ -282,7 +276,7 @@ class ZmtpSubscriberTest {
         ZMQ.Socket named = publisher(SocketType.XPUB, "tcp://127.0.0.1:0");
         String namedPort =
                 named.getLastEndpoint().substring(named.getLastEndpoint().lastIndexOf(':') + 1);
-        sub = new Running(SETTINGS);
+        sub = new PolledSubscriber(SETTINGS);
         sub.open("tcp://[::1]:" + v6Port);
         sub.open("tcp://localhost:" + namedPort);
         Await.until("both connected", WAIT, () -> sub.connects.get() == 2);
@@ -297,7 +291,7 @@ class ZmtpSubscriberTest {
     /** The script's peer is dropped with a protocol error naming {@code expected}, and connected to again. */
     private void assertBroken(ScriptedZmtpPeer.Script script, String expected) throws IOException {
         try (ScriptedZmtpPeer peer = new ScriptedZmtpPeer(script)) {
-            sub = new Running(SETTINGS);
+            sub = new PolledSubscriber(SETTINGS);
             sub.open(peer.endpoint());
             Await.until("dropped and tried again", WAIT, () -> peer.accepted() >= 2 && sub.failures.size() >= 1);
             ZmtpFailure first = sub.failures.peek();
@@ -319,86 +313,5 @@ class ZmtpSubscriberTest {
         byte[] b = new byte[n];
         rnd.nextBytes(b);
         return b;
-    }
-
-    /** A subscriber polled on a thread of its own, as an ingest thread polls it, recording what it hears. */
-    private static final class Running implements ZmtpSubscriber.Events, AutoCloseable {
-        final List<List<byte[]>> messages = new CopyOnWriteArrayList<>();
-        final ConcurrentLinkedQueue<ZmtpFailure> failures = new ConcurrentLinkedQueue<>();
-        final AtomicInteger connects = new AtomicInteger();
-        private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-        private final ZmtpSubscriber subscriber;
-        private final Thread thread;
-        private volatile boolean running = true;
-
-        Running(ZmtpSettings settings) {
-            try {
-                subscriber = new ZmtpSubscriber(settings, this);
-            } catch (IOException e) {
-                throw new AssertionError(e);
-            }
-            thread = new Thread(this::loop, "zmtp-subscriber-test");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        private void loop() {
-            try {
-                while (running) {
-                    Runnable r;
-                    while ((r = tasks.poll()) != null) {
-                        r.run();
-                    }
-                    subscriber.poll(20);
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            } finally {
-                subscriber.close();
-            }
-        }
-
-        ZmtpEndpoint open(String endpoint) {
-            return call(s -> {
-                try {
-                    return s.open(endpoint, endpoint);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        }
-
-        private <T> T call(Function<ZmtpSubscriber, T> f) {
-            CompletableFuture<T> result = new CompletableFuture<>();
-            tasks.add(() -> result.complete(f.apply(subscriber)));
-            subscriber.wakeup();
-            return result.orTimeout(10, TimeUnit.SECONDS).join();
-        }
-
-        @Override
-        public void connected(ZmtpEndpoint endpoint) {
-            connects.incrementAndGet();
-        }
-
-        @Override
-        public void disconnected(ZmtpEndpoint endpoint, ZmtpFailure why, boolean established) {
-            failures.add(why);
-        }
-
-        @Override
-        public void message(ZmtpEndpoint endpoint, List<byte[]> frames) {
-            messages.add(frames);
-        }
-
-        @Override
-        public void close() {
-            running = false;
-            subscriber.wakeup();
-            try {
-                thread.join(5000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 }
