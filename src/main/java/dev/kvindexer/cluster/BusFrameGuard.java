@@ -1,6 +1,7 @@
 package dev.kvindexer.cluster;
 
 import dev.kvindexer.metrics.ClusterCounters;
+import dev.kvindexer.net.NetworkBudget;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
@@ -9,6 +10,8 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,10 +19,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Checks what arrives on every event-bus connection before Vert.x reads it. Vert.x reads a frame (a 32-bit length,
  * then that many bytes) into one buffer of the declared size, with no bound of its own, so a stranger declaring two
- * gigabytes and sending zeros fills the heap. Here a frame must declare 1 to {@link #limit} bytes, and the frames all
- * connections are part-way through may hold no more than {@link #limit} bytes between them; otherwise the
- * connection is closed, counted and logged. Under TLS the check sits behind the decryption, where it also counts the
- * handshakes it refused.
+ * gigabytes and sending zeros fills the heap. Here a frame must declare 1 to {@link #limit} bytes; the frames all
+ * connections are part-way through may hold no more than {@link #limit} bytes between them, each byte reserved from
+ * the node's network budget as it arrives; and a frame begun must be whole within the message timeout plus a second
+ * for every {@link #ALLOWANCE_BYTES_PER_SECOND} it declares (a snapshot of gigabytes takes its time), however slowly
+ * its bytes trickle. Otherwise the connection is closed, counted and logged. Under TLS the check sits behind
+ * the decryption, where it also counts the handshakes it refused.
  */
 final class BusFrameGuard {
     private static final Logger LOG = LoggerFactory.getLogger(BusFrameGuard.class);
@@ -27,6 +32,10 @@ final class BusFrameGuard {
     static final String FRAME_SIZE = "frame_size";
     static final String BUSY = "busy";
     static final String TLS_HANDSHAKE = "tls_handshake";
+    static final String STALLED = "stalled";
+    static final String BUDGET = "budget";
+    /** The slowest a peer may send a large frame: a second more of its deadline for every this many bytes. */
+    static final long ALLOWANCE_BYTES_PER_SECOND = 1 << 20;
     /** Above every message but a snapshot: a query carries at most the hashes of one 8 MiB /query body. */
     static final int FLOOR = 64 << 20;
     /** What a snapshot's message holds besides the snapshot: addresses, headers, document framing, seal. */
@@ -37,14 +46,22 @@ final class BusFrameGuard {
     private final int limit;
     private final boolean tls;
     private final ClusterCounters counters;
+    private final NetworkBudget budget;
+    private final long frameTimeoutNanos;
     private final RefusalLog log = new RefusalLog(LOG);
     /** Bytes of frames received in part, on all connections together. */
     private final AtomicLong partial = new AtomicLong();
 
-    BusFrameGuard(int limit, boolean tls, ClusterCounters counters) {
+    BusFrameGuard(int limit, boolean tls, ClusterCounters counters, NetworkBudget budget, Duration frameTimeout) {
         this.limit = limit;
         this.tls = tls;
         this.counters = counters;
+        this.budget = budget;
+        this.frameTimeoutNanos = frameTimeout.toNanos();
+    }
+
+    BusFrameGuard(int limit, boolean tls, ClusterCounters counters) {
+        this(limit, tls, counters, NetworkBudget.unbounded(), Duration.ofDays(1));
     }
 
     /**
@@ -109,10 +126,16 @@ final class BusFrameGuard {
         private int headerBytes;
         private int length;
         private long remaining;
-        /** Bytes of the frame in progress, counted in {@link #partial}. */
+        /** Bytes of the frame in progress, counted in {@link #partial} and reserved from the budget. */
         private long held;
 
         private boolean closed;
+        /** Frames begun on this connection, and System.nanoTime() when the one in progress began. */
+        private long frames;
+
+        private long frameStarted;
+        private int frameDeclared;
+        private boolean deadlineSet;
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -149,6 +172,9 @@ final class BusFrameGuard {
                     }
                     remaining = declared;
                     held = 0;
+                    frames++;
+                    frameStarted = System.nanoTime();
+                    frameDeclared = declared;
                 }
             }
             long grown = held - before;
@@ -162,17 +188,58 @@ final class BusFrameGuard {
                         "frames in progress on all bus connections would hold over " + limit + " bytes");
                 return;
             }
+            if (grown > 0 && !budget.tryReserve(grown, before)) {
+                partial.addAndGet(-grown);
+                budget.refused(NetworkBudget.BUS);
+                refuse(ctx, buf, before, BUDGET, "the node's network budget (--max-network-memory) is full");
+                return;
+            }
             ctx.fireChannelRead(msg);
             if (grown < 0) {
                 partial.addAndGet(grown);
+                budget.release(-grown);
             }
+            if (remaining > 0 && !deadlineSet) {
+                watch(ctx, frames, frameStarted, frameDeclared);
+            }
+        }
+
+        /** Closes the connection if frame number {@code frame} is still under way at its deadline. */
+        private void watch(ChannelHandlerContext ctx, long frame, long started, int declared) {
+            deadlineSet = true;
+            long allowed = frameTimeoutNanos + TimeUnit.SECONDS.toNanos(declared / ALLOWANCE_BYTES_PER_SECOND);
+            long delay = Math.max(0, started + allowed - System.nanoTime());
+            ctx.executor()
+                    .schedule(
+                            () -> {
+                                deadlineSet = false;
+                                if (closed || remaining == 0) {
+                                    return;
+                                }
+                                if (frames == frame) {
+                                    refuse(
+                                            ctx,
+                                            null,
+                                            held,
+                                            STALLED,
+                                            "a frame of " + declared + " bytes not whole within "
+                                                    + TimeUnit.NANOSECONDS.toMillis(allowed) + " ms of its first byte");
+                                } else {
+                                    watch(ctx, frames, frameStarted, frameDeclared);
+                                }
+                            },
+                            delay,
+                            TimeUnit.NANOSECONDS);
         }
 
         private void refuse(ChannelHandlerContext ctx, ByteBuf buf, long heldBefore, String reason, String what) {
             closed = true;
             partial.addAndGet(-heldBefore);
+            budget.release(heldBefore);
             held = 0;
-            buf.release();
+            if (buf != null) {
+                buf.release();
+            }
             counters.refusedConnection(PORT, reason);
             log.refused(
                     reason,
@@ -201,6 +268,7 @@ final class BusFrameGuard {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             partial.addAndGet(-held);
+            budget.release(held);
             held = 0;
             ctx.fireChannelInactive();
         }

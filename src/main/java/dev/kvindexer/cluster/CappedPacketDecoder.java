@@ -31,6 +31,7 @@ final class CappedPacketDecoder extends PacketDecoder {
     private int offset;
     private byte[] payload;
     private boolean refused;
+    private boolean handshaken;
 
     CappedPacketDecoder(ServerConnection connection, Consumer<Packet> dispatcher, MemberGuard guard) {
         super(connection, dispatcher);
@@ -40,7 +41,7 @@ final class CappedPacketDecoder extends PacketDecoder {
     @Override
     public void handlerAdded() {
         super.handlerAdded();
-        guard.expectHandshake(connection, channel);
+        guard.decoderAdded();
     }
 
     @Override
@@ -53,6 +54,10 @@ final class CappedPacketDecoder extends PacketDecoder {
                     break;
                 }
                 onPacketComplete(packet);
+                if (!handshaken && connection.getRemoteUuid() != null) {
+                    handshaken = true;
+                    guard.handshakeDone(channel);
+                }
             }
             return HandlerStatus.CLEAN;
         } finally {

@@ -4,6 +4,7 @@ import com.hazelcast.config.Config;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.metrics.ClusterCounters;
+import dev.kvindexer.net.NetworkBudget;
 import io.vertx.core.Completable;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -42,10 +43,16 @@ public final class ClusterTransport {
 
     /**
      * Starts this node's Hazelcast member (it joins the cluster); blocking. {@code recoveryMaxBytes} bounds the
-     * largest snapshot a node takes, and so the largest bus message ({@link BusFrameGuard#limit}).
+     * largest snapshot a node takes, and so the largest bus message ({@link BusFrameGuard#limit}); what both ports
+     * hold for their peers is reserved from {@code budget}.
      */
     public static ClusterTransport open(
-            ClusterSettings settings, String authToken, long recoveryMaxBytes, ClusterCounters counters) {
+            ClusterSettings settings,
+            String authToken,
+            long recoveryMaxBytes,
+            ClusterCounters counters,
+            NetworkBudget budget,
+            java.time.Duration frameTimeout) {
         Config config = HazelcastConfigs.load(settings);
         // Vert.x does both when it starts the member itself: its own shutdown runs first, and it needs its id.
         config.setProperty("hazelcast.shutdownhook.enabled", "false");
@@ -55,8 +62,8 @@ public final class ClusterTransport {
         BusKeys keys = authToken == null ? null : BusKeys.derive(authToken);
         int busLimit =
                 BusFrameGuard.limit(recoveryMaxBytes, Runtime.getRuntime().maxMemory());
-        BusFrameGuard busGuard = new BusFrameGuard(busLimit, keys != null, counters);
-        return new ClusterTransport(MemberGuard.start(config, counters), busGuard, keys, settings);
+        BusFrameGuard busGuard = new BusFrameGuard(busLimit, keys != null, counters, budget, frameTimeout);
+        return new ClusterTransport(MemberGuard.start(config, counters, budget), busGuard, keys, settings);
     }
 
     public HazelcastClusterManager manager() {

@@ -133,6 +133,7 @@ public final class IndexerNode implements AutoCloseable {
         VertxMeters meters = new VertxMeters();
         VertxBuilder builder = meters.instrument(Vertx.builder(), options);
         NodeMeters nodeMeters = new NodeMeters(meters);
+        NetworkBudget network = new NetworkBudget(config.network().maxBytes());
         HazelcastClusterManager manager = null;
         Vertx vertx;
         if (config.clustered()) {
@@ -140,7 +141,9 @@ public final class IndexerNode implements AutoCloseable {
                     config.cluster(),
                     config.security().authToken(),
                     config.recovery().maxBytes(),
-                    nodeMeters.cluster());
+                    nodeMeters.cluster(),
+                    network,
+                    config.network().messageTimeout());
             manager = transport.manager();
             vertx = await(transport.start(builder, options));
         } else {
@@ -149,7 +152,7 @@ public final class IndexerNode implements AutoCloseable {
         vertx.exceptionHandler(IndexerNode::uncaughtInHandler);
         IndexerNode node;
         try {
-            node = assemble(vertx, manager, config, nodeMeters);
+            node = assemble(vertx, manager, config, nodeMeters, network);
         } catch (Exception e) {
             vertx.close();
             throw e;
@@ -183,14 +186,14 @@ public final class IndexerNode implements AutoCloseable {
     }
 
     private static IndexerNode assemble(
-            Vertx vertx, HazelcastClusterManager manager, ServeConfig config, NodeMeters meters) throws Exception {
+            Vertx vertx, HazelcastClusterManager manager, ServeConfig config, NodeMeters meters, NetworkBudget network)
+            throws Exception {
         EventCounters counters = new EventCounters();
         boolean gated = config.clustered()
                 || !config.peers().isEmpty()
                 || config.minInitialWorkers() > 0
                 || config.durability().persistent();
         ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
-        NetworkBudget network = new NetworkBudget(config.network().maxBytes());
         ZmqIngest ingest = new ZmqIngest(
                 vertx,
                 new ZmqIngest.Settings(

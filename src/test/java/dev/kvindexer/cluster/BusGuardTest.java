@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.config.NetworkLimits;
 import dev.kvindexer.config.RecoveryLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.event.PartitionKey;
@@ -209,6 +210,26 @@ class BusGuardTest {
      * Frames within the limit, each sent in part and left there: together they may hold no more than the limit (64
      * MiB with a small --recovery-max-bytes), so the connection that would take the bus beyond it is closed.
      */
+    /** A frame begun and fed a byte a second never completes: its connection is closed at the message timeout. */
+    @Test
+    void aFrameDripFedAByteAtATimeIsClosedAtItsDeadline() throws Exception {
+        NetworkLimits quick = new NetworkLimits(NetworkLimits.defaults().maxBytes(), Duration.ofSeconds(2));
+        IndexerNode a = cluster.start(
+                c -> c.withCluster(c.cluster().withReplicationFactor(1)).withNetwork(quick));
+        IndexerNode b = cluster.start(
+                c -> c.withCluster(c.cluster().withReplicationFactor(1)).withNetwork(quick));
+        try (HostileConnection c = HostileConnection.open(busPort(b))) {
+            c.send(HostileConnection.busFrame(1000));
+            boolean closed = false;
+            for (int i = 0; i < 60 && !closed; i++) {
+                closed = !c.send(new byte[1]) || c.closedWithin(Duration.ofSeconds(1));
+            }
+            assertTrue(closed, "a byte a second kept the frame alive");
+        }
+        assertEquals(1, refused(b, BusFrameGuard.STALLED));
+        assertTrue(shardQueryAnswered(a, b, null, Await.PATIENCE), "the cluster's own messages still pass");
+    }
+
     @Test
     void framesInProgressShareOneLimitAcrossConnections() throws Exception {
         RecoveryLimits small = new RecoveryLimits(1024, RecoveryLimits.DEFAULT.timeout());

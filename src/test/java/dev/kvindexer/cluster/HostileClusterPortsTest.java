@@ -28,14 +28,18 @@ import org.junit.jupiter.api.io.TempDir;
  * The attacks of the reliability issue against a node in a JVM of its own with the production JVM option
  * {@code -XX:+ExitOnOutOfMemoryError} and a 256 MiB heap, in a cluster with an auth token: 14 bytes to its Hazelcast
  * port declaring a two-gigabyte packet (unguarded, the member allocates it and the JVM exits), and a two-gigabyte
- * event-bus frame followed by 400 MiB of zeros (unguarded, the node buffers it until it exits). The node stays up,
- * a member of its cluster, and reachable over the bus.
+ * event-bus frame followed by 400 MiB of zeros (unguarded, the node buffers it until it exits), and 1,400
+ * connections to its Hazelcast port each sending only the protocol bytes {@code HZC} (unguarded, their buffers end a
+ * 384 MiB node before their handshake deadline closes them). The node stays up, a member of its cluster, and
+ * reachable over the bus.
  */
 class HostileClusterPortsTest {
     private static final String TOKEN = "ports-secret";
     private static final List<String> PRODUCTION_JVM =
             List.of("-Xmx256m", "-XX:+ExitOnOutOfMemoryError", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
     private static final long MIB = 1 << 20;
+    /** Connections of the crowd that sends only the member protocol's first bytes. */
+    private static final int CROWD = 1400;
 
     private final ClusterNodes cluster = new ClusterNodes();
     private final List<ChildNode> children = new ArrayList<>();
@@ -128,6 +132,24 @@ class HostileClusterPortsTest {
         }
 
         assertAlive(target);
+        List<HostileConnection> crowd = new ArrayList<>();
+        try {
+            for (int i = 0; i < CROWD; i++) {
+                HostileConnection c = HostileConnection.open(memberPort);
+                crowd.add(c);
+                c.send(new byte[] {'H', 'Z', 'C'});
+            }
+            assertAlive(target);
+            // Past the pending bound each is refused at once; the rest are closed at their handshake deadline.
+            Await.until(
+                    "every connection of the crowd closed",
+                    Duration.ofSeconds(MemberGuard.HANDSHAKE_SECONDS).plus(Await.PATIENCE),
+                    () -> crowd.stream().allMatch(c -> c.closedWithin(Duration.ofMillis(1))));
+        } finally {
+            crowd.forEach(HostileConnection::close);
+        }
+
+        assertAlive(target);
         HttpJson http = new HttpJson(httpPort);
         assertEquals(200, http.get("/health").statusCode());
         assertEquals(2, local.hazelcast().getCluster().getMembers().size());
@@ -138,5 +160,13 @@ class HostileClusterPortsTest {
                 metrics.value("kvindexer_cluster_connections_refused_total{port=\"member\",reason=\"packet_size\"}"));
         assertEquals(
                 1, metrics.value("kvindexer_cluster_connections_refused_total{port=\"bus\",reason=\"tls_handshake\"}"));
+        double crowded = metrics.value(
+                "kvindexer_cluster_connections_refused_total{port=\"member\",reason=\"" + MemberGuard.CROWDED + "\"}");
+        double late =
+                metrics.value("kvindexer_cluster_connections_refused_total{port=\"member\",reason=\"no_handshake\"}");
+        assertTrue(crowded >= CROWD - MemberGuard.MAX_PENDING, "refused at the door: " + crowded);
+        assertEquals(CROWD, crowded + late, "each of the crowd refused or closed at its deadline, once");
+        assertTrue(metrics.value("kvindexer_network_memory_peak_bytes")
+                <= metrics.value("kvindexer_network_memory_budget_bytes"));
     }
 }

@@ -95,9 +95,10 @@ class MemberGuardTest {
                 HostileConnection.memberPacket(-1));
     }
 
+    /** One that begins the member protocol, and one that sends nothing at all. */
     @Test
     void aConnectionThatNeverHandsShakesIsClosedAfterTheDeadline() throws Exception {
-        assertEachClosed(true, MemberGuard.NO_HANDSHAKE, new byte[] {'H', 'Z', 'C', 4, 0});
+        assertEachClosed(true, MemberGuard.NO_HANDSHAKE, new byte[] {'H', 'Z', 'C', 4, 0}, new byte[0]);
     }
 
     @Test

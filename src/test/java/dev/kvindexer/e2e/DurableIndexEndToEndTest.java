@@ -331,11 +331,20 @@ class DurableIndexEndToEndTest {
         throw new AssertionError("no worker " + instanceId + " in " + workers.encode());
     }
 
-    /** Every stream exact, no replay that fell short (a catch-up included), and ready. */
+    /**
+     * Every stream exact, no replay that fell short (a catch-up included) unless a peer's exact copy repaired it, and
+     * ready. On a loaded machine the last snapshot before the kill may be older than an engine's ring holds; the
+     * node that started second then repairs the hole from the first, which is exact too.
+     */
     private void assertExactAndReady(int port) {
         String workers = fixture.workers(port);
         assertFalse(workers.contains("\"exact\""), workers);
-        assertFalse(workers.contains("\"last_error\""), workers);
+        JsonArray listed = new JsonArray(workers);
+        for (int i = 0; i < listed.size(); i++) {
+            JsonObject l = listed.getJsonObject(i).getJsonObject("listeners").getJsonObject("0");
+            String error = l.getString("last_error");
+            assertTrue(error == null || error.contains("repaired from peer"), workers);
+        }
         assertEquals(0, MetricsPage.of(fixture.http(port)).value("kvindexer_inexact_streams"));
         assertEquals(200, fixture.http(port).get("/ready").statusCode());
     }
