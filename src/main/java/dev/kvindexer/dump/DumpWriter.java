@@ -20,10 +20,12 @@ public final class DumpWriter implements BlockVisitor {
     private long eventId;
 
     public DumpWriter(int blockSize) {
-        out = new StringBuilder(256)
-                .append("{\"block_size\":")
-                .append(blockSize)
-                .append(",\"events\":[");
+        out = new StringBuilder(256).append(head(blockSize));
+    }
+
+    /** The value's opening, up to the first event. */
+    static String head(int blockSize) {
+        return "{\"block_size\":" + blockSize + ",\"events\":[";
     }
 
     @Override
@@ -35,7 +37,16 @@ public final class DumpWriter implements BlockVisitor {
             long parentHash,
             long blockHash,
             long tokensHash) {
-        routerEvent(separate(out, eventId > 0), workerId, dpRank, tier, hasParent, parentHash, blockHash, tokensHash);
+        routerEvent(
+                separate(out, eventId > 0),
+                eventId++,
+                workerId,
+                dpRank,
+                tier,
+                hasParent,
+                parentHash,
+                blockHash,
+                tokensHash);
     }
 
     /**
@@ -48,11 +59,21 @@ public final class DumpWriter implements BlockVisitor {
     public void storedBySequence(
             long workerId, int dpRank, StorageTier tier, boolean hasParent, long parentHash, long sequenceHash) {
         routerEvent(
-                separate(sequenceEvents), workerId, dpRank, tier, hasParent, parentHash, sequenceHash, sequenceHash);
+                separate(sequenceEvents),
+                eventId++,
+                workerId,
+                dpRank,
+                tier,
+                hasParent,
+                parentHash,
+                sequenceHash,
+                sequenceHash);
     }
 
-    private void routerEvent(
+    /** One RouterEvent of a stored block, as Dynamo writes it in a dump. */
+    static void routerEvent(
             StringBuilder to,
+            long eventId,
             long workerId,
             int dpRank,
             StorageTier tier,
@@ -65,7 +86,7 @@ public final class DumpWriter implements BlockVisitor {
                 .append(",\"storage_tier\":\"")
                 .append(tier.jsonName())
                 .append("\",\"event\":{\"event_id\":")
-                .append(eventId++)
+                .append(eventId)
                 .append(",\"data\":{\"stored\":{\"parent_hash\":")
                 .append(hasParent ? Long.toUnsignedString(parentHash) : "null")
                 .append(",\"blocks\":[{\"block_hash\":")
@@ -79,18 +100,22 @@ public final class DumpWriter implements BlockVisitor {
 
     @Override
     public void copies(int copies) {
-        separate(refCounts)
-                .append('[')
-                .append(eventId - 1)
-                .append(',')
-                .append(copies)
-                .append(']');
+        refCount(separate(refCounts), eventId - 1, copies);
+    }
+
+    /** One {@code ref_counts} element: the event's block is held {@code copies} times. */
+    static void refCount(StringBuilder to, long eventId, int copies) {
+        to.append('[').append(eventId).append(',').append(copies).append(']');
     }
 
     /** Called after the index dump, in a stable order. */
     public void watermark(long workerId, int dpRank, long seq) {
-        separate(watermarks)
-                .append("{\"worker_id\":")
+        watermark(separate(watermarks), workerId, dpRank, seq);
+    }
+
+    /** One {@code watermarks} element. */
+    static void watermark(StringBuilder to, long workerId, int dpRank, long seq) {
+        to.append("{\"worker_id\":")
                 .append(Long.toUnsignedString(workerId))
                 .append(",\"dp_rank\":")
                 .append(dpRank)
@@ -103,7 +128,7 @@ public final class DumpWriter implements BlockVisitor {
         return separate(sb, sb.length() > 0);
     }
 
-    private static StringBuilder separate(StringBuilder sb, boolean notFirst) {
+    static StringBuilder separate(StringBuilder sb, boolean notFirst) {
         return notFirst ? sb.append(',') : sb;
     }
 
@@ -138,6 +163,11 @@ public final class DumpWriter implements BlockVisitor {
                 .append("],\"watermarks\":[")
                 .append(watermarks)
                 .append(']');
+        return end(out, missingInstances).toString();
+    }
+
+    /** The value's end after its last member: the instances missing from it, if any, and the closing brace. */
+    static StringBuilder end(StringBuilder out, long[] missingInstances) {
         if (missingInstances.length > 0) {
             out.append(",\"missing_instances\":[");
             for (int i = 0; i < missingInstances.length; i++) {
@@ -145,7 +175,7 @@ public final class DumpWriter implements BlockVisitor {
             }
             out.append(']');
         }
-        return out.append('}').toString();
+        return out.append('}');
     }
 
     /** The value of a partition that could not dump: readers report it (DumpHandler#partitionFailed) and go on. */

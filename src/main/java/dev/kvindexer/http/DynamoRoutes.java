@@ -188,16 +188,10 @@ final class DynamoRoutes {
             return;
         }
         if (!binary && MsgpackBodies.responseType(ctx) != null) {
-            IndexDump.json(node.registry()).onComplete(ar -> {
-                if (ar.succeeded()) {
-                    Responses.json(ctx, 200, ar.result());
-                } else {
-                    Responses.error(ctx, ar.cause());
-                }
-            });
+            IndexDump.whole(ctx, node.registry(), node.dumps());
             return;
         }
-        IndexDump.serve(node.registry(), ctx.response(), binary);
+        IndexDump.serve(node.registry(), ctx.response(), binary, node.dumps());
     }
 
     /**

@@ -45,4 +45,5 @@ public record NodeServices(
         Supplier<Future<String>> overview,
         AccessLog accessLog,
         boolean testEndpoints,
-        boolean tenantFallback) {}
+        boolean tenantFallback,
+        DumpAdmission dumps) {}

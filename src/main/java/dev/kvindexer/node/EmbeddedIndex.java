@@ -119,6 +119,6 @@ public final class EmbeddedIndex implements IndexAccess {
 
     @Override
     public Future<Void> dump(HttpServerResponse response) {
-        return IndexDump.serve(node.registry(), response, false);
+        return IndexDump.serve(node.registry(), response, false, node.dumps());
     }
 }

@@ -17,6 +17,7 @@ import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
+import dev.kvindexer.http.DumpAdmission;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
 import dev.kvindexer.ingest.ListenerCapacity;
@@ -334,7 +335,8 @@ public final class IndexerNode implements AutoCloseable {
                 overview::render,
                 accessLog,
                 config.testEndpoints(),
-                config.compat().tenantFallback());
+                config.compat().tenantFallback(),
+                new DumpAdmission(network));
         return new IndexerNode(vertx, parts, services, recovery, selection);
     }
 

@@ -44,7 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 3, unit = TimeUnit.HOURS)
 class ClusterKillChaosTest {
     private static final int ENGINES = 12;
-    private static final Duration START = Duration.ofSeconds(90);
+    private static final Duration START = ChildNode.START_PATIENCE;
     private static final Duration CONVERGE = Duration.ofSeconds(60);
 
     private final ClusterNodes cluster = new ClusterNodes();

@@ -36,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClusterCrashTest {
     private static final int ENGINES = 12;
-    private static final Duration START = Duration.ofSeconds(60);
+    private static final Duration START = ChildNode.START_PATIENCE;
 
     private final ClusterNodes cluster = new ClusterNodes();
     private final ClusterFixture fixture = new ClusterFixture();

@@ -107,7 +107,7 @@ class HostileClusterPortsTest {
                         "1"),
                 Map.of("KVINDEXER_AUTH_TOKEN", TOKEN));
         children.add(target);
-        int httpPort = target.awaitReady(Duration.ofSeconds(90));
+        int httpPort = target.awaitReady(ChildNode.START_PATIENCE);
         Await.until(
                 "two members",
                 Await.PATIENCE,
@@ -135,9 +135,13 @@ class HostileClusterPortsTest {
         List<HostileConnection> crowd = new ArrayList<>();
         try {
             for (int i = 0; i < CROWD; i++) {
-                HostileConnection c = HostileConnection.open(memberPort);
-                crowd.add(c);
-                c.send(new byte[] {'H', 'Z', 'C'});
+                // On a loaded machine a connect can fail outright (the node refuses the crowd faster than the
+                // kernel finishes it): such a one is simply not part of the crowd.
+                HostileConnection c = HostileConnection.tryOpen(memberPort);
+                if (c != null) {
+                    crowd.add(c);
+                    c.send(new byte[] {'H', 'Z', 'C'});
+                }
             }
             assertAlive(target);
             // Past the pending bound each is refused at once; the rest are closed at their handshake deadline.
@@ -148,6 +152,8 @@ class HostileClusterPortsTest {
         } finally {
             crowd.forEach(HostileConnection::close);
         }
+        int opened = crowd.size();
+        assertTrue(opened > CROWD / 2, "only " + opened + " of the crowd could connect");
 
         assertAlive(target);
         HttpJson http = new HttpJson(httpPort);
@@ -164,8 +170,10 @@ class HostileClusterPortsTest {
                 "kvindexer_cluster_connections_refused_total{port=\"member\",reason=\"" + MemberGuard.CROWDED + "\"}");
         double late =
                 metrics.value("kvindexer_cluster_connections_refused_total{port=\"member\",reason=\"no_handshake\"}");
-        assertTrue(crowded >= CROWD - MemberGuard.MAX_PENDING, "refused at the door: " + crowded);
-        assertEquals(CROWD, crowded + late, "each of the crowd refused or closed at its deadline, once");
+        assertTrue(crowded >= opened - MemberGuard.MAX_PENDING, "refused at the door: " + crowded);
+        assertTrue(
+                crowded + late >= opened && crowded + late <= CROWD,
+                "each of the crowd refused or closed at its deadline, once: " + crowded + " + " + late);
         assertTrue(metrics.value("kvindexer_network_memory_peak_bytes")
                 <= metrics.value("kvindexer_network_memory_budget_bytes"));
     }

@@ -40,6 +40,15 @@ final class HostileConnection implements AutoCloseable {
         }
     }
 
+    /** A connection, or null when it could not be made. */
+    static HostileConnection tryOpen(int port) {
+        try {
+            return open(port);
+        } catch (UncheckedIOException e) {
+            return null;
+        }
+    }
+
     /** An event-bus frame header: the length Vert.x reads first. */
     static byte[] busFrame(int declared) {
         return ByteBuffer.allocate(4).putInt(declared).array();

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * hold, every survivor's load returns to zero within the expiry.
  */
 class SelectCrashTest {
-    private static final Duration START = Duration.ofSeconds(60);
+    private static final Duration START = ChildNode.START_PATIENCE;
     private static final List<String> RANKS = List.of("1/0", "2/0");
     /**
      * Long enough that most reservations the clients hold are still unexpired when the survivors are compared (the

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ShardedCrashTest {
     private static final int ENGINES = 8;
-    private static final Duration START = Duration.ofSeconds(60);
+    private static final Duration START = ChildNode.START_PATIENCE;
 
     private final ClusterNodes cluster = new ClusterNodes();
     private final ClusterFixture fixture = new ClusterFixture();

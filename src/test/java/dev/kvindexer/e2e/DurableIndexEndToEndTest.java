@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * everything published after the restart.
  */
 class DurableIndexEndToEndTest {
-    private static final Duration START = Duration.ofSeconds(60);
+    private static final Duration START = ChildNode.START_PATIENCE;
     /**
      * Holds far more than an engine publishes from the last snapshot until a node is back (the few published slowly
      * until the kill, then {@value #AWAY} at most), so every gap can be replayed, but less than it published before: a

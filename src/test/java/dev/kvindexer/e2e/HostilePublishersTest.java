@@ -59,7 +59,7 @@ class HostilePublishersTest {
         try (ChildNode node = ChildNode.start(
                         logs, "hostile", jvm, List.of("--message-timeout", "3", "--ingest-threads", "2"));
                 TestPublisher flood = new TestPublisher()) {
-            HttpJson http = new HttpJson(node.awaitReady(WAIT));
+            HttpJson http = new HttpJson(node.awaitReady(ChildNode.START_PATIENCE));
             long next = 100;
             attacks.add(attack("empty parts", HostileScripts.endlessEmptyParts(), next++, 1, "parts"));
             attacks.add(attack("one-byte parts", HostileScripts.endlessOneByteParts(), next++, 1, "parts"));

@@ -64,7 +64,7 @@ class IndexMemoryFloodTest {
                 "flood",
                 List.of("-Xms" + HEAP, "-Xmx" + HEAP, "-XX:+AlwaysPreTouch"),
                 List.of("--max-index-memory", BUDGET, "--threads", "2", "--ingest-threads", "1"));
-        HttpJson http = new HttpJson(node.awaitReady(Duration.ofSeconds(60)));
+        HttpJson http = new HttpJson(node.awaitReady(ChildNode.START_PATIENCE));
         try (TestPublisher pub = new TestPublisher(0)) {
             JsonObject reg = new JsonObject()
                     .put("instance_id", 1)
@@ -185,7 +185,7 @@ class IndexMemoryFloodTest {
                 "partitions",
                 List.of("-Xmx256m", "-XX:+ExitOnOutOfMemoryError"),
                 List.of("--max-index-memory", "64m", "--threads", "2", "--ingest-threads", "1"));
-        HttpJson http = new HttpJson(node.awaitReady(Duration.ofSeconds(60)));
+        HttpJson http = new HttpJson(node.awaitReady(ChildNode.START_PATIENCE));
         int accepted = 0;
         int refused = 0;
         String refusal = null;

@@ -21,6 +21,12 @@ public final class ChildNode implements AutoCloseable {
         this.jvm = jvm;
     }
 
+    /**
+     * How long a test waits for a child node to start: seconds on a quiet machine, a minute and more when the build
+     * shares two cores with other work. The wait ends as soon as the node listens.
+     */
+    public static final Duration START_PATIENCE = Duration.ofSeconds(180);
+
     /** A small, quickly started JVM: tests run several nodes and the engines on two cores. */
     public static final List<String> SMALL_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 

@@ -50,6 +50,11 @@ public final class HttpJson {
         return new HttpJson(base, client, more);
     }
 
+    /** The scheme, host and port requests go to. */
+    public String base() {
+        return base;
+    }
+
     public HttpResponse<String> get(String path) {
         return send(HttpRequest.newBuilder(URI.create(base + path)).GET());
     }

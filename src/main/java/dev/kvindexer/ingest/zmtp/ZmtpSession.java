@@ -22,6 +22,8 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
 
     /** Reads per readiness, so one busy publisher cannot hold the thread from the others. */
     private static final int READS_PER_TURN = 4;
+    /** Read turns at most before a deadline is judged: enough for any message the limit allows to arrive. */
+    private static final int DRAIN_TURNS = 1024;
     /**
      * What we may owe a peer that does not read (PONGs, our own PINGs): a few hundred replies. Past it the peer is
      * not listening, and the connection is dropped rather than the queue grown.
@@ -46,6 +48,8 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     private ArrayDeque<ByteBuffer> unsent;
     /** Bytes waiting in {@link #unsent}, reserved from the budget. */
     private long unsentBytes;
+    /** While a read is taken apart: replies gather and go out together at its end. */
+    private boolean replying;
     /** System.nanoTime() of the last byte in and out; the end of the current connect or handshake. */
     long lastReceived;
 
@@ -101,23 +105,47 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
         }
     }
 
-    /** Reads what has arrived, a bounded amount, into {@code scratch} and on through the frame reader. */
-    void read(ByteBuffer scratch, long now) throws IOException, ZmtpException {
-        for (int turn = 0; turn < READS_PER_TURN && wantsRead(); turn++) {
-            scratch.clear();
-            int n = channel.read(scratch);
-            if (n < 0) {
-                throw new ZmtpException(new ZmtpFailure.Lost("closed by the publisher"));
+    /**
+     * Reads what has arrived, a bounded amount, into {@code scratch} and on through the frame reader; the replies it
+     * calls for go out together once it is read. Returns the bytes read.
+     */
+    long read(ByteBuffer scratch, long now) throws IOException, ZmtpException {
+        long total = 0;
+        replying = true;
+        try {
+            for (int turn = 0; turn < READS_PER_TURN && wantsRead(); turn++) {
+                scratch.clear();
+                int n = channel.read(scratch);
+                if (n < 0) {
+                    throw new ZmtpException(new ZmtpFailure.Lost("closed by the publisher"));
+                }
+                if (n == 0) {
+                    break;
+                }
+                total += n;
+                lastReceived = now;
+                scratch.flip();
+                take(scratch, now);
+                if (n < scratch.capacity()) {
+                    break;
+                }
             }
-            if (n == 0) {
-                return;
-            }
-            lastReceived = now;
-            scratch.flip();
-            take(scratch, now);
-            if (n < scratch.capacity()) {
-                return;
-            }
+        } finally {
+            replying = false;
+        }
+        if (unsentBytes > 0 && key.isValid()) {
+            flush(now);
+        }
+        return total;
+    }
+
+    /**
+     * Before a deadline ends the connection, what the publisher has sent is read: a thread that fell behind (a busy
+     * machine) must not take its own slowness for the publisher's.
+     */
+    private void drain(ByteBuffer scratch, long now) throws IOException, ZmtpException {
+        for (int i = 0; i < DRAIN_TURNS && read(scratch, now) > 0; i++) {
+            // keep reading while bytes wait
         }
     }
 
@@ -174,7 +202,10 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     }
 
     /** A heartbeat round: ends a connect, handshake or connection that took or stayed silent too long. */
-    void tick(long now, ZmtpSettings settings) throws ZmtpException, IOException {
+    void tick(long now, ZmtpSettings settings, ByteBuffer scratch) throws ZmtpException, IOException {
+        if (overdue(now, settings)) {
+            drain(scratch, now);
+        }
         if (phase == Phase.CONNECTING && now - deadline > 0) {
             throw new ZmtpException(new ZmtpFailure.Unreachable(
                     "no connection within " + settings.connectTimeout().toMillis() + " ms"));
@@ -206,6 +237,19 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
         }
     }
 
+    /** Whether a deadline has passed: the handshake's, the heartbeat's, or that of a frame or message under way. */
+    private boolean overdue(long now, ZmtpSettings settings) {
+        if (phase == Phase.HANDSHAKING) {
+            return now - deadline > 0;
+        }
+        if (phase != Phase.ACTIVE || !endpoint.reading) {
+            return false;
+        }
+        long started = frames.startedAt();
+        return now - lastReceived > settings.heartbeatTimeout().toNanos()
+                || (started != 0 && now - started > settings.messageTimeout().toNanos());
+    }
+
     private void sendOrFail(byte[] bytes) throws ZmtpException {
         try {
             send(bytes, System.nanoTime());
@@ -214,42 +258,43 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
         }
     }
 
-    /** Writes {@code bytes} now, or queues what the socket does not take, within {@link #MAX_UNSENT_BYTES}. */
+    /**
+     * Queues {@code bytes} and writes what the socket takes, at once or, while a read is taken apart, together at
+     * its end; what waits stays within {@link #MAX_UNSENT_BYTES}, past which the peer is taken not to read.
+     */
     private void send(byte[] bytes, long now) throws IOException, ZmtpException {
-        ByteBuffer b = ByteBuffer.wrap(bytes);
-        if (unsent == null || unsent.isEmpty()) {
-            channel.write(b);
-            if (!b.hasRemaining()) {
-                lastSent = now;
-                return;
+        int n = bytes.length;
+        if (unsentBytes + n > MAX_UNSENT_BYTES) {
+            flush(now);
+            if (unsentBytes + n > MAX_UNSENT_BYTES) {
+                throw new ZmtpException(new ZmtpFailure.Unread(unsentBytes + n));
             }
         }
-        int queued = b.remaining();
-        if (unsentBytes + queued > MAX_UNSENT_BYTES || !budget.tryReserve(queued, unsentBytes)) {
-            throw new ZmtpException(new ZmtpFailure.Unread(unsentBytes + queued));
+        if (!budget.tryReserve(n, unsentBytes)) {
+            throw new ZmtpException(new ZmtpFailure.OverBudget(unsentBytes, n, budget.limit()));
         }
-        unsentBytes += queued;
+        unsentBytes += n;
         if (unsent == null) {
             unsent = new ArrayDeque<>(2);
         }
-        unsent.add(b);
-        interest();
+        unsent.add(ByteBuffer.wrap(bytes));
+        if (!replying) {
+            flush(now);
+        }
     }
 
-    /** Writes what the socket would not take before. */
+    /** Writes what waits, in one gathering write, and waits for the socket to take the rest. */
     void flush(long now) throws IOException {
-        while (!unsent.isEmpty()) {
-            ByteBuffer b = unsent.peek();
-            int before = b.remaining();
-            channel.write(b);
-            int written = before - b.remaining();
-            unsentBytes -= written;
-            budget.release(written);
-            if (b.hasRemaining()) {
-                return;
+        if (unsent != null && !unsent.isEmpty()) {
+            long written = channel.write(unsent.toArray(new ByteBuffer[0]));
+            if (written > 0) {
+                unsentBytes -= written;
+                budget.release(written);
+                lastSent = now;
             }
-            unsent.poll();
-            lastSent = now;
+            while (!unsent.isEmpty() && !unsent.peek().hasRemaining()) {
+                unsent.poll();
+            }
         }
         interest();
     }

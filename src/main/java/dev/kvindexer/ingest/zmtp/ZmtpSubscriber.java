@@ -415,7 +415,7 @@ public final class ZmtpSubscriber implements AutoCloseable {
 
     private void tick(ZmtpSession s, long now) {
         try {
-            s.tick(now, settings);
+            s.tick(now, settings, scratch);
         } catch (ZmtpException e) {
             drop(s, e.failure(), now);
         } catch (IOException e) {
