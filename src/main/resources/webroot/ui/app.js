@@ -230,7 +230,10 @@ function renderWorkers(o, prev, dt) {
       body.append(row);
       if (r.last_error) {
         body.append(el('tr', { class: 'failed' }, el('td', {}), el('td', { class: 'last-error', colspan: 10 },
-          'last error: ' + r.last_error)));
+          'last error (' + r.error_at + '): ' + r.last_error)));
+      } else if (r.previous_error) {
+        body.append(el('tr', { class: 'recovered' }, el('td', {}), el('td', { class: 'previous-error', colspan: 10 },
+          'recovered since: ' + r.previous_error + ' (' + r.error_at + ')')));
       }
     });
   }

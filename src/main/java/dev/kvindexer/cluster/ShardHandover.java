@@ -6,6 +6,7 @@ import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.recovery.InstanceHistory;
+import dev.kvindexer.recovery.RecoveryReport;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
@@ -21,7 +22,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,6 +54,14 @@ public final class ShardHandover {
 
     private MessageConsumer<Buffer> consumer;
     private UUID migrations;
+    /** What hand-overs took until the first pass that took all it had to: the node's recovery when it joined. */
+    private final long createdNanos = System.nanoTime();
+
+    private int takenInstances;
+    private long takenEvents;
+    private boolean takenExactly = true;
+    private RecoveryReport joined;
+    private Consumer<RecoveryReport> onJoined = r -> {};
 
     /** {@code settle} is how long a held listener's subscription is given to reach its engine before the snapshot. */
     public ShardHandover(
@@ -137,11 +148,50 @@ public final class ShardHandover {
      * One pass over this node's instances: takes over the shards it now holds, replaces its copies without history
      * where another node has one with it, then lets go of those it no longer holds. Asked for while a pass runs, it runs once more after that one; a failed step is retried by the next.
      */
+    /**
+     * Hears, once, what the hand-overs took by the end of the first pass that took every shard it had to: the
+     * node's recovery when it joined ready nodes ({@link RecoveryReport#NONE} when there was nothing to take).
+     */
+    public synchronized void onJoined(Consumer<RecoveryReport> listener) {
+        onJoined = listener;
+        if (joined != null) {
+            listener.accept(joined);
+        }
+    }
+
+    private synchronized void taken(int events, boolean exact) {
+        takenInstances++;
+        takenEvents += events;
+        takenExactly &= exact;
+    }
+
+    private void passEnded(boolean tookAll) {
+        RecoveryReport report;
+        Consumer<RecoveryReport> listener;
+        synchronized (this) {
+            if (joined != null || !tookAll) {
+                return;
+            }
+            joined = takenInstances == 0
+                    ? RecoveryReport.NONE
+                    : new RecoveryReport(
+                            "shard hand-over",
+                            takenInstances,
+                            takenEvents,
+                            takenExactly,
+                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - createdNanos));
+            report = joined;
+            listener = onJoined;
+        }
+        listener.accept(report);
+    }
+
     public Future<Void> rebalance() {
         if (deferred.get() || !running.compareAndSet(false, true)) {
             again.set(true);
             return Future.succeededFuture();
         }
+        AtomicBoolean tookAll = new AtomicBoolean(true);
         Map<Long, List<Listener>> take = new LinkedHashMap<>();
         Map<Long, List<Listener>> refresh = new LinkedHashMap<>();
         Map<Long, List<Listener>> give = new LinkedHashMap<>();
@@ -159,6 +209,7 @@ public final class ShardHandover {
         Future<Void> chain = Future.succeededFuture();
         for (List<Listener> ls : take.values()) {
             chain = chain.compose(v -> takeOver(ls).recover(t -> {
+                tookAll.set(false);
                 LOG.warn(
                         "taking over the shard of instance {} failed; the next pass retries: {}",
                         Long.toUnsignedString(ls.get(0).workerId()),
@@ -185,6 +236,7 @@ public final class ShardHandover {
             }));
         }
         return chain.eventually(() -> {
+            passEnded(tookAll.get());
             running.set(false);
             if (again.getAndSet(false)) {
                 rebalance();
@@ -223,6 +275,7 @@ public final class ShardHandover {
                             Long.toUnsignedString(worker),
                             key.dumpKey());
                     queries.rebuilt();
+                    taken(0, false);
                     return local.rebuild(remote);
                 });
     }
@@ -250,7 +303,8 @@ public final class ShardHandover {
                                 key.dumpKey(),
                                 snapshot.events().size(),
                                 withHistory ? "" : ", no node has its history");
-                        return hosted.recover(snapshot);
+                        return hosted.recover(snapshot)
+                                .onSuccess(done -> taken(snapshot.events().size(), withHistory && snapshot.exact()));
                     });
         });
     }

@@ -30,7 +30,6 @@ final class WorkersJson {
             for (int i = 0; i < v.listeners().size(); i++) {
                 Listener l = v.listeners().get(i);
                 ListenerState state = l.state();
-                String error = l.lastError();
                 states.add(state);
                 String sep = i == 0 ? "" : ",";
                 endpoints
@@ -48,9 +47,7 @@ final class WorkersJson {
                         .append(",\"status\":\"")
                         .append(state.jsonName())
                         .append('"');
-                if (error != null) {
-                    listeners.append(",\"last_error\":").append(Json.encode(error));
-                }
+                errors(listeners, l);
                 Watermarks.Watermark mark = watermarks.find(new StreamId(v.key(), l.workerId(), l.dpRank()));
                 if (mark != null && !mark.exact()) {
                     listeners.append(",\"exact\":false,\"lost_batches\":").append(mark.lostBatches());
@@ -79,5 +76,27 @@ final class WorkersJson {
                     .append("}}");
         }
         return sb.append(']').toString();
+    }
+
+    /**
+     * The listener's error: {@code last_error} while it explains the state (failed, or pending), as Dynamo shows it;
+     * once the listener is active again, {@code previous_error}, so a recovered listener does not read as failing.
+     * Each with its time ({@code _at}, RFC 3339 UTC).
+     */
+    private static void errors(StringBuilder out, Listener l) {
+        String current = l.currentError();
+        String past = l.pastError();
+        if (current != null || past != null) {
+            String member = current != null ? "last_error" : "previous_error";
+            out.append(",\"")
+                    .append(member)
+                    .append("\":")
+                    .append(Json.encode(current != null ? current : past))
+                    .append(",\"")
+                    .append(member)
+                    .append("_at\":\"")
+                    .append(java.time.Instant.ofEpochMilli(l.lastErrorAtMillis()))
+                    .append('"');
+        }
     }
 }

@@ -18,6 +18,11 @@ public final class Listener {
     private final Publisher publisher;
     private final AtomicReference<ListenerState> state = new AtomicReference<>(ListenerState.PENDING);
     private volatile String lastError;
+    /** Wall-clock milliseconds of {@link #lastError}. */
+    private volatile long lastErrorAtMillis;
+    /** The listener connected after its last error: the error is history, not its state. */
+    private volatile boolean errorPast;
+
     private volatile boolean held;
 
     public Listener(
@@ -118,8 +123,27 @@ public final class Listener {
         return state.get();
     }
 
+    /** The last error recorded, current or past; null when there was none. */
     public String lastError() {
         return lastError;
+    }
+
+    /**
+     * The last error while it still stands: recorded since the listener last connected. Null once a failed or
+     * pending listener has connected again, as Dynamo shows {@code last_error} only while the last attempt failed.
+     */
+    public String currentError() {
+        return errorPast ? null : lastError;
+    }
+
+    /** The last error once the listener has connected since; null otherwise. */
+    public String pastError() {
+        return errorPast ? lastError : null;
+    }
+
+    /** Wall-clock milliseconds of the last error, 0 when there was none. */
+    public long lastErrorAtMillis() {
+        return lastErrorAtMillis;
     }
 
     /**
@@ -127,8 +151,9 @@ public final class Listener {
      * the connection is made again after a failure. A paused listener stays paused.
      */
     public void markActive() {
-        if (!state.compareAndSet(ListenerState.PENDING, ListenerState.ACTIVE)) {
-            state.compareAndSet(ListenerState.FAILED, ListenerState.ACTIVE);
+        if (state.compareAndSet(ListenerState.PENDING, ListenerState.ACTIVE)
+                || state.compareAndSet(ListenerState.FAILED, ListenerState.ACTIVE)) {
+            errorPast = lastError != null;
         }
     }
 
@@ -162,7 +187,7 @@ public final class Listener {
     }
 
     public void markFailed(String error) {
-        lastError = error;
+        recordError(error);
         state.set(ListenerState.FAILED);
     }
 
@@ -183,7 +208,9 @@ public final class Listener {
 
     /** Records an error that did not stop the listener (shown as last_error). */
     public void recordError(String error) {
+        lastErrorAtMillis = System.currentTimeMillis();
         lastError = error;
+        errorPast = false;
     }
 
     @Override

@@ -306,6 +306,15 @@ public final class IndexerNode implements AutoCloseable {
                 disk,
                 network);
         AtomicReference<RecoveryReport> recovery = new AtomicReference<>(RecoveryReport.NONE);
+        if (handover != null) {
+            // A sharded node that joins ready nodes recovers by taking its shards over, after its gate opened.
+            handover.onJoined(r -> {
+                if (r.peer() != null && recovery.get().peer() == null) {
+                    recovery.set(r);
+                    meters.recovered(r.millis(), r.events(), r.exact());
+                }
+            });
+        }
         AtomicReference<Supplier<Future<JsonObject>>> selection = new AtomicReference<>();
         NodeOverview overview = new NodeOverview(
                 registry,

@@ -225,7 +225,14 @@ final class NodeOverview {
                                 .put("endpoint", l.endpoint())
                                 .put("replay_endpoint", l.replayEndpoint())
                                 .put("status", l.state().jsonName())
-                                .put("last_error", l.lastError())
+                                .put("last_error", l.currentError())
+                                .put("previous_error", l.pastError())
+                                .put(
+                                        "error_at",
+                                        l.lastError() == null
+                                                ? null
+                                                : java.time.Instant.ofEpochMilli(l.lastErrorAtMillis())
+                                                        .toString())
                                 .put("lost_batches", lostBatches(w.key(), l)),
                         mine.remove(l.dpRank()),
                         now));

@@ -398,6 +398,33 @@ class ShardedClusterTest {
                             + n.counters().appliedSnapshot());
         }
         awaitExactAnswers(nodes, prompts);
+        // The new node's recovery was the hand-over: exact snapshots with their history, reported as such.
+        Await.until(
+                "the hand-over reported as the new node's recovery",
+                ClusterFixture.WAIT,
+                () -> "shard hand-over"
+                        .equals(new JsonObject(fixture.http(third.httpPort())
+                                        .get("/overview")
+                                        .body())
+                                .getJsonObject("cluster")
+                                .getJsonObject("recovery")
+                                .getString("peer")));
+        JsonObject recovery = new JsonObject(
+                        fixture.http(third.httpPort()).get("/overview").body())
+                .getJsonObject("cluster")
+                .getJsonObject("recovery");
+        assertTrue(recovery.getBoolean("exact"), recovery.encode());
+        assertTrue(recovery.getInteger("partitions") >= 1, recovery.encode());
+        assertEquals(1, MetricsPage.of(fixture.http(third.httpPort())).value("kvindexer_recovery_exact"));
+        assertEquals(
+                null,
+                new JsonObject(fixture.http(nodes.get(0).httpPort())
+                                .get("/overview")
+                                .body())
+                        .getJsonObject("cluster")
+                        .getJsonObject("recovery")
+                        .getString("peer"),
+                "the first node recovered from no one");
     }
 
     @Test

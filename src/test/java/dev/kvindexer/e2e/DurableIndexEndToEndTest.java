@@ -53,6 +53,11 @@ class DurableIndexEndToEndTest {
     private static final int SHORT_RING = 8;
     /** Batches an engine publishes at most from the kill until the node is back. */
     private static final int AWAY = 60;
+    /**
+     * Prompts an engine publishes at most from the moment the test starts waiting for the last snapshot until the
+     * kill: on a loaded machine that wait can last many seconds, and what is published meanwhile must stay replayable.
+     */
+    private static final int NEAR_KILL = 5;
 
     private static final double DROPS = 0.02;
     /** Builds the history quickly. */
@@ -107,7 +112,7 @@ class DurableIndexEndToEndTest {
             int[] restarted;
             try (EngineTraffic traffic = EngineTraffic.start(engines, SyntheticPrompts.standard(100, 16), FAST)) {
                 awaitHistoryBeyondRing(engines);
-                traffic.pace(SLOW);
+                nearKill(traffic);
                 awaitNewSnapshot(dirA);
                 awaitNewSnapshot(dirB);
                 a.kill();
@@ -160,7 +165,7 @@ class DurableIndexEndToEndTest {
         int port;
         try (EngineTraffic traffic = EngineTraffic.start(engines, SyntheticPrompts.standard(200, 16), FAST)) {
             awaitHistoryBeyondRing(engines);
-            traffic.pace(SLOW);
+            nearKill(traffic);
             awaitNewSnapshot(dir);
             node.kill();
             down(traffic);
@@ -270,6 +275,15 @@ class DurableIndexEndToEndTest {
                 "engines published more than their rings hold",
                 Await.PATIENCE,
                 () -> engines.stream().allMatch(e -> e.generationBatches() > RING));
+    }
+
+    /**
+     * Slow traffic around the last snapshot and the kill, at most {@value #NEAR_KILL} prompts an engine however long
+     * the snapshot takes to come: with the {@value #AWAY} after the kill, less than the ring holds.
+     */
+    private static void nearKill(EngineTraffic traffic) {
+        traffic.pace(SLOW);
+        traffic.limit(NEAR_KILL);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.kvindexer.e2e;
 import static dev.kvindexer.support.IngestHarness.awaitIdle;
 import static dev.kvindexer.support.IngestHarness.truth;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.ServeConfig;
@@ -101,6 +102,14 @@ class HostileIngestTest {
                     IngestHarness.WAIT,
                     () -> h.counters().appliedCount("stored", "ok") == 1);
             assertEquals("active", h.listenerStatus(7, 0));
+            // Connected again since: the error is shown as past, with its time, not as the listener's state.
+            JsonObject listener = h.listener(7, 0);
+            assertNull(listener.getString("last_error"), listener.encode());
+            assertTrue(listener.getString("previous_error").contains("--max-event-bytes"), listener.encode());
+            assertTrue(
+                    java.time.Instant.parse(listener.getString("previous_error_at"))
+                            .isBefore(java.time.Instant.now().plusSeconds(1)),
+                    listener.encode());
         }
     }
 

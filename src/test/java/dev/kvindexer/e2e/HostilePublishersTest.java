@@ -208,7 +208,9 @@ class HostilePublishersTest {
             for (int i = 0; i < workers.size(); i++) {
                 JsonObject w = workers.getJsonObject(i);
                 if (DumpBlocks.u64(w.getValue("instance_id")) == instance) {
-                    error = w.getJsonObject("listeners").getJsonObject("0").getString("last_error");
+                    JsonObject l = w.getJsonObject("listeners").getJsonObject("0");
+                    // Current while the listener is failed, previous once it connected again: either says why.
+                    error = l.getString("last_error", l.getString("previous_error"));
                 }
             }
             out.add(error);
