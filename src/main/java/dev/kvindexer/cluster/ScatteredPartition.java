@@ -87,8 +87,9 @@ final class ScatteredPartition implements PartitionView {
     }
 
     @Override
-    public void applyReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch) {
-        hosted.applyReplayed(workerId, registeredRank, generation, replayId, batch);
+    public void applyReplayed(
+            long workerId, int registeredRank, long generation, long replayId, EventBatch batch, long heldBytes) {
+        hosted.applyReplayed(workerId, registeredRank, generation, replayId, batch, heldBytes);
     }
 
     @Override

@@ -1,33 +1,40 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.EventBatch;
+import dev.kvindexer.ingest.zmtp.ZmtpDealer;
+import dev.kvindexer.ingest.zmtp.ZmtpSettings;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;
+import dev.kvindexer.net.NetworkBudget;
+import dev.kvindexer.partition.InFlightBatches;
 import dev.kvindexer.partition.ReplayRequest;
 import dev.kvindexer.partition.StreamId;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
+import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.zeromq.SocketType;
-import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
 
 /**
  * Fetches a stream's missed batches from its engine's replay ROUTER over a DEALER
  * (docs/protocol/zmq.md#replay-protocol) and hands them
  * to the partition in order, followed by a ReplayFinished. Runs on its own threads, because a replay blocks
- * for up to its timeout and must not stall live ingest. Each replay has a JeroMQ context of its own, so a replay
- * peer that breaks one cannot touch live ingest or another replay.
+ * for up to its timeout and must not stall live ingest. Each replay is one connection of its own ({@link ZmtpDealer}),
+ * holding what it reads under the live subscriber's bounds and the node's network budget, so a replay peer that
+ * breaks one touches neither live ingest nor another replay; replayed batches count in flight as live ones do, so a
+ * peer that replays faster than the partition applies waits for it.
  */
 public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplayClient.class);
@@ -36,9 +43,9 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
     /** A peer that keeps streaming without ever reaching the requested end is cut off after this long. */
     static final long MAX_REPLAY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
 
-    private static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(1);
-
-    private final long maxEventBytes;
+    private final ZmtpSettings settings;
+    private final NetworkBudget budget;
+    private final InFlightBatches inFlight;
     private final EventCounters counters;
     private final ListenerDirectory listeners;
     private final ExecutorService executor;
@@ -52,7 +59,30 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
     }
 
     public ReplayClient(EventCounters counters, ListenerDirectory listeners, int threads, long maxEventBytes) {
-        this.maxEventBytes = maxEventBytes;
+        this(
+                counters,
+                listeners,
+                threads,
+                ZmtpSettings.defaults(maxEventBytes),
+                NetworkBudget.unbounded(),
+                new InFlightBatches(Integer.MAX_VALUE));
+    }
+
+    /**
+     * @param settings  limits and timeouts of each replay's connection
+     * @param budget    what each replay's messages are reserved from until their partition takes them
+     * @param inFlight  the bound replayed batches share with live ones
+     */
+    public ReplayClient(
+            EventCounters counters,
+            ListenerDirectory listeners,
+            int threads,
+            ZmtpSettings settings,
+            NetworkBudget budget,
+            InFlightBatches inFlight) {
+        this.settings = settings;
+        this.budget = budget;
+        this.inFlight = inFlight;
         this.counters = counters;
         this.listeners = listeners;
         AtomicInteger n = new AtomicInteger();
@@ -70,39 +100,33 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
 
     private void replay(ReplayRequest r) {
         ReplayOutcome outcome = new ReplayOutcome(r.start(), r.end());
-        String[] ioFailure = {null};
-        ZContext ctx = ZmqContexts.create((t, e) -> ioFailure[0] = e.toString());
         long deadline = System.nanoTime() + MAX_REPLAY_NANOS;
-        try {
-            ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
-            ZmqSockets.applyCommon(dealer, r.replayEndpoint(), maxEventBytes);
-            dealer.setReceiveTimeOut(RECEIVE_TIMEOUT_MILLIS);
-            dealer.connect(r.replayEndpoint());
-            dealer.sendMore(new byte[0]);
-            dealer.send(LiveFrames.seqFrame(r.start()));
+        try (ZmtpDealer dealer = ZmtpDealer.connect(r.replayEndpoint(), settings, budget)) {
+            dealer.send(new byte[0], LiveFrames.seqFrame(r.start()));
             EngineBatchDecoder decoder = new EngineBatchDecoder(r.blockSize(), r.defaultLora());
             while (true) {
-                List<byte[]> frames = ZmqSockets.receiveMessage(dealer, 0);
-                if (frames == null) {
-                    if (ioFailure[0] != null) {
-                        outcome.failed("ZMQ I/O thread died: " + ioFailure[0]);
-                    } else {
-                        outcome.timedOut();
-                    }
+                ZmtpDealer.Message m = dealer.receive(Duration.ofMillis(RECEIVE_TIMEOUT_MILLIS));
+                if (m == null) {
+                    outcome.timedOut();
                     break;
                 }
+                List<byte[]> frames = m.frames();
+                long held = m.held();
                 if (System.nanoTime() - deadline > 0) {
+                    dealer.release(m);
                     outcome.failed("still streaming after " + MAX_REPLAY_NANOS / 1_000_000_000 + " s");
                     break;
                 }
-                if (frames.size() < 3) {
-                    continue;
-                }
                 // Both reply styles end with [seq, payload]; the frames before are the delimiter and maybe a topic.
-                byte[] payload = frames.get(frames.size() - 1);
-                if (payload.length == 0) {
+                byte[] payload = frames.size() < 3 ? null : frames.get(frames.size() - 1);
+                if (payload == null || payload.length == 0) {
+                    dealer.release(m);
+                    if (payload == null) {
+                        continue;
+                    }
                     break;
                 }
+                boolean handed = false;
                 try {
                     long seq = LiveFrames.seq(frames.get(frames.size() - 2));
                     if (Long.compareUnsigned(seq, r.start()) < 0 || Long.compareUnsigned(seq, r.end()) >= 0) {
@@ -116,9 +140,19 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                     }
                     outcome.received(seq);
                     EventBatch batch = decoder.decode(seq, payload);
+                    if (!awaitRoom(deadline)) {
+                        outcome.failed("the partitions took no batch for " + MAX_REPLAY_NANOS / 1_000_000_000 + " s");
+                        break;
+                    }
+                    handed = true;
                     r.partition()
                             .applyReplayed(
-                                    r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId(), batch);
+                                    r.stream().workerId(),
+                                    r.stream().dpRank(),
+                                    r.generation(),
+                                    r.replayId(),
+                                    batch,
+                                    held);
                     if (Long.compareUnsigned(seq, r.end() - 1) >= 0) {
                         // The rest of the tail is what live ingest holds from r.end() on.
                         break;
@@ -126,12 +160,15 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                 } catch (MalformedBatchException e) {
                     counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
                     LOG.warn("replayed batch skipped {}: {}", r.stream(), e.getMessage());
+                } finally {
+                    if (!handed) {
+                        dealer.release(m);
+                    }
                 }
             }
-        } catch (RuntimeException e) {
-            outcome.failed(e.toString());
+        } catch (IOException | RuntimeException e) {
+            outcome.failed(e.getMessage() != null ? e.getMessage() : e.toString());
         } finally {
-            ZmqContexts.closeWithin(ctx, CLOSE_WAIT, "replay");
             try {
                 report(r, outcome);
             } finally {
@@ -139,6 +176,17 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                 r.partition().replayFinished(r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId());
             }
         }
+    }
+
+    /** Waits while the partitions have as many batches in flight as they may; false once {@code deadline} passed. */
+    private boolean awaitRoom(long deadline) {
+        while (!inFlight.hasRoom()) {
+            if (System.nanoTime() - deadline > 0 || Thread.currentThread().isInterrupted()) {
+                return false;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        return true;
     }
 
     /** Counts, logs and shows (as the listener's last_error) how the replay ended. */

@@ -1,6 +1,7 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.Refusal;
+import dev.kvindexer.ingest.zmtp.ZmtpSettings;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.InFlightBatches;
@@ -106,7 +107,13 @@ public final class ZmqIngest implements AutoCloseable {
         this.budget = budget;
         this.gateOpen = gateOpen;
         this.inFlight = new InFlightBatches(settings.maxInFlightBatches(), budget);
-        this.replays = new ReplayClient(counters, this::running, 2, settings.maxEventBytes());
+        this.replays = new ReplayClient(
+                counters,
+                this::running,
+                2,
+                ZmtpSettings.defaults(settings.maxEventBytes()).withMessageTimeout(settings.messageTimeout()),
+                budget,
+                inFlight);
         this.threads = new PollerThread[settings.threads()];
         for (int i = 0; i < threads.length; i++) {
             threads[i] = newThread(i);

@@ -27,10 +27,10 @@ final class LocalPartition implements PartitionRef {
     private final InFlightBatches inFlight;
     private final Promise<Void> ready = Promise.promise();
     private volatile String deploymentId;
-    /** Live batches sent to the actor and not taken yet, and the budget bytes they hold; guarded by this. */
-    private int liveSent;
+    /** Batches sent to the actor and not taken yet, and the budget bytes they hold; guarded by this. */
+    private int sent;
 
-    private long liveBytes;
+    private long sentBytes;
     private boolean stopped;
 
     /**
@@ -91,23 +91,28 @@ final class LocalPartition implements PartitionRef {
 
     @Override
     public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes) {
+        sendCounted(new PartitionCommand.ApplyLive(workerId, registeredRank, generation, batch, heldBytes), heldBytes);
+    }
+
+    /** Sends a batch counted in flight until the actor takes it, or gives it back at once when the actor stopped. */
+    private void sendCounted(PartitionCommand command, long heldBytes) {
         inFlight.sent();
         synchronized (this) {
             if (!stopped) {
-                liveSent++;
-                liveBytes += heldBytes;
-                send(new PartitionCommand.ApplyLive(workerId, registeredRank, generation, batch, heldBytes));
+                sent++;
+                sentBytes += heldBytes;
+                send(command);
                 return;
             }
         }
         inFlight.taken(heldBytes);
     }
 
-    /** The actor took a live batch off the bus. */
-    void takenLive(long heldBytes) {
+    /** The actor took a batch counted in flight off the bus. */
+    void taken(long heldBytes) {
         synchronized (this) {
-            liveSent--;
-            liveBytes -= heldBytes;
+            sent--;
+            sentBytes -= heldBytes;
         }
         inFlight.taken(heldBytes);
     }
@@ -121,10 +126,10 @@ final class LocalPartition implements PartitionRef {
         long bytes;
         synchronized (this) {
             stopped = true;
-            n = liveSent;
-            bytes = liveBytes;
-            liveSent = 0;
-            liveBytes = 0;
+            n = sent;
+            bytes = sentBytes;
+            sent = 0;
+            sentBytes = 0;
         }
         for (int i = 0; i < n; i++) {
             inFlight.taken(i == 0 ? bytes : 0);
@@ -132,8 +137,11 @@ final class LocalPartition implements PartitionRef {
     }
 
     @Override
-    public void applyReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch) {
-        send(new PartitionCommand.ApplyReplayed(workerId, registeredRank, generation, replayId, batch));
+    public void applyReplayed(
+            long workerId, int registeredRank, long generation, long replayId, EventBatch batch, long heldBytes) {
+        sendCounted(
+                new PartitionCommand.ApplyReplayed(workerId, registeredRank, generation, replayId, batch, heldBytes),
+                heldBytes);
     }
 
     @Override

@@ -36,7 +36,8 @@ sealed interface PartitionCommand {
         }
     }
 
-    record ApplyReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch)
+    record ApplyReplayed(
+            long workerId, int registeredRank, long generation, long replayId, EventBatch batch, long heldBytes)
             implements PartitionCommand {
         @Override
         public Object runOn(Partition partition) {

@@ -36,8 +36,12 @@ public interface PartitionRef {
      */
     void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes);
 
-    /** A batch that replay {@code replayId} fetched from the engine, in seq order; fire and forget. */
-    void applyReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch);
+    /**
+     * A batch that replay {@code replayId} fetched from the engine, in seq order; fire and forget. Counted in flight
+     * as a live batch is, with the {@code heldBytes} of the budget its message holds.
+     */
+    void applyReplayed(
+            long workerId, int registeredRank, long generation, long replayId, EventBatch batch, long heldBytes);
 
     /** Replay {@code replayId} has ended: every batch it fetched was sent before this. */
     void replayFinished(long workerId, int registeredRank, long generation, long replayId);

@@ -47,7 +47,9 @@ final class PartitionVerticle extends VerticleBase {
     private void handle(Message<PartitionCommand> msg) {
         PartitionCommand command = msg.body();
         if (command instanceof PartitionCommand.ApplyLive live) {
-            ref.takenLive(live.heldBytes());
+            ref.taken(live.heldBytes());
+        } else if (command instanceof PartitionCommand.ApplyReplayed replayed) {
+            ref.taken(replayed.heldBytes());
         }
         Object answer;
         try {

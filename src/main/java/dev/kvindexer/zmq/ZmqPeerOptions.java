@@ -3,7 +3,7 @@ package dev.kvindexer.zmq;
 import org.zeromq.ZMQ;
 
 /**
- * Socket options of every ZMQ socket that talks to another process (engines, replay routers, replica-sync peers): the
+ * Socket options of the JeroMQ sockets that talk to another process (replica-sync peers): the
  * reference's reconnect and heartbeat settings, a size limit, and a short handshake timeout.
  */
 public final class ZmqPeerOptions {

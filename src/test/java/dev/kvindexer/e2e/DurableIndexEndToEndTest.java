@@ -112,7 +112,7 @@ class DurableIndexEndToEndTest {
             int[] restarted;
             try (EngineTraffic traffic = EngineTraffic.start(engines, SyntheticPrompts.standard(100, 16), FAST)) {
                 awaitHistoryBeyondRing(engines);
-                nearKill(traffic);
+                nearKill(traffic, engines, portA);
                 awaitNewSnapshot(dirA);
                 awaitNewSnapshot(dirB);
                 a.kill();
@@ -157,7 +157,8 @@ class DurableIndexEndToEndTest {
         engines.addAll(largeRings);
         Path dir = tmp.resolve("node");
         ChildNode node = child("node", dir, List.of(), 1);
-        register(engines, reference.httpPort(), node.awaitReady(START));
+        int nodePort = node.awaitReady(START);
+        register(engines, reference.httpPort(), nodePort);
         for (SimulatedEngine e : engines) {
             ClusterFixture.awaitSubscribers(e, 2);
         }
@@ -165,7 +166,7 @@ class DurableIndexEndToEndTest {
         int port;
         try (EngineTraffic traffic = EngineTraffic.start(engines, SyntheticPrompts.standard(200, 16), FAST)) {
             awaitHistoryBeyondRing(engines);
-            nearKill(traffic);
+            nearKill(traffic, engines, nodePort);
             awaitNewSnapshot(dir);
             node.kill();
             down(traffic);
@@ -278,12 +279,25 @@ class DurableIndexEndToEndTest {
     }
 
     /**
-     * Slow traffic around the last snapshot and the kill, at most {@value #NEAR_KILL} prompts an engine however long
-     * the snapshot takes to come: with the {@value #AWAY} after the kill, less than the ring holds.
+     * Before the last snapshot and the kill: a few more prompts, slowly ({@value #NEAR_KILL} an engine), then the
+     * node on {@code port} catches up with all the engines published. A node on a loaded machine lags its engines;
+     * a snapshot it took while behind would leave more to replay than the rings hold, and a watermark low enough for
+     * an engine restarted meanwhile to publish past it unnoticed.
      */
-    private static void nearKill(EngineTraffic traffic) {
+    private void nearKill(EngineTraffic traffic, List<SimulatedEngine> engines, int port) throws Exception {
         traffic.pace(SLOW);
         traffic.limit(NEAR_KILL);
+        traffic.awaitLimit("the traffic before the kill");
+        // A batch the drop schedule lost is noticed with the next one: each engine's last goes out live.
+        SyntheticPrompts last = SyntheticPrompts.standard(9, 16);
+        for (SimulatedEngine e : engines) {
+            EngineTraffic.endLive(e, last);
+        }
+        fixture.awaitBlocks(
+                "the node caught up before the kill",
+                port,
+                ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)),
+                this::logs);
     }
 
     /**

@@ -117,6 +117,28 @@ class HostilePublishersTest {
                             .put("block_size", BLOCK));
             flood.awaitSubscriber();
             Thread flooding = flood(flood);
+            // Honest publishers whose replay endpoints are not: a gap in each stream sends the node to them.
+            List<TestPublisher> gapped = new ArrayList<>();
+            ScriptedZmtpPeer[] replays = {
+                new ScriptedZmtpPeer(HostileScripts.endlessEmptyParts("ROUTER"), true),
+                new ScriptedZmtpPeer(
+                        HostileScripts.declareThenDrip("ROUTER", 60 * MIB, 10, Duration.ofSeconds(1)), true)
+            };
+            for (int i = 0; i < replays.length; i++) {
+                TestPublisher pub = new TestPublisher();
+                gapped.add(pub);
+                register(
+                        http,
+                        new JsonObject()
+                                .put("instance_id", 80 + i)
+                                .put("endpoint", pub.endpoint())
+                                .put("replay_endpoint", replays[i].endpoint())
+                                .put("model_name", "gapped")
+                                .put("block_size", BLOCK));
+                pub.awaitSubscriber();
+                pub.publish("", 0, storeBatch(1_000 * (i + 1)));
+                pub.publish("", 5, storeBatch(1_000 * (i + 1) + 1));
+            }
 
             try (SimulatedEngine honest =
                     SimulatedEngine.start(EngineConfig.local(1, 0).withCache(BLOCK, 64, 0))) {
@@ -157,9 +179,20 @@ class HostilePublishersTest {
                             .collect(Collectors.toSet());
                     return dumped.equals(truth);
                 });
+                Await.until("each hostile replay ended, said so, and cost nothing else", WAIT, () -> {
+                    JsonArray workers = new JsonArray(http.get("/workers").body());
+                    return lastErrors(workers, List.of(80L, 81L)).stream()
+                            .allMatch(e -> e != null && e.startsWith("Replay incomplete"));
+                });
             } finally {
                 flooding.interrupt();
                 flooding.join(10_000);
+                for (TestPublisher pub : gapped) {
+                    pub.close();
+                }
+                for (ScriptedZmtpPeer r : replays) {
+                    r.close();
+                }
             }
 
             MetricsPage metrics = MetricsPage.of(http);
@@ -216,6 +249,15 @@ class HostilePublishersTest {
             out.add(error);
         }
         return out;
+    }
+
+    /** A batch storing one block of hash {@code hash}. */
+    private static byte[] storeBatch(long hash) {
+        return BatchEncoder.batch(
+                BatchEncoder.Format.VLLM_MAP,
+                1.0,
+                List.of(new EngineEvent.Store(new long[] {hash}, null, new int[BLOCK], BLOCK, null, null)),
+                0);
     }
 
     private static Thread flood(TestPublisher pub) {

@@ -69,6 +69,11 @@ public final class EngineTraffic implements AutoCloseable {
         stopAt.set(submitted.get() + prompts * engines.size());
     }
 
+    /** Waits until the traffic holds at its {@link #limit}: every prompt it allows has been submitted. */
+    public void awaitLimit(String what) {
+        Await.until(what, Await.PATIENCE.multipliedBy(4), () -> submitted.get() >= stopAt.get());
+    }
+
     /** Lifts {@link #limit}. */
     public void unlimited() {
         stopAt.set(Long.MAX_VALUE);

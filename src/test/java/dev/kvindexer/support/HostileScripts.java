@@ -15,18 +15,28 @@ public final class HostileScripts {
 
     /** The handshake, then zero-length frames with MORE set, forever: parts that carry no payload at all. */
     public static ScriptedZmtpPeer.Script endlessEmptyParts() {
-        return repeatAfterHandshake(new byte[] {0x01, 0x00});
+        return endlessEmptyParts("PUB");
+    }
+
+    /** As {@link #endlessEmptyParts()}, greeting as a socket of {@code socketType} (a replay ROUTER, say). */
+    public static ScriptedZmtpPeer.Script endlessEmptyParts(String socketType) {
+        return repeatAfterHandshake(socketType, new byte[] {0x01, 0x00});
     }
 
     /** The handshake, then one-byte frames with MORE set, forever: three wire bytes a part. */
     public static ScriptedZmtpPeer.Script endlessOneByteParts() {
-        return repeatAfterHandshake(new byte[] {0x01, 0x01, 'a'});
+        return repeatAfterHandshake("PUB", new byte[] {0x01, 0x01, 'a'});
     }
 
     /** The handshake, then PING commands as fast as the socket takes them, never reading a PONG. */
     public static ScriptedZmtpPeer.Script pingFlood() {
+        return pingFlood("PUB");
+    }
+
+    /** As {@link #pingFlood()}, greeting as a socket of {@code socketType}. */
+    public static ScriptedZmtpPeer.Script pingFlood(String socketType) {
         byte[] ping = {0x04, 0x07, 0x04, 'P', 'I', 'N', 'G', 0x00, 0x00};
-        return repeatAfterHandshake(ping);
+        return repeatAfterHandshake(socketType, ping);
     }
 
     /**
@@ -34,8 +44,13 @@ public final class HostileScripts {
      * byte every {@code every}: a message that never completes but never falls silent.
      */
     public static ScriptedZmtpPeer.Script declareThenDrip(long declared, int first, Duration every) {
+        return declareThenDrip("PUB", declared, first, every);
+    }
+
+    /** As {@link #declareThenDrip(long, int, Duration)}, greeting as a socket of {@code socketType}. */
+    public static ScriptedZmtpPeer.Script declareThenDrip(String socketType, long declared, int first, Duration every) {
         return s -> {
-            ScriptedZmtpPeer.handshakeAsPublisher(s);
+            ScriptedZmtpPeer.handshakeAs(s, socketType);
             OutputStream out = s.getOutputStream();
             out.write(ByteBuffer.allocate(9).put((byte) 0x02).putLong(declared).array());
             out.write(new byte[first]);
@@ -81,7 +96,7 @@ public final class HostileScripts {
             message[3 * i + 1] = 1;
             message[3 * i + 2] = 'p';
         }
-        return repeatAfterHandshake(message);
+        return repeatAfterHandshake("PUB", message);
     }
 
     /** Completes the handshake, takes the subscription and closes at once: a publisher that flaps. */
@@ -122,14 +137,14 @@ public final class HostileScripts {
         };
     }
 
-    private static ScriptedZmtpPeer.Script repeatAfterHandshake(byte[] unit) {
+    private static ScriptedZmtpPeer.Script repeatAfterHandshake(String socketType, byte[] unit) {
         int copies = Math.max(1, 64 * 1024 / unit.length);
         byte[] chunk = new byte[copies * unit.length];
         for (int i = 0; i < copies; i++) {
             System.arraycopy(unit, 0, chunk, i * unit.length, unit.length);
         }
         return s -> {
-            ScriptedZmtpPeer.handshakeAsPublisher(s);
+            ScriptedZmtpPeer.handshakeAs(s, socketType);
             OutputStream out = s.getOutputStream();
             while (!s.isClosed()) {
                 out.write(chunk);

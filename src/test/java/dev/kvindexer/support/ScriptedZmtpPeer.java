@@ -115,9 +115,14 @@ public final class ScriptedZmtpPeer implements AutoCloseable {
 
     /** Greets as a ZMTP 3.0 PUB and reads the subscriber's greeting: from here on, frames. */
     public static void handshakeAsPublisher(Socket s) throws IOException {
+        handshakeAs(s, "PUB");
+    }
+
+    /** Greets as a ZMTP 3.0 socket of {@code socketType} and reads the peer's greeting: from here on, frames. */
+    public static void handshakeAs(Socket s, String socketType) throws IOException {
         s.getOutputStream().write(greeting(3, "NULL"));
         readFully(s.getInputStream(), 64);
-        s.getOutputStream().write(ready("PUB"));
+        s.getOutputStream().write(ready(socketType));
         s.getOutputStream().flush();
     }
 

@@ -76,8 +76,13 @@ sealed interface ZmtpCommand {
 
     /** Our READY as a SUB socket, a whole command frame. */
     static byte[] readyAsSubscriber() {
+        return ready("SUB");
+    }
+
+    /** Our READY as a socket of {@code socketType}, a whole command frame. */
+    static byte[] ready(String socketType) {
         byte[] property = "Socket-Type".getBytes(StandardCharsets.US_ASCII);
-        byte[] value = "SUB".getBytes(StandardCharsets.US_ASCII);
+        byte[] value = socketType.getBytes(StandardCharsets.US_ASCII);
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         name(body, "READY");
         body.write(property.length);
