@@ -1,8 +1,6 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.EventBatch;
-import dev.kvindexer.ingest.zmtp.ZmtpDealer;
-import dev.kvindexer.ingest.zmtp.ZmtpSettings;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.LogThrottle;
 import dev.kvindexer.metrics.WarningKind;
@@ -13,6 +11,8 @@ import dev.kvindexer.partition.StreamId;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
+import dev.kvindexer.zmq.zmtp.ZmtpDealer;
+import dev.kvindexer.zmq.zmtp.ZmtpSettings;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;

@@ -1,10 +1,10 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.Refusal;
-import dev.kvindexer.ingest.zmtp.ZmtpSettings;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.InFlightBatches;
+import dev.kvindexer.zmq.zmtp.ZmtpSettings;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

@@ -1,9 +1,11 @@
 package dev.kvindexer.selectservice;
 
 import com.hazelcast.core.HazelcastInstance;
+import dev.kvindexer.config.NetworkLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.metrics.PrometheusText;
+import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.select.PendingSelections;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
@@ -122,6 +124,8 @@ public final class SelectServiceVerticle extends VerticleBase {
                     config.replicaSyncPeers(),
                     writerId,
                     config.limits().maxBookingBlocks(),
+                    // What peers send is held within a budget of its own, sized as a node's.
+                    new NetworkBudget(NetworkLimits.defaults().maxBytes()),
                     context,
                     state.bookings(),
                     state.mirror(),

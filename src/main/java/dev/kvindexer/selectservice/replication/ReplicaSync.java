@@ -1,16 +1,23 @@
 package dev.kvindexer.selectservice.replication;
 
+import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.LoadEvent;
 import dev.kvindexer.select.Mirror;
 import dev.kvindexer.select.SessionBindings;
-import dev.kvindexer.zmq.ZmqEndpoint;
 import dev.kvindexer.zmq.ZmqPeerOptions;
+import dev.kvindexer.zmq.zmtp.ZmtpEndpoint;
+import dev.kvindexer.zmq.zmtp.ZmtpFailure;
+import dev.kvindexer.zmq.zmtp.ZmtpSettings;
+import dev.kvindexer.zmq.zmtp.ZmtpSubscriber;
 import io.vertx.core.Context;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,16 +33,18 @@ import org.zeromq.ZMQ;
 
 /**
  * Dynamo's best-effort replica sync of active load (docs/api/selection.md#replica-sync): bookings, completed prefills and releases go out
- * on a ZMQ PUB socket, and one SUB socket connected to every peer's PUB brings theirs in. With session affinity on,
+ * on a ZMQ PUB socket, and one subscriber connected to every peer's PUB brings theirs in. With session affinity on,
  * session bindings ride the same mesh on their own topic. Publishing happens on the caller's thread (the service's
- * event loop); a thread of its own receives, drops what this process sent, and hands every decoded event on. A
- * malformed message is counted and dropped; the thread keeps running.
+ * event loop); a thread of its own receives, drops what this process sent, and hands every decoded event on. The
+ * subscriber is the engines' own ({@link ZmtpSubscriber}), so what a peer sends is held within its bounds and the
+ * budget; a malformed message is counted and dropped, and the thread keeps running.
  */
 public final class ReplicaSync implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaSync.class);
     private static final byte[] TOPIC = ReplicaEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
     private static final byte[] AFFINITY_TOPIC = AffinityEventCodec.TOPIC.getBytes(StandardCharsets.UTF_8);
-    private static final int QUEUE = 100_000;
+    /** Messages queued for one peer that does not read: bookings are small, and best effort drops the rest. */
+    private static final int QUEUE = 1_000;
     /** Decoded messages handed on and not yet applied; more are dropped, so a flooding peer cannot fill the heap. */
     static final int MAX_WAITING = 1024;
     /** Bytes a message may take beyond its hashes (at most 9 bytes each in msgpack). */
@@ -50,8 +59,11 @@ public final class ReplicaSync implements AutoCloseable {
     private final AtomicInteger waiting = new AtomicInteger();
     private final ZContext zmq = new ZContext(1);
     private final ZMQ.Socket pub;
+    private final NetworkBudget budget;
     /** Created and used by the receiving thread alone; peers change through {@link #subCommands}. */
-    private ZMQ.Socket sub;
+    private ZmtpSubscriber sub;
+
+    private final Map<String, ZmtpEndpoint> connected = new HashMap<>();
 
     private final TreeSet<String> peers = new TreeSet<>();
     private final ConcurrentLinkedQueue<Runnable> subCommands = new ConcurrentLinkedQueue<>();
@@ -73,6 +85,7 @@ public final class ReplicaSync implements AutoCloseable {
             List<String> initialPeers,
             long routerId,
             int maxBookingBlocks,
+            NetworkBudget budget,
             Context home,
             Bookings bookings,
             Mirror mirror,
@@ -83,6 +96,7 @@ public final class ReplicaSync implements AutoCloseable {
                 initialPeers,
                 routerId,
                 maxBookingBlocks,
+                budget,
                 (r, applied) -> home.runOnContext(v -> {
                     applied.run();
                     mirror.apply(r.event());
@@ -116,10 +130,12 @@ public final class ReplicaSync implements AutoCloseable {
             List<String> initialPeers,
             long routerId,
             int maxBookingBlocks,
+            NetworkBudget budget,
             BiConsumer<ReplicaEventCodec.Received, Runnable> deliver,
             BiConsumer<SessionBindings.Binding, Runnable> deliverBinding,
             AtomicLong refusedBindings) {
         this.routerId = routerId;
+        this.budget = budget;
         this.deliver = deliver;
         this.deliverBinding = deliverBinding;
         this.refusedBindings = refusedBindings;
@@ -158,22 +174,25 @@ public final class ReplicaSync implements AutoCloseable {
         return true;
     }
 
-    /**
-     * On the receiving thread. IPv6 is only ever switched on: every connection of the socket reads the socket's one
-     * options object whenever it resolves its address again (each reconnect), and with IPv6 on IPv4 peers still work.
-     */
+    /** On the receiving thread. */
     private void connect(String endpoint) {
-        if (ZmqEndpoint.isIpv6(endpoint)) {
-            sub.setIPv6(true);
+        try {
+            connected.put(endpoint, sub.open(endpoint, endpoint));
+        } catch (IOException | IllegalArgumentException e) {
+            LOG.warn("replica sync: cannot subscribe to {}: {}", endpoint, e.getMessage());
         }
-        sub.connect(endpoint);
     }
 
     public synchronized boolean removePeer(String endpoint) {
         if (!peers.remove(endpoint)) {
             return false;
         }
-        subCommands.add(() -> sub.disconnect(endpoint));
+        subCommands.add(() -> {
+            ZmtpEndpoint e = connected.remove(endpoint);
+            if (e != null) {
+                sub.close(e);
+            }
+        });
         return true;
     }
 
@@ -182,53 +201,79 @@ public final class ReplicaSync implements AutoCloseable {
     }
 
     private void receive() {
-        sub = zmq.createSocket(SocketType.SUB);
-        ZmqPeerOptions.apply(sub, maxMessageBytes);
-        sub.setRcvHWM(QUEUE);
-        sub.setReceiveTimeOut(100);
-        sub.subscribe(TOPIC);
-        if (deliverBinding != null) {
-            sub.subscribe(AFFINITY_TOPIC);
+        try {
+            sub = new ZmtpSubscriber(ZmtpSettings.defaults(maxMessageBytes), budget, new ZmtpSubscriber.Events() {
+                @Override
+                public void connected(ZmtpEndpoint endpoint) {
+                    LOG.debug("replica sync: subscribed to {}", endpoint.endpoint());
+                }
+
+                @Override
+                public void disconnected(ZmtpEndpoint endpoint, ZmtpFailure why, boolean established) {
+                    if (why.peerMisbehaved()) {
+                        malformed.incrementAndGet();
+                    }
+                    LOG.debug("replica sync: {}: {}", endpoint.endpoint(), why.describe());
+                }
+
+                @Override
+                public void message(ZmtpEndpoint endpoint, List<byte[]> frames, long held) {
+                    try {
+                        take(frames);
+                    } finally {
+                        budget.release(held);
+                    }
+                }
+            });
+        } catch (IOException e) {
+            LOG.error("replica sync: cannot open a selector; peers' events will not be received", e);
+            return;
         }
-        while (running) {
-            for (Runnable c; (c = subCommands.poll()) != null; ) {
-                try {
-                    c.run();
-                } catch (RuntimeException e) {
-                    LOG.warn("replica sync: {}", e.toString());
+        try {
+            while (running) {
+                for (Runnable c; (c = subCommands.poll()) != null; ) {
+                    try {
+                        c.run();
+                    } catch (RuntimeException e) {
+                        LOG.warn("replica sync: {}", e.toString());
+                    }
                 }
+                sub.poll(100);
             }
-            byte[] topic;
-            try {
-                topic = sub.recv(0);
-            } catch (RuntimeException e) {
-                if (running) {
-                    LOG.warn("replica sync receive: {}", e.toString());
-                }
-                continue;
+        } catch (IOException | RuntimeException e) {
+            if (running) {
+                LOG.error("replica sync receive stopped", e);
             }
-            if (topic == null) {
-                continue;
-            }
-            List<byte[]> frames = new ArrayList<>(2);
-            frames.add(topic);
-            while (sub.hasReceiveMore()) {
-                frames.add(sub.recv(0));
-            }
-            received.incrementAndGet();
-            if (frames.size() == 2 && Arrays.equals(frames.get(0), TOPIC)) {
-                handOn(frames.get(1), ReplicaEventCodec::decode, ReplicaEventCodec.Received::routerId, deliver);
-            } else if (frames.size() == 2 && deliverBinding != null && Arrays.equals(frames.get(0), AFFINITY_TOPIC)) {
+        } finally {
+            sub.close();
+        }
+    }
+
+    /**
+     * One message from a peer, on the receiving thread: ours (a topic this replica subscribes to and two frames) is
+     * decoded and handed on, any other topic (the subscription takes everything) is none of ours.
+     */
+    private void take(List<byte[]> frames) {
+        byte[] topic = frames.get(0);
+        boolean load = Arrays.equals(topic, TOPIC);
+        boolean binding = Arrays.equals(topic, AFFINITY_TOPIC);
+        if (!load && !binding) {
+            return;
+        }
+        received.incrementAndGet();
+        if (load && frames.size() == 2) {
+            handOn(frames.get(1), ReplicaEventCodec::decode, ReplicaEventCodec.Received::routerId, deliver);
+        } else if (binding && frames.size() == 2) {
+            if (deliverBinding != null) {
                 handOn(
                         frames.get(1),
                         AffinityEventCodec::decode,
                         b -> b.version().writerId(),
                         deliverBinding);
-            } else {
-                malformed.incrementAndGet();
             }
+        } else {
+            malformed.incrementAndGet();
         }
-        sub.close();
     }
 
     /**

@@ -1,4 +1,4 @@
-package dev.kvindexer.ingest.zmtp;
+package dev.kvindexer.zmq.zmtp;
 
 import dev.kvindexer.net.NetworkBudget;
 import java.io.IOException;
@@ -36,8 +36,7 @@ public final class ZmtpDealer implements AutoCloseable {
     private final ZmtpFrameReader reader;
     private final ByteBuffer scratch = ByteBuffer.allocate(READ_BUFFER_BYTES);
     private final ArrayDeque<Message> received = new ArrayDeque<>();
-    private final byte[] peerGreeting = new byte[ZmtpGreeting.SIZE];
-    private int greetingLength;
+    private final ZmtpGreeting.Incoming peerGreeting = new ZmtpGreeting.Incoming();
     private boolean ready;
     /** Heartbeat replies the peer has not taken yet, reserved from the budget. */
     private final ArrayDeque<ByteBuffer> unsent = new ArrayDeque<>();
@@ -194,18 +193,8 @@ public final class ZmtpDealer implements AutoCloseable {
     }
 
     private void take(ByteBuffer in, long now) throws ZmtpException {
-        if (greetingLength < ZmtpGreeting.SIZE) {
-            int before = greetingLength;
-            int n = Math.min(ZmtpGreeting.SIZE - before, in.remaining());
-            in.get(peerGreeting, before, n);
-            greetingLength += n;
-            String problem = ZmtpGreeting.problem(peerGreeting, before, greetingLength);
-            if (problem != null) {
-                throw ZmtpException.broken(problem);
-            }
-            if (greetingLength < ZmtpGreeting.SIZE) {
-                return;
-            }
+        if (!peerGreeting.take(in)) {
+            return;
         }
         reader.read(
                 in,

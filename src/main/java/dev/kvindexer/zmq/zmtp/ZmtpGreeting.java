@@ -1,5 +1,6 @@
-package dev.kvindexer.ingest.zmtp;
+package dev.kvindexer.zmq.zmtp;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -63,5 +64,34 @@ final class ZmtpGreeting {
             }
         }
         return true;
+    }
+
+    /** A peer's greeting as its bytes arrive, each check made as soon as its bytes are in. */
+    static final class Incoming {
+        private final byte[] bytes = new byte[SIZE];
+        private int length;
+
+        /**
+         * Takes greeting bytes from {@code in}; true once the greeting is whole, the rest of {@code in} being frames.
+         * Throws at the first byte that shows the peer is no ZMTP 3 peer with the NULL mechanism.
+         */
+        boolean take(ByteBuffer in) throws ZmtpException {
+            if (length < SIZE) {
+                int before = length;
+                int n = Math.min(SIZE - before, in.remaining());
+                in.get(bytes, before, n);
+                length += n;
+                String problem = problem(bytes, before, length);
+                if (problem != null) {
+                    throw ZmtpException.broken(problem);
+                }
+            }
+            return length == SIZE;
+        }
+
+        /** How far it got, for a handshake that timed out. */
+        String progress() {
+            return length == SIZE ? "greeting received" : length + " bytes of the greeting received";
+        }
     }
 }

@@ -1,4 +1,4 @@
-package dev.kvindexer.ingest.zmtp;
+package dev.kvindexer.zmq.zmtp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,4 +1,4 @@
-package dev.kvindexer.ingest.zmtp;
+package dev.kvindexer.zmq.zmtp;
 
 import dev.kvindexer.net.NetworkBudget;
 import java.io.IOException;
@@ -41,10 +41,9 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     private final NetworkBudget budget;
     SelectionKey key;
     Phase phase = Phase.CONNECTING;
-    /** Until the peer's greeting is whole; dropped after. */
-    private byte[] peerGreeting = new byte[ZmtpGreeting.SIZE];
+    /** The peer's greeting, checked as it arrives. */
+    private final ZmtpGreeting.Incoming peerGreeting = new ZmtpGreeting.Incoming();
 
-    private int greetingLength;
     private ArrayDeque<ByteBuffer> unsent;
     /** Bytes waiting in {@link #unsent}, reserved from the budget. */
     private long unsentBytes;
@@ -150,21 +149,9 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     }
 
     private void take(ByteBuffer in, long now) throws ZmtpException {
-        if (peerGreeting != null) {
-            int before = greetingLength;
-            int n = Math.min(ZmtpGreeting.SIZE - before, in.remaining());
-            in.get(peerGreeting, before, n);
-            greetingLength += n;
-            String problem = ZmtpGreeting.problem(peerGreeting, before, greetingLength);
-            if (problem != null) {
-                throw ZmtpException.broken(problem);
-            }
-            if (greetingLength < ZmtpGreeting.SIZE) {
-                return;
-            }
-            peerGreeting = null;
+        if (peerGreeting.take(in)) {
+            frames.read(in, this, now);
         }
-        frames.read(in, this, now);
     }
 
     @Override
@@ -213,7 +200,7 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
         if (phase == Phase.HANDSHAKING && now - deadline > 0) {
             throw new ZmtpException(new ZmtpFailure.Unreachable("no ZMTP handshake within "
                     + settings.handshakeTimeout().toMillis() + " ms ("
-                    + (peerGreeting == null ? "greeting received" : greetingLength + " bytes of the greeting received")
+                    + peerGreeting.progress()
                     + ")"));
         }
         if (phase != Phase.ACTIVE) {

@@ -1,4 +1,4 @@
-package dev.kvindexer.ingest.zmtp;
+package dev.kvindexer.zmq.zmtp;
 
 /** Ends a connection: the peer did what {@link #failure()} says. */
 final class ZmtpException extends Exception {

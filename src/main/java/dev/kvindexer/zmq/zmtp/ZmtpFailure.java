@@ -1,4 +1,4 @@
-package dev.kvindexer.ingest.zmtp;
+package dev.kvindexer.zmq.zmtp;
 
 /** Why a connection to a publisher ended or could not be made; the subscriber tries again in every case. */
 public sealed interface ZmtpFailure {

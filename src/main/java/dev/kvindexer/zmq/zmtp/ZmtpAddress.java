@@ -1,4 +1,4 @@
-package dev.kvindexer.ingest.zmtp;
+package dev.kvindexer.zmq.zmtp;
 
 import java.net.Inet4Address;
 import java.net.InetAddress;
