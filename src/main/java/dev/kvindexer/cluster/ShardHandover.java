@@ -54,6 +54,11 @@ public final class ShardHandover {
 
     private MessageConsumer<Buffer> consumer;
     private UUID migrations;
+    /** How often the placement is looked at for a change the registered instances made. */
+    private static final long PLACEMENT_CHECK_MILLIS = 1000;
+
+    private long placementWatch = -1;
+    private long placementSeen = -1;
     /** What hand-overs took until the first pass that took all it had to: the node's recovery when it joined. */
     private final long createdNanos = System.nanoTime();
 
@@ -82,12 +87,20 @@ public final class ShardHandover {
     }
 
     /**
-     * Starts giving other nodes the snapshots of the instances this node serves, and rebalancing whenever Hazelcast
-     * finishes moving partitions (besides the membership changes and periodic passes the node runs anyway).
+     * Starts giving other nodes the snapshots of the instances this node serves, and rebalancing whenever a member
+     * joins or leaves or the placement changes with the registered instances (besides the periodic passes the node
+     * runs anyway).
      */
     public Future<Void> start() {
         consumer = vertx.eventBus().consumer(ADDRESS_PREFIX + manager.getNodeId(), this::giveSnapshot);
-        migrations = placement.onMigrations(() -> vertx.runOnContext(v -> rebalance()));
+        migrations = placement.onMembersChanged(() -> vertx.runOnContext(v -> rebalance()));
+        placementWatch = vertx.setPeriodic(PLACEMENT_CHECK_MILLIS, id -> {
+            long stamp = placement.stamp();
+            if (stamp != placementSeen) {
+                placementSeen = stamp;
+                rebalance();
+            }
+        });
         return consumer.completion();
     }
 
@@ -109,6 +122,7 @@ public final class ShardHandover {
         if (migrations != null) {
             placement.stopWatching(migrations);
         }
+        vertx.cancelTimer(placementWatch);
         return consumer == null ? Future.succeededFuture() : consumer.unregister();
     }
 
@@ -421,7 +435,7 @@ public final class ShardHandover {
         Listener first = listeners.get(0);
         PartitionKey key = first.partitionKey();
         long worker = first.workerId();
-        List<String> holders = placement.holders(placement.shardOf(key, worker));
+        List<String> holders = new ArrayList<>(placement.holders(key, worker));
         holders.retainAll(manager.getNodes());
         if (holders.isEmpty() || holders.contains(manager.getNodeId())) {
             return Future.succeededFuture();

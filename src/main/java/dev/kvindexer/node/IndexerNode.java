@@ -233,7 +233,7 @@ public final class IndexerNode implements AutoCloseable {
                 sharded ? new Registry(partitions, hosted -> shards[0].view(hosted)) : new Registry(partitions);
         ShardPlacement placement = sharded
                 ? new ShardPlacement(
-                        manager.getHazelcastInstance(), config.cluster().replicationFactor())
+                        manager.getHazelcastInstance(), config.cluster().replicationFactor(), registry::instances)
                 : null;
         LocalRegistrar local = sharded
                 ? new LocalRegistrar(registry, partitions, ingest, placement::holdsHere)

@@ -250,7 +250,7 @@ final class NodeOverview {
                     .put("status", ListenerState.aggregate(states).jsonName())
                     .put("ranks", ranks);
             if (placement != null) {
-                worker.put("shard_holders", new JsonArray(placement.holders(placement.shardOf(w.key(), w.workerId()))));
+                worker.put("shard_holders", new JsonArray(placement.holders(w.key(), w.workerId())));
             }
             out.add(worker);
         }

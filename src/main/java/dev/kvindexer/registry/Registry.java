@@ -31,6 +31,10 @@ public final class Registry {
     private final PartitionHost host;
     private final UnaryOperator<PartitionRef> view;
     private long nextGeneration;
+    /** Counts changes to the set of registered instances; {@link #instances} is rebuilt when it moved. */
+    private long instancesVersion;
+
+    private Instances instances = new Instances(0, List.of());
 
     /** {@code host} allocates the handle of every partition a registration creates. */
     public Registry(PartitionHost host) {
@@ -85,6 +89,12 @@ public final class Registry {
     /** A registered instance for /workers: its listeners ordered by dp_rank; {@code name} is its Mooncake string id. */
     public record WorkerView(long workerId, String name, PartitionKey key, int blockSize, List<Listener> listeners) {}
 
+    /** A registered instance as shard placement sees it; a Mooncake Store is held by every node. */
+    public record Instance(PartitionKey key, long workerId, boolean store) {}
+
+    /** Every registered instance, and a version that moves whenever the set changes. */
+    public record Instances(long version, List<Instance> all) {}
+
     /** An instance of a partition with its registered ranks, for responses that list every instance. */
     public record Member(long workerId, String name, boolean store, int[] dpRanks) {}
 
@@ -101,6 +111,7 @@ public final class Registry {
         if (worker == null) {
             worker = new Worker(r.workerId(), r.partition(), r.publisher().name());
             byId.put(r.workerId(), worker);
+            instancesVersion++;
             partitionInstances.get(r.partition()).add(r.workerId());
         }
         Listener listener = new Listener(
@@ -214,6 +225,7 @@ public final class Registry {
         boolean partitionRemoved = false;
         if (worker.listeners.isEmpty()) {
             byId.remove(workerId);
+            instancesVersion++;
             List<Long> members = partitionInstances.get(worker.key);
             members.remove(Long.valueOf(workerId));
             if (members.isEmpty()) {
@@ -413,6 +425,21 @@ public final class Registry {
     /** Whether this node serves the instance without its past. */
     public synchronized boolean servesWithoutHistory(long workerId) {
         return servesHere(workerId) && byId.get(workerId).withoutHistory;
+    }
+
+    /** Every registered instance, cluster-wide on a clustered node (others' are registered here as remote). */
+    public synchronized Instances instances() {
+        if (instances.version() != instancesVersion) {
+            List<Instance> all = new ArrayList<>(byId.size());
+            for (Worker w : byId.values()) {
+                boolean store = w.listeners.isEmpty()
+                        ? false
+                        : w.listeners.firstEntry().getValue().publisher().isStore();
+                all.add(new Instance(w.key, w.id, store));
+            }
+            instances = new Instances(instancesVersion, List.copyOf(all));
+        }
+        return instances;
     }
 
     public synchronized int workerCount() {

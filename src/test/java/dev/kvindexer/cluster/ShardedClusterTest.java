@@ -93,6 +93,9 @@ class ShardedClusterTest {
         for (SimulatedEngine e : engines) {
             ClusterFixture.awaitSubscribers(e, replicationFactor + 1);
         }
+        if (replicationFactor != ClusterSettings.FULL) {
+            awaitBalanced(nodes, replicationFactor);
+        }
         SyntheticPrompts source = SyntheticPrompts.standard(11, ClusterFixture.BLOCK);
         for (int i = 0; i < 60; i++) {
             int[] p = source.next();
@@ -106,6 +109,30 @@ class ShardedClusterTest {
                 ClusterFixture.truth(engines.toArray(SimulatedEngine[]::new)),
                 () -> "");
         return engines;
+    }
+
+    /**
+     * Once the placement has settled, each instance is held on exactly R nodes and each node serves within one of
+     * R x instances / N of them.
+     */
+    private void awaitBalanced(List<IndexerNode> nodes, int replicationFactor) {
+        Map<IndexerNode, Set<Long>> held = new HashMap<>();
+        try {
+            Await.until("each instance on R nodes, each node its share within one", ClusterFixture.WAIT, () -> {
+                held.clear();
+                Map<Long, Integer> copies = new HashMap<>();
+                for (IndexerNode n : nodes) {
+                    held.put(n, heldHere(n));
+                    held.get(n).forEach(w -> copies.merge(w, 1, Integer::sum));
+                }
+                double share = (double) replicationFactor * ENGINES / nodes.size();
+                return copies.size() == ENGINES
+                        && copies.values().stream().allMatch(c -> c == replicationFactor)
+                        && held.values().stream().allMatch(h -> Math.abs(h.size() - share) < 1);
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + ": " + held.values(), e);
+        }
     }
 
     private HttpResponse<String> query(IndexerNode node, int[] prompt) {
@@ -209,7 +236,8 @@ class ShardedClusterTest {
 
         // What another member sends is untrusted: malformed bytes are refused and counted, and queries go on.
         IndexerNode target = nodes.get(1);
-        String address = ShardQueries.ADDRESS_PREFIX + new ShardPlacement(target.hazelcast(), 2).localId();
+        String address = ShardQueries.ADDRESS_PREFIX
+                + new ShardPlacement(target.hazelcast(), 2, target.services().registry()::instances).localId();
         Throwable refused = ClusterFixture.await(nodes.get(0)
                 .vertx()
                 .eventBus()
@@ -292,7 +320,8 @@ class ShardedClusterTest {
                     .withSecurity(new SecuritySettings(token, false, null, null))));
         }
         IndexerNode target = nodes.get(1);
-        String address = ShardQueries.ADDRESS_PREFIX + new ShardPlacement(target.hazelcast(), 1).localId();
+        String address = ShardQueries.ADDRESS_PREFIX
+                + new ShardPlacement(target.hazelcast(), 1, target.services().registry()::instances).localId();
         Buffer query = ShardQueryCodec.encode(new ShardQueryCodec.Request(
                 new PartitionKey(ClusterFixture.MODEL, "default"), ShardQueryCodec.LOCAL, new long[0], new long[] {101
                 }));

@@ -3,7 +3,6 @@ package dev.kvindexer.cluster;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.config.ServeConfig;
-import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
@@ -178,19 +177,10 @@ class ShardedCrashTest {
                 3,
                 () -> survivor.hazelcast().getCluster().getMembers().size());
         reference = IndexerNode.start(ServeConfig.local(0));
-        // Half the instances on shards the survivor holds, half on shards only the two children hold.
-        ShardPlacement placement = new ShardPlacement(survivor.hazelcast(), 2);
-        PartitionKey key = new PartitionKey(ClusterFixture.MODEL, "default");
+        // Shards are balanced: of the instances, the survivor holds R / N (two of three nodes, R = 2), so a third
+        // of them are held only by the two children.
         List<SimulatedEngine> engines = new ArrayList<>();
-        int here = 0;
-        int lost = 0;
-        for (long id = 701; here + lost < ENGINES; id++) {
-            boolean holds = placement.holdsHere(key, id);
-            if (holds ? here == ENGINES / 2 : lost == ENGINES / 2) {
-                continue;
-            }
-            here += holds ? 1 : 0;
-            lost += holds ? 0 : 1;
+        for (long id = 701; engines.size() < ENGINES; id++) {
             SimulatedEngine e = fixture.engine(EngineConfig.local(id, 0));
             engines.add(e);
             fixture.register(survivor.httpPort(), e);
