@@ -69,7 +69,13 @@ public final class HttpVerticle extends VerticleBase {
         // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it
         // (docs/api/mooncake-cpp.md#common-rules).
         RequestPreamble preamble = RequestPreamble.install(
-                router, HttpRequestMetrics.UNKNOWN, node.requestMetrics()::record, accessLog, true);
+                router,
+                HttpRequestMetrics.UNKNOWN,
+                node.requestMetrics()::record,
+                accessLog,
+                true,
+                node.network(),
+                QUERY_BODY_LIMIT);
         if (security.authToken() != null) {
             BearerAuth auth = new BearerAuth(security.authToken());
             if (security.authAll()) {

@@ -4,6 +4,7 @@ import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.metrics.HttpRequestMetrics;
 import dev.kvindexer.metrics.QueryQuality;
+import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registrar;
@@ -46,4 +47,5 @@ public record NodeServices(
         AccessLog accessLog,
         boolean testEndpoints,
         boolean tenantFallback,
+        NetworkBudget network,
         DumpAdmission dumps) {}

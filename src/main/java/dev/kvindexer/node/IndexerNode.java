@@ -345,6 +345,7 @@ public final class IndexerNode implements AutoCloseable {
                 accessLog,
                 config.testEndpoints(),
                 config.compat().tenantFallback(),
+                network,
                 new DumpAdmission(network));
         return new IndexerNode(vertx, parts, services, recovery, selection);
     }

@@ -52,6 +52,10 @@ public final class SelectServiceVerticle extends VerticleBase {
     private final IndexAccess index;
     private final SplittableRandom random;
     private final SelectMetrics metrics = new SelectMetrics();
+    /** What clients' bodies and replica-sync peers hold, sized as a node's budget. */
+    private final NetworkBudget network =
+            new NetworkBudget(NetworkLimits.defaults().maxBytes());
+
     private final Supplier<String> micrometer;
     private final HazelcastInstance hazelcast;
     private HttpEdge server;
@@ -124,8 +128,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                     config.replicaSyncPeers(),
                     writerId,
                     config.limits().maxBookingBlocks(),
-                    // What peers send is held within a budget of its own, sized as a node's.
-                    new NetworkBudget(NetworkLimits.defaults().maxBytes()),
+                    network,
                     context,
                     state.bookings(),
                     state.mirror(),
@@ -267,7 +270,9 @@ public final class SelectServiceVerticle extends VerticleBase {
                 "other",
                 (route, method, status, nanos) -> metrics.answered.answered(route, status),
                 null,
-                false);
+                false,
+                network,
+                SelectServiceConfig.BODY_LIMIT);
         guard(router, config.security());
         router.route().handler(ctx -> {
             if (closing) {

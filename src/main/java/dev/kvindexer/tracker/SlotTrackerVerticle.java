@@ -1,5 +1,6 @@
 package dev.kvindexer.tracker;
 
+import dev.kvindexer.config.NetworkLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.event.PartitionKey;
@@ -7,6 +8,7 @@ import dev.kvindexer.event.Refusal;
 import dev.kvindexer.load.SlotTracker;
 import dev.kvindexer.load.TrackerViews;
 import dev.kvindexer.metrics.PrometheusText;
+import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.web.HttpEdge;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonNumbers;
@@ -32,6 +34,10 @@ public final class SlotTrackerVerticle extends VerticleBase {
     private final SlotTrackerConfig config;
     private final SlotTracker tracker;
     private final TrackerMetrics metrics = new TrackerMetrics();
+    /** What clients' bodies hold, sized as a node's budget. */
+    private final NetworkBudget network =
+            new NetworkBudget(NetworkLimits.defaults().maxBytes());
+
     private final Supplier<String> micrometer;
     private final Buffer openApi = JsonRoutes.openApiDocument("slot-tracker.json");
     private HttpEdge server;
@@ -66,7 +72,13 @@ public final class SlotTrackerVerticle extends VerticleBase {
     Router router() {
         Router router = Router.router(vertx);
         RequestPreamble preamble = RequestPreamble.install(
-                router, "other", (route, method, status, nanos) -> metrics.answered(route, status), null, false);
+                router,
+                "other",
+                (route, method, status, nanos) -> metrics.answered(route, status),
+                null,
+                false,
+                network,
+                JsonRoutes.DEFAULT_BODY_LIMIT);
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         JsonRoutes.serveOpenApi(router, openApi);
         router.get("/metrics")

@@ -1,5 +1,6 @@
 package dev.kvindexer.web;
 
+import dev.kvindexer.net.NetworkBudget;
 import io.vertx.core.Handler;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -7,8 +8,8 @@ import java.util.Set;
 
 /**
  * The first handler of each service's router: it logs and measures every request when its answer ends, refuses
- * before routing what no route may read (an oversized body, a bad query string), and for a service that speaks
- * msgpack answers in it when the request's Accept asks.
+ * before routing what no route may read (an oversized body, a bad query string), holds a request's body within the
+ * network budget, and for a service that speaks msgpack answers in it when the request's Accept asks.
  */
 public final class RequestPreamble implements Handler<RoutingContext> {
     /** Told of every answered request: its route label, method, status, and the time from arrival to answer. */
@@ -21,6 +22,8 @@ public final class RequestPreamble implements Handler<RoutingContext> {
     private final Observer observer;
     private final AccessLog accessLog;
     private final boolean msgpackAnswers;
+    private final NetworkBudget budget;
+    private final long maxBody;
     private volatile Set<String> routes = Set.of();
 
     /**
@@ -28,17 +31,36 @@ public final class RequestPreamble implements Handler<RoutingContext> {
      * @param accessLog      where every request is logged, or null
      * @param msgpackAnswers whether an Accept asking for msgpack turns every JSON answer into msgpack
      */
-    private RequestPreamble(String unknownRoute, Observer observer, AccessLog accessLog, boolean msgpackAnswers) {
+    private RequestPreamble(
+            String unknownRoute,
+            Observer observer,
+            AccessLog accessLog,
+            boolean msgpackAnswers,
+            NetworkBudget budget,
+            long maxBody) {
         this.unknownRoute = unknownRoute;
         this.observer = observer;
         this.accessLog = accessLog;
         this.msgpackAnswers = msgpackAnswers;
+        this.budget = budget;
+        this.maxBody = maxBody;
     }
 
-    /** Installs the preamble as {@code router}'s first handler; call {@link #labelRoutes} once its routes are added. */
+    /**
+     * Installs the preamble as {@code router}'s first handler; call {@link #labelRoutes} once its routes are added.
+     * A request's body is held within {@code budget}: as much as it declares, at most {@code maxBody} (the largest
+     * any route takes), reserved before it is read and given back when the answer ends.
+     */
     public static RequestPreamble install(
-            Router router, String unknownRoute, Observer observer, AccessLog accessLog, boolean msgpackAnswers) {
-        RequestPreamble preamble = new RequestPreamble(unknownRoute, observer, accessLog, msgpackAnswers);
+            Router router,
+            String unknownRoute,
+            Observer observer,
+            AccessLog accessLog,
+            boolean msgpackAnswers,
+            NetworkBudget budget,
+            long maxBody) {
+        RequestPreamble preamble =
+                new RequestPreamble(unknownRoute, observer, accessLog, msgpackAnswers, budget, maxBody);
         router.route().handler(preamble);
         return preamble;
     }
@@ -69,7 +91,7 @@ public final class RequestPreamble implements Handler<RoutingContext> {
         long start = System.nanoTime();
         ctx.addBodyEndHandler(v -> observer.answered(
                 label(ctx), ctx.request().method().name(), ctx.response().getStatusCode(), System.nanoTime() - start));
-        if (JsonRoutes.refusedBeforeRouting(ctx)) {
+        if (JsonRoutes.refusedBeforeRouting(ctx) || !bodyHeld(ctx)) {
             return;
         }
         if (msgpackAnswers) {
@@ -79,5 +101,41 @@ public final class RequestPreamble implements Handler<RoutingContext> {
             }
         }
         ctx.next();
+    }
+
+    /**
+     * Reserves the request's body from the budget before it is read: what Content-Length declares, or the largest
+     * body a chunked request may have, up to {@link #maxBody}. False, answered 503 with Retry-After and the connection
+     * closed, when the budget cannot hold it now.
+     */
+    private boolean bodyHeld(RoutingContext ctx) {
+        long bytes = declaredBody(ctx);
+        if (bytes == 0) {
+            return true;
+        }
+        if (!budget.tryReserve(bytes, 0)) {
+            budget.refused(NetworkBudget.HTTP);
+            ctx.response().putHeader("retry-after", "1").putHeader("connection", "close");
+            Responses.error(
+                    ctx,
+                    503,
+                    "the node's network budget (--max-network-memory) cannot hold this request's body now; "
+                            + "try again shortly");
+            return false;
+        }
+        ctx.addEndHandler(ended -> budget.release(bytes));
+        return true;
+    }
+
+    private long declaredBody(RoutingContext ctx) {
+        String length = ctx.request().getHeader("content-length");
+        if (length != null) {
+            try {
+                return Math.min(Math.max(0, Long.parseLong(length.trim())), maxBody);
+            } catch (NumberFormatException e) {
+                return maxBody;
+            }
+        }
+        return "chunked".equalsIgnoreCase(ctx.request().getHeader("transfer-encoding")) ? maxBody : 0;
     }
 }

@@ -200,6 +200,13 @@ class ShardedCrashTest {
         Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(new SimulatedEngine[0]));
         fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(), truth, () -> "");
         fixture.awaitBlocks("the cluster holds what the engines hold", survivor.httpPort(), truth, children::logs);
+        fixture.awaitPlaced(
+                List.of(
+                        survivor.httpPort(),
+                        doomed.get(0).httpPort(),
+                        doomed.get(1).httpPort()),
+                ENGINES,
+                2);
 
         for (ChildNode c : doomed) {
             c.kill();

@@ -19,6 +19,7 @@ import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -132,6 +133,31 @@ public final class ClusterFixture implements AutoCloseable {
                     "{\"" + PARTITION + "\":" + DumpBlocks.json(hosted.blockSize(), snapshot) + "}", PARTITION);
         } catch (Exception e) {
             throw new AssertionError("the hosted partition's dump failed", e);
+        }
+    }
+
+    /**
+     * Waits until the placement has settled on the nodes on {@code ports}: each of {@code instances} registered
+     * instances is served (not remote) by exactly {@code copies} of them.
+     */
+    public void awaitPlaced(List<Integer> ports, int instances, int copies) {
+        Map<Long, Integer> served = new HashMap<>();
+        try {
+            Await.until("each instance served by " + copies + " nodes", WAIT, () -> {
+                served.clear();
+                for (int port : ports) {
+                    JsonArray workers = new JsonArray(workers(port));
+                    for (int i = 0; i < workers.size(); i++) {
+                        JsonObject w = workers.getJsonObject(i);
+                        if (!"remote".equals(w.getString("status"))) {
+                            served.merge(DumpBlocks.u64(w.getValue("instance_id")), 1, Integer::sum);
+                        }
+                    }
+                }
+                return served.size() == instances && served.values().stream().allMatch(c -> c == copies);
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + ": " + served, e);
         }
     }
 
