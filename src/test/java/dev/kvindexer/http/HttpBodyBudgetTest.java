@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Request bodies are held within the network budget: clients that each declare a large body and send a little of it
  * hold no more than the budget together; the next is a 503 with Retry-After before its body is read, and once they
- * are gone the budget holds nothing and requests are served again.
+ * are gone the budget holds nothing and requests are served again. A client that reads no answer is paused.
  */
 class HttpBodyBudgetTest {
     private static final int DECLARED = 4 << 20;
@@ -73,6 +73,56 @@ class HttpBodyBudgetTest {
         // Read and answered again: no such model here, which only a read body could say.
         java.net.http.HttpResponse<String> after = http.post("/query", "{\"model\":\"m\",\"token_ids\":[1,2,3]}");
         assertEquals(404, after.statusCode(), after.body());
+    }
+
+    /**
+     * A client that pipelines requests and reads no answer: the server stops reading from it once its answers queue,
+     * so what it holds for that client stays small however much the client writes.
+     */
+    @Test
+    void aClientThatPipelinesAndReadsNothingIsPausedNotBuffered() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        byte[] request = "GET /workers HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        byte[] chunk = new byte[request.length * 1000];
+        for (int i = 0; i < 1000; i++) {
+            System.arraycopy(request, 0, chunk, i * request.length, request.length);
+        }
+        long before = liveHeap();
+        long[] written = {0};
+        try (Socket s = new Socket("127.0.0.1", node.httpPort())) {
+            Thread writer = new Thread(() -> {
+                try {
+                    OutputStream out = s.getOutputStream();
+                    for (int i = 0; i < 10_000; i++) {
+                        out.write(chunk);
+                        written[0] += chunk.length;
+                    }
+                } catch (java.io.IOException closed) {
+                    // the test closes the socket while the write is blocked
+                }
+            });
+            writer.setDaemon(true);
+            writer.start();
+            // What the node would take of 330 MB of requests in ten seconds: it stops reading long before.
+            writer.join(10_000);
+            long grown = liveHeap() - before;
+            assertTrue(writer.isAlive(), "the node read every request: " + written[0] + " bytes");
+            assertTrue(grown < 16 << 20, "the node's heap grew by " + (grown >> 20) + " MiB");
+        }
+    }
+
+    /** Heap in use after full collections, the least of three. */
+    private static long liveHeap() {
+        long least = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            least = Math.min(
+                    least,
+                    java.lang.management.ManagementFactory.getMemoryMXBean()
+                            .getHeapMemoryUsage()
+                            .getUsed());
+        }
+        return least;
     }
 
     /** The head of an answer that came within {@code wait}, or null. */
