@@ -92,6 +92,8 @@ class ShardedCrashTest {
         for (SimulatedEngine e : engines) {
             ClusterFixture.awaitSubscribers(e, 3);
         }
+        // The placement settles as the registrations arrive: the kill is of a node holding its final share.
+        fixture.awaitPlaced(List.of(survivor.httpPort(), doomed.httpPort(), other.httpPort()), ENGINES, 2);
 
         SyntheticPrompts source = SyntheticPrompts.standard(901, ClusterFixture.BLOCK);
         List<int[]> prompts = new ArrayList<>();
