@@ -3,6 +3,7 @@ package dev.kvindexer.registry;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.ingest.Listener;
+import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.PartitionRef;
@@ -258,7 +259,17 @@ public final class LocalRegistrar implements Registrar {
             }
         }
         return Future.all(starts)
-                .compose(v -> then.apply(started))
+                .compose(v -> {
+                    // start() leaves a listener remote when the placement moved away since the pass chose to take
+                    // the instance: nothing was opened for it, so nothing may be installed (the blocks would stay as
+                    // those of an instance not served here, and a later take-over would add its copy to them).
+                    if (started.isEmpty() || started.stream().anyMatch(l -> l.state() == ListenerState.REMOTE)) {
+                        return Future.failedFuture(new IllegalStateException("instance "
+                                + Long.toUnsignedString(remote.get(0).workerId())
+                                + " is no longer to be started here (its shard moved, or it was replaced)"));
+                    }
+                    return then.apply(started);
+                })
                 .recover(t -> (started.isEmpty() ? Future.<Void>succeededFuture() : letGo(started))
                         .transform(ignored -> Future.failedFuture(t)));
     }
