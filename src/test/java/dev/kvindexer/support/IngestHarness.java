@@ -25,7 +25,8 @@ import java.util.Set;
 public final class IngestHarness implements AutoCloseable {
     public static final String MODEL = "m";
     public static final String TENANT = "default";
-    public static final Duration WAIT = Duration.ofSeconds(15);
+    /** Patience for ingest on a loaded machine (100,000 fuzzed messages beside other builds); ends when it holds. */
+    public static final Duration WAIT = Duration.ofSeconds(60);
 
     private final IndexerNode node;
     private final HttpJson http;
