@@ -128,11 +128,43 @@ class ShardedClusterTest {
                 double share = (double) replicationFactor * ENGINES / nodes.size();
                 return copies.size() == ENGINES
                         && copies.values().stream().allMatch(c -> c == replicationFactor)
-                        && held.values().stream().allMatch(h -> Math.abs(h.size() - share) < 1);
+                        && held.values().stream().allMatch(h -> Math.abs(h.size() - share) < 1)
+                        && placementAgreed(nodes, held);
             });
         } catch (AssertionError e) {
             throw new AssertionError(e.getMessage() + ": " + held.values(), e);
         }
+    }
+
+    /**
+     * Every node names the same holders for every instance, and they are the nodes serving it: a balanced moment seen
+     * while a node still lacked a registration is not yet the placement the cluster settles on.
+     */
+    private boolean placementAgreed(List<IndexerNode> nodes, Map<IndexerNode, Set<Long>> held) {
+        Map<String, Set<Long>> servedBy = new HashMap<>();
+        Map<Long, Set<String>> named = new HashMap<>();
+        for (IndexerNode n : nodes) {
+            JsonObject overview =
+                    new JsonObject(fixture.http(n.httpPort()).get("/overview").body());
+            servedBy.put(overview.getJsonObject("node").getString("node_id"), held.get(n));
+            JsonArray workers = overview.getJsonArray("workers");
+            if (workers.size() != ENGINES) {
+                return false;
+            }
+            for (Object o : workers) {
+                JsonObject w = (JsonObject) o;
+                if (!w.containsKey("shard_holders")) {
+                    continue; // full replicas: every node serves every instance
+                }
+                Set<String> holders = new HashSet<>();
+                w.getJsonArray("shard_holders").forEach(h -> holders.add((String) h));
+                if (!holders.equals(named.computeIfAbsent(Long.parseLong(w.getString("instance_id")), k -> holders))) {
+                    return false;
+                }
+            }
+        }
+        return named.entrySet().stream().allMatch(e -> servedBy.entrySet().stream()
+                .allMatch(s -> e.getValue().contains(s.getKey()) == s.getValue().contains(e.getKey())));
     }
 
     private HttpResponse<String> query(IndexerNode node, int[] prompt) {
