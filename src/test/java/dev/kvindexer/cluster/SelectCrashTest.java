@@ -111,11 +111,14 @@ class SelectCrashTest {
         AtomicBoolean stop = new AtomicBoolean();
         Thread killer = new Thread(() -> {
             try {
+                // Mid-storm by what was booked, not by the clock alone: a loaded machine books slowly.
                 Thread.sleep(1500);
+                storm.awaitWork(15, 0);
                 doomed.kill();
                 Thread.sleep(500);
                 live.remove(doomedHttp); // clients notice the dead replica and stop asking it
                 Thread.sleep(2500);
+                storm.awaitWork(storm.booked.get() + 10, 0);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

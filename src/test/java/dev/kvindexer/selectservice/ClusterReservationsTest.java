@@ -83,9 +83,11 @@ class ClusterReservationsTest {
         LoadStorm storm = new LoadStorm(() -> replicas);
         for (int round = 1; round <= 3; round++) {
             AtomicBoolean stop = new AtomicBoolean();
+            int target = round;
             Thread timer = new Thread(() -> {
                 try {
                     Thread.sleep(1500); // the storm's length; the quiet point is awaited, not slept for
+                    storm.awaitWork(20 * target, 8 * target);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }

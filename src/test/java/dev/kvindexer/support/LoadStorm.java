@@ -241,4 +241,15 @@ public final class LoadStorm {
         }
         return out;
     }
+
+    /**
+     * Waits, within the suite's patience, until the storm has booked {@code bookedAtLeast} and freed
+     * {@code freedAtLeast}: a loaded machine books slowly, so a storm's length is its work as well as its time.
+     */
+    public void awaitWork(int bookedAtLeast, int freedAtLeast) throws InterruptedException {
+        long deadline = System.nanoTime() + Await.PATIENCE.toNanos();
+        while ((booked.get() < bookedAtLeast || freed.get() < freedAtLeast) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+    }
 }
