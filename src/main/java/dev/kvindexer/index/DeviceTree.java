@@ -399,7 +399,7 @@ final class DeviceTree {
 
     private void evict(OwnerTable owners, int node) {
         for (int id : holders.ids(node)) {
-            leave(owners.byId(id), node);
+            leave(owners.byIdToChange(id), node);
         }
     }
 }

@@ -271,7 +271,7 @@ final class LowerTierIndex {
 
     private void evict(LowerEdge e) {
         for (int id : e.holderIds()) {
-            Owner o = owners.byId(id);
+            Owner o = owners.byIdToChange(id);
             LowerTierBlocks<LowerEdge> held = o.lowerIfAny(slot);
             if (held != null && held.byHash.remove(e.childHash, e)) {
                 held.copies.reset(e.childHash);

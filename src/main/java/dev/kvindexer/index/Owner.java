@@ -15,6 +15,11 @@ final class Owner {
     /** Device hashes the tree's shared engine-hash table does not lead to for this owner, and its device counts. */
     final DeviceBlocks device = new DeviceBlocks();
 
+    /** {@link #bytes()} when its table last counted it, and whether it may have changed since. */
+    long countedBytes;
+
+    boolean touched;
+
     @SuppressWarnings("unchecked")
     private final LowerTierBlocks<LowerEdge>[] lower = new LowerTierBlocks[LowerTiers.COUNT];
 

@@ -10,6 +10,9 @@ import java.util.List;
 /**
  * Interns (worker, dp_rank) to dense ids. Freed ids are reused lowest-first so holder bitsets stay short. Also knows
  * which workers are shared store owners, as a bitset over owner ids that a holder set can be tested against.
+ *
+ * <p>Keeps the heap its owners hold as a running sum: an owner handed out for a change is marked touched and counted
+ * again at the next {@link #bytes()}, so measuring after a batch costs the owners the batch touched, not the fleet.
  */
 final class OwnerTable {
     private final Long2ObjectOpenHashMap<Int2ObjectOpenHashMap<Owner>> byWorker = new Long2ObjectOpenHashMap<>();
@@ -19,16 +22,34 @@ final class OwnerTable {
     private int storeOwners;
     private Owner[] byId = new Owner[64];
     private Owner last; // events arrive in runs from one owner
+    /** The sum of the live owners' {@link Owner#countedBytes}. */
+    private long ownerBytes;
 
+    private Owner[] touched = new Owner[16];
+    private int touchedCount;
+
+    /** The owner, to be changed: it is counted again at the next {@link #bytes()}. */
     Owner find(long workerId, int dpRank) {
         Owner o = last;
         if (o != null && o.workerId == workerId && o.dpRank == dpRank) {
-            return o;
+            return touch(o);
         }
         Int2ObjectOpenHashMap<Owner> ranks = byWorker.get(workerId);
         o = ranks == null ? null : ranks.get(dpRank);
         if (o != null) {
             last = o;
+            touch(o);
+        }
+        return o;
+    }
+
+    private Owner touch(Owner o) {
+        if (!o.touched) {
+            o.touched = true;
+            if (touchedCount == touched.length) {
+                touched = java.util.Arrays.copyOf(touched, touchedCount * 2);
+            }
+            touched[touchedCount++] = o;
         }
         return o;
     }
@@ -47,6 +68,7 @@ final class OwnerTable {
             byId = grown;
         }
         byId[id] = o;
+        touch(o);
         byWorker.computeIfAbsent(workerId, w -> new Int2ObjectOpenHashMap<>(2)).put(dpRank, o);
         last = o;
         if (storeWorkers.contains(workerId)) {
@@ -132,27 +154,61 @@ final class OwnerTable {
         }
         byId[o.id] = null;
         used.clear(o.id);
+        ownerBytes -= o.countedBytes;
+        o.countedBytes = 0;
         if (last == o) {
             last = null;
         }
     }
 
+    /** The owner, to be read only. */
     Owner byId(int id) {
         return byId[id];
     }
 
+    /** The owner, to be changed (an eviction takes blocks from it). */
+    Owner byIdToChange(int id) {
+        return touch(byId[id]);
+    }
+
     /** Heap held by the owners and the maps of blocks each keeps for itself. */
     long bytes() {
-        long b = HeapSizes.openHashMap(byWorker.size(), 12) + 8L * byId.length;
+        for (int i = 0; i < touchedCount; i++) {
+            Owner o = touched[i];
+            touched[i] = null;
+            o.touched = false;
+            if (byId[o.id] == o) {
+                long b = o.bytes();
+                ownerBytes += b - o.countedBytes;
+                o.countedBytes = b;
+            }
+        }
+        touchedCount = 0;
+        return tableBytes() + ownerBytes;
+    }
+
+    /** {@link #bytes()} counted owner by owner, as a check of the running sum. */
+    long bytesRecounted() {
+        long b = tableBytes();
         for (int id = used.nextSetBit(0); id >= 0; id = used.nextSetBit(id + 1)) {
             b += byId[id].bytes();
         }
         return b;
     }
 
+    private long tableBytes() {
+        return HeapSizes.openHashMap(byWorker.size(), 12) + 8L * byId.length;
+    }
+
+    /** The worker's owners, to be changed. */
     List<Owner> ofWorker(long workerId) {
         Int2ObjectOpenHashMap<Owner> ranks = byWorker.get(workerId);
-        return ranks == null ? List.of() : new ArrayList<>(ranks.values());
+        if (ranks == null) {
+            return List.of();
+        }
+        List<Owner> out = new ArrayList<>(ranks.values());
+        out.forEach(this::touch);
+        return out;
     }
 
     /** One past the highest id in use: scratch arrays indexed by id need this length. */

@@ -417,6 +417,14 @@ public final class PartitionIndex {
         return tree.bytes() + owners.bytes() + lowerTierBytes() + (bySequence == null ? 0 : bySequence.memoryBytes());
     }
 
+    /** {@link #memoryBytes()} with every owner counted afresh: the check of the owners' running sum. */
+    long memoryBytesRecounted() {
+        return tree.bytes()
+                + owners.bytesRecounted()
+                + lowerTierBytes()
+                + (bySequence == null ? 0 : bySequence.memoryBytes());
+    }
+
     /**
      * Evicts until {@link #memoryBytes()} is at most {@code targetBytes} or nothing is left to evict: least recently
      * used device leaf chains (stored or reached by a query least recently), and the oldest lower-tier edges with no

@@ -202,6 +202,47 @@ class EvictionTest {
         return out;
     }
 
+    @Test
+    void theOwnersRunningSumMatchesACountOfEveryOwnerThroughEveryKindOfChange() {
+        PartitionIndex index = new PartitionIndex(16);
+        SplittableRandom rnd = new SplittableRandom(11);
+        StorageTier[] tiers = {StorageTier.DEVICE, StorageTier.HOST_PINNED, StorageTier.DISK};
+        long[][] stored = new long[64][];
+        for (int step = 0; step < 4_000; step++) {
+            long worker = rnd.nextInt(40);
+            int rank = rnd.nextInt(3);
+            int kind = rnd.nextInt(20);
+            int slot = rnd.nextInt(stored.length);
+            if (kind < 12 || stored[slot] == null) {
+                long[] local = chain(rnd);
+                stored[slot] = local;
+                index.store(
+                        worker,
+                        rank,
+                        tiers[rnd.nextInt(tiers.length)],
+                        false,
+                        0,
+                        BlockHasher.sequenceHashes(local),
+                        local);
+            } else if (kind < 16) {
+                index.remove(
+                        worker, rank, tiers[rnd.nextInt(tiers.length)], BlockHasher.sequenceHashes(stored[slot]));
+            } else if (kind < 17) {
+                index.clear(worker, rank);
+            } else if (kind < 18) {
+                index.removeWorker(worker);
+            } else if (kind < 19) {
+                index.removeWorkerDpRank(worker, rank);
+            } else {
+                index.evictTo(index.memoryBytes() * 3 / 4);
+            }
+            if (step % 7 == 0 || kind >= 16) {
+                assertEquals(index.memoryBytesRecounted(), index.memoryBytes(), "after step " + step);
+            }
+        }
+        assertTrue(index.ownerCount() > 0);
+    }
+
     private static long[] chain(SplittableRandom rnd) {
         long[] local = new long[BLOCKS];
         for (int i = 0; i < BLOCKS; i++) {
