@@ -18,7 +18,8 @@ import java.util.TreeSet;
  * What the C++ Mooncake Conductor knows (docs/api/mooncake-cpp.md, docs/protocol/index.md#conductor-context-index): its registrations by service key, its contexts (tenant,
  * model, LoRA, block size) each bound for good to the hash profile of its first engine and holding a
  * {@link BlockKeyIndex}, and the Store objects bound to their blocks. Registering, events, unregistering and queries
- * follow the reference's rules. Plain Java and single-threaded; {@link CppConductor} owns it.
+ * follow the reference's rules. Plain Java; {@link CppConductor} owns it and makes the changes one at a time, while
+ * {@link #query} may run on several threads at once between them.
  */
 public final class CppConductorState {
     /** A context's identity: the exact 4-tuple a query must name to reach it. */
@@ -33,7 +34,8 @@ public final class CppConductorState {
     private static final class Context {
         final ContextKey key;
         final HashProfile profile;
-        final VllmBlockHasher hasher;
+        /** A hasher keeps its digest and buffers: one for each thread that queries. */
+        final ThreadLocal<VllmBlockHasher> hashers;
         final BlockKeyIndex index = new BlockKeyIndex();
         /** instance id → registered ranks, both in order, for answers and /global_view. */
         final TreeMap<String, TreeSet<Integer>> ranks = new TreeMap<>();
@@ -41,7 +43,7 @@ public final class CppConductorState {
         Context(ContextKey key, HashProfile profile) {
             this.key = key;
             this.profile = profile;
-            this.hasher = new VllmBlockHasher(profile);
+            this.hashers = ThreadLocal.withInitial(() -> new VllmBlockHasher(profile));
         }
     }
 
@@ -257,7 +259,8 @@ public final class CppConductorState {
     /**
      * The Conductor query (docs/protocol/index.md#conductor-context-index): the prompt's complete blocks hashed with
      * the context's profile, walked GPU → CPU → disk for every
-     * registered rank of every (or the one named) instance. An unknown context or instance matches nothing.
+     * registered rank of every (or the one named) instance. An unknown context or instance matches nothing. Only
+     * reads: queries may run on several threads at once, never beside a change.
      */
     public Matches query(ContextKey key, String instanceId, int[] tokens, String cacheSalt) {
         Context context = contexts.get(key);
@@ -273,7 +276,7 @@ public final class CppConductorState {
             }
         }
         int blockSize = (int) Math.min(key.blockSize(), Integer.MAX_VALUE);
-        VllmBlockHasher.Chain chain = context.hasher.chain(tokens, blockSize, key.lora(), cacheSalt);
+        VllmBlockHasher.Chain chain = context.hashers.get().chain(tokens, blockSize, key.lora(), cacheSalt);
         int[] out = new int[3 * owners.size()];
         context.index.walk(
                 new BlockKeyIndex.PromptKeys() {
