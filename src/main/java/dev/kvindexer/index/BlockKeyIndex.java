@@ -37,6 +37,13 @@ public final class BlockKeyIndex {
         }
     }
 
+    /** Where an owner's cursor is in {@link #walk}. */
+    private static final byte GPU = 0;
+
+    private static final byte CPU = 1;
+    private static final byte DISK = 2;
+    private static final byte STOPPED = 3;
+
     private final Long2ObjectOpenHashMap<Holders> keys = new Long2ObjectOpenHashMap<>();
     /** Every key an owner holds on GPU, so clearing an owner does not scan the whole map. */
     private final Int2ObjectOpenHashMap<LongOpenHashSet> gpuKeysByOwner = new Int2ObjectOpenHashMap<>();
@@ -127,6 +134,12 @@ public final class BlockKeyIndex {
         }
     }
 
+    /** Store objects holding {@code key} in {@code tier} ({@link StorageTier#HOST_PINNED} or {@link StorageTier#DISK}). */
+    int sharedCopies(StorageTier tier, long key) {
+        Holders h = keys.get(key);
+        return h == null ? 0 : tier == StorageTier.HOST_PINNED ? h.cpu : h.disk;
+    }
+
     /** Keys held anywhere ({@code prefix_count} of /global_view). */
     public int keyCount() {
         return keys.size();
@@ -143,62 +156,65 @@ public final class BlockKeyIndex {
 
     /**
      * The walk of step 4 of the Conductor query (docs/protocol/index.md#conductor-context-index) for each owner (a
-     * registered (instance, rank)): a cursor moves over the blocks
-     * held on GPU by that owner, then over blocks with any CPU copy, then any disk copy, never back. Writes, per
-     * owner {@code o}, {@code out[3o]} = GPU blocks, {@code out[3o+1]} = blocks through CPU, {@code out[3o+2]} =
-     * blocks through disk.
+     * registered (instance, rank)): a cursor moves over the blocks held on GPU by that owner, then over blocks with any
+     * CPU copy, then any disk copy, never back. Writes, per owner {@code o}, {@code out[3o]} = GPU blocks,
+     * {@code out[3o+1]} = blocks through CPU, {@code out[3o+2]} = blocks through disk.
+     *
+     * <p>All owners' cursors advance together over one pass of the prompt, so each block's key is computed and looked
+     * up once however many owners walk over it, and the pass ends at the first block every cursor has stopped before.
      */
     public void walk(PromptKeys prompt, int[] owners, int[] out) {
-        KeyCache cache = new KeyCache(prompt);
         int n = prompt.blocks();
-        for (int o = 0; o < owners.length; o++) {
-            int c = 0;
-            while (c < n) {
-                Holders h = keys.get(cache.key(c));
-                if (h == null || !h.heldOnGpuBy(owners[o])) {
-                    break;
+        int count = owners.length;
+        byte[] phase = new byte[count];
+        int walking = count;
+        int i = 0;
+        for (; i < n && walking > 0; i++) {
+            Holders h = keys.get(prompt.key(i));
+            for (int o = 0; o < count; o++) {
+                int p = phase[o];
+                if (p == GPU) {
+                    if (h != null && h.heldOnGpuBy(owners[o])) {
+                        continue;
+                    }
+                    out[3 * o] = i;
+                    p = CPU;
                 }
-                c++;
-            }
-            out[3 * o] = c;
-            while (c < n) {
-                Holders h = keys.get(cache.key(c));
-                if (h == null || h.cpu == 0) {
-                    break;
+                if (p == CPU) {
+                    if (h != null && h.cpu > 0) {
+                        phase[o] = CPU;
+                        continue;
+                    }
+                    out[3 * o + 1] = i;
+                    p = DISK;
                 }
-                c++;
-            }
-            out[3 * o + 1] = c;
-            while (c < n) {
-                Holders h = keys.get(cache.key(c));
-                if (h == null || h.disk == 0) {
-                    break;
+                if (p == DISK) {
+                    if (h != null && h.disk > 0) {
+                        phase[o] = DISK;
+                        continue;
+                    }
+                    out[3 * o + 2] = i;
+                    p = STOPPED;
+                    walking--;
                 }
-                c++;
+                phase[o] = (byte) p;
             }
-            out[3 * o + 2] = c;
         }
-    }
-
-    /** Each key computed once, in order, however many owners walk over it. */
-    private static final class KeyCache {
-        private final PromptKeys prompt;
-        private long[] known = new long[16];
-        private int count;
-
-        KeyCache(PromptKeys prompt) {
-            this.prompt = prompt;
-        }
-
-        long key(int i) {
-            while (count <= i) {
-                if (count == known.length) {
-                    known = java.util.Arrays.copyOf(known, known.length * 2);
+        // Cursors still moving reached the end of the prompt.
+        for (int o = 0; o < count; o++) {
+            switch (phase[o]) {
+                case GPU -> {
+                    out[3 * o] = i;
+                    out[3 * o + 1] = i;
+                    out[3 * o + 2] = i;
                 }
-                known[count] = prompt.key(count);
-                count++;
+                case CPU -> {
+                    out[3 * o + 1] = i;
+                    out[3 * o + 2] = i;
+                }
+                case DISK -> out[3 * o + 2] = i;
+                default -> {}
             }
-            return known[i];
         }
     }
 }

@@ -5,17 +5,21 @@ import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
+import java.util.AbstractList;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.ValueType;
 
 /**
  * Reads one msgpack value into Java values that keep the distinctions a strict contract makes (the C++ Mooncake
  * Conductor's, docs/api/mooncake-cpp.md#common-rules, docs/protocol/events.md#c-conductor-events): nil apart from absent ({@link Nil}), str apart from bin ({@code String} or
  * {@link InvalidUtf8} against {@code byte[]}), i64 apart from larger uints ({@code Long} against {@code BigInteger}),
- * int apart from float ({@code Double}), maps in wire order ({@link MapValue}), arrays as {@code List}. Every declared
+ * int apart from float ({@code Double}), maps in wire order ({@link MapValue}), arrays as {@code List} (an array of
+ * integers that fit a long as {@link Integers}, unboxed for readers that know it). Every declared
  * length is checked against the bytes left before anything is allocated, and values nest at most {@link #MAX_DEPTH}
  * deep: no field of those contracts nests more than three levels.
  */
@@ -58,6 +62,43 @@ public final class MsgpackValues {
                 }
             }
             return false;
+        }
+    }
+
+    /**
+     * An array whose elements are all integers that fit a long: a {@code List} of {@code Long} to any reader, and
+     * {@link #getLong} to one that wants them unboxed (a prompt's thousands of token ids).
+     */
+    public static final class Integers extends AbstractList<Object> {
+        private long[] values;
+        private int size;
+
+        private Integers(int capacity) {
+            values = new long[capacity];
+        }
+
+        private void add(long v) {
+            if (size == values.length) {
+                values = Arrays.copyOf(values, Math.max(16, size * 2));
+            }
+            values[size++] = v;
+        }
+
+        public long getLong(int i) {
+            if (i >= size) {
+                throw new IndexOutOfBoundsException(i);
+            }
+            return values[i];
+        }
+
+        @Override
+        public Object get(int i) {
+            return getLong(i);
+        }
+
+        @Override
+        public int size() {
+            return size;
         }
     }
 
@@ -137,8 +178,22 @@ public final class MsgpackValues {
     private List<Object> array(int depth) throws IOException, Malformed {
         int n = in.unpackArrayHeader();
         ensureRemaining(n);
-        List<Object> out = new ArrayList<>(Math.min(n, 16));
-        for (int i = 0; i < n; i++) {
+        // Integers stay unboxed for as long as the array holds only them; the first other element boxes what came.
+        Integers ints = new Integers(Math.min(n, 1024));
+        int i = 0;
+        for (; i < n; i++) {
+            MessageFormat format = in.getNextFormat();
+            if (format.getValueType() != ValueType.INTEGER || format == MessageFormat.UINT64) {
+                break;
+            }
+            ints.add(in.unpackLong());
+        }
+        if (i == n) {
+            return ints;
+        }
+        List<Object> out = new ArrayList<>(Math.min(n, Math.max(16, i + 16)));
+        out.addAll(ints);
+        for (; i < n; i++) {
             out.add(value(depth + 1));
         }
         return out;

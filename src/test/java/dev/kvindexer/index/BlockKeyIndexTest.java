@@ -92,6 +92,64 @@ class BlockKeyIndexTest {
     }
 
     @Test
+    void oneWalkForAllOwnersAnswersAsEachOwnersOwnWalkWould() {
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(3);
+        for (int round = 0; round < 200; round++) {
+            BlockKeyIndex random = new BlockKeyIndex();
+            long[] keys = new long[1 + rnd.nextInt(24)];
+            for (int i = 0; i < keys.length; i++) {
+                keys[i] = 1000 + rnd.nextInt(30);
+            }
+            int[] owners = new int[1 + rnd.nextInt(6)];
+            for (int o = 0; o < owners.length; o++) {
+                owners[o] = o * 3;
+            }
+            for (int e = 0; e < 60; e++) {
+                long key = 1000 + rnd.nextInt(30);
+                switch (rnd.nextInt(4)) {
+                    case 0, 1 -> random.storeGpu(owners[rnd.nextInt(owners.length)], key);
+                    case 2 -> random.addShared(StorageTier.HOST_PINNED, key);
+                    default -> random.addShared(StorageTier.DISK, key);
+                }
+            }
+            int[] together = new int[3 * owners.length];
+            random.walk(prompt(keys), owners, together);
+            for (int o = 0; o < owners.length; o++) {
+                int[] alone = new int[3];
+                random.walk(prompt(keys), new int[] {owners[o]}, alone);
+                assertArrayEquals(
+                        alone,
+                        java.util.Arrays.copyOfRange(together, 3 * o, 3 * o + 3),
+                        "round " + round + ", owner " + o);
+                assertArrayEquals(alone, naiveWalk(random, keys, owners[o]), "round " + round + ", owner " + o);
+            }
+        }
+    }
+
+    /** The reference's walk for one owner, key by key, written as plainly as it reads. */
+    private static int[] naiveWalk(BlockKeyIndex index, long[] keys, int owner) {
+        int c = 0;
+        while (c < keys.length && heldOnGpu(index, keys[c], owner)) {
+            c++;
+        }
+        int gpu = c;
+        while (c < keys.length && index.sharedCopies(StorageTier.HOST_PINNED, keys[c]) > 0) {
+            c++;
+        }
+        int cpu = c;
+        while (c < keys.length && index.sharedCopies(StorageTier.DISK, keys[c]) > 0) {
+            c++;
+        }
+        return new int[] {gpu, cpu, c};
+    }
+
+    private static boolean heldOnGpu(BlockKeyIndex index, long key, int owner) {
+        int[] out = new int[3];
+        index.walk(prompt(key), new int[] {owner}, out);
+        return out[0] == 1;
+    }
+
+    @Test
     void removalsAndClearsLeaveNoEmptyKeys() {
         index.storeGpu(1, K0);
         index.storeGpu(1, K0);

@@ -2,6 +2,7 @@ package dev.kvindexer.conductor.http;
 
 import dev.kvindexer.conductor.CppConductorRegistration;
 import dev.kvindexer.hash.HashProfile;
+import dev.kvindexer.wire.MsgpackValues;
 import dev.kvindexer.wire.MsgpackValues.Entry;
 import dev.kvindexer.wire.MsgpackValues.InvalidUtf8;
 import dev.kvindexer.wire.MsgpackValues.MapValue;
@@ -191,6 +192,13 @@ final class CppConductorRequests {
             ByteBuffer.wrap(bin).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(out);
             return out;
         }
+        if (v instanceof MsgpackValues.Integers ints) {
+            int[] out = new int[ints.size()];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = token(ints.getLong(i), i);
+            }
+            return out;
+        }
         if (v instanceof List<?> list) {
             int[] out = new int[list.size()];
             for (int i = 0; i < out.length; i++) {
@@ -199,18 +207,19 @@ final class CppConductorRequests {
                     throw CppConductorError.invalidElement(
                             CppConductorError.INVALID_TYPE, "token_ids element must be an integer", "token_ids", i);
                 }
-                if (!(t instanceof Long n) || n < Integer.MIN_VALUE || n > Integer.MAX_VALUE) {
-                    throw CppConductorError.invalidElement(
-                            CppConductorError.OUT_OF_RANGE,
-                            "token_ids element is outside the int32 range",
-                            "token_ids",
-                            i);
-                }
-                out[i] = (int) (long) n;
+                out[i] = token(t instanceof Long n ? n : Long.MAX_VALUE, i);
             }
             return out;
         }
         throw invalidType("token_ids must be a bin or an array", "token_ids");
+    }
+
+    private static int token(long n, int i) {
+        if (n < Integer.MIN_VALUE || n > Integer.MAX_VALUE) {
+            throw CppConductorError.invalidElement(
+                    CppConductorError.OUT_OF_RANGE, "token_ids element is outside the int32 range", "token_ids", i);
+        }
+        return (int) n;
     }
 
     /** Step 2 of the register and unregister orders: every key, in wire order, must be a str the route allows. */
