@@ -43,6 +43,7 @@ public class FleetApplyBenchmark {
     long[] seq;
     /** Per engine: the chain its next batch removes, or null when its next batch stores one. */
     long[][] pending;
+
     long[][] chains;
     int next;
 

@@ -36,6 +36,7 @@ public final class CppConductorState {
         final HashProfile profile;
         /** A hasher keeps its digest and buffers: one for each thread that queries. */
         final ThreadLocal<VllmBlockHasher> hashers;
+
         final BlockKeyIndex index = new BlockKeyIndex();
         /** instance id → registered ranks, both in order, for answers and /global_view. */
         final TreeMap<String, TreeSet<Integer>> ranks = new TreeMap<>();

@@ -140,7 +140,9 @@ public final class HttpVerticle extends VerticleBase {
         postJson(router, "/query_tiered_by_hash", DEFAULT_BODY_LIMIT, false, dynamo::queryTieredByHash);
         postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(node)::post);
         router.post("/reopen_logs")
-                .handler(BodyHandler.create(false).setBodyLimit(DEFAULT_BODY_LIMIT))
+                .handler(BodyHandler.create(false)
+                        .setBodyLimit(DEFAULT_BODY_LIMIT)
+                        .setPreallocateBodyBuffer(true))
                 .handler(ctx -> {
                     if (accessLog != null) {
                         accessLog.reopen();

@@ -371,7 +371,9 @@ public final class SelectServiceVerticle extends VerticleBase {
             }
         });
         router.route(method, path)
-                .handler(BodyHandler.create(false).setBodyLimit(SelectServiceConfig.BODY_LIMIT))
+                .handler(BodyHandler.create(false)
+                        .setBodyLimit(SelectServiceConfig.BODY_LIMIT)
+                        .setPreallocateBodyBuffer(true))
                 .handler(JsonRoutes.guard(handler));
     }
 

@@ -55,7 +55,7 @@ public final class JsonRoutes {
         router.route(HttpMethod.POST, path).handler(contentCheck);
         // A second route for the same path: Vert.x Web wants body handlers ahead of user handlers on a route.
         router.route(HttpMethod.POST, path)
-                .handler(BodyHandler.create(false).setBodyLimit(bodyLimit))
+                .handler(BodyHandler.create(false).setBodyLimit(bodyLimit).setPreallocateBodyBuffer(true))
                 .handler(guard(handler));
     }
 

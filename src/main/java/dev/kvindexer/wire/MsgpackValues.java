@@ -114,14 +114,19 @@ public final class MsgpackValues {
     private final MessageUnpacker in;
     private final long length;
 
-    private MsgpackValues(byte[] bytes) {
-        this.in = MessagePack.newDefaultUnpacker(bytes);
-        this.length = bytes.length;
+    private MsgpackValues(byte[] bytes, int offset, int length) {
+        this.in = MessagePack.newDefaultUnpacker(bytes, offset, length);
+        this.length = length;
     }
 
     /** The first value of {@code bytes}; whatever follows it is ignored, as msgpack-c's {@code unpack} does. */
     public static Object first(byte[] bytes) throws Malformed {
-        MsgpackValues reader = new MsgpackValues(bytes);
+        return first(bytes, 0, bytes.length);
+    }
+
+    /** The first value of {@code length} bytes of {@code bytes} from {@code offset}. */
+    public static Object first(byte[] bytes, int offset, int length) throws Malformed {
+        MsgpackValues reader = new MsgpackValues(bytes, offset, length);
         try (MessageUnpacker in = reader.in) {
             if (!in.hasNext()) {
                 throw new Malformed("no value");

@@ -163,8 +163,10 @@ class ShardedClusterTest {
                 }
             }
         }
-        return named.entrySet().stream().allMatch(e -> servedBy.entrySet().stream()
-                .allMatch(s -> e.getValue().contains(s.getKey()) == s.getValue().contains(e.getKey())));
+        return named.entrySet().stream()
+                .allMatch(e -> servedBy.entrySet().stream()
+                        .allMatch(s -> e.getValue().contains(s.getKey())
+                                == s.getValue().contains(e.getKey())));
     }
 
     private HttpResponse<String> query(IndexerNode node, int[] prompt) {

@@ -69,7 +69,8 @@ class CppConductorConcurrencyTest {
                             assertTrue(gpu >= last, "a growing prefix went from " + last + " to " + gpu);
                             last = gpu;
                         } else if (!growingBefore) {
-                            assertTrue(!shrinking || gpu <= last, "a shrinking prefix went from " + last + " to " + gpu);
+                            assertTrue(
+                                    !shrinking || gpu <= last, "a shrinking prefix went from " + last + " to " + gpu);
                             shrinking = true;
                             last = gpu;
                         }
@@ -101,7 +102,10 @@ class CppConductorConcurrencyTest {
         }
         assertArrayEquals(
                 new int[] {0, 0, 0},
-                await(conductor.query(CONTEXT, null, TOKENS, null)).instances().get("1").get(0));
+                await(conductor.query(CONTEXT, null, TOKENS, null))
+                        .instances()
+                        .get("1")
+                        .get(0));
     }
 
     private static int gpuOf(CppConductorState.Matches m) {

@@ -225,8 +225,7 @@ class EvictionTest {
                         BlockHasher.sequenceHashes(local),
                         local);
             } else if (kind < 16) {
-                index.remove(
-                        worker, rank, tiers[rnd.nextInt(tiers.length)], BlockHasher.sequenceHashes(stored[slot]));
+                index.remove(worker, rank, tiers[rnd.nextInt(tiers.length)], BlockHasher.sequenceHashes(stored[slot]));
             } else if (kind < 17) {
                 index.clear(worker, rank);
             } else if (kind < 18) {

@@ -63,7 +63,8 @@ public final class CppConductorRoutes {
     }
 
     private void registerChecked(RoutingContext ctx) {
-        CppConductorRegistration r = CppConductorRequests.register(CppConductorBody.read(body(ctx)));
+        CppConductorRegistration r =
+                CppConductorRequests.register(CppConductorBody.read(ctx.body().buffer()));
         answer(ctx, subscriptions.register(r).map(outcome -> {
             if (outcome instanceof CppConductorState.Refused refused) {
                 throw CppConductorError.invalid(CppConductorError.INVALID_REGISTRATION, refused.error(), null);
@@ -77,7 +78,8 @@ public final class CppConductorRoutes {
     }
 
     private void unregisterChecked(RoutingContext ctx) {
-        CppConductorRequests.Unregistration u = CppConductorRequests.unregister(CppConductorBody.read(body(ctx)));
+        CppConductorRequests.Unregistration u =
+                CppConductorRequests.unregister(CppConductorBody.read(ctx.body().buffer()));
         String key = u.serviceKey();
         answer(ctx, subscriptions.unregister(key).map(removed -> {
             if (removed == null) {
@@ -92,7 +94,8 @@ public final class CppConductorRoutes {
     }
 
     private void queryChecked(RoutingContext ctx) {
-        CppConductorRequests.Query q = CppConductorRequests.query(CppConductorBody.read(body(ctx)));
+        CppConductorRequests.Query q =
+                CppConductorRequests.query(CppConductorBody.read(ctx.body().buffer()));
         if (!q.hashable()) {
             send(ctx, noInstances());
             return;
@@ -240,11 +243,6 @@ public final class CppConductorRoutes {
                 p.packString("index").packLong(e.index());
             }
         }));
-    }
-
-    private static byte[] body(RoutingContext ctx) {
-        Buffer b = ctx.body().buffer();
-        return b == null ? new byte[0] : b.getBytes();
     }
 
     private record Reply(int status, byte[] body) {}
