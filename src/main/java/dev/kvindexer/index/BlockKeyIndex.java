@@ -2,8 +2,9 @@ package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
 import it.unimi.dsi.fastutil.ints.Int2ObjectOpenHashMap;
-import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
+import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
+import java.util.Arrays;
 
 /**
  * One Mooncake Conductor context's index (docs/protocol/index.md#conductor-context-index): engines' own block keys (the
@@ -16,51 +17,60 @@ import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
  * objects, which carry neither, meet engine blocks by key alone. Plain Java, single-threaded.
  */
 public final class BlockKeyIndex {
-    /** Who holds one key. GPU owners are the registrations' slots; CPU and disk copies are counted. */
-    private static final class Holders {
-        int[] gpu = new int[2];
-        int gpuCount;
-        int cpu;
-        int disk;
-
-        boolean empty() {
-            return gpuCount == 0 && cpu == 0 && disk == 0;
-        }
-
-        boolean heldOnGpuBy(int owner) {
-            for (int i = 0; i < gpuCount; i++) {
-                if (gpu[i] == owner) {
-                    return true;
-                }
-            }
-            return false;
-        }
-    }
-
     /** Where an owner's cursor is in {@link #walk}. */
     private static final byte GPU = 0;
 
     private static final byte CPU = 1;
     private static final byte DISK = 2;
     private static final byte STOPPED = 3;
+    /** GPU owners a key keeps in its slot; more (a prefix every rank holds) go to {@link #moreGpuOwners}. */
+    private static final int INLINE_OWNERS = 4;
 
-    private final Long2ObjectOpenHashMap<Holders> keys = new Long2ObjectOpenHashMap<>();
+    private static final int NONE = -1;
+
+    /**
+     * Each key held anywhere has a slot, and a slot's holders live in primitive columns: a filled context is a handful
+     * of arrays, not an object or two per block for the collector to trace and copy.
+     */
+    private final Long2IntOpenHashMap slots = new Long2IntOpenHashMap();
+
+    private long[] keyAt = new long[16];
+    private int[] gpuCount = new int[16];
+    private int[] gpuOwners = new int[16 * INLINE_OWNERS];
+    private int[] cpu = new int[16];
+    private int[] disk = new int[16];
+    /** Owners past the first {@link #INLINE_OWNERS} of a slot, by slot. */
+    private final Int2ObjectOpenHashMap<int[]> moreGpuOwners = new Int2ObjectOpenHashMap<>();
+
+    private int[] freeSlots = new int[16];
+    private int freeCount;
+    private int nextSlot;
     /** Every key an owner holds on GPU, so clearing an owner does not scan the whole map. */
     private final Int2ObjectOpenHashMap<LongOpenHashSet> gpuKeysByOwner = new Int2ObjectOpenHashMap<>();
 
+    public BlockKeyIndex() {
+        slots.defaultReturnValue(NONE);
+    }
+
     /** {@code owner} holds {@code key} on GPU; storing it again changes nothing. */
     public void storeGpu(int owner, long key) {
-        Holders h = keys.get(key);
-        if (h == null) {
-            h = new Holders();
-            keys.put(key, h);
-        } else if (h.heldOnGpuBy(owner)) {
+        int s = slotOf(key);
+        if (heldOnGpuBy(s, owner)) {
             return;
         }
-        if (h.gpuCount == h.gpu.length) {
-            h.gpu = java.util.Arrays.copyOf(h.gpu, h.gpu.length * 2);
+        int n = gpuCount[s];
+        if (n < INLINE_OWNERS) {
+            gpuOwners[s * INLINE_OWNERS + n] = owner;
+        } else {
+            int[] more = moreGpuOwners.get(s);
+            int at = n - INLINE_OWNERS;
+            if (more == null || at == more.length) {
+                more = more == null ? new int[INLINE_OWNERS] : Arrays.copyOf(more, more.length * 2);
+                moreGpuOwners.put(s, more);
+            }
+            more[at] = owner;
         }
-        h.gpu[h.gpuCount++] = owner;
+        gpuCount[s] = n + 1;
         gpuKeysByOwner.computeIfAbsent(owner, o -> new LongOpenHashSet()).add(key);
     }
 
@@ -88,17 +98,55 @@ public final class BlockKeyIndex {
         }
     }
 
+    /** Takes {@code owner} out of the key's slot: the slot's last owner moves into its place. */
     private void dropGpu(int owner, long key) {
-        Holders h = keys.get(key);
-        for (int i = 0; i < h.gpuCount; i++) {
-            if (h.gpu[i] == owner) {
-                h.gpu[i] = h.gpu[--h.gpuCount];
+        int s = slots.get(key);
+        int n = gpuCount[s];
+        for (int i = 0; i < n; i++) {
+            if (gpuOwner(s, i) == owner) {
+                setGpuOwner(s, i, gpuOwner(s, n - 1));
                 break;
             }
         }
-        if (h.empty()) {
-            keys.remove(key);
+        gpuCount[s] = n - 1;
+        if (n - 1 <= INLINE_OWNERS) {
+            moreGpuOwners.remove(s);
         }
+        releaseIfEmpty(s);
+    }
+
+    private int gpuOwner(int s, int i) {
+        return i < INLINE_OWNERS
+                ? gpuOwners[s * INLINE_OWNERS + i]
+                : moreGpuOwners.get(s)[i - INLINE_OWNERS];
+    }
+
+    private void setGpuOwner(int s, int i, int owner) {
+        if (i < INLINE_OWNERS) {
+            gpuOwners[s * INLINE_OWNERS + i] = owner;
+        } else {
+            moreGpuOwners.get(s)[i - INLINE_OWNERS] = owner;
+        }
+    }
+
+    private boolean heldOnGpuBy(int s, int owner) {
+        int n = gpuCount[s];
+        int inline = Math.min(n, INLINE_OWNERS);
+        int base = s * INLINE_OWNERS;
+        for (int i = 0; i < inline; i++) {
+            if (gpuOwners[base + i] == owner) {
+                return true;
+            }
+        }
+        if (n > INLINE_OWNERS) {
+            int[] more = moreGpuOwners.get(s);
+            for (int i = 0; i < n - INLINE_OWNERS; i++) {
+                if (more[i] == owner) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**
@@ -106,43 +154,69 @@ public final class BlockKeyIndex {
      * {@link StorageTier#DISK}; the caller keeps its binding.
      */
     public void addShared(StorageTier tier, long key) {
-        Holders h = keys.get(key);
-        if (h == null) {
-            h = new Holders();
-            keys.put(key, h);
-        }
+        int s = slotOf(key);
         if (tier == StorageTier.HOST_PINNED) {
-            h.cpu++;
+            cpu[s]++;
         } else {
-            h.disk++;
+            disk[s]++;
         }
     }
 
     /** One Store object that held {@code key} in {@code tier} is gone. */
     public void removeShared(StorageTier tier, long key) {
-        Holders h = keys.get(key);
-        if (h == null) {
+        int s = slots.get(key);
+        if (s == NONE) {
             return;
         }
-        if (tier == StorageTier.HOST_PINNED && h.cpu > 0) {
-            h.cpu--;
-        } else if (tier == StorageTier.DISK && h.disk > 0) {
-            h.disk--;
+        if (tier == StorageTier.HOST_PINNED && cpu[s] > 0) {
+            cpu[s]--;
+        } else if (tier == StorageTier.DISK && disk[s] > 0) {
+            disk[s]--;
         }
-        if (h.empty()) {
-            keys.remove(key);
-        }
-    }
-
-    /** Store objects holding {@code key} in {@code tier} ({@link StorageTier#HOST_PINNED} or {@link StorageTier#DISK}). */
-    int sharedCopies(StorageTier tier, long key) {
-        Holders h = keys.get(key);
-        return h == null ? 0 : tier == StorageTier.HOST_PINNED ? h.cpu : h.disk;
+        releaseIfEmpty(s);
     }
 
     /** Keys held anywhere ({@code prefix_count} of /global_view). */
     public int keyCount() {
-        return keys.size();
+        return slots.size();
+    }
+
+    /** The key's slot, made empty when the key had none. */
+    private int slotOf(long key) {
+        int s = slots.get(key);
+        if (s != NONE) {
+            return s;
+        }
+        if (freeCount > 0) {
+            s = freeSlots[--freeCount];
+        } else {
+            s = nextSlot++;
+            if (s == keyAt.length) {
+                int grown = s * 2;
+                keyAt = Arrays.copyOf(keyAt, grown);
+                gpuCount = Arrays.copyOf(gpuCount, grown);
+                gpuOwners = Arrays.copyOf(gpuOwners, grown * INLINE_OWNERS);
+                cpu = Arrays.copyOf(cpu, grown);
+                disk = Arrays.copyOf(disk, grown);
+            }
+        }
+        keyAt[s] = key;
+        gpuCount[s] = 0;
+        cpu[s] = 0;
+        disk[s] = 0;
+        slots.put(key, s);
+        return s;
+    }
+
+    private void releaseIfEmpty(int s) {
+        if (gpuCount[s] != 0 || cpu[s] != 0 || disk[s] != 0) {
+            return;
+        }
+        slots.remove(keyAt[s]);
+        if (freeCount == freeSlots.length) {
+            freeSlots = Arrays.copyOf(freeSlots, freeCount * 2);
+        }
+        freeSlots[freeCount++] = s;
     }
 
     /** The keys of a prompt, computed on demand: a walk that stalls early leaves the rest unhashed. */
@@ -170,18 +244,18 @@ public final class BlockKeyIndex {
         int walking = count;
         int i = 0;
         for (; i < n && walking > 0; i++) {
-            Holders h = keys.get(prompt.key(i));
+            int h = slots.get(prompt.key(i));
             for (int o = 0; o < count; o++) {
                 int p = phase[o];
                 if (p == GPU) {
-                    if (h != null && h.heldOnGpuBy(owners[o])) {
+                    if (h != NONE && heldOnGpuBy(h, owners[o])) {
                         continue;
                     }
                     out[3 * o] = i;
                     p = CPU;
                 }
                 if (p == CPU) {
-                    if (h != null && h.cpu > 0) {
+                    if (h != NONE && cpu[h] > 0) {
                         phase[o] = CPU;
                         continue;
                     }
@@ -189,7 +263,7 @@ public final class BlockKeyIndex {
                     p = DISK;
                 }
                 if (p == DISK) {
-                    if (h != null && h.disk > 0) {
+                    if (h != NONE && disk[h] > 0) {
                         phase[o] = DISK;
                         continue;
                     }

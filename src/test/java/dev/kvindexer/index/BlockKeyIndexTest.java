@@ -92,61 +92,81 @@ class BlockKeyIndexTest {
     }
 
     @Test
-    void oneWalkForAllOwnersAnswersAsEachOwnersOwnWalkWould() {
+    void oneWalkForAllOwnersAnswersAsAPlainModelOfEveryChangeWould() {
         java.util.SplittableRandom rnd = new java.util.SplittableRandom(3);
         for (int round = 0; round < 200; round++) {
             BlockKeyIndex random = new BlockKeyIndex();
+            int[] owners = new int[1 + rnd.nextInt(8)];
+            java.util.Map<Integer, java.util.Set<Long>> gpu = new java.util.HashMap<>();
+            for (int o = 0; o < owners.length; o++) {
+                owners[o] = o * 3;
+                gpu.put(owners[o], new java.util.HashSet<>());
+            }
+            java.util.Map<Long, Integer> cpu = new java.util.HashMap<>();
+            java.util.Map<Long, Integer> disk = new java.util.HashMap<>();
+            for (int e = 0; e < 120; e++) {
+                long key = 1000 + rnd.nextInt(30);
+                int owner = owners[rnd.nextInt(owners.length)];
+                switch (rnd.nextInt(8)) {
+                    case 0, 1, 2 -> {
+                        random.storeGpu(owner, key);
+                        gpu.get(owner).add(key);
+                    }
+                    case 3 -> {
+                        random.removeGpu(owner, key);
+                        gpu.get(owner).remove(key);
+                    }
+                    case 4 -> {
+                        if (rnd.nextInt(4) == 0) {
+                            random.clearGpu(owner);
+                            gpu.get(owner).clear();
+                        }
+                    }
+                    case 5 -> {
+                        random.addShared(StorageTier.HOST_PINNED, key);
+                        cpu.merge(key, 1, Integer::sum);
+                    }
+                    case 6 -> {
+                        random.addShared(StorageTier.DISK, key);
+                        disk.merge(key, 1, Integer::sum);
+                    }
+                    default -> {
+                        StorageTier tier = rnd.nextBoolean() ? StorageTier.HOST_PINNED : StorageTier.DISK;
+                        random.removeShared(tier, key);
+                        (tier == StorageTier.DISK ? disk : cpu).computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
+                    }
+                }
+            }
             long[] keys = new long[1 + rnd.nextInt(24)];
             for (int i = 0; i < keys.length; i++) {
                 keys[i] = 1000 + rnd.nextInt(30);
             }
-            int[] owners = new int[1 + rnd.nextInt(6)];
-            for (int o = 0; o < owners.length; o++) {
-                owners[o] = o * 3;
-            }
-            for (int e = 0; e < 60; e++) {
-                long key = 1000 + rnd.nextInt(30);
-                switch (rnd.nextInt(4)) {
-                    case 0, 1 -> random.storeGpu(owners[rnd.nextInt(owners.length)], key);
-                    case 2 -> random.addShared(StorageTier.HOST_PINNED, key);
-                    default -> random.addShared(StorageTier.DISK, key);
-                }
-            }
             int[] together = new int[3 * owners.length];
             random.walk(prompt(keys), owners, together);
+            java.util.Set<Long> anywhere = new java.util.HashSet<>(cpu.keySet());
+            anywhere.addAll(disk.keySet());
+            gpu.values().forEach(anywhere::addAll);
+            assertEquals(anywhere.size(), random.keyCount(), "round " + round + ": keys held anywhere");
             for (int o = 0; o < owners.length; o++) {
-                int[] alone = new int[3];
-                random.walk(prompt(keys), new int[] {owners[o]}, alone);
+                java.util.Set<Long> mine = gpu.get(owners[o]);
+                int c = 0;
+                while (c < keys.length && mine.contains(keys[c])) {
+                    c++;
+                }
+                int g = c;
+                while (c < keys.length && cpu.containsKey(keys[c])) {
+                    c++;
+                }
+                int h = c;
+                while (c < keys.length && disk.containsKey(keys[c])) {
+                    c++;
+                }
                 assertArrayEquals(
-                        alone,
+                        new int[] {g, h, c},
                         java.util.Arrays.copyOfRange(together, 3 * o, 3 * o + 3),
                         "round " + round + ", owner " + o);
-                assertArrayEquals(alone, naiveWalk(random, keys, owners[o]), "round " + round + ", owner " + o);
             }
         }
-    }
-
-    /** The reference's walk for one owner, key by key, written as plainly as it reads. */
-    private static int[] naiveWalk(BlockKeyIndex index, long[] keys, int owner) {
-        int c = 0;
-        while (c < keys.length && heldOnGpu(index, keys[c], owner)) {
-            c++;
-        }
-        int gpu = c;
-        while (c < keys.length && index.sharedCopies(StorageTier.HOST_PINNED, keys[c]) > 0) {
-            c++;
-        }
-        int cpu = c;
-        while (c < keys.length && index.sharedCopies(StorageTier.DISK, keys[c]) > 0) {
-            c++;
-        }
-        return new int[] {gpu, cpu, c};
-    }
-
-    private static boolean heldOnGpu(BlockKeyIndex index, long key, int owner) {
-        int[] out = new int[3];
-        index.walk(prompt(key), new int[] {owner}, out);
-        return out[0] == 1;
     }
 
     @Test
