@@ -19,7 +19,6 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import java.util.List;
 
 /** The HTTP adapter of the indexer; one instance per event loop, all sharing the port. */
@@ -140,9 +139,7 @@ public final class HttpVerticle extends VerticleBase {
         postJson(router, "/query_tiered_by_hash", DEFAULT_BODY_LIMIT, false, dynamo::queryTieredByHash);
         postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(node)::post);
         router.post("/reopen_logs")
-                .handler(BodyHandler.create(false)
-                        .setBodyLimit(DEFAULT_BODY_LIMIT)
-                        .setPreallocateBodyBuffer(true))
+                .handler(JsonRoutes.bodies(DEFAULT_BODY_LIMIT))
                 .handler(ctx -> {
                     if (accessLog != null) {
                         accessLog.reopen();

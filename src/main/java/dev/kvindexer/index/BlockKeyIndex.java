@@ -109,8 +109,8 @@ public final class BlockKeyIndex {
             }
         }
         gpuCount[s] = n - 1;
-        if (n - 1 <= INLINE_OWNERS) {
-            moreGpuOwners.remove(s);
+        if (n - 1 == INLINE_OWNERS) {
+            moreGpuOwners.remove(s); // the rest fit in the slot again
         }
         releaseIfEmpty(s);
     }
@@ -240,54 +240,28 @@ public final class BlockKeyIndex {
     public void walk(PromptKeys prompt, int[] owners, int[] out) {
         int n = prompt.blocks();
         int count = owners.length;
+        // A cursor still moving at the end of the prompt reached every block in each tier it had left.
+        Arrays.fill(out, 0, 3 * count, n);
         byte[] phase = new byte[count];
         int walking = count;
-        int i = 0;
-        for (; i < n && walking > 0; i++) {
+        for (int i = 0; i < n && walking > 0; i++) {
             int h = slots.get(prompt.key(i));
             for (int o = 0; o < count; o++) {
                 int p = phase[o];
-                if (p == GPU) {
-                    if (h != NONE && heldOnGpuBy(h, owners[o])) {
-                        continue;
-                    }
+                if (p == GPU && (h == NONE || !heldOnGpuBy(h, owners[o]))) {
                     out[3 * o] = i;
                     p = CPU;
                 }
-                if (p == CPU) {
-                    if (h != NONE && cpu[h] > 0) {
-                        phase[o] = CPU;
-                        continue;
-                    }
+                if (p == CPU && (h == NONE || cpu[h] == 0)) {
                     out[3 * o + 1] = i;
                     p = DISK;
                 }
-                if (p == DISK) {
-                    if (h != NONE && disk[h] > 0) {
-                        phase[o] = DISK;
-                        continue;
-                    }
+                if (p == DISK && (h == NONE || disk[h] == 0)) {
                     out[3 * o + 2] = i;
                     p = STOPPED;
                     walking--;
                 }
                 phase[o] = (byte) p;
-            }
-        }
-        // Cursors still moving reached the end of the prompt.
-        for (int o = 0; o < count; o++) {
-            switch (phase[o]) {
-                case GPU -> {
-                    out[3 * o] = i;
-                    out[3 * o + 1] = i;
-                    out[3 * o + 2] = i;
-                }
-                case CPU -> {
-                    out[3 * o + 1] = i;
-                    out[3 * o + 2] = i;
-                }
-                case DISK -> out[3 * o + 2] = i;
-                default -> {}
             }
         }
     }

@@ -33,7 +33,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -371,9 +370,7 @@ public final class SelectServiceVerticle extends VerticleBase {
             }
         });
         router.route(method, path)
-                .handler(BodyHandler.create(false)
-                        .setBodyLimit(SelectServiceConfig.BODY_LIMIT)
-                        .setPreallocateBodyBuffer(true))
+                .handler(JsonRoutes.bodies(SelectServiceConfig.BODY_LIMIT))
                 .handler(JsonRoutes.guard(handler));
     }
 

@@ -184,24 +184,27 @@ public final class MsgpackValues {
         int n = in.unpackArrayHeader();
         ensureRemaining(n);
         // Integers stay unboxed for as long as the array holds only them; the first other element boxes what came.
-        Integers ints = new Integers(Math.min(n, 1024));
+        Integers ints = n > 0 && fitsLong(in.getNextFormat()) ? new Integers(Math.min(n, 1024)) : null;
         int i = 0;
-        for (; i < n; i++) {
-            MessageFormat format = in.getNextFormat();
-            if (format.getValueType() != ValueType.INTEGER || format == MessageFormat.UINT64) {
-                break;
-            }
+        for (; ints != null && i < n && fitsLong(in.getNextFormat()); i++) {
             ints.add(in.unpackLong());
         }
-        if (i == n) {
+        if (ints != null && i == n) {
             return ints;
         }
         List<Object> out = new ArrayList<>(Math.min(n, Math.max(16, i + 16)));
-        out.addAll(ints);
+        if (ints != null) {
+            out.addAll(ints);
+        }
         for (; i < n; i++) {
             out.add(value(depth + 1));
         }
         return out;
+    }
+
+    /** An integer {@link #integer} reads as a {@code Long}. */
+    private static boolean fitsLong(MessageFormat format) {
+        return format.getValueType() == ValueType.INTEGER && format != MessageFormat.UINT64;
     }
 
     private MapValue map(int depth) throws IOException, Malformed {
