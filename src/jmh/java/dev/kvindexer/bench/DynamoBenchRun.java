@@ -427,9 +427,7 @@ final class DynamoBenchRun {
                         .toCompletableFuture()
                         .join();
                 sink += settings.answer()
-                        ? TierBreakdown.of(r.matches(), r.blockSize())
-                                .instances()
-                                .size()
+                        ? TierBreakdown.of(r.owners(), r.blockSize()).instanceCount()
                         : r.owners().size();
                 long done = System.nanoTime();
                 scheduledToCompletion[k] = done - due;

@@ -5,7 +5,7 @@ import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
-import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.InstanceIds;
@@ -164,7 +164,7 @@ final class DynamoRoutes {
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         QueryResult r = ar.result();
-                        List<OwnerMatch> matches = PartitionQuery.withSharedReach(
+                        OwnerMatches matches = PartitionQuery.withSharedReach(
                                 r, () -> node.registry().members(partition.key()));
                         PartitionQuery.observe(
                                 node.queryQuality(), partition.key(), queryTokens, matches, r.blockSize());

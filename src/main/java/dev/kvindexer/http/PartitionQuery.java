@@ -3,6 +3,7 @@ package dev.kvindexer.http;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.partition.PartitionGoneException;
@@ -41,38 +42,43 @@ final class PartitionQuery {
      * The matches plus, when the partition's Mooncake Stores hold a prefix of the prompt, an entry for every
      * registered engine rank that has none: the Dynamo flavor lists every instance with a block in any tier.
      */
-    static List<OwnerMatch> withSharedReach(QueryResult reply, Supplier<List<Registry.Member>> registered) {
-        List<OwnerMatch> matches = reply.matches();
+    static OwnerMatches withSharedReach(QueryResult reply, Supplier<List<Registry.Member>> registered) {
+        OwnerMatches matches = reply.owners();
         if (reply.sharedReach()[1] == 0) {
             return matches; // no store holds the prompt: the common case costs nothing
         }
         List<Registry.Member> members = registered.get();
-        List<OwnerMatch> out = new ArrayList<>(matches);
         Set<WorkerRank> seen = new HashSet<>();
-        matches.forEach(m -> seen.add(new WorkerRank(m.workerId(), m.dpRank())));
+        for (int i = 0; i < matches.size(); i++) {
+            seen.add(new WorkerRank(matches.workerId(i), matches.dpRank(i)));
+        }
+        List<OwnerMatch> shared = new ArrayList<>();
         for (Registry.Member member : members) {
             for (int rank : member.dpRanks()) {
                 if (!member.store() && !seen.contains(new WorkerRank(member.workerId(), rank))) {
-                    out.add(sharedOnly(member.workerId(), rank, reply));
+                    shared.add(sharedOnly(member.workerId(), rank, reply));
                 }
             }
         }
-        return out;
+        OwnerMatches.Builder out =
+                OwnerMatches.builder(matches.size() + shared.size()).addAll(matches);
+        shared.forEach(m -> out.add(m.workerId(), m.dpRank(), m.gpuBlocks(), m.cpuBlocks(), m.diskBlocks()));
+        return out.build();
     }
 
     /**
      * Records a query of {@code queryTokens} tokens in the partition's routing-quality metrics: {@code matches} as
      * answered (cumulative over tiers, shared reach included). Sorts a copy of the matched ids instead of boxing them.
      */
-    static void observe(
-            QueryQuality quality, PartitionKey key, long queryTokens, List<OwnerMatch> matches, int blockSize) {
+    static void observe(QueryQuality quality, PartitionKey key, long queryTokens, OwnerMatches matches, int blockSize) {
         int best = 0;
         long[] workers = new long[matches.size()];
         int n = 0;
-        for (OwnerMatch m : matches) {
-            if (m.diskBlocks() > 0) {
-                best = Math.max(best, m.diskBlocks());
-                workers[n++] = m.workerId();
+        for (int i = 0; i < matches.size(); i++) {
+            int reach = matches.diskBlocks(i);
+            if (reach > 0) {
+                best = Math.max(best, reach);
+                workers[n++] = matches.workerId(i);
             }
         }
         Arrays.sort(workers, 0, n);

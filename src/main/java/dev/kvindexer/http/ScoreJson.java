@@ -1,8 +1,7 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.index.TierBreakdown;
-import java.util.List;
 
 /**
  * Renders Dynamo's ScoreResponse (docs/api/dynamo.md#scoreresponse) with the reference's member order: {@code scores},
@@ -12,47 +11,50 @@ import java.util.List;
 final class ScoreJson {
     private ScoreJson() {}
 
-    static String render(List<OwnerMatch> matches, int blockSize) {
+    static String render(OwnerMatches matches, int blockSize) {
         TierBreakdown breakdown = TierBreakdown.of(matches, blockSize);
         StringBuilder sb = new StringBuilder(64 + matches.size() * 96).append("{\"scores\":{");
         long worker = 0;
         boolean open = false;
-        for (TierBreakdown.Score s : breakdown.scores()) {
-            if (open && s.workerId() == worker) {
+        for (int j = 0; j < breakdown.ownerCount(); j++) {
+            long tokens = breakdown.dpTokens(j);
+            if (tokens == 0) {
+                continue;
+            }
+            long w = breakdown.ownerWorkerId(j);
+            if (open && w == worker) {
                 sb.append(',');
             } else {
                 sb.append(open ? "}," : "")
                         .append('"')
-                        .append(Long.toUnsignedString(s.workerId()))
+                        .append(Long.toUnsignedString(w))
                         .append("\":{");
-                worker = s.workerId();
+                worker = w;
                 open = true;
             }
-            sb.append('"').append(s.dpRank()).append("\":").append(s.tokens());
+            sb.append('"').append(breakdown.dpRank(j)).append("\":").append(tokens);
         }
         sb.append(open ? "}" : "").append("},\"frequencies\":[],\"instances\":{");
-        List<TierBreakdown.InstanceBreakdown> instances = breakdown.instances();
-        for (int i = 0; i < instances.size(); i++) {
-            TierBreakdown.InstanceBreakdown b = instances.get(i);
-            sb.append(i == 0 ? "" : ",")
+        for (int k = 0; k < breakdown.instanceCount(); k++) {
+            sb.append(k == 0 ? "" : ",")
                     .append('"')
-                    .append(Long.toUnsignedString(b.workerId()))
+                    .append(Long.toUnsignedString(breakdown.workerId(k)))
                     .append("\":{\"longest_matched\":")
-                    .append(b.longestMatched())
+                    .append(breakdown.longestMatched(k))
                     .append(",\"gpu\":")
-                    .append(b.gpu())
+                    .append(breakdown.gpu(k))
                     .append(",\"dp\":{");
-            for (int r = 0; r < b.dpRanks().length; r++) {
-                sb.append(r == 0 ? "" : ",")
+            for (int r = breakdown.dpFrom(k); r < breakdown.dpFrom(k + 1); r++) {
+                sb.append(r == breakdown.dpFrom(k) ? "" : ",")
                         .append('"')
-                        .append(b.dpRanks()[r])
+                        .append(breakdown.dpRank(r))
                         .append("\":")
-                        .append(b.dpTokens()[r]);
+                        .append(breakdown.dpTokens(r));
             }
             sb.append("},\"cpu\":")
-                    .append(b.cpu())
+                    .append(breakdown.cpu(k))
                     .append(",\"disk\":")
-                    .append(b.disk())
+                    .append(breakdown.disk(k))
                     .append('}');
         }
         return sb.append("}}").toString();

@@ -331,10 +331,13 @@ final class DeviceTree {
                 + copied.bytes();
     }
 
-    /** Marks the deepest block a query reached: spared three passes of the eviction hand. */
+    /**
+     * Marks the deepest block a query reached: spared three passes of the eviction hand. Queries may run on several
+     * threads at once.
+     */
     void touch(int node) {
-        ageHigh.set(node);
-        ageLow.set(node);
+        ageHigh.setShared(node);
+        ageLow.setShared(node);
     }
 
     /**

@@ -12,11 +12,33 @@ final class IdBits {
     }
 
     void set(int id) {
+        cover(id);
+        words[id >>> 6] |= 1L << id;
+    }
+
+    /**
+     * {@link #set} for threads that read the index at once (a query's recency mark), while no change runs: growing is
+     * serialised, and a mark written into an array another reader has just replaced is lost, as is a mark two readers
+     * set in one word at once. A mark is only a hint to eviction; the changes that read it come after the readers'
+     * lock, which publishes the array.
+     */
+    void setShared(int id) {
+        int w = id >>> 6;
+        long[] a = words;
+        if (w >= a.length) {
+            synchronized (this) {
+                cover(id);
+                a = words;
+            }
+        }
+        a[w] |= 1L << id;
+    }
+
+    private void cover(int id) {
         int w = id >>> 6;
         if (w >= words.length) {
             words = Arrays.copyOf(words, Math.max(w + 1, words.length * 2));
         }
-        words[w] |= 1L << id;
     }
 
     void clear(int id) {

@@ -7,7 +7,7 @@ import java.util.List;
 /**
  * The query walk (exact device match, docs/protocol/index.md#device-matching, then the lower-tier extension,
  * docs/protocol/index.md#lower-tier-extension-and-the-per-instance-breakdown). Scratch arrays are reused
- * between queries because the index is single-threaded; only the answer's two columns are allocated.
+ * between queries, so each thread that queries has its own matcher; only the answer's two columns are allocated.
  */
 final class Matcher {
     private final DeviceTree tree;

@@ -23,7 +23,7 @@ public final class OwnerMatches {
     }
 
     /** Room for {@code capacity} entries, filled by {@link Builder#add}. */
-    static Builder builder(int capacity) {
+    public static Builder builder(int capacity) {
         return new Builder(capacity);
     }
 
@@ -43,6 +43,33 @@ public final class OwnerMatches {
         return size == 0;
     }
 
+    public long workerId(int i) {
+        return workerIds[checked(i)];
+    }
+
+    public int dpRank(int i) {
+        return fields[checked(i) * FIELDS];
+    }
+
+    public int gpuBlocks(int i) {
+        return fields[checked(i) * FIELDS + 1];
+    }
+
+    public int cpuBlocks(int i) {
+        return fields[checked(i) * FIELDS + 2];
+    }
+
+    public int diskBlocks(int i) {
+        return fields[checked(i) * FIELDS + 3];
+    }
+
+    private int checked(int i) {
+        if (i < 0 || i >= size) {
+            throw new IndexOutOfBoundsException(i);
+        }
+        return i;
+    }
+
     public OwnerMatch get(int i) {
         if (i < 0 || i >= size) {
             throw new IndexOutOfBoundsException(i);
@@ -59,8 +86,8 @@ public final class OwnerMatches {
         return out;
     }
 
-    /** Fills the columns of one answer; the index is single-threaded, so nothing here is shared. */
-    static final class Builder {
+    /** Fills the columns of one answer; one thread fills it, then hands it over built. */
+    public static final class Builder {
         private final long[] workerIds;
         private final int[] fields;
         private int size;
@@ -70,7 +97,7 @@ public final class OwnerMatches {
             fields = new int[capacity * FIELDS];
         }
 
-        void add(long workerId, int dpRank, int gpu, int cpu, int disk) {
+        public Builder add(long workerId, int dpRank, int gpu, int cpu, int disk) {
             int f = size * FIELDS;
             workerIds[size] = workerId;
             fields[f] = dpRank;
@@ -78,9 +105,18 @@ public final class OwnerMatches {
             fields[f + 2] = cpu;
             fields[f + 3] = disk;
             size++;
+            return this;
         }
 
-        OwnerMatches build() {
+        /** Adds every entry of {@code m}. */
+        public Builder addAll(OwnerMatches m) {
+            System.arraycopy(m.workerIds, 0, workerIds, size, m.size);
+            System.arraycopy(m.fields, 0, fields, size * FIELDS, m.size * FIELDS);
+            size += m.size;
+            return this;
+        }
+
+        public OwnerMatches build() {
             return size == 0 ? NONE : new OwnerMatches(size, workerIds, fields);
         }
     }

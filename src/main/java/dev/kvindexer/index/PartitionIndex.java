@@ -12,7 +12,9 @@ import java.util.Map;
 
 /**
  * The KV block index of one (model, tenant) partition (docs/protocol/index.md): a device-tier prefix tree plus
- * lower-tier edge indexes. Single-threaded by contract: only its partition actor touches it.
+ * lower-tier edge indexes. Changes are single-threaded by contract (only its partition actor makes them); the
+ * matches ({@link #matchOwners}, {@link #matchTiered}, {@link #sharedReach}, {@link #localHashesOfSequence}) may run on
+ * several threads at once while no change runs, which the partition's lock ensures.
  *
  * <p>Deliberate choices: every (worker, dp_rank, tier, engine hash) is reference counted (a block stored
  * twice needs two removes); Cleared is scoped to the emitting (worker, dp_rank) (this project's choice,
@@ -36,7 +38,9 @@ public final class PartitionIndex {
     private final OwnerTable owners = new OwnerTable();
     private final DeviceTree tree;
     private final LowerTierIndex[] lower = new LowerTierIndex[LowerTiers.COUNT];
-    private final Matcher matcher;
+    /** A query walk's scratch per thread: queries may read the index on several threads while no change runs. */
+    private final ThreadLocal<Matcher> matchers;
+
     private final EngineChain chains;
     /** Blocks placed by sequence hash; null until the first one, so partitions without them pay nothing. */
     private PartitionIndex bySequence;
@@ -54,7 +58,7 @@ public final class PartitionIndex {
         }
         this.blockSize = blockSize;
         this.tree = new DeviceTree(maxNodes);
-        this.matcher = new Matcher(tree, lower, owners);
+        this.matchers = ThreadLocal.withInitial(() -> new Matcher(tree, lower, owners));
         this.chains = new EngineChain(tree, lower, owners);
     }
 
@@ -196,14 +200,16 @@ public final class PartitionIndex {
      * need them.
      */
     public OwnerMatches matchOwners(long[] localHashes, long[] sequenceHashes) {
-        OwnerMatches here = matcher.match(localHashes);
+        OwnerMatches here = matchers.get().match(localHashes);
         PartitionIndex seq = bySequence;
         if (seq == null || seq.isEmpty()) {
             return here;
         }
         return merge(
                 here,
-                seq.matcher.match(sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes)));
+                seq.matchers
+                        .get()
+                        .match(sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes)));
     }
 
     /**
@@ -211,7 +217,7 @@ public final class PartitionIndex {
      * blocks stored with their tokens take part: the Dynamo router asks by local hash.
      */
     public TieredMatch matchTiered(long[] localHashes) {
-        return matcher.matchTiered(localHashes);
+        return matchers.get().matchTiered(localHashes);
     }
 
     /**
@@ -290,13 +296,14 @@ public final class PartitionIndex {
 
     /** {@link #sharedReach(long[])} with the prompt's sequence hashes as in {@link #matchOwners}. */
     public int[] sharedReach(long[] localHashes, long[] sequenceHashes) {
-        int[] here = owners.anyStore() ? matcher.sharedReach(localHashes) : NO_SHARED_REACH;
+        int[] here = owners.anyStore() ? matchers.get().sharedReach(localHashes) : NO_SHARED_REACH;
         PartitionIndex seq = bySequence;
         if (seq == null || !seq.owners.anyStore()) {
             return here;
         }
-        int[] there = seq.matcher.sharedReach(
-                sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes));
+        int[] there = seq.matchers
+                .get()
+                .sharedReach(sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes));
         return new int[] {Math.max(here[0], there[0]), Math.max(here[1], there[1])};
     }
 

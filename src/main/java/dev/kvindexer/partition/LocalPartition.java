@@ -11,12 +11,27 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A partition actor of this node, reached over the local event bus. Every send is local-only: a clustered event bus
  * then delivers in-JVM without asking Hazelcast who consumes the address.
+ *
+ * <p>Queries do not cross the bus: they read the partition on the caller's thread under the read lock, while the
+ * actor takes the write lock for each command that changes the index, so a model's queries use every core and cost no
+ * hop. A query that cannot have the lock within {@link #READ_WAIT_NANOS} (a long change such as a recovery) goes to the
+ * actor's queue instead, so an event loop never waits for long.
  */
 final class LocalPartition implements PartitionRef {
+    private static final Logger LOG = LoggerFactory.getLogger(LocalPartition.class);
+    /** How long a query waits for a change to end before it queues behind it on the actor instead. */
+    static final long READ_WAIT_NANOS = 200_000;
+
     static final DeliveryOptions LOCAL =
             new DeliveryOptions().setLocalOnly(true).setCodecName(LocalCodec.NAME);
 
@@ -26,6 +41,14 @@ final class LocalPartition implements PartitionRef {
     private final Vertx vertx;
     private final InFlightBatches inFlight;
     private final Promise<Void> ready = Promise.promise();
+    /**
+     * Not fair, and still no reader passes a writer already waiting, so steady queries cannot hold the actor's changes
+     * back (the actor is the only writer).
+     */
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    /** The actor's partition while it runs, for the queries that read it directly; null before and after. */
+    private volatile Partition readable;
+
     private volatile String deploymentId;
     /** Batches sent to the actor and not taken yet, and the budget bytes they hold; guarded by this. */
     private int sent;
@@ -108,6 +131,50 @@ final class LocalPartition implements PartitionRef {
         inFlight.taken(heldBytes);
     }
 
+    /** The actor runs: queries may read its partition. */
+    void readable(Partition partition) {
+        readable = partition;
+    }
+
+    /** Runs a command of the actor that changes the index: no query reads it meanwhile. */
+    <T> T changing(Supplier<T> change) {
+        lock.writeLock().lock();
+        try {
+            return change.get();
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * A read of the partition on this thread under the read lock, or through the actor when it does not run here yet
+     * or a change holds the lock past {@link #READ_WAIT_NANOS}.
+     */
+    private <R> Future<R> read(Function<Partition, R> read, PartitionCommand viaActor) {
+        Partition p = readable;
+        if (p != null && readLocked()) {
+            try {
+                return Future.succeededFuture(read.apply(p));
+            } catch (RuntimeException e) {
+                // A bug, never input, as on the actor: the asker hears of it at once.
+                LOG.error("{} failed on {}", viaActor.getClass().getSimpleName(), key.dumpKey(), e);
+                return Future.failedFuture(e);
+            } finally {
+                lock.readLock().unlock();
+            }
+        }
+        return request(viaActor);
+    }
+
+    private boolean readLocked() {
+        try {
+            return lock.readLock().tryLock(READ_WAIT_NANOS, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     /** The actor took a batch counted in flight off the bus. */
     void taken(long heldBytes) {
         synchronized (this) {
@@ -166,17 +233,17 @@ final class LocalPartition implements PartitionRef {
 
     @Override
     public Future<QueryResult> query(long[] localHashes) {
-        return request(new PartitionCommand.Query(localHashes, false));
+        return read(p -> p.query(localHashes, false), new PartitionCommand.Query(localHashes, false));
     }
 
     @Override
     public Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes) {
-        return request(new PartitionCommand.Query(sequenceHashes, true));
+        return read(p -> p.query(sequenceHashes, true), new PartitionCommand.Query(sequenceHashes, true));
     }
 
     @Override
     public Future<TieredQueryResult> queryTiered(long[] localHashes) {
-        return request(new PartitionCommand.TieredQuery(localHashes));
+        return read(p -> p.tieredQuery(localHashes), new PartitionCommand.TieredQuery(localHashes));
     }
 
     @Override

@@ -41,6 +41,7 @@ final class PartitionVerticle extends VerticleBase {
         consumer = vertx.eventBus().localConsumer(address, this::handle);
         // Counted from the start: an empty partition's arrays and actor are heap too.
         memory.changed(partition.index());
+        ref.readable(partition);
         return consumer.completion();
     }
 
@@ -53,7 +54,9 @@ final class PartitionVerticle extends VerticleBase {
         }
         Object answer;
         try {
-            answer = command.runOn(partition);
+            // A change and the eviction it may cause hold the write lock; what only reads needs none here, on the
+            // one thread that changes the index.
+            answer = command.changesIndex() ? ref.changing(() -> changed(command)) : command.runOn(partition);
         } catch (RuntimeException e) {
             // A bug, never input: input is checked before it becomes a command. The asker hears of it at once.
             LOG.error(
@@ -64,16 +67,20 @@ final class PartitionVerticle extends VerticleBase {
             msg.fail(500, String.valueOf(e.getMessage()));
             return;
         }
-        if (command.changesIndex()) {
-            memory.changed(partition.index());
-        }
         if (msg.replyAddress() != null) {
             msg.reply(answer, LocalPartition.LOCAL);
         }
     }
 
+    private Object changed(PartitionCommand command) {
+        Object answer = command.runOn(partition);
+        memory.changed(partition.index());
+        return answer;
+    }
+
     @Override
     public Future<?> stop() {
+        ref.readable(null); // queries from here on find no consumer: the partition is gone
         memory.closed();
         Future<Void> unregistered = consumer == null ? Future.succeededFuture() : consumer.unregister();
         return unregistered.andThen(done -> ref.stopped());

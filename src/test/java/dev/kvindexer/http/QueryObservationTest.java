@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.partition.TieredQueryResult;
@@ -27,11 +28,11 @@ class QueryObservationTest {
                 quality,
                 KEY,
                 64,
-                List.of(
+                OwnerMatches.of(List.of(
                         new OwnerMatch(5, 0, 2, 2, 2),
                         new OwnerMatch(-1, 0, 1, 1, 1),
                         new OwnerMatch(5, 1, 1, 3, 3),
-                        new OwnerMatch(9, 0, 0, 0, 0)),
+                        new OwnerMatch(9, 0, 0, 0, 0))),
                 16);
         assertEquals(1, totals().queries());
         assertEquals(48.0 / 64, totals().ratioSum(), 1e-12);
@@ -70,8 +71,8 @@ class QueryObservationTest {
     @Test
     void aRemovedPartitionStopsBeingExported() {
         PartitionKey other = new PartitionKey("m", "other");
-        PartitionQuery.observe(quality, KEY, 16, List.of(new OwnerMatch(1, 0, 1, 1, 1)), 16);
-        PartitionQuery.observe(quality, other, 16, List.of(), 16);
+        PartitionQuery.observe(quality, KEY, 16, OwnerMatches.of(List.of(new OwnerMatch(1, 0, 1, 1, 1))), 16);
+        PartitionQuery.observe(quality, other, 16, OwnerMatches.of(List.of()), 16);
         assertEquals(2, quality.totals().size());
         quality.retain(java.util.Set.of(other));
         assertEquals(

@@ -3,13 +3,16 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.kvindexer.index.OwnerMatch;
+import dev.kvindexer.index.OwnerMatches;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ScoreJsonTest {
     @Test
     void emptyResult() {
-        assertEquals("{\"scores\":{},\"frequencies\":[],\"instances\":{}}", ScoreJson.render(List.of(), 16));
+        assertEquals(
+                "{\"scores\":{},\"frequencies\":[],\"instances\":{}}",
+                ScoreJson.render(OwnerMatches.of(List.of()), 16));
     }
 
     @Test
@@ -21,6 +24,6 @@ class ScoreJsonTest {
                 "{\"scores\":{\"7\":{\"0\":32,\"1\":16}},\"frequencies\":[],\"instances\":{"
                         + "\"7\":{\"longest_matched\":80,\"gpu\":32,\"dp\":{\"0\":32,\"1\":16},\"cpu\":48,\"disk\":80},"
                         + "\"18446744073709551615\":{\"longest_matched\":16,\"gpu\":0,\"dp\":{\"4\":0},\"cpu\":16,\"disk\":16}}}",
-                ScoreJson.render(matches, 16));
+                ScoreJson.render(OwnerMatches.of(matches), 16));
     }
 }

@@ -84,6 +84,62 @@ class TierBreakdownTest {
         }
     }
 
+    /**
+     * The columns against a plain model on shuffled owners: unsigned ids, duplicate (worker, rank) entries (merged,
+     * each field its largest), ranks out of order, owners in any order and already in order.
+     */
+    @Test
+    void columnsAgreeWithAPlainModel() {
+        java.util.Random random = new java.util.Random(7);
+        long[] workers = {3, 9, -1L, Long.MIN_VALUE, 0};
+        for (int round = 0; round < 300; round++) {
+            List<OwnerMatch> owners = new java.util.ArrayList<>();
+            int n = random.nextInt(12);
+            for (int i = 0; i < n; i++) {
+                int g = random.nextInt(4);
+                int c = g + random.nextInt(3);
+                owners.add(new OwnerMatch(
+                        workers[random.nextInt(workers.length)], random.nextInt(3), g, c, c + random.nextInt(3)));
+            }
+            if (round % 3 == 0) {
+                owners = sorted(owners);
+            }
+            TierBreakdown b = TierBreakdown.of(owners, 16);
+            List<OwnerMatch> in = sorted(owners); // stable: duplicates keep their input order
+            List<TierBreakdown.Score> scores = new java.util.ArrayList<>();
+            List<TierBreakdown.InstanceBreakdown> instances = new java.util.ArrayList<>();
+            for (int i = 0; i < in.size(); ) {
+                long w = in.get(i).workerId();
+                java.util.TreeMap<Integer, Long> dp = new java.util.TreeMap<>();
+                long gpu = 0, cpu = 0, disk = 0;
+                for (; i < in.size() && in.get(i).workerId() == w; i++) {
+                    OwnerMatch m = in.get(i);
+                    dp.merge(m.dpRank(), m.gpuBlocks() * 16L, Math::max);
+                    gpu = Math.max(gpu, m.gpuBlocks() * 16L);
+                    cpu = Math.max(cpu, m.cpuBlocks() * 16L);
+                    disk = Math.max(disk, m.diskBlocks() * 16L);
+                }
+                long worker = w;
+                dp.forEach((rank, tokens) -> {
+                    if (tokens > 0) {
+                        scores.add(new TierBreakdown.Score(worker, rank, tokens));
+                    }
+                });
+                instances.add(new TierBreakdown.InstanceBreakdown(
+                        w,
+                        Math.max(gpu, Math.max(cpu, disk)),
+                        gpu,
+                        dp.keySet().stream().mapToInt(Integer::intValue).toArray(),
+                        dp.values().stream().mapToLong(Long::longValue).toArray(),
+                        cpu,
+                        disk));
+            }
+            assertEquals(instances, b.instances(), "round " + round + ": " + owners);
+            assertEquals(scores, b.scores(), "round " + round + ": " + owners);
+            assertEquals(instances.size(), b.instanceCount());
+        }
+    }
+
     static List<OwnerMatch> sorted(List<OwnerMatch> m) {
         return m.stream()
                 .sorted((a, b) -> a.workerId() != b.workerId()
