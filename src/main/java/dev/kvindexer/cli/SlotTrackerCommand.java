@@ -48,9 +48,30 @@ public final class SlotTrackerCommand implements Callable<Integer> {
                     + "(env KVINDEXER_SLOT_TRACKER_CLEANUP_INTERVAL_SECONDS; default: ${DEFAULT-VALUE}).")
     long cleanupIntervalSeconds;
 
+    @Option(
+            names = "--replica-sync-port",
+            description = "ZMQ PUB port for replica sync of active requests with peer trackers "
+                    + "(env KVINDEXER_SLOT_TRACKER_REPLICA_SYNC_PORT; default: off).")
+    Integer replicaSyncPort;
+
+    @Option(
+            names = "--replica-sync-peers",
+            description = "Comma-separated ZMQ PUB endpoints of peer trackers; "
+                    + "needs --replica-sync-port (env KVINDEXER_SLOT_TRACKER_REPLICA_SYNC_PEERS; default: none).")
+    String replicaSyncPeers;
+
     SlotTrackerConfig config() {
+        if (replicaSyncPort != null && replicaSyncPort == 0) {
+            throw new IllegalArgumentException("--replica-sync-port must be between 1 and 65535");
+        }
         return new SlotTrackerConfig(
-                edge.host, edge.port, requestTtlSeconds * 1000, cleanupIntervalSeconds * 1000, edge.limits());
+                edge.host,
+                edge.port,
+                requestTtlSeconds * 1000,
+                cleanupIntervalSeconds * 1000,
+                edge.limits(),
+                replicaSyncPort == null ? 0 : replicaSyncPort,
+                SelectServiceCommand.list(replicaSyncPeers));
     }
 
     /**

@@ -17,7 +17,7 @@ import java.util.function.LongSupplier;
 
 /**
  * Active-request load accounting per registered worker rank (docs/api/slot-tracker.md, Dynamo's standalone slot tracker): workers
- * register DP ranges per (model, tenant), requests are added with their prompt's sequence hashes and freed, and loads
+ * register DP ranges per (model, routing group), requests are added with their prompt's sequence hashes and freed, and loads
  * are read as snapshots or projected for a new request. Single-threaded by contract: one verticle owns it. A refused
  * operation throws {@link Refusal} and changes nothing.
  *
@@ -264,20 +264,21 @@ public final class SlotTracker {
         if (dpSize <= 0) {
             throw Refusal.badRequest("dp_size must be greater than 0");
         }
-        if (dpStart < 0 || dpStart >= U32_LIMIT || dpSize >= U32_LIMIT || dpStart + dpSize > U32_LIMIT) {
-            throw Refusal.badRequest("dp range overflows u32: start=" + dpStart + " size=" + dpSize);
-        }
         if (dpSize > MAX_DP_SIZE) {
-            throw Refusal.badRequest("dp_size " + dpSize + " is above the limit of " + MAX_DP_SIZE);
+            throw Refusal.badRequest("dp_size " + dpSize + " exceeds the maximum " + MAX_DP_SIZE);
+        }
+        // Dynamo adds the two as u32 with checked_add: the sum itself must fit, so the last rank is at most 2^32 - 2.
+        if (dpStart < 0 || dpStart >= U32_LIMIT || dpStart + dpSize >= U32_LIMIT) {
+            throw Refusal.badRequest("dp range overflows u32: start=" + dpStart + " size=" + dpSize);
         }
     }
 
-    /** Registrations sorted by model, tenant and worker id; a null filter matches everything. */
-    public List<TrackerViews.Worker> workers(String modelName, String tenantId) {
+    /** Registrations sorted by model, routing group and worker id; a null filter matches everything. */
+    public List<TrackerViews.Worker> workers(String modelName, String routingGroup) {
         List<TrackerViews.Worker> out = new ArrayList<>();
         forEachScope(
                 modelName,
-                tenantId,
+                routingGroup,
                 s -> s.workers
                         .values()
                         .forEach(w -> out.add(new TrackerViews.Worker(
@@ -381,10 +382,10 @@ public final class SlotTracker {
 
     // ---- loads ----
 
-    /** One entry per registered (worker, dp_rank), zeros included, sorted by model, tenant, worker and rank. */
-    public List<TrackerViews.RankLoad> loads(String modelName, String tenantId) {
+    /** One entry per registered (worker, dp_rank), zeros included, sorted by model, routing group, worker and rank. */
+    public List<TrackerViews.RankLoad> loads(String modelName, String routingGroup) {
         List<TrackerViews.RankLoad> out = new ArrayList<>();
-        forEachScope(modelName, tenantId, s -> {
+        forEachScope(modelName, routingGroup, s -> {
             for (Worker w : s.workers.values()) {
                 for (int i = 0; i < w.ranks.length; i++) {
                     Rank r = w.ranks[i];
@@ -403,7 +404,7 @@ public final class SlotTracker {
 
     /**
      * Every registered rank's load if a request with these hashes and new tokens were added there: prefill plus the
-     * new tokens, and the distinct blocks of the union of its active hashes and the request's.
+     * new tokens, the distinct blocks of the union of its active hashes and the request's, and its active requests.
      */
     public List<TrackerViews.PotentialLoad> potentialLoads(PartitionKey key, long[] sequenceHashes, long newIslTokens) {
         Scope scope = scope(key);
@@ -423,11 +424,54 @@ public final class SlotTracker {
                 Rank r = w.ranks[i];
                 int added = distinct.size() - held[r.index];
                 out.add(new TrackerViews.PotentialLoad(
-                        w.id, w.dpStart + i, r.prefillTokens + newIslTokens, r.blocks.size() + added));
+                        w.id, w.dpStart + i, r.prefillTokens + newIslTokens, r.blocks.size() + added, r.requests));
             }
         }
         distinct.clear();
         return out;
+    }
+
+    /**
+     * A peer replica's change (Dynamo's replica sync): applied when this replica tracks the same worker rank under the
+     * same block size, else dropped, as is one this tracker refuses. It never creates a worker. Returns whether it
+     * applied.
+     */
+    public boolean applyReplica(LoadEvent e) {
+        Scope scope = scopes.get(e.partition());
+        if (scope == null || scope.blockSize != e.blockSize() || rank(scope, e.workerId(), e.dpRank()) == null) {
+            return false;
+        }
+        try {
+            if (e instanceof LoadEvent.Added a) {
+                add(
+                        a.partition(),
+                        a.requestId(),
+                        a.workerId(),
+                        a.dpRank(),
+                        a.sequenceHashes(),
+                        a.trackPrefill() ? a.prefillHint() : 0);
+            } else if (e instanceof LoadEvent.PrefillCompleted) {
+                prefillComplete(e.partition(), e.requestId());
+            } else {
+                free(e.partition(), e.requestId());
+            }
+            return true;
+        } catch (Refusal refused) {
+            return false;
+        }
+    }
+
+    /** The tracker's block size, or 0 when there is no such tracker. */
+    public int blockSize(PartitionKey key) {
+        Scope scope = scopes.get(key);
+        return scope == null ? 0 : scope.blockSize;
+    }
+
+    /** The (worker id, dp rank) an active request was added to, or null. */
+    public long[] placement(PartitionKey key, String requestId) {
+        Scope scope = scopes.get(key);
+        Request r = scope == null ? null : scope.requests.get(requestId);
+        return r == null ? null : new long[] {r.worker.id, r.dpRank};
     }
 
     /** Whether the request is active in this tracker. */
@@ -555,11 +599,11 @@ public final class SlotTracker {
         return scope;
     }
 
-    private void forEachScope(String modelName, String tenantId, Consumer<Scope> action) {
+    private void forEachScope(String modelName, String routingGroup, Consumer<Scope> action) {
         for (Map.Entry<PartitionKey, Scope> e : scopes.entrySet()) {
             PartitionKey k = e.getKey();
             if ((modelName == null || modelName.equals(k.modelName()))
-                    && (tenantId == null || tenantId.equals(k.routingGroup()))) {
+                    && (routingGroup == null || routingGroup.equals(k.routingGroup()))) {
                 action.accept(e.getValue());
             }
         }
@@ -567,7 +611,7 @@ public final class SlotTracker {
 
     /** Dynamo's wording, so a consumer matching on it keeps working. */
     private static String describe(PartitionKey key) {
-        return "model=" + key.modelName() + " tenant=" + key.routingGroup();
+        return "model=" + key.modelName() + " routing_group=" + key.routingGroup();
     }
 
     private static String workerWithRank(long workerId, long dpRank) {

@@ -5,17 +5,19 @@ public final class TrackerViews {
     private TrackerViews() {}
 
     /** One registration: a worker's contiguous DP range in a tracker. */
-    public record Worker(String modelName, String tenantId, long workerId, int blockSize, long dpStart, long dpSize) {}
+    public record Worker(
+            String modelName, String routingGroup, long workerId, int blockSize, long dpStart, long dpSize) {}
 
     /** The current load of one registered (worker, dp_rank). */
     public record RankLoad(
             String modelName,
-            String tenantId,
+            String routingGroup,
             long workerId,
             long dpRank,
             long activePrefillTokens,
             int activeDecodeBlocks) {}
 
-    /** The load of one registered (worker, dp_rank) if a request were added to it. */
-    public record PotentialLoad(long workerId, long dpRank, long potentialPrefillTokens, int potentialDecodeBlocks) {}
+    /** The load of one registered (worker, dp_rank) if a request were added to it; its active requests as they are. */
+    public record PotentialLoad(
+            long workerId, long dpRank, long potentialPrefillTokens, int potentialDecodeBlocks, int activeRequests) {}
 }

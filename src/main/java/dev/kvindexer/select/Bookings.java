@@ -2,6 +2,7 @@ package dev.kvindexer.select;
 
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
+import dev.kvindexer.load.LoadEvent;
 import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;

@@ -1,6 +1,7 @@
 package dev.kvindexer.select;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.load.LoadEvent;
 import java.util.List;
 import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;

@@ -14,6 +14,7 @@ import dev.kvindexer.select.WorkerEntry;
 import dev.kvindexer.selectservice.replication.ClusterBindings;
 import dev.kvindexer.selectservice.replication.ClusterLoad;
 import dev.kvindexer.selectservice.replication.LocalReservations;
+import dev.kvindexer.selectservice.replication.ReplicaPeerRoutes;
 import dev.kvindexer.selectservice.replication.ReplicaSync;
 import dev.kvindexer.selectservice.replication.SharedReservations;
 import dev.kvindexer.web.BearerAuth;
@@ -23,7 +24,6 @@ import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.JsonRoutes;
 import dev.kvindexer.web.RequestPreamble;
 import dev.kvindexer.web.Responses;
-import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
@@ -33,8 +33,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -318,22 +316,8 @@ public final class SelectServiceVerticle extends VerticleBase {
         body(router, HttpMethod.POST, "/potential_loads", ctx -> selections.inspect(ctx, false));
         body(router, HttpMethod.POST, "/overlap_scores", ctx -> selections.inspect(ctx, true));
         router.get("/dump").handler(ctx -> index.dump(ctx.response()));
-        router.get("/replica_sync/peers")
-                .handler(ctx -> Responses.json(
-                        ctx,
-                        200,
-                        new JsonArray(replicas == null ? List.of() : new ArrayList<Object>(replicas.peers()))
-                                .encode()));
-        body(router, HttpMethod.POST, "/replica_sync/register_peer", ctx -> {
-            String endpoint = peerEndpoint(ctx);
-            Responses.json(ctx, replicas.addPeer(endpoint) ? 201 : 200, Responses.OK);
-        });
-        body(router, HttpMethod.POST, "/replica_sync/deregister_peer", ctx -> {
-            if (!replicas.removePeer(peerEndpoint(ctx))) {
-                throw new HttpError(404, "peer not found");
-            }
-            Responses.json(ctx, 200, Responses.OK);
-        });
+        ReplicaPeerRoutes.install(
+                router, () -> replicas, (path, handler) -> body(router, HttpMethod.POST, path, handler));
         JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
         preamble.labelRoutes(router);
         return router;
@@ -372,19 +356,6 @@ public final class SelectServiceVerticle extends VerticleBase {
         router.route(method, path)
                 .handler(JsonRoutes.bodies(SelectServiceConfig.BODY_LIMIT))
                 .handler(JsonRoutes.guard(handler));
-    }
-
-    /** The peer PUB endpoint of a /replica_sync body, validated as listener endpoints are (docs/api/selection.md#replica-sync). */
-    private String peerEndpoint(RoutingContext ctx) {
-        String endpoint = JsonRequest.of(ctx).requiredString("endpoint");
-        if (replicas == null) {
-            throw new HttpError(409, "replica sync is disabled");
-        }
-        String refusal = ZmqEndpoint.invalidMessage(endpoint);
-        if (refusal != null) {
-            throw new HttpError(400, refusal);
-        }
-        return endpoint;
     }
 
     // ---- readiness and catalog ----

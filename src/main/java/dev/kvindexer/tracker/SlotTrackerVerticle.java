@@ -5,10 +5,13 @@ import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
+import dev.kvindexer.load.LoadEvent;
 import dev.kvindexer.load.SlotTracker;
 import dev.kvindexer.load.TrackerViews;
 import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.net.NetworkBudget;
+import dev.kvindexer.selectservice.replication.ReplicaPeerRoutes;
+import dev.kvindexer.selectservice.replication.ReplicaSync;
 import dev.kvindexer.web.HttpEdge;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonNumbers;
@@ -23,6 +26,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -31,6 +35,9 @@ import java.util.function.Supplier;
  * this verticle's context touches, plus /metrics and the periodic stale-request cleanup. Deploy one instance.
  */
 public final class SlotTrackerVerticle extends VerticleBase {
+    /** The most sequence hashes a peer's event may carry (Dynamo's requests are bounded by the body limit). */
+    private static final int REPLICA_MAX_BLOCKS = 256 * 1024;
+
     private final SlotTrackerConfig config;
     private final SlotTracker tracker;
     private final TrackerMetrics metrics = new TrackerMetrics();
@@ -42,6 +49,8 @@ public final class SlotTrackerVerticle extends VerticleBase {
     private final Buffer openApi = JsonRoutes.openApiDocument("slot-tracker.json");
     private HttpEdge server;
     private long cleanupTimer = -1;
+    /** Dynamo's replica sync of active requests with peer trackers; null while off. */
+    private ReplicaSync replicas;
 
     /** @param micrometer the JVM and Vert.x meters' text for /metrics (the Vert.x this verticle runs on) */
     public SlotTrackerVerticle(SlotTrackerConfig config, Supplier<String> micrometer) {
@@ -53,6 +62,17 @@ public final class SlotTrackerVerticle extends VerticleBase {
     @Override
     public Future<?> start() {
         cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> metrics.expired(tracker.expireStale()));
+        if (config.replicaSyncPort() > 0) {
+            // As Dynamo's: events carry the process's random id, so each replica drops its own.
+            replicas = ReplicaSync.start(
+                    config.replicaSyncPort(),
+                    config.replicaSyncPeers(),
+                    ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE),
+                    REPLICA_MAX_BLOCKS,
+                    network,
+                    context,
+                    tracker::applyReplica);
+        }
         return HttpEdge.listen(vertx, router(), config.http(), SecuritySettings.NONE, config.host(), config.port())
                 .onSuccess(edge -> server = edge);
     }
@@ -60,6 +80,9 @@ public final class SlotTrackerVerticle extends VerticleBase {
     @Override
     public Future<?> stop() {
         vertx.cancelTimer(cleanupTimer);
+        if (replicas != null) {
+            replicas.close();
+        }
         return server == null ? Future.succeededFuture() : server.close();
     }
 
@@ -99,40 +122,65 @@ public final class SlotTrackerVerticle extends VerticleBase {
         post(router, "/unregister", 200, body -> tracker.unregister(scope(body), body.requiredU64("worker_id")));
         router.get("/workers").handler(ctx -> {
             JsonArray out = new JsonArray();
-            for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), param(ctx, "tenant_id"))) {
+            for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), groupFilter(ctx))) {
                 out.add(new JsonObject()
                         .put("worker_id", JsonNumbers.u64(w.workerId()))
                         .put("model_name", w.modelName())
-                        .put("tenant_id", w.tenantId())
+                        .put("routing_group", w.routingGroup())
                         .put("block_size", w.blockSize())
                         .put("dp_start", w.dpStart())
                         .put("dp_size", w.dpSize()));
             }
             Responses.json(ctx, 200, out.encode());
         });
-        post(
-                router,
-                "/add",
-                201,
-                body -> tracker.add(
-                        scope(body),
-                        body.requiredString("request_id"),
-                        body.requiredU64("worker_id"),
-                        body.requiredU32Long("dp_rank"),
-                        body.hashArray("sequence_hashes"),
-                        body.optionalU64("new_isl_tokens", 0)));
-        post(
-                router,
-                "/prefill_complete",
-                200,
-                body -> tracker.prefillComplete(scope(body), body.requiredString("request_id")));
-        post(router, "/free", 200, body -> tracker.free(scope(body), body.requiredString("request_id")));
+        post(router, "/add", 201, body -> {
+            PartitionKey key = scope(body);
+            String id = body.requiredString("request_id");
+            long worker = body.requiredU64("worker_id");
+            long rank = body.requiredU32Long("dp_rank");
+            long[] hashes = body.hashArray("sequence_hashes");
+            long newTokens = body.optionalU64("new_isl_tokens", 0);
+            tracker.add(key, id, worker, rank, hashes, newTokens);
+            if (replicas != null) {
+                replicas.publish(new LoadEvent.Added(
+                        key,
+                        tracker.blockSize(key),
+                        id,
+                        worker,
+                        (int) rank,
+                        null,
+                        hashes,
+                        newTokens > 0,
+                        null,
+                        newTokens));
+            }
+        });
+        post(router, "/prefill_complete", 200, body -> {
+            PartitionKey key = scope(body);
+            String id = body.requiredString("request_id");
+            tracker.prefillComplete(key, id);
+            publish(
+                    key,
+                    id,
+                    (worker, rank) ->
+                            new LoadEvent.PrefillCompleted(key, tracker.blockSize(key), id, worker, rank, null));
+        });
+        post(router, "/free", 200, body -> {
+            PartitionKey key = scope(body);
+            String id = body.requiredString("request_id");
+            long[] placed = tracker.placement(key, id);
+            tracker.free(key, id);
+            if (replicas != null && placed != null) {
+                replicas.publish(
+                        new LoadEvent.Freed(key, tracker.blockSize(key), id, placed[0], (int) placed[1], null));
+            }
+        });
         router.get("/loads").handler(ctx -> {
             JsonArray out = new JsonArray();
-            for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), param(ctx, "tenant_id"))) {
+            for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), groupFilter(ctx))) {
                 out.add(new JsonObject()
                         .put("model_name", l.modelName())
-                        .put("tenant_id", l.tenantId())
+                        .put("routing_group", l.routingGroup())
                         .put("worker_id", JsonNumbers.u64(l.workerId()))
                         .put("dp_rank", l.dpRank())
                         .put("active_prefill_tokens", JsonNumbers.u64(l.activePrefillTokens()))
@@ -151,13 +199,30 @@ public final class SlotTrackerVerticle extends VerticleBase {
                         .put("worker_id", JsonNumbers.u64(p.workerId()))
                         .put("dp_rank", p.dpRank())
                         .put("potential_prefill_tokens", JsonNumbers.u64(p.potentialPrefillTokens()))
-                        .put("potential_decode_blocks", p.potentialDecodeBlocks()));
+                        .put("potential_decode_blocks", p.potentialDecodeBlocks())
+                        .put("active_requests", p.activeRequests()));
             }
             Responses.json(ctx, 200, out.encode());
         });
+        ReplicaPeerRoutes.install(
+                router,
+                () -> replicas,
+                (path, handler) -> JsonRoutes.post(router, path, JsonRoutes.DEFAULT_BODY_LIMIT, handler));
         JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
         preamble.labelRoutes(router);
         return router;
+    }
+
+    /** Tells the peer trackers of a change to an active request of this one, as where it was added. */
+    private void publish(PartitionKey key, String requestId, PlacedEvent event) {
+        long[] placed = tracker.placement(key, requestId);
+        if (replicas != null && placed != null) {
+            replicas.publish(event.of(placed[0], (int) placed[1]));
+        }
+    }
+
+    private interface PlacedEvent {
+        LoadEvent of(long workerId, int dpRank);
     }
 
     /** A write route: the body is read in full (a bad one changes nothing), then the operation answers {"status":"ok"}. */
@@ -180,8 +245,20 @@ public final class SlotTrackerVerticle extends VerticleBase {
         }
     }
 
+    /**
+     * The tracker a body names: its model and {@code routing_group}, or an older client's {@code tenant_id} when it
+     * sends no {@code routing_group}; {@code "default"} without either.
+     */
     private static PartitionKey scope(JsonRequest body) {
-        return new PartitionKey(body.requiredString("model_name"), body.optionalString("tenant_id"));
+        String group = body.optionalString("routing_group");
+        return new PartitionKey(
+                body.requiredString("model_name"), group != null ? group : body.optionalString("tenant_id"));
+    }
+
+    /** {@code ?routing_group=}, or an older client's {@code ?tenant_id=}; null (no filter) without either. */
+    private static String groupFilter(RoutingContext ctx) {
+        String group = param(ctx, "routing_group");
+        return group != null ? group : param(ctx, "tenant_id");
     }
 
     private static String param(RoutingContext ctx, String name) {

@@ -30,7 +30,7 @@ class SlotTrackerTest {
         tracker.add(LLAMA, "req-123", 7, 0, new long[] {101, -22, 303}, 48);
         assertEquals(List.of(load(7, 0, 48, 3), load(7, 1, 0, 0)), tracker.loads(null, null));
         assertEquals(
-                List.of(new TrackerViews.PotentialLoad(7, 0, 96, 4), new TrackerViews.PotentialLoad(7, 1, 48, 4)),
+                List.of(new TrackerViews.PotentialLoad(7, 0, 96, 4, 1), new TrackerViews.PotentialLoad(7, 1, 48, 4, 0)),
                 tracker.potentialLoads(LLAMA, new long[] {101, -22, 303, 404}, 48));
         tracker.prefillComplete(LLAMA, "req-123");
         tracker.prefillComplete(LLAMA, "req-123");
@@ -55,7 +55,7 @@ class SlotTrackerTest {
         tracker.free(LLAMA, "a");
         assertEquals(load(7, 0, 20, 3), tracker.loads(null, null).get(0), "1 and 2 are still b's");
         assertEquals(
-                List.of(new TrackerViews.PotentialLoad(7, 0, 20, 3), new TrackerViews.PotentialLoad(7, 1, 5, 3)),
+                List.of(new TrackerViews.PotentialLoad(7, 0, 20, 3, 1), new TrackerViews.PotentialLoad(7, 1, 5, 3, 1)),
                 tracker.potentialLoads(LLAMA, new long[] {1, 1, 4}, 0),
                 "a repeated hash is one block");
         tracker.add(LLAMA, "empty", 7, 0, new long[0], 0);
@@ -68,7 +68,9 @@ class SlotTrackerTest {
         assertEquals(400, status(() -> tracker.register(LLAMA, 7, 16, 0, 0)));
         assertEquals(400, status(() -> tracker.register(LLAMA, 7, 16, 0xFFFF_FFFFL, 2)), "dp range overflows u32");
         assertEquals(400, status(() -> tracker.register(LLAMA, 7, 16, 0, SlotTracker.MAX_DP_SIZE + 1)));
-        tracker.register(LLAMA, 7, 16, 0xFFFF_FFFEL, 2);
+        // Dynamo's u32 checked_add: the sum must fit too, so the highest rank is 2^32 - 2.
+        assertEquals(400, status(() -> tracker.register(LLAMA, 7, 16, 0xFFFF_FFFEL, 2)), "start + size = 2^32");
+        tracker.register(LLAMA, 7, 16, 0xFFFF_FFFDL, 2);
         assertEquals(409, status(() -> tracker.register(LLAMA, 8, 32, 0, 1)), "one block size per tracker");
         assertEquals(409, status(() -> tracker.register(LLAMA, 7, 16, 0, 1)), "already registered");
         tracker.register(new PartitionKey("llama-3-8b", "other"), 7, 32, 0, 1);
@@ -81,9 +83,9 @@ class SlotTrackerTest {
                         "llama-3-8b/default/7",
                         "llama-3-8b/other/7"),
                 tracker.workers(null, null).stream()
-                        .map(w -> w.modelName() + "/" + w.tenantId() + "/" + Long.toUnsignedString(w.workerId()))
+                        .map(w -> w.modelName() + "/" + w.routingGroup() + "/" + Long.toUnsignedString(w.workerId()))
                         .toList(),
-                "sorted by model, tenant, worker id (unsigned)");
+                "sorted by model, routing group, worker id (unsigned)");
         assertEquals(
                 2,
                 tracker.workers(null, "other").size()
@@ -92,7 +94,7 @@ class SlotTrackerTest {
 
         assertEquals(404, status(() -> tracker.unregister(LLAMA, 99)));
         assertEquals(404, status(() -> tracker.unregister(new PartitionKey("nope", null), 7)));
-        tracker.add(LLAMA, "r", 7, 0xFFFF_FFFFL, new long[] {5}, 1);
+        tracker.add(LLAMA, "r", 7, 0xFFFF_FFFEL, new long[] {5}, 1);
         tracker.unregister(LLAMA, 7);
         assertEquals(0, tracker.activeRequests(), "its requests went with it");
         assertEquals(3, tracker.trackedWorkers());

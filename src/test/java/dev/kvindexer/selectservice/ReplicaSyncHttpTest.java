@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.select.LoadEvent;
+import dev.kvindexer.load.LoadEvent;
 import dev.kvindexer.selectservice.replication.ReplicaEventCodec;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.FreePort;

@@ -8,7 +8,7 @@ import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.config.SelectLimits;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.select.LoadEvent;
+import dev.kvindexer.load.LoadEvent;
 import dev.kvindexer.selectservice.replication.ReplicaEventCodec;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.FreePort;

@@ -27,13 +27,14 @@ import org.junit.jupiter.api.Test;
 /** The slot tracker over real HTTP (docs/api/slot-tracker.md, Dynamo's standalone slot tracker): every route, code and body. */
 class SlotTrackerHttpTest {
     private static final String OK = "{\"status\":\"ok\"}";
-    private static final String REGISTER = "{\"worker_id\":7,\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\","
-            + "\"block_size\":16,\"dp_start\":0,\"dp_size\":2}";
+    private static final String REGISTER =
+            "{\"worker_id\":7,\"model_name\":\"llama-3-8b\",\"routing_group\":\"default\","
+                    + "\"block_size\":16,\"dp_start\":0,\"dp_size\":2}";
     private static final String ADD =
-            "{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"request_id\":\"req-123\","
+            "{\"model_name\":\"llama-3-8b\",\"routing_group\":\"default\",\"request_id\":\"req-123\","
                     + "\"worker_id\":7,\"dp_rank\":0,\"sequence_hashes\":[101,-22,303],\"new_isl_tokens\":48}";
     private static final String REQ =
-            "{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"request_id\":\"req-123\"}";
+            "{\"model_name\":\"llama-3-8b\",\"routing_group\":\"default\",\"request_id\":\"req-123\"}";
 
     private final VertxMeters meters = new VertxMeters();
     private final Vertx vertx =
@@ -79,21 +80,22 @@ class SlotTrackerHttpTest {
         assertAnswer(201, OK, http.post("/add", ADD));
         assertAnswer(
                 200,
-                "[{\"model_name\":\"llama-3-8b\",\"tenant_id\":\"default\",\"worker_id\":7,\"dp_rank\":0,"
-                        + "\"active_prefill_tokens\":48,\"active_decode_blocks\":3},{\"model_name\":\"llama-3-8b\",\"tenant_id\":"
+                "[{\"model_name\":\"llama-3-8b\",\"routing_group\":\"default\",\"worker_id\":7,\"dp_rank\":0,"
+                        + "\"active_prefill_tokens\":48,\"active_decode_blocks\":3},{\"model_name\":\"llama-3-8b\",\"routing_group\":"
                         + "\"default\",\"worker_id\":7,\"dp_rank\":1,\"active_prefill_tokens\":0,\"active_decode_blocks\":0}]",
                 http.get("/loads"));
         HttpResponse<String> potential = http.post(
                 "/potential_loads",
-                "{\"model_name\":\"llama-3-8b\",\"tenant_id\":"
+                "{\"model_name\":\"llama-3-8b\",\"routing_group\":"
                         + "\"default\",\"sequence_hashes\":[101,-22,303,404],\"new_isl_tokens\":48}");
         assertEquals(200, potential.statusCode());
         assertEquals(
                 Set.of(
                         new JsonObject("{\"worker_id\":7,\"dp_rank\":0,\"potential_prefill_tokens\":96,"
-                                + "\"potential_decode_blocks\":4}"),
+                                + "\"potential_decode_blocks\":4,\"active_requests\":1}"),
                         new JsonObject("{\"worker_id\":7,\"dp_rank\":1,"
-                                + "\"potential_prefill_tokens\":48,\"potential_decode_blocks\":4}")),
+                                + "\"potential_prefill_tokens\":48,\"potential_decode_blocks\":4,"
+                                + "\"active_requests\":0}")),
                 asSet(potential.body()));
 
         assertAnswer(200, OK, http.post("/prefill_complete", REQ));
@@ -110,8 +112,10 @@ class SlotTrackerHttpTest {
         assertAnswer(200, OK, http.post("/unregister", unregister));
         assertAnswer(200, "[]", http.get("/workers"));
         assertError(
-                404, "worker 7 not found for model=llama-3-8b tenant=default", http.post("/unregister", unregister));
-        assertError(404, "no slot tracker for model=llama-3-8b tenant=default", http.post("/free", REQ));
+                404,
+                "worker 7 not found for model=llama-3-8b routing_group=default",
+                http.post("/unregister", unregister));
+        assertError(404, "no slot tracker for model=llama-3-8b routing_group=default", http.post("/free", REQ));
     }
 
     @Test
@@ -124,7 +128,8 @@ class SlotTrackerHttpTest {
         assertTrue(
                 asSet(potential.body())
                         .contains(new JsonObject("{\"worker_id\":7,\"dp_rank\":0,"
-                                + "\"potential_prefill_tokens\":48,\"potential_decode_blocks\":3}")),
+                                + "\"potential_prefill_tokens\":48,\"potential_decode_blocks\":3,"
+                                + "\"active_requests\":1}")),
                 "-22 is 18446744073709551594");
         assertAnswer(
                 201,
@@ -132,16 +137,16 @@ class SlotTrackerHttpTest {
                 http.post(
                         "/register",
                         "{\"worker_id\":18446744073709551615,\"model_name\":\"m\","
-                                + "\"block_size\":4,\"dp_start\":4294967294,\"dp_size\":2}"));
+                                + "\"block_size\":4,\"dp_start\":4294967293,\"dp_size\":2}"));
         assertAnswer(
                 200,
-                "[{\"worker_id\":18446744073709551615,\"model_name\":\"m\",\"tenant_id\":\"default\","
-                        + "\"block_size\":4,\"dp_start\":4294967294,\"dp_size\":2}]",
+                "[{\"worker_id\":18446744073709551615,\"model_name\":\"m\",\"routing_group\":\"default\","
+                        + "\"block_size\":4,\"dp_start\":4294967293,\"dp_size\":2}]",
                 http.get("/workers?model_name=m"));
-        assertAnswer(200, "[]", http.get("/loads?model_name=m&tenant_id=other"));
+        assertAnswer(200, "[]", http.get("/loads?model_name=m&routing_group=other"));
         assertEquals(
                 2,
-                new JsonArray(http.get("/loads?tenant_id=default&model_name=llama-3-8b")
+                new JsonArray(http.get("/loads?routing_group=default&model_name=llama-3-8b")
                                 .body())
                         .size());
     }
@@ -165,9 +170,18 @@ class SlotTrackerHttpTest {
                 400,
                 "dp range overflows u32: start=4294967295 size=2",
                 http.post("/register", REGISTER.replace("\"dp_start\":0", "\"dp_start\":4294967295")));
+        // Dynamo adds the two as u32 with checked_add: a sum of exactly 2^32 overflows too.
+        assertError(
+                400,
+                "dp range overflows u32: start=4294967294 size=2",
+                http.post("/register", REGISTER.replace("\"dp_start\":0", "\"dp_start\":4294967294")));
+        assertError(
+                400,
+                "dp_size 4097 exceeds the maximum 4096",
+                http.post("/register", REGISTER.replace("\"dp_size\":2", "\"dp_size\":4097")));
         assertError(
                 409,
-                "block_size mismatch for model=llama-3-8b tenant=default: existing=16, requested=32",
+                "block_size mismatch for model=llama-3-8b routing_group=default: existing=16, requested=32",
                 http.post("/register", REGISTER.replace("\"block_size\":16", "\"block_size\":32")));
         assertError(409, "worker 7 already registered", http.post("/register", REGISTER));
         assertError(422, "missing field `dp_size`", http.post("/register", REGISTER.replace(",\"dp_size\":2", "")));
@@ -192,7 +206,7 @@ class SlotTrackerHttpTest {
                 http.post("/add", ADD.replace("req-123", "r2").replace("\"worker_id\":7", "\"worker_id\":8")));
         assertError(
                 404,
-                "no slot tracker for model=other tenant=default",
+                "no slot tracker for model=other routing_group=default",
                 http.post("/add", ADD.replace("llama-3-8b", "other")));
         assertError(
                 422,
@@ -203,7 +217,7 @@ class SlotTrackerHttpTest {
                 "sequence_hashes[1]",
                 http.post("/add", ADD.replace("req-123", "r2").replace("-22", "\"x\"")));
         assertError(404, "Request nope not found", http.post("/prefill_complete", REQ.replace("req-123", "nope")));
-        assertError(404, "no slot tracker", http.post("/prefill_complete", REQ.replace("\"default\"", "\"t2\"")));
+        assertError(404, "no slot tracker", http.post("/prefill_complete", REQ.replace("\"default\"", "\"g2\"")));
         assertError(
                 404,
                 "no slot tracker",
@@ -215,6 +229,42 @@ class SlotTrackerHttpTest {
 
         assertEquals(before, http.get("/loads").body(), "no refused request changed any load");
         assertEquals(1, new JsonArray(http.get("/workers").body()).size());
+    }
+
+    /**
+     * Dynamo's trackers are per (model, routing group): worker and request ids are scoped by the group, the rows name
+     * it, and an older client's {@code tenant_id} still picks its group when it sends no {@code routing_group}.
+     */
+    @Test
+    void routingGroupsScopeWorkersAndRequests() throws Exception {
+        start();
+        String inA = REGISTER.replace("\"routing_group\":\"default\"", "\"routing_group\":\"a\"");
+        String inB = REGISTER.replace("\"routing_group\":\"default\"", "\"routing_group\":\"b\"");
+        assertAnswer(201, OK, http.post("/register", inA));
+        assertAnswer(201, OK, http.post("/register", inB));
+        assertError(
+                409, "worker 7 already registered for model=llama-3-8b routing_group=b", http.post("/register", inB));
+        assertAnswer(201, OK, http.post("/add", ADD.replace("\"default\"", "\"a\"")));
+        assertAnswer(201, OK, http.post("/add", ADD.replace("\"default\"", "\"b\"")));
+        assertError(
+                409,
+                "Request req-123 already exists",
+                http.post("/add", ADD.replace("\"default\"", "\"b\"").replace("\"dp_rank\":0", "\"dp_rank\":1")));
+        assertError(404, "no slot tracker for model=llama-3-8b routing_group=default", http.post("/add", ADD));
+        assertAnswer(200, "[" + inB + "]", http.get("/workers?routing_group=b"));
+        assertEquals(2, new JsonArray(http.get("/workers").body()).size(), "no filter lists every group");
+        assertEquals(2, new JsonArray(http.get("/loads?routing_group=a").body()).size());
+
+        // An older client: tenant_id names the group, in bodies and in filters.
+        String legacy = REQ.replace("\"routing_group\":\"default\"", "\"tenant_id\":\"a\"");
+        assertAnswer(200, OK, http.post("/prefill_complete", legacy));
+        assertAnswer(200, "[" + inB + "]", http.get("/workers?tenant_id=b"));
+        assertTrue(http.get("/loads?tenant_id=a")
+                .body()
+                .contains("\"dp_rank\":0,\"active_prefill_tokens\":0,\"active_decode_blocks\":3"));
+        assertTrue(http.get("/loads?routing_group=b")
+                .body()
+                .contains("\"dp_rank\":0,\"active_prefill_tokens\":48,\"active_decode_blocks\":3"));
     }
 
     @Test

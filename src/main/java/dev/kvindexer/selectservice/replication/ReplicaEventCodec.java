@@ -1,7 +1,7 @@
 package dev.kvindexer.selectservice.replication;
 
 import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.select.LoadEvent;
+import dev.kvindexer.load.LoadEvent;
 import java.io.IOException;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;

@@ -1,8 +1,8 @@
 package dev.kvindexer.selectservice.replication;
 
+import dev.kvindexer.load.LoadEvent;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.select.Bookings;
-import dev.kvindexer.select.LoadEvent;
 import dev.kvindexer.select.Mirror;
 import dev.kvindexer.select.SessionBindings;
 import dev.kvindexer.zmq.ZmqPeerOptions;
@@ -114,6 +114,32 @@ public final class ReplicaSync implements AutoCloseable {
         return sync;
     }
 
+    /**
+     * Starts replica sync of active load alone (the slot tracker's): {@code apply} takes each peer's event on
+     * {@code home}, the context that owns the load; this replica's events go out through {@link #publish(LoadEvent)}.
+     */
+    public static ReplicaSync start(
+            int port,
+            List<String> initialPeers,
+            long routerId,
+            int maxBlocks,
+            NetworkBudget budget,
+            Context home,
+            java.util.function.Consumer<LoadEvent> apply) {
+        return new ReplicaSync(
+                port,
+                initialPeers,
+                routerId,
+                maxBlocks,
+                budget,
+                (r, applied) -> home.runOnContext(v -> {
+                    applied.run();
+                    apply.accept(r.event());
+                }),
+                null,
+                new AtomicLong());
+    }
+
     /** A binding this replica could not keep: an id over the limit, or a full table. */
     static boolean refused(SessionBindings.Applied a) {
         return a == SessionBindings.Applied.REJECTED_SESSION_ID || a == SessionBindings.Applied.REJECTED_CAPACITY;
@@ -154,7 +180,8 @@ public final class ReplicaSync implements AutoCloseable {
         receiver.start();
     }
 
-    void publish(LoadEvent e) {
+    /** Publishes one of this replica's load changes (best effort, as Dynamo's mesh is). */
+    public void publish(LoadEvent e) {
         pub.send(TOPIC, ZMQ.SNDMORE | ZMQ.DONTWAIT);
         pub.send(ReplicaEventCodec.encode(e, routerId), ZMQ.DONTWAIT);
     }

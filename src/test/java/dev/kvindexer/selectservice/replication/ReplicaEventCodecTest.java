@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.select.LoadEvent;
+import dev.kvindexer.load.LoadEvent;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 

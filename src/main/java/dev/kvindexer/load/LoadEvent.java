@@ -1,4 +1,4 @@
-package dev.kvindexer.select;
+package dev.kvindexer.load;
 
 import dev.kvindexer.event.PartitionKey;
 
