@@ -3,8 +3,9 @@ package dev.kvindexer.conductor;
 import dev.kvindexer.hash.HashProfile;
 
 /**
- * One checked registration of the C++ Mooncake Conductor (docs/api/mooncake-cpp.md#post-register): a {@code vLLM} engine rank whose GPU blocks
- * feed its context, or a {@code Mooncake} Store publisher whose objects feed whatever contexts they name.
+ * One checked registration of the C++ Mooncake Conductor (docs/api/mooncake-cpp.md#post-register): a {@code vLLM} or
+ * {@code SGLang} engine rank whose GPU blocks feed its context, or a {@code Mooncake} Store publisher whose objects
+ * feed whatever contexts they name.
  * {@code tenantId} is already normalised ({@code ""} is {@code default}); {@code cacheGroup} is null when the request
  * did not name one (only 0 is accepted).
  */
@@ -21,6 +22,9 @@ public record CppConductorRegistration(
         String tenantId,
         Integer cacheGroup) {
     public static final String ENGINE = "vLLM";
+    /** The newest Conductor's second engine type: SGLang publishes vLLM's event batches, so it is an engine too. */
+    public static final String SGLANG = "SGLang";
+
     public static final String STORE = "Mooncake";
 
     /** {@code <instance_id>|<tenant_id>|<dp_rank>}, the reference's service key. */
@@ -29,7 +33,7 @@ public record CppConductorRegistration(
     }
 
     public boolean engine() {
-        return ENGINE.equals(type);
+        return ENGINE.equals(type) || SGLANG.equals(type);
     }
 
     /** The context this registration names (an engine's own; a Store publisher's only for the profile check). */

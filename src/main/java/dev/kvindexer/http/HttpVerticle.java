@@ -109,7 +109,7 @@ public final class HttpVerticle extends VerticleBase {
         router.get("/peers").handler(JsonRoutes.guard(dynamo::peers));
         CppConductorRoutes conductor = new CppConductorRoutes(node.conductor());
         router.get("/services").handler(JsonRoutes.guard(ctx -> {
-            if (CppConductorRoutes.asksForMsgpack(ctx)) {
+            if (servicesInMsgpack(ctx)) {
                 conductor.services(ctx);
             } else {
                 mooncake.services(ctx);
@@ -160,6 +160,23 @@ public final class HttpVerticle extends VerticleBase {
                         + ctx.request().path());
         preamble.labelRoutes(router);
         return router;
+    }
+
+    /**
+     * Which Conductor's {@code GET /services} a request gets: both real callers send a plain GET, the C++ one reading
+     * msgpack and the Go one JSON. A request that names either type in {@code Accept} gets it; otherwise JSON while the
+     * JSON API has registrations (the Go Conductor's users), and msgpack when it has none, which is how the C++
+     * Conductor's users find the node after a restart, to register again.
+     */
+    private boolean servicesInMsgpack(RoutingContext ctx) {
+        String accept = ctx.request().getHeader("accept");
+        if (CppConductorRoutes.asksForMsgpack(ctx)) {
+            return true;
+        }
+        if (accept != null && accept.toLowerCase(java.util.Locale.ROOT).contains("json")) {
+            return false;
+        }
+        return node.registry().workers(null, null).isEmpty();
     }
 
     private static final String UNTYPED = "kvindexer.untyped-body";

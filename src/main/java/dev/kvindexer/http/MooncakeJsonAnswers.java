@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.conductor.CppConductorRegistration;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.TierBreakdown;
 import dev.kvindexer.ingest.Listener;
@@ -23,9 +24,12 @@ final class MooncakeJsonAnswers {
     /**
      * @param members  the partition's registered instances
      * @param only     the instance id to restrict the answer to, or null for all
+     * @param onlyName how the request named {@code only}: the Go Conductor answers one row for it, all zeros with
+     *                 no ranks when it is not registered
      * @param reply    the partition's matches; a registered rank without one has the shared stores' reach
      */
-    static String render(Flavor shape, String tenant, List<Registry.Member> members, Long only, QueryResult reply) {
+    static String render(
+            Flavor shape, String tenant, List<Registry.Member> members, Long only, String onlyName, QueryResult reply) {
         List<OwnerMatch> matches = reply.matches();
         int blockSize = reply.blockSize();
         Map<Long, String> names = new HashMap<>();
@@ -60,6 +64,13 @@ final class MooncakeJsonAnswers {
             default -> sb.append('{').append(Json.encode(tenant)).append(":{");
         }
         List<TierBreakdown.InstanceBreakdown> instances = breakdown.instances();
+        if (only != null && instances.isEmpty()) {
+            sb.append(Json.encode(onlyName))
+                    .append(
+                            cpp
+                                    ? ":{\"longest_matched\":0,\"gpu\":0,\"dp\":{},\"cpu\":0,\"disk\":0,\"rank_matches\":{}}"
+                                    : ":{\"longest_matched\":0,\"GPU\":0,\"DP\":{},\"CPU\":0,\"DISK\":0}");
+        }
         for (int i = 0; i < instances.size(); i++) {
             TierBreakdown.InstanceBreakdown b = instances.get(i);
             sb.append(i == 0 ? "" : ",")
@@ -88,6 +99,15 @@ final class MooncakeJsonAnswers {
         return sb.append("}}").toString();
     }
 
+    /** The answer with no instance in it: the Go Conductor's to a tenant nobody registered under. */
+    static String none(Flavor shape) {
+        return switch (shape) {
+            case MOONCAKE_JSON_DATA -> "{\"data\":{}}";
+            case MOONCAKE_JSON_INSTANCES -> "{\"instances\":{}}";
+            default -> "{}";
+        };
+    }
+
     /** {@code rank_matches[r] = {gpu, cpu, disk}} of one instance, in tokens, ranks ascending. */
     private static void rankMatches(StringBuilder sb, long workerId, List<OwnerMatch> owners, int blockSize) {
         List<OwnerMatch> mine = new ArrayList<>();
@@ -114,38 +134,87 @@ final class MooncakeJsonAnswers {
         sb.append('}');
     }
 
-    /** GET /services: every registration as a Mooncake /register body, so a gateway can register again. */
-    static String services(List<Registry.WorkerView> workers) {
-        StringBuilder sb = new StringBuilder("[");
-        boolean first = true;
+    /**
+     * GET /services in JSON, the Go Conductor's {@code {"count", "services"}}: one entry per registered rank, with
+     * its capitalised members in its order and {@code ""} for what is absent; this API's registrations (Dynamo's as
+     * {@code vLLM}, their id in decimal) then the C++ Conductor's.
+     */
+    static String services(List<Registry.WorkerView> workers, List<CppConductorRegistration> cpp) {
+        StringBuilder sb = new StringBuilder("{\"count\":");
+        int at = sb.length();
+        sb.append(",\"services\":[");
+        int count = 0;
         for (Registry.WorkerView w : workers) {
             for (Listener l : w.listeners()) {
                 String type = l.publisher().type() != null ? l.publisher().type() : "vLLM";
-                sb.append(first ? "" : ",")
-                        .append("{\"endpoint\":")
-                        .append(Json.encode(l.endpoint()))
-                        .append(",\"replay_endpoint\":")
-                        .append(Json.encode(l.replayEndpoint()))
-                        .append(",\"type\":")
-                        .append(Json.encode(type))
-                        .append(",\"modelname\":")
-                        .append(Json.encode(w.key().modelName()))
-                        .append(",\"lora_name\":")
-                        .append(Json.encode(l.publisher().defaultLora()))
-                        .append(",\"tenant_id\":")
-                        .append(Json.encode(w.key().routingGroup()))
-                        .append(",\"instance_id\":")
-                        .append(Json.encode(InstanceIds.display(w.workerId(), w.name())))
-                        .append(",\"block_size\":")
-                        .append(w.blockSize())
-                        .append(",\"dp_rank\":")
-                        .append(l.dpRank())
-                        .append(",\"additionalsalt\":")
-                        .append(Json.encode(l.publisher().additionalSalt()))
-                        .append('}');
-                first = false;
+                service(
+                        sb.append(count++ == 0 ? "" : ","),
+                        l.endpoint(),
+                        l.replayEndpoint(),
+                        type,
+                        w.key().modelName(),
+                        l.publisher().defaultLora(),
+                        w.key().routingGroup(),
+                        InstanceIds.display(w.workerId(), w.name()),
+                        w.blockSize(),
+                        l.dpRank(),
+                        l.publisher().additionalSalt());
             }
         }
-        return sb.append(']').toString();
+        for (CppConductorRegistration r : cpp) {
+            service(
+                    sb.append(count++ == 0 ? "" : ","),
+                    r.endpoint(),
+                    r.replayEndpoint(),
+                    r.type(),
+                    r.modelName(),
+                    r.loraName(),
+                    r.tenantId(),
+                    r.instanceId(),
+                    r.blockSize(),
+                    r.dpRank(),
+                    null);
+        }
+        sb.insert(at, count);
+        return sb.append("]}").toString();
+    }
+
+    private static void service(
+            StringBuilder sb,
+            String endpoint,
+            String replayEndpoint,
+            String type,
+            String model,
+            String lora,
+            String tenant,
+            String instance,
+            long blockSize,
+            int dpRank,
+            String salt) {
+        sb.append("{\"Endpoint\":")
+                .append(Json.encode(orEmpty(endpoint)))
+                .append(",\"ReplayEndpoint\":")
+                .append(Json.encode(orEmpty(replayEndpoint)))
+                .append(",\"Type\":")
+                .append(Json.encode(orEmpty(type)))
+                .append(",\"ModelName\":")
+                .append(Json.encode(orEmpty(model)))
+                .append(",\"LoraName\":")
+                .append(Json.encode(orEmpty(lora)))
+                .append(",\"TenantID\":")
+                .append(Json.encode(orEmpty(tenant)))
+                .append(",\"InstanceID\":")
+                .append(Json.encode(orEmpty(instance)))
+                .append(",\"BlockSize\":")
+                .append(blockSize)
+                .append(",\"DPRank\":")
+                .append(dpRank)
+                .append(",\"AdditionalSalt\":")
+                .append(Json.encode(orEmpty(salt)))
+                .append('}');
+    }
+
+    private static String orEmpty(String s) {
+        return s == null ? "" : s;
     }
 }

@@ -3,6 +3,7 @@ package dev.kvindexer.http;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.partition.PartitionRef;
@@ -16,7 +17,10 @@ import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -136,28 +140,35 @@ final class MooncakeJsonRoutes {
         return t instanceof Refusal ? invalid(code, t.getMessage(), null) : t;
     }
 
+    /**
+     * Removes one subscription, (instance_id, tenant_id, dp_rank) as the Go Conductor keys it: without {@code dp_rank}
+     * rank 0, and a key nobody registered is a 404 {@code service not found: <instance>|<tenant>|<rank>}.
+     */
     void unregister(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
         String instance = instanceId(body, MooncakeJsonError.INVALID_REQUEST);
         String tenant = tenant(body);
-        Integer dpRank = body.optionalRank("dp_rank");
+        Integer given = body.optionalRank("dp_rank");
+        int dpRank = given == null ? 0 : given;
         long id = InstanceIds.of(instance);
         PartitionKey key = node.registry().partitionOf(id);
-        List<Integer> ranks;
+        String serviceKey = instance + "|" + tenant + "|" + dpRank;
+        boolean registered;
         try {
-            ranks = key == null ? List.of() : node.registry().ranksToUnregister(id, null, tenant, dpRank);
+            registered = key != null
+                    && !node.registry()
+                            .ranksToUnregister(id, null, tenant, dpRank)
+                            .isEmpty();
         } catch (Refusal nothingMatches) {
-            ranks = List.of();
+            registered = false;
         }
-        if (ranks.isEmpty()) {
-            // Unregistering what is not there is not an error for the Conductor: nothing was removed.
-            Responses.json(ctx, 200, unregistered(instance, tenant, List.of()));
-            return;
+        if (!registered) {
+            throw new MooncakeJsonError(
+                    404, MooncakeJsonError.NOT_FOUND, "service not found: " + serviceKey, "instance_id");
         }
-        List<Integer> removed = ranks;
         node.registrar().unregister(id, key.modelName(), tenant, dpRank).onComplete(ar -> {
             if (ar.succeeded()) {
-                Responses.json(ctx, 200, unregistered(instance, tenant, removed));
+                Responses.json(ctx, 200, unregistered(instance, tenant, List.of(dpRank)));
             } else {
                 Responses.error(ctx, conflict(ar.cause(), MooncakeJsonError.INVALID_REQUEST));
             }
@@ -196,6 +207,10 @@ final class MooncakeJsonRoutes {
         }
         String salt = body.optionalString("cache_salt");
         PartitionRef partition = partition(body);
+        if (partition == null) {
+            answerNone(ctx, shape, body);
+            return;
+        }
         long seed = BlockHasher.seedFor(emptyToNull(lora), salt);
         long[] local = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
         answer(ctx, shape, body, partition, p -> p.query(local), tokens.length);
@@ -213,6 +228,10 @@ final class MooncakeJsonRoutes {
         }
         long[] hashes = body.u64OrStringArray(field);
         PartitionRef partition = partition(body);
+        if (partition == null) {
+            answerNone(ctx, shape, body);
+            return;
+        }
         answer(
                 ctx,
                 shape,
@@ -222,20 +241,41 @@ final class MooncakeJsonRoutes {
                 (long) hashes.length * partition.blockSize());
     }
 
-    /** The partition of (model, tenant_id), checked against the request's block_size when it gives one. */
+    /**
+     * The partition of (model, tenant_id), or null when there is none or the request's block_size is not its: the
+     * Go Conductor keys its index by both, so such a query matches nothing and is answered, never refused.
+     */
     private PartitionRef partition(JsonRequest body) {
         String model = model(body, MooncakeJsonError.INVALID_REQUEST);
-        PartitionKey key = new PartitionKey(model, tenant(body));
-        PartitionRef partition = node.registry().partition(key).orElseThrow(() -> notFound(key));
+        PartitionRef partition =
+                node.registry().partition(new PartitionKey(model, tenant(body))).orElse(null);
         Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
-        if (blockSize != null && blockSize != partition.blockSize()) {
-            throw invalid(
-                    MooncakeJsonError.INVALID_REQUEST,
-                    "block_size " + blockSize + " does not match the block size " + partition.blockSize() + " of model="
-                            + model + " tenant_id=" + key.routingGroup(),
-                    "block_size");
+        return partition == null || (blockSize != null && blockSize != partition.blockSize()) ? null : partition;
+    }
+
+    /**
+     * A query that matches nothing, answered as the Go Conductor does: every instance registered under the tenant
+     * (any model) with zeros, the one asked for by {@code instance_id} even when unknown, and {@code {}} for a tenant
+     * nobody registered under.
+     */
+    private void answerNone(RoutingContext ctx, Flavor shape, JsonRequest body) {
+        String tenant = tenant(body);
+        String only = body.optionalId("instance_id");
+        Long onlyId = only == null ? null : InstanceIds.of(only);
+        List<Registry.Member> members = new ArrayList<>();
+        Set<PartitionKey> keys = new LinkedHashSet<>();
+        for (Registry.WorkerView w : node.registry().workers(null, tenant)) {
+            keys.add(w.key());
         }
-        return partition;
+        for (PartitionKey key : keys) {
+            members.addAll(node.registry().members(key));
+        }
+        if (only == null && members.stream().allMatch(Registry.Member::store)) {
+            Responses.json(ctx, 200, MooncakeJsonAnswers.none(shape));
+            return;
+        }
+        QueryResult nothing = new QueryResult(1, OwnerMatches.of(List.of()), new int[2]);
+        Responses.json(ctx, 200, MooncakeJsonAnswers.render(shape, tenant, members, onlyId, only, nothing));
     }
 
     private void answer(
@@ -258,7 +298,7 @@ final class MooncakeJsonRoutes {
                             PartitionQuery.withSharedReach(r, () -> members),
                             r.blockSize());
                     PartitionQuery.flagMissing(ctx, r.missingInstances());
-                    return MooncakeJsonAnswers.render(shape, key.routingGroup(), members, onlyId, r);
+                    return MooncakeJsonAnswers.render(shape, key.routingGroup(), members, onlyId, only, r);
                 })
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
@@ -278,6 +318,13 @@ final class MooncakeJsonRoutes {
     }
 
     void services(RoutingContext ctx) {
-        Responses.json(ctx, 200, MooncakeJsonAnswers.services(node.registry().workers(null, null)));
+        List<Registry.WorkerView> workers = node.registry().workers(null, null);
+        node.conductor().conductor().services().onComplete(ar -> {
+            if (ar.succeeded()) {
+                Responses.json(ctx, 200, MooncakeJsonAnswers.services(workers, ar.result()));
+            } else {
+                Responses.error(ctx, ar.cause());
+            }
+        });
     }
 }

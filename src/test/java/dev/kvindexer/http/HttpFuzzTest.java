@@ -130,7 +130,7 @@ class HttpFuzzTest {
         indexerState = new Watched(
                 () -> indexerWire.get("/workers").replaceAll("\"(last|previous)_error_at\":\"[^\"]*\"", "")
                         + indexerWire.get("/dump")
-                        + MooncakeJsonAnswers.services(services.registry().workers(null, null))
+                        + MooncakeJsonAnswers.services(services.registry().workers(null, null), List.of())
                         + conductorState(services)
                         + services.peers().registered(),
                 HttpFuzzTest::seedIndexer);

@@ -90,7 +90,10 @@ class LoneSurrogateNamesTest {
                 .post(
                         "/register",
                         mooncakeRegister("m", "engine-a", "l").replace("}", ",\"tenant_id\":\"" + LONE + "\"}")));
-        assertEquals("[]", indexer.http().get("/services").body(), "no refused registration took effect");
+        assertEquals(
+                "{\"count\":0,\"services\":[]}",
+                indexer.http().get("/services", "application/json").body(),
+                "no refused registration took effect");
         assertRefused(indexer.http().post("/query", "{\"model\":\"m" + LONE + "\",\"token_ids\":[1]}"));
         assertRefused(indexer.http().post("/unregister", "{\"instance_id\":\"" + LONE + "\"}"));
     }

@@ -122,7 +122,10 @@ class MooncakeJsonHttpTest {
         assertJson(
                 "{\"default\":{\"vllm-decode-1\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}",
                 post("/query", query(12, null).put("instance_id", DECODE)));
-        assertJson("{\"default\":{}}", post("/query", query(12, null).put("instance_id", "nobody")));
+        // The Go Conductor answers the instance asked for, all zeros, even when nobody registered it.
+        assertJson(
+                "{\"default\":{\"nobody\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{},\"CPU\":0,\"DISK\":0}}}",
+                post("/query", query(12, null).put("instance_id", "nobody")));
 
         // The Dynamo flavor sees the same partition (model_name = modelname, tenant_id = group) and the same numbers.
         String id = Long.toUnsignedString(InstanceIds.of(PREFILL));
@@ -135,13 +138,16 @@ class MooncakeJsonHttpTest {
         assertEquals(new JsonObject("{\"" + id + "\":{\"0\":12}}"), dynamo.getJsonObject("scores"));
         assertEquals(12, dynamo.getJsonObject("instances").getJsonObject(id).getInteger("longest_matched"));
 
-        JsonArray services = new JsonArray(indexer.http().get("/services").body());
-        assertEquals(2, services.size());
+        // The Go Conductor's {count, services}: capitalised members in its order, "" for what is absent.
+        String services = indexer.http().get("/services").body();
+        assertEquals(2, new JsonObject(services).getInteger("count"), services);
+        assertEquals(2, new JsonObject(services).getJsonArray("services").size(), services);
         assertTrue(
-                services.contains(registration(PREFILL, prefill, null)
-                        .put("replay_endpoint", (String) null)
-                        .put("lora_name", (String) null)),
-                services.encode());
+                services.contains(
+                        "{\"Endpoint\":\"" + prefill.endpoint() + "\",\"ReplayEndpoint\":\"\",\"Type\":\"vLLM\","
+                                + "\"ModelName\":\"deepseek\",\"LoraName\":\"\",\"TenantID\":\"default\","
+                                + "\"InstanceID\":\"" + PREFILL + "\",\"BlockSize\":"),
+                services);
         assertTrue(indexer.http().get("/workers").body().contains("\"instance_name\":\"vllm-prefill-node1\""));
 
         HttpResponse<String> gone = post(
@@ -154,11 +160,12 @@ class MooncakeJsonHttpTest {
         assertEquals(
                 "{\"status\":\"unregistered successfully\",\"removed_instances\":[\"vllm-prefill-node1|default|0\"]}",
                 gone.body());
-        assertEquals(
-                "{\"status\":\"unregistered successfully\",\"removed_instances\":[]}",
-                post("/unregister", new JsonObject().put("instance_id", PREFILL))
-                        .body(),
-                "nothing left to remove");
+        // The Go Conductor: the key is (instance, tenant, dp_rank 0 when absent), and a key nobody holds is a 404.
+        assertMooncakeError(
+                post("/unregister", new JsonObject().put("instance_id", PREFILL)), 404, "not_found", "instance_id");
+        assertTrue(post("/unregister", new JsonObject().put("instance_id", PREFILL))
+                .body()
+                .contains("service not found: vllm-prefill-node1|default|0"));
         assertJson(
                 "{\"default\":{\"vllm-decode-1\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},\"CPU\":0,\"DISK\":0}}}",
                 post("/query", query(12, null)));
@@ -375,8 +382,10 @@ class MooncakeJsonHttpTest {
         assertTrue(
                 post("/query_by_hash", legacy).body().contains("\"longest_matched\":4"),
                 "the older alias with string hashes; the prefix ends at the second, unknown hash");
-        assertMooncakeError(
-                post("/query_by_hash", byHash.copy().put("block_size", 16)), 400, "invalid_request", "block_size");
+        // Another block size matches nothing: zeros, as the Go Conductor keys its index by it.
+        assertTrue(post("/query_by_hash", byHash.copy().put("block_size", 16))
+                .body()
+                .contains("\"longest_matched\":0"));
     }
 
     @Test
@@ -384,8 +393,19 @@ class MooncakeJsonHttpTest {
         TestPublisher pub = indexer.engine();
         assertEquals(200, post("/register", registration(PREFILL, pub, null)).statusCode());
 
-        assertMooncakeError(post("/query", query(8, null).put("model", "nope")), 404, "not_found", "model");
-        assertMooncakeError(post("/query", query(8, null).put("block_size", 16)), 400, "invalid_request", "block_size");
+        // The Go Conductor never refuses a query: an unknown model or another block size matches nothing, every
+        // instance of the tenant answering zeros, and a tenant nobody registered under answers {}.
+        String zeros = "{\"default\":{\"vllm-prefill-node1\":{\"longest_matched\":0,\"GPU\":0,\"DP\":{\"0\":0},"
+                + "\"CPU\":0,\"DISK\":0}}}";
+        assertJson(zeros, post("/query", query(8, null).put("model", "nope")));
+        assertJson(zeros, post("/query", query(8, null).put("block_size", 16)));
+        assertJson("{}", post("/query", query(8, null).put("tenant_id", "nobody")));
+        assertJson(
+                "{\"data\":{}}",
+                indexer.http()
+                        .post(
+                                "/query?format=data",
+                                query(8, null).put("tenant_id", "t2").encode()));
         assertMooncakeError(post("/query", query(8, "sql").put("lora_id", 3)), 400, "invalid_request", "lora_id");
         assertMooncakeError(post("/query", query(8, null).put("lora_id", 3)), 400, "invalid_request", "lora_id");
         assertEquals(200, post("/query", query(8, null).put("lora_id", -1)).statusCode(), "-1 is the base model");
@@ -420,7 +440,9 @@ class MooncakeJsonHttpTest {
                 "invalid_registration",
                 null);
         assertEquals(
-                1, new JsonArray(indexer.http().get("/services").body()).size(), "no refused registration was kept");
+                1,
+                new JsonObject(indexer.http().get("/services").body()).getInteger("count"),
+                "no refused registration was kept");
 
         assertEquals(
                 400,

@@ -59,6 +59,12 @@ public final class HttpJson {
         return send(HttpRequest.newBuilder(URI.create(base + path)).GET());
     }
 
+    public HttpResponse<String> get(String path, String accept) {
+        return send(HttpRequest.newBuilder(URI.create(base + path))
+                .header("Accept", accept)
+                .GET());
+    }
+
     public HttpResponse<String> post(String path, String json) {
         return post(path, json, "application/json");
     }

@@ -85,8 +85,9 @@ final class CppConductorRequests {
         String tenant = optionalText(body, "tenant_id", "");
         Integer cacheGroup = cacheGroup(body);
         HashProfile profile = profile(body);
-        if (!type.equals("vLLM") && !type.equals("Mooncake")) {
-            throw CppConductorError.invalid(CppConductorError.INVALID_VALUE, "type must be vLLM or Mooncake", "type");
+        if (!type.equals("vLLM") && !type.equals("Mooncake") && !type.equals("SGLang")) {
+            throw CppConductorError.invalid(
+                    CppConductorError.INVALID_VALUE, "type must be vLLM, Mooncake, or SGLang", "type");
         }
         if (tenant.isEmpty()) {
             tenant = DEFAULT_TENANT;

@@ -1,7 +1,6 @@
 package dev.kvindexer.conductor.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.sim.BatchEncoder;
@@ -390,10 +389,18 @@ class CppConductorConformanceTest {
         assertEquals(ValueType.ARRAY, ranks.getValueType());
         assertEquals(ValueType.INTEGER, ranks.asArrayValue().get(0).getValueType());
 
-        HttpResponse<String> json = indexer.http().get("/services");
+        HttpResponse<String> json = indexer.http().get("/services", "application/json");
         assertEquals(
                 "application/json", json.headers().firstValue("content-type").orElse(null));
-        assertEquals("[]", json.body(), "without msgpack the Mooncake JSON flavor's list, unchanged");
+        assertTrue(json.body().startsWith("{\"count\":1,\"services\":[{\"Endpoint\""), json.body());
+        assertEquals(
+                "application/msgpack",
+                indexer.http()
+                        .get("/services")
+                        .headers()
+                        .firstValue("content-type")
+                        .orElse(null),
+                "a plain GET with nothing registered through the JSON API: the C++ Conductor's msgpack");
     }
 
     @Test
@@ -416,8 +423,9 @@ class CppConductorConformanceTest {
                         + "\"InstanceID\":\"engine-a\",\"BlockSize\":16,\"DPRank\":0,\"CacheGroup\":null,\"HashProfile\":"
                         + profile + "}",
                 services.substring(0, services.indexOf("},{") + 1));
-        assertFalse(
-                indexer.http().get("/services").body().contains("engine-a"),
-                "the Mooncake JSON flavor's list is its own");
+        String json = indexer.http().get("/services", "application/json").body();
+        assertTrue(
+                json.contains("\"InstanceID\":\"engine-a\",\"BlockSize\":16,\"DPRank\":1,\"AdditionalSalt\":\"\"}"),
+                "in JSON, the Go Conductor's shape lists the C++ registrations too: " + json);
     }
 }

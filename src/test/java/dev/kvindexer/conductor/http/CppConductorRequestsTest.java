@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.conductor.CppConductorRegistration;
 import dev.kvindexer.hash.HashProfile;
@@ -76,6 +77,18 @@ class CppConductorRequestsTest {
         Map<String, Object> p = profile();
         change.accept(p);
         registerRefused(r -> r.put("hash_profile", p), reason, field, null);
+    }
+
+    /** The newest Conductor's third type: an SGLang engine registers as a vLLM one does, with its own type kept. */
+    @Test
+    void anSGLangEngineIsAnEngine() {
+        Map<String, Object> body = registration();
+        body.put("type", "SGLang");
+        CppConductorRegistration r = register(body);
+        assertEquals("SGLang", r.type());
+        assertTrue(r.engine());
+        body.put("type", "Mooncake");
+        assertFalse(register(body).engine());
     }
 
     @Test
@@ -152,7 +165,8 @@ class CppConductorRequestsTest {
                 "out_of_range",
                 "block_size",
                 "block_size must be greater than zero");
-        registerRefused(r -> r.put("type", "SGLang"), "invalid_value", "type", "type must be vLLM or Mooncake");
+        registerRefused(
+                r -> r.put("type", "sglang"), "invalid_value", "type", "type must be vLLM, Mooncake, or SGLang");
         registerRefused(r -> r.put("endpoint", ""), "invalid_value", "endpoint", "endpoint must not be empty");
         registerRefused(
                 r -> r.put("block_size", new Pack.U64(Long.MIN_VALUE)),
