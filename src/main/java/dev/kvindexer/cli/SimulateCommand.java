@@ -3,6 +3,7 @@ package dev.kvindexer.cli;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineHashKind;
 import dev.kvindexer.sim.PromptSource;
+import dev.kvindexer.sim.RegisterClient;
 import dev.kvindexer.sim.ReplayStyle;
 import dev.kvindexer.sim.Simulation;
 import dev.kvindexer.sim.SimulationConfig;
@@ -278,6 +279,9 @@ public final class SimulateCommand implements Callable<Integer> {
             while (System.nanoTime() < holdUntil && !sim.stopping()) {
                 Thread.sleep(Math.min(100, Math.max(1, (holdUntil - System.nanoTime()) / 1_000_000)));
             }
+        } catch (RegisterClient.Refused e) {
+            System.err.println("kvindexer simulate: the indexer refused a registration: " + e.getMessage());
+            return 1;
         } catch (java.io.IOException e) {
             // A refused connection carries no message: name the exception too.
             System.err.println("kvindexer simulate: cannot reach the indexer at " + config.register() + ": " + e);

@@ -47,8 +47,17 @@ public final class RegisterClient {
                 .build();
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 201 && response.statusCode() != 200) {
-            throw new IOException(
+            throw new Refused(
                     "POST " + registerUri + " " + body + " → " + response.statusCode() + " " + response.body());
+        }
+    }
+
+    /** The indexer answered and refused a registration: what it said, not a network failure. */
+    public static final class Refused extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        Refused(String message) {
+            super(message);
         }
     }
 }

@@ -99,8 +99,10 @@ class SimulationTest {
         server.start();
         try (Simulation sim = Simulation.start(config(
                 1, 0, URI.create("http://127.0.0.1:" + server.getAddress().getPort())))) {
-            // The fourth answer is a 409: registration must report it, not swallow it.
-            assertThrows(java.io.IOException.class, sim::registerAll);
+            // The fourth answer is a 409: registration must report it, not swallow it, as the indexer's answer (the
+            // simulator then says the indexer refused, not that it cannot reach it).
+            RegisterClient.Refused refused = assertThrows(RegisterClient.Refused.class, sim::registerAll);
+            assertTrue(refused.getMessage().contains("409 {\"status\":\"ok\"}"), refused.getMessage());
             assertEquals(4, bodies.size());
             JsonObject b = bodies.get(3);
             SimulatedEngine e = sim.engine(1, 1);
