@@ -8,13 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.conductor.event.CppConductorEvent;
 import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.hash.VllmBlockHasher;
+import dev.kvindexer.support.PrefixReaders;
 import io.vertx.core.Vertx;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -49,57 +47,17 @@ class CppConductorConcurrencyTest {
             keys[i] = chain.nextKey();
         }
 
-        AtomicBoolean growing = new AtomicBoolean(true);
-        AtomicBoolean done = new AtomicBoolean();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        List<Thread> readers = new ArrayList<>();
-        int[] answers = new int[4];
-        for (int t = 0; t < 4; t++) {
-            int me = t;
-            readers.add(new Thread(() -> {
-                int last = -1;
-                boolean shrinking = false;
-                try {
-                    while (!done.get()) {
-                        boolean growingBefore = growing.get();
-                        int gpu = gpuOf(await(conductor.query(CONTEXT, null, TOKENS, null)));
-                        // Removals start only once the flag is down: a query that ends with it still up saw none,
-                        // and one that starts with it down saw every store.
-                        if (growing.get()) {
-                            assertTrue(gpu >= last, "a growing prefix went from " + last + " to " + gpu);
-                            last = gpu;
-                        } else if (!growingBefore) {
-                            assertTrue(
-                                    !shrinking || gpu <= last, "a shrinking prefix went from " + last + " to " + gpu);
-                            shrinking = true;
-                            last = gpu;
-                        }
-                        answers[me]++;
-                    }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }));
-        }
-        readers.forEach(Thread::start);
+        PrefixReaders readers =
+                new PrefixReaders(4, () -> gpuOf(await(conductor.query(CONTEXT, null, TOKENS, null))), gpu -> true);
         for (int i = 0; i < BLOCKS; i++) {
             applied(conductor, engine, new CppConductorEvent.GpuStored(new long[] {keys[i]}));
         }
         assertEquals(BLOCKS, gpuOf(await(conductor.query(CONTEXT, null, TOKENS, null))));
-        growing.set(false);
+        readers.shrinking();
         for (int i = BLOCKS - 1; i >= 0; i--) {
             applied(conductor, engine, new CppConductorEvent.GpuRemoved(new long[] {keys[i]}));
         }
-        done.set(true);
-        for (Thread r : readers) {
-            r.join();
-        }
-        if (failure.get() != null) {
-            throw new AssertionError(failure.get());
-        }
-        for (int n : answers) {
-            assertTrue(n > 0, "every reader was answered");
-        }
+        readers.stop();
         assertArrayEquals(
                 new int[] {0, 0, 0},
                 await(conductor.query(CONTEXT, null, TOKENS, null))

@@ -71,7 +71,7 @@ class HttpBodyBudgetTest {
                 () -> MetricsPage.of(http).value("kvindexer_network_memory_held_bytes") == 0);
         assertEquals(1, MetricsPage.of(http).value("kvindexer_network_refused_total{port=\"http\"}"));
         // Read and answered again: no such model here, which only a read body could say.
-        java.net.http.HttpResponse<String> after = http.post("/query", "{\"model\":\"m\",\"token_ids\":[1,2,3]}");
+        java.net.http.HttpResponse<String> after = http.post("/query", "{\"model_name\":\"m\",\"token_ids\":[1,2,3]}");
         assertEquals(404, after.statusCode(), after.body());
     }
 

@@ -9,14 +9,12 @@ import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.support.PrefixReaders;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -50,40 +48,8 @@ class PartitionConcurrencyTest {
             engine[i] = 9_000 + i;
         }
 
-        AtomicBoolean growing = new AtomicBoolean(true);
-        AtomicBoolean done = new AtomicBoolean();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        int[] answers = new int[4];
-        List<Thread> readers = new ArrayList<>();
-        for (int t = 0; t < answers.length; t++) {
-            int me = t;
-            readers.add(new Thread(() -> {
-                int last = -1;
-                boolean shrinking = false;
-                try {
-                    while (!done.get()) {
-                        boolean growingBefore = growing.get();
-                        int gpu = gpuOf(await(partition.query(local)).owners());
-                        assertEquals(0, gpu % BATCH, "a batch seen in part: " + gpu + " blocks");
-                        // Removals start only once the flag is down: a query that ends with it still up saw none,
-                        // and one that starts with it down saw every store.
-                        if (growing.get()) {
-                            assertTrue(gpu >= last, "a growing prefix went from " + last + " to " + gpu);
-                            last = gpu;
-                        } else if (!growingBefore) {
-                            assertTrue(
-                                    !shrinking || gpu <= last, "a shrinking prefix went from " + last + " to " + gpu);
-                            shrinking = true;
-                            last = gpu;
-                        }
-                        answers[me]++;
-                    }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }));
-        }
-        readers.forEach(Thread::start);
+        PrefixReaders readers =
+                new PrefixReaders(4, () -> gpuOf(await(partition.query(local)).owners()), gpu -> gpu % BATCH == 0);
         long eventId = 1;
         for (int from = 0; from < BLOCKS; from += BATCH) {
             KvEvent stored = new KvEvent.Stored(
@@ -97,21 +63,12 @@ class PartitionConcurrencyTest {
         Future<QueryResult> idle = partition.query(local);
         assertTrue(idle.isComplete(), "an idle partition answers on the caller's thread, without its actor");
         assertEquals(BLOCKS, gpuOf(idle.result().owners()));
-        growing.set(false);
+        readers.shrinking();
         for (int to = BLOCKS; to > 0; to -= BATCH) {
             KvEvent removed = new KvEvent.Removed(StorageTier.DEVICE, Arrays.copyOfRange(engine, to - BATCH, to));
             assertEquals(1, apply(partition, eventId++, removed));
         }
-        done.set(true);
-        for (Thread r : readers) {
-            r.join();
-        }
-        if (failure.get() != null) {
-            throw new AssertionError(failure.get());
-        }
-        for (int n : answers) {
-            assertTrue(n > 0, "every reader was answered");
-        }
+        readers.stop();
         assertTrue(await(partition.query(local)).owners().isEmpty());
     }
 
