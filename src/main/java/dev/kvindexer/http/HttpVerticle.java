@@ -116,6 +116,14 @@ public final class HttpVerticle extends VerticleBase {
             }
         }));
         router.get("/global_view").handler(conductor::globalView);
+        // A wrong method on the C++ Conductor's routes is its msgpack 405 for a client that speaks msgpack; other
+        // clients get the indexer's JSON 405 from the failure handler.
+        for (String path : new String[] {"/query", "/register", "/unregister"}) {
+            router.get(path).handler(HttpVerticle::wrongMethod);
+        }
+        for (String path : new String[] {"/services", "/global_view"}) {
+            router.post(path).handler(HttpVerticle::wrongMethod);
+        }
         // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor); a msgpack
         // body is the C++ Conductor's (docs/api/mooncake-cpp.md).
         sharedPostJson(
@@ -160,6 +168,16 @@ public final class HttpVerticle extends VerticleBase {
                         + ctx.request().path());
         preamble.labelRoutes(router);
         return router;
+    }
+
+    /** A wrong method on a route the C++ Conductor serves: its 405 to a client that names msgpack. */
+    private static void wrongMethod(RoutingContext ctx) {
+        if (CppConductorRoutes.asksForMsgpack(ctx)
+                || MsgpackBodies.isMsgpackType(ctx.request().getHeader("content-type"))) {
+            CppConductorRoutes.methodNotAllowed(ctx);
+        } else {
+            ctx.fail(405);
+        }
     }
 
     /**

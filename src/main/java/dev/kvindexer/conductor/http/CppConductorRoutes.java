@@ -41,6 +41,14 @@ public final class CppConductorRoutes {
         return MsgpackBodies.isMsgpackType(ctx.request().getHeader("accept")) || MsgpackBodies.isMsgpackRequest(ctx);
     }
 
+    /**
+     * The C++ Conductor's 405 for a wrong method on one of its routes ({@code GET /query}, {@code POST /services}):
+     * {@code {"error": "Method not allowed"}} in msgpack.
+     */
+    public static void methodNotAllowed(RoutingContext ctx) {
+        send(ctx, pack(405, p -> p.packMapHeader(1).packString("error").packString("Method not allowed")));
+    }
+
     public void register(RoutingContext ctx) {
         checked(ctx, this::registerChecked);
     }
@@ -269,6 +277,8 @@ public final class CppConductorRoutes {
                 error(ctx, e);
             } else if (ar.cause() instanceof CppConductorSubscriptions.SubscribeFailed f) {
                 error(ctx, subscribeFailed(f));
+            } else if (ar.cause() instanceof CppConductorSubscriptions.AlreadyUnregistering a) {
+                error(ctx, CppConductorError.operational(404, a.getMessage()));
             } else {
                 error(ctx, CppConductorError.operational(500, "internal error: " + ar.cause()));
             }

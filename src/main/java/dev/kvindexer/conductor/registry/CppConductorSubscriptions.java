@@ -11,6 +11,7 @@ import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Future;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,6 +29,12 @@ public final class CppConductorSubscriptions {
     private final ZmqIngest ingest;
     private final boolean loraIds;
     private final Map<String, Listener> listeners = new ConcurrentHashMap<>();
+    /**
+     * Service keys whose unregistration is stopping their subscriber. The C++ Conductor refuses a registration of such a
+     * key ("service is being unregistered") and a second unregistration of it ("service is already being
+     * unregistered"): taken as unchanged, the registration would be undone by the unregistration still under way.
+     */
+    private final Set<String> unregistering = ConcurrentHashMap.newKeySet();
 
     /** {@code loraIds}: engine events may carry a lora_id when their lora_name is the registration's. */
     public CppConductorSubscriptions(CppConductor conductor, ZmqIngest ingest, boolean loraIds) {
@@ -46,6 +53,10 @@ public final class CppConductorSubscriptions {
      * reference checks first.
      */
     public Future<CppConductorState.Registered> register(CppConductorRegistration r) {
+        if (unregistering.contains(r.serviceKey())) {
+            return Future.succeededFuture(
+                    new CppConductorState.Refused("service is being unregistered: " + r.serviceKey()));
+        }
         if (ZmqEndpoint.invalidReason(r.endpoint()) != null) {
             return conductor
                     .decide(r)
@@ -77,11 +88,31 @@ public final class CppConductorSubscriptions {
         });
     }
 
-    /** The registration that ended, or null when none had that service key. */
+    /**
+     * The registration that ended, or null when none had that service key; fails with {@link AlreadyUnregistering}
+     * while another unregistration of the key is under way.
+     */
     public Future<CppConductorRegistration> unregister(String serviceKey) {
+        if (!unregistering.add(serviceKey)) {
+            return Future.failedFuture(new AlreadyUnregistering(serviceKey));
+        }
         Listener listener = listeners.remove(serviceKey);
         Future<Void> stopped = listener == null ? Future.succeededFuture() : ingest.stop(listener);
-        return stopped.compose(v -> conductor.unregister(serviceKey));
+        return stopped.compose(v -> conductor.unregister(serviceKey)).andThen(done -> unregistering.remove(serviceKey));
+    }
+
+    /** The listener of a registration, for tests that hold its poller. */
+    Listener listenerOf(String serviceKey) {
+        return listeners.get(serviceKey);
+    }
+
+    /** A second unregistration of a service key whose first is still stopping its subscriber. */
+    public static final class AlreadyUnregistering extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        AlreadyUnregistering(String serviceKey) {
+            super("service is already being unregistered: " + serviceKey, null, false, false);
+        }
     }
 
     /**

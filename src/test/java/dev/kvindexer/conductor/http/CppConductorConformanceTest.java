@@ -403,6 +403,23 @@ class CppConductorConformanceTest {
                 "a plain GET with nothing registered through the JSON API: the C++ Conductor's msgpack");
     }
 
+    /** A wrong method on the Conductor's routes: its msgpack 405 to a client that names msgpack, JSON otherwise. */
+    @Test
+    void aWrongMethodIsTheConductorsMsgpack405() throws Exception {
+        for (String path : List.of("/query", "/register", "/unregister")) {
+            HttpResponse<byte[]> r = indexer.http().getBytes(path, MSGPACK);
+            assertEquals(405, r.statusCode(), path);
+            assertEquals(MSGPACK, r.headers().firstValue("content-type").orElse(null), path);
+            assertEquals("{\"error\":\"Method not allowed\"}", decoded(r), path);
+        }
+        HttpResponse<byte[]> services = indexer.http().postBytes("/services", Pack.of(Map.of()), MSGPACK);
+        assertEquals(405, services.statusCode());
+        assertEquals("{\"error\":\"Method not allowed\"}", decoded(services));
+        HttpResponse<String> json = indexer.http().get("/query", "application/json");
+        assertEquals(405, json.statusCode());
+        assertTrue(json.body().startsWith("{\"error\":"), json.body());
+    }
+
     @Test
     void m7ServicesAndGlobalView() throws Exception {
         TestPublisher rank0 = indexer.engine();
