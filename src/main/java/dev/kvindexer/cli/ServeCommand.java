@@ -417,15 +417,54 @@ public final class ServeCommand implements Callable<Integer> {
                         .collect(Collectors.toList());
     }
 
+    /**
+     * The Conductors' static registrations, through this node's own {@code /register} as the Conductors subscribe
+     * theirs once their HTTP server runs. Its port is {@code --port}, not the file's {@code http_server_port}.
+     */
+    private static void registerStatics(
+            ConductorConfigFile.Contents statics, String path, ServeConfig config, int port) {
+        if (statics.httpServerPort() != 0 && statics.httpServerPort() != port) {
+            LOG.warn(
+                    "CONDUCTOR_CONFIG_PATH {} names http_server_port {}; this node listens on {} (--port)",
+                    path,
+                    statics.httpServerPort(),
+                    port);
+        }
+        if (statics.entries().isEmpty()) {
+            return;
+        }
+        if (config.security().tlsCert() != null) {
+            LOG.error(
+                    "CONDUCTOR_CONFIG_PATH {}: static registrations need the plain HTTP port; register over HTTPS",
+                    path);
+            return;
+        }
+        String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1" : config.host();
+        int registered = ConductorConfigFile.registerAll(
+                statics.entries(),
+                java.net.URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port),
+                config.security().authToken());
+        LOG.info(
+                "CONDUCTOR_CONFIG_PATH {}: {} of {} static registrations",
+                path,
+                registered,
+                statics.entries().size());
+    }
+
     @Override
     public Integer call() throws Exception {
         ServeConfig config;
+        ConductorConfigFile.Contents statics;
+        String conductorConfig = System.getenv("CONDUCTOR_CONFIG_PATH");
         try {
             config = config();
             if (selectPort != null) {
                 selectService(config);
             }
-        } catch (IllegalArgumentException e) {
+            statics = conductorConfig == null || conductorConfig.isBlank()
+                    ? null
+                    : ConductorConfigFile.read(java.nio.file.Path.of(conductorConfig));
+        } catch (IllegalArgumentException | java.io.IOException e) {
             System.err.println("kvindexer serve: " + e.getMessage());
             return 2;
         }
@@ -441,6 +480,9 @@ public final class ServeCommand implements Callable<Integer> {
                 config.host(),
                 node.httpPort(),
                 config.clustered() ? " in cluster " + config.cluster().name() : "");
+        if (statics != null) {
+            registerStatics(statics, conductorConfig, config, node.httpPort());
+        }
         HugePageAdvice.forThisProcess().ifPresent(LOG::info);
         FatalErrors.outOfMemoryAdviceForThisProcess().ifPresent(LOG::warn);
         if (slotTracker() != null) {

@@ -23,6 +23,9 @@ import java.util.List;
 
 /** The HTTP adapter of the indexer; one instance per event loop, all sharing the port. */
 public final class HttpVerticle extends VerticleBase {
+    /** The C++ Conductor's routes, whose wrong methods it answers with its own msgpack 405. */
+    private static final java.util.Set<String> CONDUCTOR_ROUTES =
+            java.util.Set.of("/query", "/register", "/unregister", "/services", "/global_view");
     /** Sized for one million tokens (QUERY_REQUEST_BODY_LIMIT_BYTES). */
     static final long QUERY_BODY_LIMIT = 8L * 1024 * 1024;
     /** The reference framework's default for every other route. */
@@ -116,14 +119,6 @@ public final class HttpVerticle extends VerticleBase {
             }
         }));
         router.get("/global_view").handler(conductor::globalView);
-        // A wrong method on the C++ Conductor's routes is its msgpack 405 for a client that speaks msgpack; other
-        // clients get the indexer's JSON 405 from the failure handler.
-        for (String path : new String[] {"/query", "/register", "/unregister"}) {
-            router.get(path).handler(HttpVerticle::wrongMethod);
-        }
-        for (String path : new String[] {"/services", "/global_view"}) {
-            router.post(path).handler(HttpVerticle::wrongMethod);
-        }
         // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor); a msgpack
         // body is the C++ Conductor's (docs/api/mooncake-cpp.md).
         sharedPostJson(
@@ -166,18 +161,22 @@ public final class HttpVerticle extends VerticleBase {
                         + ctx.request().path(),
                 ctx -> "method " + ctx.request().method() + " not allowed on "
                         + ctx.request().path());
+        // A wrong method on the C++ Conductor's routes is its msgpack 405 for a client that speaks msgpack.
+        router.errorHandler(405, ctx -> {
+            if (CONDUCTOR_ROUTES.contains(ctx.request().path())
+                    && (CppConductorRoutes.asksForMsgpack(ctx)
+                            || MsgpackBodies.isMsgpackType(ctx.request().getHeader("content-type")))) {
+                CppConductorRoutes.methodNotAllowed(ctx);
+            } else {
+                Responses.error(
+                        ctx,
+                        405,
+                        "method " + ctx.request().method() + " not allowed on "
+                                + ctx.request().path());
+            }
+        });
         preamble.labelRoutes(router);
         return router;
-    }
-
-    /** A wrong method on a route the C++ Conductor serves: its 405 to a client that names msgpack. */
-    private static void wrongMethod(RoutingContext ctx) {
-        if (CppConductorRoutes.asksForMsgpack(ctx)
-                || MsgpackBodies.isMsgpackType(ctx.request().getHeader("content-type"))) {
-            CppConductorRoutes.methodNotAllowed(ctx);
-        } else {
-            ctx.fail(405);
-        }
     }
 
     /**
