@@ -66,7 +66,10 @@ public final class SimulateCommand implements Callable<Integer> {
             names = "--hash-kind",
             defaultValue = "sequence",
             description =
-                    "Engine block hashes: sequence (Dynamo mocker), random (vLLM-like, per process) (default: ${DEFAULT-VALUE}).")
+                    "Engine block hashes: sequence (Dynamo mocker), random (vLLM-like, per process), sha256-cbor (vLLM's "
+                            + "with PYTHONHASHSEED=0, as the C++ Mooncake Conductor recomputes them: --register then "
+                            + "registers with its msgpack API, and --sample-query writes its msgpack body) "
+                            + "(default: ${DEFAULT-VALUE}).")
     String hashKind;
 
     @Option(
@@ -196,7 +199,7 @@ public final class SimulateCommand implements Callable<Integer> {
         try {
             kind = EngineHashKind.parse(hashKind);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--hash-kind must be sequence or random: " + hashKind);
+            throw new IllegalArgumentException("--hash-kind must be sequence, random or sha256-cbor: " + hashKind);
         }
         return new SimulationConfig(
                 engines,
@@ -299,6 +302,12 @@ public final class SimulateCommand implements Callable<Integer> {
             if (first == null) {
                 return;
             }
+            if (EngineHashKind.parse(hashKind) == EngineHashKind.SHA256_CBOR) {
+                java.nio.file.Files.write(sampleQuery, conductorQuery(first));
+                System.out.println("sample msgpack /query body of the C++ Conductor (" + first.length
+                        + " tokens) written to " + sampleQuery);
+                return;
+            }
             io.vertx.core.json.JsonArray tokens = new io.vertx.core.json.JsonArray();
             for (int t : first) {
                 tokens.add(Integer.toUnsignedLong(t));
@@ -310,6 +319,23 @@ public final class SimulateCommand implements Callable<Integer> {
                     .encode();
             java.nio.file.Files.writeString(sampleQuery, body);
             System.out.println("sample /query body (" + first.length + " tokens) written to " + sampleQuery);
+        }
+    }
+
+    /** The C++ Conductor's /query body: model, block size, the tokens as little-endian u32 in a bin. */
+    private byte[] conductorQuery(int[] tokens) throws java.io.IOException {
+        java.nio.ByteBuffer bin =
+                java.nio.ByteBuffer.allocate(tokens.length * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int t : tokens) {
+            bin.putInt(t);
+        }
+        try (org.msgpack.core.MessageBufferPacker p = org.msgpack.core.MessagePack.newDefaultBufferPacker()) {
+            p.packMapHeader(4);
+            p.packString("model").packString(modelName);
+            p.packString("tenant_id").packString(tenantId == null ? "" : tenantId);
+            p.packString("block_size").packInt(config().blockSize());
+            p.packString("token_ids").packBinaryHeader(bin.capacity()).writePayload(bin.array());
+            return p.toByteArray();
         }
     }
 

@@ -1,6 +1,8 @@
 package dev.kvindexer.sim;
 
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.hash.HashProfile;
+import dev.kvindexer.hash.VllmBlockHasher;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
@@ -20,19 +22,41 @@ public enum EngineHashKind {
      * NONE_HASH without PYTHONHASHSEED), so two engines, or one engine before and after a restart, hash the same
      * prefix differently. Here the root comes from {@code engineSeed}, so it is deterministic.
      */
-    RANDOM;
+    RANDOM,
+    /**
+     * vLLM's {@code sha256_cbor} block hash with {@code PYTHONHASHSEED=0}, as the C++ Mooncake Conductor recomputes it
+     * from a registration's hash profile ({@link #CONDUCTOR_PROFILE}), its low 64 bits: equal across engines, so an
+     * engine of this kind can be registered with the Conductor's API and queried through it.
+     */
+    SHA256_CBOR;
 
-    /** Parses the CLI spelling ({@code sequence}, {@code random}). */
+    /** The hash profile {@link #SHA256_CBOR} engines hash by, and register with. */
+    public static final HashProfile CONDUCTOR_PROFILE = new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "0");
+
+    /** Parses the CLI spelling ({@code sequence}, {@code random}, {@code sha256-cbor}). */
     public static EngineHashKind parse(String s) {
-        return valueOf(s.trim().toUpperCase(java.util.Locale.ROOT));
+        return valueOf(s.trim().replace('-', '_').toUpperCase(java.util.Locale.ROOT));
     }
 
     /** Cuts {@code prompt} into complete blocks (the partial tail is dropped) and hashes them. */
     public BlockChain chain(int[] prompt, int blockSize, long engineSeed) {
         long[] local = BlockHasher.localHashes(prompt, blockSize, BlockHasher.BASE_SEED);
         int[] tokens = Arrays.copyOf(prompt, local.length * blockSize);
-        long[] engine = this == SEQUENCE ? BlockHasher.sequenceHashes(local) : shaChain(tokens, blockSize, engineSeed);
+        long[] engine = switch (this) {
+            case SEQUENCE -> BlockHasher.sequenceHashes(local);
+            case RANDOM -> shaChain(tokens, blockSize, engineSeed);
+            case SHA256_CBOR -> conductorChain(tokens, blockSize, local.length);
+        };
         return new BlockChain(blockSize, tokens, local, engine);
+    }
+
+    private static long[] conductorChain(int[] tokens, int blockSize, int blocks) {
+        VllmBlockHasher.Chain chain = new VllmBlockHasher(CONDUCTOR_PROFILE).chain(tokens, blockSize, null, null);
+        long[] out = new long[blocks];
+        for (int b = 0; b < blocks; b++) {
+            out[b] = chain.nextKey();
+        }
+        return out;
     }
 
     private static long[] shaChain(int[] tokens, int blockSize, long rootSeed) {

@@ -1,5 +1,6 @@
 package dev.kvindexer.sim;
 
+import dev.kvindexer.hash.HashProfile;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.math.BigInteger;
@@ -7,7 +8,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
 
 /** An HTTP client of a running indexer that registers simulated engine ranks ({@code POST /register}, docs/api/dynamo.md#post-register). */
 public final class RegisterClient {
@@ -36,14 +40,48 @@ public final class RegisterClient {
                 .put("routing_group", tenantId);
     }
 
-    /** Registers one rank; 201 (and 200) succeed, anything else throws with the indexer's answer. */
+    /**
+     * The C++ Mooncake Conductor's msgpack /register body for one engine rank of {@link EngineHashKind#SHA256_CBOR}:
+     * its instance id in decimal, and the hash profile its blocks are hashed by.
+     */
+    public static byte[] conductorBody(SimulatedEngine engine, String modelName, String tenantId) {
+        HashProfile profile = EngineHashKind.CONDUCTOR_PROFILE;
+        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            p.packMapHeader(9);
+            p.packString("type").packString("vLLM");
+            p.packString("endpoint").packString(engine.endpoint());
+            p.packString("replay_endpoint").packString(engine.replayEndpoint());
+            p.packString("modelname").packString(modelName);
+            p.packString("tenant_id").packString(tenantId == null ? "" : tenantId);
+            p.packString("instance_id").packString(Long.toUnsignedString(engine.instanceId()));
+            p.packString("block_size").packInt(engine.config().blockSize());
+            p.packString("dp_rank").packInt(engine.dpRank());
+            p.packString("hash_profile").packMapHeader(4);
+            p.packString("strategy").packString(HashProfile.STRATEGY);
+            p.packString("algorithm").packString(profile.algorithm().wireName());
+            p.packString("python_hash_seed").packString(profile.pythonHashSeed());
+            p.packString("index_projection").packString(HashProfile.INDEX_PROJECTION);
+            return p.toByteArray();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Registers one rank; 201 (and 200) succeed, anything else throws with the indexer's answer. An engine of
+     * {@link EngineHashKind#SHA256_CBOR} registers the C++ Conductor's way, any other as with Dynamo's indexer.
+     */
     public void register(SimulatedEngine engine, String modelName, String tenantId)
             throws IOException, InterruptedException {
-        String body = body(engine, modelName, tenantId).encode();
+        boolean conductor = engine.config().hashKind() == EngineHashKind.SHA256_CBOR;
+        byte[] bodyBytes = conductor
+                ? conductorBody(engine, modelName, tenantId)
+                : body(engine, modelName, tenantId).encode().getBytes(StandardCharsets.UTF_8);
+        String body = conductor ? "(msgpack) " + engine.endpoint() : new String(bodyBytes, StandardCharsets.UTF_8);
         HttpRequest request = HttpRequest.newBuilder(registerUri)
                 .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .header("Content-Type", conductor ? "application/msgpack" : "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(bodyBytes))
                 .build();
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 201 && response.statusCode() != 200) {
