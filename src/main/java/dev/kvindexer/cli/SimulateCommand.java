@@ -148,6 +148,13 @@ public final class SimulateCommand implements Callable<Integer> {
     String tenantId;
 
     @Option(
+            names = "--register-select",
+            paramLabel = "URL",
+            description = "Add each engine instance to the catalog of the selection service at URL (POST /workers, "
+                    + "its ranks' publishers as kv_events_endpoints).")
+    java.net.URI registerSelect;
+
+    @Option(
             names = "--instance-id-base",
             defaultValue = "1",
             description = "Instance id of engine 0; engine i gets base + i (default: ${DEFAULT-VALUE}).")
@@ -270,6 +277,10 @@ public final class SimulateCommand implements Callable<Integer> {
             if (config.register() != null) {
                 sim.registerAll();
                 System.out.println("registered " + sim.engines().size() + " engine ranks with " + config.register());
+            }
+            if (registerSelect != null) {
+                new RegisterClient(registerSelect).catalog(sim.engines(), dpRanks, modelName, tenantId);
+                System.out.println("added " + engines + " workers to the selection service at " + registerSelect);
             }
             // Written before the run, so that a long or endless run can be queried while it goes on.
             if (sampleQuery != null) {

@@ -10,6 +10,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 
@@ -87,6 +88,50 @@ public final class RegisterClient {
         if (response.statusCode() != 201 && response.statusCode() != 200) {
             throw new Refused(
                     "POST " + registerUri + " " + body + " → " + response.statusCode() + " " + response.body());
+        }
+    }
+
+    /**
+     * The selection service's catalog record of one simulated instance (its ranks in order): its ranks' publishers as
+     * {@code kv_events_endpoints}, an opaque {@code endpoint} callers would be handed.
+     */
+    public static JsonObject workerBody(List<SimulatedEngine> ranks, String modelName, String routingGroup) {
+        SimulatedEngine first = ranks.get(0);
+        JsonObject endpoints = new JsonObject();
+        ranks.forEach(r -> endpoints.put(Integer.toString(r.dpRank()), r.endpoint()));
+        JsonObject body = new JsonObject()
+                .put("worker_id", new BigInteger(Long.toUnsignedString(first.instanceId())))
+                .put("model_name", modelName)
+                .put("routing_group", routingGroup)
+                .put("endpoint", "sim://engine-" + Long.toUnsignedString(first.instanceId()))
+                .put("block_size", first.config().blockSize())
+                .put("data_parallel_start_rank", first.dpRank())
+                .put("data_parallel_size", ranks.size())
+                .put("kv_events_endpoints", endpoints);
+        return ranks.size() == 1 ? body.put("replay_endpoint", first.replayEndpoint()) : body;
+    }
+
+    /**
+     * Adds every instance of {@code engines} (instance-major, {@code dpRanks} ranks each) to the catalog of the
+     * selection service at this client's base URL ({@code POST /workers}); 201 and 200 succeed.
+     */
+    public void catalog(List<SimulatedEngine> engines, int dpRanks, String modelName, String routingGroup)
+            throws IOException, InterruptedException {
+        URI workers = URI.create(registerUri.toString().replaceAll("/register$", "") + "/workers");
+        for (int i = 0; i < engines.size(); i += dpRanks) {
+            String body = workerBody(engines.subList(i, i + dpRanks), modelName, routingGroup)
+                    .encode();
+            HttpResponse<String> response = http.send(
+                    HttpRequest.newBuilder(workers)
+                            .timeout(Duration.ofSeconds(10))
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 201 && response.statusCode() != 200) {
+                throw new Refused(
+                        "POST " + workers + " " + body + " → " + response.statusCode() + " " + response.body());
+            }
         }
     }
 
