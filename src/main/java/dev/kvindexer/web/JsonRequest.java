@@ -304,7 +304,7 @@ public final class JsonRequest {
         for (int i = 0; i < out.length; i++) {
             Object v = arr.getValue(i);
             if (!(v instanceof Integer) && !(v instanceof Long)) {
-                throw HttpError.shape(field + "[" + i + "]: " + serdeUnexpected(v) + ", expected i64");
+                throw HttpError.shape(field + "[" + i + "]: " + serdeUnexpected(v) + ", expected i64" + signedHint(v));
             }
             out[i] = ((Number) v).longValue();
         }
@@ -339,6 +339,17 @@ public final class JsonRequest {
     }
 
     /** What serde says of a JSON value a number type cannot take, e.g. {@code invalid type: string "1"}. */
+    /**
+     * After Dynamo's own text, for a u64 hash above 2^63 − 1: the same 64 bits as the signed i64 the route reads, as
+     * engines and routers that print hashes unsigned would otherwise not know what to send.
+     */
+    private static String signedHint(Object v) {
+        if (v instanceof BigInteger b && b.signum() > 0 && b.compareTo(U64_MAX) <= 0) {
+            return " (a hash above 9223372036854775807 is sent as its signed 64-bit value: " + b.longValue() + ")";
+        }
+        return "";
+    }
+
     private static String serdeUnexpected(Object v) {
         if (v instanceof BigInteger b) {
             return "invalid value: integer `" + b + "`";

@@ -203,7 +203,8 @@ class DynamoConformanceTest {
         assertEquals(422, d5b.statusCode(), "D5b, even with a salt");
         assertEquals(
                 "{\"error\":\"Failed to deserialize the JSON body into the target type: block_hashes[0]: invalid "
-                        + "value: integer `9223372036854775808`, expected i64\"}",
+                        + "value: integer `9223372036854775808`, expected i64 (a hash above 9223372036854775807 is "
+                        + "sent as its signed 64-bit value: -9223372036854775808)\"}",
                 d5b.body());
         assertEquals(
                 422,

@@ -56,6 +56,11 @@ class DynamoHttpTest {
                 indexer.http().post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[18446744073709551616]}"),
                 422,
                 "block_hashes[0]: invalid value: integer `18446744073709551616`, expected i64");
+        // A u64 hash above 2^63 - 1 (as engines print them) is told the signed value the route reads.
+        assertError(
+                indexer.http().post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[18446744073709551615]}"),
+                422,
+                "sent as its signed 64-bit value: -1");
         assertError(
                 indexer.http()
                         .post(
