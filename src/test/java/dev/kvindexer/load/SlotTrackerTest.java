@@ -24,6 +24,16 @@ class SlotTrackerTest {
         return HttpError.status(assertThrows(Refusal.class, op::run).kind());
     }
 
+    /** Dynamo's own potential-loads case: active [1,2,3] with 8 tokens, a request of [1,2,4] with 5 tokens. */
+    @Test
+    void dynamosPotentialLoadsCase() {
+        tracker.register(LLAMA, 1, 16, 0, 1);
+        tracker.add(LLAMA, "r", 1, 0, new long[] {1, 2, 3}, 8);
+        assertEquals(
+                List.of(new TrackerViews.PotentialLoad(1, 0, 13, 4, 1)),
+                tracker.potentialLoads(LLAMA, new long[] {1, 2, 4}, 5));
+    }
+
     @Test
     void theSeedsWorkedExample() {
         tracker.register(LLAMA, 7, 16, 0, 2);
