@@ -1,10 +1,9 @@
 package dev.kvindexer.cli;
 
+import dev.kvindexer.web.MsgpackBodies;
 import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,8 +16,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,7 +72,10 @@ final class ConductorConfigFile {
                 }
                 entries.add(
                         body.containsKey("hash_profile")
-                                ? new Entry(e.getKey(), msgpack(body), "application/msgpack")
+                                ? new Entry(
+                                        e.getKey(),
+                                        MsgpackBodies.encode(body.encode()).getBytes(),
+                                        "application/msgpack")
                                 : new Entry(e.getKey(), body.toBuffer().getBytes(), "application/json"));
             }
         }
@@ -118,41 +118,5 @@ final class ConductorConfigFile {
             }
         }
         return registered;
-    }
-
-    private static byte[] msgpack(JsonObject body) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            pack(p, body);
-            return p.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void pack(MessageBufferPacker p, Object v) throws IOException {
-        if (v == null) {
-            p.packNil();
-        } else if (v instanceof String s) {
-            p.packString(s);
-        } else if (v instanceof Boolean b) {
-            p.packBoolean(b);
-        } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
-            p.packLong(((Number) v).longValue());
-        } else if (v instanceof Number n) {
-            p.packDouble(n.doubleValue());
-        } else if (v instanceof JsonObject o) {
-            p.packMapHeader(o.size());
-            for (Map.Entry<String, Object> e : o) {
-                p.packString(e.getKey());
-                pack(p, e.getValue());
-            }
-        } else if (v instanceof JsonArray a) {
-            p.packArrayHeader(a.size());
-            for (Object item : a) {
-                pack(p, item);
-            }
-        } else {
-            p.packString(String.valueOf(v));
-        }
     }
 }

@@ -3,19 +3,16 @@ package dev.kvindexer.selectservice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineHashKind;
 import dev.kvindexer.sim.PromptSource;
+import dev.kvindexer.sim.QuietSimulations;
 import dev.kvindexer.sim.RegisterClient;
-import dev.kvindexer.sim.ReplayStyle;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.Simulation;
-import dev.kvindexer.sim.SimulationConfig;
 import dev.kvindexer.support.Await;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
-import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -28,7 +25,7 @@ class SimulatedSelectionTest {
     @Test
     void simulatedEnginesJoinTheCatalogAndTheirBlocksAreSelectedOn() throws Exception {
         try (SelectServiceFixture service = SelectServiceFixture.start(Map.of());
-                Simulation sim = Simulation.start(config())) {
+                Simulation sim = Simulation.start(QuietSimulations.of(2, 2, EngineHashKind.RANDOM, 40, 1, null))) {
             new RegisterClient(URI.create(service.http.base())).catalog(sim.engines(), 2, "m", "default");
             for (SimulatedEngine e : sim.engines()) {
                 assertTrue(e.awaitSubscribers(1, Await.PATIENCE), "the service subscribed to " + e.endpoint());
@@ -61,35 +58,5 @@ class SimulatedSelectionTest {
                     answer.getLong("worker_id") == 1 || answer.getLong("worker_id") == 2,
                     "a simulated worker: " + answer);
         }
-    }
-
-    private static SimulationConfig config() {
-        return new SimulationConfig(
-                2,
-                2,
-                "127.0.0.1",
-                "127.0.0.1",
-                0,
-                0,
-                BatchEncoder.Format.VLLM_MAP,
-                EngineHashKind.RANDOM,
-                16,
-                256,
-                0,
-                40,
-                0,
-                0,
-                7,
-                null,
-                512,
-                0,
-                ReplayStyle.THREE_FRAME,
-                "m",
-                "default",
-                1,
-                null,
-                "",
-                Duration.ZERO,
-                Duration.ZERO);
     }
 }

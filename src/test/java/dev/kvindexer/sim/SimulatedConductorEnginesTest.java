@@ -9,7 +9,6 @@ import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -29,33 +28,13 @@ class SimulatedConductorEnginesTest {
 
     @Test
     void theConductorsQueryFindsWhatTheEnginesPublished() throws Exception {
-        SimulationConfig config = new SimulationConfig(
+        SimulationConfig config = QuietSimulations.of(
                 2,
                 1,
-                "127.0.0.1",
-                "127.0.0.1",
-                0,
-                0,
-                BatchEncoder.Format.VLLM_MAP,
                 EngineHashKind.SHA256_CBOR,
-                16,
-                256,
-                0,
                 40,
-                0,
-                0,
-                7,
-                null,
-                512,
-                0,
-                ReplayStyle.THREE_FRAME,
-                "m",
-                "default",
                 100,
-                URI.create("http://127.0.0.1:" + indexer.node().httpPort()),
-                "",
-                Duration.ZERO,
-                Duration.ZERO);
+                URI.create("http://127.0.0.1:" + indexer.node().httpPort()));
         try (Simulation sim = Simulation.start(config)) {
             sim.registerAll();
             for (SimulatedEngine e : sim.engines()) {
