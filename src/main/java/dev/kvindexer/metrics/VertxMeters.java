@@ -20,6 +20,9 @@ public final class VertxMeters {
     /**
      * Sets up {@code builder} to report into this registry. Event-bus meters stay off: every ZMQ batch is an
      * event-bus message, and our own families already count batches and events without a meter lookup per message.
+     * HTTP server meters stay off too: our own per-route families count requests and their latency, and Vert.x's
+     * kept about 100 MB of each young collection's objects alive under steady queries, which made every young pause
+     * copy them (BENCHMARKS.md, the C++ Conductor's p99).
      */
     public VertxBuilder instrument(VertxBuilder builder, VertxOptions options) {
         options.setMetricsOptions(new MicrometerMetricsOptions()
@@ -28,7 +31,8 @@ public final class VertxMeters {
                 // Vert.x keeps backends in a static map by this name: one per instance, or test nodes share one.
                 .setRegistryName("kvindexer-" + UUID.randomUUID())
                 .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true))
-                .addDisabledMetricsCategory(MetricsDomain.EVENT_BUS));
+                .addDisabledMetricsCategory(MetricsDomain.EVENT_BUS)
+                .addDisabledMetricsCategory(MetricsDomain.HTTP_SERVER));
         return builder.with(options).withMetrics(new MicrometerMetricsFactory(registry));
     }
 
