@@ -128,7 +128,7 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers(
                         "Http", "Cluster", "Dump", "Partition", "Conductor", "Select", "SelectService")
                 .whereLayer("Web")
-                .mayOnlyBeAccessedByLayers("Node", "Http", "Tracker", "SelectService", "Replication")
+                .mayOnlyBeAccessedByLayers("Cli", "Node", "Http", "Tracker", "SelectService", "Replication")
                 .whereLayer("Web")
                 .mayOnlyAccessLayers("Vocabulary", "Support")
                 .whereLayer("Vocabulary")
