@@ -323,8 +323,7 @@ class SlotTrackerHttpTest {
             assertEquals(200, new HttpJson(node.httpPort()).get("/workers").statusCode());
             assertError(404, "route not found", trackerHttp.get("/dump"));
             assertTrue(
-                    trackerHttp.get("/metrics").body().contains("\nvertx_pool_in_use{"),
-                    "the process's Vert.x meters");
+                    trackerHttp.get("/metrics").body().contains("\nvertx_pool_in_use{"), "the process's Vert.x meters");
         } finally {
             node.close();
         }
