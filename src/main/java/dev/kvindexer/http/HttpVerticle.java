@@ -155,24 +155,19 @@ public final class HttpVerticle extends VerticleBase {
             postJson(router, "/test/pause_listener", DEFAULT_BODY_LIMIT, false, dynamo::pauseListener);
             postJson(router, "/test/resume_listener", DEFAULT_BODY_LIMIT, false, dynamo::resumeListener);
         }
+        java.util.function.Function<RoutingContext, String> wrongMethod = ctx -> "method "
+                + ctx.request().method() + " not allowed on " + ctx.request().path();
         JsonRoutes.answerFailures(
                 router,
                 ctx -> "no route for " + ctx.request().method() + " "
                         + ctx.request().path(),
-                ctx -> "method " + ctx.request().method() + " not allowed on "
-                        + ctx.request().path());
+                wrongMethod);
         // A wrong method on the C++ Conductor's routes is its msgpack 405 for a client that speaks msgpack.
         router.errorHandler(405, ctx -> {
-            if (CONDUCTOR_ROUTES.contains(ctx.request().path())
-                    && (CppConductorRoutes.asksForMsgpack(ctx)
-                            || MsgpackBodies.isMsgpackType(ctx.request().getHeader("content-type")))) {
+            if (CONDUCTOR_ROUTES.contains(ctx.request().path()) && CppConductorRoutes.asksForMsgpack(ctx)) {
                 CppConductorRoutes.methodNotAllowed(ctx);
             } else {
-                Responses.error(
-                        ctx,
-                        405,
-                        "method " + ctx.request().method() + " not allowed on "
-                                + ctx.request().path());
+                Responses.error(ctx, 405, wrongMethod.apply(ctx));
             }
         });
         preamble.labelRoutes(router);

@@ -153,16 +153,7 @@ final class MooncakeJsonRoutes {
         long id = InstanceIds.of(instance);
         PartitionKey key = node.registry().partitionOf(id);
         String serviceKey = instance + "|" + tenant + "|" + dpRank;
-        boolean registered;
-        try {
-            registered = key != null
-                    && !node.registry()
-                            .ranksToUnregister(id, null, tenant, dpRank)
-                            .isEmpty();
-        } catch (Refusal nothingMatches) {
-            registered = false;
-        }
-        if (!registered) {
+        if (key == null || !holds(id, tenant, dpRank)) {
             throw new MooncakeJsonError(
                     404, MooncakeJsonError.NOT_FOUND, "service not found: " + serviceKey, "instance_id");
         }
@@ -173,6 +164,16 @@ final class MooncakeJsonRoutes {
                 Responses.error(ctx, conflict(ar.cause(), MooncakeJsonError.INVALID_REQUEST));
             }
         });
+    }
+
+    /** Whether instance {@code id} has rank {@code dpRank} registered under {@code tenant}. */
+    private boolean holds(long id, String tenant, int dpRank) {
+        try {
+            node.registry().ranksToUnregister(id, null, tenant, dpRank);
+            return true;
+        } catch (Refusal nothingMatches) {
+            return false;
+        }
     }
 
     private static String unregistered(String instance, String tenant, List<Integer> ranks) {

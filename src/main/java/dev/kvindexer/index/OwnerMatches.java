@@ -11,6 +11,11 @@ import java.util.List;
 public final class OwnerMatches {
     static final OwnerMatches NONE = new OwnerMatches(0, new long[0], new int[0]);
     private static final int FIELDS = 4; // dp rank, gpu, cpu, disk
+    /** The reaches' places among an entry's fields, for {@link #field}. */
+    static final int GPU = 1;
+
+    static final int CPU = 2;
+    static final int DISK = 3;
 
     private final int size;
     private final long[] workerIds;
@@ -52,15 +57,20 @@ public final class OwnerMatches {
     }
 
     public int gpuBlocks(int i) {
-        return fields[checked(i) * FIELDS + 1];
+        return field(i, GPU);
     }
 
     public int cpuBlocks(int i) {
-        return fields[checked(i) * FIELDS + 2];
+        return field(i, CPU);
     }
 
     public int diskBlocks(int i) {
-        return fields[checked(i) * FIELDS + 3];
+        return field(i, DISK);
+    }
+
+    /** Entry {@code i}'s {@link #GPU}, {@link #CPU} or {@link #DISK} blocks. */
+    int field(int i, int tier) {
+        return fields[checked(i) * FIELDS + tier];
     }
 
     private int checked(int i) {
@@ -71,10 +81,7 @@ public final class OwnerMatches {
     }
 
     public OwnerMatch get(int i) {
-        if (i < 0 || i >= size) {
-            throw new IndexOutOfBoundsException(i);
-        }
-        int f = i * FIELDS;
+        int f = checked(i) * FIELDS;
         return new OwnerMatch(workerIds[i], fields[f], fields[f + 1], fields[f + 2], fields[f + 3]);
     }
 

@@ -157,7 +157,7 @@ public final class TierBreakdown {
     }
 
     private int at(int j) {
-        return order == null ? j : order[j];
+        return at(order, j);
     }
 
     public int instanceCount() {
@@ -174,25 +174,22 @@ public final class TierBreakdown {
 
     /** The instance's deepest device match over its ranks, in tokens. */
     public long gpu(int instance) {
-        int most = 0;
-        for (int j = start[instance]; j < start[instance + 1]; j++) {
-            most = Math.max(most, owners.gpuBlocks(at(j)));
-        }
-        return most * blockSize;
+        return most(instance, OwnerMatches.GPU);
     }
 
     public long cpu(int instance) {
-        int most = 0;
-        for (int j = start[instance]; j < start[instance + 1]; j++) {
-            most = Math.max(most, owners.cpuBlocks(at(j)));
-        }
-        return most * blockSize;
+        return most(instance, OwnerMatches.CPU);
     }
 
     public long disk(int instance) {
+        return most(instance, OwnerMatches.DISK);
+    }
+
+    /** The instance's largest reach in one tier over its ranks, in tokens. */
+    private long most(int instance, int tier) {
         int most = 0;
         for (int j = start[instance]; j < start[instance + 1]; j++) {
-            most = Math.max(most, owners.diskBlocks(at(j)));
+            most = Math.max(most, owners.field(at(j), tier));
         }
         return most * blockSize;
     }

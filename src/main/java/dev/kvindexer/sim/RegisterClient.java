@@ -78,16 +78,23 @@ public final class RegisterClient {
         byte[] bodyBytes = conductor
                 ? conductorBody(engine, modelName, tenantId)
                 : body(engine, modelName, tenantId).encode().getBytes(StandardCharsets.UTF_8);
-        String body = conductor ? "(msgpack) " + engine.endpoint() : new String(bodyBytes, StandardCharsets.UTF_8);
-        HttpRequest request = HttpRequest.newBuilder(registerUri)
+        post(
+                registerUri,
+                bodyBytes,
+                conductor ? "application/msgpack" : "application/json",
+                conductor ? "(msgpack) " + engine.endpoint() : new String(bodyBytes, StandardCharsets.UTF_8));
+    }
+
+    /** POSTs one body; 201 and 200 succeed, anything else throws {@link Refused} with the answer. */
+    private void post(URI uri, byte[] body, String contentType, String shown) throws IOException, InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(uri)
                 .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", conductor ? "application/msgpack" : "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(bodyBytes))
+                .header("Content-Type", contentType)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
                 .build();
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 201 && response.statusCode() != 200) {
-            throw new Refused(
-                    "POST " + registerUri + " " + body + " → " + response.statusCode() + " " + response.body());
+            throw new Refused("POST " + uri + " " + shown + " → " + response.statusCode() + " " + response.body());
         }
     }
 
@@ -121,17 +128,7 @@ public final class RegisterClient {
         for (int i = 0; i < engines.size(); i += dpRanks) {
             String body = workerBody(engines.subList(i, i + dpRanks), modelName, routingGroup)
                     .encode();
-            HttpResponse<String> response = http.send(
-                    HttpRequest.newBuilder(workers)
-                            .timeout(Duration.ofSeconds(10))
-                            .header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofString(body))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            if (response.statusCode() != 201 && response.statusCode() != 200) {
-                throw new Refused(
-                        "POST " + workers + " " + body + " → " + response.statusCode() + " " + response.body());
-            }
+            post(workers, body.getBytes(StandardCharsets.UTF_8), "application/json", body);
         }
     }
 

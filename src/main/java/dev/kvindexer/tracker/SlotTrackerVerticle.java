@@ -155,26 +155,12 @@ public final class SlotTrackerVerticle extends VerticleBase {
                         newTokens));
             }
         });
-        post(router, "/prefill_complete", 200, body -> {
-            PartitionKey key = scope(body);
-            String id = body.requiredString("request_id");
-            tracker.prefillComplete(key, id);
-            publish(
-                    key,
-                    id,
-                    (worker, rank) ->
-                            new LoadEvent.PrefillCompleted(key, tracker.blockSize(key), id, worker, rank, null));
-        });
-        post(router, "/free", 200, body -> {
-            PartitionKey key = scope(body);
-            String id = body.requiredString("request_id");
-            long[] placed = tracker.placement(key, id);
-            tracker.free(key, id);
-            if (replicas != null && placed != null) {
-                replicas.publish(
-                        new LoadEvent.Freed(key, tracker.blockSize(key), id, placed[0], (int) placed[1], null));
-            }
-        });
+        post(
+                router,
+                "/prefill_complete",
+                200,
+                body -> changeRequest(body, tracker::prefillComplete, LoadEvent.PrefillCompleted::new));
+        post(router, "/free", 200, body -> changeRequest(body, tracker::free, LoadEvent.Freed::new));
         router.get("/loads").handler(ctx -> {
             JsonArray out = new JsonArray();
             for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), groupFilter(ctx))) {
@@ -213,16 +199,25 @@ public final class SlotTrackerVerticle extends VerticleBase {
         return router;
     }
 
-    /** Tells the peer trackers of a change to an active request of this one, as where it was added. */
-    private void publish(PartitionKey key, String requestId, PlacedEvent event) {
-        long[] placed = tracker.placement(key, requestId);
+    /**
+     * A change to the request a body names ({@code /prefill_complete}, {@code /free}), then told to the peer trackers
+     * as where the request was added; a request this tracker does not hold is told to nobody.
+     */
+    private void changeRequest(
+            JsonRequest body, java.util.function.BiConsumer<PartitionKey, String> change, RequestEvent event) {
+        PartitionKey key = scope(body);
+        String id = body.requiredString("request_id");
+        long[] placed = tracker.placement(key, id);
+        int blockSize = tracker.blockSize(key);
+        change.accept(key, id);
         if (replicas != null && placed != null) {
-            replicas.publish(event.of(placed[0], (int) placed[1]));
+            replicas.publish(event.of(key, blockSize, id, placed[0], (int) placed[1], null));
         }
     }
 
-    private interface PlacedEvent {
-        LoadEvent of(long workerId, int dpRank);
+    /** The shape of {@link LoadEvent.PrefillCompleted} and {@link LoadEvent.Freed}. */
+    private interface RequestEvent {
+        LoadEvent of(PartitionKey key, int blockSize, String requestId, long workerId, int dpRank, String loraName);
     }
 
     /** A write route: the body is read in full (a bad one changes nothing), then the operation answers {"status":"ok"}. */

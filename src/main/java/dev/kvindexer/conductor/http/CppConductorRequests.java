@@ -85,7 +85,9 @@ final class CppConductorRequests {
         String tenant = optionalText(body, "tenant_id", "");
         Integer cacheGroup = cacheGroup(body);
         HashProfile profile = profile(body);
-        if (!type.equals("vLLM") && !type.equals("Mooncake") && !type.equals("SGLang")) {
+        if (!type.equals(CppConductorRegistration.ENGINE)
+                && !type.equals(CppConductorRegistration.STORE)
+                && !type.equals(CppConductorRegistration.SGLANG)) {
             throw CppConductorError.invalid(
                     CppConductorError.INVALID_VALUE, "type must be vLLM, Mooncake, or SGLang", "type");
         }

@@ -97,10 +97,7 @@ public final class ReplicaSync implements AutoCloseable {
                 routerId,
                 maxBookingBlocks,
                 budget,
-                (r, applied) -> home.runOnContext(v -> {
-                    applied.run();
-                    mirror.apply(r.event());
-                }),
+                onContext(home, mirror::apply),
                 sessions == null
                         ? null
                         : (b, applied) -> home.runOnContext(v -> {
@@ -127,17 +124,16 @@ public final class ReplicaSync implements AutoCloseable {
             Context home,
             java.util.function.Consumer<LoadEvent> apply) {
         return new ReplicaSync(
-                port,
-                initialPeers,
-                routerId,
-                maxBlocks,
-                budget,
-                (r, applied) -> home.runOnContext(v -> {
-                    applied.run();
-                    apply.accept(r.event());
-                }),
-                null,
-                new AtomicLong());
+                port, initialPeers, routerId, maxBlocks, budget, onContext(home, apply), null, new AtomicLong());
+    }
+
+    /** Hands a peer's load change to {@code apply} on {@code home}, counting it as taken first. */
+    private static BiConsumer<ReplicaEventCodec.Received, Runnable> onContext(
+            Context home, java.util.function.Consumer<LoadEvent> apply) {
+        return (r, applied) -> home.runOnContext(v -> {
+            applied.run();
+            apply.accept(r.event());
+        });
     }
 
     /** A binding this replica could not keep: an id over the limit, or a full table. */
