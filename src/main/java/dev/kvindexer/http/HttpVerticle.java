@@ -1,6 +1,5 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.conductor.http.CppConductorRoutes;
 import dev.kvindexer.config.HttpLimits;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.metrics.HttpRequestMetrics;
@@ -23,9 +22,6 @@ import java.util.List;
 
 /** The HTTP adapter of the indexer; one instance per event loop, all sharing the port. */
 public final class HttpVerticle extends VerticleBase {
-    /** The C++ Conductor's routes, whose wrong methods it answers with its own msgpack 405. */
-    private static final java.util.Set<String> CONDUCTOR_ROUTES =
-            java.util.Set.of("/query", "/register", "/unregister", "/services", "/global_view");
     /** Sized for one million tokens (QUERY_REQUEST_BODY_LIMIT_BYTES). */
     static final long QUERY_BODY_LIMIT = 8L * 1024 * 1024;
     /** The reference framework's default for every other route. */
@@ -110,7 +106,7 @@ public final class HttpVerticle extends VerticleBase {
         router.get("/workers").handler(JsonRoutes.guard(dynamo::workers));
         router.get("/dump").handler(JsonRoutes.guard(dynamo::dump));
         router.get("/peers").handler(JsonRoutes.guard(dynamo::peers));
-        CppConductorRoutes conductor = new CppConductorRoutes(node.conductor());
+        MsgpackApi conductor = node.msgpackApi();
         router.get("/services").handler(JsonRoutes.guard(ctx -> {
             if (servicesInMsgpack(ctx)) {
                 conductor.services(ctx);
@@ -162,10 +158,10 @@ public final class HttpVerticle extends VerticleBase {
                 ctx -> "no route for " + ctx.request().method() + " "
                         + ctx.request().path(),
                 wrongMethod);
-        // A wrong method on the C++ Conductor's routes is its msgpack 405 for a client that speaks msgpack.
+        // A wrong method on the msgpack API's routes is its own 405 for a client that speaks msgpack.
         router.errorHandler(405, ctx -> {
-            if (CONDUCTOR_ROUTES.contains(ctx.request().path()) && CppConductorRoutes.asksForMsgpack(ctx)) {
-                CppConductorRoutes.methodNotAllowed(ctx);
+            if (conductor.routes().contains(ctx.request().path()) && MsgpackBodies.asksForMsgpack(ctx)) {
+                conductor.methodNotAllowed(ctx);
             } else {
                 Responses.error(ctx, 405, wrongMethod.apply(ctx));
             }
@@ -182,7 +178,7 @@ public final class HttpVerticle extends VerticleBase {
      */
     private boolean servicesInMsgpack(RoutingContext ctx) {
         String accept = ctx.request().getHeader("accept");
-        if (CppConductorRoutes.asksForMsgpack(ctx)) {
+        if (MsgpackBodies.asksForMsgpack(ctx)) {
             return true;
         }
         if (accept != null && accept.toLowerCase(java.util.Locale.ROOT).contains("json")) {

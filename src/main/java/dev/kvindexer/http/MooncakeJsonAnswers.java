@@ -1,6 +1,5 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.conductor.CppConductorRegistration;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.TierBreakdown;
 import dev.kvindexer.ingest.Listener;
@@ -137,81 +136,52 @@ final class MooncakeJsonAnswers {
     /**
      * GET /services in JSON, the Go Conductor's {@code {"count", "services"}}: one entry per registered rank, with
      * its capitalised members in its order and {@code ""} for what is absent; this API's registrations (Dynamo's as
-     * {@code vLLM}, their id in decimal) then the C++ Conductor's.
+     * {@code vLLM}, their id in decimal) then the plugged msgpack API's.
      */
-    static String services(List<Registry.WorkerView> workers, List<CppConductorRegistration> cpp) {
-        StringBuilder sb = new StringBuilder("{\"count\":");
-        int at = sb.length();
-        sb.append(",\"services\":[");
-        int count = 0;
+    static String services(List<Registry.WorkerView> workers, List<MsgpackApi.ServiceRow> plugged) {
+        List<MsgpackApi.ServiceRow> rows = new ArrayList<>();
         for (Registry.WorkerView w : workers) {
             for (Listener l : w.listeners()) {
-                String type = l.publisher().type() != null ? l.publisher().type() : "vLLM";
-                service(
-                        sb.append(count++ == 0 ? "" : ","),
+                rows.add(new MsgpackApi.ServiceRow(
                         l.endpoint(),
                         l.replayEndpoint(),
-                        type,
+                        l.publisher().type() != null ? l.publisher().type() : "vLLM",
                         w.key().modelName(),
                         l.publisher().defaultLora(),
                         w.key().routingGroup(),
                         InstanceIds.display(w.workerId(), w.name()),
                         w.blockSize(),
                         l.dpRank(),
-                        l.publisher().additionalSalt());
+                        l.publisher().additionalSalt()));
             }
         }
-        for (CppConductorRegistration r : cpp) {
-            service(
-                    sb.append(count++ == 0 ? "" : ","),
-                    r.endpoint(),
-                    r.replayEndpoint(),
-                    r.type(),
-                    r.modelName(),
-                    r.loraName(),
-                    r.tenantId(),
-                    r.instanceId(),
-                    r.blockSize(),
-                    r.dpRank(),
-                    null);
+        rows.addAll(plugged);
+        StringBuilder sb = new StringBuilder("{\"count\":").append(rows.size()).append(",\"services\":[");
+        for (int i = 0; i < rows.size(); i++) {
+            MsgpackApi.ServiceRow r = rows.get(i);
+            sb.append(i == 0 ? "{\"Endpoint\":" : ",{\"Endpoint\":")
+                    .append(Json.encode(orEmpty(r.endpoint())))
+                    .append(",\"ReplayEndpoint\":")
+                    .append(Json.encode(orEmpty(r.replayEndpoint())))
+                    .append(",\"Type\":")
+                    .append(Json.encode(orEmpty(r.type())))
+                    .append(",\"ModelName\":")
+                    .append(Json.encode(orEmpty(r.modelName())))
+                    .append(",\"LoraName\":")
+                    .append(Json.encode(orEmpty(r.loraName())))
+                    .append(",\"TenantID\":")
+                    .append(Json.encode(orEmpty(r.tenantId())))
+                    .append(",\"InstanceID\":")
+                    .append(Json.encode(orEmpty(r.instanceId())))
+                    .append(",\"BlockSize\":")
+                    .append(r.blockSize())
+                    .append(",\"DPRank\":")
+                    .append(r.dpRank())
+                    .append(",\"AdditionalSalt\":")
+                    .append(Json.encode(orEmpty(r.additionalSalt())))
+                    .append('}');
         }
-        sb.insert(at, count);
         return sb.append("]}").toString();
-    }
-
-    private static void service(
-            StringBuilder sb,
-            String endpoint,
-            String replayEndpoint,
-            String type,
-            String model,
-            String lora,
-            String tenant,
-            String instance,
-            long blockSize,
-            int dpRank,
-            String salt) {
-        sb.append("{\"Endpoint\":")
-                .append(Json.encode(orEmpty(endpoint)))
-                .append(",\"ReplayEndpoint\":")
-                .append(Json.encode(orEmpty(replayEndpoint)))
-                .append(",\"Type\":")
-                .append(Json.encode(orEmpty(type)))
-                .append(",\"ModelName\":")
-                .append(Json.encode(orEmpty(model)))
-                .append(",\"LoraName\":")
-                .append(Json.encode(orEmpty(lora)))
-                .append(",\"TenantID\":")
-                .append(Json.encode(orEmpty(tenant)))
-                .append(",\"InstanceID\":")
-                .append(Json.encode(orEmpty(instance)))
-                .append(",\"BlockSize\":")
-                .append(blockSize)
-                .append(",\"DPRank\":")
-                .append(dpRank)
-                .append(",\"AdditionalSalt\":")
-                .append(Json.encode(orEmpty(salt)))
-                .append('}');
     }
 
     private static String orEmpty(String s) {

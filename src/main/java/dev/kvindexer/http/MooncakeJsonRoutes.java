@@ -320,7 +320,7 @@ final class MooncakeJsonRoutes {
 
     void services(RoutingContext ctx) {
         List<Registry.WorkerView> workers = node.registry().workers(null, null);
-        node.conductor().conductor().services().onComplete(ar -> {
+        node.msgpackApi().serviceRows().onComplete(ar -> {
             if (ar.succeeded()) {
                 Responses.json(ctx, 200, MooncakeJsonAnswers.services(workers, ar.result()));
             } else {

@@ -1,7 +1,6 @@
 package dev.kvindexer.http;
 
 import dev.kvindexer.cluster.PeerDirectory;
-import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.metrics.HttpRequestMetrics;
 import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.net.NetworkBudget;
@@ -22,7 +21,7 @@ import java.util.function.Supplier;
  * @param registry       registered workers and the handles of their partitions
  * @param watermarks     every stream's watermark and whether the index holds it exactly
  * @param peers          /register_peer, /unregister_peer and /peers
- * @param conductor      the C++ Mooncake Conductor's subscriptions and state (msgpack requests, docs/api/mooncake-cpp.md)
+ * @param msgpackApi     the API that answers msgpack requests on the shared routes (the C++ Conductor's)
  * @param readiness      what /ready reports
  * @param metricsPage    renders /metrics
  * @param requestMetrics per-route request counts and latencies
@@ -38,7 +37,7 @@ public record NodeServices(
         Registry registry,
         Watermarks watermarks,
         PeerDirectory peers,
-        CppConductorSubscriptions conductor,
+        MsgpackApi msgpackApi,
         Readiness readiness,
         Supplier<Future<String>> metricsPage,
         HttpRequestMetrics requestMetrics,

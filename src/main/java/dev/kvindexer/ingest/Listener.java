@@ -99,7 +99,7 @@ public final class Listener {
         if (sink instanceof PartitionSink p) {
             return p.partition();
         }
-        throw new IllegalStateException(this + " feeds the C++ Conductor, not a partition");
+        throw new IllegalStateException(this + " feeds no partition");
     }
 
     public long generation() {
@@ -110,12 +110,8 @@ public final class Listener {
         return publisher;
     }
 
-    /**
-     * A C++ Conductor registration's stream (docs/protocol/events.md#c-conductor-events): no partition, no sequence
-     * tracking (its Store publisher
-     * has no replay), batches to the conductor.
-     */
-    public static Listener forConductor(String endpoint, int dpRank, CppConductorSink sink) {
+    /** A stream whose batches its own sink decodes and applies: no partition, no sequence tracking, no replay. */
+    public static Listener forExternal(String endpoint, int dpRank, ExternalSink sink) {
         return new Listener(0, dpRank, endpoint, null, sink, 0, Publisher.DYNAMO);
     }
 
@@ -215,9 +211,7 @@ public final class Listener {
 
     @Override
     public String toString() {
-        String who = sink instanceof CppConductorSink c
-                ? "service=" + c.serviceKey()
-                : "instance=" + Long.toUnsignedString(workerId);
+        String who = sink instanceof ExternalSink e ? e.name() : "instance=" + Long.toUnsignedString(workerId);
         return who + " dp_rank=" + dpRank + " endpoint=" + endpoint;
     }
 }

@@ -1,6 +1,5 @@
 package dev.kvindexer.ingest;
 
-import dev.kvindexer.conductor.wire.CppConductorBatchDecoder;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.net.NetworkBudget;
@@ -186,32 +185,31 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         }
     }
 
-    /** A C++ Conductor registration's stream: strictly decoded, applied within the in-flight bound. */
-    private final class ConductorStream extends Subscription {
-        final CppConductorSink sink;
+    /** A stream outside the partitions: its sink decodes and applies, within the in-flight bound. */
+    private final class ExternalStream extends Subscription {
+        final ExternalSink sink;
 
-        ConductorStream(Listener listener, CppConductorSink sink) {
+        ExternalStream(Listener listener, ExternalSink sink) {
             super(listener);
             this.sink = sink;
         }
 
         @Override
         void deliver(List<byte[]> frames, long held) {
-            CppConductorBatchDecoder.Batch batch;
+            ExternalSink.Refused refused;
             try {
                 LiveFrames.seq(frames.get(1));
-                batch = sink.decoder().decode(frames.get(2));
+                inFlight.sent();
+                refused = sink.deliver(frames.get(2), () -> inFlight.taken(held));
             } catch (MalformedBatchException e) {
-                budget.release(held);
+                inFlight.taken(held);
                 skipMalformed(this, e);
                 return;
             }
-            if (batch.rejected() > 0) {
-                counters.undecodable(EventCounters.UNDECODABLE_EVENT, batch.rejected());
-                problem(this, "skipped " + batch.rejected() + " events: " + batch.firstRejection());
+            if (refused.count() > 0) {
+                counters.undecodable(EventCounters.UNDECODABLE_EVENT, refused.count());
+                problem(this, "skipped " + refused.count() + " events: " + refused.first());
             }
-            inFlight.sent();
-            sink.conductor().apply(sink.serviceKey(), batch.events(), () -> inFlight.taken(held));
         }
     }
 
@@ -220,10 +218,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         if (sink instanceof PartitionSink p) {
             return new PartitionStream(listener, p);
         }
-        if (sink instanceof CppConductorSink c) {
-            return new ConductorStream(listener, c);
-        }
-        throw new IllegalStateException("no stream for " + sink); // BatchSink is sealed: not reached
+        return new ExternalStream(listener, (ExternalSink) sink);
     }
 
     PollerThread(

@@ -11,6 +11,7 @@ import dev.kvindexer.cluster.ShardHandover;
 import dev.kvindexer.cluster.ShardPlacement;
 import dev.kvindexer.cluster.ShardQueries;
 import dev.kvindexer.conductor.CppConductor;
+import dev.kvindexer.conductor.http.CppConductorRoutes;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
@@ -105,7 +106,8 @@ public final class IndexerNode implements AutoCloseable {
             ShardQueries shards,
             ShardHandover handover,
             DataDirectory dataDir,
-            GapRepair gapRepair) {
+            GapRepair gapRepair,
+            CppConductorSubscriptions conductor) {
         boolean sharded() {
             return shards != null;
         }
@@ -284,7 +286,8 @@ public final class IndexerNode implements AutoCloseable {
                 shards[0],
                 handover,
                 dataDir,
-                gapRepair);
+                gapRepair,
+                conductor);
         // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
         List<Readiness.Check> checks = new ArrayList<>(
                 List.of(gate::reason, ingest::degradedReason, () -> network.problem(NETWORK_PROBLEM_WINDOW.toNanos())));
@@ -336,7 +339,7 @@ public final class IndexerNode implements AutoCloseable {
                 registry,
                 watermarks,
                 peers,
-                conductor,
+                new CppConductorRoutes(conductor),
                 readiness,
                 metrics::render,
                 meters.http(),
@@ -560,6 +563,11 @@ public final class IndexerNode implements AutoCloseable {
 
     public NodeServices services() {
         return services;
+    }
+
+    /** The C++ Conductor's registrations and state. */
+    public CppConductorSubscriptions conductor() {
+        return parts.conductor();
     }
 
     public EventCounters counters() {

@@ -45,6 +45,14 @@ public final class MsgpackBodies {
         return isMsgpackType(ctx.request().getHeader("content-type"));
     }
 
+    /**
+     * Whether a request asks for a msgpack answer: its Accept or its Content-Type names msgpack (a C++ Conductor
+     * client may set its msgpack Content-Type on bodiless GETs too).
+     */
+    public static boolean asksForMsgpack(RoutingContext ctx) {
+        return isMsgpackType(ctx.request().getHeader("accept")) || isMsgpackRequest(ctx);
+    }
+
     /** The body as the JSON value it stands for; 400 when it is not one whole msgpack value. */
     public static Object decode(Buffer body) {
         return MsgpackBodyReader.read(body.getBytes());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.cli.SlotTrackerCommand;
 import dev.kvindexer.conductor.http.CppConductorError;
+import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.node.IndexerNode;
@@ -131,7 +132,7 @@ class HttpFuzzTest {
                 () -> indexerWire.get("/workers").replaceAll("\"(last|previous)_error_at\":\"[^\"]*\"", "")
                         + indexerWire.get("/dump")
                         + MooncakeJsonAnswers.services(services.registry().workers(null, null), List.of())
-                        + conductorState(services)
+                        + conductorState(node.conductor())
                         + services.peers().registered(),
                 HttpFuzzTest::seedIndexer);
         trackerState =
@@ -149,8 +150,8 @@ class HttpFuzzTest {
     }
 
     /** The C++ Conductor's registrations and contexts (a context outlives its registrations there). */
-    private static String conductorState(NodeServices services) {
-        var conductor = services.conductor().conductor();
+    private static String conductorState(CppConductorSubscriptions subscriptions) {
+        var conductor = subscriptions.conductor();
         return conductor.services().toCompletionStage().toCompletableFuture().join()
                 + conductor
                         .contexts()

@@ -5,8 +5,8 @@ import dev.kvindexer.conductor.CppConductorState;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.HashProfile;
+import dev.kvindexer.http.MsgpackApi;
 import dev.kvindexer.web.HttpError;
-import dev.kvindexer.web.MsgpackBodies;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePacker;
@@ -24,8 +25,9 @@ import org.msgpack.core.MessagePacker;
  * {@code /query} with its strict checks, and {@code GET /services} and {@code /global_view} in its shapes. Every answer
  * is a msgpack map with {@code Content-Type: application/msgpack}.
  */
-public final class CppConductorRoutes {
+public final class CppConductorRoutes implements MsgpackApi {
     static final String MSGPACK = "application/msgpack";
+    private static final Set<String> ROUTES = Set.of("/query", "/register", "/unregister", "/services", "/global_view");
 
     private final CppConductorSubscriptions subscriptions;
 
@@ -33,30 +35,31 @@ public final class CppConductorRoutes {
         this.subscriptions = subscriptions;
     }
 
-    /**
-     * Whether a GET asks for the C++ Conductor's msgpack answer rather than the Mooncake JSON flavor's: its Accept or
-     * its Content-Type names msgpack (a C++ client may set its msgpack Content-Type on bodiless GETs too).
-     */
-    public static boolean asksForMsgpack(RoutingContext ctx) {
-        return MsgpackBodies.isMsgpackType(ctx.request().getHeader("accept")) || MsgpackBodies.isMsgpackRequest(ctx);
+    @Override
+    public Set<String> routes() {
+        return ROUTES;
     }
 
     /**
      * The C++ Conductor's 405 for a wrong method on one of its routes ({@code GET /query}, {@code POST /services}):
      * {@code {"error": "Method not allowed"}} in msgpack.
      */
-    public static void methodNotAllowed(RoutingContext ctx) {
+    @Override
+    public void methodNotAllowed(RoutingContext ctx) {
         send(ctx, pack(405, p -> p.packMapHeader(1).packString("error").packString("Method not allowed")));
     }
 
+    @Override
     public void register(RoutingContext ctx) {
         checked(ctx, this::registerChecked);
     }
 
+    @Override
     public void unregister(RoutingContext ctx) {
         checked(ctx, this::unregisterChecked);
     }
 
+    @Override
     public void query(RoutingContext ctx) {
         checked(ctx, this::queryChecked);
     }
@@ -118,6 +121,7 @@ public final class CppConductorRoutes {
                         .map(m -> matches(m, q.blockSize())));
     }
 
+    @Override
     public void services(RoutingContext ctx) {
         answer(
                 ctx,
@@ -151,6 +155,27 @@ public final class CppConductorRoutes {
                         })));
     }
 
+    @Override
+    public Future<List<ServiceRow>> serviceRows() {
+        return subscriptions
+                .conductor()
+                .services()
+                .map(all -> all.stream()
+                        .map(r -> new ServiceRow(
+                                r.endpoint(),
+                                r.replayEndpoint(),
+                                r.type(),
+                                r.modelName(),
+                                r.loraName(),
+                                r.tenantId(),
+                                r.instanceId(),
+                                r.blockSize(),
+                                r.dpRank(),
+                                null))
+                        .toList());
+    }
+
+    @Override
     public void globalView(RoutingContext ctx) {
         answer(
                 ctx,

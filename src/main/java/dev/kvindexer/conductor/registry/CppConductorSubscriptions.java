@@ -5,7 +5,6 @@ import dev.kvindexer.conductor.CppConductorRegistration;
 import dev.kvindexer.conductor.CppConductorState;
 import dev.kvindexer.conductor.wire.CppConductorBatchDecoder;
 import dev.kvindexer.event.Refusal;
-import dev.kvindexer.ingest.CppConductorSink;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.zmq.ZmqEndpoint;
@@ -74,8 +73,8 @@ public final class CppConductorSubscriptions {
             CppConductorBatchDecoder decoder = r.engine()
                     ? CppConductorBatchDecoder.forEngine(r.dpRank(), r.blockSize(), r.loraName(), loraIds)
                     : CppConductorBatchDecoder.forStore();
-            Listener listener = Listener.forConductor(
-                    r.endpoint(), r.dpRank(), new CppConductorSink(r.serviceKey(), decoder, conductor));
+            Listener listener = Listener.forExternal(
+                    r.endpoint(), r.dpRank(), new CppConductorStream(r.serviceKey(), decoder, conductor));
             listeners.put(r.serviceKey(), listener);
             LOG.info("conductor registration {} type={} endpoint={}", r.serviceKey(), r.type(), r.endpoint());
             return ingest.start(listener).map(outcome).recover(t -> {

@@ -30,7 +30,7 @@ class CppConductorUnregisterRaceTest {
     @Test
     void aKeyBeingUnregisteredIsRefusedUntilItIsGone() throws Exception {
         TestPublisher pub = indexer.engine();
-        CppConductorSubscriptions subscriptions = indexer.node().services().conductor();
+        CppConductorSubscriptions subscriptions = indexer.node().conductor();
         CppConductorRegistration r = new CppConductorRegistration(
                 pub.endpoint(), "vLLM", "m", "engine-a", 16, 0, PROFILE, "", "", "default", null);
         String key = r.serviceKey();
