@@ -212,21 +212,19 @@ public final class Bookings {
                     + " try again when some have ended");
         }
         int blockSize = roster.partition(p).blockSize();
-        ledger.hold(
+        ledger.hold(Reservation.booked(
                 id,
-                new Held(
-                        p,
-                        blockSize,
-                        workerId,
-                        dpRank,
-                        loraName,
-                        sequenceHashes,
-                        prefillHint,
-                        track,
-                        expectedOutputTokens,
-                        System.currentTimeMillis(),
-                        random.nextLong(),
-                        clockMillis.getAsLong()));
+                p,
+                blockSize,
+                workerId,
+                dpRank,
+                loraName,
+                sequenceHashes,
+                prefillHint,
+                track,
+                expectedOutputTokens,
+                System.currentTimeMillis(),
+                random.nextLong()));
         events.accept(new LoadEvent.Added(
                 p,
                 blockSize,
@@ -242,11 +240,9 @@ public final class Bookings {
 
     /** {@code POST /reservations/{id}/prefill_complete}; repeating it is harmless and republished. */
     public void prefillComplete(String id) {
-        Held h = held(id);
-        if (ledger.prefillComplete(id, h)) {
-            h.version++;
-        }
-        events.accept(new LoadEvent.PrefillCompleted(h.partition, h.blockSize, id, h.workerId, h.dpRank, h.loraName));
+        Reservation r = ledger.prefillComplete(held(id));
+        events.accept(new LoadEvent.PrefillCompleted(
+                r.partition(), r.blockSize(), id, r.workerId(), r.dpRank(), r.loraName()));
     }
 
     /** {@code POST /reservations/{id}/output_block}: NaN for no decay fraction. */
@@ -254,24 +250,22 @@ public final class Bookings {
         if (!Double.isNaN(decayFraction) && !(decayFraction >= 0.0 && decayFraction <= 1.0)) {
             throw Refusal.badRequest("decay_fraction must be between 0.0 and 1.0");
         }
-        Held h = held(id);
-        ledger.outputBlock(id, h, decayFraction);
-        h.version++;
+        ledger.outputBlock(held(id), decayFraction);
     }
 
     /** {@code DELETE /reservations/{id}}. */
     public void free(String id) {
-        Held h = held(id);
-        ledger.release(id, h);
-        ledger.markEnded(id, h.incarnation);
-        events.accept(new LoadEvent.Freed(h.partition, h.blockSize, id, h.workerId, h.dpRank, h.loraName));
+        Reservation r = held(id);
+        ledger.release(r);
+        ledger.markEnded(id, r.incarnation());
+        events.accept(new LoadEvent.Freed(r.partition(), r.blockSize(), id, r.workerId(), r.dpRank(), r.loraName()));
     }
 
-    private Held held(String id) {
-        Held h = ledger.get(id);
-        if (h == null) {
+    private Reservation held(String id) {
+        Reservation r = ledger.get(id);
+        if (r == null) {
             throw Refusal.notFound("reservation " + id + " not found");
         }
-        return h;
+        return r;
     }
 }

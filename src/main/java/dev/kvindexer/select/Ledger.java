@@ -20,7 +20,7 @@ public final class Ledger {
 
     private final SlotTracker tracker;
     private final LongSupplier clockMillis;
-    private final Map<String, Held> byId = new HashMap<>();
+    private final Map<String, Slot> byId = new HashMap<>();
     /** Id → {incarnation, when it ended}, oldest first. */
     private final LinkedHashMap<String, long[]> ended = new LinkedHashMap<>();
 
@@ -60,52 +60,58 @@ public final class Ledger {
         return byId.containsKey(id);
     }
 
-    Held get(String id) {
-        return byId.get(id);
+    /** A held reservation, or null. */
+    Reservation get(String id) {
+        Slot s = byId.get(id);
+        return s == null ? null : s.reservation;
     }
 
-    /** Books a reservation: its load goes onto its rank and it joins the held ones. */
-    void hold(String id, Held h) {
-        tracker.add(h.partition, id, h.workerId, h.dpRank, h.sequenceHashes, h.prefillLoad());
-        Held old = byId.put(id, h);
-        blocks += h.sequenceHashes.length - (old == null ? 0 : old.sequenceHashes.length);
+    /** Books a reservation: its load goes onto its rank and it joins the held ones, as applied now. */
+    void hold(Reservation r) {
+        tracker.add(r.partition(), r.id(), r.workerId(), r.dpRank(), r.sequenceHashes(), r.prefillLoad());
+        Slot old = byId.put(r.id(), new Slot(r, clockMillis.getAsLong()));
+        blocks += r.sequenceHashes().length - (old == null ? 0 : old.reservation.sequenceHashes().length);
     }
 
     /** Ends a reservation: its load leaves its rank. */
-    void release(String id, Held h) {
-        tracker.free(h.partition, id);
-        forget(id);
+    void release(Reservation r) {
+        tracker.free(r.partition(), r.id());
+        forget(r.id());
     }
 
     /** Drops a reservation whose load has already left the tracker (its rank was unregistered, or it expired). */
     void forget(String id) {
-        Held h = byId.remove(id);
-        if (h != null) {
-            blocks -= h.sequenceHashes.length;
+        Slot s = byId.remove(id);
+        if (s != null) {
+            blocks -= s.reservation.sequenceHashes().length;
             onEnded.accept(id);
         }
     }
 
-    /** Its prompt was processed: the prefill tokens stop counting. Returns whether that is news. */
-    boolean prefillComplete(String id, Held h) {
-        tracker.prefillComplete(h.partition, id);
-        boolean first = !h.prefillDone;
-        h.prefillDone = true;
-        return first;
+    /**
+     * Its prompt was processed: the prefill tokens stop counting, and the first time is a step of its lifecycle.
+     * Returns the reservation as it is now.
+     */
+    Reservation prefillComplete(Reservation r) {
+        tracker.prefillComplete(r.partition(), r.id());
+        return r.prefillDone() ? r : replace(r.withPrefillDone());
     }
 
     /** One more output block, with the decay fraction it reports (NaN for none). */
-    void outputBlock(String id, Held h, double decayFraction) {
-        tracker.outputBlock(h.partition, id, decayFraction);
-        h.outputBlocks++;
-        if (!Double.isNaN(decayFraction)) {
-            h.decay = decayFraction;
-        }
+    Reservation outputBlock(Reservation r, double decayFraction) {
+        tracker.outputBlock(r.partition(), r.id(), decayFraction);
+        return replace(r.withOutputBlock(decayFraction));
     }
 
-    void decay(String id, Held h, double fraction) {
-        tracker.decay(h.partition, id, fraction);
-        h.decay = fraction;
+    Reservation decay(Reservation r, double fraction) {
+        tracker.decay(r.partition(), r.id(), fraction);
+        return replace(r.withDecay(fraction));
+    }
+
+    /** A held reservation's new state; its load on the tracker is the caller's to have changed. */
+    Reservation replace(Reservation r) {
+        byId.get(r.id()).reservation = r;
+        return r;
     }
 
     /** Remembers that this booking of the id has ended, forgetting bookings that ended long ago. */
@@ -129,25 +135,19 @@ public final class Ledger {
         return tracker.expireStale(this::forget);
     }
 
-    /** A held reservation's whole state, or null. */
-    public ReservationRecord record(String id) {
-        Held h = byId.get(id);
-        return h == null ? null : h.record(id);
-    }
-
     /** Counts a held reservation as applied now. */
     void restamp(String id) {
-        Held h = byId.get(id);
-        if (h != null) {
-            h.appliedAt = clockMillis.getAsLong();
+        Slot s = byId.get(id);
+        if (s != null) {
+            s.appliedAt = clockMillis.getAsLong();
         }
     }
 
     /** Ids held here that were booked or mirrored before {@code monotonicMillis}. */
     public List<String> heldBefore(long monotonicMillis) {
         List<String> out = new ArrayList<>();
-        byId.forEach((id, h) -> {
-            if (h.appliedAt < monotonicMillis) {
+        byId.forEach((id, s) -> {
+            if (s.appliedAt < monotonicMillis) {
                 out.add(id);
             }
         });
@@ -161,5 +161,19 @@ public final class Ledger {
     /** Blocks the held reservations hold together. */
     public long blocks() {
         return blocks;
+    }
+
+    /**
+     * A held reservation and when it was booked or mirrored here, on the monotonic clock (for a booking of this
+     * replica's own, when its cluster-wide claim completed): that instant is this replica's alone.
+     */
+    private static final class Slot {
+        Reservation reservation;
+        long appliedAt;
+
+        Slot(Reservation reservation, long appliedAt) {
+            this.reservation = reservation;
+            this.appliedAt = appliedAt;
+        }
     }
 }

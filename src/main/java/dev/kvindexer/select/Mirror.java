@@ -36,14 +36,14 @@ public final class Mirror {
         if (e instanceof LoadEvent.Added a) {
             return hold(a);
         }
-        Held h = ledger.get(e.requestId());
-        if (h == null || !h.partition.equals(e.partition())) {
+        Reservation r = ledger.get(e.requestId());
+        if (r == null || !r.partition().equals(e.partition())) {
             return false;
         }
         if (e instanceof LoadEvent.PrefillCompleted) {
-            ledger.prefillComplete(e.requestId(), h);
+            ledger.prefillComplete(r);
         } else {
-            ledger.release(e.requestId(), h);
+            ledger.release(r);
         }
         return true;
     }
@@ -54,21 +54,19 @@ public final class Mirror {
                 || roster.load(a.partition(), a.workerId(), a.dpRank()) == null) {
             return false;
         }
-        ledger.hold(
+        ledger.hold(Reservation.booked(
                 a.requestId(),
-                new Held(
-                        a.partition(),
-                        a.blockSize(),
-                        a.workerId(),
-                        a.dpRank(),
-                        a.loraName(),
-                        a.sequenceHashes(),
-                        a.prefillHint(),
-                        a.trackPrefill(),
-                        a.expectedOutputTokens(),
-                        System.currentTimeMillis(),
-                        random.nextLong(),
-                        clockMillis.getAsLong()));
+                a.partition(),
+                a.blockSize(),
+                a.workerId(),
+                a.dpRank(),
+                a.loraName(),
+                a.sequenceHashes(),
+                a.prefillHint(),
+                a.trackPrefill(),
+                a.expectedOutputTokens(),
+                System.currentTimeMillis(),
+                random.nextLong()));
         return true;
     }
 
@@ -77,20 +75,22 @@ public final class Mirror {
      * of the same id), then its prefill, output blocks and decay caught up. A record older than the local copy, of a
      * booking that has ended, or that this replica cannot place changes nothing. Returns whether anything changed.
      */
-    public boolean upsert(ReservationRecord r) {
+    public boolean upsert(Reservation r) {
         if (ledger.hasEnded(r.id(), r.incarnation()) || !knows(r.partition(), r.blockSize())) {
             return false;
         }
-        Held h = ledger.get(r.id());
-        if (h != null && h.incarnation != r.incarnation()) {
-            ledger.release(r.id(), h);
-            h = null;
+        Reservation local = ledger.get(r.id());
+        if (local != null && local.incarnation() != r.incarnation()) {
+            ledger.release(local);
+            local = null;
         }
-        if (h == null) {
+        long version;
+        if (local == null) {
             if (!admits(r.sequenceHashes().length) || roster.load(r.partition(), r.workerId(), r.dpRank()) == null) {
                 return false;
             }
-            h = new Held(
+            local = Reservation.booked(
+                    r.id(),
                     r.partition(),
                     r.blockSize(),
                     r.workerId(),
@@ -101,34 +101,36 @@ public final class Mirror {
                     r.trackPrefill(),
                     r.expectedOutputTokens(),
                     r.bookedAtMillis(),
-                    r.incarnation(),
-                    clockMillis.getAsLong());
-            h.version = 0;
-            ledger.hold(r.id(), h);
-        } else if (r.version() <= h.version) {
+                    r.incarnation());
+            ledger.hold(local);
+            version = 0;
+        } else if (r.version() <= local.version()) {
             return false;
+        } else {
+            version = local.version();
         }
-        if (r.prefillDone() && !h.prefillDone) {
-            ledger.prefillComplete(r.id(), h);
+        // Caught up step by step, so the tracker sees each step; the version is the newer of the two, not the steps.
+        if (r.prefillDone() && !local.prefillDone()) {
+            local = ledger.prefillComplete(local);
         }
-        while (h.outputBlocks < r.outputBlocks()) {
-            ledger.outputBlock(r.id(), h, Double.NaN);
+        while (local.outputBlocks() < r.outputBlocks()) {
+            local = ledger.outputBlock(local, Double.NaN);
         }
-        if (!Double.isNaN(r.decay()) && Double.compare(r.decay(), h.decay) != 0) {
-            ledger.decay(r.id(), h, r.decay());
+        if (!Double.isNaN(r.decay()) && Double.compare(r.decay(), local.decay()) != 0) {
+            local = ledger.decay(local, r.decay());
         }
-        h.version = Math.max(h.version, r.version());
+        ledger.replace(local.withVersion(Math.max(version, r.version())));
         return true;
     }
 
     /** Ends a booking another replica ended (only that incarnation of the id). */
     public boolean forget(String id, long incarnation) {
-        Held h = ledger.get(id);
+        Reservation r = ledger.get(id);
         ledger.markEnded(id, incarnation);
-        if (h == null || h.incarnation != incarnation) {
+        if (r == null || r.incarnation() != incarnation) {
             return false;
         }
-        ledger.release(id, h);
+        ledger.release(r);
         return true;
     }
 
@@ -137,11 +139,11 @@ public final class Mirror {
      * the cluster moves them (a member died) can miss one that lives, and the next read that shows it brings it back.
      */
     public boolean drop(String id, long incarnation) {
-        Held h = ledger.get(id);
-        if (h == null || h.incarnation != incarnation) {
+        Reservation r = ledger.get(id);
+        if (r == null || r.incarnation() != incarnation) {
             return false;
         }
-        ledger.release(id, h);
+        ledger.release(r);
         return true;
     }
 
@@ -154,8 +156,8 @@ public final class Mirror {
     }
 
     /** A held reservation's whole state, or null. */
-    public ReservationRecord record(String id) {
-        return ledger.record(id);
+    public Reservation record(String id) {
+        return ledger.get(id);
     }
 
     /** Ids held here that were booked or mirrored before {@code monotonicMillis}. */

@@ -7,7 +7,7 @@ import com.hazelcast.map.IMap;
 import dev.kvindexer.cluster.SealedBytes;
 import dev.kvindexer.config.SecuritySettings;
 import dev.kvindexer.node.IndexerNode;
-import dev.kvindexer.select.ReservationRecord;
+import dev.kvindexer.select.Reservation;
 import dev.kvindexer.selectservice.replication.ClusterLoad;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterNodes;
@@ -68,8 +68,8 @@ class SealedReservationsTest {
     }
 
     /** A record like {@code real} under another id, with a load no client holds. */
-    private static ReservationRecord forged(ReservationRecord real, String id) {
-        return new ReservationRecord(
+    private static Reservation forged(Reservation real, String id) {
+        return new Reservation(
                 id,
                 real.partition(),
                 real.blockSize(),
@@ -119,8 +119,8 @@ class SealedReservationsTest {
         Await.equal("the real booking reaches the other replica", WAIT, held, () -> LoadStorm.reported(b.http()));
 
         IMap<String, byte[]> map = a.node().hazelcast().getMap(ClusterLoad.MAP);
-        ReservationRecord real =
-                ReservationRecord.decode(SealedBytes.of(a.node().hazelcast()).peek(map.get("real")));
+        Reservation real =
+                Reservation.decode(SealedBytes.of(a.node().hazelcast()).peek(map.get("real")));
         map.put("unsealed", forged(real, "unsealed").encode());
         map.put("badly-sealed", wronglySealed(forged(real, "badly-sealed").encode()));
         Await.until(

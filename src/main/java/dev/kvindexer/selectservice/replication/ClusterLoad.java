@@ -7,7 +7,7 @@ import dev.kvindexer.cluster.SealedBytes;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.Mirror;
-import dev.kvindexer.select.ReservationRecord;
+import dev.kvindexer.select.Reservation;
 import dev.kvindexer.web.ContextHop;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -97,7 +97,7 @@ public final class ClusterLoad implements SharedReservations {
     /** A booking made here: claims its id cluster-wide, or undoes it and fails with 409. */
     @Override
     public Future<Void> booked(String id) {
-        ReservationRecord r = mirror.record(id);
+        Reservation r = mirror.record(id);
         claiming.add(id);
         var claim = here(map.submitToKey(id, new RecordSteps.Claim(sealed(r))));
         return claim.onComplete(done -> claiming.remove(id)).compose(previous -> {
@@ -129,7 +129,7 @@ public final class ClusterLoad implements SharedReservations {
      */
     @Override
     public Future<Void> free(String id) {
-        ReservationRecord held = mirror.record(id);
+        Reservation held = mirror.record(id);
         if (held == null) {
             return foundOrRefused(id, freeUnseen(id));
         }
@@ -162,7 +162,7 @@ public final class ClusterLoad implements SharedReservations {
     /** Releases a reservation this replica has no copy of: false when the cluster does not hold it either. */
     private Future<Boolean> freeUnseen(String id) {
         return here(map.submitToKey(id, new RecordSteps.Take())).compose(stored -> {
-            ReservationRecord r = opened(id, stored);
+            Reservation r = opened(id, stored);
             if (r == null) {
                 return Future.succeededFuture(false);
             }
@@ -173,7 +173,7 @@ public final class ClusterLoad implements SharedReservations {
 
     private Future<Boolean> changed(String id, EntryProcessor<String, byte[], byte[]> step) {
         return here(map.submitToKey(id, step)).compose(stored -> {
-            ReservationRecord r = opened(id, stored);
+            Reservation r = opened(id, stored);
             if (r == null) {
                 return Future.succeededFuture(false);
             }
@@ -186,7 +186,7 @@ public final class ClusterLoad implements SharedReservations {
         byte kind = b.getByte(0);
         byte[] payload = b.getBytes(1, b.length());
         if (kind == UPSERT) {
-            mirror.upsert(ReservationRecord.decode(payload));
+            mirror.upsert(Reservation.decode(payload));
         } else if (kind == FORGET) {
             long incarnation = b.getLong(1);
             mirror.forget(new String(b.getBytes(9, b.length()), StandardCharsets.UTF_8), incarnation);
@@ -215,9 +215,9 @@ public final class ClusterLoad implements SharedReservations {
                             map.submitToKey(e.getKey(), new RecordSteps.Drop(e.getValue()));
                             continue;
                         }
-                        ReservationRecord r;
+                        Reservation r;
                         try {
-                            r = ReservationRecord.decode(bytes);
+                            r = Reservation.decode(bytes);
                         } catch (IllegalArgumentException ex) {
                             LOG.warn("cluster reservations: dropping an undecodable record {}", e.getKey());
                             map.submitToKey(e.getKey(), new RecordSteps.Drop(e.getValue()));
@@ -234,7 +234,7 @@ public final class ClusterLoad implements SharedReservations {
                         if (!snapshot.containsKey(id) && !claiming.contains(id)) {
                             // Not forgotten for good: a copy of the map taken while a dead member's partitions move
                             // can miss a record that lives.
-                            ReservationRecord gone = mirror.record(id);
+                            Reservation gone = mirror.record(id);
                             mirror.drop(id, gone.incarnation());
                         }
                     }
@@ -251,17 +251,17 @@ public final class ClusterLoad implements SharedReservations {
         return ContextHop.on(home, f);
     }
 
-    private byte[] sealed(ReservationRecord r) {
+    private byte[] sealed(Reservation r) {
         return seals.seal(RECORDS, r.id(), r.encode());
     }
 
     /** The record stored under {@code id}, or null when there is none or it is refused (counted). */
-    private ReservationRecord opened(String id, byte[] stored) {
+    private Reservation opened(String id, byte[] stored) {
         byte[] bytes = stored == null ? null : seals.open(RECORDS, id, stored);
-        return bytes == null ? null : ReservationRecord.decode(bytes);
+        return bytes == null ? null : Reservation.decode(bytes);
     }
 
-    private static Buffer upsert(ReservationRecord r) {
+    private static Buffer upsert(Reservation r) {
         return Buffer.buffer().appendByte(UPSERT).appendBytes(r.encode());
     }
 

@@ -4,7 +4,7 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.core.HazelcastInstanceAware;
 import com.hazelcast.map.EntryProcessor;
 import dev.kvindexer.cluster.SealedBytes;
-import dev.kvindexer.select.ReservationRecord;
+import dev.kvindexer.select.Reservation;
 import java.util.Arrays;
 import java.util.Map;
 
@@ -87,7 +87,7 @@ final class RecordSteps {
         @Override
         public byte[] process(Map.Entry<String, byte[]> entry) {
             if (entry.getValue() != null
-                    && ReservationRecord.decode(seals.peek(entry.getValue())).incarnation() == incarnation) {
+                    && Reservation.decode(seals.peek(entry.getValue())).incarnation() == incarnation) {
                 entry.setValue(null);
             }
             return null;
@@ -130,7 +130,7 @@ final class RecordSteps {
             if (bytes == null) {
                 return null;
             }
-            ReservationRecord r = ReservationRecord.decode(bytes);
+            Reservation r = Reservation.decode(bytes);
             if (prefill && r.prefillDone()) {
                 return entry.getValue();
             }

@@ -8,10 +8,11 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 
 /**
- * A reservation's whole state as replicas share it in a cluster: what was booked, how far its lifecycle has gone,
- * and a version that grows with every change. {@code incarnation} tells one booking of an id from a later one.
+ * A reservation, local or mirrored: what was booked, how far its lifecycle has gone, and a version that grows with
+ * every step of it; the same record is what replicas share in a cluster. {@code incarnation} tells one booking of an
+ * id from a later one.
  */
-public record ReservationRecord(
+public record Reservation(
         String id,
         PartitionKey partition,
         int blockSize,
@@ -28,8 +29,21 @@ public record ReservationRecord(
         long bookedAtMillis,
         long incarnation,
         long version) {
-    public ReservationRecord withPrefillDone() {
-        return new ReservationRecord(
+    /** A new booking: nothing of its lifecycle has happened yet. */
+    static Reservation booked(
+            String id,
+            PartitionKey partition,
+            int blockSize,
+            long workerId,
+            int dpRank,
+            String loraName,
+            long[] sequenceHashes,
+            long prefillHint,
+            boolean trackPrefill,
+            Long expectedOutputTokens,
+            long bookedAtMillis,
+            long incarnation) {
+        return new Reservation(
                 id,
                 partition,
                 blockSize,
@@ -40,17 +54,38 @@ public record ReservationRecord(
                 prefillHint,
                 trackPrefill,
                 expectedOutputTokens,
-                true,
-                outputBlocks,
-                decay,
+                false,
+                0,
+                Double.NaN,
                 bookedAtMillis,
                 incarnation,
-                version + 1);
+                1);
+    }
+
+    /** The prefill tokens it puts on its rank: none when prefill is not tracked. */
+    long prefillLoad() {
+        return trackPrefill ? prefillHint : 0;
+    }
+
+    public Reservation withPrefillDone() {
+        return step(true, outputBlocks, decay, version + 1);
     }
 
     /** One more output block; NaN keeps the decay fraction. */
-    public ReservationRecord withOutputBlock(double decayFraction) {
-        return new ReservationRecord(
+    public Reservation withOutputBlock(double decayFraction) {
+        return step(prefillDone, outputBlocks + 1, Double.isNaN(decayFraction) ? decay : decayFraction, version + 1);
+    }
+
+    Reservation withDecay(double fraction) {
+        return step(prefillDone, outputBlocks, fraction, version + 1);
+    }
+
+    Reservation withVersion(long newVersion) {
+        return step(prefillDone, outputBlocks, decay, newVersion);
+    }
+
+    private Reservation step(boolean prefillDone, long outputBlocks, double decay, long version) {
+        return new Reservation(
                 id,
                 partition,
                 blockSize,
@@ -62,11 +97,11 @@ public record ReservationRecord(
                 trackPrefill,
                 expectedOutputTokens,
                 prefillDone,
-                outputBlocks + 1,
-                Double.isNaN(decayFraction) ? decay : decayFraction,
+                outputBlocks,
+                decay,
                 bookedAtMillis,
                 incarnation,
-                version + 1);
+                version);
     }
 
     public byte[] encode() {
@@ -102,7 +137,7 @@ public record ReservationRecord(
     }
 
     /** Reads a record; a count that the bytes cannot hold is refused before anything is allocated. */
-    public static ReservationRecord decode(byte[] bytes) {
+    public static Reservation decode(byte[] bytes) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
             String id = in.readUTF();
             PartitionKey p = new PartitionKey(in.readUTF(), in.readUTF());
@@ -121,7 +156,7 @@ public record ReservationRecord(
             long hint = in.readLong();
             boolean track = in.readBoolean();
             long expected = in.readLong();
-            return new ReservationRecord(
+            return new Reservation(
                     id,
                     p,
                     blockSize,
