@@ -28,19 +28,20 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The state one partition actor owns: the index and the open streams with their sequencing. Plain Java and
- * single-threaded; {@link PartitionVerticle} only adapts it to the event bus.
+ * single-threaded; {@link PartitionVerticle} only adapts it to the event bus. Its fields that are not private are
+ * what its streams ({@link OpenStream}) use too.
  */
 public final class Partition {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
 
     private final PartitionKey key;
-    private final PartitionRef self;
-    private final PartitionIndex index;
-    private final EventCounters counters;
-    private final Watermarks watermarks;
-    private final Consumer<ReplayRequest> replays;
-    private final Consumer<RepairRequest> repairs;
-    private final Map<WorkerRank, Stream> streams = new HashMap<>();
+    final PartitionRef self;
+    final PartitionIndex index;
+    final EventCounters counters;
+    final Watermarks watermarks;
+    final Consumer<ReplayRequest> replays;
+    final Consumer<RepairRequest> repairs;
+    private final Map<WorkerRank, OpenStream> streams = new HashMap<>();
     /** Last applied event_id of each standardized event stream (POST /events), with the worker it belongs to. */
     private final Map<String, long[]> standardStreams = new HashMap<>();
     /** Watermarks of an exact snapshot for streams not registered here yet: their blocks are in the index. */
@@ -49,167 +50,9 @@ public final class Partition {
     private final Map<WorkerRank, EngineActivity> activity = new HashMap<>();
 
     private final LongSupplier clock;
-    private final InexactStreamPolicy inexactPolicy;
+    final InexactStreamPolicy inexactPolicy;
     private boolean bootstrapped;
     private final LogThrottle standardGapLog = new LogThrottle();
-
-    /** An open stream and the sequencer that orders its batches. */
-    private final class Stream implements StreamSequencer.Actions {
-        final StreamId id;
-        final StreamSequencer sequencer;
-        /** Gaps, losses and restarts of a misbehaving engine can come thousands a second: one line per interval. */
-        final LogThrottle gapLog = new LogThrottle();
-
-        String defaultLora;
-        /** The registered rank's activity record, so that the usual batch (naming no other rank) looks nothing up. */
-        final EngineActivity registeredActivity;
-
-        /** Identifies the repair in flight, so that an answer to an abandoned one changes nothing. */
-        long repairId;
-
-        boolean repairInFlight;
-        /** A repair was asked for since the seqs last started over, up to {@link #repairAskedEnd}. */
-        boolean repairAsked;
-        /** The end of the last gap a repair was asked for: the same gap is not asked for again. */
-        long repairAskedEnd;
-        /**
-         * Gaps lost while a repair or a replay was under way, [pendingStart, pendingEnd), asked for once it ended (after
-         * a repair only if that found nothing).
-         */
-        boolean pending;
-
-        long pendingStart;
-        long pendingEnd;
-
-        Stream(StreamId id) {
-            this.id = id;
-            this.sequencer = new StreamSequencer(watermarks.of(id), this);
-            this.registeredActivity = activityOf(id.workerId(), id.dpRank());
-        }
-
-        @Override
-        public void apply(EventBatch batch) {
-            int rank = batch.effectiveRank(id.dpRank());
-            applyBatch(
-                    id.workerId(),
-                    rank,
-                    batch,
-                    rank == id.dpRank() ? registeredActivity : activityOf(id.workerId(), rank));
-        }
-
-        @Override
-        public void restarted(EventBatch trigger) {
-            int rank = trigger.effectiveRank(id.dpRank());
-            index.removeWorkerDpRank(id.workerId(), rank);
-            if (rank != id.dpRank()) {
-                index.removeWorkerDpRank(id.workerId(), id.dpRank());
-            }
-            counters.warning(WarningKind.ENGINE_RESTART, 1);
-            forgetRepair(true);
-            if (gapLog.admit()) {
-                LOG.warn(
-                        "engine restart detected {} at seq={}: its blocks were cleared{}",
-                        id,
-                        Long.toUnsignedString(trigger.seq()),
-                        gapLog.heldBackNote());
-            }
-        }
-
-        @Override
-        public void requestReplay(long start, long end, long replayId) {
-            counters.gap(EventCounters.GAP_ZMQ_SEQ);
-            if (gapLog.admit()) {
-                LOG.info(
-                        "gap on {}: replaying [{}, {}){}",
-                        id,
-                        Long.toUnsignedString(start),
-                        Long.toUnsignedString(end),
-                        gapLog.heldBackNote());
-            }
-            replays.accept(new ReplayRequest(
-                    self, id, sequencer.generation(), replayId, sequencer.replayEndpoint(), defaultLora, start, end));
-        }
-
-        @Override
-        public void lost(long start, long end) {
-            counters.gap(EventCounters.GAP_ZMQ_SEQ);
-            long batches = Watermarks.batchesBetween(start, end);
-            counters.warning(WarningKind.BATCHES_LOST, batches);
-            boolean cleared = inexactPolicy == InexactStreamPolicy.CLEAR;
-            if (cleared) {
-                index.removeWorkerDpRank(id.workerId(), id.dpRank());
-            }
-            sequencer.watermark().lost(batches);
-            askRepair(start, end);
-            if (gapLog.admit()) {
-                LOG.warn(
-                        "{}; batches lost {} range=[{}, {}): the stream is inexact{}{}",
-                        sequencer.replayEndpoint() == null
-                                ? "No replay endpoint configured"
-                                : "Replay could not bring them back",
-                        id,
-                        Long.toUnsignedString(start),
-                        Long.toUnsignedString(end),
-                        cleared ? ", its blocks were dropped (--inexact-stream-policy clear)" : "",
-                        gapLog.heldBackNote());
-            }
-        }
-
-        @Override
-        public void stale(EventBatch batch) {
-            counters.warning(WarningKind.STALE_BATCH, 1);
-        }
-
-        /**
-         * One repair at a time: a gap lost meanwhile is asked for only if that one finds nothing, and a gap is never
-         * asked for twice, so a stream no peer can repair costs one request per gap.
-         */
-        private void askRepair(long start, long end) {
-            // During a replay the gap may grow, and the replay's own outcome is still to be shown: asked at its end.
-            if (repairInFlight || sequencer.replaying()) {
-                pendingStart = pending ? pendingStart : start;
-                pendingEnd = end;
-                pending = true;
-                return;
-            }
-            if (repairAsked && Long.compareUnsigned(end, repairAskedEnd) <= 0) {
-                return;
-            }
-            repairAsked = true;
-            repairAskedEnd = end;
-            repairInFlight = true;
-            repairs.accept(new RepairRequest(
-                    self, id, sequencer.generation(), ++repairId, start, end, sequencer.replayEndpoint() != null));
-        }
-
-        /** The repair in flight ended; {@code found} whether it repaired the stream (or nothing needed it any more). */
-        void repairEnded(boolean found) {
-            repairInFlight = false;
-            if (found) {
-                pending = false;
-            } else {
-                askPending();
-            }
-        }
-
-        /** Asks for the gaps lost while a repair or a replay was under way, once neither is. */
-        void askPending() {
-            if (pending && !repairInFlight && !sequencer.replaying()) {
-                pending = false;
-                askRepair(pendingStart, pendingEnd);
-            }
-        }
-
-        /** The stream's blocks start over (an engine restart, a new listener generation): no answer applies any more. */
-        void forgetRepair(boolean seqsStartOver) {
-            repairId++;
-            repairInFlight = false;
-            pending = false;
-            if (seqsStartOver) {
-                repairAsked = false;
-            }
-        }
-    }
 
     /** {@code self} is the handle replayed batches are sent back to. */
     public Partition(
@@ -270,9 +113,9 @@ public final class Partition {
 
     public void openStream(StreamSpec open) {
         WorkerRank k = new WorkerRank(open.workerId(), open.dpRank());
-        Stream s = streams.get(k);
+        OpenStream s = streams.get(k);
         if (s == null) {
-            s = new Stream(new StreamId(key, k.workerId(), k.dpRank()));
+            s = new OpenStream(new StreamId(key, k.workerId(), k.dpRank()), this);
             streams.put(k, s);
             Long installed = installedNotOpen.remove(k);
             if (installed != null) {
@@ -313,7 +156,7 @@ public final class Partition {
         recovered.losses().forEach(l -> losses.merge(new WorkerRank(l.workerId(), l.dpRank()), l.batches(), Long::sum));
         for (PeerSnapshot.StreamWatermark w : recovered.watermarks()) {
             WorkerRank k = new WorkerRank(w.workerId(), w.dpRank());
-            Stream s = streams.get(k);
+            OpenStream s = streams.get(k);
             if (s != null && recovered.replayAtInstall()) {
                 s.sequencer.installedFromSnapshot(w.seq());
                 s.sequencer.replayHistory();
@@ -332,21 +175,21 @@ public final class Partition {
 
     /** A live batch; dropped when its stream is closed or belongs to an older listener generation. */
     public void onLive(long workerId, int registeredRank, long generation, EventBatch batch) {
-        Stream s = stream(workerId, registeredRank, generation);
+        OpenStream s = stream(workerId, registeredRank, generation);
         if (s != null) {
             s.sequencer.onLive(batch);
         }
     }
 
     public void onReplayed(long workerId, int registeredRank, long generation, long replayId, EventBatch batch) {
-        Stream s = stream(workerId, registeredRank, generation);
+        OpenStream s = stream(workerId, registeredRank, generation);
         if (s != null) {
             s.sequencer.onReplayed(replayId, batch);
         }
     }
 
     public void onReplayFinished(long workerId, int registeredRank, long generation, long replayId) {
-        Stream s = stream(workerId, registeredRank, generation);
+        OpenStream s = stream(workerId, registeredRank, generation);
         if (s != null) {
             s.sequencer.onReplayFinished(replayId);
             s.askPending();
@@ -361,7 +204,7 @@ public final class Partition {
      */
     public RepairOutcome repair(RepairRequest request, PeerSnapshot peer) {
         StreamId id = request.stream();
-        Stream s = stream(id.workerId(), id.dpRank(), request.generation());
+        OpenStream s = stream(id.workerId(), id.dpRank(), request.generation());
         if (s == null || !s.repairInFlight || s.repairId != request.repairId()) {
             return RepairOutcome.OUTDATED;
         }
@@ -391,24 +234,24 @@ public final class Partition {
     /** No peer could repair {@code request}'s stream: a gap it lost meanwhile may now be asked for. */
     public void repairFailed(RepairRequest request) {
         StreamId id = request.stream();
-        Stream s = stream(id.workerId(), id.dpRank(), request.generation());
+        OpenStream s = stream(id.workerId(), id.dpRank(), request.generation());
         if (s != null && s.repairInFlight && s.repairId == request.repairId()) {
             s.repairEnded(false);
         }
     }
 
-    private Stream stream(long workerId, int dpRank, long generation) {
-        Stream s = streams.get(new WorkerRank(workerId, dpRank));
+    private OpenStream stream(long workerId, int dpRank, long generation) {
+        OpenStream s = streams.get(new WorkerRank(workerId, dpRank));
         // A batch still in flight when its registration went away would resurrect blocks: drop it.
         return s != null && s.sequencer.generation() == generation ? s : null;
     }
 
     /** The activity record of an engine rank, made on its first stream or event. */
-    private EngineActivity activityOf(long workerId, int rank) {
+    EngineActivity activityOf(long workerId, int rank) {
         return activity.computeIfAbsent(new WorkerRank(workerId, rank), k -> new EngineActivity(clock.getAsLong()));
     }
 
-    private void applyBatch(long workerId, int rank, EventBatch batch, EngineActivity engine) {
+    void applyBatch(long workerId, int rank, EventBatch batch, EngineActivity engine) {
         counters.undecodable(EventCounters.UNDECODABLE_EVENT, batch.malformedEvents());
         counters.warning(WarningKind.BLOCK_SIZE_MISMATCH, batch.blockSizeMismatches());
         counters.warning(WarningKind.FILTERED_GROUP, batch.filteredEvents());
