@@ -1,7 +1,10 @@
 package dev.kvindexer.index;
 
+import dev.kvindexer.event.WorkerRank;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The owners a query matched, as columns. A prompt every owner holds a prefix of answers one entry per owner, and an
@@ -126,5 +129,31 @@ public final class OwnerMatches {
         public OwnerMatches build() {
             return size == 0 ? NONE : new OwnerMatches(size, workerIds, fields);
         }
+    }
+
+    /** One entry per owner; an owner answered by both indexes keeps the larger reach in each tier. */
+    static OwnerMatches merge(OwnerMatches a, OwnerMatches b) {
+        if (b.isEmpty()) {
+            return a;
+        }
+        if (a.isEmpty()) {
+            return b;
+        }
+        Map<WorkerRank, OwnerMatch> byOwner = new LinkedHashMap<>();
+        for (OwnerMatch m : a.toList()) {
+            byOwner.put(new WorkerRank(m.workerId(), m.dpRank()), m);
+        }
+        for (OwnerMatch m : b.toList()) {
+            byOwner.merge(
+                    new WorkerRank(m.workerId(), m.dpRank()),
+                    m,
+                    (x, y) -> new OwnerMatch(
+                            x.workerId(),
+                            x.dpRank(),
+                            Math.max(x.gpuBlocks(), y.gpuBlocks()),
+                            Math.max(x.cpuBlocks(), y.cpuBlocks()),
+                            Math.max(x.diskBlocks(), y.diskBlocks())));
+        }
+        return of(new ArrayList<>(byOwner.values()));
     }
 }

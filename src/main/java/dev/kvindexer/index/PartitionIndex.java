@@ -3,12 +3,8 @@ package dev.kvindexer.index;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.hash.BlockHasher;
-import it.unimi.dsi.fastutil.ints.IntArrayFIFOQueue;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The KV block index of one (model, tenant) partition (docs/protocol/index.md): a device-tier prefix tree plus
@@ -29,21 +25,19 @@ import java.util.Map;
  * local hashes. An owner's prefix is answered from one index or the other, never stitched across both.
  */
 public final class PartitionIndex {
-    /** Marks depth-1 nodes in the dump walk, whose chain is just their own holders. */
-    private static final long[] AT_ROOT = new long[0];
     /** {cpu, disk} = {0, 0}: the answer without shared store owners, shared so a query allocates nothing for it. */
     private static final int[] NO_SHARED_REACH = new int[2];
 
     private final int blockSize;
-    private final OwnerTable owners = new OwnerTable();
-    private final DeviceTree tree;
-    private final LowerTierIndex[] lower = new LowerTierIndex[LowerTiers.COUNT];
+    final OwnerTable owners = new OwnerTable();
+    final DeviceTree tree;
+    final LowerTierIndex[] lower = new LowerTierIndex[LowerTiers.COUNT];
     /** A query walk's scratch per thread: queries may read the index on several threads while no change runs. */
     private final ThreadLocal<Matcher> matchers;
 
     private final EngineChain chains;
     /** Blocks placed by sequence hash; null until the first one, so partitions without them pay nothing. */
-    private PartitionIndex bySequence;
+    PartitionIndex bySequence;
     /** The least heap one evicted node gives back: its record. */
     private static final int NODE_BYTES_FREED = NodeRecords.BYTES;
 
@@ -205,7 +199,7 @@ public final class PartitionIndex {
         if (seq == null || seq.isEmpty()) {
             return here;
         }
-        return merge(
+        return OwnerMatches.merge(
                 here,
                 seq.matchers
                         .get()
@@ -236,32 +230,6 @@ public final class PartitionIndex {
      */
     public long[] sequenceHashesFor(long[] localHashes) {
         return bySequence == null || bySequence.isEmpty() ? null : BlockHasher.sequenceHashes(localHashes);
-    }
-
-    /** One entry per owner; an owner answered by both indexes keeps the larger reach in each tier. */
-    private static OwnerMatches merge(OwnerMatches a, OwnerMatches b) {
-        if (b.isEmpty()) {
-            return a;
-        }
-        if (a.isEmpty()) {
-            return b;
-        }
-        Map<WorkerRank, OwnerMatch> byOwner = new LinkedHashMap<>();
-        for (OwnerMatch m : a.toList()) {
-            byOwner.put(new WorkerRank(m.workerId(), m.dpRank()), m);
-        }
-        for (OwnerMatch m : b.toList()) {
-            byOwner.merge(
-                    new WorkerRank(m.workerId(), m.dpRank()),
-                    m,
-                    (x, y) -> new OwnerMatch(
-                            x.workerId(),
-                            x.dpRank(),
-                            Math.max(x.gpuBlocks(), y.gpuBlocks()),
-                            Math.max(x.cpuBlocks(), y.cpuBlocks()),
-                            Math.max(x.diskBlocks(), y.diskBlocks())));
-        }
-        return OwnerMatches.of(new ArrayList<>(byOwner.values()));
     }
 
     /**
@@ -322,86 +290,7 @@ public final class PartitionIndex {
      * each block's parent is the block reported just before it.
      */
     public void dump(BlockVisitor sink, boolean depthFirst) {
-        DeviceNodes nodes = tree.nodes;
-        IntArrayFIFOQueue queue = new IntArrayFIFOQueue();
-        ArrayDeque<long[]> chains = new ArrayDeque<>(); // owners holding the whole path to the queued node
-        nodes.forEachChild(DeviceNodes.ROOT, c -> {
-            queue.enqueue(c);
-            chains.add(AT_ROOT);
-        });
-        while (!queue.isEmpty()) {
-            int node = depthFirst ? queue.dequeueLastInt() : queue.dequeueInt();
-            long[] parentChain = depthFirst ? chains.pollLast() : chains.poll();
-            int words = nodes.holders.wordCount(node);
-            long[] chain = new long[words];
-            int parent = nodes.parent(node);
-            long local = nodes.local(node);
-            for (int w = 0; w < words; w++) {
-                long bits = nodes.holders.word(node, w);
-                if (parentChain != AT_ROOT) {
-                    bits &= w < parentChain.length ? parentChain[w] : 0L;
-                }
-                chain[w] = bits;
-                while (bits != 0) {
-                    int id = (w << 6) + Long.numberOfTrailingZeros(bits);
-                    bits &= bits - 1;
-                    Owner o = owners.byId(id);
-                    boolean hasParent = parentChain != AT_ROOT;
-                    long hash = tree.hashOf(node, id);
-                    sink.stored(
-                            o.workerId,
-                            o.dpRank,
-                            StorageTier.DEVICE,
-                            hasParent,
-                            hasParent ? tree.hashOf(parent, id) : 0L,
-                            hash,
-                            local);
-                    reportCopies(sink, tree.copies(o, hash));
-                }
-            }
-            nodes.forEachChild(node, c -> {
-                queue.enqueue(c);
-                chains.add(chain);
-            });
-        }
-        for (LowerTierIndex t : lower) {
-            if (t == null) {
-                continue;
-            }
-            t.forEachEdge(e -> {
-                for (int id : e.holderIds()) {
-                    Owner o = owners.byId(id);
-                    sink.stored(o.workerId, o.dpRank, t.tier, e.hasParent, e.parentHash, e.childHash, e.localHash);
-                    reportCopies(sink, o.lower(t.slot).copies(e.childHash));
-                }
-            });
-        }
-        if (bySequence != null) {
-            bySequence.dump(new BlockVisitor() {
-                @Override
-                public void stored(
-                        long workerId,
-                        int dpRank,
-                        StorageTier tier,
-                        boolean hasParent,
-                        long parentHash,
-                        long blockHash,
-                        long tokensHash) {
-                    sink.storedBySequence(workerId, dpRank, tier, hasParent, parentHash, blockHash);
-                }
-
-                @Override
-                public void copies(int copies) {
-                    sink.copies(copies);
-                }
-            });
-        }
-    }
-
-    private static void reportCopies(BlockVisitor sink, int copies) {
-        if (copies > 1) {
-            sink.copies(copies);
-        }
+        new DumpWalk(this, sink).run(depthFirst);
     }
 
     private LowerTierIndex lowerTier(StorageTier tier) {
