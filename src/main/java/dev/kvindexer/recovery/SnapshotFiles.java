@@ -19,7 +19,6 @@ import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -176,12 +175,12 @@ public final class SnapshotFiles {
                     .putShort((short) 0)
                     .putLong(System.currentTimeMillis())
                     .array());
-            BodyOutput out = new BodyOutput(file, maxBytes);
+            SnapshotBody.Output out = new SnapshotBody.Output(file, maxBytes, ENVELOPE_BYTES);
             body.write(out);
             file.write(ByteBuffer.allocate(TRAILER_BYTES)
                     .order(ByteOrder.LITTLE_ENDIAN)
-                    .putLong(out.length)
-                    .putInt((int) out.crc.getValue())
+                    .putLong(out.length())
+                    .putInt(out.crc())
                     .put(END_MAGIC)
                     .array());
             file.flush();
@@ -319,8 +318,8 @@ public final class SnapshotFiles {
             verify(channel, envelope);
             T value;
             try {
-                value = reader.read(
-                        new BufferedInputStream(new BodyInput(channel, envelope.bodyBytes()), BUFFER_BYTES));
+                value = reader.read(new BufferedInputStream(
+                        new SnapshotBody.Input(channel, HEADER_BYTES, envelope.bodyBytes()), BUFFER_BYTES));
             } catch (IOException | RuntimeException e) {
                 throw new Bad(e.getMessage() != null ? e.getMessage() : e.toString());
             }
@@ -426,94 +425,5 @@ public final class SnapshotFiles {
         return e.getClass() == IOException.class
                 ? e.getMessage()
                 : e.getClass().getSimpleName() + ": " + e.getMessage();
-    }
-
-    /** The body as the writer sees it: counts and checksums what passes, and stops a body past the limit. */
-    private static final class BodyOutput extends OutputStream {
-        private final OutputStream out;
-        private final long maxBytes;
-        private final CRC32C crc = new CRC32C();
-        private long length;
-
-        BodyOutput(OutputStream out, long maxBytes) {
-            this.out = out;
-            this.maxBytes = maxBytes;
-        }
-
-        @Override
-        public void write(int b) throws IOException {
-            count(1);
-            out.write(b);
-            crc.update(b);
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            Objects.checkFromIndexSize(off, len, b.length);
-            count(len);
-            out.write(b, off, len);
-            crc.update(b, off, len);
-        }
-
-        /** A file the limit would reject at the next start is not worth the disk it fills. */
-        private void count(int bytes) throws IOException {
-            length += bytes;
-            if (length + ENVELOPE_BYTES > maxBytes) {
-                throw new IOException("the snapshot is larger than the limit of " + maxBytes + " bytes");
-            }
-        }
-
-        @Override
-        public void flush() throws IOException {
-            out.flush();
-        }
-
-        /** A writer that closes its stream must not close the file: the trailer still follows the body. */
-        @Override
-        public void close() {}
-    }
-
-    /** The body as the reader sees it: the bytes between header and trailer, and no further. */
-    private static final class BodyInput extends InputStream {
-        private final FileChannel channel;
-        private final long end;
-        private long position = HEADER_BYTES;
-
-        BodyInput(FileChannel channel, long bodyBytes) {
-            this.channel = channel;
-            this.end = HEADER_BYTES + bodyBytes;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            Objects.checkFromIndexSize(off, len, b.length);
-            if (len == 0) {
-                return 0;
-            }
-            if (position >= end) {
-                return -1;
-            }
-            int n = channel.read(ByteBuffer.wrap(b, off, (int) Math.min(len, end - position)), position);
-            if (n < 0) {
-                throw new EOFException("the file shrank while being read");
-            }
-            position += n;
-            return n;
-        }
-
-        @Override
-        public int available() {
-            return (int) Math.min(end - position, Integer.MAX_VALUE);
-        }
-
-        /** The channel is the loader's, closed once the reader is done. */
-        @Override
-        public void close() {}
     }
 }
