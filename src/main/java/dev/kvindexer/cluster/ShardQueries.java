@@ -2,8 +2,6 @@ package dev.kvindexer.cluster;
 
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.index.OwnerMatch;
-import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.partition.MergedPartition;
@@ -170,11 +168,11 @@ public final class ShardQueries {
         PartitionRef hosted = PartitionView.hostedOf(partition);
         Future<Buffer> reply = request.kind() == ShardQueryCodec.TIERED
                 ? hosted.queryTiered(request.hashes())
-                        .map(r -> ShardQueryCodec.encode(
-                                new ShardQueryCodec.TieredReply(r.blockSize(), ids, only(r.match(), served))))
+                        .map(r -> ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(
+                                r.blockSize(), ids, ShardGather.only(r.match(), served))))
                 : localQuery(hosted, request.kind(), request.hashes())
                         .map(r -> ShardQueryCodec.encode(new ShardQueryCodec.Reply(
-                                r.blockSize(), ids, only(r.matches(), served), r.sharedReach())));
+                                r.blockSize(), ids, ShardGather.only(r.matches(), served), r.sharedReach())));
         reply.onComplete(ar -> {
             if (ar.succeeded()) {
                 reply(QUERY, msg, ar.result());
@@ -326,7 +324,10 @@ public final class ShardQueries {
     Future<QueryResult> query(PartitionRef hosted, boolean sequence, long[] hashes) {
         int kind = sequence ? ShardQueryCodec.SEQUENCE : ShardQueryCodec.LOCAL;
         return scatter(
-                hosted, kind, hashes, mine -> localQuery(hosted, kind, hashes).map(r -> new QueryGather(r, mine)));
+                hosted,
+                kind,
+                hashes,
+                mine -> localQuery(hosted, kind, hashes).map(r -> new ShardGather.Query(r, mine)));
     }
 
     /** A tier-by-tier query (Dynamo's remote indexer) over every instance registered in the cluster. */
@@ -335,7 +336,7 @@ public final class ShardQueries {
                 hosted,
                 ShardQueryCodec.TIERED,
                 hashes,
-                mine -> hosted.queryTiered(hashes).map(r -> new TieredGather(r, mine)));
+                mine -> hosted.queryTiered(hashes).map(r -> new ShardGather.Tiered(r, mine)));
     }
 
     /**
@@ -343,7 +344,7 @@ public final class ShardQueries {
      * unanswered instance goes to its next candidate until it is answered or no candidate is left (missing).
      */
     private <R> Future<R> scatter(
-            PartitionRef hosted, int kind, long[] hashes, Function<Set<Long>, Future<Gather<R>>> local) {
+            PartitionRef hosted, int kind, long[] hashes, Function<Set<Long>, Future<ShardGather<R>>> local) {
         PartitionKey key = hosted.key();
         Instances split = instances(key);
         Map<Long, ArrayDeque<String>> candidates = new LinkedHashMap<>();
@@ -374,7 +375,11 @@ public final class ShardQueries {
     }
 
     private <R> Future<R> ask(
-            PartitionKey key, int kind, long[] hashes, Map<Long, ArrayDeque<String>> candidates, Gather<R> gather) {
+            PartitionKey key,
+            int kind,
+            long[] hashes,
+            Map<Long, ArrayDeque<String>> candidates,
+            ShardGather<R> gather) {
         Map<String, List<Long>> byNode = new HashMap<>();
         for (var it = candidates.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
@@ -420,124 +425,5 @@ public final class ShardQueries {
             }
             return ask(key, kind, hashes, candidates, gather);
         });
-    }
-
-    /** An answer being assembled from this node's part and the holders' replies. */
-    private interface Gather<R> {
-        /** Takes a holder's reply for the instances {@code asked}; returns those among them it served. */
-        Set<Long> addReply(Buffer reply, Set<Long> asked);
-
-        /** An instance no live node answered for. */
-        void missing();
-
-        R result();
-    }
-
-    private static Set<Long> servedOf(long[] served, Set<Long> asked) {
-        Set<Long> out = new HashSet<>();
-        for (long w : served) {
-            if (asked.contains(w)) {
-                out.add(w);
-            }
-        }
-        return out;
-    }
-
-    private static List<OwnerMatch> only(List<OwnerMatch> matches, Set<Long> workers) {
-        List<OwnerMatch> out = new ArrayList<>();
-        for (OwnerMatch m : matches) {
-            if (workers.contains(m.workerId())) {
-                out.add(m);
-            }
-        }
-        return out;
-    }
-
-    private static TieredMatch only(TieredMatch m, Set<Long> workers) {
-        List<TieredMatch.Tier> tiers = new ArrayList<>();
-        m.lowerTiers().forEach(t -> tiers.add(new TieredMatch.Tier(t.tier(), only(t.hits(), workers))));
-        return new TieredMatch(only(m.device(), workers), tiers);
-    }
-
-    private static TieredMatch.Owners only(TieredMatch.Owners o, Set<Long> workers) {
-        int n = 0;
-        for (int i = 0; i < o.size(); i++) {
-            n += workers.contains(o.workers()[i]) ? 1 : 0;
-        }
-        long[] ws = new long[n];
-        int[] ranks = new int[n];
-        int[] blocks = new int[n];
-        for (int i = 0, k = 0; i < o.size(); i++) {
-            if (workers.contains(o.workers()[i])) {
-                ws[k] = o.workers()[i];
-                ranks[k] = o.ranks()[i];
-                blocks[k++] = o.blocks()[i];
-            }
-        }
-        return new TieredMatch.Owners(ws, ranks, blocks);
-    }
-
-    /** Per-instance matches: this node's instances, then each holder's for the instances it served. */
-    private static final class QueryGather implements Gather<QueryResult> {
-        private final int blockSize;
-        private final List<OwnerMatch> owners;
-        private final int[] reach;
-        private int missing;
-
-        QueryGather(QueryResult local, Set<Long> mine) {
-            blockSize = local.blockSize();
-            owners = only(local.matches(), mine);
-            reach = local.sharedReach().clone();
-        }
-
-        @Override
-        public Set<Long> addReply(Buffer body, Set<Long> asked) {
-            ShardQueryCodec.Reply r = ShardQueryCodec.decodeReply(body);
-            Set<Long> served = servedOf(r.served(), asked);
-            owners.addAll(only(r.owners(), served));
-            reach[0] = Math.max(reach[0], r.sharedReach()[0]);
-            reach[1] = Math.max(reach[1], r.sharedReach()[1]);
-            return served;
-        }
-
-        @Override
-        public void missing() {
-            missing++;
-        }
-
-        @Override
-        public QueryResult result() {
-            return new QueryResult(blockSize, OwnerMatches.of(owners), reach.clone(), missing);
-        }
-    }
-
-    /** Tier-by-tier matches of disjoint instances, merged as one index holding them all would answer. */
-    private static final class TieredGather implements Gather<TieredQueryResult> {
-        private final int blockSize;
-        private final TieredMerge merge = new TieredMerge();
-        private int missing;
-
-        TieredGather(TieredQueryResult local, Set<Long> mine) {
-            blockSize = local.blockSize();
-            merge.add(only(local.match(), mine));
-        }
-
-        @Override
-        public Set<Long> addReply(Buffer body, Set<Long> asked) {
-            ShardQueryCodec.TieredReply r = ShardQueryCodec.decodeTieredReply(body);
-            Set<Long> served = servedOf(r.served(), asked);
-            merge.add(only(r.match(), served));
-            return served;
-        }
-
-        @Override
-        public void missing() {
-            missing++;
-        }
-
-        @Override
-        public TieredQueryResult result() {
-            return new TieredQueryResult(blockSize, merge.result(), missing);
-        }
     }
 }
