@@ -87,7 +87,7 @@ final class ReservationRoutes {
 
     private JsonObject booked(Booking b) {
         prompts.booked(b.partition(), b.worker().workerId(), b.dpRank(), b.prompt());
-        return SelectJson.booking(b);
+        return SelectAnswers.booking(b);
     }
 
     void prefillComplete(RoutingContext ctx) {

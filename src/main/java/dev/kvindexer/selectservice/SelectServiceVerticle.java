@@ -300,7 +300,7 @@ public final class SelectServiceVerticle extends VerticleBase {
             state.roster()
                     .catalog()
                     .list(param(ctx, "model_name"), param(ctx, "routing_group"))
-                    .forEach(w -> out.add(SelectJson.record(w)));
+                    .forEach(w -> out.add(SelectAnswers.record(w)));
             Responses.json(ctx, 200, out.encode());
         });
         body(router, HttpMethod.PATCH, "/workers/:worker_id", this::patchWorker);
@@ -364,7 +364,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         int schedulable = state.roster().schedulableWorkers();
         boolean ready = !closing && schedulable > 0;
         JsonArray workers = new JsonArray();
-        state.roster().catalog().list(null, null).forEach(w -> workers.add(SelectJson.record(w)));
+        state.roster().catalog().list(null, null).forEach(w -> workers.add(SelectAnswers.record(w)));
         Responses.json(
                 ctx,
                 ready ? 200 : 503,
@@ -378,7 +378,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     private void postWorker(RoutingContext ctx) {
         WorkerEntry entry = SelectJson.checkRanks(
                 SelectJson.worker(JsonRequest.of(ctx)), config.limits().maxWorkerRanks());
-        Replies.send(ctx, 201, workers.upsert(entry).map(SelectJson::record));
+        Replies.send(ctx, 201, workers.upsert(entry).map(SelectAnswers::record));
     }
 
     private void patchWorker(RoutingContext ctx) {
@@ -392,11 +392,11 @@ public final class SelectServiceVerticle extends VerticleBase {
                                 base -> SelectJson.checkRanks(
                                         SelectJson.worker(body, id, base.partition(), base),
                                         config.limits().maxWorkerRanks()))
-                        .map(SelectJson::record));
+                        .map(SelectAnswers::record));
     }
 
     private void deleteWorker(RoutingContext ctx) {
-        Replies.send(ctx, 200, workers.delete(workerId(ctx)).map(SelectJson::record));
+        Replies.send(ctx, 200, workers.delete(workerId(ctx)).map(SelectAnswers::record));
     }
 
     private static long workerId(RoutingContext ctx) {

@@ -78,7 +78,7 @@ final class SelectionRoutes {
 
     private JsonObject select(SelectJson.Selection s, RankOverlaps o) {
         Choice c = bookings.select(s.partition(), s.prompt(), o, s.options());
-        return SelectJson.choice(c, false, LoadSignals.of(c, config, s.advisory()));
+        return SelectAnswers.choice(c, false, LoadSignals.of(c, config, s.advisory()));
     }
 
     private Future<JsonObject> selectAndReserve(SelectJson.Selection s, RankOverlaps o) {
@@ -91,7 +91,7 @@ final class SelectionRoutes {
         // A booking's session binding reaches the other replicas before its client hears of it, as the booking does.
         return shared.booked(c.selectionId()).compose(v -> bindingsShared.get()).compose(v -> {
             prompts.booked(c.partition(), c.worker().workerId(), c.dpRank(), c.prompt());
-            JsonObject answer = SelectJson.choice(c, true, LoadSignals.of(c, config, false));
+            JsonObject answer = SelectAnswers.choice(c, true, LoadSignals.of(c, config, false));
             if (source == null) {
                 return Future.succeededFuture(answer);
             }
@@ -100,7 +100,8 @@ final class SelectionRoutes {
                     .map(hashes -> hashes.length == 0
                             ? answer
                             : answer.put(
-                                    "kv_hint", SelectJson.kvHint(c.selectionId(), source.controlEndpoint(), hashes)));
+                                    "kv_hint",
+                                    SelectAnswers.kvHint(c.selectionId(), source.controlEndpoint(), hashes)));
         });
     }
 
@@ -109,7 +110,7 @@ final class SelectionRoutes {
         SelectJson.Inspection i = SelectJson.inspection(JsonRequest.of(ctx), roster, config, random);
         Replies.send(ctx, 200, overlaps.of(i.partition(), i.prompt()).map(o -> {
             if (scores) {
-                return SelectJson.scores(
+                return SelectAnswers.scores(
                         i.info().blockSize(),
                         i.prompt().blockHashes().length,
                         views.overlapScores(i.partition(), i.prompt(), o, i.override()),
@@ -117,7 +118,7 @@ final class SelectionRoutes {
             }
             JsonArray rows = new JsonArray();
             views.potentialLoads(i.partition(), i.prompt(), o, i.override())
-                    .forEach(r -> rows.add(SelectJson.loadRow(r)));
+                    .forEach(r -> rows.add(SelectAnswers.loadRow(r)));
             return rows;
         }));
     }
@@ -132,7 +133,7 @@ final class SelectionRoutes {
                 continue;
             }
             JsonArray rows = new JsonArray();
-            views.loads(p).forEach(r -> rows.add(SelectJson.loadRow(r)));
+            views.loads(p).forEach(r -> rows.add(SelectAnswers.loadRow(r)));
             out.add(new JsonObject()
                     .put("model_name", p.modelName())
                     .put("routing_group", p.routingGroup())
