@@ -356,7 +356,7 @@ public final class ServeCommand implements Callable<Integer> {
                 WorkerSpec.parseList(workers),
                 blockSize,
                 modelName,
-                workersGroup(),
+                workersRoutingGroup(),
                 commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
@@ -401,7 +401,7 @@ public final class ServeCommand implements Callable<Integer> {
                 replicas));
     }
 
-    private String workersGroup() {
+    private String workersRoutingGroup() {
         if (routingGroup != null) {
             return routingGroup;
         }

@@ -145,7 +145,7 @@ public final class SimulateCommand implements Callable<Integer> {
             names = {"--routing-group", "--tenant-id"},
             defaultValue = "default",
             description = "Routing group registered with --register (default: ${DEFAULT-VALUE}).")
-    String tenantId;
+    String routingGroup;
 
     @Option(
             names = "--register-select",
@@ -229,7 +229,7 @@ public final class SimulateCommand implements Callable<Integer> {
                 restartAfter,
                 ReplayStyle.ofFrames(replayStyle),
                 modelName,
-                tenantId,
+                routingGroup,
                 instanceIdBase,
                 register,
                 topic,
@@ -279,7 +279,7 @@ public final class SimulateCommand implements Callable<Integer> {
                 System.out.println("registered " + sim.engines().size() + " engine ranks with " + config.register());
             }
             if (registerSelect != null) {
-                new RegisterClient(registerSelect).catalog(sim.engines(), dpRanks, modelName, tenantId);
+                new RegisterClient(registerSelect).catalog(sim.engines(), dpRanks, modelName, routingGroup);
                 System.out.println("added " + engines + " workers to the selection service at " + registerSelect);
             }
             // Written before the run, so that a long or endless run can be queried while it goes on.
@@ -325,7 +325,7 @@ public final class SimulateCommand implements Callable<Integer> {
             }
             String body = new io.vertx.core.json.JsonObject()
                     .put("model_name", modelName)
-                    .put("routing_group", tenantId)
+                    .put("routing_group", routingGroup)
                     .put("token_ids", tokens)
                     .encode();
             java.nio.file.Files.writeString(sampleQuery, body);
@@ -343,7 +343,7 @@ public final class SimulateCommand implements Callable<Integer> {
         try (org.msgpack.core.MessageBufferPacker p = org.msgpack.core.MessagePack.newDefaultBufferPacker()) {
             p.packMapHeader(4);
             p.packString("model").packString(modelName);
-            p.packString("tenant_id").packString(tenantId == null ? "" : tenantId);
+            p.packString("tenant_id").packString(routingGroup == null ? "" : routingGroup);
             p.packString("block_size").packInt(config().blockSize());
             p.packString("token_ids").packBinaryHeader(bin.capacity()).writePayload(bin.array());
             return p.toByteArray();

@@ -140,18 +140,18 @@ public final class ClusterRegistrar implements Registrar {
     }
 
     @Override
-    public Future<Void> unregister(long workerId, String modelName, String tenantId, Integer dpRank) {
+    public Future<Void> unregister(long workerId, String modelName, String routingGroup, Integer dpRank) {
         List<String> keys = new ArrayList<>();
         Future<Void> applied = queue.submit(() -> {
             try {
-                registry.ranksToUnregister(workerId, modelName, tenantId, dpRank)
+                registry.ranksToUnregister(workerId, modelName, routingGroup, dpRank)
                         .forEach(rank -> keys.add(ClusterValues.key(workerId, rank)));
             } catch (Refusal e) {
                 return Future.failedFuture(e);
             }
             List<Future<Void>> removals = new ArrayList<>();
             keys.forEach(k -> removals.add(withdraw(k)));
-            return Future.all(removals).compose(v -> local.unregister(workerId, modelName, tenantId, dpRank));
+            return Future.all(removals).compose(v -> local.unregister(workerId, modelName, routingGroup, dpRank));
         });
         return applied.eventually(() -> announce(keys));
     }

@@ -45,11 +45,14 @@ final class ShardQueryCodec {
 
     static Buffer encode(Request r) {
         byte[] model = r.key().modelName().getBytes(StandardCharsets.UTF_8);
-        byte[] group = r.key().routingGroup().getBytes(StandardCharsets.UTF_8);
-        Buffer b =
-                Buffer.buffer(2 + 8 + model.length + group.length + 8 + 8 * (r.hashes().length + r.workers().length));
+        byte[] routingGroup = r.key().routingGroup().getBytes(StandardCharsets.UTF_8);
+        Buffer b = Buffer.buffer(
+                2 + 8 + model.length + routingGroup.length + 8 + 8 * (r.hashes().length + r.workers().length));
         b.appendByte(VERSION).appendByte((byte) r.kind());
-        b.appendInt(model.length).appendBytes(model).appendInt(group.length).appendBytes(group);
+        b.appendInt(model.length)
+                .appendBytes(model)
+                .appendInt(routingGroup.length)
+                .appendBytes(routingGroup);
         appendLongs(b, r.hashes());
         appendLongs(b, r.workers());
         return b;

@@ -34,7 +34,7 @@ public record ServeConfig(
         List<WorkerSpec> workers,
         Integer blockSize,
         String modelName,
-        String tenantId,
+        String routingGroup,
         List<String> peers,
         boolean testEndpoints,
         int minInitialWorkers,
@@ -61,7 +61,7 @@ public record ServeConfig(
             List<WorkerSpec> workers,
             Integer blockSize,
             String modelName,
-            String tenantId,
+            String routingGroup,
             List<String> peers,
             boolean testEndpoints,
             int minInitialWorkers) {
@@ -73,7 +73,7 @@ public record ServeConfig(
                 workers,
                 blockSize,
                 modelName,
-                tenantId,
+                routingGroup,
                 peers,
                 testEndpoints,
                 minInitialWorkers,
@@ -155,7 +155,7 @@ public record ServeConfig(
         private List<WorkerSpec> workers;
         private Integer blockSize;
         private String modelName;
-        private String tenantId;
+        private String routingGroup;
         private List<String> peers;
         private boolean testEndpoints;
         private int minInitialWorkers;
@@ -179,7 +179,7 @@ public record ServeConfig(
             workers = c.workers;
             blockSize = c.blockSize;
             modelName = c.modelName;
-            tenantId = c.tenantId;
+            routingGroup = c.routingGroup;
             peers = c.peers;
             testEndpoints = c.testEndpoints;
             minInitialWorkers = c.minInitialWorkers;
@@ -265,7 +265,7 @@ public record ServeConfig(
                     workers,
                     blockSize,
                     modelName,
-                    tenantId,
+                    routingGroup,
                     peers,
                     testEndpoints,
                     minInitialWorkers,

@@ -33,13 +33,13 @@ final class DynamoRoutes {
      * tenant_id must be strings when present (null is a shape error, as serde reads a string with a default);
      * tenant_id is otherwise ignored unless the node keeps the old fallback.
      */
-    private String group(JsonRequest body) {
-        String group = body.stringWithDefault("routing_group");
-        String tenant = body.stringWithDefault("tenant_id");
-        if (group == null && node.tenantFallback()) {
-            group = tenant;
+    private String routingGroup(JsonRequest body) {
+        String routingGroup = body.stringWithDefault("routing_group");
+        String tenantId = body.stringWithDefault("tenant_id");
+        if (routingGroup == null && node.tenantFallback()) {
+            routingGroup = tenantId;
         }
-        return group == null ? PartitionKey.DEFAULT : group;
+        return routingGroup == null ? PartitionKey.DEFAULT : routingGroup;
     }
 
     void register(RoutingContext ctx) {
@@ -48,7 +48,7 @@ final class DynamoRoutes {
         String endpoint = body.requiredString("endpoint");
         String model = body.requiredString("model_name");
         int blockSize = body.requiredU32("block_size");
-        String group = group(body);
+        String routingGroup = routingGroup(body);
         int dpRank = body.optionalU32("dp_rank", 0);
         String replay = body.optionalString("replay_endpoint");
         body.optionalString("additional_salt");
@@ -63,7 +63,7 @@ final class DynamoRoutes {
         if (blockSize == 0) {
             throw new HttpError(400, "block_size must be positive");
         }
-        PartitionKey key = new PartitionKey(model, group);
+        PartitionKey key = new PartitionKey(model, routingGroup);
         RegisterRequest request = new RegisterRequest(workerId, dpRank, endpoint, replay, key, blockSize);
         Responses.ok(ctx, refusalsAsHttp(node.registrar().register(request)), 201);
     }
@@ -73,33 +73,34 @@ final class DynamoRoutes {
         long workerId = body.requiredU64("instance_id");
         String model = body.requiredString("model_name");
         // Both optional here, null meaning absent; without a group the instance goes wherever it is, every rank.
-        String group = body.optionalString("routing_group");
-        String tenant = body.optionalString("tenant_id");
+        String routingGroup = body.optionalString("routing_group");
+        String tenantId = body.optionalString("tenant_id");
         Integer dpRank = body.optionalRank("dp_rank");
         if (node.tenantFallback()) {
-            group = group != null ? group : tenant;
-        } else if (group == null) {
+            routingGroup = routingGroup != null ? routingGroup : tenantId;
+        } else if (routingGroup == null) {
             dpRank = null;
         }
-        Responses.ok(ctx, refusalsAsHttp(node.registrar().unregister(workerId, model, group, dpRank)), 200);
+        Responses.ok(ctx, refusalsAsHttp(node.registrar().unregister(workerId, model, routingGroup, dpRank)), 200);
     }
 
     void workers(RoutingContext ctx) {
         String model = ctx.queryParams().get("model_name");
-        String group = ctx.queryParams().get("routing_group");
-        if (group == null && node.tenantFallback()) {
-            group = ctx.queryParams().get("tenant_id");
+        String routingGroup = ctx.queryParams().get("routing_group");
+        if (routingGroup == null && node.tenantFallback()) {
+            routingGroup = ctx.queryParams().get("tenant_id");
         }
         Responses.json(
                 ctx,
                 200,
-                WorkersJson.render(node.registry().workers(model, group), node.watermarks(), node.tenantFallback()));
+                WorkersJson.render(
+                        node.registry().workers(model, routingGroup), node.watermarks(), node.tenantFallback()));
     }
 
     void query(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
         int[] tokens = body.u32Array("token_ids");
-        PartitionRef partition = partition(body.requiredString("model_name"), group(body));
+        PartitionRef partition = partition(body.requiredString("model_name"), routingGroup(body));
         long seed = BlockHasher.seedFor(body.optionalString("lora_name"), body.optionalString("cache_salt"));
         long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
         ask(ctx, partition, hashes, tokens.length);
@@ -109,7 +110,7 @@ final class DynamoRoutes {
         JsonRequest body = JsonRequest.of(ctx);
         long[] hashes = body.i64Array("block_hashes");
         String model = body.requiredString("model_name");
-        String group = group(body);
+        String routingGroup = routingGroup(body);
         // Checked before the partition: a salted lookup is refused even for a model nobody registered.
         if (body.optionalString("cache_salt") != null) {
             throw new HttpError(
@@ -117,7 +118,7 @@ final class DynamoRoutes {
                     "cache_salt is not accepted by /query_by_hash; "
                             + "block_hashes must already include the intended cache salt");
         }
-        PartitionRef partition = partition(model, group);
+        PartitionRef partition = partition(model, routingGroup);
         ask(ctx, partition, hashes, (long) hashes.length * partition.blockSize());
     }
 
@@ -147,12 +148,14 @@ final class DynamoRoutes {
                 });
     }
 
-    private PartitionRef partition(String model, String group) {
-        return node.registry().partition(new PartitionKey(model, group)).orElseThrow(() -> noIndexer(model, group));
+    private PartitionRef partition(String model, String routingGroup) {
+        return node.registry()
+                .partition(new PartitionKey(model, routingGroup))
+                .orElseThrow(() -> noIndexer(model, routingGroup));
     }
 
-    private static HttpError noIndexer(String model, String group) {
-        return new HttpError(404, "no indexer for model=" + model + " routing_group=" + group);
+    private static HttpError noIndexer(String model, String routingGroup) {
+        return new HttpError(404, "no indexer for model=" + model + " routing_group=" + routingGroup);
     }
 
     private static HttpError noIndexer(PartitionKey key) {

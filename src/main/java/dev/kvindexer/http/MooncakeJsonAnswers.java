@@ -28,7 +28,12 @@ final class MooncakeJsonAnswers {
      * @param reply    the partition's matches; a registered rank without one has the shared stores' reach
      */
     static String render(
-            Flavor shape, String tenant, List<Registry.Member> members, Long only, String onlyName, QueryResult reply) {
+            Flavor shape,
+            String routingGroup,
+            List<Registry.Member> members,
+            Long only,
+            String onlyName,
+            QueryResult reply) {
         List<OwnerMatch> matches = reply.matches();
         int blockSize = reply.blockSize();
         Map<Long, String> names = new HashMap<>();
@@ -60,7 +65,7 @@ final class MooncakeJsonAnswers {
         switch (shape) {
             case MOONCAKE_JSON_DATA -> sb.append("{\"data\":{");
             case MOONCAKE_JSON_INSTANCES -> sb.append("{\"instances\":{");
-            default -> sb.append('{').append(Json.encode(tenant)).append(":{");
+            default -> sb.append('{').append(Json.encode(routingGroup)).append(":{");
         }
         List<TierBreakdown.InstanceBreakdown> instances = breakdown.instances();
         if (only != null && instances.isEmpty()) {

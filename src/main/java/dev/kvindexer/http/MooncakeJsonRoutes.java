@@ -58,7 +58,7 @@ final class MooncakeJsonRoutes {
         return id;
     }
 
-    private static String tenant(JsonRequest body) {
+    private static String routingGroup(JsonRequest body) {
         String t = body.optionalString("tenant_id");
         return t == null ? PartitionKey.DEFAULT : t;
     }
@@ -118,7 +118,7 @@ final class MooncakeJsonRoutes {
         Publisher publisher =
                 new Publisher(name, type, emptyToNull(body.optionalString("lora_name")), emptyToNull(salt));
         RegisterRequest request = new RegisterRequest(
-                id, dpRank, endpoint, replay, new PartitionKey(model, tenant(body)), blockSize, publisher);
+                id, dpRank, endpoint, replay, new PartitionKey(model, routingGroup(body)), blockSize, publisher);
         String ok = "{\"status\":\"registered successfully\",\"instance_id\":" + Json.encode(instance) + "}";
         Listener existing = node.registry().listener(id, dpRank);
         if (existing != null && request.sameAs(existing)) {
@@ -147,39 +147,39 @@ final class MooncakeJsonRoutes {
     void unregister(RoutingContext ctx) {
         JsonRequest body = JsonRequest.of(ctx);
         String instance = instanceId(body, MooncakeJsonError.INVALID_REQUEST);
-        String tenant = tenant(body);
+        String routingGroup = routingGroup(body);
         Integer given = body.optionalRank("dp_rank");
         int dpRank = given == null ? 0 : given;
         long id = InstanceIds.of(instance);
         PartitionKey key = node.registry().partitionOf(id);
-        String serviceKey = instance + "|" + tenant + "|" + dpRank;
-        if (key == null || !holds(id, tenant, dpRank)) {
+        String serviceKey = instance + "|" + routingGroup + "|" + dpRank;
+        if (key == null || !holds(id, routingGroup, dpRank)) {
             throw new MooncakeJsonError(
                     404, MooncakeJsonError.NOT_FOUND, "service not found: " + serviceKey, "instance_id");
         }
-        node.registrar().unregister(id, key.modelName(), tenant, dpRank).onComplete(ar -> {
+        node.registrar().unregister(id, key.modelName(), routingGroup, dpRank).onComplete(ar -> {
             if (ar.succeeded()) {
-                Responses.json(ctx, 200, unregistered(instance, tenant, List.of(dpRank)));
+                Responses.json(ctx, 200, unregistered(instance, routingGroup, List.of(dpRank)));
             } else {
                 Responses.error(ctx, conflict(ar.cause(), MooncakeJsonError.INVALID_REQUEST));
             }
         });
     }
 
-    /** Whether instance {@code id} has rank {@code dpRank} registered under {@code tenant}. */
-    private boolean holds(long id, String tenant, int dpRank) {
+    /** Whether instance {@code id} has rank {@code dpRank} registered under {@code routingGroup}. */
+    private boolean holds(long id, String routingGroup, int dpRank) {
         try {
-            node.registry().ranksToUnregister(id, null, tenant, dpRank);
+            node.registry().ranksToUnregister(id, null, routingGroup, dpRank);
             return true;
         } catch (Refusal nothingMatches) {
             return false;
         }
     }
 
-    private static String unregistered(String instance, String tenant, List<Integer> ranks) {
+    private static String unregistered(String instance, String routingGroup, List<Integer> ranks) {
         StringBuilder sb = new StringBuilder("{\"status\":\"unregistered successfully\",\"removed_instances\":[");
         for (int i = 0; i < ranks.size(); i++) {
-            sb.append(i == 0 ? "" : ",").append(Json.encode(instance + "|" + tenant + "|" + ranks.get(i)));
+            sb.append(i == 0 ? "" : ",").append(Json.encode(instance + "|" + routingGroup + "|" + ranks.get(i)));
         }
         return sb.append("]}").toString();
     }
@@ -248,8 +248,9 @@ final class MooncakeJsonRoutes {
      */
     private PartitionRef partition(JsonRequest body) {
         String model = model(body, MooncakeJsonError.INVALID_REQUEST);
-        PartitionRef partition =
-                node.registry().partition(new PartitionKey(model, tenant(body))).orElse(null);
+        PartitionRef partition = node.registry()
+                .partition(new PartitionKey(model, routingGroup(body)))
+                .orElse(null);
         Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
         return partition == null || (blockSize != null && blockSize != partition.blockSize()) ? null : partition;
     }
@@ -260,12 +261,12 @@ final class MooncakeJsonRoutes {
      * nobody registered under.
      */
     private void answerNone(RoutingContext ctx, Flavor shape, JsonRequest body) {
-        String tenant = tenant(body);
+        String routingGroup = routingGroup(body);
         String only = body.optionalId("instance_id");
         Long onlyId = only == null ? null : InstanceIds.of(only);
         List<Registry.Member> members = new ArrayList<>();
         Set<PartitionKey> keys = new LinkedHashSet<>();
-        for (Registry.WorkerView w : node.registry().workers(null, tenant)) {
+        for (Registry.WorkerView w : node.registry().workers(null, routingGroup)) {
             keys.add(w.key());
         }
         for (PartitionKey key : keys) {
@@ -276,7 +277,7 @@ final class MooncakeJsonRoutes {
             return;
         }
         QueryResult nothing = new QueryResult(1, OwnerMatches.of(List.of()), new int[2]);
-        Responses.json(ctx, 200, MooncakeJsonAnswers.render(shape, tenant, members, onlyId, only, nothing));
+        Responses.json(ctx, 200, MooncakeJsonAnswers.render(shape, routingGroup, members, onlyId, only, nothing));
     }
 
     private void answer(

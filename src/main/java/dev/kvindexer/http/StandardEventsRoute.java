@@ -84,8 +84,8 @@ final class StandardEventsRoute {
         String type = e.requiredString("event_type");
         long eventId = e.requiredU64("event_id");
         String model = e.requiredString("model_name");
-        String tenant = e.optionalString("tenant_id");
-        PartitionKey key = new PartitionKey(model, tenant == null ? PartitionKey.DEFAULT : tenant);
+        String routingGroup = e.optionalString("tenant_id");
+        PartitionKey key = new PartitionKey(model, routingGroup == null ? PartitionKey.DEFAULT : routingGroup);
         PartitionRef partition = node.registry()
                 .partition(key)
                 .orElseThrow(() -> new HttpError(

@@ -54,7 +54,7 @@ final class WorkersJson {
                 }
                 listeners.append('}');
             }
-            String group = Json.encode(v.key().routingGroup());
+            String routingGroup = Json.encode(v.key().routingGroup());
             sb.append(w == 0 ? "" : ",")
                     .append("{\"instance_id\":")
                     .append(Long.toUnsignedString(v.workerId()))
@@ -64,8 +64,8 @@ final class WorkersJson {
                     .append("\",\"model_name\":")
                     .append(Json.encode(v.key().modelName()))
                     .append(",\"routing_group\":")
-                    .append(group)
-                    .append(echoTenant ? ",\"tenant_id\":" + group : "")
+                    .append(routingGroup)
+                    .append(echoTenant ? ",\"tenant_id\":" + routingGroup : "")
                     .append(",\"block_size\":")
                     .append(v.blockSize())
                     .append(",\"endpoints\":")

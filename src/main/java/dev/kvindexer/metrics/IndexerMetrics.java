@@ -15,7 +15,7 @@ public final class IndexerMetrics {
     /** One partition's size figures, by tier ordinal, with the heap its index holds and its engines' figures. */
     public record PartitionFigures(
             String model,
-            String tenant,
+            String routingGroup,
             long[] heldPerTier,
             long deviceBlocks,
             long memoryBytes,
@@ -246,18 +246,25 @@ public final class IndexerMetrics {
                         "model",
                         p.model(),
                         "tenant",
-                        p.tenant(),
+                        p.routingGroup(),
                         "tier",
                         t.jsonName());
             }
         }
         out.family("kvindexer_device_tree_blocks", "gauge", "Distinct device blocks in a partition's prefix tree.");
         for (PartitionFigures p : s.partitions()) {
-            out.sample("kvindexer_device_tree_blocks", p.deviceBlocks(), "model", p.model(), "tenant", p.tenant());
+            out.sample(
+                    "kvindexer_device_tree_blocks", p.deviceBlocks(), "model", p.model(), "tenant", p.routingGroup());
         }
         out.family("kvindexer_partition_memory_bytes", "gauge", "Heap a partition's index holds.");
         for (PartitionFigures p : s.partitions()) {
-            out.sample("kvindexer_partition_memory_bytes", p.memoryBytes(), "model", p.model(), "tenant", p.tenant());
+            out.sample(
+                    "kvindexer_partition_memory_bytes",
+                    p.memoryBytes(),
+                    "model",
+                    p.model(),
+                    "tenant",
+                    p.routingGroup());
         }
         out.family(
                         "kvindexer_index_memory_budget_bytes",
@@ -361,7 +368,7 @@ public final class IndexerMetrics {
         labels[0] = "model";
         labels[1] = p.model();
         labels[2] = "tenant";
-        labels[3] = p.tenant();
+        labels[3] = p.routingGroup();
         labels[4] = "worker_id";
         labels[5] = e.workerId();
         labels[6] = "dp_rank";

@@ -28,7 +28,7 @@ public final class QueryQuality {
 
     /** What a partition's queries matched so far. */
     public record Totals(
-            String model, String tenant, long queries, long zeroMatch, double ratioSum, long instancesSum) {}
+            String model, String routingGroup, long queries, long zeroMatch, double ratioSum, long instancesSum) {}
 
     private static final class Series {
         final Histogram ratio = new Histogram(RATIO_BOUNDS);
@@ -58,7 +58,7 @@ public final class QueryQuality {
         partitions.keySet().retainAll(live);
     }
 
-    /** The totals of every partition queried so far, in (model, tenant) order. */
+    /** The totals of every partition queried so far, in (model, routing group) order. */
     public List<Totals> totals() {
         return sorted().stream()
                 .map(e -> new Totals(

@@ -520,7 +520,7 @@ public final class IndexerNode implements AutoCloseable {
     /** --workers; in a cluster another node may have registered them already, which is what was asked for. */
     private Future<Void> registerStartupWorkers(ServeConfig config) {
         Future<Void> chain = Future.succeededFuture();
-        PartitionKey key = new PartitionKey(config.modelName(), config.tenantId());
+        PartitionKey key = new PartitionKey(config.modelName(), config.routingGroup());
         for (WorkerSpec w : config.workers()) {
             RegisterRequest r =
                     new RegisterRequest(w.workerId(), w.dpRank(), w.endpoint(), null, key, config.blockSize());

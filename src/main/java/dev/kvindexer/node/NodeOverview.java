@@ -182,7 +182,7 @@ final class NodeOverview {
 
     private JsonArray partitions(List<PartitionFigures> figures) {
         Map<PartitionKey, QueryQuality.Totals> quality = new HashMap<>();
-        meters.queryQuality().totals().forEach(t -> quality.put(new PartitionKey(t.model(), t.tenant()), t));
+        meters.queryQuality().totals().forEach(t -> quality.put(new PartitionKey(t.model(), t.routingGroup()), t));
         JsonArray out = new JsonArray();
         for (PartitionFigures f : figures) {
             PartitionKey key = f.partition().key();

@@ -169,10 +169,10 @@ public final class LocalRegistrar implements Registrar {
 
     /** Unregisters per docs/api/dynamo.md#post-unregister; fails with {@link Refusal} when nothing matches. */
     @Override
-    public Future<Void> unregister(long workerId, String modelName, String tenantId, Integer dpRank) {
+    public Future<Void> unregister(long workerId, String modelName, String routingGroup, Integer dpRank) {
         Registry.Unregistration u;
         try {
-            u = registry.unregister(workerId, modelName, tenantId, dpRank);
+            u = registry.unregister(workerId, modelName, routingGroup, dpRank);
         } catch (Refusal e) {
             return Future.failedFuture(e);
         }

@@ -10,6 +10,6 @@ import io.vertx.core.Future;
 public interface Registrar {
     Future<Void> register(RegisterRequest request);
 
-    /** docs/api/dynamo.md#post-unregister: {@code tenantId} null means any group of the model; {@code dpRank} null means every rank. */
-    Future<Void> unregister(long workerId, String modelName, String tenantId, Integer dpRank);
+    /** docs/api/dynamo.md#post-unregister: {@code routingGroup} null means any group of the model; {@code dpRank} null means every rank. */
+    Future<Void> unregister(long workerId, String modelName, String routingGroup, Integer dpRank);
 }

@@ -175,8 +175,8 @@ public final class Registry {
      * {@code modelName} matches any model (Mooncake keys registrations by instance, tenant and rank only).
      */
     public synchronized List<Integer> ranksToUnregister(
-            long workerId, String modelName, String tenantId, Integer dpRank) {
-        Worker worker = matchingInstance(workerId, modelName, tenantId);
+            long workerId, String modelName, String routingGroup, Integer dpRank) {
+        Worker worker = matchingInstance(workerId, modelName, routingGroup);
         if (dpRank == null) {
             return new ArrayList<>(worker.listeners.keySet());
         }
@@ -186,14 +186,14 @@ public final class Registry {
         return List.of(dpRank);
     }
 
-    private Worker matchingInstance(long workerId, String modelName, String tenantId) {
+    private Worker matchingInstance(long workerId, String modelName, String routingGroup) {
         String id = Long.toUnsignedString(workerId);
         Worker worker = byId.get(workerId);
         if (worker == null) {
             throw Refusal.notFound("instance " + id + " not found");
         }
         if ((modelName != null && !worker.key.modelName().equals(modelName))
-                || (tenantId != null && !worker.key.routingGroup().equals(tenantId))) {
+                || (routingGroup != null && !worker.key.routingGroup().equals(routingGroup))) {
             throw Refusal.notFound("instance " + id + " is registered for " + describe(worker.key));
         }
         return worker;
@@ -204,11 +204,12 @@ public final class Registry {
     }
 
     /**
-     * Unregisters per docs/api/dynamo.md#post-unregister. {@code tenantId} null means any group of the model; {@code dpRank} null means
+     * Unregisters per docs/api/dynamo.md#post-unregister. {@code routingGroup} null means any group of the model; {@code dpRank} null means
      * every rank of the instance.
      */
-    public synchronized Unregistration unregister(long workerId, String modelName, String tenantId, Integer dpRank) {
-        Worker worker = matchingInstance(workerId, modelName, tenantId);
+    public synchronized Unregistration unregister(
+            long workerId, String modelName, String routingGroup, Integer dpRank) {
+        Worker worker = matchingInstance(workerId, modelName, routingGroup);
         PartitionRef partition = partitions.get(worker.key);
         List<Listener> removed;
         if (dpRank == null) {
@@ -349,11 +350,11 @@ public final class Registry {
     }
 
     /** Registered workers matching the optional filters, sorted by unsigned instance id. */
-    public synchronized List<WorkerView> workers(String modelName, String tenantId) {
+    public synchronized List<WorkerView> workers(String modelName, String routingGroup) {
         List<WorkerView> out = new ArrayList<>();
         for (Worker worker : byId.values()) {
             if ((modelName == null || worker.key.modelName().equals(modelName))
-                    && (tenantId == null || worker.key.routingGroup().equals(tenantId))
+                    && (routingGroup == null || worker.key.routingGroup().equals(routingGroup))
                     && !worker.listeners.isEmpty()) {
                 out.add(new WorkerView(
                         worker.id,

@@ -126,10 +126,11 @@ final class SelectionRoutes {
     /** {@code GET /loads}: every partition's ranks with their load, and what waits in its queue. */
     void loads(RoutingContext ctx) {
         String model = ctx.queryParams().get("model_name");
-        String group = ctx.queryParams().get("routing_group");
+        String routingGroup = ctx.queryParams().get("routing_group");
         JsonArray out = new JsonArray();
         for (PartitionKey p : roster.partitions()) {
-            if ((model != null && !model.equals(p.modelName())) || (group != null && !group.equals(p.routingGroup()))) {
+            if ((model != null && !model.equals(p.modelName()))
+                    || (routingGroup != null && !routingGroup.equals(p.routingGroup()))) {
                 continue;
             }
             JsonArray rows = new JsonArray();

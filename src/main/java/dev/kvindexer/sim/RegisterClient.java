@@ -29,7 +29,7 @@ public final class RegisterClient {
     }
 
     /** The /register body for one engine rank. */
-    public static JsonObject body(SimulatedEngine engine, String modelName, String tenantId) {
+    public static JsonObject body(SimulatedEngine engine, String modelName, String routingGroup) {
         long id = engine.instanceId();
         return new JsonObject()
                 .put("instance_id", id >= 0 ? (Object) id : new BigInteger(Long.toUnsignedString(id)))
@@ -38,14 +38,14 @@ public final class RegisterClient {
                 .put("replay_endpoint", engine.replayEndpoint())
                 .put("model_name", modelName)
                 .put("block_size", engine.config().blockSize())
-                .put("routing_group", tenantId);
+                .put("routing_group", routingGroup);
     }
 
     /**
      * The C++ Mooncake Conductor's msgpack /register body for one engine rank of {@link EngineHashKind#SHA256_CBOR}:
      * its instance id in decimal, and the hash profile its blocks are hashed by.
      */
-    public static byte[] conductorBody(SimulatedEngine engine, String modelName, String tenantId) {
+    public static byte[] conductorBody(SimulatedEngine engine, String modelName, String routingGroup) {
         HashProfile profile = EngineHashKind.CONDUCTOR_PROFILE;
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             p.packMapHeader(9);
@@ -53,7 +53,7 @@ public final class RegisterClient {
             p.packString("endpoint").packString(engine.endpoint());
             p.packString("replay_endpoint").packString(engine.replayEndpoint());
             p.packString("modelname").packString(modelName);
-            p.packString("tenant_id").packString(tenantId == null ? "" : tenantId);
+            p.packString("tenant_id").packString(routingGroup == null ? "" : routingGroup);
             p.packString("instance_id").packString(Long.toUnsignedString(engine.instanceId()));
             p.packString("block_size").packInt(engine.config().blockSize());
             p.packString("dp_rank").packInt(engine.dpRank());
@@ -72,12 +72,12 @@ public final class RegisterClient {
      * Registers one rank; 201 (and 200) succeed, anything else throws with the indexer's answer. An engine of
      * {@link EngineHashKind#SHA256_CBOR} registers the C++ Conductor's way, any other as with Dynamo's indexer.
      */
-    public void register(SimulatedEngine engine, String modelName, String tenantId)
+    public void register(SimulatedEngine engine, String modelName, String routingGroup)
             throws IOException, InterruptedException {
         boolean conductor = engine.config().hashKind() == EngineHashKind.SHA256_CBOR;
         byte[] bodyBytes = conductor
-                ? conductorBody(engine, modelName, tenantId)
-                : body(engine, modelName, tenantId).encode().getBytes(StandardCharsets.UTF_8);
+                ? conductorBody(engine, modelName, routingGroup)
+                : body(engine, modelName, routingGroup).encode().getBytes(StandardCharsets.UTF_8);
         post(
                 registerUri,
                 bodyBytes,

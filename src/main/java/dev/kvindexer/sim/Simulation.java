@@ -70,7 +70,7 @@ public final class Simulation implements AutoCloseable {
     public void registerAll() throws IOException, InterruptedException {
         RegisterClient registrar = new RegisterClient(config.register());
         for (SimulatedEngine e : engines) {
-            registrar.register(e, config.modelName(), config.tenantId());
+            registrar.register(e, config.modelName(), config.routingGroup());
         }
     }
 

@@ -33,7 +33,7 @@ public record SimulationConfig(
         long restartAfter,
         ReplayStyle replayStyle,
         String modelName,
-        String tenantId,
+        String routingGroup,
         long instanceIdBase,
         URI register,
         String topic,

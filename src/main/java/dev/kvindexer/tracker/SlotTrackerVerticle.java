@@ -122,7 +122,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
         post(router, "/unregister", 200, body -> tracker.unregister(scope(body), body.requiredU64("worker_id")));
         router.get("/workers").handler(ctx -> {
             JsonArray out = new JsonArray();
-            for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), groupFilter(ctx))) {
+            for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), routingGroupFilter(ctx))) {
                 out.add(new JsonObject()
                         .put("worker_id", JsonNumbers.u64(w.workerId()))
                         .put("model_name", w.modelName())
@@ -163,7 +163,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
         post(router, "/free", 200, body -> changeRequest(body, tracker::free, LoadEvent.Freed::new));
         router.get("/loads").handler(ctx -> {
             JsonArray out = new JsonArray();
-            for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), groupFilter(ctx))) {
+            for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), routingGroupFilter(ctx))) {
                 out.add(new JsonObject()
                         .put("model_name", l.modelName())
                         .put("routing_group", l.routingGroup())
@@ -245,15 +245,16 @@ public final class SlotTrackerVerticle extends VerticleBase {
      * sends no {@code routing_group}; {@code "default"} without either.
      */
     private static PartitionKey scope(JsonRequest body) {
-        String group = body.optionalString("routing_group");
+        String routingGroup = body.optionalString("routing_group");
         return new PartitionKey(
-                body.requiredString("model_name"), group != null ? group : body.optionalString("tenant_id"));
+                body.requiredString("model_name"),
+                routingGroup != null ? routingGroup : body.optionalString("tenant_id"));
     }
 
     /** {@code ?routing_group=}, or an older client's {@code ?tenant_id=}; null (no filter) without either. */
-    private static String groupFilter(RoutingContext ctx) {
-        String group = param(ctx, "routing_group");
-        return group != null ? group : param(ctx, "tenant_id");
+    private static String routingGroupFilter(RoutingContext ctx) {
+        String routingGroup = param(ctx, "routing_group");
+        return routingGroup != null ? routingGroup : param(ctx, "tenant_id");
     }
 
     private static String param(RoutingContext ctx, String name) {

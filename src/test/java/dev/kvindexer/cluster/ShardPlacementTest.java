@@ -166,7 +166,7 @@ class ShardPlacementTest {
     }
 
     @Test
-    void theShardKeyKeepsModelGroupAndInstanceApart() {
+    void theShardKeyKeepsModelRoutingGroupAndInstanceApart() {
         assertTrue(!ShardPlacement.shardKey(new PartitionKey("a", "bc"), 1)
                 .equals(ShardPlacement.shardKey(new PartitionKey("ab", "c"), 1)));
         assertTrue(!ShardPlacement.shardKey(new PartitionKey("a", "b"), 12)

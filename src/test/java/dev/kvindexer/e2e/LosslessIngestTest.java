@@ -283,7 +283,7 @@ class LosslessIngestTest {
         awaitIdle(e);
         Set<HeldBlock> beforeUnregister = truth(e);
         h.awaitDumpEquals("converged before unregister", beforeUnregister);
-        StreamId stream = new StreamId(new PartitionKey(IngestHarness.MODEL, IngestHarness.TENANT), 61, 0);
+        StreamId stream = new StreamId(new PartitionKey(IngestHarness.MODEL, IngestHarness.ROUTING_GROUP), 61, 0);
         assertEquals(29, h.node().watermarks().seqOrMinusOne(stream));
 
         h.post("/unregister", new JsonObject().put("instance_id", 61).put("model_name", IngestHarness.MODEL), 200);

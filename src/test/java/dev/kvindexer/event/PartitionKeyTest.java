@@ -21,8 +21,8 @@ class PartitionKeyTest {
     void everyNameRoundTrips() {
         String[] names = {"llama3:8b", "%", "%3A", "%253a", "a%3ab:c", ":", "::", "", "org/model", "m\u00e9t\u00e9o"};
         for (String model : names) {
-            for (String group : names) {
-                PartitionKey k = new PartitionKey(model, group);
+            for (String routingGroup : names) {
+                PartitionKey k = new PartitionKey(model, routingGroup);
                 assertEquals(k, PartitionKey.fromDumpKey(k.dumpKey()), k.dumpKey());
             }
         }

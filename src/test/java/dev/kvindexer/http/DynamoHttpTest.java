@@ -16,9 +16,10 @@ class DynamoHttpTest {
     @RegisterExtension
     static final LocalNode indexer = new LocalNode();
 
-    private static String register(long id, int dp, String model, String tenant, int bs) {
+    private static String register(long id, int dp, String model, String routingGroup, int bs) {
         return "{\"instance_id\":" + Long.toUnsignedString(id) + ",\"dp_rank\":" + dp
-                + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + model + "\",\"routing_group\":\"" + tenant
+                + ",\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + model + "\",\"routing_group\":\""
+                + routingGroup
                 + "\",\"block_size\":" + bs + "}";
     }
 

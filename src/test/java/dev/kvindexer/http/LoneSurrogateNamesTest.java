@@ -29,9 +29,9 @@ class LoneSurrogateNamesTest {
     @RegisterExtension
     static final LocalNode indexer = new LocalNode();
 
-    private static String dynamoRegister(String model, String group) {
+    private static String dynamoRegister(String model, String routingGroup) {
         return "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"" + model + "\","
-                + "\"routing_group\":\"" + group + "\",\"block_size\":4}";
+                + "\"routing_group\":\"" + routingGroup + "\",\"block_size\":4}";
     }
 
     private static String mooncakeRegister(String model, String instance, String lora) {

@@ -77,6 +77,6 @@ class QueryObservationTest {
         quality.retain(java.util.Set.of(other));
         assertEquals(
                 List.of("other"),
-                quality.totals().stream().map(QueryQuality.Totals::tenant).toList());
+                quality.totals().stream().map(QueryQuality.Totals::routingGroup).toList());
     }
 }

@@ -24,7 +24,7 @@ import java.util.Set;
  */
 public final class IngestHarness implements AutoCloseable {
     public static final String MODEL = "m";
-    public static final String TENANT = "default";
+    public static final String ROUTING_GROUP = "default";
     /** Patience for ingest on a loaded machine (100,000 fuzzed messages beside other builds); ends when it holds. */
     public static final Duration WAIT = Duration.ofSeconds(60);
 
@@ -66,7 +66,7 @@ public final class IngestHarness implements AutoCloseable {
 
     /** The /register body for an engine with its own live and replay endpoints. */
     public static JsonObject registration(SimulatedEngine e) {
-        return RegisterClient.body(e, MODEL, TENANT);
+        return RegisterClient.body(e, MODEL, ROUTING_GROUP);
     }
 
     public void register(JsonObject body) {
@@ -101,7 +101,7 @@ public final class IngestHarness implements AutoCloseable {
     public Set<HeldBlock> dump() {
         HttpResponse<String> r = http.get("/dump");
         assertEquals(200, r.statusCode(), r.body());
-        return DumpBlocks.parse(r.body(), MODEL + ":" + TENANT);
+        return DumpBlocks.parse(r.body(), MODEL + ":" + ROUTING_GROUP);
     }
 
     /** The union of what the given engines hold; call after they are idle. */

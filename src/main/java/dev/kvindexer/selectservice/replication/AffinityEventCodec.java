@@ -60,7 +60,7 @@ public final class AffinityEventCodec {
 
         SessionBindings.Binding binding() throws IOException {
             String model = null;
-            String group = null;
+            String routingGroup = null;
             String session = null;
             Long worker = null;
             Integer rank = null;
@@ -70,7 +70,7 @@ public final class AffinityEventCodec {
             for (int i = 0; i < n; i++) {
                 switch (str()) {
                     case "model_name" -> model = str();
-                    case "routing_group" -> group = str();
+                    case "routing_group" -> routingGroup = str();
                     case "session_id" -> session = str();
                     case "worker_id" -> worker = u64();
                     case "dp_rank" -> rank = u.tryUnpackNil() ? null : rank();
@@ -80,7 +80,7 @@ public final class AffinityEventCodec {
                 }
             }
             if (model == null
-                    || group == null
+                    || routingGroup == null
                     || session == null
                     || worker == null
                     || sequence == null
@@ -88,7 +88,7 @@ public final class AffinityEventCodec {
                 throw new IllegalArgumentException("missing member of AffinityBindingEvent");
             }
             return new SessionBindings.Binding(
-                    new PartitionKey(model, group),
+                    new PartitionKey(model, routingGroup),
                     session,
                     new AffinityTarget(worker, rank),
                     new SessionBindings.Version(sequence, writer));

@@ -94,27 +94,28 @@ public final class ReplicaEventCodec {
 
         Received scoped() throws IOException {
             String model = null;
-            String group = null;
+            String routingGroup = null;
             Integer blockSize = null;
             Received inner = null;
             int n = mapHeader();
             for (int i = 0; i < n; i++) {
                 switch (str()) {
                     case "model_name" -> model = str();
-                    case "routing_group" -> group = str();
+                    case "routing_group" -> routingGroup = str();
                     case "block_size" -> blockSize = (int) u32();
-                    case "event" -> inner = event(model, group, blockSize);
+                    case "event" -> inner = event(model, routingGroup, blockSize);
                     default -> skip();
                 }
             }
-            if (model == null || group == null || blockSize == null || inner == null) {
+            if (model == null || routingGroup == null || blockSize == null || inner == null) {
                 throw new IllegalArgumentException("missing member of ScopedReplicaEvent");
             }
             // The event may come before the scope's members: rebuild it with them.
-            return new Received(rescope(inner.event(), new PartitionKey(model, group), blockSize), inner.routerId());
+            return new Received(
+                    rescope(inner.event(), new PartitionKey(model, routingGroup), blockSize), inner.routerId());
         }
 
-        private Received event(String model, String group, Integer blockSize) throws IOException {
+        private Received event(String model, String routingGroup, Integer blockSize) throws IOException {
             String id = null;
             Long worker = null;
             Integer rank = null;
@@ -144,7 +145,7 @@ public final class ReplicaEventCodec {
             if (id == null || worker == null || rank == null || router == null || data == null) {
                 throw new IllegalArgumentException("missing member of ActiveSequenceEvent");
             }
-            PartitionKey p = new PartitionKey(model, group);
+            PartitionKey p = new PartitionKey(model, routingGroup);
             int b = blockSize == null ? 0 : blockSize;
             LoadEvent e;
             if ("Free".equals(data)) {
