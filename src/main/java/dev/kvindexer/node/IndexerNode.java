@@ -5,50 +5,32 @@ import dev.kvindexer.cluster.AntiEntropy;
 import dev.kvindexer.cluster.ClusterMembership;
 import dev.kvindexer.cluster.ClusterRegistrar;
 import dev.kvindexer.cluster.ClusterTransport;
-import dev.kvindexer.cluster.ClusterValues;
-import dev.kvindexer.cluster.PeerDirectory;
-import dev.kvindexer.cluster.ShardHandover;
-import dev.kvindexer.cluster.ShardPlacement;
-import dev.kvindexer.cluster.ShardQueries;
-import dev.kvindexer.conductor.CppConductor;
-import dev.kvindexer.conductor.http.CppConductorRoutes;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.config.ClusterSettings;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
-import dev.kvindexer.http.DumpAdmission;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.NodeServices;
-import dev.kvindexer.ingest.ListenerCapacity;
 import dev.kvindexer.ingest.ZmqIngest;
-import dev.kvindexer.metrics.DataDirFigures;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.net.NetworkBudget;
-import dev.kvindexer.partition.MemoryBudget;
-import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.recovery.DataDirectory;
-import dev.kvindexer.recovery.GapRepair;
 import dev.kvindexer.recovery.InstanceHistory;
 import dev.kvindexer.recovery.PeerRecovery;
 import dev.kvindexer.recovery.RecoveryReport;
-import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
-import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
-import dev.kvindexer.web.AccessLog;
-import dev.kvindexer.web.Readiness;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxBuilder;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -61,19 +43,13 @@ import org.slf4j.LoggerFactory;
 /** Assembles and runs one indexer node: Vert.x (clustered or not), ingest, registry, partitions and the HTTP API. */
 public final class IndexerNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(IndexerNode.class);
-    /** Decoded batches allowed between the ingest threads and the partitions (bounded memory under a flood). */
-    static final int MAX_IN_FLIGHT_BATCHES = 10_000;
 
     static final long SLOW_JOINER_MILLIS = 1000;
     /** SIGTERM to exit: the whole of {@link #close()} (inside Kubernetes' default grace period of 30 s). */
     public static final java.time.Duration CLOSE_BUDGET = java.time.Duration.ofSeconds(10);
-    /** How long a scattered query waits for one shard holder before it asks the next. */
-    static final java.time.Duration SHARD_QUERY_TIMEOUT = java.time.Duration.ofSeconds(2);
-    /** A full network budget makes the node unready while it refused a connection this recently. */
-    static final java.time.Duration NETWORK_PROBLEM_WINDOW = java.time.Duration.ofSeconds(5);
 
     private final Vertx vertx;
-    private final Parts parts;
+    private final NodeParts parts;
     private final NodeServices services;
     private AntiEntropy antiEntropy;
     /** The data directory's periodic snapshot, or -1. */
@@ -86,36 +62,9 @@ public final class IndexerNode implements AutoCloseable {
     /** What a selection service on this node shows on the dashboard; null while none runs here. */
     private final AtomicReference<Supplier<Future<JsonObject>>> selection;
 
-    /**
-     * The node's components as assembled. {@code clusterRegistrar}, {@code membership} and {@code hazelcast} are null
-     * on a standalone node, {@code accessLog} when none is configured, {@code dataDir} without --data-dir.
-     */
-    private record Parts(
-            EventCounters counters,
-            Watermarks watermarks,
-            ZmqIngest ingest,
-            Registry registry,
-            LocalRegistrar registrations,
-            ClusterRegistrar clusterRegistrar,
-            ClusterMembership membership,
-            PeerDirectory peers,
-            AccessLog accessLog,
-            NodeMeters meters,
-            HazelcastInstance hazelcast,
-            ReadyGate gate,
-            ShardQueries shards,
-            ShardHandover handover,
-            DataDirectory dataDir,
-            GapRepair gapRepair,
-            CppConductorSubscriptions conductor) {
-        boolean sharded() {
-            return shards != null;
-        }
-    }
-
-    private IndexerNode(
+    IndexerNode(
             Vertx vertx,
-            Parts parts,
+            NodeParts parts,
             NodeServices services,
             AtomicReference<RecoveryReport> recovery,
             AtomicReference<Supplier<Future<JsonObject>>> selection) {
@@ -155,7 +104,7 @@ public final class IndexerNode implements AutoCloseable {
         vertx.exceptionHandler(IndexerNode::uncaughtInHandler);
         IndexerNode node;
         try {
-            node = assemble(vertx, manager, config, nodeMeters, network);
+            node = NodeAssembly.assemble(vertx, manager, config, nodeMeters, network);
         } catch (Exception e) {
             vertx.close();
             throw e;
@@ -186,171 +135,6 @@ public final class IndexerNode implements AutoCloseable {
             throw e;
         }
         return node;
-    }
-
-    private static IndexerNode assemble(
-            Vertx vertx, HazelcastClusterManager manager, ServeConfig config, NodeMeters meters, NetworkBudget network)
-            throws Exception {
-        EventCounters counters = new EventCounters();
-        boolean gated = config.clustered()
-                || !config.peers().isEmpty()
-                || config.minInitialWorkers() > 0
-                || config.durability().persistent();
-        ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
-        ZmqIngest ingest = new ZmqIngest(
-                vertx,
-                new ZmqIngest.Settings(
-                        config.ingestThreads(),
-                        MAX_IN_FLIGHT_BATCHES,
-                        config.maxEventBytes(),
-                        ZmqIngest.Settings.SUPERVISE_EVERY,
-                        config.maxListeners() > 0 ? config.maxListeners() : ListenerCapacity.derived(),
-                        config.network().messageTimeout()),
-                counters,
-                network,
-                gate::isOpen);
-        Watermarks watermarks = new Watermarks();
-        MemoryBudget memory = new MemoryBudget(config.indexMemory().maxBytes());
-        ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
-        ClusterMembership membership = manager == null ? null : await(ClusterMembership.open(vertx, manager, values));
-        PeerDirectory peers = new PeerDirectory(membership);
-        GapRepair gapRepair = new GapRepair(
-                counters,
-                config.security().authToken(),
-                config.recovery(),
-                peers::all,
-                (stream, text) -> ingest.recordError(stream.workerId(), stream.dpRank(), text));
-        PartitionHost partitions = new PartitionHost(
-                vertx,
-                counters,
-                watermarks,
-                ingest.replays(),
-                ingest.inFlight(),
-                memory,
-                config.durability().inexactStreams(),
-                gapRepair);
-        boolean sharded = manager != null && config.cluster().sharded();
-        ShardQueries[] shards = {null};
-        Registry registry =
-                sharded ? new Registry(partitions, hosted -> shards[0].view(hosted)) : new Registry(partitions);
-        ShardPlacement placement = sharded
-                ? new ShardPlacement(
-                        manager.getHazelcastInstance(), config.cluster().replicationFactor(), registry::instances)
-                : null;
-        LocalRegistrar local = sharded
-                ? new LocalRegistrar(registry, partitions, ingest, placement::holdsHere)
-                : new LocalRegistrar(registry, partitions, ingest);
-        ClusterRegistrar clusterRegistrar =
-                manager == null ? null : new ClusterRegistrar(vertx, manager, local, values, meters.cluster());
-        ShardHandover handover = null;
-        if (sharded) {
-            shards[0] = new ShardQueries(
-                    vertx,
-                    manager,
-                    registry,
-                    placement,
-                    meters.cluster(),
-                    SHARD_QUERY_TIMEOUT,
-                    config.recovery().timeout(),
-                    config.recovery().maxBytes(),
-                    config.security().authToken());
-            await(shards[0].start());
-            handover = new ShardHandover(
-                    vertx, manager, registry, local, placement, shards[0], Duration.ofMillis(SLOW_JOINER_MILLIS));
-            if (config.durability().persistent()) {
-                handover.deferPasses();
-            }
-            await(handover.start());
-        }
-        Registrar registrar = clusterRegistrar != null ? clusterRegistrar : local;
-        AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
-        CppConductorSubscriptions conductor = new CppConductorSubscriptions(
-                await(CppConductor.deploy(vertx)), ingest, config.compat().loraIds());
-        DataDirectory dataDir = config.durability().persistent()
-                ? DataDirectory.open(
-                        vertx, config.durability().dataDir(), config.recovery().maxBytes(), registry)
-                : null;
-        Parts parts = new Parts(
-                counters,
-                watermarks,
-                ingest,
-                registry,
-                local,
-                clusterRegistrar,
-                membership,
-                peers,
-                accessLog,
-                meters,
-                manager == null ? null : manager.getHazelcastInstance(),
-                gate,
-                shards[0],
-                handover,
-                dataDir,
-                gapRepair,
-                conductor);
-        // Startup first: while it runs, a poller failure is not what an operator needs to hear about.
-        List<Readiness.Check> checks = new ArrayList<>(
-                List.of(gate::reason, ingest::degradedReason, () -> network.problem(NETWORK_PROBLEM_WINDOW.toNanos())));
-        if (dataDir != null) {
-            checks.add(dataDir::problem);
-        }
-        Readiness readiness = new Readiness(checks);
-        Supplier<DataDirFigures> disk = dataDir == null ? () -> null : dataDir::figures;
-        NodeMetrics metrics = new NodeMetrics(
-                registry,
-                ingest,
-                counters,
-                meters,
-                membership,
-                accessLog,
-                memory,
-                readiness,
-                watermarks,
-                disk,
-                network);
-        AtomicReference<RecoveryReport> recovery = new AtomicReference<>(RecoveryReport.NONE);
-        if (handover != null) {
-            // A sharded node that joins ready nodes recovers by taking its shards over, after its gate opened.
-            handover.onJoined(r -> {
-                if (r.peer() != null && recovery.get().peer() == null) {
-                    recovery.set(r);
-                    meters.recovered(r.millis(), r.events(), r.exact());
-                }
-            });
-        }
-        AtomicReference<Supplier<Future<JsonObject>>> selection = new AtomicReference<>();
-        NodeOverview overview = new NodeOverview(
-                registry,
-                readiness,
-                counters,
-                meters,
-                memory,
-                membership,
-                placement,
-                recovery::get,
-                watermarks,
-                disk,
-                () -> selection.get() == null
-                        ? Future.succeededFuture()
-                        : selection.get().get());
-        NodeServices services = new NodeServices(
-                registrar,
-                local,
-                registry,
-                watermarks,
-                peers,
-                new CppConductorRoutes(conductor),
-                readiness,
-                metrics::render,
-                meters.http(),
-                meters.queryQuality(),
-                overview::render,
-                accessLog,
-                config.testEndpoints(),
-                config.compat().tenantFallback(),
-                network,
-                new DumpAdmission(network));
-        return new IndexerNode(vertx, parts, services, recovery, selection);
     }
 
     /** From now on the data directory gets a snapshot every {@code interval}. */
@@ -405,16 +189,49 @@ public final class IndexerNode implements AutoCloseable {
      * node, or several starting at once) starts empty instead of waiting, so nodes never wait for each other.
      */
     private void recoverAndOpenGate(ServeConfig config) throws Exception {
+        List<String> sources = recoverySources(config);
+        RecoveryReport report = recover(config, sources);
+        if (report.peer() != null) {
+            recovery.set(report);
+            parts.meters().recovered(report.millis(), report.events(), report.exact());
+        }
+        if (!sources.isEmpty()) {
+            config.peers().forEach(parts.peers()::add);
+        }
+        int wanted = config.minInitialWorkers();
+        while (parts.registry().workerCount() < wanted) {
+            parts.gate()
+                    .waitingFor("waiting for " + wanted + " registered workers, have "
+                            + parts.registry().workerCount());
+            Thread.sleep(100);
+        }
+        parts.gate().openGate();
+        if (parts.membership() != null) {
+            await(parts.membership().markReady());
+        }
+        if (parts.dataDir() != null) {
+            startSnapshots(config.durability().snapshotInterval());
+        }
+    }
+
+    /** The peers to recover from: --peers, else the cluster's ready nodes; none for a shard. */
+    private List<String> recoverySources(ServeConfig config) throws Exception {
         List<String> sources = config.peers();
         if (parts.sharded()) {
             // A shard's history stays with its holders (see start): nothing to load from a peer's whole dump.
-            sources = List.of();
-        } else if (sources.isEmpty() && parts.membership() != null) {
+            return List.of();
+        }
+        if (sources.isEmpty() && parts.membership() != null) {
             sources = await(parts.membership().peers(true));
             if (sources.isEmpty()) {
                 LOG.info("no ready node in the cluster to recover from; starting with an empty index");
             }
         }
+        return sources;
+    }
+
+    /** Loads the index from a peer or the data directory, whichever startup asks for first and has it. */
+    private RecoveryReport recover(ServeConfig config, List<String> sources) throws Exception {
         Registry registry = parts.registry();
         DataDirectory dataDir = parts.dataDir();
         boolean diskFirst = dataDir != null && config.durability().recoverFromDisk();
@@ -452,27 +269,7 @@ public final class IndexerNode implements AutoCloseable {
                     parts.handover().restore(histories),
                     config.recovery().timeout().multipliedBy(Math.max(1, histories.size())));
         }
-        if (report.peer() != null) {
-            recovery.set(report);
-            parts.meters().recovered(report.millis(), report.events(), report.exact());
-        }
-        if (!sources.isEmpty()) {
-            config.peers().forEach(parts.peers()::add);
-        }
-        int wanted = config.minInitialWorkers();
-        while (parts.registry().workerCount() < wanted) {
-            parts.gate()
-                    .waitingFor("waiting for " + wanted + " registered workers, have "
-                            + parts.registry().workerCount());
-            Thread.sleep(100);
-        }
-        parts.gate().openGate();
-        if (parts.membership() != null) {
-            await(parts.membership().markReady());
-        }
-        if (dataDir != null) {
-            startSnapshots(config.durability().snapshotInterval());
-        }
+        return report;
     }
 
     /**
@@ -483,7 +280,7 @@ public final class IndexerNode implements AutoCloseable {
         return parts.sharded() && !await(parts.membership().peers(true)).isEmpty();
     }
 
-    private static <T> T await(Future<T> future) throws Exception {
+    static <T> T await(Future<T> future) throws Exception {
         return await(future, java.time.Duration.ofSeconds(30));
     }
 
@@ -630,7 +427,7 @@ public final class IndexerNode implements AutoCloseable {
         }
         if (parts.sharded()) {
             quietly(parts.handover().stop(), deadline);
-            quietly(parts.shards().stop(), deadline);
+            quietly(parts.topology().shards().stop(), deadline);
         }
         parts.gapRepair().close();
         // Shutting down anyway: sockets are closed with their threads below.
