@@ -63,34 +63,49 @@ public final class HttpVerticle extends VerticleBase {
         Router router = Router.router(vertx);
         DynamoRoutes dynamo = new DynamoRoutes(node);
         MooncakeJsonRoutes mooncake = new MooncakeJsonRoutes(node);
-        AccessLog accessLog = node.accessLog();
         // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it
         // (docs/api/mooncake-cpp.md#common-rules).
         RequestPreamble preamble = RequestPreamble.install(
                 router,
                 HttpRequestMetrics.UNKNOWN,
                 node.requestMetrics()::record,
-                accessLog,
+                node.accessLog(),
                 true,
                 node.network(),
                 QUERY_BODY_LIMIT);
-        if (security.authToken() != null) {
-            BearerAuth auth = new BearerAuth(security.authToken());
-            if (security.authAll()) {
-                router.route().handler(ctx -> {
-                    if (DashboardRoutes.isPage(ctx.normalizedPath())) {
-                        ctx.next();
-                    } else {
-                        auth.handle(ctx);
-                    }
-                });
-            } else {
-                GUARDED.forEach(path -> router.route(path).handler(auth));
-                if (node.testEndpoints()) {
-                    GUARDED_TEST_ROUTES.forEach(path -> router.route(path).handler(auth));
+        guard(router);
+        nodeRoutes(router, dynamo);
+        sharedRoutes(router, dynamo, mooncake);
+        indexerRoutes(router, dynamo);
+        failures(router);
+        preamble.labelRoutes(router);
+        return router;
+    }
+
+    /** The bearer token on every route but the dashboard's pages, or on those that change state (--auth-all off). */
+    private void guard(Router router) {
+        if (security.authToken() == null) {
+            return;
+        }
+        BearerAuth auth = new BearerAuth(security.authToken());
+        if (security.authAll()) {
+            router.route().handler(ctx -> {
+                if (DashboardRoutes.isPage(ctx.normalizedPath())) {
+                    ctx.next();
+                } else {
+                    auth.handle(ctx);
                 }
+            });
+        } else {
+            GUARDED.forEach(path -> router.route(path).handler(auth));
+            if (node.testEndpoints()) {
+                GUARDED_TEST_ROUTES.forEach(path -> router.route(path).handler(auth));
             }
         }
+    }
+
+    /** What the node shows of itself: health, readiness, metrics, the dashboard, its workers, dump and peers. */
+    private void nodeRoutes(Router router, DynamoRoutes dynamo) {
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         router.get("/metrics").handler(new MetricsRoute(node)::get);
         DashboardRoutes.install(router, node);
@@ -106,6 +121,13 @@ public final class HttpVerticle extends VerticleBase {
         router.get("/workers").handler(JsonRoutes.guard(dynamo::workers));
         router.get("/dump").handler(JsonRoutes.guard(dynamo::dump));
         router.get("/peers").handler(JsonRoutes.guard(dynamo::peers));
+    }
+
+    /**
+     * Routes both JSON APIs and the msgpack one share: the body (or ?flavor=) decides which one serves the request
+     * (Flavor); a msgpack body is the plugged msgpack API's (docs/api/mooncake-cpp.md).
+     */
+    private void sharedRoutes(Router router, DynamoRoutes dynamo, MooncakeJsonRoutes mooncake) {
         MsgpackApi conductor = node.msgpackApi();
         router.get("/services").handler(JsonRoutes.guard(ctx -> {
             if (servicesInMsgpack(ctx)) {
@@ -115,8 +137,6 @@ public final class HttpVerticle extends VerticleBase {
             }
         }));
         router.get("/global_view").handler(conductor::globalView);
-        // Routes both APIs share: the body (or ?flavor=) decides which one serves the request (Flavor); a msgpack
-        // body is the C++ Conductor's (docs/api/mooncake-cpp.md).
         sharedPostJson(
                 router, "/query", QUERY_BODY_LIMIT, new JsonFlavors(dynamo::query, mooncake::query), conductor::query);
         sharedPostJson(
@@ -135,6 +155,11 @@ public final class HttpVerticle extends VerticleBase {
         // (docs/api/mooncake-cpp.md#common-rules).
         JsonFlavors byHash = new JsonFlavors(dynamo::queryByHash, mooncake::queryByHash);
         sharedPostJson(router, "/query_by_hash", DEFAULT_BODY_LIMIT, byHash, byHash::serve);
+    }
+
+    /** The Dynamo API's own routes: the tiered lookup, standardized events, peers, logs and the test routes. */
+    private void indexerRoutes(Router router, DynamoRoutes dynamo) {
+        AccessLog accessLog = node.accessLog();
         postJson(router, "/query_tiered_by_hash", DEFAULT_BODY_LIMIT, false, dynamo::queryTieredByHash);
         postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(node)::post);
         router.post("/reopen_logs")
@@ -151,6 +176,11 @@ public final class HttpVerticle extends VerticleBase {
             postJson(router, "/test/pause_listener", DEFAULT_BODY_LIMIT, false, dynamo::pauseListener);
             postJson(router, "/test/resume_listener", DEFAULT_BODY_LIMIT, false, dynamo::resumeListener);
         }
+    }
+
+    /** No route, a wrong method: JSON errors, and the msgpack API's own 405 on its routes to a msgpack client. */
+    private void failures(Router router) {
+        MsgpackApi conductor = node.msgpackApi();
         java.util.function.Function<RoutingContext, String> wrongMethod = ctx -> "method "
                 + ctx.request().method() + " not allowed on " + ctx.request().path();
         JsonRoutes.answerFailures(
@@ -158,7 +188,6 @@ public final class HttpVerticle extends VerticleBase {
                 ctx -> "no route for " + ctx.request().method() + " "
                         + ctx.request().path(),
                 wrongMethod);
-        // A wrong method on the msgpack API's routes is its own 405 for a client that speaks msgpack.
         router.errorHandler(405, ctx -> {
             if (conductor.routes().contains(ctx.request().path()) && MsgpackBodies.asksForMsgpack(ctx)) {
                 conductor.methodNotAllowed(ctx);
@@ -166,8 +195,6 @@ public final class HttpVerticle extends VerticleBase {
                 Responses.error(ctx, 405, wrongMethod.apply(ctx));
             }
         });
-        preamble.labelRoutes(router);
-        return router;
     }
 
     /**
