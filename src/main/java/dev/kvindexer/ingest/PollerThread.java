@@ -1,13 +1,8 @@
 package dev.kvindexer.ingest;
 
-import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.InFlightBatches;
-import dev.kvindexer.partition.PartitionRef;
-import dev.kvindexer.wire.EngineBatchDecoder;
-import dev.kvindexer.wire.LiveFrames;
-import dev.kvindexer.wire.MalformedBatchException;
 import dev.kvindexer.zmq.zmtp.ZmtpEndpoint;
 import dev.kvindexer.zmq.zmtp.ZmtpFailure;
 import dev.kvindexer.zmq.zmtp.ZmtpSettings;
@@ -39,9 +34,9 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private static final Logger LOG = LoggerFactory.getLogger(PollerThread.class);
     private static final int POLL_MILLIS = 20;
     /** Messages delivered from one listener per round, so one flooding engine cannot starve the others. */
-    private static final int MAX_MESSAGES_PER_ROUND = 256;
+    static final int MAX_MESSAGES_PER_ROUND = 256;
 
-    private static final int LOGGED_PROBLEMS_PER_STREAM = 3;
+    static final int LOGGED_PROBLEMS_PER_STREAM = 3;
     /**
      * Messages a held listener, or any listener while the node recovers, buffers before reading stops: what a ZMQ
      * SUB's receive high-water mark would hold (docs/protocol/zmq.md#socket-options), so the engine's own queue takes
@@ -69,9 +64,9 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
 
     private final ZmtpSubscriber subscriber;
     private final long maxEventBytes;
-    private final EventCounters counters;
-    private final InFlightBatches inFlight;
-    private final NetworkBudget budget;
+    final EventCounters counters;
+    final InFlightBatches inFlight;
+    final NetworkBudget budget;
     private final BooleanSupplier gateOpen;
     private final ConcurrentLinkedQueue<Command> commands = new ConcurrentLinkedQueue<>();
     private final Map<Listener, Subscription> subscriptions = new HashMap<>();
@@ -89,137 +84,6 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
 
     private boolean gateWasOpen;
     private long nextRecheck;
-
-    /** A whole message waiting in an inbox, with the network budget bytes it holds until it is let go. */
-    private record Inbound(List<byte[]> frames, long held) {}
-
-    /** A listener's endpoint and its inbox; how its messages reach the listener's sink is its kind's. */
-    private abstract class Subscription {
-        final Listener listener;
-        final ArrayDeque<Inbound> inbox = new ArrayDeque<>();
-        /** Budget bytes the inbox holds. */
-        long inboxBytes;
-
-        ZmtpEndpoint endpoint;
-        /** Reading held back until the inbox has room again. */
-        boolean throttled;
-
-        int loggedProblems;
-        /** Connected and subscribed, but buffering (a shard hand-over installs the history first). */
-        boolean held;
-
-        boolean queued;
-        boolean closed;
-
-        Subscription(Listener listener) {
-            this.listener = listener;
-            this.held = listener.held();
-        }
-
-        /**
-         * Decodes one three-frame message and hands what it holds to the sink; its {@code held} budget bytes go
-         * with the batch, or back to the budget when nothing is handed on.
-         */
-        abstract void deliver(List<byte[]> frames, long held);
-
-        /** Messages buffered before reading stops. */
-        int readLimit() {
-            return held || !gateWasOpen ? RECEIVE_HWM : MAX_MESSAGES_PER_ROUND;
-        }
-
-        /**
-         * Bytes buffered before reading stops: more for a listener that must wait (held, or the node recovering),
-         * little for everyone once the node's budget is over half held, so waiting peers slow down before any
-         * connection is refused.
-         */
-        long byteLimit() {
-            if (budget.tight()) {
-                return TIGHT_INBOX_BYTES;
-            }
-            return held || !gateWasOpen ? budget.limit() / 4 : INBOX_BYTES;
-        }
-
-        boolean full() {
-            return inbox.size() >= readLimit() || inboxBytes >= byteLimit();
-        }
-
-        Inbound take() {
-            Inbound m = inbox.poll();
-            if (m != null) {
-                inboxBytes -= m.held();
-            }
-            return m;
-        }
-
-        /** Empties the inbox and gives its bytes back. */
-        void clear() {
-            inbox.clear();
-            budget.release(inboxBytes);
-            inboxBytes = 0;
-        }
-    }
-
-    /** A partition's stream. Its decoder is new per connection: the hybrid group filter learns per stream. */
-    private final class PartitionStream extends Subscription {
-        final PartitionRef partition;
-        final EngineBatchDecoder decoder;
-
-        PartitionStream(Listener listener, PartitionSink sink) {
-            super(listener);
-            this.partition = sink.partition();
-            this.decoder = new EngineBatchDecoder(
-                    partition.blockSize(), listener.publisher().defaultLora());
-        }
-
-        @Override
-        void deliver(List<byte[]> frames, long held) {
-            EventBatch batch;
-            try {
-                batch = decoder.decode(LiveFrames.seq(frames.get(1)), frames.get(2));
-            } catch (MalformedBatchException e) {
-                budget.release(held);
-                skipMalformed(this, e);
-                return;
-            }
-            partition.applyLive(listener.workerId(), listener.dpRank(), listener.generation(), batch, held);
-        }
-    }
-
-    /** A stream outside the partitions: its sink decodes and applies, within the in-flight bound. */
-    private final class ExternalStream extends Subscription {
-        final ExternalSink sink;
-
-        ExternalStream(Listener listener, ExternalSink sink) {
-            super(listener);
-            this.sink = sink;
-        }
-
-        @Override
-        void deliver(List<byte[]> frames, long held) {
-            ExternalSink.Refused refused;
-            try {
-                LiveFrames.seq(frames.get(1));
-                inFlight.sent();
-                refused = sink.deliver(frames.get(2), () -> inFlight.taken(held));
-            } catch (MalformedBatchException e) {
-                inFlight.taken(held);
-                skipMalformed(this, e);
-                return;
-            }
-            if (refused.count() > 0) {
-                counters.undecodable(EventCounters.UNDECODABLE_EVENT, refused.count());
-                problem(this, "skipped " + refused.count() + " events: " + refused.first());
-            }
-        }
-    }
-
-    private Subscription subscriptionOf(Listener listener) {
-        BatchSink sink = listener.sink();
-        if (sink instanceof PartitionSink p) {
-            return new PartitionStream(listener, p);
-        }
-        return new ExternalStream(listener, (ExternalSink) sink);
-    }
 
     PollerThread(
             String name,
@@ -351,7 +215,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     private void recheckThrottled() {
         for (int i = throttled.size() - 1; i >= 0; i--) {
             Subscription s = throttled.get(i);
-            if (s.closed || !s.throttled || !s.full()) {
+            if (s.closed || !s.throttled || !s.full(gateWasOpen)) {
                 throttled.set(i, throttled.get(throttled.size() - 1));
                 throttled.remove(throttled.size() - 1);
                 if (!s.closed && s.throttled) {
@@ -407,7 +271,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
 
     private void open(Add a) {
         Listener listener = a.listener();
-        Subscription s = subscriptionOf(listener);
+        Subscription s = Subscription.of(listener, this);
         try {
             s.endpoint = subscriber.open(listener.endpoint(), s);
             subscriptions.put(listener, s);
@@ -464,12 +328,12 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         if (why instanceof ZmtpFailure.OverBudget) {
             budget.refused(NetworkBudget.ZMQ);
             String what = "connection dropped: " + why.describe() + "; reconnecting";
-            problem(s, what);
+            s.problem(what);
             s.listener.markFailed(what);
         } else if (why.peerMisbehaved()) {
             counters.undecodable(EventCounters.UNDECODABLE_FRAME, 1);
             String what = "connection dropped: " + describe(why) + "; reconnecting";
-            problem(s, what);
+            s.problem(what);
             if (!endpoint.binds()) {
                 s.listener.markFailed(what);
             }
@@ -502,12 +366,12 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     @Override
     public void message(ZmtpEndpoint endpoint, List<byte[]> frames, long held) {
         Subscription s = (Subscription) endpoint.attachment();
-        s.inbox.add(new Inbound(frames, held));
+        s.inbox.add(new Subscription.Inbound(frames, held));
         s.inboxBytes += held;
         if (!s.held && !s.queued) {
             enqueue(s);
         }
-        if (s.full()) {
+        if (s.full(gateWasOpen)) {
             throttle(s);
         }
     }
@@ -525,40 +389,26 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
             if (s.closed || s.held) {
                 continue;
             }
-            Inbound m;
+            Subscription.Inbound m;
             for (int n = 0; n < MAX_MESSAGES_PER_ROUND && inFlight.hasRoom() && (m = s.take()) != null; n++) {
                 handle(s, m);
             }
             if (!s.inbox.isEmpty()) {
                 enqueue(s);
             }
-            if (s.throttled && !s.full()) {
+            if (s.throttled && !s.full(gateWasOpen)) {
                 unthrottle(s);
             }
         }
     }
 
-    private void handle(Subscription sub, Inbound m) {
+    private void handle(Subscription sub, Subscription.Inbound m) {
         if (m.frames().size() != 3) {
             budget.release(m.held());
             counters.undecodable(EventCounters.UNDECODABLE_FRAME, 1);
-            problem(sub, "skipped a message of " + m.frames().size() + " frames (expected 3)");
+            sub.problem("skipped a message of " + m.frames().size() + " frames (expected 3)");
             return;
         }
         sub.deliver(m.frames(), m.held());
-    }
-
-    private void skipMalformed(Subscription sub, MalformedBatchException e) {
-        counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
-        problem(sub, "skipped a malformed batch: " + e.getMessage());
-    }
-
-    private void problem(Subscription sub, String what) {
-        sub.listener.recordError(what);
-        if (sub.loggedProblems++ < LOGGED_PROBLEMS_PER_STREAM) {
-            LOG.warn("{}: {}", sub.listener, what);
-        } else {
-            LOG.debug("{}: {}", sub.listener, what);
-        }
     }
 }
