@@ -57,56 +57,73 @@ final class RawTokenIds {
         int depth = 0;
         while (i < n) {
             byte c = b[i];
-            if (c == '"') {
-                int start = i + 1;
-                boolean escaped = false;
-                i = start;
-                while (i < n && b[i] != '"') {
-                    if (b[i] == '\\') {
-                        escaped = true;
-                        i++;
-                    }
-                    i++;
-                }
-                if (i >= n) {
-                    return null; // unterminated string
-                }
-                int end = i++;
-                if (depth != 1) {
-                    continue;
-                }
-                int after = skipSpace(b, i, n);
-                if (after == n || b[after] != ':') {
-                    continue; // a value, not a key
-                }
-                if (escaped) {
-                    return null; // an escaped key could spell token_ids
-                }
-                if (!isKey(b, start, end)) {
-                    continue;
-                }
-                if (found != null) {
-                    return null; // a repeated key: the general parser decides which one counts
-                }
-                int open = skipSpace(b, after + 1, n);
-                if (open == n || b[open] != '[') {
-                    return null;
-                }
-                found = readArray(b, open, n);
-                if (found == null) {
-                    return null;
-                }
-                i = found.close + 1;
-            } else {
+            if (c != '"') {
                 if (c == '{' || c == '[') {
                     depth++;
                 } else if (c == '}' || c == ']') {
                     depth--;
                 }
                 i++;
+                continue;
             }
+            int start = i + 1;
+            int end = stringEnd(b, start, n);
+            if (end < 0) {
+                return null; // unterminated string
+            }
+            i = end + 1;
+            if (depth != 1) {
+                continue;
+            }
+            int after = skipSpace(b, i, n);
+            if (after == n || b[after] != ':') {
+                continue; // a value, not a key
+            }
+            if (hasEscape(b, start, end)) {
+                return null; // an escaped key could spell token_ids
+            }
+            if (!isKey(b, start, end)) {
+                continue;
+            }
+            if (found != null) {
+                return null; // a repeated key: the general parser decides which one counts
+            }
+            found = arrayAt(b, skipSpace(b, after + 1, n), n);
+            if (found == null) {
+                return null;
+            }
+            i = found.close + 1;
         }
         return found;
+    }
+
+    /** The closing quote of the string whose first byte is at {@code start}, or -1 when it has none. */
+    private static int stringEnd(byte[] b, int start, int n) {
+        int i = start;
+        while (i < n && b[i] != '"') {
+            if (b[i] == '\\') {
+                i++;
+            }
+            i++;
+        }
+        return i >= n ? -1 : i;
+    }
+
+    private static boolean hasEscape(byte[] b, int start, int end) {
+        for (int i = start; i < end; i++) {
+            if (b[i] == '\\') {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The array opening at {@code open}, or null when there is none there or it is not one of token ids. */
+    private static RawTokenIds arrayAt(byte[] b, int open, int n) {
+        if (open == n || b[open] != '[') {
+            return null;
+        }
+        return readArray(b, open, n);
     }
 
     private static boolean isKey(byte[] b, int start, int end) {
