@@ -104,11 +104,28 @@ public final class SlotTrackerVerticle extends VerticleBase {
                 JsonRoutes.DEFAULT_BODY_LIMIT);
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
         JsonRoutes.serveOpenApi(router, openApi);
-        router.get("/metrics")
-                .handler(ctx -> ctx.response()
-                        .setStatusCode(200)
-                        .putHeader("content-type", PrometheusText.CONTENT_TYPE)
-                        .end(metrics.render(tracker.activeRequests(), tracker.trackedWorkers(), micrometer.get())));
+        router.get("/metrics").handler(this::serveMetrics);
+        registerWorkerRoutes(router);
+        registerRequestRoutes(router);
+        registerLoadRoutes(router);
+        ReplicaPeerRoutes.install(
+                router,
+                () -> replicas,
+                (path, handler) -> JsonRoutes.post(router, path, JsonRoutes.DEFAULT_BODY_LIMIT, handler));
+        JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
+        preamble.labelRoutes(router);
+        return router;
+    }
+
+    private void serveMetrics(RoutingContext ctx) {
+        ctx.response()
+                .setStatusCode(200)
+                .putHeader("content-type", PrometheusText.CONTENT_TYPE)
+                .end(metrics.render(tracker.activeRequests(), tracker.trackedWorkers(), micrometer.get()));
+    }
+
+    /** {@code /register}, {@code /unregister} and {@code /workers}. */
+    private void registerWorkerRoutes(Router router) {
         post(
                 router,
                 "/register",
@@ -120,83 +137,84 @@ public final class SlotTrackerVerticle extends VerticleBase {
                         body.requiredU32Long("dp_start"),
                         body.requiredU32Long("dp_size")));
         post(router, "/unregister", 200, body -> tracker.unregister(scope(body), body.requiredU64("worker_id")));
-        router.get("/workers").handler(ctx -> {
-            JsonArray out = new JsonArray();
-            for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), routingGroupFilter(ctx))) {
-                out.add(new JsonObject()
-                        .put("worker_id", JsonNumbers.u64(w.workerId()))
-                        .put("model_name", w.modelName())
-                        .put("routing_group", w.routingGroup())
-                        .put("block_size", w.blockSize())
-                        .put("dp_start", w.dpStart())
-                        .put("dp_size", w.dpSize()));
-            }
-            Responses.json(ctx, 200, out.encode());
-        });
-        post(router, "/add", 201, body -> {
-            PartitionKey key = scope(body);
-            String id = body.requiredString("request_id");
-            long worker = body.requiredU64("worker_id");
-            long rank = body.requiredU32Long("dp_rank");
-            long[] hashes = body.hashArray("sequence_hashes");
-            long newTokens = body.optionalU64("new_isl_tokens", 0);
-            tracker.add(key, id, worker, rank, hashes, newTokens);
-            if (replicas != null) {
-                replicas.publish(new LoadEvent.Added(
-                        key,
-                        tracker.blockSize(key),
-                        id,
-                        worker,
-                        (int) rank,
-                        null,
-                        hashes,
-                        newTokens > 0,
-                        null,
-                        newTokens));
-            }
-        });
+        router.get("/workers").handler(this::listWorkers);
+    }
+
+    private void listWorkers(RoutingContext ctx) {
+        JsonArray out = new JsonArray();
+        for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), routingGroupFilter(ctx))) {
+            out.add(new JsonObject()
+                    .put("worker_id", JsonNumbers.u64(w.workerId()))
+                    .put("model_name", w.modelName())
+                    .put("routing_group", w.routingGroup())
+                    .put("block_size", w.blockSize())
+                    .put("dp_start", w.dpStart())
+                    .put("dp_size", w.dpSize()));
+        }
+        Responses.json(ctx, 200, out.encode());
+    }
+
+    /** {@code /add}, {@code /prefill_complete} and {@code /free}: a request's life on a worker's rank. */
+    private void registerRequestRoutes(Router router) {
+        post(router, "/add", 201, this::addRequest);
         post(
                 router,
                 "/prefill_complete",
                 200,
                 body -> changeRequest(body, tracker::prefillComplete, LoadEvent.PrefillCompleted::new));
         post(router, "/free", 200, body -> changeRequest(body, tracker::free, LoadEvent.Freed::new));
-        router.get("/loads").handler(ctx -> {
-            JsonArray out = new JsonArray();
-            for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), routingGroupFilter(ctx))) {
-                out.add(new JsonObject()
-                        .put("model_name", l.modelName())
-                        .put("routing_group", l.routingGroup())
-                        .put("worker_id", JsonNumbers.u64(l.workerId()))
-                        .put("dp_rank", l.dpRank())
-                        .put("active_prefill_tokens", JsonNumbers.u64(l.activePrefillTokens()))
-                        .put("active_decode_blocks", l.activeDecodeBlocks()));
-            }
-            Responses.json(ctx, 200, out.encode());
-        });
-        JsonRoutes.post(router, "/potential_loads", JsonRoutes.DEFAULT_BODY_LIMIT, ctx -> {
-            JsonRequest body = JsonRequest.of(ctx);
-            PartitionKey scope = scope(body);
-            long[] hashes = body.hashArray("sequence_hashes");
-            long newTokens = body.optionalU64("new_isl_tokens", 0);
-            JsonArray out = new JsonArray();
-            for (TrackerViews.PotentialLoad p : refusedAsHttp(() -> tracker.potentialLoads(scope, hashes, newTokens))) {
-                out.add(new JsonObject()
-                        .put("worker_id", JsonNumbers.u64(p.workerId()))
-                        .put("dp_rank", p.dpRank())
-                        .put("potential_prefill_tokens", JsonNumbers.u64(p.potentialPrefillTokens()))
-                        .put("potential_decode_blocks", p.potentialDecodeBlocks())
-                        .put("active_requests", p.activeRequests()));
-            }
-            Responses.json(ctx, 200, out.encode());
-        });
-        ReplicaPeerRoutes.install(
-                router,
-                () -> replicas,
-                (path, handler) -> JsonRoutes.post(router, path, JsonRoutes.DEFAULT_BODY_LIMIT, handler));
-        JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
-        preamble.labelRoutes(router);
-        return router;
+    }
+
+    /** Adds the request a body names, then tells the peer trackers. */
+    private void addRequest(JsonRequest body) {
+        PartitionKey key = scope(body);
+        String id = body.requiredString("request_id");
+        long worker = body.requiredU64("worker_id");
+        long rank = body.requiredU32Long("dp_rank");
+        long[] hashes = body.hashArray("sequence_hashes");
+        long newTokens = body.optionalU64("new_isl_tokens", 0);
+        tracker.add(key, id, worker, rank, hashes, newTokens);
+        if (replicas != null) {
+            replicas.publish(new LoadEvent.Added(
+                    key, tracker.blockSize(key), id, worker, (int) rank, null, hashes, newTokens > 0, null, newTokens));
+        }
+    }
+
+    /** {@code /loads} and {@code /potential_loads}. */
+    private void registerLoadRoutes(Router router) {
+        router.get("/loads").handler(this::listLoads);
+        JsonRoutes.post(router, "/potential_loads", JsonRoutes.DEFAULT_BODY_LIMIT, this::potentialLoads);
+    }
+
+    private void listLoads(RoutingContext ctx) {
+        JsonArray out = new JsonArray();
+        for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), routingGroupFilter(ctx))) {
+            out.add(new JsonObject()
+                    .put("model_name", l.modelName())
+                    .put("routing_group", l.routingGroup())
+                    .put("worker_id", JsonNumbers.u64(l.workerId()))
+                    .put("dp_rank", l.dpRank())
+                    .put("active_prefill_tokens", JsonNumbers.u64(l.activePrefillTokens()))
+                    .put("active_decode_blocks", l.activeDecodeBlocks()));
+        }
+        Responses.json(ctx, 200, out.encode());
+    }
+
+    private void potentialLoads(RoutingContext ctx) {
+        JsonRequest body = JsonRequest.of(ctx);
+        PartitionKey scope = scope(body);
+        long[] hashes = body.hashArray("sequence_hashes");
+        long newTokens = body.optionalU64("new_isl_tokens", 0);
+        JsonArray out = new JsonArray();
+        for (TrackerViews.PotentialLoad p : refusedAsHttp(() -> tracker.potentialLoads(scope, hashes, newTokens))) {
+            out.add(new JsonObject()
+                    .put("worker_id", JsonNumbers.u64(p.workerId()))
+                    .put("dp_rank", p.dpRank())
+                    .put("potential_prefill_tokens", JsonNumbers.u64(p.potentialPrefillTokens()))
+                    .put("potential_decode_blocks", p.potentialDecodeBlocks())
+                    .put("active_requests", p.activeRequests()));
+        }
+        Responses.json(ctx, 200, out.encode());
     }
 
     /**
