@@ -173,6 +173,21 @@ public final class IndexerMetrics {
     }
 
     private static void ours(PrometheusText out, Snapshot s, EventCounters events, List<Applied> applied) {
+        eventOutcomes(out, events, applied);
+        ingestFaults(out, events);
+        network(out, s.network());
+        ingestThreads(out, s);
+        partitionSizes(out, s.partitions());
+        indexMemory(out, s.memory());
+        recovery(out, s);
+        if (s.dataDir() != null) {
+            dataDir(out, s.dataDir());
+        }
+        nodeState(out, s);
+    }
+
+    /** What became of the events received: applied or rejected, and the gaps, replays and repairs among them. */
+    private static void eventOutcomes(PrometheusText out, EventCounters events, List<Applied> applied) {
         out.family("kvindexer_events_applied_total", "counter", "Events applied to the index, by event type.");
         applied.stream()
                 .filter(Applied::ok)
@@ -203,6 +218,10 @@ public final class IndexerMetrics {
                 EventCounters.GAP_REPAIR_REPAIRED, EventCounters.GAP_REPAIR_NO_PEER, EventCounters.GAP_REPAIR_FAILED)) {
             out.sample("kvindexer_gap_repairs_total", repairs.getOrDefault(outcome, 0L), "outcome", outcome);
         }
+    }
+
+    /** Engine input the node could not use as sent: restarted engines, undecodable messages, dropped connections. */
+    private static void ingestFaults(PrometheusText out, EventCounters events) {
         out.family(
                         "kvindexer_engine_restarts_fenced_total",
                         "counter",
@@ -226,7 +245,9 @@ public final class IndexerMetrics {
                         + "peer that reads no heartbeat reply), budget (--max-network-memory could not hold it).");
         events.disconnectSnapshot()
                 .forEach((reason, n) -> out.sample("kvindexer_ingest_disconnects_total", n, "reason", reason));
-        network(out, s.network());
+    }
+
+    private static void ingestThreads(PrometheusText out, Snapshot s) {
         out.family(
                         "kvindexer_ingest_restarts_total",
                         "counter",
@@ -237,8 +258,11 @@ public final class IndexerMetrics {
                         "gauge",
                         "1 while a failed ingest thread's listeners are being opened again (/ready answers 503), else 0.")
                 .sample("kvindexer_ingest_degraded", s.ingestDegraded() ? 1 : 0);
+    }
+
+    private static void partitionSizes(PrometheusText out, List<PartitionFigures> partitions) {
         out.family("kvindexer_blocks", "gauge", "(block, holder) pairs held, by partition and storage tier.");
-        for (PartitionFigures p : s.partitions()) {
+        for (PartitionFigures p : partitions) {
             for (StorageTier t : StorageTier.values()) {
                 out.sample(
                         "kvindexer_blocks",
@@ -252,12 +276,12 @@ public final class IndexerMetrics {
             }
         }
         out.family("kvindexer_device_tree_blocks", "gauge", "Distinct device blocks in a partition's prefix tree.");
-        for (PartitionFigures p : s.partitions()) {
+        for (PartitionFigures p : partitions) {
             out.sample(
                     "kvindexer_device_tree_blocks", p.deviceBlocks(), "model", p.model(), "tenant", p.routingGroup());
         }
         out.family("kvindexer_partition_memory_bytes", "gauge", "Heap a partition's index holds.");
-        for (PartitionFigures p : s.partitions()) {
+        for (PartitionFigures p : partitions) {
             out.sample(
                     "kvindexer_partition_memory_bytes",
                     p.memoryBytes(),
@@ -266,18 +290,25 @@ public final class IndexerMetrics {
                     "tenant",
                     p.routingGroup());
         }
+    }
+
+    private static void indexMemory(PrometheusText out, IndexMemoryFigures memory) {
         out.family(
                         "kvindexer_index_memory_budget_bytes",
                         "gauge",
                         "Heap all partitions' indexes may hold together (--max-index-memory).")
-                .sample("kvindexer_index_memory_budget_bytes", s.memory().budgetBytes());
+                .sample("kvindexer_index_memory_budget_bytes", memory.budgetBytes());
         out.family("kvindexer_index_memory_used_bytes", "gauge", "Heap all partitions' indexes hold.")
-                .sample("kvindexer_index_memory_used_bytes", s.memory().usedBytes());
+                .sample("kvindexer_index_memory_used_bytes", memory.usedBytes());
         out.family(
                         "kvindexer_index_evicted_blocks_total",
                         "counter",
                         "Blocks evicted, least recently used first, to keep the indexes within their budget.")
-                .sample("kvindexer_index_evicted_blocks_total", s.memory().evictedBlocks());
+                .sample("kvindexer_index_evicted_blocks_total", memory.evictedBlocks());
+    }
+
+    /** Startup recovery, and the engine streams the index holds inexactly. */
+    private static void recovery(PrometheusText out, Snapshot s) {
         out.family(
                         "kvindexer_recovery_duration_seconds",
                         "gauge",
@@ -298,9 +329,10 @@ public final class IndexerMetrics {
                         "Engine streams whose blocks the index holds inexactly: batches of them were lost for good "
                                 + "(no replay endpoint, or a replay that could not bring them back).")
                 .sample("kvindexer_inexact_streams", s.inexactStreams());
-        if (s.dataDir() != null) {
-            dataDir(out, s.dataDir());
-        }
+    }
+
+    /** Readiness, cluster size and the access log. */
+    private static void nodeState(PrometheusText out, Snapshot s) {
         out.family("kvindexer_ready", "gauge", "1 when GET /ready answers 200, else 0 (recovering, gated or degraded).")
                 .sample("kvindexer_ready", s.ready() ? 1 : 0);
         out.family(
