@@ -102,6 +102,31 @@ public final class SelectServiceVerticle extends VerticleBase {
     @Override
     public Future<?> start() {
         SelectionConfig selection = state.config();
+        BookedPrompts prompts = bookedPrompts(selection);
+        workers = new WorkerReconciler(state.roster(), selection, index, prompts, context);
+        queue = new SelectionQueue(state.chooser());
+        // Dynamo's service writes its bindings under its random process id, the one its load events carry.
+        long writerId = startReplicaSync();
+        if (state.sessions() != null) {
+            replicateSessions(writerId);
+        }
+        if (selection.queueing()) {
+            // Load also drops on other replicas and by expiry: look at least this often (Dynamo: every 60 s).
+            queueTimer = vertx.setPeriodic(Math.min(60_000, config.cleanupIntervalMillis()), id -> queue.wake());
+        }
+        Future<Void> started = shareReservations(selection);
+        Supplier<Future<Void>> bindingsShared =
+                () -> clusterBindings == null ? Future.succeededFuture() : clusterBindings.settled();
+        selections = new SelectionRoutes(
+                state, queue, new IndexOverlaps(index, context, predicted), shared, prompts, bindingsShared, random);
+        reservations = new ReservationRoutes(state, queue, shared, prompts, bindingsShared, random);
+        return started.compose(v -> HttpEdge.listen(
+                        vertx, router(), config.http(), config.security(), config.host(), config.port()))
+                .onSuccess(edge -> server = edge);
+    }
+
+    /** Where booked prompts are recorded; creates the predicted index when predicting. */
+    private BookedPrompts bookedPrompts(SelectionConfig selection) {
         if (selection.predicting()) {
             predicted = new PredictedIndex(
                     vertx,
@@ -111,68 +136,71 @@ public final class SelectServiceVerticle extends VerticleBase {
                     selection.predictedTtlMillis(),
                     config.limits().maxBookedBlocks());
         }
-        BookedPrompts prompts = !selection.useKvEvents()
+        return !selection.useKvEvents()
                 ? new ApproximateIndex(vertx, index, selection)
                 : predicted != null ? predicted : BookedPrompts.NONE;
-        workers = new WorkerReconciler(state.roster(), selection, index, prompts, context);
-        queue = new SelectionQueue(state.chooser());
-        // Dynamo's service writes its bindings under its random process id, the one its load events carry.
-        long writerId = 0;
-        if (config.replicaSyncPort() > 0) {
-            writerId = random.nextLong(1, Long.MAX_VALUE);
-            replicas = ReplicaSync.start(
-                    config.replicaSyncPort(),
-                    config.replicaSyncPeers(),
-                    writerId,
-                    config.limits().maxBookingBlocks(),
-                    network,
-                    context,
-                    state.bookings(),
-                    state.mirror(),
-                    state.sessions());
+    }
+
+    /** Starts replica sync when it has a port; its writer id, or 0 without it. */
+    private long startReplicaSync() {
+        if (config.replicaSyncPort() <= 0) {
+            return 0;
         }
-        if (state.sessions() != null) {
-            if (hazelcast != null) {
-                if (writerId == 0) {
-                    writerId = random.nextLong(1, Long.MAX_VALUE);
-                }
-                clusterBindings = new ClusterBindings(
-                        vertx, context, hazelcast, state.sessions(), config.sessionAffinityTtlSecs() * 1000, writerId);
-            }
-            state.sessions().replicate(writerId, this::shareBinding);
-            // Idle bindings are also dropped when their table is full; this keeps the memory of idle ones short.
-            long sweep = Math.min(config.sessionAffinityTtlSecs(), 30) * 1000;
-            sessionTimer = vertx.setPeriodic(sweep, id -> state.sessions().expireIdle());
-        }
-        if (selection.queueing()) {
-            // Load also drops on other replicas and by expiry: look at least this often (Dynamo: every 60 s).
-            queueTimer = vertx.setPeriodic(Math.min(60_000, config.cleanupIntervalMillis()), id -> queue.wake());
-        }
-        Future<Void> started = Future.succeededFuture();
+        long writerId = random.nextLong(1, Long.MAX_VALUE);
+        replicas = ReplicaSync.start(
+                config.replicaSyncPort(),
+                config.replicaSyncPeers(),
+                writerId,
+                config.limits().maxBookingBlocks(),
+                network,
+                context,
+                state.bookings(),
+                state.mirror(),
+                state.sessions());
+        return writerId;
+    }
+
+    /**
+     * Carries session bindings to the replicas and the cluster, under replica sync's writer id when there is one, and
+     * sweeps idle ones.
+     */
+    private void replicateSessions(long replicaWriterId) {
+        long writerId = replicaWriterId;
         if (hazelcast != null) {
-            // The cluster's map decides expiry, from admission, for every replica alike.
-            ClusterLoad cluster = new ClusterLoad(
-                    vertx, context, hazelcast, state.mirror(), state.bookings(), selection.requestExpiryMillis());
-            shared = cluster;
-            started = cluster.start(config.cleanupIntervalMillis());
-            if (clusterBindings != null) {
-                started = started.compose(v -> clusterBindings.start(config.cleanupIntervalMillis()));
+            if (writerId == 0) {
+                writerId = random.nextLong(1, Long.MAX_VALUE);
             }
-        } else {
+            clusterBindings = new ClusterBindings(
+                    vertx, context, hazelcast, state.sessions(), config.sessionAffinityTtlSecs() * 1000, writerId);
+        }
+        state.sessions().replicate(writerId, this::shareBinding);
+        // Idle bindings are also dropped when their table is full; this keeps the memory of idle ones short.
+        long sweep = Math.min(config.sessionAffinityTtlSecs(), 30) * 1000;
+        sessionTimer = vertx.setPeriodic(sweep, id -> state.sessions().expireIdle());
+    }
+
+    /**
+     * Reservations shared through the cluster's maps, or kept here and expired by a timer of this service; completes
+     * once the cluster's maps are in use.
+     */
+    private Future<Void> shareReservations(SelectionConfig selection) {
+        if (hazelcast == null) {
             shared = new LocalReservations(state.bookings());
             cleanupTimer = vertx.setPeriodic(config.cleanupIntervalMillis(), id -> {
                 state.ledger().expireStale();
                 queue.wake();
             });
+            return Future.succeededFuture();
         }
-        Supplier<Future<Void>> bindingsShared =
-                () -> clusterBindings == null ? Future.succeededFuture() : clusterBindings.settled();
-        selections = new SelectionRoutes(
-                state, queue, new IndexOverlaps(index, context, predicted), shared, prompts, bindingsShared, random);
-        reservations = new ReservationRoutes(state, queue, shared, prompts, bindingsShared, random);
-        return started.compose(v -> HttpEdge.listen(
-                        vertx, router(), config.http(), config.security(), config.host(), config.port()))
-                .onSuccess(edge -> server = edge);
+        // The cluster's map decides expiry, from admission, for every replica alike.
+        ClusterLoad cluster = new ClusterLoad(
+                vertx, context, hazelcast, state.mirror(), state.bookings(), selection.requestExpiryMillis());
+        shared = cluster;
+        Future<Void> started = cluster.start(config.cleanupIntervalMillis());
+        if (clusterBindings != null) {
+            started = started.compose(v -> clusterBindings.start(config.cleanupIntervalMillis()));
+        }
+        return started;
     }
 
     @Override
@@ -271,38 +299,12 @@ public final class SelectServiceVerticle extends VerticleBase {
                 network,
                 SelectServiceConfig.BODY_LIMIT);
         guard(router, config.security());
-        router.route().handler(ctx -> {
-            if (closing) {
-                Responses.error(ctx, 503, "selection service is shutting down");
-            } else {
-                ctx.next();
-            }
-        });
+        router.route().handler(this::refuseWhileClosing);
         router.get("/health").handler(ctx -> Responses.json(ctx, 200, Responses.OK));
-        router.get("/metrics")
-                .handler(ctx -> ctx.response()
-                        .setStatusCode(200)
-                        .putHeader("content-type", PrometheusText.CONTENT_TYPE)
-                        .end(metrics.render(
-                                state.roster().schedulableWorkers(),
-                                state.ledger().size(),
-                                state.ledger().blocks(),
-                                state.mirror().refusedBookings(),
-                                queue.size(),
-                                replicaCounts(),
-                                sessionCounts()[0],
-                                predicted == null ? PredictedIndex.Counts.NONE : predicted.counts(),
-                                micrometer.get())));
+        router.get("/metrics").handler(this::serveMetrics);
         router.get("/ready").handler(this::ready);
         body(router, HttpMethod.POST, "/workers", this::postWorker);
-        router.get("/workers").handler(ctx -> {
-            JsonArray out = new JsonArray();
-            state.roster()
-                    .catalog()
-                    .list(param(ctx, "model_name"), param(ctx, "routing_group"))
-                    .forEach(w -> out.add(SelectAnswers.record(w)));
-            Responses.json(ctx, 200, out.encode());
-        });
+        router.get("/workers").handler(this::listWorkers);
         body(router, HttpMethod.PATCH, "/workers/:worker_id", this::patchWorker);
         router.delete("/workers/:worker_id").handler(JsonRoutes.guard(this::deleteWorker));
         body(router, HttpMethod.POST, "/select", ctx -> selections.select(ctx, false));
@@ -321,6 +323,30 @@ public final class SelectServiceVerticle extends VerticleBase {
         JsonRoutes.answerFailures(router, ctx -> "route not found", ctx -> "method not allowed");
         preamble.labelRoutes(router);
         return router;
+    }
+
+    private void refuseWhileClosing(RoutingContext ctx) {
+        if (closing) {
+            Responses.error(ctx, 503, "selection service is shutting down");
+        } else {
+            ctx.next();
+        }
+    }
+
+    private void serveMetrics(RoutingContext ctx) {
+        ctx.response()
+                .setStatusCode(200)
+                .putHeader("content-type", PrometheusText.CONTENT_TYPE)
+                .end(metrics.render(
+                        state.roster().schedulableWorkers(),
+                        state.ledger().size(),
+                        state.ledger().blocks(),
+                        state.mirror().refusedBookings(),
+                        queue.size(),
+                        replicaCounts(),
+                        sessionCounts()[0],
+                        predicted == null ? PredictedIndex.Counts.NONE : predicted.counts(),
+                        micrometer.get()));
     }
 
     /**
@@ -373,6 +399,15 @@ public final class SelectServiceVerticle extends VerticleBase {
                         .put("schedulable_workers", schedulable)
                         .put("workers", workers)
                         .encode());
+    }
+
+    private void listWorkers(RoutingContext ctx) {
+        JsonArray out = new JsonArray();
+        state.roster()
+                .catalog()
+                .list(param(ctx, "model_name"), param(ctx, "routing_group"))
+                .forEach(w -> out.add(SelectAnswers.record(w)));
+        Responses.json(ctx, 200, out.encode());
     }
 
     private void postWorker(RoutingContext ctx) {
