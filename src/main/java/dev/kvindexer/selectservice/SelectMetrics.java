@@ -26,6 +26,25 @@ final class SelectMetrics {
             String micrometer) {
         PrometheusText out = new PrometheusText();
         answered.render(out, PREFIX);
+        bookings(out, schedulableWorkers, reservations, bookedBlocks, refusedRemote, queued);
+        replicaSync(out, replicaCounts);
+        out.family(
+                        PREFIX + "session_bindings",
+                        "gauge",
+                        "Session bindings held, idle ones not yet swept included (0 without session affinity).")
+                .sample(PREFIX + "session_bindings", sessionBindings);
+        predictions(out, predicted);
+        return out.raw(micrometer).toString();
+    }
+
+    /** Schedulable workers, the reservations booked on them and those refused from replicas, and selections waiting. */
+    private static void bookings(
+            PrometheusText out,
+            int schedulableWorkers,
+            int reservations,
+            long bookedBlocks,
+            long refusedRemote,
+            int queued) {
         out.family(PREFIX + "schedulable_workers", "gauge", "Workers in the catalog that take part in selection.")
                 .sample(PREFIX + "schedulable_workers", schedulableWorkers);
         out.family(
@@ -46,6 +65,10 @@ final class SelectMetrics {
                 .sample(PREFIX + "replica_bookings_refused_total", refusedRemote);
         out.family(PREFIX + "queued_selections", "gauge", "Selections waiting for load to drop.")
                 .sample(PREFIX + "queued_selections", queued);
+    }
+
+    /** What replica-sync peers sent: the four counts of {@link SelectServiceVerticle#replicaCounts()}. */
+    private static void replicaSync(PrometheusText out, long[] replicaCounts) {
         out.family(PREFIX + "replica_messages_total", "counter", "Messages received from replica-sync peers.")
                 .sample(PREFIX + "replica_messages_total", replicaCounts[0]);
         out.family(PREFIX + "replica_malformed_total", "counter", "Replica-sync messages dropped as malformed.")
@@ -60,11 +83,9 @@ final class SelectMetrics {
                         "counter",
                         "Session bindings from replica-sync peers dropped: a session id over 256 bytes, or a full table.")
                 .sample(PREFIX + "replica_bindings_refused_total", replicaCounts[3]);
-        out.family(
-                        PREFIX + "session_bindings",
-                        "gauge",
-                        "Session bindings held, idle ones not yet swept included (0 without session affinity).")
-                .sample(PREFIX + "session_bindings", sessionBindings);
+    }
+
+    private static void predictions(PrometheusText out, PredictedIndex.Counts predicted) {
         out.family(
                         PREFIX + "predicted_entries",
                         "gauge",
@@ -83,6 +104,5 @@ final class SelectMetrics {
                         "counter",
                         "Predictions ended before their TTL because the predicted entries reached --max-booked-blocks.")
                 .sample(PREFIX + "predicted_evicted_total", predicted.evicted());
-        return out.raw(micrometer).toString();
     }
 }
