@@ -34,12 +34,39 @@ final class MooncakeJsonAnswers {
             Long only,
             String onlyName,
             QueryResult reply) {
-        List<OwnerMatch> matches = reply.matches();
         int blockSize = reply.blockSize();
         Map<Long, String> names = new HashMap<>();
+        List<OwnerMatch> owners = registeredRanks(members, only, reply, names);
+        TierBreakdown breakdown = TierBreakdown.of(owners, blockSize);
+        boolean cpp = shape == Flavor.MOONCAKE_JSON_INSTANCES;
+        StringBuilder sb = new StringBuilder(64 + owners.size() * 96);
+        openAnswer(sb, shape, routingGroup);
+        List<TierBreakdown.InstanceBreakdown> instances = breakdown.instances();
+        if (only != null && instances.isEmpty()) {
+            sb.append(Json.encode(onlyName))
+                    .append(
+                            cpp
+                                    ? ":{\"longest_matched\":0,\"gpu\":0,\"dp\":{},\"cpu\":0,\"disk\":0,\"rank_matches\":{}}"
+                                    : ":{\"longest_matched\":0,\"GPU\":0,\"DP\":{},\"CPU\":0,\"DISK\":0}");
+        }
+        for (int i = 0; i < instances.size(); i++) {
+            TierBreakdown.InstanceBreakdown b = instances.get(i);
+            sb.append(i == 0 ? "" : ",");
+            appendInstance(sb, b, names.get(b.workerId()), cpp, owners, blockSize);
+        }
+        return sb.append("}}").toString();
+    }
+
+    /**
+     * The matches of every registered rank of the instances the answer lists, the shared stores' reach where a rank
+     * has none, and ranks nobody registered that hold blocks; puts each listed instance's display id into
+     * {@code names}.
+     */
+    private static List<OwnerMatch> registeredRanks(
+            List<Registry.Member> members, Long only, QueryResult reply, Map<Long, String> names) {
         List<OwnerMatch> owners = new ArrayList<>();
         Map<Long, Map<Integer, OwnerMatch>> byOwner = new HashMap<>();
-        for (OwnerMatch m : matches) {
+        for (OwnerMatch m : reply.matches()) {
             byOwner.computeIfAbsent(m.workerId(), k -> new HashMap<>()).put(m.dpRank(), m);
         }
         for (Registry.Member member : members) {
@@ -59,48 +86,47 @@ final class MooncakeJsonAnswers {
                 }
             });
         }
-        TierBreakdown breakdown = TierBreakdown.of(owners, blockSize);
-        boolean cpp = shape == Flavor.MOONCAKE_JSON_INSTANCES;
-        StringBuilder sb = new StringBuilder(64 + owners.size() * 96);
+        return owners;
+    }
+
+    /** The answer's outer object, up to its first instance: keyed by the flavor's name or by the routing group. */
+    private static void openAnswer(StringBuilder sb, Flavor shape, String routingGroup) {
         switch (shape) {
             case MOONCAKE_JSON_DATA -> sb.append("{\"data\":{");
             case MOONCAKE_JSON_INSTANCES -> sb.append("{\"instances\":{");
             default -> sb.append('{').append(Json.encode(routingGroup)).append(":{");
         }
-        List<TierBreakdown.InstanceBreakdown> instances = breakdown.instances();
-        if (only != null && instances.isEmpty()) {
-            sb.append(Json.encode(onlyName))
-                    .append(
-                            cpp
-                                    ? ":{\"longest_matched\":0,\"gpu\":0,\"dp\":{},\"cpu\":0,\"disk\":0,\"rank_matches\":{}}"
-                                    : ":{\"longest_matched\":0,\"GPU\":0,\"DP\":{},\"CPU\":0,\"DISK\":0}");
+    }
+
+    /** One instance's entry under {@code name}; {@code cpp} writes the C++ Conductor's names and its rank matches. */
+    private static void appendInstance(
+            StringBuilder sb,
+            TierBreakdown.InstanceBreakdown b,
+            String name,
+            boolean cpp,
+            List<OwnerMatch> owners,
+            int blockSize) {
+        sb.append(Json.encode(name))
+                .append(":{\"longest_matched\":")
+                .append(b.longestMatched())
+                .append(cpp ? ",\"gpu\":" : ",\"GPU\":")
+                .append(b.gpu())
+                .append(cpp ? ",\"dp\":{" : ",\"DP\":{");
+        for (int r = 0; r < b.dpRanks().length; r++) {
+            sb.append(r == 0 ? "" : ",")
+                    .append('"')
+                    .append(b.dpRanks()[r])
+                    .append("\":")
+                    .append(b.dpTokens()[r]);
         }
-        for (int i = 0; i < instances.size(); i++) {
-            TierBreakdown.InstanceBreakdown b = instances.get(i);
-            sb.append(i == 0 ? "" : ",")
-                    .append(Json.encode(names.get(b.workerId())))
-                    .append(":{\"longest_matched\":")
-                    .append(b.longestMatched())
-                    .append(cpp ? ",\"gpu\":" : ",\"GPU\":")
-                    .append(b.gpu())
-                    .append(cpp ? ",\"dp\":{" : ",\"DP\":{");
-            for (int r = 0; r < b.dpRanks().length; r++) {
-                sb.append(r == 0 ? "" : ",")
-                        .append('"')
-                        .append(b.dpRanks()[r])
-                        .append("\":")
-                        .append(b.dpTokens()[r]);
-            }
-            sb.append(cpp ? "},\"cpu\":" : "},\"CPU\":")
-                    .append(b.cpu())
-                    .append(cpp ? ",\"disk\":" : ",\"DISK\":")
-                    .append(b.disk());
-            if (cpp) {
-                rankMatches(sb, b.workerId(), owners, blockSize);
-            }
-            sb.append('}');
+        sb.append(cpp ? "},\"cpu\":" : "},\"CPU\":")
+                .append(b.cpu())
+                .append(cpp ? ",\"disk\":" : ",\"DISK\":")
+                .append(b.disk());
+        if (cpp) {
+            rankMatches(sb, b.workerId(), owners, blockSize);
         }
-        return sb.append("}}").toString();
+        sb.append('}');
     }
 
     /** The answer with no instance in it: the Go Conductor's to a tenant nobody registered under. */
