@@ -74,25 +74,10 @@ final class MooncakeJsonRoutes {
         if (endpoint == null) {
             throw invalid(code, "missing field `endpoint`", "endpoint");
         }
-        String typeText = body.optionalString("type");
-        String type = Publisher.canonicalType(typeText);
-        if (type == null) {
-            throw invalid(
-                    code,
-                    typeText == null
-                            ? "missing field `type`"
-                            : "unknown type `" + typeText + "`: expected vLLM, SGLang or Mooncake",
-                    "type");
-        }
+        String type = publisherType(body, code);
         String model = model(body, code);
         String instance = instanceId(body, code);
-        if (!body.has("block_size")) {
-            throw invalid(code, "missing field `block_size`", "block_size");
-        }
-        int blockSize = body.optionalU32("block_size", 0);
-        if (blockSize == 0) {
-            throw invalid(code, "block_size must be positive", "block_size");
-        }
+        int blockSize = blockSize(body, code);
         int dpRank = body.optionalU32("dp_rank", 0);
         Long cacheGroup = body.optionalI64("cache_group");
         if (cacheGroup != null && cacheGroup != 0) {
@@ -103,6 +88,45 @@ final class MooncakeJsonRoutes {
         if (salt == null) {
             salt = body.optionalString("additional_salt");
         }
+        checkEndpoints(endpoint, replay, code);
+        long id = InstanceIds.of(instance);
+        String name = InstanceIds.isCanonicalDecimal(instance) ? null : instance;
+        Publisher publisher =
+                new Publisher(name, type, emptyToNull(body.optionalString("lora_name")), emptyToNull(salt));
+        RegisterRequest request = new RegisterRequest(
+                id, dpRank, endpoint, replay, new PartitionKey(model, routingGroup(body)), blockSize, publisher);
+        String ok = "{\"status\":\"registered successfully\",\"instance_id\":" + Json.encode(instance) + "}";
+        registerUnlessHeld(ctx, request, ok, code);
+    }
+
+    /** The publisher's canonical type: vLLM, SGLang or Mooncake, whatever case the body spells it in. */
+    private static String publisherType(JsonRequest body, String code) {
+        String typeText = body.optionalString("type");
+        String type = Publisher.canonicalType(typeText);
+        if (type == null) {
+            throw invalid(
+                    code,
+                    typeText == null
+                            ? "missing field `type`"
+                            : "unknown type `" + typeText + "`: expected vLLM, SGLang or Mooncake",
+                    "type");
+        }
+        return type;
+    }
+
+    private static int blockSize(JsonRequest body, String code) {
+        if (!body.has("block_size")) {
+            throw invalid(code, "missing field `block_size`", "block_size");
+        }
+        int blockSize = body.optionalU32("block_size", 0);
+        if (blockSize == 0) {
+            throw invalid(code, "block_size must be positive", "block_size");
+        }
+        return blockSize;
+    }
+
+    /** Refuses an endpoint, or a replay endpoint when given, that ZMQ cannot connect to. */
+    private static void checkEndpoints(String endpoint, String replay, String code) {
         String reason = ZmqEndpoint.invalidReason(endpoint);
         if (reason != null) {
             throw invalid(code, "invalid ZMQ endpoint `" + endpoint + "`: " + reason, "endpoint");
@@ -113,14 +137,11 @@ final class MooncakeJsonRoutes {
                     "invalid replay endpoint `" + replay + "`: invalid ZMQ endpoint `" + replay + "`: " + reason,
                     "replay_endpoint");
         }
-        long id = InstanceIds.of(instance);
-        String name = InstanceIds.isCanonicalDecimal(instance) ? null : instance;
-        Publisher publisher =
-                new Publisher(name, type, emptyToNull(body.optionalString("lora_name")), emptyToNull(salt));
-        RegisterRequest request = new RegisterRequest(
-                id, dpRank, endpoint, replay, new PartitionKey(model, routingGroup(body)), blockSize, publisher);
-        String ok = "{\"status\":\"registered successfully\",\"instance_id\":" + Json.encode(instance) + "}";
-        Listener existing = node.registry().listener(id, dpRank);
+    }
+
+    /** Registers {@code request} and answers {@code ok}, at once when the same registration already runs. */
+    private void registerUnlessHeld(RoutingContext ctx, RegisterRequest request, String ok, String code) {
+        Listener existing = node.registry().listener(request.workerId(), request.dpRank());
         if (existing != null && request.sameAs(existing)) {
             // The Conductor is idempotent for identical registrations: the listener keeps running.
             Responses.json(ctx, 200, ok);
