@@ -257,42 +257,14 @@ public final class SimulateCommand implements Callable<Integer> {
             return 1;
         }
         CountDownLatch finished = new CountDownLatch(1);
-        Thread hook = new Thread(
-                () -> {
-                    sim.stop();
-                    try {
-                        finished.await(15, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                },
-                "simulate-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        Runtime.getRuntime().addShutdownHook(shutdownHook(sim, finished));
         try (sim;
                 PromptSource prompts = sim.openPrompts()) {
-            sim.engines()
-                    .forEach(e -> System.out.printf(
-                            "engine %s dp_rank %d: live %s replay %s%n",
-                            Long.toUnsignedString(e.instanceId()), e.dpRank(), e.endpoint(), e.replayEndpoint()));
-            if (config.register() != null) {
-                sim.registerAll();
-                System.out.println("registered " + sim.engines().size() + " engine ranks with " + config.register());
-            }
-            if (registerSelect != null) {
-                new RegisterClient(registerSelect).catalog(sim.engines(), dpRanks, modelName, routingGroup);
-                System.out.println("added " + engines + " workers to the selection service at " + registerSelect);
-            }
-            // Written before the run, so that a long or endless run can be queried while it goes on.
-            if (sampleQuery != null) {
-                writeSampleQuery(sim);
-            }
+            announce(sim, config);
             Thread.sleep(config.warmup().toMillis());
             Simulation.Summary summary = sim.run(prompts);
             print(summary);
-            long holdUntil = System.nanoTime() + config.hold().toNanos();
-            while (System.nanoTime() < holdUntil && !sim.stopping()) {
-                Thread.sleep(Math.min(100, Math.max(1, (holdUntil - System.nanoTime()) / 1_000_000)));
-            }
+            holdOn(sim, config.hold());
         } catch (RegisterClient.Refused e) {
             System.err.println("kvindexer simulate: the indexer refused a registration: " + e.getMessage());
             return 1;
@@ -304,6 +276,48 @@ public final class SimulateCommand implements Callable<Integer> {
             finished.countDown();
         }
         return 0;
+    }
+
+    /** Stops the simulation on JVM shutdown, then waits up to 15 s for {@link #call()} to finish. */
+    private static Thread shutdownHook(Simulation sim, CountDownLatch finished) {
+        return new Thread(
+                () -> {
+                    sim.stop();
+                    try {
+                        finished.await(15, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "simulate-shutdown");
+    }
+
+    /** Prints each engine rank's endpoints, registers them where asked, and writes the sample query. */
+    private void announce(Simulation sim, SimulationConfig config) throws java.io.IOException, InterruptedException {
+        sim.engines()
+                .forEach(e -> System.out.printf(
+                        "engine %s dp_rank %d: live %s replay %s%n",
+                        Long.toUnsignedString(e.instanceId()), e.dpRank(), e.endpoint(), e.replayEndpoint()));
+        if (config.register() != null) {
+            sim.registerAll();
+            System.out.println("registered " + sim.engines().size() + " engine ranks with " + config.register());
+        }
+        if (registerSelect != null) {
+            new RegisterClient(registerSelect).catalog(sim.engines(), dpRanks, modelName, routingGroup);
+            System.out.println("added " + engines + " workers to the selection service at " + registerSelect);
+        }
+        // Written before the run, so that a long or endless run can be queried while it goes on.
+        if (sampleQuery != null) {
+            writeSampleQuery(sim);
+        }
+    }
+
+    /** Keeps the engines up for {@code hold} after the run, or until the simulation is stopped. */
+    private static void holdOn(Simulation sim, Duration hold) throws InterruptedException {
+        long holdUntil = System.nanoTime() + hold.toNanos();
+        while (System.nanoTime() < holdUntil && !sim.stopping()) {
+            Thread.sleep(Math.min(100, Math.max(1, (holdUntil - System.nanoTime()) / 1_000_000)));
+        }
     }
 
     /** The same seed gives the same prompts, so the first one of a fresh source is the first one sent. */
