@@ -148,6 +148,28 @@ final class BusFrameGuard {
                 return;
             }
             long before = held;
+            if (!followFrames(ctx, buf, before)) {
+                return;
+            }
+            long grown = held - before;
+            if (grown > 0 && !reserve(ctx, buf, before, grown)) {
+                return;
+            }
+            ctx.fireChannelRead(msg);
+            if (grown < 0) {
+                partial.addAndGet(grown);
+                budget.release(-grown);
+            }
+            if (remaining > 0 && !deadlineSet) {
+                watch(ctx, frames, frameStarted, frameDeclared);
+            }
+        }
+
+        /**
+         * Reads the frame headers in {@code buf} and counts the bytes of the frame under way; false, the connection
+         * closed, when a header declares a size out of bounds.
+         */
+        private boolean followFrames(ChannelHandlerContext ctx, ByteBuf buf, long before) {
             for (int i = buf.readerIndex(), end = buf.writerIndex(); i < end; ) {
                 if (remaining > 0) {
                     int n = (int) Math.min(remaining, end - i);
@@ -168,7 +190,7 @@ final class BusFrameGuard {
                                 before,
                                 FRAME_SIZE,
                                 "a frame declaring " + declared + " bytes (limit " + limit + ")");
-                        return;
+                        return false;
                     }
                     remaining = declared;
                     held = 0;
@@ -177,8 +199,15 @@ final class BusFrameGuard {
                     frameDeclared = declared;
                 }
             }
-            long grown = held - before;
-            if (grown > 0 && partial.addAndGet(grown) > limit) {
+            return true;
+        }
+
+        /**
+         * Holds {@code grown} more bytes of a frame in part, in {@link #partial} and from the budget; false, the
+         * connection closed, when either cannot take them.
+         */
+        private boolean reserve(ChannelHandlerContext ctx, ByteBuf buf, long before, long grown) {
+            if (partial.addAndGet(grown) > limit) {
                 partial.addAndGet(-grown);
                 refuse(
                         ctx,
@@ -186,22 +215,15 @@ final class BusFrameGuard {
                         before,
                         BUSY,
                         "frames in progress on all bus connections would hold over " + limit + " bytes");
-                return;
+                return false;
             }
-            if (grown > 0 && !budget.tryReserve(grown, before)) {
+            if (!budget.tryReserve(grown, before)) {
                 partial.addAndGet(-grown);
                 budget.refused(NetworkBudget.BUS);
                 refuse(ctx, buf, before, BUDGET, "the node's network budget (--max-network-memory) is full");
-                return;
+                return false;
             }
-            ctx.fireChannelRead(msg);
-            if (grown < 0) {
-                partial.addAndGet(grown);
-                budget.release(-grown);
-            }
-            if (remaining > 0 && !deadlineSet) {
-                watch(ctx, frames, frameStarted, frameDeclared);
-            }
+            return true;
         }
 
         /** Closes the connection if frame number {@code frame} is still under way at its deadline. */
