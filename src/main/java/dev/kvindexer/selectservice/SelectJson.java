@@ -330,13 +330,7 @@ final class SelectJson {
 
     /** {@code allowed_worker_ids}, {@code pinned_worker}, {@code routing_constraints} and the booking extras. */
     static SelectionOptions optionsOf(JsonRequest body, ConfigOverride override, boolean sessions) {
-        List<Long> allowed = null;
-        if (body.body().getValue("allowed_worker_ids") != null) {
-            allowed = new ArrayList<>();
-            for (long id : body.hashArray("allowed_worker_ids")) {
-                allowed.add(id);
-            }
-        }
+        List<Long> allowed = allowedWorkers(body);
         Long pinnedWorker = null;
         Integer pinnedRank = null;
         Object pinned = body.body().getValue("pinned_worker");
@@ -355,26 +349,8 @@ final class SelectJson {
             if (!(constraints instanceof JsonObject c)) {
                 throw HttpError.shape("`routing_constraints`: invalid type, expected a struct");
             }
-            if (c.getValue("required_taints") instanceof JsonArray req) {
-                List<String> t = new ArrayList<>();
-                for (Object x : req) {
-                    if (!(x instanceof String s)) {
-                        throw HttpError.shape("`required_taints`: invalid type, expected a string");
-                    }
-                    t.add(s);
-                }
-                required = t;
-            }
-            if (c.getValue("preferred_taints") instanceof JsonObject pref) {
-                Map<String, Double> m = new LinkedHashMap<>();
-                for (Map.Entry<String, Object> e : pref) {
-                    if (!(e.getValue() instanceof Number n)) {
-                        throw HttpError.shape("`preferred_taints." + e.getKey() + "`: invalid type, expected f32");
-                    }
-                    m.put(e.getKey(), n.doubleValue());
-                }
-                preferred = m;
-            }
+            required = requiredTaints(c);
+            preferred = preferredTaints(c);
         }
         Long expected = optionalU32(body, "expected_output_tokens");
         return new SelectionOptions(
@@ -389,5 +365,47 @@ final class SelectJson {
                 body.optionalString("lora_name"),
                 sessions ? SessionJson.session(body) : null,
                 SessionJson.affinityTarget(body));
+    }
+
+    /** {@code allowed_worker_ids}, or null without it. */
+    private static List<Long> allowedWorkers(JsonRequest body) {
+        if (body.body().getValue("allowed_worker_ids") == null) {
+            return null;
+        }
+        List<Long> allowed = new ArrayList<>();
+        for (long id : body.hashArray("allowed_worker_ids")) {
+            allowed.add(id);
+        }
+        return allowed;
+    }
+
+    /** {@code routing_constraints.required_taints}; none when it is not an array. */
+    private static List<String> requiredTaints(JsonObject constraints) {
+        if (!(constraints.getValue("required_taints") instanceof JsonArray req)) {
+            return List.of();
+        }
+        List<String> t = new ArrayList<>();
+        for (Object x : req) {
+            if (!(x instanceof String s)) {
+                throw HttpError.shape("`required_taints`: invalid type, expected a string");
+            }
+            t.add(s);
+        }
+        return t;
+    }
+
+    /** {@code routing_constraints.preferred_taints} in the body's order; none when it is not an object. */
+    private static Map<String, Double> preferredTaints(JsonObject constraints) {
+        if (!(constraints.getValue("preferred_taints") instanceof JsonObject pref)) {
+            return Map.of();
+        }
+        Map<String, Double> m = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> e : pref) {
+            if (!(e.getValue() instanceof Number n)) {
+                throw HttpError.shape("`preferred_taints." + e.getKey() + "`: invalid type, expected f32");
+            }
+            m.put(e.getKey(), n.doubleValue());
+        }
+        return m;
     }
 }
