@@ -222,6 +222,26 @@ public final class CppConductorBatchDecoder {
 
     /** A Store master event; null for one the rules ignore (another medium). */
     private CppConductorEvent storeEvent(MapValue e, long batchTimestamp) throws Rejected {
+        String eventType = storeEventType(e, batchTimestamp);
+        String tenant = string(e.get("tenant_id"), "tenant_id");
+        String backend = string(e.get("backend_id"), "backend_id");
+        if (!(e.get("dp_rank") instanceof Long rank) || rank < 0) {
+            throw new Rejected("dp_rank must be a non-negative integer");
+        }
+        if (eventType.equals("cleared")) {
+            if (e.has("object_key")) {
+                throw new Rejected("a cleared event names no object");
+            }
+            if (backend.isEmpty() || tenant.isEmpty()) {
+                throw new Rejected("a cleared event needs backend_id and tenant_id");
+            }
+            return new CppConductorEvent.ObjectsCleared(backend, tenant);
+        }
+        return objectEvent(e, eventType.equals("stored"), tenant, backend);
+    }
+
+    /** Checks what every Store master event carries, up to its type; its {@code event_type}. */
+    private static String storeEventType(MapValue e, long batchTimestamp) throws Rejected {
         for (String key : STORE_EVENT_REQUIRED) {
             require(e, key);
         }
@@ -241,20 +261,12 @@ public final class CppConductorBatchDecoder {
         if (e.has("type") && !legacy.equals(e.get("type"))) {
             throw new Rejected("type " + e.get("type") + " does not match event_type " + eventType);
         }
-        String tenant = string(e.get("tenant_id"), "tenant_id");
-        String backend = string(e.get("backend_id"), "backend_id");
-        if (!(e.get("dp_rank") instanceof Long rank) || rank < 0) {
-            throw new Rejected("dp_rank must be a non-negative integer");
-        }
-        if (eventType.equals("cleared")) {
-            if (e.has("object_key")) {
-                throw new Rejected("a cleared event names no object");
-            }
-            if (backend.isEmpty() || tenant.isEmpty()) {
-                throw new Rejected("a cleared event needs backend_id and tenant_id");
-            }
-            return new CppConductorEvent.ObjectsCleared(backend, tenant);
-        }
+        return eventType;
+    }
+
+    /** A Store master event about one object, stored or removed; null for one the rules ignore (another medium). */
+    private static CppConductorEvent objectEvent(MapValue e, boolean stored, String tenant, String backend)
+            throws Rejected {
         require(e, "group_id");
         require(e, "seq_hashes");
         require(e, "base_block_idx");
@@ -276,25 +288,10 @@ public final class CppConductorBatchDecoder {
         if (backend.isEmpty() || objectKey.isEmpty()) {
             throw new Rejected("backend_id and object_key must not be empty");
         }
-        List<?> seqHashes = e.get("seq_hashes") instanceof List<?> l ? l : null;
-        if (seqHashes == null) {
-            throw new Rejected("seq_hashes must be an array");
-        }
-        if (e.has("block_hashes") && !seqHashes.equals(e.get("block_hashes"))) {
-            throw new Rejected("block_hashes differs from seq_hashes");
-        }
-        if (eventType.equals("stored")) {
-            require(e, "parent_hash");
-            require(e, "token_ids");
-            if (e.has("parent_block_hash") && !e.get("parent_block_hash").equals(e.get("parent_hash"))) {
-                throw new Rejected("parent_block_hash differs from parent_hash");
-            }
-            String hash = e.get("connector_block_hash") instanceof String h ? h : null;
-            long key = connectorKey(hash);
-            if (!seqHashes.isEmpty()
-                    && !(seqHashes.size() == 1 && Long.valueOf(key).equals(asKey(seqHashes.get(0))))) {
-                throw new Rejected("seq_hashes must be empty or exactly the connector block hash's key");
-            }
+        List<?> seqHashes = seqHashes(e);
+        String hash = e.get("connector_block_hash") instanceof String h ? h : null;
+        if (stored) {
+            long key = storedKey(e, seqHashes, hash);
             if (model == null || !(size instanceof Long s)) {
                 throw new Rejected("a stored object names its model and block size");
             }
@@ -306,10 +303,37 @@ public final class CppConductorBatchDecoder {
                 throw new Rejected("a removed event carries " + key);
             }
         }
-        String hash = e.get("connector_block_hash") instanceof String h ? h : null;
         Long key = hash != null ? connectorKey(hash) : seqHashes.isEmpty() ? null : asKey(seqHashes.get(0));
         return new CppConductorEvent.ObjectRemoved(
                 tenant, model, lora, size instanceof Long s ? s : null, backend, objectKey, tier, key);
+    }
+
+    /** {@code seq_hashes}, which {@code block_hashes} must repeat when present. */
+    private static List<?> seqHashes(MapValue e) throws Rejected {
+        if (!(e.get("seq_hashes") instanceof List<?> seqHashes)) {
+            throw new Rejected("seq_hashes must be an array");
+        }
+        if (e.has("block_hashes") && !seqHashes.equals(e.get("block_hashes"))) {
+            throw new Rejected("block_hashes differs from seq_hashes");
+        }
+        return seqHashes;
+    }
+
+    /**
+     * A stored object's key, from its connector block hash: {@code seq_hashes} must be empty or that key, and a
+     * {@code parent_block_hash} the {@code parent_hash}.
+     */
+    private static long storedKey(MapValue e, List<?> seqHashes, String hash) throws Rejected {
+        require(e, "parent_hash");
+        require(e, "token_ids");
+        if (e.has("parent_block_hash") && !e.get("parent_block_hash").equals(e.get("parent_hash"))) {
+            throw new Rejected("parent_block_hash differs from parent_hash");
+        }
+        long key = connectorKey(hash);
+        if (!seqHashes.isEmpty() && !(seqHashes.size() == 1 && Long.valueOf(key).equals(asKey(seqHashes.get(0))))) {
+            throw new Rejected("seq_hashes must be empty or exactly the connector block hash's key");
+        }
+        return key;
     }
 
     private static Long asKey(Object seqHash) {
