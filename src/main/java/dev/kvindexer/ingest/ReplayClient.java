@@ -103,69 +103,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
         long deadline = System.nanoTime() + MAX_REPLAY_NANOS;
         try (ZmtpDealer dealer = ZmtpDealer.connect(r.replayEndpoint(), settings, budget)) {
             dealer.send(new byte[0], LiveFrames.seqFrame(r.start()));
-            EngineBatchDecoder decoder = new EngineBatchDecoder(r.blockSize(), r.defaultLora());
-            while (true) {
-                ZmtpDealer.Message m = dealer.receive(Duration.ofMillis(RECEIVE_TIMEOUT_MILLIS));
-                if (m == null) {
-                    outcome.timedOut();
-                    break;
-                }
-                List<byte[]> frames = m.frames();
-                long held = m.held();
-                if (System.nanoTime() - deadline > 0) {
-                    dealer.release(m);
-                    outcome.failed("still streaming after " + MAX_REPLAY_NANOS / 1_000_000_000 + " s");
-                    break;
-                }
-                // Both reply styles end with [seq, payload]; the frames before are the delimiter and maybe a topic.
-                byte[] payload = frames.size() < 3 ? null : frames.get(frames.size() - 1);
-                if (payload == null || payload.length == 0) {
-                    dealer.release(m);
-                    if (payload == null) {
-                        continue;
-                    }
-                    break;
-                }
-                boolean handed = false;
-                try {
-                    long seq = LiveFrames.seq(frames.get(frames.size() - 2));
-                    if (Long.compareUnsigned(seq, r.start()) < 0 || Long.compareUnsigned(seq, r.end()) >= 0) {
-                        // Not what was asked: applying it would move the watermark past batches never seen.
-                        counters.warning(WarningKind.REPLAY_OUT_OF_RANGE, 1);
-                        outcome.outOfRange(seq);
-                        if (Long.compareUnsigned(seq, r.end()) >= 0) {
-                            break;
-                        }
-                        continue;
-                    }
-                    outcome.received(seq);
-                    EventBatch batch = decoder.decode(seq, payload);
-                    if (!awaitRoom(deadline)) {
-                        outcome.failed("the partitions took no batch for " + MAX_REPLAY_NANOS / 1_000_000_000 + " s");
-                        break;
-                    }
-                    handed = true;
-                    r.partition()
-                            .applyReplayed(
-                                    r.stream().workerId(),
-                                    r.stream().dpRank(),
-                                    r.generation(),
-                                    r.replayId(),
-                                    batch,
-                                    held);
-                    if (Long.compareUnsigned(seq, r.end() - 1) >= 0) {
-                        // The rest of the tail is what live ingest holds from r.end() on.
-                        break;
-                    }
-                } catch (MalformedBatchException e) {
-                    counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
-                    LOG.warn("replayed batch skipped {}: {}", r.stream(), e.getMessage());
-                } finally {
-                    if (!handed) {
-                        dealer.release(m);
-                    }
-                }
-            }
+            new ReplyReader(r, dealer, outcome, deadline).readAll();
         } catch (IOException | RuntimeException e) {
             outcome.failed(e.getMessage() != null ? e.getMessage() : e.toString());
         } finally {
@@ -174,6 +112,92 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
             } finally {
                 // After the report: what the partition does once the replay ended (a repair from a peer) shows later.
                 r.partition().replayFinished(r.stream().workerId(), r.stream().dpRank(), r.generation(), r.replayId());
+            }
+        }
+    }
+
+    /** Reads one replay's replies off its connection and hands their batches to the partition, in order. */
+    private final class ReplyReader {
+        private final ReplayRequest r;
+        private final ZmtpDealer dealer;
+        private final ReplayOutcome outcome;
+        private final long deadline;
+        private final EngineBatchDecoder decoder;
+
+        ReplyReader(ReplayRequest r, ZmtpDealer dealer, ReplayOutcome outcome, long deadline) {
+            this.r = r;
+            this.dealer = dealer;
+            this.outcome = outcome;
+            this.deadline = deadline;
+            this.decoder = new EngineBatchDecoder(r.blockSize(), r.defaultLora());
+        }
+
+        /** Until the requested range is through, the peer ends or goes quiet, or the replay's time is up. */
+        void readAll() throws IOException {
+            while (true) {
+                ZmtpDealer.Message m = dealer.receive(Duration.ofMillis(RECEIVE_TIMEOUT_MILLIS));
+                if (m == null) {
+                    outcome.timedOut();
+                    return;
+                }
+                List<byte[]> frames = m.frames();
+                if (System.nanoTime() - deadline > 0) {
+                    dealer.release(m);
+                    outcome.failed("still streaming after " + MAX_REPLAY_NANOS / 1_000_000_000 + " s");
+                    return;
+                }
+                // Both reply styles end with [seq, payload]; the frames before are the delimiter and maybe a topic.
+                byte[] payload = frames.size() < 3 ? null : frames.get(frames.size() - 1);
+                if (payload == null || payload.length == 0) {
+                    dealer.release(m);
+                    if (payload == null) {
+                        continue;
+                    }
+                    return;
+                }
+                if (!handOn(m, payload)) {
+                    return;
+                }
+            }
+        }
+
+        /** Hands one reply's batch to the partition if it is in the range asked; false when it ends the replay. */
+        private boolean handOn(ZmtpDealer.Message m, byte[] payload) {
+            List<byte[]> frames = m.frames();
+            boolean handed = false;
+            try {
+                long seq = LiveFrames.seq(frames.get(frames.size() - 2));
+                if (Long.compareUnsigned(seq, r.start()) < 0 || Long.compareUnsigned(seq, r.end()) >= 0) {
+                    // Not what was asked: applying it would move the watermark past batches never seen.
+                    counters.warning(WarningKind.REPLAY_OUT_OF_RANGE, 1);
+                    outcome.outOfRange(seq);
+                    return Long.compareUnsigned(seq, r.end()) < 0;
+                }
+                outcome.received(seq);
+                EventBatch batch = decoder.decode(seq, payload);
+                if (!awaitRoom(deadline)) {
+                    outcome.failed("the partitions took no batch for " + MAX_REPLAY_NANOS / 1_000_000_000 + " s");
+                    return false;
+                }
+                handed = true;
+                r.partition()
+                        .applyReplayed(
+                                r.stream().workerId(),
+                                r.stream().dpRank(),
+                                r.generation(),
+                                r.replayId(),
+                                batch,
+                                m.held());
+                // The rest of the tail is what live ingest holds from r.end() on.
+                return Long.compareUnsigned(seq, r.end() - 1) < 0;
+            } catch (MalformedBatchException e) {
+                counters.undecodable(EventCounters.UNDECODABLE_BATCH, 1);
+                LOG.warn("replayed batch skipped {}: {}", r.stream(), e.getMessage());
+                return true;
+            } finally {
+                if (!handed) {
+                    dealer.release(m);
+                }
             }
         }
     }
