@@ -77,7 +77,11 @@ class ArchitectureTest {
                 .layer("Vocabulary")
                 .definedBy("dev.kvindexer.event..", "dev.kvindexer.hash..")
                 .layer("Support")
-                .definedBy("dev.kvindexer.config..", "dev.kvindexer.metrics..", "dev.kvindexer.zmq..")
+                .definedBy(
+                        "dev.kvindexer.config..",
+                        "dev.kvindexer.metrics..",
+                        "dev.kvindexer.net..",
+                        "dev.kvindexer.zmq..")
                 .whereLayer("Cli")
                 .mayOnlyBeAccessedByLayers("Launch")
                 .whereLayer("Node")

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * Moves shards between nodes without loss as Hazelcast's partition table changes (joins, leaves, failures). A node
  * that now holds an instance's shard takes the instance's exact snapshot from a node that serves it, installs it, and
  * only then listens: its streams resume from the snapshot's watermarks and the engine replays what came in between
- * (DESIGN "Exact recovery"). A node that no longer holds a shard lets it go once every current holder serves it.
+ * (docs/protocol/recovery.md#recovery-algorithm). A node that no longer holds a shard lets it go once every current holder serves it.
  * Passes run when Hazelcast finishes a round of migrations, on membership changes and periodically.
  */
 public final class ShardHandover {

@@ -8,7 +8,7 @@ import dev.kvindexer.index.BlockVisitor;
  * Renders a partition's dump value in Dynamo's shape (docs/protocol/dump.md#json-document), {@code
  * {"block_size":n,"events":[RouterEvent...]}}:
  * members in the reference order, every hash as an unsigned number. Two members that Dynamo ignores follow the
- * events and make the dump an exact snapshot (DESIGN "Exact recovery"): {@code ref_counts}, {@code [event_id, copies]}
+ * events and make the dump an exact snapshot (docs/protocol/recovery.md#recovery-algorithm): {@code ref_counts}, {@code [event_id, copies]}
  * for every block held more than once, and {@code watermarks}, the last applied seq of every stream. A third,
  * {@code sequence_events}, is written only when blocks were stored without tokens.
  */

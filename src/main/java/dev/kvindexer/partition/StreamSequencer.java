@@ -87,7 +87,7 @@ final class StreamSequencer {
 
     /**
      * The partition installed an exact snapshot of a peer, taken when this stream's watermark there was {@code seq}
-     * (DESIGN "Exact recovery"). The listener subscribed before the snapshot was taken, so its first buffered batches
+     * (docs/protocol/recovery.md#recovery-algorithm). The listener subscribed before the snapshot was taken, so its first buffered batches
      * can be at or below the watermark: they are the same publisher's, already in the snapshot, and are dropped as
      * stale rather than read as an engine restart. Anything after the watermark applies or is replayed as usual.
      */

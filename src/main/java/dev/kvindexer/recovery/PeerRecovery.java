@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * Startup recovery (docs/protocol/recovery.md#recovery-algorithm): GET /dump from the first reachable peer and load it
  * into the partitions. A Dynamo
  * peer's JSON dump is loaded the Dynamo way; a kvindexer peer answers with its binary snapshot (SnapshotFormat),
- * which carries watermarks and reference counts and is installed exactly (DESIGN "Exact recovery"). A peer's dump is parsed completely before anything is applied, so a
+ * which carries watermarks and reference counts and is installed exactly (docs/protocol/recovery.md#recovery-algorithm). A peer's dump is parsed completely before anything is applied, so a
  * peer that fails half-way leaves nothing behind for the next one to duplicate. Blocking; runs on the starting thread.
  */
 public final class PeerRecovery {

@@ -169,7 +169,8 @@ class DynamoHttpTest {
                 "no indexer for model=llama3 routing_group=default");
 
         JsonObject dump = new JsonObject(indexer.http().get("/dump").body());
-        // Dynamo's two members, then our exact-snapshot extensions (DESIGN "Exact recovery"), which Dynamo ignores.
+        // Dynamo's two members, then our exact-snapshot extensions (docs/protocol/recovery.md#recovery-algorithm),
+        // which Dynamo ignores.
         assertEquals(
                 new JsonObject("{\"block_size\":4,\"events\":[],\"ref_counts\":[],\"watermarks\":[]}"),
                 dump.getJsonObject("llama3:acme"));

@@ -14,7 +14,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * A partition installing a peer's exact snapshot (DESIGN "Exact recovery"): buffered batches at or below a stream's
+ * A partition installing a peer's exact snapshot (docs/protocol/recovery.md#recovery-algorithm): buffered batches at or below a stream's
  * watermark are dropped as already applied (not read as an engine restart), the next one applies, a hole is replayed.
  */
 class ExactRecoveryTest {
