@@ -5,7 +5,6 @@ import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
-import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.registry.InstanceIds;
@@ -132,14 +131,11 @@ final class DynamoRoutes {
         String model = body.requiredString("model_name");
         String routingGroup = body.stringWithDefault("routing_group");
         PartitionRef partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT : routingGroup);
-        PartitionQuery.answered(partition.queryTiered(hashes), noIndexer(partition.key()))
+        PartitionQuery.answered(
+                        node.queries().queryTiered(partition, hashes, (long) hashes.length * partition.blockSize()),
+                        noIndexer(partition.key()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
-                        PartitionQuery.observe(
-                                node.queryQuality(),
-                                partition.key(),
-                                (long) hashes.length * partition.blockSize(),
-                                ar.result());
                         PartitionQuery.flagMissing(ctx, ar.result().missingInstances());
                         Responses.json(ctx, 200, TieredJson.render(ar.result()));
                     } else {
@@ -149,7 +145,7 @@ final class DynamoRoutes {
     }
 
     private PartitionRef partition(String model, String routingGroup) {
-        return node.registry()
+        return node.queries()
                 .partition(new PartitionKey(model, routingGroup))
                 .orElseThrow(() -> noIndexer(model, routingGroup));
     }
@@ -163,16 +159,12 @@ final class DynamoRoutes {
     }
 
     private void ask(RoutingContext ctx, PartitionRef partition, long[] hashes, long queryTokens) {
-        PartitionQuery.answered(partition.query(hashes), noIndexer(partition.key()))
+        PartitionQuery.answered(node.queries().query(partition, hashes, false, queryTokens), noIndexer(partition.key()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
-                        QueryResult r = ar.result();
-                        OwnerMatches matches = PartitionQuery.withSharedReach(
-                                r, () -> node.registry().members(partition.key()));
-                        PartitionQuery.observe(
-                                node.queryQuality(), partition.key(), queryTokens, matches, r.blockSize());
+                        QueryResult r = ar.result().result();
                         PartitionQuery.flagMissing(ctx, r.missingInstances());
-                        Responses.json(ctx, 200, ScoreJson.render(matches, r.blockSize()));
+                        Responses.json(ctx, 200, ScoreJson.render(ar.result().matches(), r.blockSize()));
                     } else {
                         Responses.error(ctx, ar.cause());
                     }

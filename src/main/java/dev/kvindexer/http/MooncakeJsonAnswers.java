@@ -4,6 +4,7 @@ import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.TierBreakdown;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.partition.QueryResult;
+import dev.kvindexer.query.IndexQueries;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.json.Json;
@@ -77,7 +78,7 @@ final class MooncakeJsonAnswers {
             names.put(id, InstanceIds.display(id, member.name()));
             Map<Integer, OwnerMatch> matched = byOwner.getOrDefault(id, Map.of());
             for (int rank : member.dpRanks()) {
-                owners.add(matched.getOrDefault(rank, PartitionQuery.sharedOnly(id, rank, reply)));
+                owners.add(matched.getOrDefault(rank, IndexQueries.sharedOnly(id, rank, reply)));
             }
             // A rank the engine's batches named but nobody registered still holds blocks of this instance.
             matched.forEach((rank, m) -> {

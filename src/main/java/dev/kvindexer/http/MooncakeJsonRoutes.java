@@ -14,14 +14,12 @@ import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.Responses;
 import dev.kvindexer.zmq.ZmqEndpoint;
-import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Function;
 
 /**
  * Handlers of the Mooncake JSON flavor (docs/api/mooncake-json.md: the Conductor's documented JSON API) on the routes it shares with
@@ -235,7 +233,7 @@ final class MooncakeJsonRoutes {
         }
         long seed = BlockHasher.seedFor(emptyToNull(lora), salt);
         long[] local = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
-        answer(ctx, shape, body, partition, p -> p.query(local), tokens.length);
+        answer(ctx, shape, body, partition, local, false, tokens.length);
     }
 
     /**
@@ -254,13 +252,7 @@ final class MooncakeJsonRoutes {
             answerNone(ctx, shape, body);
             return;
         }
-        answer(
-                ctx,
-                shape,
-                body,
-                partition,
-                p -> p.queryBySequenceHashes(hashes),
-                (long) hashes.length * partition.blockSize());
+        answer(ctx, shape, body, partition, hashes, true, (long) hashes.length * partition.blockSize());
     }
 
     /**
@@ -269,7 +261,7 @@ final class MooncakeJsonRoutes {
      */
     private PartitionRef partition(JsonRequest body) {
         String model = model(body, MooncakeJsonError.INVALID_REQUEST);
-        PartitionRef partition = node.registry()
+        PartitionRef partition = node.queries()
                 .partition(new PartitionKey(model, routingGroup(body)))
                 .orElse(null);
         Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
@@ -306,22 +298,17 @@ final class MooncakeJsonRoutes {
             Flavor shape,
             JsonRequest body,
             PartitionRef partition,
-            Function<PartitionRef, Future<QueryResult>> query,
+            long[] hashes,
+            boolean sequence,
             long queryTokens) {
         PartitionKey key = partition.key();
         String only = body.optionalId("instance_id");
         Long onlyId = only == null ? null : InstanceIds.of(only);
-        PartitionQuery.answered(query.apply(partition), notFound(key))
-                .map(r -> {
-                    List<Registry.Member> members = node.registry().members(key);
-                    PartitionQuery.observe(
-                            node.queryQuality(),
-                            key,
-                            queryTokens,
-                            PartitionQuery.withSharedReach(r, () -> members),
-                            r.blockSize());
-                    PartitionQuery.flagMissing(ctx, r.missingInstances());
-                    return MooncakeJsonAnswers.render(shape, key.routingGroup(), members, onlyId, only, r);
+        PartitionQuery.answered(node.queries().query(partition, hashes, sequence, queryTokens), notFound(key))
+                .map(a -> {
+                    PartitionQuery.flagMissing(ctx, a.result().missingInstances());
+                    return MooncakeJsonAnswers.render(
+                            shape, key.routingGroup(), node.registry().members(key), onlyId, only, a.result());
                 })
                 .onComplete(ar -> {
                     if (ar.succeeded()) {

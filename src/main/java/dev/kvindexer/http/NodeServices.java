@@ -2,9 +2,9 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.metrics.HttpRequestMetrics;
-import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.Watermarks;
+import dev.kvindexer.query.IndexQueries;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
@@ -25,7 +25,7 @@ import java.util.function.Supplier;
  * @param readiness      what /ready reports
  * @param metricsPage    renders /metrics
  * @param requestMetrics per-route request counts and latencies
- * @param queryQuality   what each partition's queries matched
+ * @param queries        the index as the query routes ask it, each query counted in the routing-quality metrics
  * @param overview       renders /overview, the dashboard's JSON view of the node
  * @param accessLog      the access log, or null when none is configured
  * @param testEndpoints  whether the test-only routes are served
@@ -41,7 +41,7 @@ public record NodeServices(
         Readiness readiness,
         Supplier<Future<String>> metricsPage,
         HttpRequestMetrics requestMetrics,
-        QueryQuality queryQuality,
+        IndexQueries queries,
         Supplier<Future<String>> overview,
         AccessLog accessLog,
         boolean testEndpoints,

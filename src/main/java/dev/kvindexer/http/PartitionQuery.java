@@ -1,26 +1,11 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.event.WorkerRank;
-import dev.kvindexer.index.OwnerMatch;
-import dev.kvindexer.index.OwnerMatches;
-import dev.kvindexer.index.TieredMatch;
-import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.partition.PartitionGoneException;
-import dev.kvindexer.partition.QueryResult;
-import dev.kvindexer.partition.TieredQueryResult;
-import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.HttpError;
 import io.vertx.core.Future;
 import io.vertx.ext.web.RoutingContext;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
-import java.util.function.Supplier;
 
-/** What either flavor's query routes make of a partition's match: its failures as HTTP errors, shared reach. */
+/** What either flavor's query routes make of a partition's answer over HTTP: its failures as errors, missing instances as a header. */
 final class PartitionQuery {
     private PartitionQuery() {}
 
@@ -31,118 +16,6 @@ final class PartitionQuery {
     static <T> Future<T> answered(Future<T> asked, HttpError gone) {
         return asked.recover(t -> Future.failedFuture(
                 t instanceof PartitionGoneException ? gone : new HttpError(500, "indexer failure: " + t.getMessage())));
-    }
-
-    /** A registered rank that holds nothing of the prompt itself: the shared stores' reach, gpu 0. */
-    static OwnerMatch sharedOnly(long workerId, int dpRank, QueryResult reply) {
-        return new OwnerMatch(workerId, dpRank, 0, reply.sharedReach()[0], reply.sharedReach()[1]);
-    }
-
-    /**
-     * The matches plus, when the partition's Mooncake Stores hold a prefix of the prompt, an entry for every
-     * registered engine rank that has none: the Dynamo flavor lists every instance with a block in any tier.
-     */
-    static OwnerMatches withSharedReach(QueryResult reply, Supplier<List<Registry.Member>> registered) {
-        OwnerMatches matches = reply.owners();
-        if (reply.sharedReach()[1] == 0) {
-            return matches; // no store holds the prompt: the common case costs nothing
-        }
-        List<Registry.Member> members = registered.get();
-        Set<WorkerRank> seen = new HashSet<>();
-        for (int i = 0; i < matches.size(); i++) {
-            seen.add(new WorkerRank(matches.workerId(i), matches.dpRank(i)));
-        }
-        List<OwnerMatch> shared = new ArrayList<>();
-        for (Registry.Member member : members) {
-            for (int rank : member.dpRanks()) {
-                if (!member.store() && !seen.contains(new WorkerRank(member.workerId(), rank))) {
-                    shared.add(sharedOnly(member.workerId(), rank, reply));
-                }
-            }
-        }
-        OwnerMatches.Builder out =
-                OwnerMatches.builder(matches.size() + shared.size()).addAll(matches);
-        shared.forEach(m -> out.add(m.workerId(), m.dpRank(), m.gpuBlocks(), m.cpuBlocks(), m.diskBlocks()));
-        return out.build();
-    }
-
-    /**
-     * Records a query of {@code queryTokens} tokens in the partition's routing-quality metrics: {@code matches} as
-     * answered (cumulative over tiers, shared reach included). Sorts a copy of the matched ids instead of boxing them.
-     */
-    static void observe(QueryQuality quality, PartitionKey key, long queryTokens, OwnerMatches matches, int blockSize) {
-        int best = 0;
-        long[] workers = new long[matches.size()];
-        int n = 0;
-        for (int i = 0; i < matches.size(); i++) {
-            int reach = matches.diskBlocks(i);
-            if (reach > 0) {
-                best = Math.max(best, reach);
-                workers[n++] = matches.workerId(i);
-            }
-        }
-        Arrays.sort(workers, 0, n);
-        int instances = 0;
-        for (int i = 0; i < n; i++) {
-            if (i == 0 || workers[i] != workers[i - 1]) {
-                instances++;
-            }
-        }
-        quality.record(key, blockSize, queryTokens, (long) best * blockSize, instances);
-    }
-
-    /**
-     * {@link #observe} for a tier-by-tier match: an owner's reach is its device depth plus its lower-tier hits. Every
-     * column is sorted by (worker unsigned, rank), so one merge over them sums each owner's blocks.
-     */
-    static void observe(QueryQuality quality, PartitionKey key, long queryTokens, TieredQueryResult result) {
-        List<TieredMatch.Tier> lower = result.match().lowerTiers();
-        TieredMatch.Owners[] columns = new TieredMatch.Owners[lower.size() + 1];
-        columns[0] = result.match().device();
-        for (int t = 0; t < lower.size(); t++) {
-            columns[t + 1] = lower.get(t).hits();
-        }
-        int[] at = new int[columns.length];
-        int best = 0;
-        int instances = 0;
-        boolean anyWorker = false;
-        long lastWorker = 0;
-        while (true) {
-            int head = -1;
-            for (int c = 0; c < columns.length; c++) {
-                if (at[c] < columns[c].size()
-                        && (head < 0 || compare(columns[c], at[c], columns[head], at[head]) < 0)) {
-                    head = c;
-                }
-            }
-            if (head < 0) {
-                break;
-            }
-            long worker = columns[head].workers()[at[head]];
-            int rank = columns[head].ranks()[at[head]];
-            int reach = 0;
-            for (int c = 0; c < columns.length; c++) {
-                if (at[c] < columns[c].size()
-                        && columns[c].workers()[at[c]] == worker
-                        && columns[c].ranks()[at[c]] == rank) {
-                    reach += columns[c].blocks()[at[c]++];
-                }
-            }
-            if (reach > 0) {
-                best = Math.max(best, reach);
-                if (!anyWorker || worker != lastWorker) {
-                    instances++;
-                    anyWorker = true;
-                    lastWorker = worker;
-                }
-            }
-        }
-        quality.record(key, result.blockSize(), queryTokens, (long) best * result.blockSize(), instances);
-    }
-
-    private static int compare(TieredMatch.Owners a, int i, TieredMatch.Owners b, int j) {
-        int byWorker = Long.compareUnsigned(a.workers()[i], b.workers()[j]);
-        return byWorker != 0 ? byWorker : Integer.compare(a.ranks()[i], b.ranks()[j]);
     }
 
     /** Response header naming how many registered instances a sharded cluster could not answer for. */

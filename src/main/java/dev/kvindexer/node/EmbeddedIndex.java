@@ -96,17 +96,13 @@ public final class EmbeddedIndex implements IndexAccess {
 
     @Override
     public Future<TieredQueryResult> queryTiered(PartitionKey partition, long[] localHashes) {
-        Optional<PartitionRef> p = node.registry().partition(partition);
-        return p.isEmpty() ? Future.succeededFuture(null) : p.get().queryTiered(localHashes);
+        return node.queries().matchForSelection(partition, localHashes);
     }
 
     @Override
     public Future<long[]> engineHashes(
             PartitionKey partition, long workerId, int dpRank, long[] localHashes, int maxBlocks) {
-        Optional<PartitionRef> p = node.registry().partition(partition);
-        return p.isEmpty()
-                ? Future.succeededFuture(new long[0])
-                : p.get().engineHashes(workerId, dpRank, localHashes, maxBlocks);
+        return node.queries().engineChain(partition, workerId, dpRank, localHashes, maxBlocks);
     }
 
     @Override

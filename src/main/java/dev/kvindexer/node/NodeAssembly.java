@@ -18,6 +18,7 @@ import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionHost;
 import dev.kvindexer.partition.Watermarks;
+import dev.kvindexer.query.IndexQueries;
 import dev.kvindexer.recovery.DataDirectory;
 import dev.kvindexer.recovery.GapRepair;
 import dev.kvindexer.recovery.RecoveryReport;
@@ -192,7 +193,7 @@ final class NodeAssembly {
                 readiness,
                 metrics::render,
                 parts.meters().http(),
-                parts.meters().queryQuality(),
+                new IndexQueries(parts.registry(), parts.meters().queryQuality()),
                 overview::render,
                 parts.accessLog(),
                 config.testEndpoints(),

@@ -1,4 +1,4 @@
-package dev.kvindexer.http;
+package dev.kvindexer.query;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -24,7 +24,7 @@ class QueryObservationTest {
     @Test
     void theBestReachInAnyTierAndEveryInstanceWithABlockCount() {
         // Worker 5 holds 2 blocks on rank 0 and 3 (cumulative, CPU included) on rank 1; worker -1 (u64 max) 1 block.
-        PartitionQuery.observe(
+        IndexQueries.observe(
                 quality,
                 KEY,
                 64,
@@ -51,28 +51,28 @@ class QueryObservationTest {
                 List.of(
                         new TieredMatch.Tier(StorageTier.HOST_PINNED, host),
                         new TieredMatch.Tier(StorageTier.DISK, disk)));
-        PartitionQuery.observe(quality, KEY, 64, new TieredQueryResult(16, match));
+        IndexQueries.observe(quality, KEY, 64, new TieredQueryResult(16, match));
         // Owner (3,0) reaches 1 + 0 + 2 = 3 blocks, the best; workers 3, 7 and 2^64-2 each hold something.
         assertEquals(48.0 / 64, totals().ratioSum(), 1e-12);
         assertEquals(3, totals().instancesSum());
         assertEquals(0, totals().zeroMatch());
 
-        PartitionQuery.observe(
+        IndexQueries.observe(
                 quality,
                 KEY,
                 64,
                 new TieredQueryResult(
                         16, new TieredMatch(new TieredMatch.Owners(new long[0], new int[0], new int[0]), List.of())));
         assertEquals(1, totals().zeroMatch(), "an empty answer is a miss");
-        PartitionQuery.observe(quality, KEY, 15, new TieredQueryResult(16, match));
+        IndexQueries.observe(quality, KEY, 15, new TieredQueryResult(16, match));
         assertEquals(2, totals().queries(), "a query shorter than a block is not counted");
     }
 
     @Test
     void aRemovedPartitionStopsBeingExported() {
         PartitionKey other = new PartitionKey("m", "other");
-        PartitionQuery.observe(quality, KEY, 16, OwnerMatches.of(List.of(new OwnerMatch(1, 0, 1, 1, 1))), 16);
-        PartitionQuery.observe(quality, other, 16, OwnerMatches.of(List.of()), 16);
+        IndexQueries.observe(quality, KEY, 16, OwnerMatches.of(List.of(new OwnerMatch(1, 0, 1, 1, 1))), 16);
+        IndexQueries.observe(quality, other, 16, OwnerMatches.of(List.of()), 16);
         assertEquals(2, quality.totals().size());
         quality.retain(java.util.Set.of(other));
         assertEquals(
