@@ -18,8 +18,9 @@ import java.util.Map;
  * head, answered 408 first. A periodic sweep finds the late ones, so a request costs a few field writes rather than
  * timers of its own.
  *
- * <p>Confined to the server's event loop: its connections, requests and sweep all run there. It takes each
- * response's {@code endHandler}; route handlers use RoutingContext's end handlers instead.
+ * <p>Confined to the server's event loop: its connections, requests and sweep all run there. It sets each
+ * response's {@code endHandler}, which a router's end handlers replace; so an answered request is also let go when
+ * its connection's next request begins, and no request outlives its answer by more than that or a sweep.
  */
 final class ConnectionDeadlines {
     private final Vertx vertx;
@@ -31,6 +32,18 @@ final class ConnectionDeadlines {
 
     /** Call on the server's event loop. */
     ConnectionDeadlines(Vertx vertx, HttpLimits limits) {
+        this(vertx, limits, sweepMillis(limits));
+    }
+
+    /** A tenth of the shorter timeout, so a deadline is kept to within 10 %; never more often than every 10 ms. */
+    private static long sweepMillis(HttpLimits limits) {
+        long shorter = Math.min(
+                limits.idleTimeout().toMillis(), limits.requestTimeout().toMillis());
+        return Math.max(10, Math.min(1_000, shorter / 10));
+    }
+
+    /** With the sweep every {@code sweepMillis} (tests sweep seldom, to see what requests let go of without it). */
+    ConnectionDeadlines(Vertx vertx, HttpLimits limits, long sweepMillis) {
         this.vertx = vertx;
         this.idleNanos = limits.idleTimeout().toNanos();
         this.requestNanos = limits.requestTimeout().toNanos();
@@ -38,10 +51,7 @@ final class ConnectionDeadlines {
                 + Json.encode("the request body did not arrive within "
                         + limits.requestTimeout().toMillis() + " ms of its headers")
                 + "}";
-        // A tenth of the shorter timeout, so a deadline is kept to within 10 %; never more often than every 10 ms.
-        long shorter = Math.min(
-                limits.idleTimeout().toMillis(), limits.requestTimeout().toMillis());
-        this.timer = vertx.setPeriodic(Math.max(10, Math.min(1_000, shorter / 10)), id -> sweep());
+        this.timer = vertx.setPeriodic(sweepMillis, id -> sweep());
     }
 
     /** A request whose head has arrived, and whose connection is still being read. */
@@ -64,13 +74,21 @@ final class ConnectionDeadlines {
             }
         }
 
-        void check(long now) {
-            // Should another end handler have replaced ours, the sweep still sees the answers.
+        /**
+         * Drops the requests already answered. Another end handler may have replaced ours (the router's does), so the
+         * answer is seen here too: each new request and each sweep looks, and an answered request, its body and its
+         * routing context are not kept until the next sweep.
+         */
+        void forgetAnswered(long now) {
             for (int i = inFlight.size() - 1; i >= 0; i--) {
                 if (inFlight.get(i).request().response().ended()) {
                     answered(inFlight.get(i), now);
                 }
             }
+        }
+
+        void check(long now) {
+            forgetAnswered(now);
             if (inFlight.isEmpty()) {
                 if (now - idleSince >= idleNanos) {
                     connection.close();
@@ -112,7 +130,9 @@ final class ConnectionDeadlines {
         if (watched == null) {
             return;
         }
-        InFlight r = new InFlight(request, System.nanoTime());
+        long now = System.nanoTime();
+        watched.forgetAnswered(now);
+        InFlight r = new InFlight(request, now);
         watched.inFlight.add(r);
         request.response().endHandler(v -> watched.answered(r, System.nanoTime()));
     }
@@ -123,6 +143,15 @@ final class ConnectionDeadlines {
         for (Watched w : new ArrayList<>(connections.values())) {
             w.check(now);
         }
+    }
+
+    /** Requests held, answered or not, over every connection. */
+    int held() {
+        int n = 0;
+        for (Watched w : connections.values()) {
+            n += w.inFlight.size();
+        }
+        return n;
     }
 
     void stop() {
