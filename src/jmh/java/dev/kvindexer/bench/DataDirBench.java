@@ -1,6 +1,6 @@
 package dev.kvindexer.bench;
 
-import dev.kvindexer.config.DurabilitySettings;
+import dev.kvindexer.config.DurabilityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import java.net.URI;
@@ -33,7 +33,7 @@ public final class DataDirBench {
         Path dir = args.length > 2 ? Path.of(args[2]) : Files.createTempDirectory("kvindexer-datadir-bench");
         int batches = blocks / RecoveryBench.CHAIN;
         ServeConfig config =
-                ServeConfig.local(0).withDurability(DurabilitySettings.inDirectory(dir, Duration.ofSeconds(1)));
+                ServeConfig.local(0).withDurability(DurabilityConfig.inDirectory(dir, Duration.ofSeconds(1)));
         HttpClient http =
                 HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         long stored = (long) batches * RecoveryBench.CHAIN;

@@ -47,7 +47,7 @@ final class DynamoBenchRun {
      * {@code answer}: build the route's answer from the match (its owners as records and their tier breakdown, what
      * the JSON is rendered from); without it a query ends at the partition's reply, as Dynamo's find_matches does.
      */
-    record Settings(int threads, int callers, int issuers, long spinNanos, boolean answer) {}
+    record Config(int threads, int callers, int issuers, long spinNanos, boolean answer) {}
 
     /** What a cell measured; times in nanoseconds from its start, latencies in nanoseconds. */
     record Result(
@@ -77,7 +77,7 @@ final class DynamoBenchRun {
     }
 
     /** The node every cell runs on, as {@code serve} starts it with {@code threads} event loops. */
-    static IndexerNode startNode(Settings settings) throws Exception {
+    static IndexerNode startNode(Config settings) throws Exception {
         return IndexerNode.start(new ServeConfig(
                 "127.0.0.1", 0, settings.threads(), 1, List.of(), null, "default", "default", List.of(), false, 0));
     }
@@ -87,7 +87,7 @@ final class DynamoBenchRun {
      * partition's blocks are dropped after. The node is shared by every cell: a node started per cell would make the
      * JIT drop compiled code at each start and compile it again during the cell.
      */
-    static Result run(IndexerNode node, String model, DynamoBenchSchedule s, long windowMs, Settings settings)
+    static Result run(IndexerNode node, String model, DynamoBenchSchedule s, long windowMs, Config settings)
             throws Exception {
         PartitionKey key = new PartitionKey(model, PartitionKey.DEFAULT);
         PartitionRef partition =
@@ -109,7 +109,7 @@ final class DynamoBenchRun {
             PartitionRef partition,
             DynamoBenchSchedule s,
             long windowNanos,
-            Settings settings)
+            Config settings)
             throws Exception {
         // Every stream opens before the clock, as a registration opens its listener's; Dynamo registers every rank
         // before timing too.
@@ -324,7 +324,7 @@ final class DynamoBenchRun {
         private final PartitionRef partition;
         private final int[] events;
         private final long windowNanos;
-        private final Settings settings;
+        private final Config settings;
         private final CountDownLatch go;
         private final long[] start;
         final long[] lag;
@@ -335,7 +335,7 @@ final class DynamoBenchRun {
                 PartitionRef partition,
                 int[] events,
                 long windowNanos,
-                Settings settings,
+                Config settings,
                 CountDownLatch go,
                 long[] start) {
             this.s = s;
@@ -370,7 +370,7 @@ final class DynamoBenchRun {
         private final PartitionKey key;
         private final int[] queries;
         private final long windowNanos;
-        private final Settings settings;
+        private final Config settings;
         private final CountDownLatch go;
         private final long[] start;
         final long[] scheduledToCompletion;
@@ -388,7 +388,7 @@ final class DynamoBenchRun {
                 PartitionKey key,
                 int[] queries,
                 long windowNanos,
-                Settings settings,
+                Config settings,
                 CountDownLatch go,
                 long[] start) {
             this.s = s;

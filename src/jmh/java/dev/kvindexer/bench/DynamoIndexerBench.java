@@ -86,8 +86,7 @@ public final class DynamoIndexerBench {
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        DynamoBenchRun.Settings settings =
-                new DynamoBenchRun.Settings(threads, callers, issuers, spinUs * 1_000, answer);
+        DynamoBenchRun.Config settings = new DynamoBenchRun.Config(threads, callers, issuers, spinUs * 1_000, answer);
         DynamoBenchSchedule s = DynamoBenchSchedule.prepare(trace, workers, duplicates, seed, capacity, perEngine);
         s.describe().forEach(System.out::println);
         System.out.printf(

@@ -1,8 +1,8 @@
 package dev.kvindexer.bench;
 
 import dev.kvindexer.cli.SelectServiceCommand;
-import dev.kvindexer.config.ClusterSettings;
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.ClusterConfig;
+import dev.kvindexer.config.HttpConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.hash.BlockHasher;
@@ -377,13 +377,13 @@ public final class SelectBench {
 
     private static void clusterBookings(int requests) throws Exception {
         String name = "select-bench-" + UUID.randomUUID();
-        ServeConfig clustered = ServeConfig.local(0).withCluster(ClusterSettings.loopback(name));
+        ServeConfig clustered = ServeConfig.local(0).withCluster(ClusterConfig.loopback(name));
         IndexerNode a = IndexerNode.start(clustered);
         IndexerNode b = IndexerNode.start(clustered);
         IndexerNode alone = IndexerNode.start(ServeConfig.local(0));
         try {
             SelectServiceConfig config = new SelectServiceConfig(
-                    "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 10_000, 0, List.of(), HttpLimits.DEFAULT);
+                    "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 10_000, 0, List.of(), HttpConfig.DEFAULT);
             String urlA = "http://127.0.0.1:"
                     + SelectServiceCommand.deploy(a, config, SelectionConfig.fromEnvironment(ENV))
                             .actualPort();

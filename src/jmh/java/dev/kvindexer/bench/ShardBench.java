@@ -1,7 +1,7 @@
 package dev.kvindexer.bench;
 
-import dev.kvindexer.config.ClusterSettings;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.ClusterConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
@@ -70,13 +70,13 @@ public final class ShardBench {
     private static List<int[]> configs(String spec) {
         if (spec == null) {
             return List.of(new int[] {2, 1}, new int[] {2, 2}, new int[] {3, 1}, new int[] {3, 2}, new int[] {
-                1, ClusterSettings.FULL
+                1, ClusterConfig.FULL
             });
         }
         List<int[]> out = new ArrayList<>();
         for (String c : spec.split(",")) {
             String[] nr = c.trim().split("x");
-            out.add(new int[] {Integer.parseInt(nr[0]), ClusterSettings.parseReplicationFactor(nr[1])});
+            out.add(new int[] {Integer.parseInt(nr[0]), ClusterConfig.parseReplicationFactor(nr[1])});
         }
         return out;
     }
@@ -117,8 +117,8 @@ public final class ShardBench {
             for (int i = 0; i < nodeCount; i++) {
                 ServeConfig config = ServeConfig.local(0);
                 if (nodeCount > 1) {
-                    config = config.withCluster(ClusterSettings.loopback(name).withReplicationFactor(replicationFactor))
-                            .withSecurity(new SecuritySettings(token, false, null, null));
+                    config = config.withCluster(ClusterConfig.loopback(name).withReplicationFactor(replicationFactor))
+                            .withSecurity(new SecurityConfig(token, false, null, null));
                 }
                 nodes.add(IndexerNode.start(config));
             }
@@ -127,8 +127,7 @@ public final class ShardBench {
                             || n.hazelcast().getPartitionService().isClusterSafe())) {
                 Thread.sleep(50);
             }
-            int holders =
-                    replicationFactor == ClusterSettings.FULL ? nodeCount : Math.min(replicationFactor, nodeCount);
+            int holders = replicationFactor == ClusterConfig.FULL ? nodeCount : Math.min(replicationFactor, nodeCount);
             double ingestSeconds = feed(w, nodes, holders, ctx);
             long total = (long) w.engines() * w.batches()[0].length * CHAIN;
             StringBuilder perNode = new StringBuilder();
@@ -163,7 +162,7 @@ public final class ShardBench {
                     "%d node(s), R=%s%s: ingest %.1f s;%s%n  /query p50/p99: cluster node 1 %.2f / %.2f ms, "
                             + "standalone node %.2f / %.2f ms (answers equal)%n",
                     nodeCount,
-                    replicationFactor == ClusterSettings.FULL ? "full" : replicationFactor,
+                    replicationFactor == ClusterConfig.FULL ? "full" : replicationFactor,
                     token == null ? "" : ", auth token (bus TLS)",
                     ingestSeconds,
                     perNode,

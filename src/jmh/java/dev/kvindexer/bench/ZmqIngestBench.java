@@ -1,6 +1,6 @@
 package dev.kvindexer.bench;
 
-import dev.kvindexer.config.DurabilitySettings;
+import dev.kvindexer.config.DurabilityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.node.IndexerNode;
@@ -63,7 +63,7 @@ public final class ZmqIngestBench {
             System.gc();
             double raw = blocks / rawReceive(payloads);
             System.gc();
-            double node = blocks / indexerIngest(payloads, DurabilitySettings.IN_MEMORY, residentBatches);
+            double node = blocks / indexerIngest(payloads, DurabilityConfig.IN_MEMORY, residentBatches);
             raws[round] = raw;
             nodes[round] = node;
             System.out.printf(
@@ -75,7 +75,7 @@ public final class ZmqIngestBench {
                 double durable = blocks
                         / indexerIngest(
                                 payloads,
-                                DurabilitySettings.inDirectory(dir, Duration.ofMillis(intervalMillis)),
+                                DurabilityConfig.inDirectory(dir, Duration.ofMillis(intervalMillis)),
                                 residentBatches);
                 durables[round] = durable;
                 System.out.printf(
@@ -199,7 +199,7 @@ public final class ZmqIngestBench {
     }
 
     /** Seconds for a node (2 event loops, 1 ingest thread) to apply every event. */
-    private static double indexerIngest(byte[][][] payloads, DurabilitySettings durability, int residentBatches)
+    private static double indexerIngest(byte[][][] payloads, DurabilityConfig durability, int residentBatches)
             throws Exception {
         IndexerNode node = IndexerNode.start(
                 new ServeConfig("127.0.0.1", 0, 2, 1, List.of(), null, "default", "default", List.of(), false, 0)

@@ -1,6 +1,6 @@
 package dev.kvindexer.cli;
 
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
@@ -79,16 +79,16 @@ final class ClusterOptions {
     long clusterReconcileInterval;
 
     /** The cluster settings asked for, or null when the node runs alone. */
-    ClusterSettings settings() {
-        int replicas = ClusterSettings.parseReplicationFactor(replicationFactor);
+    ClusterConfig settings() {
+        int replicas = ClusterConfig.parseReplicationFactor(replicationFactor);
         if (!cluster) {
-            if (replicas != ClusterSettings.FULL) {
+            if (replicas != ClusterConfig.FULL) {
                 throw new IllegalArgumentException(
                         "--replication-factor shards partitions across a cluster: it needs --cluster");
             }
             return null;
         }
-        return new ClusterSettings(
+        return new ClusterConfig(
                 clusterName,
                 ServeCommand.commaList(clusterMembers),
                 clusterHost,

@@ -1,6 +1,6 @@
 package dev.kvindexer.cli;
 
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.HttpConfig;
 import picocli.CommandLine.Option;
 
 /** Where a command's HTTP server listens and how long it waits for a client, the same in every command. */
@@ -27,7 +27,7 @@ final class HttpEdgeOptions {
                     + "(env <PREFIX>HTTP_REQUEST_TIMEOUT; default: ${DEFAULT-VALUE}).")
     long httpRequestTimeout;
 
-    HttpLimits limits() {
-        return HttpLimits.ofSeconds(httpIdleTimeout, httpRequestTimeout);
+    HttpConfig limits() {
+        return HttpConfig.ofSeconds(httpIdleTimeout, httpRequestTimeout);
     }
 }

@@ -1,6 +1,6 @@
 package dev.kvindexer.cli;
 
-import dev.kvindexer.config.SelectLimits;
+import dev.kvindexer.config.SelectServiceLimitsConfig;
 import picocli.CommandLine.Option;
 
 /** The selection service's bounds, shared by {@code select-service} and {@code serve --select-port}. */
@@ -25,7 +25,7 @@ final class SelectLimitOptions {
                     + "default: ${DEFAULT-VALUE}).")
     long maxBookedBlocks;
 
-    SelectLimits limits() {
-        return new SelectLimits(maxWorkerRanks, maxBookingBlocks, maxBookedBlocks);
+    SelectServiceLimitsConfig limits() {
+        return new SelectServiceLimitsConfig(maxWorkerRanks, maxBookingBlocks, maxBookedBlocks);
     }
 }

@@ -1,6 +1,6 @@
 package dev.kvindexer.cli;
 
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.EmbeddedIndex;
@@ -164,7 +164,7 @@ public final class SelectServiceCommand implements Callable<Integer> {
                         list(replicaSyncPeers),
                         edge.limits())
                 .withLimits(limits.limits())
-                .withSecurity(new SecuritySettings(authToken, authAll, null, null))
+                .withSecurity(new SecurityConfig(authToken, authAll, null, null))
                 .withSessionAffinityTtlSecs(sessionAffinityTtlSecs == null ? 0 : sessionAffinityTtlSecs);
     }
 

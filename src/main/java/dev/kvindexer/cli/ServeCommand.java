@@ -1,14 +1,14 @@
 package dev.kvindexer.cli;
 
-import dev.kvindexer.config.AccessLogSettings;
+import dev.kvindexer.config.AccessLogConfig;
 import dev.kvindexer.config.ClientCompat;
-import dev.kvindexer.config.ClusterSettings;
-import dev.kvindexer.config.DurabilitySettings;
+import dev.kvindexer.config.ClusterConfig;
+import dev.kvindexer.config.DurabilityConfig;
 import dev.kvindexer.config.IndexMemory;
 import dev.kvindexer.config.InexactStreamPolicy;
-import dev.kvindexer.config.NetworkLimits;
-import dev.kvindexer.config.RecoveryLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.NetworkConfig;
+import dev.kvindexer.config.RecoveryConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
@@ -292,26 +292,26 @@ public final class ServeCommand implements Callable<Integer> {
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
         config = config.toBuilder()
-                .security(new SecuritySettings(authToken, authAll, tlsCert, tlsKey))
+                .security(new SecurityConfig(authToken, authAll, tlsCert, tlsKey))
                 .http(edge.limits())
                 .maxEventBytes(maxEventBytes)
                 .maxListeners(maxListeners)
                 .compat(new ClientCompat(tenantFallback, conductorLoraIds))
-                .recovery(new RecoveryLimits(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
+                .recovery(new RecoveryConfig(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
                 .indexMemory(
                         IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory()))
-                .network(NetworkLimits.parse(
+                .network(NetworkConfig.parse(
                         maxNetworkMemory, Runtime.getRuntime().maxMemory(), Duration.ofSeconds(messageTimeout)))
-                .durability(new DurabilitySettings(
+                .durability(new DurabilityConfig(
                         dataDir,
                         Duration.ofSeconds(snapshotInterval),
                         recoverFromDisk,
                         InexactStreamPolicy.parse(inexactStreamPolicy)))
                 .build();
         if (accessLog != null) {
-            config = config.withAccessLog(new AccessLogSettings(accessLog, traceIdHeader, accessLogLocalTime));
+            config = config.withAccessLog(new AccessLogConfig(accessLog, traceIdHeader, accessLogLocalTime));
         }
-        ClusterSettings cluster = clusterOptions.settings();
+        ClusterConfig cluster = clusterOptions.settings();
         return cluster == null ? config : config.withCluster(cluster);
     }
 

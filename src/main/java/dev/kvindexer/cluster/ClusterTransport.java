@@ -2,7 +2,7 @@ package dev.kvindexer.cluster;
 
 import com.hazelcast.config.Config;
 import com.hazelcast.core.HazelcastInstance;
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.net.NetworkBudget;
 import io.vertx.core.Completable;
@@ -30,10 +30,10 @@ public final class ClusterTransport {
     private final HazelcastClusterManager manager;
     private final BusFrameGuard busGuard;
     private final BusKeys busKeys;
-    private final ClusterSettings settings;
+    private final ClusterConfig settings;
 
     private ClusterTransport(
-            HazelcastInstance member, BusFrameGuard busGuard, BusKeys busKeys, ClusterSettings settings) {
+            HazelcastInstance member, BusFrameGuard busGuard, BusKeys busKeys, ClusterConfig settings) {
         this.member = member;
         this.manager = new OwningClusterManager(member);
         this.busGuard = busGuard;
@@ -47,7 +47,7 @@ public final class ClusterTransport {
      * hold for their peers is reserved from {@code budget}.
      */
     public static ClusterTransport open(
-            ClusterSettings settings,
+            ClusterConfig settings,
             String authToken,
             long recoveryMaxBytes,
             ClusterCounters counters,

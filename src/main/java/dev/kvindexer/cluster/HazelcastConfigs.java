@@ -8,7 +8,7 @@ import com.hazelcast.config.MapConfig;
 import com.hazelcast.config.ServerSocketEndpointConfig;
 import com.hazelcast.config.XmlConfigBuilder;
 import com.hazelcast.instance.EndpointQualifier;
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -34,7 +34,7 @@ public final class HazelcastConfigs {
 
     private HazelcastConfigs() {}
 
-    public static Config load(ClusterSettings settings) {
+    public static Config load(ClusterConfig settings) {
         Config config;
         try (InputStream in = open(settings.configFile())) {
             config = new XmlConfigBuilder(in).build();
@@ -58,7 +58,7 @@ public final class HazelcastConfigs {
      * The advanced network is the only way Hazelcast 5 serves members without serving clients on the same port: it
      * opens exactly the endpoints it is given, and we give it the member endpoint alone.
      */
-    private static void membersOnly(AdvancedNetworkConfig network, ClusterSettings settings, boolean wildcard) {
+    private static void membersOnly(AdvancedNetworkConfig network, ClusterConfig settings, boolean wildcard) {
         EndpointConfig fromFile = network.getEndpointConfigs().get(EndpointQualifier.MEMBER);
         ServerSocketEndpointConfig member =
                 fromFile instanceof ServerSocketEndpointConfig s ? s : new ServerSocketEndpointConfig();

@@ -4,7 +4,7 @@ import com.hazelcast.cluster.Member;
 import com.hazelcast.cluster.MembershipEvent;
 import com.hazelcast.cluster.MembershipListener;
 import com.hazelcast.core.HazelcastInstance;
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.registry.Registry;
 import java.nio.charset.StandardCharsets;
@@ -44,7 +44,7 @@ public final class ShardPlacement {
     private record Shard(PartitionKey key, long workerId) {}
 
     /**
-     * {@code replicationFactor} {@link ClusterSettings#FULL}: every member holds every shard. {@code instances} lists
+     * {@code replicationFactor} {@link ClusterConfig#FULL}: every member holds every shard. {@code instances} lists
      * the cluster's registered instances, as this node's registry holds them.
      */
     public ShardPlacement(HazelcastInstance hazelcast, int replicationFactor, Supplier<Registry.Instances> instances) {
@@ -54,7 +54,7 @@ public final class ShardPlacement {
     }
 
     public boolean sharded() {
-        return replicationFactor != ClusterSettings.FULL;
+        return replicationFactor != ClusterConfig.FULL;
     }
 
     public int replicationFactor() {

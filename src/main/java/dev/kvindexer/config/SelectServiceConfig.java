@@ -28,9 +28,9 @@ public record SelectServiceConfig(
         long cleanupIntervalMillis,
         int replicaSyncPort,
         List<String> replicaSyncPeers,
-        HttpLimits http,
-        SelectLimits limits,
-        SecuritySettings security,
+        HttpConfig http,
+        SelectServiceLimitsConfig limits,
+        SecurityConfig security,
         long sessionAffinityTtlSecs) {
     public static final int DEFAULT_PORT = 8092;
     public static final long DEFAULT_CACHE_TTL_MILLIS = 120_000;
@@ -40,9 +40,9 @@ public record SelectServiceConfig(
     public static final long BODY_LIMIT = 8L * 1024 * 1024;
 
     public SelectServiceConfig {
-        http = http == null ? HttpLimits.DEFAULT : http;
-        limits = limits == null ? SelectLimits.DEFAULT : limits;
-        security = security == null ? SecuritySettings.NONE : security;
+        http = http == null ? HttpConfig.DEFAULT : http;
+        limits = limits == null ? SelectServiceLimitsConfig.DEFAULT : limits;
+        security = security == null ? SecurityConfig.NONE : security;
         replicaSyncPeers = replicaSyncPeers == null ? List.of() : List.copyOf(replicaSyncPeers);
         if (cacheTtlMillis < 0 || cacheMaxEntries < 0 || cacheMaxBytes < 0 || cleanupIntervalMillis <= 0) {
             throw new IllegalArgumentException("selection cache bounds must be >= 0 and the cleanup interval positive");
@@ -68,7 +68,7 @@ public record SelectServiceConfig(
             long cleanupIntervalMillis,
             int replicaSyncPort,
             List<String> replicaSyncPeers,
-            HttpLimits http) {
+            HttpConfig http) {
         this(
                 host,
                 port,
@@ -79,8 +79,8 @@ public record SelectServiceConfig(
                 replicaSyncPort,
                 replicaSyncPeers,
                 http,
-                SelectLimits.DEFAULT,
-                SecuritySettings.NONE,
+                SelectServiceLimitsConfig.DEFAULT,
+                SecurityConfig.NONE,
                 0);
     }
 
@@ -94,15 +94,15 @@ public record SelectServiceConfig(
                 10_000,
                 0,
                 List.of(),
-                HttpLimits.DEFAULT);
+                HttpConfig.DEFAULT);
     }
 
-    public SelectServiceConfig withLimits(SelectLimits limits) {
+    public SelectServiceConfig withLimits(SelectServiceLimitsConfig limits) {
         return with(limits, security, sessionAffinityTtlSecs);
     }
 
     /** The same routes guarded by {@code security}'s token (the indexer's own settings under {@code serve}). */
-    public SelectServiceConfig withSecurity(SecuritySettings security) {
+    public SelectServiceConfig withSecurity(SecurityConfig security) {
         return with(limits, security, sessionAffinityTtlSecs);
     }
 
@@ -112,7 +112,8 @@ public record SelectServiceConfig(
     }
 
     /** These settings with the members the {@code with} methods change replaced. */
-    private SelectServiceConfig with(SelectLimits limits, SecuritySettings security, long sessionAffinityTtlSecs) {
+    private SelectServiceConfig with(
+            SelectServiceLimitsConfig limits, SecurityConfig security, long sessionAffinityTtlSecs) {
         return new SelectServiceConfig(
                 host,
                 port,

@@ -38,17 +38,17 @@ public record ServeConfig(
         List<String> peers,
         boolean testEndpoints,
         int minInitialWorkers,
-        ClusterSettings cluster,
-        AccessLogSettings accessLog,
-        SecuritySettings security,
-        HttpLimits http,
+        ClusterConfig cluster,
+        AccessLogConfig accessLog,
+        SecurityConfig security,
+        HttpConfig http,
         long maxEventBytes,
         ClientCompat compat,
-        RecoveryLimits recovery,
+        RecoveryConfig recovery,
         IndexMemory indexMemory,
         int maxListeners,
-        DurabilitySettings durability,
-        NetworkLimits network) {
+        DurabilityConfig durability,
+        NetworkConfig network) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
@@ -79,14 +79,14 @@ public record ServeConfig(
                 minInitialWorkers,
                 null,
                 null,
-                SecuritySettings.NONE,
-                HttpLimits.DEFAULT,
+                SecurityConfig.NONE,
+                HttpConfig.DEFAULT,
                 DEFAULT_MAX_EVENT_BYTES,
                 ClientCompat.NEWEST,
-                RecoveryLimits.DEFAULT,
+                RecoveryConfig.DEFAULT,
                 null,
                 0,
-                DurabilitySettings.IN_MEMORY,
+                DurabilityConfig.IN_MEMORY,
                 null);
     }
 
@@ -95,19 +95,19 @@ public record ServeConfig(
         return new Builder(this);
     }
 
-    public ServeConfig withCluster(ClusterSettings settings) {
+    public ServeConfig withCluster(ClusterConfig settings) {
         return toBuilder().cluster(settings).build();
     }
 
-    public ServeConfig withAccessLog(AccessLogSettings settings) {
+    public ServeConfig withAccessLog(AccessLogConfig settings) {
         return toBuilder().accessLog(settings).build();
     }
 
-    public ServeConfig withSecurity(SecuritySettings settings) {
+    public ServeConfig withSecurity(SecurityConfig settings) {
         return toBuilder().security(settings).build();
     }
 
-    public ServeConfig withHttpLimits(HttpLimits limits) {
+    public ServeConfig withHttp(HttpConfig limits) {
         return toBuilder().http(limits).build();
     }
 
@@ -123,7 +123,7 @@ public record ServeConfig(
         return toBuilder().compat(settings).build();
     }
 
-    public ServeConfig withRecovery(RecoveryLimits limits) {
+    public ServeConfig withRecovery(RecoveryConfig limits) {
         return toBuilder().recovery(limits).build();
     }
 
@@ -135,11 +135,11 @@ public record ServeConfig(
         return toBuilder().maxListeners(listeners).build();
     }
 
-    public ServeConfig withDurability(DurabilitySettings settings) {
+    public ServeConfig withDurability(DurabilityConfig settings) {
         return toBuilder().durability(settings).build();
     }
 
-    public ServeConfig withNetwork(NetworkLimits limits) {
+    public ServeConfig withNetwork(NetworkConfig limits) {
         return toBuilder().network(limits).build();
     }
 
@@ -159,17 +159,17 @@ public record ServeConfig(
         private List<String> peers;
         private boolean testEndpoints;
         private int minInitialWorkers;
-        private ClusterSettings cluster;
-        private AccessLogSettings accessLog;
-        private SecuritySettings security;
-        private HttpLimits http;
+        private ClusterConfig cluster;
+        private AccessLogConfig accessLog;
+        private SecurityConfig security;
+        private HttpConfig http;
         private long maxEventBytes;
         private ClientCompat compat;
-        private RecoveryLimits recovery;
+        private RecoveryConfig recovery;
         private IndexMemory indexMemory;
         private int maxListeners;
-        private DurabilitySettings durability;
-        private NetworkLimits network;
+        private DurabilityConfig durability;
+        private NetworkConfig network;
 
         private Builder(ServeConfig c) {
             host = c.host;
@@ -196,32 +196,32 @@ public record ServeConfig(
             network = c.network;
         }
 
-        public Builder network(NetworkLimits limits) {
+        public Builder network(NetworkConfig limits) {
             network = limits;
             return this;
         }
 
-        public Builder durability(DurabilitySettings settings) {
+        public Builder durability(DurabilityConfig settings) {
             durability = settings;
             return this;
         }
 
-        public Builder cluster(ClusterSettings settings) {
+        public Builder cluster(ClusterConfig settings) {
             cluster = settings;
             return this;
         }
 
-        public Builder accessLog(AccessLogSettings settings) {
+        public Builder accessLog(AccessLogConfig settings) {
             accessLog = settings;
             return this;
         }
 
-        public Builder security(SecuritySettings settings) {
+        public Builder security(SecurityConfig settings) {
             security = settings;
             return this;
         }
 
-        public Builder http(HttpLimits limits) {
+        public Builder http(HttpConfig limits) {
             http = limits;
             return this;
         }
@@ -241,7 +241,7 @@ public record ServeConfig(
             return this;
         }
 
-        public Builder recovery(RecoveryLimits limits) {
+        public Builder recovery(RecoveryConfig limits) {
             recovery = limits;
             return this;
         }
@@ -315,12 +315,12 @@ public record ServeConfig(
 
     public ServeConfig {
         workers = List.copyOf(workers);
-        security = security == null ? SecuritySettings.NONE : security;
-        http = http == null ? HttpLimits.DEFAULT : http;
-        recovery = recovery == null ? RecoveryLimits.DEFAULT : recovery;
+        security = security == null ? SecurityConfig.NONE : security;
+        http = http == null ? HttpConfig.DEFAULT : http;
+        recovery = recovery == null ? RecoveryConfig.DEFAULT : recovery;
         indexMemory = indexMemory == null ? IndexMemory.defaults() : indexMemory;
-        durability = durability == null ? DurabilitySettings.IN_MEMORY : durability;
-        network = network == null ? NetworkLimits.defaults() : network;
+        durability = durability == null ? DurabilityConfig.IN_MEMORY : durability;
+        network = network == null ? NetworkConfig.defaults() : network;
         if (maxEventBytes < 1024) {
             throw new IllegalArgumentException("--max-event-bytes must be at least 1024, got " + maxEventBytes);
         }

@@ -18,7 +18,7 @@ public record SlotTrackerConfig(
         int port,
         long requestTtlMillis,
         long cleanupIntervalMillis,
-        HttpLimits http,
+        HttpConfig http,
         int replicaSyncPort,
         List<String> replicaSyncPeers) {
     public static final int DEFAULT_PORT = 8091;
@@ -28,7 +28,7 @@ public record SlotTrackerConfig(
     public static final long DEFAULT_CLEANUP_INTERVAL_MILLIS = 10_000;
 
     public SlotTrackerConfig {
-        http = http == null ? HttpLimits.DEFAULT : http;
+        http = http == null ? HttpConfig.DEFAULT : http;
         replicaSyncPeers = replicaSyncPeers == null ? List.of() : List.copyOf(replicaSyncPeers);
         if (requestTtlMillis <= 0 || cleanupIntervalMillis <= 0) {
             throw new IllegalArgumentException("the request TTL and the cleanup interval must be positive");
@@ -43,15 +43,15 @@ public record SlotTrackerConfig(
 
     /** Without replica sync. */
     public SlotTrackerConfig(
-            String host, int port, long requestTtlMillis, long cleanupIntervalMillis, HttpLimits http) {
+            String host, int port, long requestTtlMillis, long cleanupIntervalMillis, HttpConfig http) {
         this(host, port, requestTtlMillis, cleanupIntervalMillis, http, 0, List.of());
     }
 
     public static SlotTrackerConfig on(String host, int port) {
-        return on(host, port, HttpLimits.DEFAULT);
+        return on(host, port, HttpConfig.DEFAULT);
     }
 
-    public static SlotTrackerConfig on(String host, int port, HttpLimits http) {
+    public static SlotTrackerConfig on(String host, int port, HttpConfig http) {
         return new SlotTrackerConfig(host, port, DEFAULT_REQUEST_TTL_MILLIS, DEFAULT_CLEANUP_INTERVAL_MILLIS, http);
     }
 }

@@ -1,7 +1,7 @@
 package dev.kvindexer.http;
 
-import dev.kvindexer.config.HttpLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.HttpConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.metrics.HttpRequestMetrics;
 import dev.kvindexer.web.AccessLog;
 import dev.kvindexer.web.BearerAuth;
@@ -34,14 +34,14 @@ public final class HttpVerticle extends VerticleBase {
     static final List<String> GUARDED_TEST_ROUTES = List.of("/test/pause_listener", "/test/resume_listener");
 
     private final NodeServices node;
-    private final SecuritySettings security;
-    private final HttpLimits limits;
+    private final SecurityConfig security;
+    private final HttpConfig limits;
     private final Buffer openApi = JsonRoutes.openApiDocument("indexer.json");
     private final String host;
     private final int port;
     private HttpEdge server;
 
-    public HttpVerticle(NodeServices node, SecuritySettings security, HttpLimits limits, String host, int port) {
+    public HttpVerticle(NodeServices node, SecurityConfig security, HttpConfig limits, String host, int port) {
         this.node = node;
         this.security = security;
         this.limits = limits;

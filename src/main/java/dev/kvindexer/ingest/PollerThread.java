@@ -3,9 +3,9 @@ package dev.kvindexer.ingest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.InFlightBatches;
+import dev.kvindexer.zmq.zmtp.ZmtpConfig;
 import dev.kvindexer.zmq.zmtp.ZmtpEndpoint;
 import dev.kvindexer.zmq.zmtp.ZmtpFailure;
-import dev.kvindexer.zmq.zmtp.ZmtpSettings;
 import dev.kvindexer.zmq.zmtp.ZmtpSubscriber;
 import io.vertx.core.Promise;
 import java.io.IOException;
@@ -102,7 +102,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
         this.gateOpen = gateOpen;
         try {
             this.subscriber = new ZmtpSubscriber(
-                    ZmtpSettings.defaults(maxEventBytes)
+                    ZmtpConfig.defaults(maxEventBytes)
                             .withProtocolErrorDelay(Duration.ofNanos(PROTOCOL_DROP_NANOS))
                             .withMessageTimeout(messageTimeout),
                     budget,

@@ -11,8 +11,8 @@ import dev.kvindexer.partition.StreamId;
 import dev.kvindexer.wire.EngineBatchDecoder;
 import dev.kvindexer.wire.LiveFrames;
 import dev.kvindexer.wire.MalformedBatchException;
+import dev.kvindexer.zmq.zmtp.ZmtpConfig;
 import dev.kvindexer.zmq.zmtp.ZmtpDealer;
-import dev.kvindexer.zmq.zmtp.ZmtpSettings;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -43,7 +43,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
     /** A peer that keeps streaming without ever reaching the requested end is cut off after this long. */
     static final long MAX_REPLAY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
 
-    private final ZmtpSettings settings;
+    private final ZmtpConfig settings;
     private final NetworkBudget budget;
     private final InFlightBatches inFlight;
     private final EventCounters counters;
@@ -63,7 +63,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
                 counters,
                 listeners,
                 threads,
-                ZmtpSettings.defaults(maxEventBytes),
+                ZmtpConfig.defaults(maxEventBytes),
                 NetworkBudget.unbounded(),
                 new InFlightBatches(Integer.MAX_VALUE));
     }
@@ -77,7 +77,7 @@ public final class ReplayClient implements Consumer<ReplayRequest>, AutoCloseabl
             EventCounters counters,
             ListenerDirectory listeners,
             int threads,
-            ZmtpSettings settings,
+            ZmtpConfig settings,
             NetworkBudget budget,
             InFlightBatches inFlight) {
         this.settings = settings;

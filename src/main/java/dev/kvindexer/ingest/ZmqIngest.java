@@ -4,7 +4,7 @@ import dev.kvindexer.event.Refusal;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.InFlightBatches;
-import dev.kvindexer.zmq.zmtp.ZmtpSettings;
+import dev.kvindexer.zmq.zmtp.ZmtpConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node's ZMQ ingest: a fixed pool of {@link PollerThread}s sharing all listeners, so thousands of engines never
- * mean thousands of threads, and at most {@link Settings#maxListeners()} listeners, each holding one connection. A
+ * mean thousands of threads, and at most {@link Config#maxListeners()} listeners, each holding one connection. A
  * supervisor replaces a poller whose thread died: its listeners show {@code failed} with the cause, are opened again
  * on the replacement, and gap replay fetches what was missed.
  */
@@ -42,7 +42,7 @@ public final class ZmqIngest implements AutoCloseable {
      * @param maxListeners       listeners run at once; a start beyond fails with a {@link Refusal} ({@code FULL})
      * @param messageTimeout     a frame or message from an engine must arrive whole this long after its first byte
      */
-    public record Settings(
+    public record Config(
             int threads,
             int maxInFlightBatches,
             long maxEventBytes,
@@ -52,25 +52,25 @@ public final class ZmqIngest implements AutoCloseable {
         public static final Duration SUPERVISE_EVERY = Duration.ofSeconds(1);
         public static final Duration MESSAGE_TIMEOUT = Duration.ofSeconds(15);
 
-        public Settings {
+        public Config {
             if (maxListeners < 1) {
                 throw new IllegalArgumentException("--max-listeners must be at least 1");
             }
         }
 
-        public Settings(
+        public Config(
                 int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery, int maxListeners) {
             this(threads, maxInFlightBatches, maxEventBytes, superviseEvery, maxListeners, MESSAGE_TIMEOUT);
         }
 
         /** With the listener ceiling this process's descriptor limit allows ({@link ListenerCapacity#derived()}). */
-        public Settings(int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery) {
+        public Config(int threads, int maxInFlightBatches, long maxEventBytes, Duration superviseEvery) {
             this(threads, maxInFlightBatches, maxEventBytes, superviseEvery, ListenerCapacity.derived());
         }
     }
 
     private final Vertx vertx;
-    private final Settings settings;
+    private final Config settings;
     private final EventCounters counters;
     private final NetworkBudget budget;
     private final BooleanSupplier gateOpen;
@@ -91,7 +91,7 @@ public final class ZmqIngest implements AutoCloseable {
     /**
      * @param gateOpen  false while the node recovers: listeners connect and buffer until it turns true
      */
-    public ZmqIngest(Vertx vertx, Settings settings, EventCounters counters, BooleanSupplier gateOpen) {
+    public ZmqIngest(Vertx vertx, Config settings, EventCounters counters, BooleanSupplier gateOpen) {
         this(vertx, settings, counters, NetworkBudget.unbounded(), gateOpen);
     }
 
@@ -100,7 +100,7 @@ public final class ZmqIngest implements AutoCloseable {
      * @param gateOpen  false while the node recovers: listeners connect and buffer until it turns true
      */
     public ZmqIngest(
-            Vertx vertx, Settings settings, EventCounters counters, NetworkBudget budget, BooleanSupplier gateOpen) {
+            Vertx vertx, Config settings, EventCounters counters, NetworkBudget budget, BooleanSupplier gateOpen) {
         this.vertx = vertx;
         this.settings = settings;
         this.counters = counters;
@@ -111,7 +111,7 @@ public final class ZmqIngest implements AutoCloseable {
                 counters,
                 this::running,
                 2,
-                ZmtpSettings.defaults(settings.maxEventBytes()).withMessageTimeout(settings.messageTimeout()),
+                ZmtpConfig.defaults(settings.maxEventBytes()).withMessageTimeout(settings.messageTimeout()),
                 budget,
                 inFlight);
         this.threads = new PollerThread[settings.threads()];

@@ -6,7 +6,7 @@ import dev.kvindexer.cluster.ClusterMembership;
 import dev.kvindexer.cluster.ClusterRegistrar;
 import dev.kvindexer.cluster.ClusterTransport;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
@@ -176,7 +176,7 @@ public final class IndexerNode implements AutoCloseable {
     }
 
     private String advertisedUrl(ServeConfig config) {
-        ClusterSettings cluster = config.cluster();
+        ClusterConfig cluster = config.cluster();
         return cluster.advertiseUrl() != null
                 ? cluster.advertiseUrl()
                 : (config.security().tls() ? "https://" : "http://") + cluster.host() + ":" + httpPort;

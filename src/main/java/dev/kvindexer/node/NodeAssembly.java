@@ -152,11 +152,11 @@ final class NodeAssembly {
             Vertx vertx, ServeConfig config, EventCounters counters, NetworkBudget network, ReadyGate gate) {
         return new ZmqIngest(
                 vertx,
-                new ZmqIngest.Settings(
+                new ZmqIngest.Config(
                         config.ingestThreads(),
                         MAX_IN_FLIGHT_BATCHES,
                         config.maxEventBytes(),
-                        ZmqIngest.Settings.SUPERVISE_EVERY,
+                        ZmqIngest.Config.SUPERVISE_EVERY,
                         config.maxListeners() > 0 ? config.maxListeners() : ListenerCapacity.derived(),
                         config.network().messageTimeout()),
                 counters,

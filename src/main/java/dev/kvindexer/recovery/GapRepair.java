@@ -1,6 +1,6 @@
 package dev.kvindexer.recovery;
 
-import dev.kvindexer.config.RecoveryLimits;
+import dev.kvindexer.config.RecoveryConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.partition.PeerSnapshot;
@@ -48,7 +48,7 @@ public final class GapRepair implements Consumer<RepairRequest>, AutoCloseable {
     public GapRepair(
             EventCounters counters,
             String authToken,
-            RecoveryLimits limits,
+            RecoveryConfig limits,
             Supplier<Future<List<String>>> peers,
             BiConsumer<StreamId, String> shown) {
         this.counters = counters;

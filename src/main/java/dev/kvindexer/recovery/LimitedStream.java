@@ -1,6 +1,6 @@
 package dev.kvindexer.recovery;
 
-import dev.kvindexer.config.RecoveryLimits;
+import dev.kvindexer.config.RecoveryConfig;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,7 +10,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A peer's dump as recovery reads it: no more than {@link RecoveryLimits#maxBytes()} bytes and no longer than its
+ * A peer's dump as recovery reads it: no more than {@link RecoveryConfig#maxBytes()} bytes and no longer than its
  * timeout, after which reads fail and the stream is closed under a blocked reader.
  */
 final class LimitedStream extends FilterInputStream {
@@ -20,13 +20,13 @@ final class LimitedStream extends FilterInputStream {
         return t;
     });
 
-    private final RecoveryLimits limits;
+    private final RecoveryConfig limits;
     private final long deadline;
     private final ScheduledFuture<?> closer;
     private long read;
     private volatile boolean timedOut;
 
-    LimitedStream(InputStream in, RecoveryLimits limits) {
+    LimitedStream(InputStream in, RecoveryConfig limits) {
         super(in);
         this.limits = limits;
         this.deadline = System.nanoTime() + limits.timeout().toNanos();

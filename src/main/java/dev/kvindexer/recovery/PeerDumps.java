@@ -1,6 +1,6 @@
 package dev.kvindexer.recovery;
 
-import dev.kvindexer.config.RecoveryLimits;
+import dev.kvindexer.config.RecoveryConfig;
 import dev.kvindexer.dump.DumpParser;
 import dev.kvindexer.dump.SnapshotReader;
 import dev.kvindexer.dump.SnapshotWriter;
@@ -29,7 +29,7 @@ final class PeerDumps {
     }
 
     private final String authToken;
-    private final RecoveryLimits limits;
+    private final RecoveryConfig limits;
     /**
      * HTTP/1.1: the JDK client's default HTTP/2 starts every cleartext connection with an h2c upgrade, a path with a
      * history of stalls on both sides, and what a peer serves here is one long body anyway.
@@ -40,7 +40,7 @@ final class PeerDumps {
             .build();
 
     /** {@code authToken}: this node's bearer token, sent to peers (a cluster shares one), or null. */
-    PeerDumps(String authToken, RecoveryLimits limits) {
+    PeerDumps(String authToken, RecoveryConfig limits) {
         this.authToken = authToken;
         this.limits = limits;
     }

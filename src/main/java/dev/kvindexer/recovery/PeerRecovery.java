@@ -1,6 +1,6 @@
 package dev.kvindexer.recovery;
 
-import dev.kvindexer.config.RecoveryLimits;
+import dev.kvindexer.config.RecoveryConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.registry.LocalRegistrar;
 import java.io.IOException;
@@ -37,7 +37,7 @@ public final class PeerRecovery {
             Integer fallbackBlockSize,
             String authToken,
             BiPredicate<PartitionKey, Long> registered,
-            RecoveryLimits limits) {
+            RecoveryConfig limits) {
         this.installer = new SnapshotInstaller(registrations, fallbackBlockSize, registered, false);
         this.dumps = new PeerDumps(authToken, limits);
     }

@@ -1,8 +1,8 @@
 package dev.kvindexer.selectservice;
 
 import com.hazelcast.core.HazelcastInstance;
-import dev.kvindexer.config.NetworkLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.NetworkConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.net.NetworkBudget;
@@ -51,7 +51,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     private final SelectMetrics metrics = new SelectMetrics();
     /** What clients' bodies and replica-sync peers hold, sized as a node's budget. */
     private final NetworkBudget network =
-            new NetworkBudget(NetworkLimits.defaults().maxBytes());
+            new NetworkBudget(NetworkConfig.defaults().maxBytes());
 
     private final Supplier<String> micrometer;
     private final HazelcastInstance hazelcast;
@@ -354,7 +354,7 @@ public final class SelectServiceVerticle extends VerticleBase {
      * it (they add publishers to the index), and with {@code authAll} every route does. Selections and reservations
      * are the routers' data path, as {@code /query} is on the indexer's port.
      */
-    private static void guard(Router router, SecuritySettings security) {
+    private static void guard(Router router, SecurityConfig security) {
         if (security.authToken() == null) {
             return;
         }

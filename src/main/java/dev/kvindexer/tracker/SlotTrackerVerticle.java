@@ -1,7 +1,7 @@
 package dev.kvindexer.tracker;
 
-import dev.kvindexer.config.NetworkLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.NetworkConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
@@ -43,7 +43,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
     private final TrackerMetrics metrics = new TrackerMetrics();
     /** What clients' bodies hold, sized as a node's budget. */
     private final NetworkBudget network =
-            new NetworkBudget(NetworkLimits.defaults().maxBytes());
+            new NetworkBudget(NetworkConfig.defaults().maxBytes());
 
     private final Supplier<String> micrometer;
     private final Buffer openApi = JsonRoutes.openApiDocument("slot-tracker.json");
@@ -73,7 +73,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
                     context,
                     tracker::applyReplica);
         }
-        return HttpEdge.listen(vertx, router(), config.http(), SecuritySettings.NONE, config.host(), config.port())
+        return HttpEdge.listen(vertx, router(), config.http(), SecurityConfig.NONE, config.host(), config.port())
                 .onSuccess(edge -> server = edge);
     }
 

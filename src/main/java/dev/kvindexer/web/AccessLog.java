@@ -1,6 +1,6 @@
 package dev.kvindexer.web;
 
-import dev.kvindexer.config.AccessLogSettings;
+import dev.kvindexer.config.AccessLogConfig;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.io.BufferedWriter;
@@ -37,7 +37,7 @@ public final class AccessLog implements AutoCloseable {
 
     private static final String STOP = new String("stop");
 
-    private final AccessLogSettings settings;
+    private final AccessLogConfig settings;
     private final ZoneId zone;
     private final BlockingQueue<String> queue = new ArrayBlockingQueue<>(65_536);
     private final AtomicLong dropped = new AtomicLong();
@@ -49,7 +49,7 @@ public final class AccessLog implements AutoCloseable {
     /** Whether the last write failed, so a failing disk is logged once, not once per line. */
     private boolean failing;
 
-    private AccessLog(AccessLogSettings settings) throws IOException {
+    private AccessLog(AccessLogConfig settings) throws IOException {
         this.settings = settings;
         this.zone = settings.localTime() ? ZoneId.systemDefault() : ZoneOffset.UTC;
         this.out = openFile();
@@ -59,7 +59,7 @@ public final class AccessLog implements AutoCloseable {
     }
 
     /** Opens (creates or appends to) the file now, so a bad path is a startup error. */
-    public static AccessLog open(AccessLogSettings settings) throws IOException {
+    public static AccessLog open(AccessLogConfig settings) throws IOException {
         return new AccessLog(settings);
     }
 

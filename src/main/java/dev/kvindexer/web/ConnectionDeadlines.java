@@ -1,6 +1,6 @@
 package dev.kvindexer.web;
 
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.HttpConfig;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Closes the connections of one HTTP server that hold it up without finishing a request (HttpLimits): one that has
+ * Closes the connections of one HTTP server that hold it up without finishing a request (HttpConfig): one that has
  * delivered no complete request head within the idle timeout of opening or of its last answer, even if it trickles
  * bytes (or sends nothing at all); and one whose request body has not all arrived within the request timeout of its
  * head, answered 408 first. A periodic sweep finds the late ones, so a request costs a few field writes rather than
@@ -31,19 +31,19 @@ final class ConnectionDeadlines {
     private final long timer;
 
     /** Call on the server's event loop. */
-    ConnectionDeadlines(Vertx vertx, HttpLimits limits) {
+    ConnectionDeadlines(Vertx vertx, HttpConfig limits) {
         this(vertx, limits, sweepMillis(limits));
     }
 
     /** A tenth of the shorter timeout, so a deadline is kept to within 10 %; never more often than every 10 ms. */
-    private static long sweepMillis(HttpLimits limits) {
+    private static long sweepMillis(HttpConfig limits) {
         long shorter = Math.min(
                 limits.idleTimeout().toMillis(), limits.requestTimeout().toMillis());
         return Math.max(10, Math.min(1_000, shorter / 10));
     }
 
     /** With the sweep every {@code sweepMillis} (tests sweep seldom, to see what requests let go of without it). */
-    ConnectionDeadlines(Vertx vertx, HttpLimits limits, long sweepMillis) {
+    ConnectionDeadlines(Vertx vertx, HttpConfig limits, long sweepMillis) {
         this.vertx = vertx;
         this.idleNanos = limits.idleTimeout().toNanos();
         this.requestNanos = limits.requestTimeout().toNanos();

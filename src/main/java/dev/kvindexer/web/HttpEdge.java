@@ -1,7 +1,7 @@
 package dev.kvindexer.web;
 
-import dev.kvindexer.config.HttpLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.HttpConfig;
+import dev.kvindexer.config.SecurityConfig;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.Future;
@@ -31,8 +31,8 @@ public final class HttpEdge {
     public static Future<HttpEdge> listen(
             Vertx vertx,
             Handler<HttpServerRequest> handler,
-            HttpLimits limits,
-            SecuritySettings security,
+            HttpConfig limits,
+            SecurityConfig security,
             String host,
             int port) {
         // The codec's idle timeout is a backstop for what the deadlines do not watch, such as a client that stops

@@ -1,6 +1,6 @@
 package dev.kvindexer.web;
 
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SecurityConfig;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import java.util.List;
@@ -30,7 +30,7 @@ final class TlsPolicy {
     private TlsPolicy() {}
 
     /** HTTPS from the PEM files of {@code security}, when it names them. */
-    static void apply(HttpServerOptions options, SecuritySettings security) {
+    static void apply(HttpServerOptions options, SecurityConfig security) {
         if (!security.tls()) {
             return;
         }

@@ -2,7 +2,7 @@ package dev.kvindexer.chaos;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
@@ -67,7 +67,7 @@ class ClusterKillChaosTest {
     private ChildNode child(int replicationFactor) {
         List<String> args = new ArrayList<>(cluster.childFlags());
         args.addAll(List.of("--threads", "2", "--ingest-threads", "1"));
-        if (replicationFactor != ClusterSettings.FULL) {
+        if (replicationFactor != ClusterConfig.FULL) {
             args.addAll(List.of("--replication-factor", Integer.toString(replicationFactor)));
         }
         ChildNode c = ChildNode.start(logs, "node-" + started++, args);
@@ -77,7 +77,7 @@ class ClusterKillChaosTest {
 
     @Test
     void nodesKilledAgainAndAgainUnderLoadAlwaysComeBackExact() throws Exception {
-        run("cluster-kill", ClusterSettings.FULL, false);
+        run("cluster-kill", ClusterConfig.FULL, false);
     }
 
     @Test
@@ -174,7 +174,7 @@ class ClusterKillChaosTest {
             long from = System.nanoTime();
             Set<HeldBlock> truth = ClusterFixture.truth(engines.toArray(new SimulatedEngine[0]));
             java.util.function.IntFunction<String> shared =
-                    replicationFactor == ClusterSettings.FULL ? fixture::sharedWorkers : fixture::sharedRegistrations;
+                    replicationFactor == ClusterConfig.FULL ? fixture::sharedWorkers : fixture::sharedRegistrations;
             String workers = shared.apply(survivor.httpPort());
             assertEquals(ENGINES, new JsonArray(workers).size(), workers);
             fixture.awaitBlocks("the reference holds what the engines hold", reference.httpPort(), truth, () -> "");
@@ -189,7 +189,7 @@ class ClusterKillChaosTest {
         report.line(
                 "| run | %.1f min, 3 nodes (2 in their own JVMs, killed with SIGKILL), %s, %d engines publishing |",
                 minutes,
-                replicationFactor == ClusterSettings.FULL ? "full replicas" : "R = " + replicationFactor,
+                replicationFactor == ClusterConfig.FULL ? "full replicas" : "R = " + replicationFactor,
                 ENGINES);
         report.line(
                 "| cycles / single kills / double kills / churned registrations | %d / %d / %d / %d |",

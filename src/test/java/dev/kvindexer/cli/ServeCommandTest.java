@@ -7,14 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.Main;
-import dev.kvindexer.config.AccessLogSettings;
-import dev.kvindexer.config.ClusterSettings;
-import dev.kvindexer.config.DurabilitySettings;
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.AccessLogConfig;
+import dev.kvindexer.config.ClusterConfig;
+import dev.kvindexer.config.DurabilityConfig;
+import dev.kvindexer.config.HttpConfig;
 import dev.kvindexer.config.InexactStreamPolicy;
-import dev.kvindexer.config.SecuritySettings;
-import dev.kvindexer.config.SelectLimits;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SelectServiceConfig;
+import dev.kvindexer.config.SelectServiceLimitsConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.select.SelectionConfig;
@@ -59,10 +59,10 @@ class ServeCommandTest {
     void accessLogFlagsNameTheFileTheTraceHeaderAndTheClock() {
         assertNull(parse().accessLog(), "off by default");
         assertEquals(
-                new AccessLogSettings(java.nio.file.Path.of("/var/log/a.log"), "x-trace-id", false),
+                new AccessLogConfig(java.nio.file.Path.of("/var/log/a.log"), "x-trace-id", false),
                 parse("--access-log", "/var/log/a.log").accessLog());
         assertEquals(
-                new AccessLogSettings(java.nio.file.Path.of("a.log"), "x-request-id", true),
+                new AccessLogConfig(java.nio.file.Path.of("a.log"), "x-request-id", true),
                 parse("--access-log", "a.log", "--trace-id-header", "x-request-id", "--access-log-local-time")
                         .accessLog());
     }
@@ -70,16 +70,16 @@ class ServeCommandTest {
     @Test
     void limitsOfUntrustedPeersHaveDefaultsFlagsAndVariables() {
         assertEquals(ServeConfig.DEFAULT_MAX_EVENT_BYTES, parse().maxEventBytes(), "64 MiB by default");
-        assertEquals(HttpLimits.ofSeconds(60, 30), parse().http());
+        assertEquals(HttpConfig.ofSeconds(60, 30), parse().http());
         assertEquals(1 << 20, parse("--max-event-bytes", "1048576").maxEventBytes());
         assertEquals(
-                HttpLimits.ofSeconds(5, 2),
+                HttpConfig.ofSeconds(5, 2),
                 parse("--http-idle-timeout", "5", "--http-request-timeout", "2").http());
         assertEquals(
-                HttpLimits.ofSeconds(7, 30),
+                HttpConfig.ofSeconds(7, 30),
                 serve(Map.of("KVINDEXER_HTTP_IDLE_TIMEOUT", "7")).config().http());
         assertEquals(
-                HttpLimits.ofSeconds(7, 30),
+                HttpConfig.ofSeconds(7, 30),
                 slotTracker(Map.of("KVINDEXER_SLOT_TRACKER_HTTP_IDLE_TIMEOUT", "7"))
                         .config()
                         .http());
@@ -89,9 +89,9 @@ class ServeCommandTest {
 
     @Test
     void durabilityFlagsAndTheirVariables() {
-        assertEquals(DurabilitySettings.IN_MEMORY, parse().durability(), "in memory by default");
+        assertEquals(DurabilityConfig.IN_MEMORY, parse().durability(), "in memory by default");
         assertEquals(
-                new DurabilitySettings(
+                new DurabilityConfig(
                         java.nio.file.Path.of("/var/lib/kvindexer"),
                         java.time.Duration.ofSeconds(5),
                         true,
@@ -121,9 +121,9 @@ class ServeCommandTest {
 
     @Test
     void securityFlagsAndTheirVariables() {
-        assertEquals(SecuritySettings.NONE, parse().security(), "open by default, as Dynamo");
+        assertEquals(SecurityConfig.NONE, parse().security(), "open by default, as Dynamo");
         assertEquals(
-                new SecuritySettings("t0k", true, null, null),
+                new SecurityConfig("t0k", true, null, null),
                 parse("--auth-token", "t0k", "--auth-all").security());
         assertEquals(
                 "from-env",
@@ -140,7 +140,7 @@ class ServeCommandTest {
     void slotTrackerCommandDefaultsAreDynamos() {
         SlotTrackerCommand command = slotTracker(Map.of());
         assertEquals(
-                new SlotTrackerConfig("0.0.0.0", 8091, 300_000, 10_000, HttpLimits.ofSeconds(60, 30)),
+                new SlotTrackerConfig("0.0.0.0", 8091, 300_000, 10_000, HttpConfig.ofSeconds(60, 30)),
                 command.config());
         SlotTrackerCommand zero = slotTracker(Map.of(), "--request-ttl-seconds", "0");
         assertThrows(IllegalArgumentException.class, zero::config);
@@ -156,13 +156,13 @@ class ServeCommandTest {
 
     @Test
     void clusterFlagsDefaultToALoopbackClusterNamedKvindexer() {
-        ClusterSettings s = parse("--cluster").cluster();
-        assertEquals(new ClusterSettings("kvindexer", List.of("127.0.0.1"), "127.0.0.1", 5701, null, null), s);
+        ClusterConfig s = parse("--cluster").cluster();
+        assertEquals(new ClusterConfig("kvindexer", List.of("127.0.0.1"), "127.0.0.1", 5701, null, null), s);
     }
 
     @Test
     void clusterFlagsSetNameMembersHostPortAndUrl() {
-        ClusterSettings s = parse(
+        ClusterConfig s = parse(
                         "--cluster",
                         "--cluster-name",
                         "prod",
@@ -186,7 +186,7 @@ class ServeCommandTest {
                         "2")
                 .cluster();
         assertEquals(
-                new ClusterSettings(
+                new ClusterConfig(
                         "prod",
                         List.of("10.0.0.1", "10.0.0.2:5710"),
                         "10.0.0.1",
@@ -200,7 +200,7 @@ class ServeCommandTest {
                 s);
         assertTrue(s.sharded());
         assertEquals(
-                ClusterSettings.FULL,
+                ClusterConfig.FULL,
                 parse("--cluster", "--replication-factor", "full").cluster().replicationFactor());
     }
 
@@ -246,7 +246,7 @@ class ServeCommandTest {
                         10_000,
                         0,
                         List.of(),
-                        HttpLimits.ofSeconds(60, 30)),
+                        HttpConfig.ofSeconds(60, 30)),
                 command.config());
         SelectServiceCommand recovering =
                 command("select-service", Map.of(), "--indexer-peers", "http://a:8090, http://b:8090");
@@ -269,7 +269,7 @@ class ServeCommandTest {
         ServeCommand beside = serve(Map.of(), "--select-port", "8092");
         assertEquals(Integer.valueOf(8092), beside.selectPort);
         SelectServiceCommand plain = command("select-service", Map.of());
-        assertEquals(SelectLimits.DEFAULT, plain.config().limits());
+        assertEquals(SelectServiceLimitsConfig.DEFAULT, plain.config().limits());
         SelectServiceCommand bounded = command(
                 "select-service",
                 Map.of("KVINDEXER_SELECT_SERVICE_MAX_BOOKED_BLOCKS", "1000"),
@@ -277,7 +277,8 @@ class ServeCommandTest {
                 "8",
                 "--max-booking-blocks",
                 "100");
-        assertEquals(new SelectLimits(8, 100, 1000), bounded.config().limits());
+        assertEquals(
+                new SelectServiceLimitsConfig(8, 100, 1000), bounded.config().limits());
         SelectServiceCommand inverted =
                 command("select-service", Map.of(), "--max-booking-blocks", "10", "--max-booked-blocks", "5");
         assertThrows(IllegalArgumentException.class, inverted::config);
@@ -311,12 +312,11 @@ class ServeCommandTest {
         assertEquals(0, serve.config().maxListeners(), "derived from the descriptor limit");
         assertEquals(
                 5000, serve(Map.of("KVINDEXER_MAX_LISTENERS", "5000")).config().maxListeners());
-        assertEquals(new SecuritySettings("t", true, null, null), select.security());
+        assertEquals(new SecurityConfig("t", true, null, null), select.security());
         assertEquals(16, select.limits().maxWorkerRanks());
         SelectServiceCommand standalone = command("select-service", Map.of("KVINDEXER_SELECT_SERVICE_AUTH_TOKEN", "s"));
         assertEquals(
-                new SecuritySettings("s", false, null, null),
-                standalone.config().security());
+                new SecurityConfig("s", false, null, null), standalone.config().security());
     }
 
     @Test

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.NetworkLimits;
-import dev.kvindexer.config.RecoveryLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.NetworkConfig;
+import dev.kvindexer.config.RecoveryConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
@@ -72,7 +72,7 @@ class BusGuardTest {
     /** A sharded node (its queries cross the bus); with {@code token}, its bus speaks TLS. */
     private static IndexerNode node(ClusterNodes in, String token) throws Exception {
         return in.start(c -> c.withCluster(c.cluster().withReplicationFactor(1))
-                .withSecurity(new SecuritySettings(token, false, null, null)));
+                .withSecurity(new SecurityConfig(token, false, null, null)));
     }
 
     static int busPort(IndexerNode node) {
@@ -213,7 +213,7 @@ class BusGuardTest {
     /** A frame begun and fed a byte a second never completes: its connection is closed at the message timeout. */
     @Test
     void aFrameDripFedAByteAtATimeIsClosedAtItsDeadline() throws Exception {
-        NetworkLimits quick = new NetworkLimits(NetworkLimits.defaults().maxBytes(), Duration.ofSeconds(2));
+        NetworkConfig quick = new NetworkConfig(NetworkConfig.defaults().maxBytes(), Duration.ofSeconds(2));
         IndexerNode a = cluster.start(
                 c -> c.withCluster(c.cluster().withReplicationFactor(1)).withNetwork(quick));
         IndexerNode b = cluster.start(
@@ -232,7 +232,7 @@ class BusGuardTest {
 
     @Test
     void framesInProgressShareOneLimitAcrossConnections() throws Exception {
-        RecoveryLimits small = new RecoveryLimits(1024, RecoveryLimits.DEFAULT.timeout());
+        RecoveryConfig small = new RecoveryConfig(1024, RecoveryConfig.DEFAULT.timeout());
         IndexerNode a = cluster.start(
                 c -> c.withCluster(c.cluster().withReplicationFactor(1)).withRecovery(small));
         IndexerNode b = cluster.start(

@@ -12,7 +12,7 @@ import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.MapConfig;
 import com.hazelcast.config.ServerSocketEndpointConfig;
 import com.hazelcast.instance.EndpointQualifier;
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,8 +30,8 @@ class HazelcastConfigsTest {
 
     @Test
     void theBundledClusterXmlLoadsAndTheSettingsOverrideIt() {
-        ClusterSettings settings =
-                new ClusterSettings("prod", List.of("10.0.0.1", "10.0.0.2"), "10.0.0.1", 5801, null, null);
+        ClusterConfig settings =
+                new ClusterConfig("prod", List.of("10.0.0.1", "10.0.0.2"), "10.0.0.1", 5801, null, null);
         Config c = HazelcastConfigs.load(settings);
         assertEquals("prod", c.getClusterName());
         AdvancedNetworkConfig n = c.getAdvancedNetworkConfig();
@@ -62,7 +62,7 @@ class HazelcastConfigsTest {
 
     @Test
     void aWildcardHostListensOnEveryInterface() {
-        Config c = HazelcastConfigs.load(new ClusterSettings("x", List.of("h"), "0.0.0.0", 5701, null, null));
+        Config c = HazelcastConfigs.load(new ClusterConfig("x", List.of("h"), "0.0.0.0", 5701, null, null));
         assertFalse(memberEndpoint(c).getInterfaces().isEnabled());
         assertEquals("true", c.getProperty("hazelcast.socket.bind.any"));
     }
@@ -79,7 +79,7 @@ class HazelcastConfigsTest {
                         + "<client-server-socket-endpoint-config><port>9090</port></client-server-socket-endpoint-config>"
                         + "</advanced-network></hazelcast>");
         Config c =
-                HazelcastConfigs.load(new ClusterSettings("x", List.of("h"), "127.0.0.1", 5701, null, file.toString()));
+                HazelcastConfigs.load(new ClusterConfig("x", List.of("h"), "127.0.0.1", 5701, null, file.toString()));
         assertEquals("3", c.getProperty("hazelcast.heartbeat.interval.seconds"));
         assertEquals("x", c.getClusterName());
         assertEquals(
@@ -88,7 +88,7 @@ class HazelcastConfigsTest {
         assertFalse(memberEndpoint(c).isSocketKeepAlive(), "the file's member socket options stay");
         assertThrows(
                 UncheckedIOException.class,
-                () -> HazelcastConfigs.load(new ClusterSettings(
+                () -> HazelcastConfigs.load(new ClusterConfig(
                         "x",
                         List.of("h"),
                         "127.0.0.1",

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hazelcast.cluster.Member;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
@@ -82,7 +82,7 @@ class HostileClusterPortsTest {
 
     @Test
     void aNodeWithProductionOptionsOutlivesBothAttacks() throws Exception {
-        IndexerNode local = cluster.start(c -> c.withSecurity(new SecuritySettings(TOKEN, false, null, null)));
+        IndexerNode local = cluster.start(c -> c.withSecurity(new SecurityConfig(TOKEN, false, null, null)));
         int memberPort = FreePort.any();
         int busPort = FreePort.any();
         ChildNode target = ChildNode.start(

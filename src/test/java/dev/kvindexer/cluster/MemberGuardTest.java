@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hazelcast.config.Config;
 import com.hazelcast.core.HazelcastInstance;
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
@@ -130,11 +130,11 @@ class MemberGuardTest {
         assertEquals(MemberGuard.FLOOR, MemberGuard.limit(128L << 20));
         assertEquals(1 << 30, MemberGuard.limit(4L << 30));
         assertEquals(Integer.MAX_VALUE - 8, MemberGuard.limit(64L << 30));
-        Config unset = HazelcastConfigs.load(ClusterSettings.loopback("x"));
+        Config unset = HazelcastConfigs.load(ClusterConfig.loopback("x"));
         MemberGuard guard = MemberGuard.guard(unset, new ClusterCounters());
         long chunkBytes = Long.parseLong(unset.getProperty(MemberGuard.CHUNK_PROPERTY)) << 20;
         assertTrue(chunkBytes + MemberGuard.CHUNK_MARGIN <= guard.limit(), "a migration chunk fits in one packet");
-        Config large = HazelcastConfigs.load(ClusterSettings.loopback("x"));
+        Config large = HazelcastConfigs.load(ClusterConfig.loopback("x"));
         large.setProperty(MemberGuard.CHUNK_PROPERTY, "900");
         assertEquals(
                 (900L << 20) + MemberGuard.CHUNK_MARGIN,

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.cli.SelectServiceCommand;
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.HttpConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.SelectionConfig;
@@ -77,7 +77,7 @@ class SelectCrashTest {
         children = new ChildMembers(logs, cluster);
         IndexerNode survivor = cluster.start();
         SelectServiceConfig config = new SelectServiceConfig(
-                "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 1000, 0, List.of(), HttpLimits.DEFAULT);
+                "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 1000, 0, List.of(), HttpConfig.DEFAULT);
         HttpJson local =
                 new HttpJson(SelectServiceCommand.deploy(survivor, config, SelectionConfig.fromEnvironment(ENV))
                         .actualPort());

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.KubernetesConfig;
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterNodes;
@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 class ServiceDnsJoinTest {
     @Test
     void aServiceDnsNameReplacesTheMemberList() {
-        ClusterSettings settings = new ClusterSettings("prod", List.of("10.0.0.1"), "10.0.0.1", 5801, null, null)
+        ClusterConfig settings = new ClusterConfig("prod", List.of("10.0.0.1"), "10.0.0.1", 5801, null, null)
                 .withServiceDns("kvindexer-headless.llm.svc.cluster.local");
         Config c = HazelcastConfigs.load(settings);
         JoinConfig join = c.getAdvancedNetworkConfig().getJoin();
@@ -54,13 +54,8 @@ class ServiceDnsJoinTest {
                 "localhost resolves to the loopback address");
         int port = freePortPair();
         try (ClusterNodes cluster = new ClusterNodes()) {
-            ClusterSettings settings = new ClusterSettings(
-                            cluster.name(),
-                            List.of(ClusterSettings.LOOPBACK),
-                            ClusterSettings.LOOPBACK,
-                            port,
-                            null,
-                            null)
+            ClusterConfig settings = new ClusterConfig(
+                            cluster.name(), List.of(ClusterConfig.LOOPBACK), ClusterConfig.LOOPBACK, port, null, null)
                     .withServiceDns("localhost");
             IndexerNode first = cluster.start(c -> c.withCluster(settings));
             IndexerNode second = cluster.start(c -> c.withCluster(settings));
@@ -80,12 +75,12 @@ class ServiceDnsJoinTest {
     /** A port whose successor is free too, for the second node. */
     private static int freePortPair() throws IOException {
         for (int attempt = 0; attempt < 50; attempt++) {
-            try (ServerSocket a = new ServerSocket(0, 1, InetAddress.getByName(ClusterSettings.LOOPBACK))) {
+            try (ServerSocket a = new ServerSocket(0, 1, InetAddress.getByName(ClusterConfig.LOOPBACK))) {
                 int p = a.getLocalPort();
                 if (p >= 65535) {
                     continue;
                 }
-                try (ServerSocket b = new ServerSocket(p + 1, 1, InetAddress.getByName(ClusterSettings.LOOPBACK))) {
+                try (ServerSocket b = new ServerSocket(p + 1, 1, InetAddress.getByName(ClusterConfig.LOOPBACK))) {
                     return p;
                 } catch (IOException taken) {
                     // try another

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.support.Await;
@@ -39,7 +39,7 @@ class ShardPlacementTest {
     }
 
     private List<HazelcastInstance> cluster(int n) {
-        ClusterSettings settings = new ClusterNodes().settings();
+        ClusterConfig settings = new ClusterNodes().settings();
         for (int i = 0; i < n; i++) {
             members.add(Hazelcast.newHazelcastInstance(HazelcastConfigs.load(settings)));
         }

@@ -3,8 +3,8 @@ package dev.kvindexer.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.ClusterSettings;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.ClusterConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
@@ -93,7 +93,7 @@ class ShardedClusterTest {
         for (SimulatedEngine e : engines) {
             ClusterFixture.awaitSubscribers(e, replicationFactor + 1);
         }
-        if (replicationFactor != ClusterSettings.FULL) {
+        if (replicationFactor != ClusterConfig.FULL) {
             awaitBalanced(nodes, replicationFactor);
         }
         SyntheticPrompts source = SyntheticPrompts.standard(11, ClusterFixture.BLOCK);
@@ -351,7 +351,7 @@ class ShardedClusterTest {
         List<IndexerNode> nodes = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             nodes.add(cluster.start(c -> c.withCluster(c.cluster().withReplicationFactor(1))
-                    .withSecurity(new SecuritySettings(token, false, null, null))));
+                    .withSecurity(new SecurityConfig(token, false, null, null))));
         }
         IndexerNode target = nodes.get(1);
         String address = ShardQueries.ADDRESS_PREFIX
@@ -400,7 +400,7 @@ class ShardedClusterTest {
 
     @Test
     void fullReplicationHoldsEverythingEverywhereAndNeverScatters() throws Exception {
-        List<IndexerNode> nodes = start(3, ClusterSettings.FULL);
+        List<IndexerNode> nodes = start(3, ClusterConfig.FULL);
         List<int[]> prompts = new ArrayList<>();
         feed(nodes, 3, prompts);
         for (IndexerNode n : nodes) {

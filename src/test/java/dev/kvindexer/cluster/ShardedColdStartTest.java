@@ -2,7 +2,7 @@ package dev.kvindexer.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.DurabilitySettings;
+import dev.kvindexer.config.DurabilityConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
 import dev.kvindexer.sim.HeldBlock;
@@ -48,7 +48,7 @@ class ShardedColdStartTest {
         // Long between snapshots: each node's file is the one it writes as it stops.
         return cluster.start(c -> c.withCluster(
                         c.cluster().withReplicationFactor(REPLICAS).withReconcileInterval(Duration.ofSeconds(1)))
-                .withDurability(DurabilitySettings.inDirectory(dir, Duration.ofMinutes(10))));
+                .withDurability(DurabilityConfig.inDirectory(dir, Duration.ofMinutes(10))));
     }
 
     @Test

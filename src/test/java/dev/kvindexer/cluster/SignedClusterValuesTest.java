@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.ClusterSettings;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.ClusterConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.metrics.ClusterCounters;
 import dev.kvindexer.node.IndexerNode;
@@ -42,8 +42,8 @@ class SignedClusterValuesTest {
 
     private IndexerNode start() throws Exception {
         // No periodic reconcile within the test: each forged value is read exactly when the test says.
-        return cluster.start(c -> c.withSecurity(new SecuritySettings(TOKEN, false, null, null))
-                .withCluster(c.cluster().withReconcileInterval(ClusterSettings.MAX_RECONCILE_INTERVAL)));
+        return cluster.start(c -> c.withSecurity(new SecurityConfig(TOKEN, false, null, null))
+                .withCluster(c.cluster().withReconcileInterval(ClusterConfig.MAX_RECONCILE_INTERVAL)));
     }
 
     private static RegisterRequest registration(SimulatedEngine e) {

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.DurabilitySettings;
+import dev.kvindexer.config.DurabilityConfig;
 import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.support.MetricsPage;
 import java.io.IOException;
@@ -49,7 +49,7 @@ class AlertRulesTest {
 
     @RegisterExtension
     static final LocalNode indexer =
-            new LocalNode(c -> c.withDurability(DurabilitySettings.inDirectory(dataDir, Duration.ofHours(1))));
+            new LocalNode(c -> c.withDurability(DurabilityConfig.inDirectory(dataDir, Duration.ofHours(1))));
 
     @BeforeAll
     static void scrapeARealNode() {

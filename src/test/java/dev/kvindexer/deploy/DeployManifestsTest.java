@@ -10,8 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.Main;
 import dev.kvindexer.cli.LayeredDefaults;
 import dev.kvindexer.cli.SlotTrackerCommand;
-import dev.kvindexer.config.ClusterSettings;
-import dev.kvindexer.config.DurabilitySettings;
+import dev.kvindexer.config.ClusterConfig;
+import dev.kvindexer.config.DurabilityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.node.IndexerNode;
@@ -159,7 +159,7 @@ class DeployManifestsTest {
         Map<String, Integer> ports = ports(container);
         assertEquals(Set.of("http", "hazelcast", "cluster-bus"), ports.keySet());
         assertEquals(ServeConfig.DEFAULT_PORT, ports.get("http"));
-        assertEquals(ClusterSettings.DEFAULT_PORT, ports.get("hazelcast"));
+        assertEquals(ClusterConfig.DEFAULT_PORT, ports.get("hazelcast"));
         assertEquals(
                 String.valueOf(ports.get("cluster-bus")),
                 env(container).get("KVINDEXER_CLUSTER_BUS_PORT"),
@@ -173,7 +173,7 @@ class DeployManifestsTest {
         Map<String, Object> headless = kind(docs, "Service", "kvindexer-cluster");
         assertEquals("None", at(headless, "spec").get("clusterIP"));
         assertEquals(Boolean.TRUE, at(headless, "spec").get("publishNotReadyAddresses"));
-        assertEquals(ClusterSettings.DEFAULT_PORT, servicePort(headless).get("port"));
+        assertEquals(ClusterConfig.DEFAULT_PORT, servicePort(headless).get("port"));
         assertEquals(
                 "kvindexer-cluster", at(set, "spec").get("serviceName"), "pods are named under the headless Service");
         Map<String, Object> http = kind(docs, "Service", "kvindexer");
@@ -216,7 +216,7 @@ class DeployManifestsTest {
 
         // A node with a data directory, as the manifest's are, is ready once it has looked there.
         IndexerNode node = IndexerNode.start(ServeConfig.local(0)
-                .withDurability(DurabilitySettings.inDirectory(dir.resolve("kvindexer"), Duration.ofHours(1))));
+                .withDurability(DurabilityConfig.inDirectory(dir.resolve("kvindexer"), Duration.ofHours(1))));
         try {
             HttpJson client = new HttpJson(node.httpPort());
             assertEquals(200, client.get("/ready").statusCode());
@@ -381,7 +381,7 @@ class DeployManifestsTest {
                 .orElseThrow();
         assertEquals(
                 "EXPOSE " + ServeConfig.DEFAULT_PORT + " " + SlotTrackerConfig.DEFAULT_PORT + " "
-                        + ClusterSettings.DEFAULT_PORT,
+                        + ClusterConfig.DEFAULT_PORT,
                 expose);
         assertTrue(instructions.contains("CMD [\"serve\"]"));
     }

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.cli.SelectServiceCommand;
 import dev.kvindexer.config.IndexMemory;
-import dev.kvindexer.config.SelectLimits;
 import dev.kvindexer.config.SelectServiceConfig;
+import dev.kvindexer.config.SelectServiceLimitsConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.partition.MemoryBudget;
@@ -41,7 +41,8 @@ class RegistrationStormTest {
             HttpJson indexer = new HttpJson(node.httpPort());
             HttpJson select = new HttpJson(SelectServiceCommand.deploy(
                             node,
-                            SelectServiceConfig.on("127.0.0.1", 0).withLimits(new SelectLimits(64, 1024, 65_536)),
+                            SelectServiceConfig.on("127.0.0.1", 0)
+                                    .withLimits(new SelectServiceLimitsConfig(64, 1024, 65_536)),
                             SelectionConfig.fromEnvironment(Map.of()))
                     .actualPort());
             long maxPartitions = (long) (BUDGET / 2 / MemoryBudget.PARTITION_FIXED_BYTES);

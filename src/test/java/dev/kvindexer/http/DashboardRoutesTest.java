@@ -3,7 +3,7 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
@@ -21,13 +21,13 @@ import org.junit.jupiter.api.Test;
 class DashboardRoutesTest {
     private static final String TOKEN = "dashboard-token";
 
-    private static IndexerNode start(SecuritySettings security) throws Exception {
+    private static IndexerNode start(SecurityConfig security) throws Exception {
         return IndexerNode.start(ServeConfig.local(0).withSecurity(security));
     }
 
     @Test
     void servesThePageAndItsFilesFromTheJar() throws Exception {
-        IndexerNode node = start(SecuritySettings.NONE);
+        IndexerNode node = start(SecurityConfig.NONE);
         try {
             HttpJson http = new HttpJson(node.httpPort());
             for (String path : List.of("/", "/ui/", "/ui/index.html")) {
@@ -76,7 +76,7 @@ class DashboardRoutesTest {
 
     @Test
     void authAllLetsThePageLoadAndGuardsItsData() throws Exception {
-        IndexerNode node = start(new SecuritySettings(TOKEN, true, null, null));
+        IndexerNode node = start(new SecurityConfig(TOKEN, true, null, null));
         try {
             HttpJson anonymous = new HttpJson(node.httpPort());
             assertEquals(200, anonymous.get("/").statusCode(), "the page asks for the token itself");

@@ -3,7 +3,7 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.NetworkLimits;
+import dev.kvindexer.config.NetworkConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.node.IndexerNode;
@@ -34,7 +34,7 @@ class DumpAdmissionTest {
     }
 
     private HttpJson startWithBudget(long bytes) throws Exception {
-        node = IndexerNode.start(ServeConfig.local(0).withNetwork(new NetworkLimits(bytes, Duration.ofSeconds(15))));
+        node = IndexerNode.start(ServeConfig.local(0).withNetwork(new NetworkConfig(bytes, Duration.ofSeconds(15))));
         HttpJson http = new HttpJson(node.httpPort());
         JsonObject register = new JsonObject()
                 .put("endpoint", "tcp://127.0.0.1:1")

@@ -3,7 +3,7 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.DurabilitySettings;
+import dev.kvindexer.config.DurabilityConfig;
 import dev.kvindexer.support.GrafanaDashboard;
 import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.support.MetricsPage;
@@ -30,7 +30,7 @@ class GrafanaDashboardTest {
     /** The directory is read when the node starts, after JUnit has set it. */
     @RegisterExtension
     final LocalNode indexer =
-            new LocalNode(c -> c.withDurability(DurabilitySettings.inDirectory(dataDir, Duration.ofHours(1))));
+            new LocalNode(c -> c.withDurability(DurabilityConfig.inDirectory(dataDir, Duration.ofHours(1))));
 
     @Test
     void everyPanelQueriesFamiliesTheNodeExports() throws Exception {

@@ -3,7 +3,7 @@ package dev.kvindexer.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.NetworkLimits;
+import dev.kvindexer.config.NetworkConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
@@ -37,7 +37,7 @@ class HttpBodyBudgetTest {
 
     @Test
     void bodiesInProgressHoldNoMoreThanTheBudgetAndTheNextIsTold503() throws Exception {
-        node = IndexerNode.start(ServeConfig.local(0).withNetwork(new NetworkLimits(16 << 20, Duration.ofSeconds(15))));
+        node = IndexerNode.start(ServeConfig.local(0).withNetwork(new NetworkConfig(16 << 20, Duration.ofSeconds(15))));
         HttpJson http = new HttpJson(node.httpPort());
         List<Socket> holding = new ArrayList<>();
         String refused = null;

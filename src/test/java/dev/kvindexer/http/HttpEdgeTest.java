@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.cli.SlotTrackerCommand;
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.HttpConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.node.IndexerNode;
@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * HTTP client would not; the timeouts are a second, and every wait has a generous deadline.
  */
 class HttpEdgeTest {
-    private static final HttpLimits LIMITS = new HttpLimits(Duration.ofSeconds(1), Duration.ofSeconds(1));
+    private static final HttpConfig LIMITS = new HttpConfig(Duration.ofSeconds(1), Duration.ofSeconds(1));
     private static final Duration CLOSED_WITHIN = Duration.ofSeconds(10);
 
     /** A started server, with a POST route and a valid body for it. */
@@ -40,7 +40,7 @@ class HttpEdgeTest {
         INDEXER {
             @Override
             Running start() throws Exception {
-                IndexerNode node = IndexerNode.start(ServeConfig.local(0).withHttpLimits(LIMITS));
+                IndexerNode node = IndexerNode.start(ServeConfig.local(0).withHttp(LIMITS));
                 return new Running(
                         node.httpPort(),
                         node::close,

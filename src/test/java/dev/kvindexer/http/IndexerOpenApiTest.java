@@ -2,8 +2,8 @@ package dev.kvindexer.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.config.HttpLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.HttpConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
@@ -28,7 +28,7 @@ class IndexerOpenApiTest {
                     getClass().getResourceAsStream("/openapi/indexer.json").readAllBytes(), StandardCharsets.UTF_8);
             assertEquals(checkedIn, served.body());
             HttpVerticle verticle =
-                    new HttpVerticle(node.services(), SecuritySettings.NONE, HttpLimits.DEFAULT, "127.0.0.1", 0);
+                    new HttpVerticle(node.services(), SecurityConfig.NONE, HttpConfig.DEFAULT, "127.0.0.1", 0);
             OpenApiCoverage.assertCovers(verticle.routerOn(node.vertx()), new JsonObject(served.body()));
         } finally {
             node.close();

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
@@ -29,7 +29,7 @@ class SecurityTest {
             "{\"instance_id\":1,\"endpoint\":\"tcp://127.0.0.1:1\",\"model_name\":\"m\"," + "\"block_size\":4}";
     private static final String QUERY = "{\"model_name\":\"m\",\"token_ids\":[1,2,3,4]}";
 
-    private static IndexerNode start(SecuritySettings security) throws Exception {
+    private static IndexerNode start(SecurityConfig security) throws Exception {
         return IndexerNode.start(ServeConfig.local(0).withSecurity(security));
     }
 
@@ -43,7 +43,7 @@ class SecurityTest {
 
     @Test
     void theTokenGuardsMutatingAndAdminRoutesWhileQueriesAndProbesStayOpen() throws Exception {
-        IndexerNode node = start(new SecuritySettings(TOKEN, false, null, null));
+        IndexerNode node = start(new SecurityConfig(TOKEN, false, null, null));
         try {
             HttpJson anonymous = new HttpJson(node.httpPort());
             HttpJson wrong = anonymous.withHeader("Authorization", "Bearer guess");
@@ -95,7 +95,7 @@ class SecurityTest {
 
     @Test
     void authAllGuardsEveryRoute() throws Exception {
-        IndexerNode node = start(new SecuritySettings(TOKEN, true, null, null));
+        IndexerNode node = start(new SecurityConfig(TOKEN, true, null, null));
         try {
             HttpJson anonymous = new HttpJson(node.httpPort());
             HttpJson admin = anonymous.withHeader("Authorization", "Bearer " + TOKEN);
@@ -113,7 +113,7 @@ class SecurityTest {
 
     @Test
     void everyRouteHasABodyLimit() throws Exception {
-        IndexerNode node = start(SecuritySettings.NONE);
+        IndexerNode node = start(SecurityConfig.NONE);
         try {
             HttpJson http = new HttpJson(node.httpPort());
             String big = "x".repeat(3 * 1024 * 1024);
@@ -134,7 +134,7 @@ class SecurityTest {
     void tlsServesHttpsFromPemFiles() throws Exception {
         Path cert = resource("tls/test-cert.pem");
         Path key = resource("tls/test-key.pem");
-        IndexerNode node = start(new SecuritySettings(null, false, cert, key));
+        IndexerNode node = start(new SecurityConfig(null, false, cert, key));
         try {
             HttpJson https = HttpJson.https(node.httpPort(), trusting(cert));
             assertEquals(200, https.get("/health").statusCode());
@@ -151,7 +151,7 @@ class SecurityTest {
     @Test
     void tlsOffersOnlyForwardSecretSuitesOnTls12And13() throws Exception {
         Path cert = resource("tls/test-cert.pem");
-        IndexerNode node = start(new SecuritySettings(null, false, cert, resource("tls/test-key.pem")));
+        IndexerNode node = start(new SecurityConfig(null, false, cert, resource("tls/test-key.pem")));
         try {
             SSLContext trust = trusting(cert);
             int port = node.httpPort();
@@ -192,12 +192,12 @@ class SecurityTest {
 
     @Test
     void securitySettingsRefuseHalfConfigurations() {
-        assertThrows(IllegalArgumentException.class, () -> new SecuritySettings(" ", false, null, null));
-        assertThrows(IllegalArgumentException.class, () -> new SecuritySettings(null, true, null, null));
-        assertThrows(IllegalArgumentException.class, () -> new SecuritySettings(null, false, Path.of("c.pem"), null));
+        assertThrows(IllegalArgumentException.class, () -> new SecurityConfig(" ", false, null, null));
+        assertThrows(IllegalArgumentException.class, () -> new SecurityConfig(null, true, null, null));
+        assertThrows(IllegalArgumentException.class, () -> new SecurityConfig(null, false, Path.of("c.pem"), null));
         assertThrows(
                 IllegalArgumentException.class,
-                () -> new SecuritySettings(null, false, Path.of("/no/such/cert.pem"), Path.of("/no/such/key.pem")));
+                () -> new SecurityConfig(null, false, Path.of("/no/such/cert.pem"), Path.of("/no/such/key.pem")));
     }
 
     private static Path resource(String name) throws URISyntaxException {

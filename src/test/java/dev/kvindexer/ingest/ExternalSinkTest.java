@@ -50,7 +50,7 @@ class ExternalSinkTest {
         EventCounters counters = new EventCounters();
         ZmqIngest ingest = new ZmqIngest(
                 vertx,
-                new ZmqIngest.Settings(1, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY),
+                new ZmqIngest.Config(1, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Config.SUPERVISE_EVERY),
                 counters,
                 () -> true);
         TextSink sink = new TextSink();

@@ -63,7 +63,7 @@ class IngestScaleTest {
         // No partition consumes this address, so nothing is ever taken: the bound alone limits what is read.
         ZmqIngest ingest = new ZmqIngest(
                 vertx,
-                new ZmqIngest.Settings(1, 5, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY),
+                new ZmqIngest.Config(1, 5, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Config.SUPERVISE_EVERY),
                 new EventCounters(),
                 () -> true);
         try (TestPublisher pub = new TestPublisher()) {

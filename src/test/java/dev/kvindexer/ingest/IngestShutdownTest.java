@@ -21,7 +21,7 @@ class IngestShutdownTest {
         Vertx vertx = Vertx.vertx();
         ZmqIngest ingest = new ZmqIngest(
                 vertx,
-                new ZmqIngest.Settings(2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY),
+                new ZmqIngest.Config(2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Config.SUPERVISE_EVERY),
                 new EventCounters(),
                 () -> true);
         CountDownLatch entered = new CountDownLatch(1);

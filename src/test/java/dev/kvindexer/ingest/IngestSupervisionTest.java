@@ -45,7 +45,7 @@ class IngestSupervisionTest {
         // Supervision only when the test asks for it, so each step can be looked at.
         ingest = new ZmqIngest(
                 vertx,
-                new ZmqIngest.Settings(2, 1000, ServeConfig.DEFAULT_MAX_EVENT_BYTES, Duration.ofHours(1)),
+                new ZmqIngest.Config(2, 1000, ServeConfig.DEFAULT_MAX_EVENT_BYTES, Duration.ofHours(1)),
                 counters,
                 () -> true);
         PartitionHost host = new PartitionHost(vertx, counters, watermarks, ingest.replays(), ingest.inFlight());

@@ -37,8 +37,7 @@ class ListenerCapacityTest {
         Vertx vertx = Vertx.vertx();
         ZmqIngest ingest = new ZmqIngest(
                 vertx,
-                new ZmqIngest.Settings(
-                        2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY, 2),
+                new ZmqIngest.Config(2, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Config.SUPERVISE_EVERY, 2),
                 new EventCounters(),
                 () -> true);
         try {
@@ -72,7 +71,7 @@ class ListenerCapacityTest {
 
     @Test
     void aCeilingUnderOneIsRefused() {
-        assertThrows(IllegalArgumentException.class, () -> new ZmqIngest.Settings(1, 1, 1, Duration.ofSeconds(1), 0));
+        assertThrows(IllegalArgumentException.class, () -> new ZmqIngest.Config(1, 1, 1, Duration.ofSeconds(1), 0));
     }
 
     private static void await(Future<Void> f) throws Exception {

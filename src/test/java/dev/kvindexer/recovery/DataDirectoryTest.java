@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.DurabilitySettings;
+import dev.kvindexer.config.DurabilityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.EngineConfig;
@@ -45,7 +45,7 @@ class DataDirectoryTest {
     }
 
     private ServeConfig config(Duration interval) {
-        return ServeConfig.local(0).withDurability(DurabilitySettings.inDirectory(dir, interval));
+        return ServeConfig.local(0).withDurability(DurabilityConfig.inDirectory(dir, interval));
     }
 
     private static void register(HttpJson http, SimulatedEngine e) {

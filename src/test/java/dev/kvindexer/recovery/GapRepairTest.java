@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.kvindexer.config.RecoveryLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.RecoveryConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
@@ -157,7 +157,7 @@ class GapRepairTest {
 
     private TwoNodes twoNodes(SimulatedEngine e, Function<IndexerNode, UnaryOperator<ServeConfig>> configOfB)
             throws Exception {
-        UnaryOperator<ServeConfig> token = c -> c.withSecurity(new SecuritySettings(TOKEN, false, null, null));
+        UnaryOperator<ServeConfig> token = c -> c.withSecurity(new SecurityConfig(TOKEN, false, null, null));
         IndexerNode a = node(token);
         IndexerNode b = node(c -> configOfB.apply(a).apply(token.apply(c)));
         register(http(a), e);
@@ -260,7 +260,7 @@ class GapRepairTest {
         TwoNodes nodes = twoNodes(
                 e,
                 a -> c -> c.withPeers(brokenUrls(broken))
-                        .withRecovery(new RecoveryLimits(64 * 1024, Duration.ofSeconds(30))));
+                        .withRecovery(new RecoveryConfig(64 * 1024, Duration.ofSeconds(30))));
         HttpJson b = nodes.b();
         String a = url(nodes.aNode());
 

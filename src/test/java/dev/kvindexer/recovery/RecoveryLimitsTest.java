@@ -3,7 +3,7 @@ package dev.kvindexer.recovery;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.RecoveryLimits;
+import dev.kvindexer.config.RecoveryConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.HttpJson;
@@ -93,7 +93,7 @@ class RecoveryLimitsTest {
         }
     }
 
-    private static IndexerNode replicaOf(List<String> peers, RecoveryLimits limits) throws Exception {
+    private static IndexerNode replicaOf(List<String> peers, RecoveryConfig limits) throws Exception {
         return IndexerNode.start(ServeConfig.local(0).withPeers(peers).withRecovery(limits));
     }
 
@@ -112,7 +112,7 @@ class RecoveryLimitsTest {
                     201, new HttpJson(a.httpPort()).post("/register", REGISTER).statusCode());
             IndexerNode b = replicaOf(
                     List.of(huge.url(), "http://127.0.0.1:" + a.httpPort()),
-                    new RecoveryLimits(1024 * 1024, Duration.ofMinutes(1)));
+                    new RecoveryConfig(1024 * 1024, Duration.ofMinutes(1)));
             try {
                 assertEquals("http://127.0.0.1:" + a.httpPort(), b.recovery().peer());
                 assertTrue(b.recovery().exact(), "the kvindexer peer's snapshot");
@@ -131,7 +131,7 @@ class RecoveryLimitsTest {
                 "application/x-kvindexer-snapshot", out -> out.write(new byte[] {'K', 'V', 'S', 'N', 'A', 'P', 1}))) {
             IndexerNode b = replicaOf(
                     List.of(stalled.url(), "http://127.0.0.1:" + a.httpPort()),
-                    new RecoveryLimits(1024 * 1024, Duration.ofSeconds(2)));
+                    new RecoveryConfig(1024 * 1024, Duration.ofSeconds(2)));
             try {
                 assertEquals("http://127.0.0.1:" + a.httpPort(), b.recovery().peer());
             } finally {

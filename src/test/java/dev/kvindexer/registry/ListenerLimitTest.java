@@ -28,8 +28,7 @@ class ListenerLimitTest {
         EventCounters counters = new EventCounters();
         ZmqIngest ingest = new ZmqIngest(
                 vertx,
-                new ZmqIngest.Settings(
-                        1, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY, 2),
+                new ZmqIngest.Config(1, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Config.SUPERVISE_EVERY, 2),
                 counters,
                 () -> true);
         try {

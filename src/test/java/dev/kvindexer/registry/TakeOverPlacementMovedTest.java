@@ -43,8 +43,7 @@ class TakeOverPlacementMovedTest {
         EventCounters counters = new EventCounters();
         ZmqIngest ingest = new ZmqIngest(
                 vertx,
-                new ZmqIngest.Settings(
-                        1, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Settings.SUPERVISE_EVERY, 8),
+                new ZmqIngest.Config(1, 100, ServeConfig.DEFAULT_MAX_EVENT_BYTES, ZmqIngest.Config.SUPERVISE_EVERY, 8),
                 counters,
                 () -> true);
         try {

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.cli.SelectServiceCommand;
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.HttpConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.SelectionConfig;
@@ -37,7 +37,7 @@ class ClusterReservationsTest {
     /** The selection service on {@code node}, catching up with the cluster's map every 500 ms; its HTTP API. */
     static HttpJson serviceOn(IndexerNode node) throws Exception {
         SelectServiceConfig config = new SelectServiceConfig(
-                "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 500, 0, List.of(), HttpLimits.DEFAULT);
+                "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 500, 0, List.of(), HttpConfig.DEFAULT);
         SelectServiceVerticle service = SelectServiceCommand.deploy(node, config, SelectionConfig.fromEnvironment(ENV));
         return new HttpJson(service.actualPort());
     }

@@ -4,7 +4,7 @@ import static dev.kvindexer.support.JsonErrors.assertError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.HttpConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.load.LoadEvent;
@@ -48,7 +48,7 @@ class ReplicaSyncHttpTest {
         return SelectServiceFixture.start(
                 EVENTS_OFF,
                 new SelectServiceConfig(
-                        "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 10_000, port, List.of(), HttpLimits.DEFAULT));
+                        "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 10_000, port, List.of(), HttpConfig.DEFAULT));
     }
 
     /** requests/decode blocks/prefill tokens of worker 1 rank 0. */

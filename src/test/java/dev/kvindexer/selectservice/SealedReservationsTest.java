@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hazelcast.map.IMap;
 import dev.kvindexer.cluster.SealedBytes;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.Reservation;
 import dev.kvindexer.selectservice.replication.ClusterLoad;
@@ -44,7 +44,7 @@ class SealedReservationsTest {
     private record Replica(IndexerNode node, HttpJson http) {}
 
     private Replica replica() throws Exception {
-        IndexerNode node = cluster.start(c -> c.withSecurity(new SecuritySettings(TOKEN, false, null, null)));
+        IndexerNode node = cluster.start(c -> c.withSecurity(new SecurityConfig(TOKEN, false, null, null)));
         HttpJson http = ClusterReservationsTest.serviceOn(node);
         assertEquals(
                 201,

@@ -4,9 +4,9 @@ import static dev.kvindexer.support.JsonErrors.assertError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.SecuritySettings;
-import dev.kvindexer.config.SelectLimits;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SelectServiceConfig;
+import dev.kvindexer.config.SelectServiceLimitsConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.load.LoadEvent;
 import dev.kvindexer.selectservice.replication.ReplicaEventCodec;
@@ -170,7 +170,7 @@ class SelectServiceLimitsTest {
     @Test
     void bookingsAreBoundedOneByOneAndTogether() throws Exception {
         f = SelectServiceFixture.start(
-                EVENTS_OFF, SelectServiceConfig.on("127.0.0.1", 0).withLimits(new SelectLimits(8, 8, 16)));
+                EVENTS_OFF, SelectServiceConfig.on("127.0.0.1", 0).withLimits(new SelectServiceLimitsConfig(8, 8, 16)));
         assertEquals(201, f.http.post("/workers", WORKER + "}").statusCode());
         assertError(
                 422,
@@ -232,7 +232,7 @@ class SelectServiceLimitsTest {
                                 FreePort.any(),
                                 java.util.List.of(),
                                 null)
-                        .withLimits(new SelectLimits(8, 8, 12)));
+                        .withLimits(new SelectServiceLimitsConfig(8, 8, 12)));
         assertEquals(201, f.http.post("/workers", WORKER + "}").statusCode());
         PartitionKey p = new PartitionKey("model", "default");
         try (ZContext zmq = new ZContext(1)) {
@@ -277,7 +277,7 @@ class SelectServiceLimitsTest {
     void withATokenTheCatalogNeedsItAndWithAuthAllEveryRouteDoes() throws Exception {
         f = SelectServiceFixture.start(
                 EVENTS_OFF,
-                SelectServiceConfig.on("127.0.0.1", 0).withSecurity(new SecuritySettings("secret", false, null, null)));
+                SelectServiceConfig.on("127.0.0.1", 0).withSecurity(new SecurityConfig("secret", false, null, null)));
         HttpJson withToken = f.http.withHeader("authorization", "Bearer secret");
         assertError(401, "Bearer", f.http.post("/workers", WORKER + "}"));
         assertError(
@@ -298,7 +298,7 @@ class SelectServiceLimitsTest {
 
         f = SelectServiceFixture.start(
                 EVENTS_OFF,
-                SelectServiceConfig.on("127.0.0.1", 0).withSecurity(new SecuritySettings("secret", true, null, null)));
+                SelectServiceConfig.on("127.0.0.1", 0).withSecurity(new SecurityConfig("secret", true, null, null)));
         withToken = f.http.withHeader("authorization", "Bearer secret");
         for (String path : new String[] {"/dump", "/workers", "/loads", "/metrics", "/ready", "/health"}) {
             assertError(401, "Bearer", f.http.get(path));

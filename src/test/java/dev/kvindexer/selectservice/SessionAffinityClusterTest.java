@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hazelcast.map.IMap;
 import dev.kvindexer.cli.SelectServiceCommand;
-import dev.kvindexer.config.HttpLimits;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.HttpConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.node.IndexerNode;
@@ -54,7 +54,7 @@ class SessionAffinityClusterTest {
 
     private static HttpJson replica(IndexerNode node) throws Exception {
         SelectServiceConfig config = new SelectServiceConfig(
-                        "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 500, 0, List.of(), HttpLimits.DEFAULT)
+                        "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 500, 0, List.of(), HttpConfig.DEFAULT)
                 .withSessionAffinityTtlSecs(3600);
         HttpJson http = new HttpJson(SelectServiceCommand.deploy(node, config, SelectionConfig.fromEnvironment(ENV))
                 .actualPort());
@@ -96,8 +96,8 @@ class SessionAffinityClusterTest {
     @Test
     void forgedBindingsAreIgnoredAndCounted() throws Exception {
         List<IndexerNode> nodes = List.of(
-                cluster.start(c -> c.withSecurity(new SecuritySettings(TOKEN, false, null, null))),
-                cluster.start(c -> c.withSecurity(new SecuritySettings(TOKEN, false, null, null))));
+                cluster.start(c -> c.withSecurity(new SecurityConfig(TOKEN, false, null, null))),
+                cluster.start(c -> c.withSecurity(new SecurityConfig(TOKEN, false, null, null))));
         HttpJson a = replica(nodes.get(0));
         HttpJson b = replica(nodes.get(1));
         SessionRequests.load(a, 1, "heavy", 64);

@@ -4,7 +4,7 @@ import static dev.kvindexer.selectservice.SessionRequests.worker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.HttpConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.select.AffinityTarget;
@@ -52,7 +52,7 @@ class SessionAffinityMeshTest {
                                 10_000,
                                 port,
                                 List.of(),
-                                HttpLimits.DEFAULT)
+                                HttpConfig.DEFAULT)
                         .withSessionAffinityTtlSecs(3600));
         for (int w = 1; w <= 2; w++) {
             SelectServiceFixture.registerWorker(f.http, w);

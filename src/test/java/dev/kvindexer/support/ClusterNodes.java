@@ -1,6 +1,6 @@
 package dev.kvindexer.support;
 
-import dev.kvindexer.config.ClusterSettings;
+import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import java.util.ArrayList;
@@ -25,8 +25,8 @@ public final class ClusterNodes implements AutoCloseable {
     }
 
     /** How a member of this cluster joins it. */
-    public ClusterSettings settings() {
-        return new ClusterSettings(name, List.of(ClusterSettings.LOOPBACK), ClusterSettings.LOOPBACK, port, null, null);
+    public ClusterConfig settings() {
+        return new ClusterConfig(name, List.of(ClusterConfig.LOOPBACK), ClusterConfig.LOOPBACK, port, null, null);
     }
 
     /** The random cluster name these nodes share. */
@@ -44,9 +44,9 @@ public final class ClusterNodes implements AutoCloseable {
                 "--cluster-name",
                 name,
                 "--cluster-members",
-                ClusterSettings.LOOPBACK,
+                ClusterConfig.LOOPBACK,
                 "--cluster-host",
-                ClusterSettings.LOOPBACK,
+                ClusterConfig.LOOPBACK,
                 "--cluster-port",
                 Integer.toString(port),
                 "--cluster-reconcile-interval",

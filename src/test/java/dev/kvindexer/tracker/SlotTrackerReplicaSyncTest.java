@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.cli.SlotTrackerCommand;
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.HttpConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.FreePort;
@@ -38,7 +38,7 @@ class SlotTrackerReplicaSyncTest {
     private HttpJson tracker(int replicaPort, List<String> peers) throws Exception {
         SlotTrackerVerticle v = SlotTrackerCommand.deploy(
                 vertx,
-                new SlotTrackerConfig("127.0.0.1", 0, 300_000, 10_000, HttpLimits.DEFAULT, replicaPort, peers),
+                new SlotTrackerConfig("127.0.0.1", 0, 300_000, 10_000, HttpConfig.DEFAULT, replicaPort, peers),
                 () -> "");
         return new HttpJson(v.actualPort());
     }

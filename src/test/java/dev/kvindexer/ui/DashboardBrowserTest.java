@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.kvindexer.cli.SelectServiceCommand;
-import dev.kvindexer.config.DurabilitySettings;
-import dev.kvindexer.config.SecuritySettings;
+import dev.kvindexer.config.DurabilityConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
@@ -234,7 +234,7 @@ class DashboardBrowserTest {
 
     @Test
     void withAuthAllThePageAsksForTheTokenAndSendsIt() throws Exception {
-        ServeConfig config = ServeConfig.local(0).withSecurity(new SecuritySettings("s3cret", true, null, null));
+        ServeConfig config = ServeConfig.local(0).withSecurity(new SecurityConfig("s3cret", true, null, null));
         node = IndexerNode.start(config);
         HttpJson http = new HttpJson(node.httpPort()).withHeader("authorization", "Bearer s3cret");
         assertEquals(
@@ -281,7 +281,7 @@ class DashboardBrowserTest {
     @Test
     void showsTheDataDirectoryAndMarksAnInexactRank() throws Exception {
         node = IndexerNode.start(
-                ServeConfig.local(0).withDurability(DurabilitySettings.inDirectory(dataDir, Duration.ofSeconds(1))));
+                ServeConfig.local(0).withDurability(DurabilityConfig.inDirectory(dataDir, Duration.ofSeconds(1))));
         HttpJson http = new HttpJson(node.httpPort());
         engine = new TestPublisher();
         assertEquals(

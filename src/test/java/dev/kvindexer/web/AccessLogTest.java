@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.AccessLogSettings;
+import dev.kvindexer.config.AccessLogConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.support.Await;
@@ -68,7 +68,7 @@ class AccessLogTest {
     @Test
     void everyRequestIsOneJsonLineWithItsModelStatusTraceIdAndDuration() throws Exception {
         Path log = dir.resolve("access.log");
-        node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogSettings(log, "x-request-id", false)));
+        node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogConfig(log, "x-request-id", false)));
         HttpJson http = new HttpJson(node.httpPort());
         Instant before = Instant.now().minusSeconds(1);
         assertEquals(
@@ -106,7 +106,7 @@ class AccessLogTest {
     @Test
     void aLoneSurrogateInARequestNeitherStopsTheLogNorReachesIt() throws Exception {
         Path log = dir.resolve("access.log");
-        node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogSettings(log, "x-request-id", false)));
+        node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogConfig(log, "x-request-id", false)));
         HttpJson http = new HttpJson(node.httpPort());
         assertEquals(
                 400,
@@ -137,7 +137,7 @@ class AccessLogTest {
     @Test
     void aFailedWriteIsCountedAndTheFileOpenedAgainForTheNextLine() throws Exception {
         Path log = dir.resolve("access.log");
-        node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogSettings(log, "x-request-id", false)));
+        node = IndexerNode.start(ServeConfig.local(0).withAccessLog(new AccessLogConfig(log, "x-request-id", false)));
         HttpJson http = new HttpJson(node.httpPort());
         http.get("/health");
         Await.until("the first line", Duration.ofSeconds(10), () -> lines(log).size() == 1);
@@ -163,7 +163,7 @@ class AccessLogTest {
     void reopenLogsStartsANewFileAfterARotation() throws Exception {
         Path log = dir.resolve("access.log");
         node = IndexerNode.start(ServeConfig.local(0)
-                .withAccessLog(new AccessLogSettings(log, AccessLogSettings.DEFAULT_TRACE_ID_HEADER, true)));
+                .withAccessLog(new AccessLogConfig(log, AccessLogConfig.DEFAULT_TRACE_ID_HEADER, true)));
         HttpJson http = new HttpJson(node.httpPort());
         http.get("/health");
         Await.until("the first line", Duration.ofSeconds(10), () -> lines(log).size() == 1);

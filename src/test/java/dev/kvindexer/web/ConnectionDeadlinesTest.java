@@ -3,7 +3,7 @@ package dev.kvindexer.web;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kvindexer.config.HttpLimits;
+import dev.kvindexer.config.HttpConfig;
 import io.vertx.core.Context;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -38,7 +38,7 @@ class ConnectionDeadlinesTest {
         Promise<HttpServer> listening = Promise.promise();
         context.runOnContext(v -> {
             // A sweep that never comes during the test: only what requests do themselves lets go of them.
-            deadlines[0] = new ConnectionDeadlines(vertx, HttpLimits.ofSeconds(3600, 3600), 3_600_000);
+            deadlines[0] = new ConnectionDeadlines(vertx, HttpConfig.ofSeconds(3600, 3600), 3_600_000);
             Router router = Router.router(vertx);
             router.get("/ok").handler(ctx -> {
                 ctx.addEndHandler(ar -> {}); // as the request metrics do: replaces the response's end handler

@@ -6,9 +6,9 @@ import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.Mirror;
 import dev.kvindexer.select.SessionBindings;
 import dev.kvindexer.zmq.ZmqPeerOptions;
+import dev.kvindexer.zmq.zmtp.ZmtpConfig;
 import dev.kvindexer.zmq.zmtp.ZmtpEndpoint;
 import dev.kvindexer.zmq.zmtp.ZmtpFailure;
-import dev.kvindexer.zmq.zmtp.ZmtpSettings;
 import dev.kvindexer.zmq.zmtp.ZmtpSubscriber;
 import io.vertx.core.Context;
 import java.io.IOException;
@@ -225,7 +225,7 @@ public final class ReplicaSync implements AutoCloseable {
 
     private void receive() {
         try {
-            sub = new ZmtpSubscriber(ZmtpSettings.defaults(maxMessageBytes), budget, new ZmtpSubscriber.Events() {
+            sub = new ZmtpSubscriber(ZmtpConfig.defaults(maxMessageBytes), budget, new ZmtpSubscriber.Events() {
                 @Override
                 public void connected(ZmtpEndpoint endpoint) {
                     LOG.debug("replica sync: subscribed to {}", endpoint.endpoint());

@@ -35,7 +35,7 @@ final class ZmtpConnector extends ZmtpEndpoint {
     }
 
     /** Schedules the next attempt after {@code why}. */
-    void retryLater(long now, ZmtpFailure why, ZmtpSettings settings) {
+    void retryLater(long now, ZmtpFailure why, ZmtpConfig settings) {
         long delay = why.slowRetry()
                 ? Math.max(backoff, settings.protocolErrorDelay().toNanos())
                 : backoff;

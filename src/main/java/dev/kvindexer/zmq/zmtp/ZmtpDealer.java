@@ -28,7 +28,7 @@ public final class ZmtpDealer implements AutoCloseable {
     /** One whole reply: its frames, and the budget bytes they hold until {@link #release}d. */
     public record Message(List<byte[]> frames, long held) {}
 
-    private final ZmtpSettings settings;
+    private final ZmtpConfig settings;
     private final NetworkBudget budget;
     private final SocketChannel channel;
     private final Selector selector;
@@ -44,7 +44,7 @@ public final class ZmtpDealer implements AutoCloseable {
     private long unsentBytes;
     private boolean closed;
 
-    private ZmtpDealer(ZmtpSettings settings, NetworkBudget budget, SocketChannel channel, Selector selector)
+    private ZmtpDealer(ZmtpConfig settings, NetworkBudget budget, SocketChannel channel, Selector selector)
             throws IOException {
         this.settings = settings;
         this.budget = budget;
@@ -58,7 +58,7 @@ public final class ZmtpDealer implements AutoCloseable {
      * Connects to the ROUTER at {@code endpoint} ({@code tcp://host:port} or {@code ipc://path}) and completes the
      * handshake, within the settings' connect and handshake timeouts; throws when it cannot.
      */
-    public static ZmtpDealer connect(String endpoint, ZmtpSettings settings, NetworkBudget budget) throws IOException {
+    public static ZmtpDealer connect(String endpoint, ZmtpConfig settings, NetworkBudget budget) throws IOException {
         ZmtpAddress address;
         try {
             address = ZmtpAddress.parse(endpoint);

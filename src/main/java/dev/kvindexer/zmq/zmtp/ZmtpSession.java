@@ -189,7 +189,7 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     }
 
     /** A heartbeat round: ends a connect, handshake or connection that took or stayed silent too long. */
-    void tick(long now, ZmtpSettings settings, ByteBuffer scratch) throws ZmtpException, IOException {
+    void tick(long now, ZmtpConfig settings, ByteBuffer scratch) throws ZmtpException, IOException {
         if (overdue(now, settings)) {
             drain(scratch, now);
         }
@@ -225,7 +225,7 @@ final class ZmtpSession implements ZmtpFrameReader.Sink {
     }
 
     /** Whether a deadline has passed: the handshake's, the heartbeat's, or that of a frame or message under way. */
-    private boolean overdue(long now, ZmtpSettings settings) {
+    private boolean overdue(long now, ZmtpConfig settings) {
         if (phase == Phase.HANDSHAKING) {
             return now - deadline > 0;
         }

@@ -48,7 +48,7 @@ public final class ZmtpSubscriber implements AutoCloseable {
         void message(ZmtpEndpoint endpoint, List<byte[]> frames, long held);
     }
 
-    private final ZmtpSettings settings;
+    private final ZmtpConfig settings;
     private final NetworkBudget budget;
     private final Events events;
     private final Selector selector;
@@ -62,14 +62,14 @@ public final class ZmtpSubscriber implements AutoCloseable {
     private long nextTick = System.nanoTime();
 
     /** Every byte a connection holds, and every reply it owes, is reserved from {@code budget} first. */
-    public ZmtpSubscriber(ZmtpSettings settings, NetworkBudget budget, Events events) throws IOException {
+    public ZmtpSubscriber(ZmtpConfig settings, NetworkBudget budget, Events events) throws IOException {
         this.settings = settings;
         this.budget = budget;
         this.events = events;
         this.selector = Selector.open();
     }
 
-    public ZmtpSubscriber(ZmtpSettings settings, Events events) throws IOException {
+    public ZmtpSubscriber(ZmtpConfig settings, Events events) throws IOException {
         this(settings, NetworkBudget.unbounded(), events);
     }
 

@@ -22,11 +22,11 @@ final class PolledSubscriber implements ZmtpSubscriber.Events, AutoCloseable {
     private final Thread thread;
     private volatile boolean running = true;
 
-    PolledSubscriber(ZmtpSettings settings) {
+    PolledSubscriber(ZmtpConfig settings) {
         this(settings, NetworkBudget.unbounded());
     }
 
-    PolledSubscriber(ZmtpSettings settings, NetworkBudget budget) {
+    PolledSubscriber(ZmtpConfig settings, NetworkBudget budget) {
         this.budget = budget;
         try {
             subscriber = new ZmtpSubscriber(settings, budget, this);

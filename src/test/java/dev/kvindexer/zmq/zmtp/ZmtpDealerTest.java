@@ -24,8 +24,8 @@ import org.zeromq.ZMQ;
  * each is ended for its own reason, within its deadlines, and every byte it held is given back.
  */
 class ZmtpDealerTest {
-    private static final ZmtpSettings SETTINGS =
-            ZmtpSettings.defaults(64L << 20).withMessageTimeout(Duration.ofMillis(1500));
+    private static final ZmtpConfig SETTINGS =
+            ZmtpConfig.defaults(64L << 20).withMessageTimeout(Duration.ofMillis(1500));
     private static final Duration WAIT = Duration.ofSeconds(30);
 
     @Test

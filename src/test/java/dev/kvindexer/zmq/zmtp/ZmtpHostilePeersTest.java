@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class ZmtpHostilePeersTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final long LIMIT = 64L << 20;
-    private static final ZmtpSettings SETTINGS = ZmtpSettings.defaults(LIMIT)
+    private static final ZmtpConfig SETTINGS = ZmtpConfig.defaults(LIMIT)
             .withHeartbeat(Duration.ofMillis(500), Duration.ofSeconds(5))
             .withProtocolErrorDelay(Duration.ofMillis(200))
             .withMessageTimeout(Duration.ofMillis(1500));

@@ -31,7 +31,7 @@ import org.zeromq.ZMQ;
 class ZmtpSubscriberTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final long LIMIT = 1 << 20;
-    private static final ZmtpSettings SETTINGS = ZmtpSettings.defaults(LIMIT)
+    private static final ZmtpConfig SETTINGS = ZmtpConfig.defaults(LIMIT)
             .withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(800))
             .withProtocolErrorDelay(Duration.ofMillis(200));
 

@@ -10,13 +10,13 @@ import java.time.Duration;
  * @param messageTimeout a frame or message begun by an engine or cluster peer must arrive whole this long after its
  *                       first byte ({@code --message-timeout}); a byte now and then does not keep it alive
  */
-public record NetworkLimits(long maxBytes, Duration messageTimeout) {
+public record NetworkConfig(long maxBytes, Duration messageTimeout) {
     /** A fifth of the heap: beside the index's half, it leaves the rest for requests and the collector. */
     public static final String DEFAULT_SPEC = "20%";
 
     public static final Duration DEFAULT_MESSAGE_TIMEOUT = Duration.ofSeconds(15);
 
-    public NetworkLimits {
+    public NetworkConfig {
         if (maxBytes < 1024 * 1024) {
             throw new IllegalArgumentException(
                     "--max-network-memory must be at least 1 MiB, got " + maxBytes + " bytes");
@@ -26,8 +26,8 @@ public record NetworkLimits(long maxBytes, Duration messageTimeout) {
         }
     }
 
-    public static NetworkLimits defaults() {
-        return new NetworkLimits(
+    public static NetworkConfig defaults() {
+        return new NetworkConfig(
                 HeapShare.parse(
                         "--max-network-memory",
                         DEFAULT_SPEC,
@@ -36,7 +36,7 @@ public record NetworkLimits(long maxBytes, Duration messageTimeout) {
     }
 
     /** {@code --max-network-memory} as bytes ({@code 64m}) or a share of the heap ({@code 20%}). */
-    public static NetworkLimits parse(String spec, long maxHeap, Duration messageTimeout) {
-        return new NetworkLimits(HeapShare.parse("--max-network-memory", spec, maxHeap), messageTimeout);
+    public static NetworkConfig parse(String spec, long maxHeap, Duration messageTimeout) {
+        return new NetworkConfig(HeapShare.parse("--max-network-memory", spec, maxHeap), messageTimeout);
     }
 }

@@ -9,10 +9,10 @@ import java.nio.file.Path;
  * @param traceIdHeader the request header whose value is the line's {@code trace_id}
  * @param localTime     {@code ts} in local time with its offset instead of UTC
  */
-public record AccessLogSettings(Path file, String traceIdHeader, boolean localTime) {
+public record AccessLogConfig(Path file, String traceIdHeader, boolean localTime) {
     public static final String DEFAULT_TRACE_ID_HEADER = "x-trace-id";
 
-    public AccessLogSettings {
+    public AccessLogConfig {
         if (traceIdHeader == null || traceIdHeader.isBlank()) {
             throw new IllegalArgumentException("--trace-id-header must name a header");
         }

@@ -20,7 +20,7 @@ import java.util.List;
  *                     own lookup, each at {@code port}; null joins by {@code members} instead
  * @param replicationFactor how many nodes hold each shard of a partition ({@link #FULL}: every node holds all)
  */
-public record ClusterSettings(
+public record ClusterConfig(
         String name,
         List<String> members,
         String host,
@@ -42,12 +42,12 @@ public record ClusterSettings(
     public static final int MAX_REPLICATION_FACTOR = 7;
 
     /** With the default reconcile interval and an event-bus port picked at startup. */
-    public ClusterSettings(
+    public ClusterConfig(
             String name, List<String> members, String host, int port, String advertiseUrl, String configFile) {
         this(name, members, host, port, advertiseUrl, configFile, DEFAULT_RECONCILE_INTERVAL, 0, null, FULL);
     }
 
-    public ClusterSettings {
+    public ClusterConfig {
         members = List.copyOf(members);
         if (name == null || name.isBlank()) {
             throw new IllegalArgumentException("--cluster-name must not be empty");
@@ -99,14 +99,14 @@ public record ClusterSettings(
                 "--replication-factor must be full or 1-" + MAX_REPLICATION_FACTOR + ", got '" + value + "'");
     }
 
-    public ClusterSettings withReconcileInterval(Duration interval) {
-        return new ClusterSettings(
+    public ClusterConfig withReconcileInterval(Duration interval) {
+        return new ClusterConfig(
                 name, members, host, port, advertiseUrl, configFile, interval, busPort, serviceDns, replicationFactor);
     }
 
     /** Members found by a DNS lookup of {@code dns} (null: by the member list). */
-    public ClusterSettings withServiceDns(String dns) {
-        return new ClusterSettings(
+    public ClusterConfig withServiceDns(String dns) {
+        return new ClusterConfig(
                 name,
                 members,
                 host,
@@ -120,13 +120,13 @@ public record ClusterSettings(
     }
 
     /** Each shard on {@code r} nodes ({@link #FULL}: every node holds everything). */
-    public ClusterSettings withReplicationFactor(int r) {
-        return new ClusterSettings(
+    public ClusterConfig withReplicationFactor(int r) {
+        return new ClusterConfig(
                 name, members, host, port, advertiseUrl, configFile, reconcileInterval, busPort, serviceDns, r);
     }
 
     /** A cluster on this machine only, as tests and the README's three-node example use it. */
-    public static ClusterSettings loopback(String name) {
-        return new ClusterSettings(name, List.of(LOOPBACK), LOOPBACK, DEFAULT_PORT, null, null);
+    public static ClusterConfig loopback(String name) {
+        return new ClusterConfig(name, List.of(LOOPBACK), LOOPBACK, DEFAULT_PORT, null, null);
     }
 }

@@ -17,7 +17,7 @@ import java.time.Duration;
  * @param messageTimeout     a frame or message must arrive whole this long after its first byte, or the connection
  *                           is dropped; time the subscriber itself held reading back does not count
  */
-public record ZmtpSettings(
+public record ZmtpConfig(
         long maxMessageBytes,
         Duration connectTimeout,
         Duration handshakeTimeout,
@@ -29,8 +29,8 @@ public record ZmtpSettings(
         int maxConnecting,
         Duration messageTimeout) {
     /** The reference listener's reconnect and heartbeat options (docs/protocol/zmq.md#socket-options). */
-    public static ZmtpSettings defaults(long maxMessageBytes) {
-        return new ZmtpSettings(
+    public static ZmtpConfig defaults(long maxMessageBytes) {
+        return new ZmtpConfig(
                 maxMessageBytes,
                 Duration.ofSeconds(5),
                 Duration.ofSeconds(5),
@@ -43,8 +43,8 @@ public record ZmtpSettings(
                 Duration.ofSeconds(15));
     }
 
-    public ZmtpSettings withHeartbeat(Duration interval, Duration timeout) {
-        return new ZmtpSettings(
+    public ZmtpConfig withHeartbeat(Duration interval, Duration timeout) {
+        return new ZmtpConfig(
                 maxMessageBytes,
                 connectTimeout,
                 handshakeTimeout,
@@ -57,8 +57,8 @@ public record ZmtpSettings(
                 messageTimeout);
     }
 
-    public ZmtpSettings withMessageTimeout(Duration timeout) {
-        return new ZmtpSettings(
+    public ZmtpConfig withMessageTimeout(Duration timeout) {
+        return new ZmtpConfig(
                 maxMessageBytes,
                 connectTimeout,
                 handshakeTimeout,
@@ -71,8 +71,8 @@ public record ZmtpSettings(
                 timeout);
     }
 
-    public ZmtpSettings withProtocolErrorDelay(Duration delay) {
-        return new ZmtpSettings(
+    public ZmtpConfig withProtocolErrorDelay(Duration delay) {
+        return new ZmtpConfig(
                 maxMessageBytes,
                 connectTimeout,
                 handshakeTimeout,

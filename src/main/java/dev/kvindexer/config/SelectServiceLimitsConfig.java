@@ -10,7 +10,7 @@ package dev.kvindexer.config;
  * @param maxBookedBlocks  blocks all live bookings together may hold, local and mirrored from replicas
  *                         ({@code --max-booked-blocks})
  */
-public record SelectLimits(int maxWorkerRanks, int maxBookingBlocks, long maxBookedBlocks) {
+public record SelectServiceLimitsConfig(int maxWorkerRanks, int maxBookingBlocks, long maxBookedBlocks) {
     public static final int DEFAULT_MAX_WORKER_RANKS = 4096;
     /** The most ranks the load accounting takes for one worker (the slot tracker's own limit). */
     public static final int MAX_WORKER_RANKS = 4096;
@@ -18,10 +18,10 @@ public record SelectLimits(int maxWorkerRanks, int maxBookingBlocks, long maxBoo
     public static final int DEFAULT_MAX_BOOKING_BLOCKS = 131_072;
 
     public static final long DEFAULT_MAX_BOOKED_BLOCKS = 8_388_608;
-    public static final SelectLimits DEFAULT =
-            new SelectLimits(DEFAULT_MAX_WORKER_RANKS, DEFAULT_MAX_BOOKING_BLOCKS, DEFAULT_MAX_BOOKED_BLOCKS);
+    public static final SelectServiceLimitsConfig DEFAULT = new SelectServiceLimitsConfig(
+            DEFAULT_MAX_WORKER_RANKS, DEFAULT_MAX_BOOKING_BLOCKS, DEFAULT_MAX_BOOKED_BLOCKS);
 
-    public SelectLimits {
+    public SelectServiceLimitsConfig {
         if (maxWorkerRanks < 1 || maxWorkerRanks > MAX_WORKER_RANKS) {
             throw new IllegalArgumentException("--max-worker-ranks must be between 1 and " + MAX_WORKER_RANKS);
         }

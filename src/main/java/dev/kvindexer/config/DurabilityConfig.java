@@ -13,13 +13,13 @@ import java.time.Duration;
  * @param recoverFromDisk  load the data directory even when a peer could be recovered from
  * @param inexactStreams   what becomes of a stream's blocks when batches of it are lost for good
  */
-public record DurabilitySettings(
+public record DurabilityConfig(
         Path dataDir, Duration snapshotInterval, boolean recoverFromDisk, InexactStreamPolicy inexactStreams) {
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(60);
-    public static final DurabilitySettings IN_MEMORY =
-            new DurabilitySettings(null, DEFAULT_INTERVAL, false, InexactStreamPolicy.KEEP);
+    public static final DurabilityConfig IN_MEMORY =
+            new DurabilityConfig(null, DEFAULT_INTERVAL, false, InexactStreamPolicy.KEEP);
 
-    public DurabilitySettings {
+    public DurabilityConfig {
         if (snapshotInterval.isNegative() || snapshotInterval.isZero()) {
             throw new IllegalArgumentException(
                     "--snapshot-interval must be positive, got " + snapshotInterval.toSeconds());
@@ -33,8 +33,8 @@ public record DurabilitySettings(
     }
 
     /** Settings with a data directory written every {@code interval}. */
-    public static DurabilitySettings inDirectory(Path dir, Duration interval) {
-        return new DurabilitySettings(dir, interval, false, InexactStreamPolicy.KEEP);
+    public static DurabilityConfig inDirectory(Path dir, Duration interval) {
+        return new DurabilityConfig(dir, interval, false, InexactStreamPolicy.KEEP);
     }
 
     public boolean persistent() {

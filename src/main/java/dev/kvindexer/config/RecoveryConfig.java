@@ -7,10 +7,10 @@ import java.time.Duration;
  * arriving {@code timeout} after it was asked for, is abandoned with an error naming the limit, and the next peer
  * is tried.
  */
-public record RecoveryLimits(long maxBytes, Duration timeout) {
-    public static final RecoveryLimits DEFAULT = new RecoveryLimits(16L * 1024 * 1024 * 1024, Duration.ofMinutes(10));
+public record RecoveryConfig(long maxBytes, Duration timeout) {
+    public static final RecoveryConfig DEFAULT = new RecoveryConfig(16L * 1024 * 1024 * 1024, Duration.ofMinutes(10));
 
-    public RecoveryLimits {
+    public RecoveryConfig {
         if (maxBytes < 1024) {
             throw new IllegalArgumentException("--recovery-max-bytes must be at least 1024, got " + maxBytes);
         }

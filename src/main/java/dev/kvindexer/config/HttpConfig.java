@@ -11,10 +11,10 @@ import java.time.Duration;
  * @param requestTimeout a request whose body has not all arrived this long after its headers is answered 408 and its
  *                       connection closed
  */
-public record HttpLimits(Duration idleTimeout, Duration requestTimeout) {
-    public static final HttpLimits DEFAULT = new HttpLimits(Duration.ofSeconds(60), Duration.ofSeconds(30));
+public record HttpConfig(Duration idleTimeout, Duration requestTimeout) {
+    public static final HttpConfig DEFAULT = new HttpConfig(Duration.ofSeconds(60), Duration.ofSeconds(30));
 
-    public HttpLimits {
+    public HttpConfig {
         if (idleTimeout == null || idleTimeout.isNegative() || idleTimeout.isZero()) {
             throw new IllegalArgumentException("--http-idle-timeout must be positive");
         }
@@ -24,7 +24,7 @@ public record HttpLimits(Duration idleTimeout, Duration requestTimeout) {
     }
 
     /** From the command line's whole seconds. */
-    public static HttpLimits ofSeconds(long idleSeconds, long requestSeconds) {
-        return new HttpLimits(Duration.ofSeconds(idleSeconds), Duration.ofSeconds(requestSeconds));
+    public static HttpConfig ofSeconds(long idleSeconds, long requestSeconds) {
+        return new HttpConfig(Duration.ofSeconds(idleSeconds), Duration.ofSeconds(requestSeconds));
     }
 }

@@ -11,10 +11,10 @@ import java.nio.file.Path;
  * @param tlsCert   PEM certificate chain for HTTPS, or null for plain HTTP
  * @param tlsKey    PEM private key of {@code tlsCert}
  */
-public record SecuritySettings(String authToken, boolean authAll, Path tlsCert, Path tlsKey) {
-    public static final SecuritySettings NONE = new SecuritySettings(null, false, null, null);
+public record SecurityConfig(String authToken, boolean authAll, Path tlsCert, Path tlsKey) {
+    public static final SecurityConfig NONE = new SecurityConfig(null, false, null, null);
 
-    public SecuritySettings {
+    public SecurityConfig {
         if (authToken != null && authToken.isBlank()) {
             throw new IllegalArgumentException("--auth-token must not be blank");
         }
