@@ -328,13 +328,22 @@ class DashboardBrowserTest {
         assertTrue(state.startsWith(dataDir.toString()), state);
         assertEquals("true", browser.evaluate("document.getElementById('data-dir').dataset.writable"));
 
-        // The directory becomes a file: every write fails, as on a full or read-only disk, even for root.
-        try (Stream<Path> all = Files.walk(dataDir)) {
-            for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
+        // The directory becomes a file: every write fails, as on a full or read-only disk, even for root. The node's
+        // own snapshots may add or rotate a file meanwhile, so the swap is tried until it holds.
+        Await.until("the data directory replaced by a file", WAIT, () -> {
+            try {
+                try (Stream<Path> all = Files.walk(dataDir)) {
+                    for (Path p :
+                            all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(p);
+                    }
+                }
+                Files.writeString(dataDir, "not a directory");
+                return Files.isRegularFile(dataDir);
+            } catch (java.io.IOException | java.io.UncheckedIOException e) {
+                return false;
             }
-        }
-        Files.writeString(dataDir, "not a directory");
+        });
         browser.waitFor("document.querySelector('#data-dir .error') !== null", WAIT);
         String error = (String) browser.evaluate("document.querySelector('#data-dir .error').textContent");
         assertTrue(error.contains(dataDir.toString()), error);
