@@ -257,8 +257,8 @@ public final class HeadlessChromium implements AutoCloseable {
         try (var files = Files.walk(profile)) {
             files.sorted(java.util.Comparator.reverseOrder())
                     .forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // A temp directory left behind is harmless.
+        } catch (IOException | java.io.UncheckedIOException ignored) {
+            // A temp directory left behind is harmless (a browser process still dying may change it meanwhile).
         }
     }
 }
