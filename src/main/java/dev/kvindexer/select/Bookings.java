@@ -212,30 +212,10 @@ public final class Bookings {
                     + " try again when some have ended");
         }
         int blockSize = roster.partition(p).blockSize();
-        ledger.hold(Reservation.booked(
-                id,
-                p,
-                blockSize,
-                workerId,
-                dpRank,
-                loraName,
-                sequenceHashes,
-                prefillHint,
-                track,
-                expectedOutputTokens,
-                System.currentTimeMillis(),
-                random.nextLong()));
-        events.accept(new LoadEvent.Added(
-                p,
-                blockSize,
-                id,
-                workerId,
-                dpRank,
-                loraName,
-                sequenceHashes,
-                track,
-                expectedOutputTokens,
-                prefillHint));
+        LoadEvent.Added added = new LoadEvent.Added(
+                p, blockSize, id, workerId, dpRank, loraName, sequenceHashes, track, expectedOutputTokens, prefillHint);
+        ledger.hold(Reservation.booked(added, System.currentTimeMillis(), random.nextLong()));
+        events.accept(added);
     }
 
     /** {@code POST /reservations/{id}/prefill_complete}; repeating it is harmless and republished. */

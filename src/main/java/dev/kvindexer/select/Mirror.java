@@ -54,19 +54,7 @@ public final class Mirror {
                 || roster.load(a.partition(), a.workerId(), a.dpRank()) == null) {
             return false;
         }
-        ledger.hold(Reservation.booked(
-                a.requestId(),
-                a.partition(),
-                a.blockSize(),
-                a.workerId(),
-                a.dpRank(),
-                a.loraName(),
-                a.sequenceHashes(),
-                a.prefillHint(),
-                a.trackPrefill(),
-                a.expectedOutputTokens(),
-                System.currentTimeMillis(),
-                random.nextLong()));
+        ledger.hold(Reservation.booked(a, System.currentTimeMillis(), random.nextLong()));
         return true;
     }
 
@@ -89,19 +77,7 @@ public final class Mirror {
             if (!admits(r.sequenceHashes().length) || roster.load(r.partition(), r.workerId(), r.dpRank()) == null) {
                 return false;
             }
-            local = Reservation.booked(
-                    r.id(),
-                    r.partition(),
-                    r.blockSize(),
-                    r.workerId(),
-                    r.dpRank(),
-                    r.loraName(),
-                    r.sequenceHashes(),
-                    r.prefillHint(),
-                    r.trackPrefill(),
-                    r.expectedOutputTokens(),
-                    r.bookedAtMillis(),
-                    r.incarnation());
+            local = r.unstarted();
             ledger.hold(local);
             version = 0;
         } else if (r.version() <= local.version()) {

@@ -1,6 +1,7 @@
 package dev.kvindexer.select;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.load.LoadEvent;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -29,37 +30,30 @@ public record Reservation(
         long bookedAtMillis,
         long incarnation,
         long version) {
-    /** A new booking: nothing of its lifecycle has happened yet. */
-    static Reservation booked(
-            String id,
-            PartitionKey partition,
-            int blockSize,
-            long workerId,
-            int dpRank,
-            String loraName,
-            long[] sequenceHashes,
-            long prefillHint,
-            boolean trackPrefill,
-            Long expectedOutputTokens,
-            long bookedAtMillis,
-            long incarnation) {
+    /** A new booking of what {@code added} says: nothing of its lifecycle has happened yet. */
+    static Reservation booked(LoadEvent.Added added, long bookedAtMillis, long incarnation) {
         return new Reservation(
-                id,
-                partition,
-                blockSize,
-                workerId,
-                dpRank,
-                loraName,
-                sequenceHashes,
-                prefillHint,
-                trackPrefill,
-                expectedOutputTokens,
+                added.requestId(),
+                added.partition(),
+                added.blockSize(),
+                added.workerId(),
+                added.dpRank(),
+                added.loraName(),
+                added.sequenceHashes(),
+                added.prefillHint(),
+                added.trackPrefill(),
+                added.expectedOutputTokens(),
                 false,
                 0,
                 Double.NaN,
                 bookedAtMillis,
                 incarnation,
                 1);
+    }
+
+    /** The same booking with nothing of its lifecycle applied yet, to be caught up step by step. */
+    Reservation unstarted() {
+        return step(false, 0, Double.NaN, 1);
     }
 
     /** The prefill tokens it puts on its rank: none when prefill is not tracked. */
