@@ -10,6 +10,9 @@ import java.util.List;
  * between queries, so each thread that queries has its own matcher; only the answer's two columns are allocated.
  */
 final class Matcher {
+    /** Fewer touched owners than the order's size over this are sorted by place instead of reading the order. */
+    private static final int NARROW = 8;
+
     private final DeviceTree tree;
     private final DeviceNodes nodes;
     private final NodeHolders holders;
@@ -24,6 +27,11 @@ final class Matcher {
     private boolean[] inCont = new boolean[64];
     private int[] touched = new int[64];
     private int touchedCount;
+
+    // An answer's columns are filled here and copied out at their size: a copy skips zeroing the new arrays.
+    private int[] places = new int[64];
+    private long[] outWorkers = new long[64];
+    private int[] outFields = new int[64 * OwnerMatches.FIELDS];
 
     private long[] active = new long[1];
     private int[] path = new int[128];
@@ -197,26 +205,23 @@ final class Matcher {
         return new TieredMatch(device, tiers);
     }
 
-    /** Owner ids and their counts as sorted (worker, rank) columns. */
+    /** Ordinary owners' ids and their counts as (worker, rank) columns in answer order. */
     private TieredMatch.Owners columns(int[] ids, int[] counts) {
-        Integer[] order = new Integer[ids.length];
-        for (int i = 0; i < order.length; i++) {
-            order[i] = i;
+        OwnerOrder order = owners.order();
+        // Place in the high half, index in the low: one primitive sort orders the entries.
+        long[] keyed = new long[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            keyed[i] = ((long) order.place[ids[i]] << 32) | i;
         }
-        Arrays.sort(order, (a, b) -> {
-            Owner x = owners.byId(ids[a]);
-            Owner y = owners.byId(ids[b]);
-            int c = Long.compareUnsigned(x.workerId, y.workerId);
-            return c != 0 ? c : Integer.compare(x.dpRank, y.dpRank);
-        });
+        Arrays.sort(keyed);
         long[] workers = new long[ids.length];
         int[] ranks = new int[ids.length];
         int[] sorted = new int[ids.length];
-        for (int i = 0; i < order.length; i++) {
-            Owner o = owners.byId(ids[order[i]]);
-            workers[i] = o.workerId;
-            ranks[i] = o.dpRank;
-            sorted[i] = counts[order[i]];
+        for (int i = 0; i < keyed.length; i++) {
+            int p = (int) (keyed[i] >>> 32);
+            workers[i] = order.workers[p];
+            ranks[i] = order.ranks[p];
+            sorted[i] = counts[(int) keyed[i]];
         }
         return new TieredMatch.Owners(workers, ranks, sorted);
     }
@@ -305,23 +310,53 @@ final class Matcher {
         return new int[] {cpu, cpu + ext[1] + ext[2]};
     }
 
+    /**
+     * The touched owners with a reach, in answer order: a wide answer reads the whole order once, a narrow one sorts
+     * its owners' places in it.
+     */
     private OwnerMatches collect() {
-        OwnerMatches.Builder out = OwnerMatches.builder(touchedCount);
+        OwnerOrder order = owners.order();
+        int[] ids = order.ids;
+        long[] workers = order.workers;
+        int[] ranks = order.ranks;
         int[] host = ext[0];
         int[] disk = ext[1];
         int[] external = ext[2];
-        for (int i = 0; i < touchedCount; i++) {
-            int id = touched[i];
+        int[] at = places;
+        int count = order.size;
+        boolean narrow = touchedCount * NARROW < count;
+        if (narrow) {
+            int[] place = order.place;
+            count = 0;
+            for (int i = 0; i < touchedCount; i++) {
+                int p = place[touched[i]];
+                if (p >= 0) {
+                    at[count++] = p;
+                }
+            }
+            Arrays.sort(at, 0, count);
+        }
+        long[] outW = outWorkers;
+        int[] outF = outFields;
+        int n = 0;
+        for (int k = 0; k < count; k++) {
+            int p = narrow ? at[k] : k;
+            int id = ids[p];
             int g = gpu[id];
             int c = g + host[id];
             int d = c + disk[id] + external[id];
-            Owner o = owners.byId(id);
-            if (d > 0 && !o.store) {
-                out.add(o.workerId, o.dpRank, g, c, d);
+            if (d > 0) {
+                outW[n] = workers[p];
+                int f = n * OwnerMatches.FIELDS;
+                outF[f] = ranks[p];
+                outF[f + OwnerMatches.GPU] = g;
+                outF[f + OwnerMatches.CPU] = c;
+                outF[f + OwnerMatches.DISK] = d;
+                n++;
             }
         }
         reset();
-        return out.build();
+        return OwnerMatches.copyOf(n, outW, outF);
     }
 
     /** Leaves the scratch arrays zero for the next query, touching only what this one touched. */
@@ -353,6 +388,9 @@ final class Matcher {
             contLast = new long[cap];
             inCont = new boolean[cap];
             touched = new int[cap];
+            places = new int[cap];
+            outWorkers = new long[cap];
+            outFields = new int[cap * OwnerMatches.FIELDS];
         }
         int words = (Math.max(ids, 1) + 63) >>> 6;
         if (words > active.length) {

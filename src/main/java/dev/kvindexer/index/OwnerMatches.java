@@ -2,6 +2,7 @@ package dev.kvindexer.index;
 
 import dev.kvindexer.event.WorkerRank;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +14,7 @@ import java.util.Map;
  */
 public final class OwnerMatches {
     static final OwnerMatches NONE = new OwnerMatches(0, new long[0], new int[0]);
-    private static final int FIELDS = 4; // dp rank, gpu, cpu, disk
+    static final int FIELDS = 4; // dp rank, gpu, cpu, disk
     /** The reaches' places among an entry's fields, for {@link #field}. */
     static final int GPU = 1;
 
@@ -33,6 +34,13 @@ public final class OwnerMatches {
     /** Room for {@code capacity} entries, filled by {@link Builder#add}. */
     public static Builder builder(int capacity) {
         return new Builder(capacity);
+    }
+
+    /** The first {@code size} entries of filled columns, copied: the caller reuses its arrays. */
+    static OwnerMatches copyOf(int size, long[] workerIds, int[] fields) {
+        return size == 0
+                ? NONE
+                : new OwnerMatches(size, Arrays.copyOf(workerIds, size), Arrays.copyOf(fields, size * FIELDS));
     }
 
     public static OwnerMatches of(List<OwnerMatch> matches) {

@@ -27,6 +27,7 @@ final class OwnerTable {
 
     private Owner[] touched = new Owner[16];
     private int touchedCount;
+    private final OwnerOrder order = new OwnerOrder();
 
     /** The owner, to be changed: it is counted again at the next {@link #bytes()}. */
     Owner find(long workerId, int dpRank) {
@@ -68,6 +69,7 @@ final class OwnerTable {
             byId = grown;
         }
         byId[id] = o;
+        order.add(o);
         touch(o);
         byWorker.computeIfAbsent(workerId, w -> new Int2ObjectOpenHashMap<>(2)).put(dpRank, o);
         last = o;
@@ -111,6 +113,11 @@ final class OwnerTable {
             return;
         }
         o.store = store;
+        if (store) {
+            order.remove(o);
+        } else {
+            order.add(o);
+        }
         int w = o.id >>> 6;
         if (w >= storeWords.length) {
             storeWords = java.util.Arrays.copyOf(storeWords, Math.max(w + 1, storeWords.length * 2));
@@ -153,12 +160,18 @@ final class OwnerTable {
             }
         }
         byId[o.id] = null;
+        order.remove(o);
         used.clear(o.id);
         ownerBytes -= o.countedBytes;
         o.countedBytes = 0;
         if (last == o) {
             last = null;
         }
+    }
+
+    /** The ordinary owners in answer order; to be read while no change runs (a query, or the partition's thread). */
+    OwnerOrder order() {
+        return order;
     }
 
     /** The owner, to be read only. */
@@ -197,7 +210,7 @@ final class OwnerTable {
     }
 
     private long tableBytes() {
-        return HeapSizes.openHashMap(byWorker.size(), 12) + 8L * byId.length;
+        return HeapSizes.openHashMap(byWorker.size(), 12) + 8L * byId.length + order.bytes();
     }
 
     /** The worker's owners, to be changed. */
