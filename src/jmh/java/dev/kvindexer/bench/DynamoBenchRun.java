@@ -90,8 +90,7 @@ final class DynamoBenchRun {
     static Result run(IndexerNode node, String model, DynamoBenchSchedule s, long windowMs, Config settings)
             throws Exception {
         PartitionKey key = new PartitionKey(model, PartitionKey.DEFAULT);
-        PartitionRef partition =
-                await(node.services().registrations().ensurePartition(key, DynamoBenchSchedule.BLOCK_SIZE));
+        PartitionRef partition = await(node.registrations().ensurePartition(key, DynamoBenchSchedule.BLOCK_SIZE));
         try {
             return run(node, key, partition, s, windowMs * 1_000_000L, settings);
         } finally {
@@ -132,14 +131,7 @@ final class DynamoBenchRun {
         List<Caller> callers = new ArrayList<>();
         for (int c = 0; c < settings.callers(); c++) {
             callers.add(new Caller(
-                    s,
-                    node.services().registry(),
-                    key,
-                    queriesOf(s, c, settings.callers()),
-                    windowNanos,
-                    settings,
-                    go,
-                    start));
+                    s, node.registry(), key, queriesOf(s, c, settings.callers()), windowNanos, settings, go, start));
         }
         List<Thread> threads = new ArrayList<>();
         issuers.forEach(it -> threads.add(thread("dynamo-bench-issuer", it, failure)));

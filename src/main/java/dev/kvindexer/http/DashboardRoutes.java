@@ -2,9 +2,11 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.Responses;
+import io.vertx.core.Future;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.StaticHandler;
+import java.util.function.Supplier;
 
 /**
  * The operator's dashboard: a static page from the jar at {@code /} and {@code /ui/}, and {@code GET /overview}, the
@@ -26,7 +28,7 @@ final class DashboardRoutes {
         return "/".equals(path) || path.startsWith(PREFIX);
     }
 
-    static void install(Router router, NodeServices node) {
+    static void install(Router router, Supplier<Future<String>> overview) {
         router.get("/").handler(DashboardRoutes::index);
         router.route(PREFIX + "*").handler(ctx -> {
             hardened(ctx);
@@ -38,7 +40,7 @@ final class DashboardRoutes {
                         .setCachingEnabled(false)
                         .setDefaultContentEncoding("UTF-8"));
         router.get("/overview")
-                .handler(ctx -> node.overview().get().onComplete(ar -> {
+                .handler(ctx -> overview.get().onComplete(ar -> {
                     if (ar.succeeded()) {
                         Responses.json(ctx, 200, ar.result());
                     } else {

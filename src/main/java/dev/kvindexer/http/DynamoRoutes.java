@@ -1,5 +1,6 @@
 package dev.kvindexer.http;
 
+import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
@@ -7,8 +8,13 @@ import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
+import dev.kvindexer.partition.Watermarks;
+import dev.kvindexer.query.IndexQueries;
 import dev.kvindexer.registry.InstanceIds;
+import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.registry.Registrar;
+import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.MsgpackBodies;
@@ -20,11 +26,43 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.List;
 
 /** Handlers of the Dynamo-flavor API (docs/api/dynamo.md): parse, validate, ask the registry or a partition, render. */
-final class DynamoRoutes {
-    private final NodeServices node;
+public final class DynamoRoutes {
+    private final Registrar registrar;
+    private final LocalRegistrar registrations;
+    private final Registry registry;
+    private final Watermarks watermarks;
+    private final PeerDirectory peers;
+    private final IndexQueries queries;
+    private final DumpAdmission dumps;
+    private final boolean tenantFallback;
 
-    DynamoRoutes(NodeServices node) {
-        this.node = node;
+    /**
+     * @param registrar      what /register and /unregister go through: this node, or the whole cluster
+     * @param registrations  this node's own registrations (the test routes' pause and resume)
+     * @param registry       registered workers and the handles of their partitions
+     * @param watermarks     every stream's watermark and whether the index holds it exactly
+     * @param peers          /register_peer, /deregister_peer and /peers
+     * @param queries        the index as the query routes ask it
+     * @param dumps          how many /dump bodies may be written at once
+     * @param tenantFallback tenant_id is the group when routing_group is absent, and is echoed
+     */
+    public DynamoRoutes(
+            Registrar registrar,
+            LocalRegistrar registrations,
+            Registry registry,
+            Watermarks watermarks,
+            PeerDirectory peers,
+            IndexQueries queries,
+            DumpAdmission dumps,
+            boolean tenantFallback) {
+        this.registrar = registrar;
+        this.registrations = registrations;
+        this.registry = registry;
+        this.watermarks = watermarks;
+        this.peers = peers;
+        this.queries = queries;
+        this.dumps = dumps;
+        this.tenantFallback = tenantFallback;
     }
 
     /**
@@ -35,7 +73,7 @@ final class DynamoRoutes {
     private String routingGroup(JsonRequest body) {
         String routingGroup = body.stringWithDefault("routing_group");
         String tenantId = body.stringWithDefault("tenant_id");
-        if (routingGroup == null && node.tenantFallback()) {
+        if (routingGroup == null && tenantFallback) {
             routingGroup = tenantId;
         }
         return routingGroup == null ? PartitionKey.DEFAULT : routingGroup;
@@ -64,7 +102,7 @@ final class DynamoRoutes {
         }
         PartitionKey key = new PartitionKey(model, routingGroup);
         RegisterRequest request = new RegisterRequest(workerId, dpRank, endpoint, replay, key, blockSize);
-        Responses.ok(ctx, refusalsAsHttp(node.registrar().register(request)), 201);
+        Responses.ok(ctx, refusalsAsHttp(registrar.register(request)), 201);
     }
 
     void unregister(RoutingContext ctx) {
@@ -75,25 +113,21 @@ final class DynamoRoutes {
         String routingGroup = body.optionalString("routing_group");
         String tenantId = body.optionalString("tenant_id");
         Integer dpRank = body.optionalRank("dp_rank");
-        if (node.tenantFallback()) {
+        if (tenantFallback) {
             routingGroup = routingGroup != null ? routingGroup : tenantId;
         } else if (routingGroup == null) {
             dpRank = null;
         }
-        Responses.ok(ctx, refusalsAsHttp(node.registrar().unregister(workerId, model, routingGroup, dpRank)), 200);
+        Responses.ok(ctx, refusalsAsHttp(registrar.unregister(workerId, model, routingGroup, dpRank)), 200);
     }
 
     void workers(RoutingContext ctx) {
         String model = ctx.queryParams().get("model_name");
         String routingGroup = ctx.queryParams().get("routing_group");
-        if (routingGroup == null && node.tenantFallback()) {
+        if (routingGroup == null && tenantFallback) {
             routingGroup = ctx.queryParams().get("tenant_id");
         }
-        Responses.json(
-                ctx,
-                200,
-                WorkersJson.render(
-                        node.registry().workers(model, routingGroup), node.watermarks(), node.tenantFallback()));
+        Responses.json(ctx, 200, WorkersJson.render(registry.workers(model, routingGroup), watermarks, tenantFallback));
     }
 
     void query(RoutingContext ctx) {
@@ -132,7 +166,7 @@ final class DynamoRoutes {
         String routingGroup = body.stringWithDefault("routing_group");
         PartitionRef partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT : routingGroup);
         PartitionQuery.answered(
-                        node.queries().queryTiered(partition, hashes, (long) hashes.length * partition.blockSize()),
+                        queries.queryTiered(partition, hashes, (long) hashes.length * partition.blockSize()),
                         noIndexer(partition.key()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
@@ -145,8 +179,7 @@ final class DynamoRoutes {
     }
 
     private PartitionRef partition(String model, String routingGroup) {
-        return node.queries()
-                .partition(new PartitionKey(model, routingGroup))
+        return queries.partition(new PartitionKey(model, routingGroup))
                 .orElseThrow(() -> noIndexer(model, routingGroup));
     }
 
@@ -159,7 +192,7 @@ final class DynamoRoutes {
     }
 
     private void ask(RoutingContext ctx, PartitionRef partition, long[] hashes, long queryTokens) {
-        PartitionQuery.answered(node.queries().query(partition, hashes, false, queryTokens), noIndexer(partition.key()))
+        PartitionQuery.answered(queries.query(partition, hashes, false, queryTokens), noIndexer(partition.key()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         QueryResult r = ar.result().result();
@@ -183,10 +216,10 @@ final class DynamoRoutes {
             return;
         }
         if (!binary && MsgpackBodies.responseType(ctx) != null) {
-            IndexDump.whole(ctx, node.registry(), node.dumps());
+            IndexDump.whole(ctx, registry, dumps);
             return;
         }
-        IndexDump.serve(node.registry(), ctx.response(), binary, node.dumps());
+        IndexDump.serve(registry, ctx.response(), binary, dumps);
     }
 
     /**
@@ -202,7 +235,7 @@ final class DynamoRoutes {
                     406,
                     "/dump?instance_id is served only as " + SnapshotWriter.MEDIA_TYPE + " (ask for it in Accept)");
         }
-        IndexDump.instance(node.registry(), InstanceIds.of(instance)).onComplete(ar -> {
+        IndexDump.instance(registry, InstanceIds.of(instance)).onComplete(ar -> {
             if (ar.succeeded()) {
                 ctx.response()
                         .setStatusCode(200)
@@ -218,8 +251,7 @@ final class DynamoRoutes {
         JsonRequest body = JsonRequest.of(ctx);
         Responses.ok(
                 ctx,
-                refusalsAsHttp(
-                        node.registrations().pause(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0))),
+                refusalsAsHttp(registrations.pause(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0))),
                 200);
     }
 
@@ -227,14 +259,13 @@ final class DynamoRoutes {
         JsonRequest body = JsonRequest.of(ctx);
         Responses.ok(
                 ctx,
-                refusalsAsHttp(
-                        node.registrations().resume(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0))),
+                refusalsAsHttp(registrations.resume(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0))),
                 200);
     }
 
     void registerPeer(RoutingContext ctx) {
         String url = JsonRequest.of(ctx).requiredString("url");
-        if (!node.peers().add(url)) {
+        if (!peers.add(url)) {
             throw new HttpError(
                     url.length() > PeerSet.MAX_URL_CHARS ? 422 : 409,
                     url.length() > PeerSet.MAX_URL_CHARS
@@ -245,14 +276,14 @@ final class DynamoRoutes {
     }
 
     void deregisterPeer(RoutingContext ctx) {
-        if (!node.peers().remove(JsonRequest.of(ctx).requiredString("url"))) {
+        if (!peers.remove(JsonRequest.of(ctx).requiredString("url"))) {
             throw new HttpError(404, "peer not found");
         }
         Responses.json(ctx, 200, Responses.OK);
     }
 
     void peers(RoutingContext ctx) {
-        node.peers().all().onComplete(ar -> {
+        peers.all().onComplete(ar -> {
             if (ar.failed()) {
                 Responses.error(
                         ctx,

@@ -33,7 +33,7 @@ public final class HttpVerticle extends VerticleBase {
 
     static final List<String> GUARDED_TEST_ROUTES = List.of("/test/pause_listener", "/test/resume_listener");
 
-    private final NodeServices node;
+    private final IndexerApi api;
     private final SecurityConfig security;
     private final HttpConfig limits;
     private final Buffer openApi = JsonRoutes.openApiDocument("indexer.json");
@@ -41,8 +41,8 @@ public final class HttpVerticle extends VerticleBase {
     private final int port;
     private HttpEdge server;
 
-    public HttpVerticle(NodeServices node, SecurityConfig security, HttpConfig limits, String host, int port) {
-        this.node = node;
+    public HttpVerticle(IndexerApi api, SecurityConfig security, HttpConfig limits, String host, int port) {
+        this.api = api;
         this.security = security;
         this.limits = limits;
         this.host = host;
@@ -61,17 +61,17 @@ public final class HttpVerticle extends VerticleBase {
     /** Every route of the indexer on {@code vertx} (package-private for the OpenAPI coverage test). */
     Router routerOn(io.vertx.core.Vertx vertx) {
         Router router = Router.router(vertx);
-        DynamoRoutes dynamo = new DynamoRoutes(node);
-        MooncakeJsonRoutes mooncake = new MooncakeJsonRoutes(node);
+        DynamoRoutes dynamo = api.dynamo();
+        MooncakeJsonRoutes mooncake = api.mooncake();
         // The C++ Conductor generation speaks msgpack: an Accept that asks for it gets it
         // (docs/api/mooncake-cpp.md#common-rules).
         RequestPreamble preamble = RequestPreamble.install(
                 router,
                 HttpRequestMetrics.UNKNOWN,
-                node.requestMetrics()::record,
-                node.accessLog(),
+                api.requestMetrics()::record,
+                api.accessLog(),
                 true,
-                node.network(),
+                api.network(),
                 QUERY_BODY_LIMIT);
         guard(router);
         nodeRoutes(router, dynamo);
@@ -98,7 +98,7 @@ public final class HttpVerticle extends VerticleBase {
             });
         } else {
             GUARDED.forEach(path -> router.route(path).handler(auth));
-            if (node.testEndpoints()) {
+            if (api.testEndpoints()) {
                 GUARDED_TEST_ROUTES.forEach(path -> router.route(path).handler(auth));
             }
         }
@@ -107,11 +107,11 @@ public final class HttpVerticle extends VerticleBase {
     /** What the node shows of itself: health, readiness, metrics, the dashboard, its workers, dump and peers. */
     private void nodeRoutes(Router router, DynamoRoutes dynamo) {
         router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
-        router.get("/metrics").handler(new MetricsRoute(node)::get);
-        DashboardRoutes.install(router, node);
+        router.get("/metrics").handler(new MetricsRoute(api.metricsPage())::get);
+        DashboardRoutes.install(router, api.overview());
         JsonRoutes.serveOpenApi(router, openApi);
         router.get("/ready").handler(ctx -> {
-            String waiting = node.readiness().notReadyReason();
+            String waiting = api.readiness().notReadyReason();
             if (waiting == null) {
                 Responses.json(ctx, 200, "{\"status\":\"ready\"}");
             } else {
@@ -128,7 +128,7 @@ public final class HttpVerticle extends VerticleBase {
      * (Flavor); a msgpack body is the plugged msgpack API's (docs/api/mooncake-cpp.md).
      */
     private void sharedRoutes(Router router, DynamoRoutes dynamo, MooncakeJsonRoutes mooncake) {
-        MsgpackApi conductor = node.msgpackApi();
+        MsgpackApi conductor = api.msgpack();
         router.get("/services").handler(JsonRoutes.guard(ctx -> {
             if (servicesInMsgpack(ctx)) {
                 conductor.services(ctx);
@@ -159,9 +159,9 @@ public final class HttpVerticle extends VerticleBase {
 
     /** The Dynamo API's own routes: the tiered lookup, standardized events, peers, logs and the test routes. */
     private void indexerRoutes(Router router, DynamoRoutes dynamo) {
-        AccessLog accessLog = node.accessLog();
+        AccessLog accessLog = api.accessLog();
         postJson(router, "/query_tiered_by_hash", DEFAULT_BODY_LIMIT, false, dynamo::queryTieredByHash);
-        postJson(router, "/events", QUERY_BODY_LIMIT, false, new StandardEventsRoute(node)::post);
+        postJson(router, "/events", QUERY_BODY_LIMIT, false, api.events()::post);
         router.post("/reopen_logs")
                 .handler(JsonRoutes.bodies(DEFAULT_BODY_LIMIT))
                 .handler(ctx -> {
@@ -172,7 +172,7 @@ public final class HttpVerticle extends VerticleBase {
                 });
         postJson(router, "/register_peer", DEFAULT_BODY_LIMIT, false, dynamo::registerPeer);
         postJson(router, "/deregister_peer", DEFAULT_BODY_LIMIT, false, dynamo::deregisterPeer);
-        if (node.testEndpoints()) {
+        if (api.testEndpoints()) {
             postJson(router, "/test/pause_listener", DEFAULT_BODY_LIMIT, false, dynamo::pauseListener);
             postJson(router, "/test/resume_listener", DEFAULT_BODY_LIMIT, false, dynamo::resumeListener);
         }
@@ -180,7 +180,7 @@ public final class HttpVerticle extends VerticleBase {
 
     /** No route, a wrong method: JSON errors, and the msgpack API's own 405 on its routes to a msgpack client. */
     private void failures(Router router) {
-        MsgpackApi conductor = node.msgpackApi();
+        MsgpackApi conductor = api.msgpack();
         java.util.function.Function<RoutingContext, String> wrongMethod = ctx -> "method "
                 + ctx.request().method() + " not allowed on " + ctx.request().path();
         JsonRoutes.answerFailures(
@@ -211,7 +211,7 @@ public final class HttpVerticle extends VerticleBase {
         if (accept != null && accept.toLowerCase(java.util.Locale.ROOT).contains("json")) {
             return false;
         }
-        return node.registry().workers(null, null).isEmpty();
+        return !api.mooncake().anyRegistered();
     }
 
     private static final String UNTYPED = "kvindexer.untyped-body";

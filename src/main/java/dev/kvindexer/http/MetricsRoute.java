@@ -3,18 +3,20 @@ package dev.kvindexer.http;
 import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.Responses;
+import io.vertx.core.Future;
 import io.vertx.ext.web.RoutingContext;
+import java.util.function.Supplier;
 
 /** {@code GET /metrics}: the page the node renders, as Prometheus text. */
 final class MetricsRoute {
-    private final NodeServices node;
+    private final Supplier<Future<String>> page;
 
-    MetricsRoute(NodeServices node) {
-        this.node = node;
+    MetricsRoute(Supplier<Future<String>> page) {
+        this.page = page;
     }
 
     void get(RoutingContext ctx) {
-        node.metricsPage().get().onComplete(ar -> {
+        page.get().onComplete(ar -> {
             if (ar.succeeded()) {
                 ctx.response()
                         .setStatusCode(200)

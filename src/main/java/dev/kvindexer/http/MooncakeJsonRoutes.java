@@ -8,8 +8,10 @@ import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
+import dev.kvindexer.query.IndexQueries;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.Responses;
@@ -26,11 +28,28 @@ import java.util.Set;
  * Dynamo: the same registry, listeners and partitions, Mooncake's field names, string instance ids, status texts and
  * response shapes.
  */
-final class MooncakeJsonRoutes {
-    private final NodeServices node;
+public final class MooncakeJsonRoutes {
+    private final Registrar registrar;
+    private final Registry registry;
+    private final IndexQueries queries;
+    private final MsgpackApi msgpack;
 
-    MooncakeJsonRoutes(NodeServices node) {
-        this.node = node;
+    /**
+     * @param registrar what /register and /unregister go through: this node, or the whole cluster
+     * @param registry  registered workers and the handles of their partitions
+     * @param queries   the index as the query routes ask it
+     * @param msgpack   the msgpack API, whose registrations the Go Conductor's {@code /services} lists too
+     */
+    public MooncakeJsonRoutes(Registrar registrar, Registry registry, IndexQueries queries, MsgpackApi msgpack) {
+        this.registrar = registrar;
+        this.registry = registry;
+        this.queries = queries;
+        this.msgpack = msgpack;
+    }
+
+    /** Whether the JSON APIs hold any registration (which encoding a plain {@code GET /services} gets). */
+    boolean anyRegistered() {
+        return !registry.workers(null, null).isEmpty();
     }
 
     private static MooncakeJsonError invalid(String code, String reason, String field) {
@@ -139,13 +158,13 @@ final class MooncakeJsonRoutes {
 
     /** Registers {@code request} and answers {@code ok}, at once when the same registration already runs. */
     private void registerUnlessHeld(RoutingContext ctx, RegisterRequest request, String ok, String code) {
-        Listener existing = node.registry().listener(request.workerId(), request.dpRank());
+        Listener existing = registry.listener(request.workerId(), request.dpRank());
         if (existing != null && request.sameAs(existing)) {
             // The Conductor is idempotent for identical registrations: the listener keeps running.
             Responses.json(ctx, 200, ok);
             return;
         }
-        node.registrar().register(request).onComplete(ar -> {
+        registrar.register(request).onComplete(ar -> {
             if (ar.succeeded()) {
                 Responses.json(ctx, 200, ok);
             } else {
@@ -170,13 +189,13 @@ final class MooncakeJsonRoutes {
         Integer given = body.optionalRank("dp_rank");
         int dpRank = given == null ? 0 : given;
         long id = InstanceIds.of(instance);
-        PartitionKey key = node.registry().partitionOf(id);
+        PartitionKey key = registry.partitionOf(id);
         String serviceKey = instance + "|" + routingGroup + "|" + dpRank;
         if (key == null || !holds(id, routingGroup, dpRank)) {
             throw new MooncakeJsonError(
                     404, MooncakeJsonError.NOT_FOUND, "service not found: " + serviceKey, "instance_id");
         }
-        node.registrar().unregister(id, key.modelName(), routingGroup, dpRank).onComplete(ar -> {
+        registrar.unregister(id, key.modelName(), routingGroup, dpRank).onComplete(ar -> {
             if (ar.succeeded()) {
                 Responses.json(ctx, 200, unregistered(instance, routingGroup, List.of(dpRank)));
             } else {
@@ -188,7 +207,7 @@ final class MooncakeJsonRoutes {
     /** Whether instance {@code id} has rank {@code dpRank} registered under {@code routingGroup}. */
     private boolean holds(long id, String routingGroup, int dpRank) {
         try {
-            node.registry().ranksToUnregister(id, null, routingGroup, dpRank);
+            registry.ranksToUnregister(id, null, routingGroup, dpRank);
             return true;
         } catch (Refusal nothingMatches) {
             return false;
@@ -261,9 +280,8 @@ final class MooncakeJsonRoutes {
      */
     private PartitionRef partition(JsonRequest body) {
         String model = model(body, MooncakeJsonError.INVALID_REQUEST);
-        PartitionRef partition = node.queries()
-                .partition(new PartitionKey(model, routingGroup(body)))
-                .orElse(null);
+        PartitionRef partition =
+                queries.partition(new PartitionKey(model, routingGroup(body))).orElse(null);
         Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
         return partition == null || (blockSize != null && blockSize != partition.blockSize()) ? null : partition;
     }
@@ -279,11 +297,11 @@ final class MooncakeJsonRoutes {
         Long onlyId = only == null ? null : InstanceIds.of(only);
         List<Registry.Member> members = new ArrayList<>();
         Set<PartitionKey> keys = new LinkedHashSet<>();
-        for (Registry.WorkerView w : node.registry().workers(null, routingGroup)) {
+        for (Registry.WorkerView w : registry.workers(null, routingGroup)) {
             keys.add(w.key());
         }
         for (PartitionKey key : keys) {
-            members.addAll(node.registry().members(key));
+            members.addAll(registry.members(key));
         }
         if (only == null && members.stream().allMatch(Registry.Member::store)) {
             Responses.json(ctx, 200, MooncakeJsonAnswers.none(shape));
@@ -304,11 +322,11 @@ final class MooncakeJsonRoutes {
         PartitionKey key = partition.key();
         String only = body.optionalId("instance_id");
         Long onlyId = only == null ? null : InstanceIds.of(only);
-        PartitionQuery.answered(node.queries().query(partition, hashes, sequence, queryTokens), notFound(key))
+        PartitionQuery.answered(queries.query(partition, hashes, sequence, queryTokens), notFound(key))
                 .map(a -> {
                     PartitionQuery.flagMissing(ctx, a.result().missingInstances());
                     return MooncakeJsonAnswers.render(
-                            shape, key.routingGroup(), node.registry().members(key), onlyId, only, a.result());
+                            shape, key.routingGroup(), registry.members(key), onlyId, only, a.result());
                 })
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
@@ -328,8 +346,8 @@ final class MooncakeJsonRoutes {
     }
 
     void services(RoutingContext ctx) {
-        List<Registry.WorkerView> workers = node.registry().workers(null, null);
-        node.msgpackApi().serviceRows().onComplete(ar -> {
+        List<Registry.WorkerView> workers = registry.workers(null, null);
+        msgpack.serviceRows().onComplete(ar -> {
             if (ar.succeeded()) {
                 Responses.json(ctx, 200, MooncakeJsonAnswers.services(workers, ar.result()));
             } else {

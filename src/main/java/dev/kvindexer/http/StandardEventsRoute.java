@@ -9,6 +9,7 @@ import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.StandardEventsApplied;
 import dev.kvindexer.registry.InstanceIds;
+import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.Responses;
@@ -30,11 +31,12 @@ import java.util.Map;
  * {@code lora_name}), its {@code seq_hashes} and {@code parent_hash} linking the blocks as engine hashes; one without
  * is placed by its sequence hashes alone.
  */
-final class StandardEventsRoute {
-    private final NodeServices node;
+public final class StandardEventsRoute {
+    private final Registry registry;
 
-    StandardEventsRoute(NodeServices node) {
-        this.node = node;
+    /** @param registry registered workers and the handles of their partitions */
+    public StandardEventsRoute(Registry registry) {
+        this.registry = registry;
     }
 
     void post(RoutingContext ctx) {
@@ -86,8 +88,7 @@ final class StandardEventsRoute {
         String model = e.requiredString("model_name");
         String routingGroup = e.optionalString("tenant_id");
         PartitionKey key = new PartitionKey(model, routingGroup == null ? PartitionKey.DEFAULT : routingGroup);
-        PartitionRef partition = node.registry()
-                .partition(key)
+        PartitionRef partition = registry.partition(key)
                 .orElseThrow(() -> new HttpError(
                         404, "no indexer for model=" + key.modelName() + " tenant_id=" + key.routingGroup()));
         String backend = e.optionalId("backend_id");
@@ -95,7 +96,7 @@ final class StandardEventsRoute {
             throw new HttpError(422, "missing field `backend_id`");
         }
         long workerId = InstanceIds.of(backend);
-        if (!key.equals(node.registry().partitionOf(workerId))) {
+        if (!key.equals(registry.partitionOf(workerId))) {
             throw new HttpError(
                     404,
                     "backend_id `" + backend + "` is not a registered instance of model=" + key.modelName()

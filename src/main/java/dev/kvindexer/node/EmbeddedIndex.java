@@ -4,7 +4,6 @@ import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.http.IndexDump;
-import dev.kvindexer.http.NodeServices;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.TieredQueryResult;
@@ -18,11 +17,11 @@ import java.util.Optional;
 
 /** A node's index as the selection service uses it: its registrar, its partitions and its /dump. */
 public final class EmbeddedIndex implements IndexAccess {
-    private final NodeServices node;
+    private final IndexerNode node;
     private final ZmqIngest ingest;
 
     public EmbeddedIndex(IndexerNode node) {
-        this.node = node.services();
+        this.node = node;
         this.ingest = node.ingest();
     }
 

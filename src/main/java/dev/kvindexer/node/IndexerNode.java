@@ -5,25 +5,30 @@ import dev.kvindexer.cluster.AntiEntropy;
 import dev.kvindexer.cluster.ClusterMembership;
 import dev.kvindexer.cluster.ClusterRegistrar;
 import dev.kvindexer.cluster.ClusterTransport;
+import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
+import dev.kvindexer.http.DumpAdmission;
 import dev.kvindexer.http.HttpVerticle;
-import dev.kvindexer.http.NodeServices;
+import dev.kvindexer.http.IndexerApi;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
 import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.Watermarks;
+import dev.kvindexer.query.IndexQueries;
 import dev.kvindexer.recovery.DataDirectory;
 import dev.kvindexer.recovery.InstanceHistory;
 import dev.kvindexer.recovery.PeerRecovery;
 import dev.kvindexer.recovery.RecoveryReport;
+import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.RegisterRequest;
+import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -50,7 +55,9 @@ public final class IndexerNode implements AutoCloseable {
 
     private final Vertx vertx;
     private final NodeParts parts;
-    private final NodeServices services;
+    private final IndexerApi api;
+    private final IndexQueries queries;
+    private final DumpAdmission dumps;
     private AntiEntropy antiEntropy;
     /** The data directory's periodic snapshot, or -1. */
     private long snapshotTimer = -1;
@@ -65,14 +72,18 @@ public final class IndexerNode implements AutoCloseable {
     IndexerNode(
             Vertx vertx,
             NodeParts parts,
-            NodeServices services,
+            IndexerApi api,
+            IndexQueries queries,
+            DumpAdmission dumps,
             AtomicReference<RecoveryReport> recovery,
             AtomicReference<Supplier<Future<JsonObject>>> selection) {
         this.recovery = recovery;
         this.selection = selection;
         this.vertx = vertx;
         this.parts = parts;
-        this.services = services;
+        this.api = api;
+        this.queries = queries;
+        this.dumps = dumps;
     }
 
     /**
@@ -255,7 +266,7 @@ public final class IndexerNode implements AutoCloseable {
             // A sharded node alone serves every instance now, those its file has nothing of without any history:
             // marked, so that a node whose file has them replaces these copies (docs/protocol/recovery.md).
             report = dataDir.recover(
-                    services.registrar(),
+                    parts.topology().registrar(),
                     parts.registrations(),
                     config.blockSize(),
                     (key, worker) -> key.equals(registry.partitionOf(worker)) && registry.servesHere(worker),
@@ -301,7 +312,7 @@ public final class IndexerNode implements AutoCloseable {
         List<HttpVerticle> verticles = new ArrayList<>();
         Future<Void> chain = Future.succeededFuture();
         for (int i = 0; i < config.threads(); i++) {
-            HttpVerticle v = new HttpVerticle(services, config.security(), config.http(), config.host(), port);
+            HttpVerticle v = new HttpVerticle(api, config.security(), config.http(), config.host(), port);
             verticles.add(v);
             chain = chain.compose(ignored -> vertx.deployVerticle(v).map(id -> {
                 httpDeployments.add(id);
@@ -321,7 +332,7 @@ public final class IndexerNode implements AutoCloseable {
         for (WorkerSpec w : config.workers()) {
             RegisterRequest r =
                     new RegisterRequest(w.workerId(), w.dpRank(), w.endpoint(), null, key, config.blockSize());
-            chain = chain.compose(v -> services.registrar().register(r).recover(t -> {
+            chain = chain.compose(v -> parts.topology().registrar().register(r).recover(t -> {
                 if (config.clustered() && t instanceof Refusal refused && refused.kind() == Refusal.Kind.CONFLICT) {
                     LOG.warn("--workers entry {} not registered: {}", w, t.getMessage());
                     return Future.succeededFuture();
@@ -358,8 +369,39 @@ public final class IndexerNode implements AutoCloseable {
         return parts.hazelcast();
     }
 
-    public NodeServices services() {
-        return services;
+    /** What registrations go through: this node, or the whole cluster. */
+    public Registrar registrar() {
+        return parts.topology().registrar();
+    }
+
+    /** This node's own registrations. */
+    public LocalRegistrar registrations() {
+        return parts.registrations();
+    }
+
+    /** Registered workers and the handles of their partitions. */
+    public Registry registry() {
+        return parts.registry();
+    }
+
+    /** The peers this node copies its index from ({@code --peers}, /register_peer). */
+    public PeerDirectory peers() {
+        return parts.peers();
+    }
+
+    /** The index as the query routes ask it. */
+    public IndexQueries queries() {
+        return queries;
+    }
+
+    /** How many /dump bodies may be written at once, over every caller. */
+    public DumpAdmission dumps() {
+        return dumps;
+    }
+
+    /** What the HTTP verticles serve (the OpenAPI coverage test builds their router from it). */
+    public IndexerApi api() {
+        return api;
     }
 
     /** The C++ Conductor's registrations and state. */

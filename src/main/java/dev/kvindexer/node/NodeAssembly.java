@@ -8,7 +8,11 @@ import dev.kvindexer.conductor.http.CppConductorRoutes;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.http.DumpAdmission;
-import dev.kvindexer.http.NodeServices;
+import dev.kvindexer.http.DynamoRoutes;
+import dev.kvindexer.http.IndexerApi;
+import dev.kvindexer.http.MooncakeJsonRoutes;
+import dev.kvindexer.http.MsgpackApi;
+import dev.kvindexer.http.StandardEventsRoute;
 import dev.kvindexer.ingest.ListenerCapacity;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.DataDirFigures;
@@ -22,6 +26,7 @@ import dev.kvindexer.query.IndexQueries;
 import dev.kvindexer.recovery.DataDirectory;
 import dev.kvindexer.recovery.GapRepair;
 import dev.kvindexer.recovery.RecoveryReport;
+import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.AccessLog;
 import dev.kvindexer.web.Readiness;
@@ -144,8 +149,10 @@ final class NodeAssembly {
                 () -> selection.get() == null
                         ? Future.succeededFuture()
                         : selection.get().get());
-        NodeServices services = servicesOf(parts, config, network, readiness, metrics, overview);
-        return new IndexerNode(vertx, parts, services, recovery, selection);
+        IndexQueries queries = new IndexQueries(parts.registry(), parts.meters().queryQuality());
+        DumpAdmission dumps = new DumpAdmission(network);
+        IndexerApi api = apiOf(parts, config, network, readiness, metrics, overview, queries, dumps);
+        return new IndexerNode(vertx, parts, api, queries, dumps, recovery, selection);
     }
 
     private static ZmqIngest ingestOf(
@@ -176,29 +183,37 @@ final class NodeAssembly {
         return new Readiness(checks);
     }
 
-    private static NodeServices servicesOf(
+    /** The HTTP API over the node's parts: each route group gets the ports it answers from. */
+    private static IndexerApi apiOf(
             NodeParts parts,
             ServeConfig config,
             NetworkBudget network,
             Readiness readiness,
             NodeMetrics metrics,
-            NodeOverview overview) {
-        return new NodeServices(
-                parts.topology().registrar(),
-                parts.registrations(),
-                parts.registry(),
-                parts.watermarks(),
-                parts.peers(),
-                new CppConductorRoutes(parts.conductor()),
+            NodeOverview overview,
+            IndexQueries queries,
+            DumpAdmission dumps) {
+        Registrar registrar = parts.topology().registrar();
+        MsgpackApi msgpack = new CppConductorRoutes(parts.conductor());
+        return new IndexerApi(
+                new DynamoRoutes(
+                        registrar,
+                        parts.registrations(),
+                        parts.registry(),
+                        parts.watermarks(),
+                        parts.peers(),
+                        queries,
+                        dumps,
+                        config.compat().tenantFallback()),
+                new MooncakeJsonRoutes(registrar, parts.registry(), queries, msgpack),
+                new StandardEventsRoute(parts.registry()),
+                msgpack,
                 readiness,
                 metrics::render,
-                parts.meters().http(),
-                new IndexQueries(parts.registry(), parts.meters().queryQuality()),
                 overview::render,
+                parts.meters().http(),
                 parts.accessLog(),
-                config.testEndpoints(),
-                config.compat().tenantFallback(),
                 network,
-                new DumpAdmission(network));
+                config.testEndpoints());
     }
 }

@@ -271,7 +271,7 @@ class ShardedClusterTest {
         // What another member sends is untrusted: malformed bytes are refused and counted, and queries go on.
         IndexerNode target = nodes.get(1);
         String address = ShardQueries.ADDRESS_PREFIX
-                + new ShardPlacement(target.hazelcast(), 2, target.services().registry()::instances).localId();
+                + new ShardPlacement(target.hazelcast(), 2, target.registry()::instances).localId();
         Throwable refused = ClusterFixture.await(nodes.get(0)
                 .vertx()
                 .eventBus()
@@ -355,7 +355,7 @@ class ShardedClusterTest {
         }
         IndexerNode target = nodes.get(1);
         String address = ShardQueries.ADDRESS_PREFIX
-                + new ShardPlacement(target.hazelcast(), 1, target.services().registry()::instances).localId();
+                + new ShardPlacement(target.hazelcast(), 1, target.registry()::instances).localId();
         Buffer query = ShardQueryCodec.encode(new ShardQueryCodec.Request(
                 new PartitionKey(ClusterFixture.MODEL, "default"), ShardQueryCodec.LOCAL, new long[0], new long[] {101
                 }));

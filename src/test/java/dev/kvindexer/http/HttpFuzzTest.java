@@ -126,14 +126,13 @@ class HttpFuzzTest {
         indexerWire = new Wire(node.httpPort());
         trackerWire = new Wire(slots.actualPort());
         // What /services and /peers show is read in the node itself, which is quicker than asking over HTTP.
-        NodeServices services = node.services();
         // A listener's error time moves with every reconnect attempt, which is not state a request could change.
         indexerState = new Watched(
                 () -> indexerWire.get("/workers").replaceAll("\"(last|previous)_error_at\":\"[^\"]*\"", "")
                         + indexerWire.get("/dump")
-                        + MooncakeJsonAnswers.services(services.registry().workers(null, null), List.of())
+                        + MooncakeJsonAnswers.services(node.registry().workers(null, null), List.of())
                         + conductorState(node.conductor())
-                        + services.peers().registered(),
+                        + node.peers().registered(),
                 HttpFuzzTest::seedIndexer);
         trackerState =
                 new Watched(() -> trackerWire.get("/workers") + trackerWire.get("/loads"), HttpFuzzTest::seedTracker);

@@ -28,7 +28,7 @@ class IndexerOpenApiTest {
                     getClass().getResourceAsStream("/openapi/indexer.json").readAllBytes(), StandardCharsets.UTF_8);
             assertEquals(checkedIn, served.body());
             HttpVerticle verticle =
-                    new HttpVerticle(node.services(), SecurityConfig.NONE, HttpConfig.DEFAULT, "127.0.0.1", 0);
+                    new HttpVerticle(node.api(), SecurityConfig.NONE, HttpConfig.DEFAULT, "127.0.0.1", 0);
             OpenApiCoverage.assertCovers(verticle.routerOn(node.vertx()), new JsonObject(served.body()));
         } finally {
             node.close();

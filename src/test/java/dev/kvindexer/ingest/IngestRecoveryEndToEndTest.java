@@ -35,7 +35,7 @@ class IngestRecoveryEndToEndTest {
             h.awaitDumpEquals("before the failure", truth(e));
 
             ZmqIngest ingest = h.node().ingest();
-            Listener listener = h.node().services().registry().listener(3, 0);
+            Listener listener = h.node().registry().listener(3, 0);
             long subscriptions = e.subscriptions();
             // Holding the ingest's lock keeps the supervisor from replacing the thread while the test looks.
             synchronized (ingest) {

@@ -119,10 +119,8 @@ public final class ClusterFixture implements AutoCloseable {
      * node instead.
      */
     public Set<HeldBlock> hostedBlocks(IndexerNode node) {
-        PartitionRef p = node.services()
-                .registry()
-                .partition(new PartitionKey(MODEL, "default"))
-                .orElse(null);
+        PartitionRef p =
+                node.registry().partition(new PartitionKey(MODEL, "default")).orElse(null);
         if (p == null) {
             return Set.of();
         }

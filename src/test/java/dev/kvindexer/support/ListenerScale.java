@@ -10,10 +10,14 @@ import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.partition.StreamId;
 import java.io.File;
+import java.io.IOException;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -45,6 +49,7 @@ public final class ListenerScale {
      * @param activeSeconds    after that, until every listener was active (handshake done)
      * @param appliedSeconds   after that, until every listener's partition stream had applied a batch
      * @param descriptors      growth of the node process's open descriptors
+     * @param farmConnections  this process's descriptors that are connections to the publishers: the listeners' own
      * @param threads          growth of the node's threads, the test's HTTP client threads left out
      * @param processThreads   growth of /proc/self/task, JVM-internal and test threads included
      * @param capacity         the node's listener ceiling
@@ -56,6 +61,7 @@ public final class ListenerScale {
             double activeSeconds,
             double appliedSeconds,
             int descriptors,
+            int farmConnections,
             int threads,
             int processThreads,
             int capacity,
@@ -127,6 +133,7 @@ public final class ListenerScale {
                 (activated - registered) / 1e9,
                 (applied - activated) / 1e9,
                 descriptors() - fdsBefore,
+                connectionsTo(ports),
                 added.size(),
                 processThreads() - tasksBefore,
                 node.ingest().listenerCapacity(),
@@ -141,6 +148,7 @@ public final class ListenerScale {
                 f.activeSeconds(),
                 f.appliedSeconds(),
                 f.descriptors(),
+                f.farmConnections(),
                 f.threads(),
                 f.processThreads(),
                 f.capacity(),
@@ -197,7 +205,7 @@ public final class ListenerScale {
     }
 
     private static long active(IndexerNode node) {
-        return node.services().registry().listeners().stream()
+        return node.registry().listeners().stream()
                 .filter(l -> l.state() == ListenerState.ACTIVE)
                 .count();
     }
@@ -205,6 +213,47 @@ public final class ListenerScale {
     private static int descriptors() {
         String[] fds = new File("/proc/self/fd").list();
         return fds == null ? -1 : fds.length;
+    }
+
+    /**
+     * This process's descriptors that are TCP connections to one of {@code ports}: unlike the process's whole count,
+     * sockets other tests left closing do not move it.
+     */
+    private static int connectionsTo(int[] ports) throws IOException {
+        Set<Integer> remote = new HashSet<>();
+        for (int port : ports) {
+            remote.add(port);
+        }
+        Set<String> inodes = new HashSet<>();
+        for (String table : List.of("/proc/self/net/tcp", "/proc/self/net/tcp6")) {
+            Path path = Path.of(table);
+            if (!Files.exists(path)) {
+                continue;
+            }
+            List<String> rows = Files.readAllLines(path);
+            for (String row : rows.subList(1, rows.size())) {
+                // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+                String[] c = row.trim().split("\\s+");
+                String rem = c[2];
+                int port = Integer.parseInt(rem.substring(rem.indexOf(':') + 1), 16);
+                if (remote.contains(port)) {
+                    inodes.add(c[9]);
+                }
+            }
+        }
+        int n = 0;
+        File[] fds = new File("/proc/self/fd").listFiles();
+        for (File fd : fds == null ? new File[0] : fds) {
+            try {
+                String link = Files.readSymbolicLink(fd.toPath()).toString();
+                if (link.startsWith("socket:[") && inodes.contains(link.substring(8, link.length() - 1))) {
+                    n++;
+                }
+            } catch (IOException closedMeanwhile) {
+                // A descriptor closed between the listing and the read is not a connection any more.
+            }
+        }
+        return n;
     }
 
     private static int processThreads() {
