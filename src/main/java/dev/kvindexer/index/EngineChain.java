@@ -6,7 +6,8 @@ import java.util.Arrays;
 /**
  * One owner's engine hashes along a prompt, from its first block: the device blocks it holds, then the host-pinned
  * extension beyond them, the same reach its tiered match counts. The hashes are the owner's own, so another engine
- * can ask it for exactly these blocks (a KV fetch hint names them).
+ * can ask it for exactly these blocks (a KV fetch hint names them). A read, like a match: several threads may ask at
+ * once while no change runs.
  */
 final class EngineChain {
     private static final long[] NONE = new long[0];
@@ -23,7 +24,7 @@ final class EngineChain {
 
     /** At most {@code maxBlocks} hashes, position i naming block i of the prompt; empty when the owner has none. */
     long[] of(long workerId, int dpRank, long[] localHashes, int maxBlocks) {
-        Owner o = owners.find(workerId, dpRank);
+        Owner o = owners.lookup(workerId, dpRank);
         int end = Math.min(maxBlocks, localHashes.length);
         if (o == null || end <= 0) {
             return NONE;

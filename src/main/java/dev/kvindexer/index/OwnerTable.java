@@ -174,6 +174,12 @@ final class OwnerTable {
         return order;
     }
 
+    /** The owner, to be read only, or null; safe on several threads at once while no change runs. */
+    Owner lookup(long workerId, int dpRank) {
+        Int2ObjectOpenHashMap<Owner> ranks = byWorker.get(workerId);
+        return ranks == null ? null : ranks.get(dpRank);
+    }
+
     /** The owner, to be read only. */
     Owner byId(int id) {
         return byId[id];

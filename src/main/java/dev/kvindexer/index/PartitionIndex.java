@@ -9,7 +9,8 @@ import java.util.List;
 /**
  * The KV block index of one (model, tenant) partition (docs/protocol/index.md): a device-tier prefix tree plus
  * lower-tier edge indexes. Changes are single-threaded by contract (only its partition actor makes them); the
- * matches ({@link #matchOwners}, {@link #matchTiered}, {@link #sharedReach}, {@link #localHashesOfSequence}) may run on
+ * matches ({@link #matchOwners}, {@link #matchTiered}, {@link #sharedReach}, {@link #localHashesOfSequence},
+ * {@link #engineHashes}) may run on
  * several threads at once while no change runs, which the partition's lock ensures.
  *
  * <p>Deliberate choices: every (worker, dp_rank, tier, engine hash) is reference counted (a block stored

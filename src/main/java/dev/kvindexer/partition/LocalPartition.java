@@ -248,7 +248,9 @@ final class LocalPartition implements PartitionRef {
 
     @Override
     public Future<long[]> engineHashes(long workerId, int dpRank, long[] localHashes, int maxBlocks) {
-        return request(new PartitionCommand.EngineHashes(workerId, dpRank, localHashes, maxBlocks));
+        return read(
+                p -> p.engineHashes(workerId, dpRank, localHashes, maxBlocks),
+                new PartitionCommand.EngineHashes(workerId, dpRank, localHashes, maxBlocks));
     }
 
     @Override

@@ -63,13 +63,21 @@ class PartitionConcurrencyTest {
         Future<QueryResult> idle = partition.query(local);
         assertTrue(idle.isComplete(), "an idle partition answers on the caller's thread, without its actor");
         assertEquals(BLOCKS, gpuOf(idle.result().owners()));
+        Future<long[]> chain = partition.engineHashes(WORKER, 0, local, BLOCKS);
+        assertTrue(chain.isComplete(), "an engine's chain (a selection's hint) is read the same way");
+        assertTrue(Arrays.equals(engine, chain.result()));
         readers.shrinking();
+        PrefixReaders chains = new PrefixReaders(
+                2, () -> await(partition.engineHashes(WORKER, 0, local, BLOCKS)).length, n -> n % BATCH == 0);
+        chains.shrinking();
         for (int to = BLOCKS; to > 0; to -= BATCH) {
             KvEvent removed = new KvEvent.Removed(StorageTier.DEVICE, Arrays.copyOfRange(engine, to - BATCH, to));
             assertEquals(1, apply(partition, eventId++, removed));
         }
         readers.stop();
+        chains.stop();
         assertTrue(await(partition.query(local)).owners().isEmpty());
+        assertEquals(0, await(partition.engineHashes(WORKER, 0, local, BLOCKS)).length);
     }
 
     private static int apply(PartitionRef partition, long eventId, KvEvent event) throws Exception {
