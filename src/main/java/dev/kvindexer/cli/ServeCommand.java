@@ -291,23 +291,21 @@ public final class ServeCommand implements Callable<Integer> {
                 commaList(peers),
                 ServeConfig.truthy(System.getenv("DYN_KV_INDEXER_TEST_ENDPOINTS")),
                 ServeConfig.minInitialWorkers(System.getenv("DYN_ROUTER_MIN_INITIAL_WORKERS")));
-        config = config.toBuilder()
-                .security(new SecurityConfig(authToken, authAll, tlsCert, tlsKey))
-                .http(edge.limits())
-                .maxEventBytes(maxEventBytes)
-                .maxListeners(maxListeners)
-                .compat(new ClientCompat(tenantFallback, conductorLoraIds))
-                .recovery(new RecoveryConfig(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
-                .indexMemory(
+        config = config.withSecurity(new SecurityConfig(authToken, authAll, tlsCert, tlsKey))
+                .withHttp(edge.limits())
+                .withMaxEventBytes(maxEventBytes)
+                .withMaxListeners(maxListeners)
+                .withCompat(new ClientCompat(tenantFallback, conductorLoraIds))
+                .withRecovery(new RecoveryConfig(recoveryMaxBytes, Duration.ofSeconds(recoveryTimeout)))
+                .withIndexMemory(
                         IndexMemory.parse(maxIndexMemory, Runtime.getRuntime().maxMemory()))
-                .network(NetworkConfig.parse(
+                .withNetwork(NetworkConfig.parse(
                         maxNetworkMemory, Runtime.getRuntime().maxMemory(), Duration.ofSeconds(messageTimeout)))
-                .durability(new DurabilityConfig(
+                .withDurability(new DurabilityConfig(
                         dataDir,
                         Duration.ofSeconds(snapshotInterval),
                         recoverFromDisk,
-                        InexactStreamPolicy.parse(inexactStreamPolicy)))
-                .build();
+                        InexactStreamPolicy.parse(inexactStreamPolicy)));
         if (accessLog != null) {
             config = config.withAccessLog(new AccessLogConfig(accessLog, traceIdHeader, accessLogLocalTime));
         }

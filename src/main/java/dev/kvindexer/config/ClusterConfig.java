@@ -100,33 +100,69 @@ public record ClusterConfig(
     }
 
     public ClusterConfig withReconcileInterval(Duration interval) {
-        return new ClusterConfig(
-                name, members, host, port, advertiseUrl, configFile, interval, busPort, serviceDns, replicationFactor);
+        return with(c -> c.reconcileInterval = interval);
     }
 
     /** Members found by a DNS lookup of {@code dns} (null: by the member list). */
     public ClusterConfig withServiceDns(String dns) {
-        return new ClusterConfig(
-                name,
-                members,
-                host,
-                port,
-                advertiseUrl,
-                configFile,
-                reconcileInterval,
-                busPort,
-                dns,
-                replicationFactor);
+        return with(c -> c.serviceDns = dns);
     }
 
     /** Each shard on {@code r} nodes ({@link #FULL}: every node holds everything). */
     public ClusterConfig withReplicationFactor(int r) {
-        return new ClusterConfig(
-                name, members, host, port, advertiseUrl, configFile, reconcileInterval, busPort, serviceDns, r);
+        return with(c -> c.replicationFactor = r);
     }
 
     /** A cluster on this machine only, as tests and the README's three-node example use it. */
     public static ClusterConfig loopback(String name) {
         return new ClusterConfig(name, List.of(LOOPBACK), LOOPBACK, DEFAULT_PORT, null, null);
+    }
+
+    /** Every field once, for the withers: each wither names only what it changes. */
+    private static final class Copy {
+        private String name;
+        private List<String> members;
+        private String host;
+        private int port;
+        private String advertiseUrl;
+        private String configFile;
+        private Duration reconcileInterval;
+        private int busPort;
+        private String serviceDns;
+        private int replicationFactor;
+
+        private Copy(ClusterConfig c) {
+            name = c.name;
+            members = c.members;
+            host = c.host;
+            port = c.port;
+            advertiseUrl = c.advertiseUrl;
+            configFile = c.configFile;
+            reconcileInterval = c.reconcileInterval;
+            busPort = c.busPort;
+            serviceDns = c.serviceDns;
+            replicationFactor = c.replicationFactor;
+        }
+
+        private ClusterConfig build() {
+            return new ClusterConfig(
+                    name,
+                    members,
+                    host,
+                    port,
+                    advertiseUrl,
+                    configFile,
+                    reconcileInterval,
+                    busPort,
+                    serviceDns,
+                    replicationFactor);
+        }
+    }
+
+    /** These settings with {@code change} made to a copy of them. */
+    private ClusterConfig with(java.util.function.Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return c.build();
     }
 }

@@ -98,34 +98,70 @@ public record SelectServiceConfig(
     }
 
     public SelectServiceConfig withLimits(SelectServiceLimitsConfig limits) {
-        return with(limits, security, sessionAffinityTtlSecs);
+        return with(c -> c.limits = limits);
     }
 
     /** The same routes guarded by {@code security}'s token (the indexer's own settings under {@code serve}). */
     public SelectServiceConfig withSecurity(SecurityConfig security) {
-        return with(limits, security, sessionAffinityTtlSecs);
+        return with(c -> c.security = security);
     }
 
     /** The same service with session affinity, bindings idling out after {@code ttlSecs}; 0 for none. */
     public SelectServiceConfig withSessionAffinityTtlSecs(long ttlSecs) {
-        return with(limits, security, ttlSecs);
+        return with(c -> c.sessionAffinityTtlSecs = ttlSecs);
     }
 
-    /** These settings with the members the {@code with} methods change replaced. */
-    private SelectServiceConfig with(
-            SelectServiceLimitsConfig limits, SecurityConfig security, long sessionAffinityTtlSecs) {
-        return new SelectServiceConfig(
-                host,
-                port,
-                cacheTtlMillis,
-                cacheMaxEntries,
-                cacheMaxBytes,
-                cleanupIntervalMillis,
-                replicaSyncPort,
-                replicaSyncPeers,
-                http,
-                limits,
-                security,
-                sessionAffinityTtlSecs);
+    /** Every field once, for the withers: each wither names only what it changes. */
+    private static final class Copy {
+        private String host;
+        private int port;
+        private long cacheTtlMillis;
+        private int cacheMaxEntries;
+        private long cacheMaxBytes;
+        private long cleanupIntervalMillis;
+        private int replicaSyncPort;
+        private List<String> replicaSyncPeers;
+        private HttpConfig http;
+        private SelectServiceLimitsConfig limits;
+        private SecurityConfig security;
+        private long sessionAffinityTtlSecs;
+
+        private Copy(SelectServiceConfig c) {
+            host = c.host;
+            port = c.port;
+            cacheTtlMillis = c.cacheTtlMillis;
+            cacheMaxEntries = c.cacheMaxEntries;
+            cacheMaxBytes = c.cacheMaxBytes;
+            cleanupIntervalMillis = c.cleanupIntervalMillis;
+            replicaSyncPort = c.replicaSyncPort;
+            replicaSyncPeers = c.replicaSyncPeers;
+            http = c.http;
+            limits = c.limits;
+            security = c.security;
+            sessionAffinityTtlSecs = c.sessionAffinityTtlSecs;
+        }
+
+        private SelectServiceConfig build() {
+            return new SelectServiceConfig(
+                    host,
+                    port,
+                    cacheTtlMillis,
+                    cacheMaxEntries,
+                    cacheMaxBytes,
+                    cleanupIntervalMillis,
+                    replicaSyncPort,
+                    replicaSyncPeers,
+                    http,
+                    limits,
+                    security,
+                    sessionAffinityTtlSecs);
+        }
+    }
+
+    /** These settings with {@code change} made to a copy of them. */
+    private SelectServiceConfig with(java.util.function.Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return c.build();
     }
 }

@@ -90,197 +90,52 @@ public record ServeConfig(
                 null);
     }
 
-    /** A builder holding these settings, to change some of them. */
-    public Builder toBuilder() {
-        return new Builder(this);
-    }
-
     public ServeConfig withCluster(ClusterConfig settings) {
-        return toBuilder().cluster(settings).build();
+        return with(c -> c.cluster = settings);
     }
 
     public ServeConfig withAccessLog(AccessLogConfig settings) {
-        return toBuilder().accessLog(settings).build();
+        return with(c -> c.accessLog = settings);
     }
 
     public ServeConfig withSecurity(SecurityConfig settings) {
-        return toBuilder().security(settings).build();
+        return with(c -> c.security = settings);
     }
 
     public ServeConfig withHttp(HttpConfig limits) {
-        return toBuilder().http(limits).build();
+        return with(c -> c.http = limits);
     }
 
     public ServeConfig withPeers(List<String> urls) {
-        return toBuilder().peers(urls).build();
+        return with(c -> c.peers = urls);
     }
 
     public ServeConfig withMaxEventBytes(long bytes) {
-        return toBuilder().maxEventBytes(bytes).build();
+        return with(c -> c.maxEventBytes = bytes);
     }
 
     public ServeConfig withCompat(ClientCompat settings) {
-        return toBuilder().compat(settings).build();
+        return with(c -> c.compat = settings);
     }
 
     public ServeConfig withRecovery(RecoveryConfig limits) {
-        return toBuilder().recovery(limits).build();
+        return with(c -> c.recovery = limits);
     }
 
     public ServeConfig withIndexMemory(IndexMemory memory) {
-        return toBuilder().indexMemory(memory).build();
+        return with(c -> c.indexMemory = memory);
     }
 
     public ServeConfig withMaxListeners(int listeners) {
-        return toBuilder().maxListeners(listeners).build();
+        return with(c -> c.maxListeners = listeners);
     }
 
     public ServeConfig withDurability(DurabilityConfig settings) {
-        return toBuilder().durability(settings).build();
+        return with(c -> c.durability = settings);
     }
 
     public ServeConfig withNetwork(NetworkConfig limits) {
-        return toBuilder().network(limits).build();
-    }
-
-    /**
-     * Settings changed one at a time, Vert.x {@code *Options} style; {@link #build} checks them together as the
-     * record's constructor does.
-     */
-    public static final class Builder {
-        private String host;
-        private int port;
-        private int threads;
-        private int ingestThreads;
-        private List<WorkerSpec> workers;
-        private Integer blockSize;
-        private String modelName;
-        private String routingGroup;
-        private List<String> peers;
-        private boolean testEndpoints;
-        private int minInitialWorkers;
-        private ClusterConfig cluster;
-        private AccessLogConfig accessLog;
-        private SecurityConfig security;
-        private HttpConfig http;
-        private long maxEventBytes;
-        private ClientCompat compat;
-        private RecoveryConfig recovery;
-        private IndexMemory indexMemory;
-        private int maxListeners;
-        private DurabilityConfig durability;
-        private NetworkConfig network;
-
-        private Builder(ServeConfig c) {
-            host = c.host;
-            port = c.port;
-            threads = c.threads;
-            ingestThreads = c.ingestThreads;
-            workers = c.workers;
-            blockSize = c.blockSize;
-            modelName = c.modelName;
-            routingGroup = c.routingGroup;
-            peers = c.peers;
-            testEndpoints = c.testEndpoints;
-            minInitialWorkers = c.minInitialWorkers;
-            cluster = c.cluster;
-            accessLog = c.accessLog;
-            security = c.security;
-            http = c.http;
-            maxEventBytes = c.maxEventBytes;
-            compat = c.compat;
-            recovery = c.recovery;
-            indexMemory = c.indexMemory;
-            maxListeners = c.maxListeners;
-            durability = c.durability;
-            network = c.network;
-        }
-
-        public Builder network(NetworkConfig limits) {
-            network = limits;
-            return this;
-        }
-
-        public Builder durability(DurabilityConfig settings) {
-            durability = settings;
-            return this;
-        }
-
-        public Builder cluster(ClusterConfig settings) {
-            cluster = settings;
-            return this;
-        }
-
-        public Builder accessLog(AccessLogConfig settings) {
-            accessLog = settings;
-            return this;
-        }
-
-        public Builder security(SecurityConfig settings) {
-            security = settings;
-            return this;
-        }
-
-        public Builder http(HttpConfig limits) {
-            http = limits;
-            return this;
-        }
-
-        public Builder peers(List<String> urls) {
-            peers = urls;
-            return this;
-        }
-
-        public Builder maxEventBytes(long bytes) {
-            maxEventBytes = bytes;
-            return this;
-        }
-
-        public Builder compat(ClientCompat settings) {
-            compat = settings;
-            return this;
-        }
-
-        public Builder recovery(RecoveryConfig limits) {
-            recovery = limits;
-            return this;
-        }
-
-        public Builder indexMemory(IndexMemory memory) {
-            indexMemory = memory;
-            return this;
-        }
-
-        public Builder maxListeners(int listeners) {
-            maxListeners = listeners;
-            return this;
-        }
-
-        public ServeConfig build() {
-            return new ServeConfig(
-                    host,
-                    port,
-                    threads,
-                    ingestThreads,
-                    workers,
-                    blockSize,
-                    modelName,
-                    routingGroup,
-                    peers,
-                    testEndpoints,
-                    minInitialWorkers,
-                    cluster,
-                    accessLog,
-                    security,
-                    http,
-                    maxEventBytes,
-                    compat,
-                    recovery,
-                    indexMemory,
-                    maxListeners,
-                    durability,
-                    network);
-        }
+        return with(c -> c.network = limits);
     }
 
     public boolean clustered() {
@@ -345,5 +200,89 @@ public record ServeConfig(
     /** Defaults for an embedded node on loopback (tests, demos). */
     public static ServeConfig local(int port) {
         return new ServeConfig("127.0.0.1", port, 2, 1, List.of(), null, "default", "default", List.of(), true, 0);
+    }
+
+    /** Every field once, for the withers: each wither names only what it changes. */
+    private static final class Copy {
+        private String host;
+        private int port;
+        private int threads;
+        private int ingestThreads;
+        private List<WorkerSpec> workers;
+        private Integer blockSize;
+        private String modelName;
+        private String routingGroup;
+        private List<String> peers;
+        private boolean testEndpoints;
+        private int minInitialWorkers;
+        private ClusterConfig cluster;
+        private AccessLogConfig accessLog;
+        private SecurityConfig security;
+        private HttpConfig http;
+        private long maxEventBytes;
+        private ClientCompat compat;
+        private RecoveryConfig recovery;
+        private IndexMemory indexMemory;
+        private int maxListeners;
+        private DurabilityConfig durability;
+        private NetworkConfig network;
+
+        private Copy(ServeConfig c) {
+            host = c.host;
+            port = c.port;
+            threads = c.threads;
+            ingestThreads = c.ingestThreads;
+            workers = c.workers;
+            blockSize = c.blockSize;
+            modelName = c.modelName;
+            routingGroup = c.routingGroup;
+            peers = c.peers;
+            testEndpoints = c.testEndpoints;
+            minInitialWorkers = c.minInitialWorkers;
+            cluster = c.cluster;
+            accessLog = c.accessLog;
+            security = c.security;
+            http = c.http;
+            maxEventBytes = c.maxEventBytes;
+            compat = c.compat;
+            recovery = c.recovery;
+            indexMemory = c.indexMemory;
+            maxListeners = c.maxListeners;
+            durability = c.durability;
+            network = c.network;
+        }
+
+        private ServeConfig build() {
+            return new ServeConfig(
+                    host,
+                    port,
+                    threads,
+                    ingestThreads,
+                    workers,
+                    blockSize,
+                    modelName,
+                    routingGroup,
+                    peers,
+                    testEndpoints,
+                    minInitialWorkers,
+                    cluster,
+                    accessLog,
+                    security,
+                    http,
+                    maxEventBytes,
+                    compat,
+                    recovery,
+                    indexMemory,
+                    maxListeners,
+                    durability,
+                    network);
+        }
+    }
+
+    /** These settings with {@code change} made to a copy of them. */
+    private ServeConfig with(java.util.function.Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return c.build();
     }
 }

@@ -60,184 +60,53 @@ public record EngineConfig(
     }
 
     public EngineConfig withPorts(int live, int replay) {
-        return new EngineConfig(
-                instanceId,
-                dpRank,
-                bindHost,
-                advertiseHost,
-                live,
-                replay,
-                format,
-                hashKind,
-                blockSize,
-                capacity,
-                hostCapacity,
-                replayStyle,
-                topic,
-                dropRate,
-                seed,
-                replayCapacity);
+        return with(c -> {
+            c.livePort = live;
+            c.replayPort = replay;
+        });
     }
 
     public EngineConfig withHosts(String bind, String advertise) {
-        return new EngineConfig(
-                instanceId,
-                dpRank,
-                bind,
-                advertise,
-                livePort,
-                replayPort,
-                format,
-                hashKind,
-                blockSize,
-                capacity,
-                hostCapacity,
-                replayStyle,
-                topic,
-                dropRate,
-                seed,
-                replayCapacity);
+        return with(c -> {
+            c.bindHost = bind;
+            c.advertiseHost = advertise;
+        });
     }
 
     public EngineConfig withFormat(BatchEncoder.Format f) {
-        return new EngineConfig(
-                instanceId,
-                dpRank,
-                bindHost,
-                advertiseHost,
-                livePort,
-                replayPort,
-                f,
-                hashKind,
-                blockSize,
-                capacity,
-                hostCapacity,
-                replayStyle,
-                topic,
-                dropRate,
-                seed,
-                replayCapacity);
+        return with(c -> c.format = f);
     }
 
     public EngineConfig withHashKind(EngineHashKind k) {
-        return new EngineConfig(
-                instanceId,
-                dpRank,
-                bindHost,
-                advertiseHost,
-                livePort,
-                replayPort,
-                format,
-                k,
-                blockSize,
-                capacity,
-                hostCapacity,
-                replayStyle,
-                topic,
-                dropRate,
-                seed,
-                replayCapacity);
+        return with(c -> c.hashKind = k);
     }
 
     public EngineConfig withCache(int newBlockSize, int newCapacity, int newHostCapacity) {
-        return new EngineConfig(
-                instanceId,
-                dpRank,
-                bindHost,
-                advertiseHost,
-                livePort,
-                replayPort,
-                format,
-                hashKind,
-                newBlockSize,
-                newCapacity,
-                newHostCapacity,
-                replayStyle,
-                topic,
-                dropRate,
-                seed,
-                replayCapacity);
+        return with(c -> {
+            c.blockSize = newBlockSize;
+            c.capacity = newCapacity;
+            c.hostCapacity = newHostCapacity;
+        });
     }
 
     public EngineConfig withReplayStyle(ReplayStyle s) {
-        return new EngineConfig(
-                instanceId,
-                dpRank,
-                bindHost,
-                advertiseHost,
-                livePort,
-                replayPort,
-                format,
-                hashKind,
-                blockSize,
-                capacity,
-                hostCapacity,
-                s,
-                topic,
-                dropRate,
-                seed,
-                replayCapacity);
+        return with(c -> c.replayStyle = s);
     }
 
     public EngineConfig withTopic(String t) {
-        return new EngineConfig(
-                instanceId,
-                dpRank,
-                bindHost,
-                advertiseHost,
-                livePort,
-                replayPort,
-                format,
-                hashKind,
-                blockSize,
-                capacity,
-                hostCapacity,
-                replayStyle,
-                t,
-                dropRate,
-                seed,
-                replayCapacity);
+        return with(c -> c.topic = t);
     }
 
     public EngineConfig withDrops(double rate, long newSeed) {
-        return new EngineConfig(
-                instanceId,
-                dpRank,
-                bindHost,
-                advertiseHost,
-                livePort,
-                replayPort,
-                format,
-                hashKind,
-                blockSize,
-                capacity,
-                hostCapacity,
-                replayStyle,
-                topic,
-                rate,
-                newSeed,
-                replayCapacity);
+        return with(c -> {
+            c.dropRate = rate;
+            c.seed = newSeed;
+        });
     }
 
     /** How many of its last batches the engine can replay (vLLM's buffer_steps). */
     public EngineConfig withReplayCapacity(int batches) {
-        return new EngineConfig(
-                instanceId,
-                dpRank,
-                bindHost,
-                advertiseHost,
-                livePort,
-                replayPort,
-                format,
-                hashKind,
-                blockSize,
-                capacity,
-                hostCapacity,
-                replayStyle,
-                topic,
-                dropRate,
-                seed,
-                batches);
+        return with(c -> c.replayCapacity = batches);
     }
 
     /** The medium a device block is published with. */
@@ -265,5 +134,71 @@ public record EngineConfig(
         z = (z ^ (z >>> 33)) * 0xff51afd7ed558ccdL;
         z = (z ^ (z >>> 33)) * 0xc4ceb9fe1a85ec53L;
         return z ^ (z >>> 33);
+    }
+
+    /** Every field once, for the withers: each wither names only what it changes. */
+    private static final class Copy {
+        private long instanceId;
+        private int dpRank;
+        private String bindHost;
+        private String advertiseHost;
+        private int livePort;
+        private int replayPort;
+        private BatchEncoder.Format format;
+        private EngineHashKind hashKind;
+        private int blockSize;
+        private int capacity;
+        private int hostCapacity;
+        private ReplayStyle replayStyle;
+        private String topic;
+        private double dropRate;
+        private long seed;
+        private int replayCapacity;
+
+        private Copy(EngineConfig c) {
+            instanceId = c.instanceId;
+            dpRank = c.dpRank;
+            bindHost = c.bindHost;
+            advertiseHost = c.advertiseHost;
+            livePort = c.livePort;
+            replayPort = c.replayPort;
+            format = c.format;
+            hashKind = c.hashKind;
+            blockSize = c.blockSize;
+            capacity = c.capacity;
+            hostCapacity = c.hostCapacity;
+            replayStyle = c.replayStyle;
+            topic = c.topic;
+            dropRate = c.dropRate;
+            seed = c.seed;
+            replayCapacity = c.replayCapacity;
+        }
+
+        private EngineConfig build() {
+            return new EngineConfig(
+                    instanceId,
+                    dpRank,
+                    bindHost,
+                    advertiseHost,
+                    livePort,
+                    replayPort,
+                    format,
+                    hashKind,
+                    blockSize,
+                    capacity,
+                    hostCapacity,
+                    replayStyle,
+                    topic,
+                    dropRate,
+                    seed,
+                    replayCapacity);
+        }
+    }
+
+    /** These settings with {@code change} made to a copy of them. */
+    private EngineConfig with(java.util.function.Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return c.build();
     }
 }

@@ -44,49 +44,70 @@ public record ZmtpConfig(
     }
 
     public ZmtpConfig withHeartbeat(Duration interval, Duration timeout) {
-        return new ZmtpConfig(
-                maxMessageBytes,
-                connectTimeout,
-                handshakeTimeout,
-                interval,
-                timeout,
-                reconnectMin,
-                reconnectMax,
-                protocolErrorDelay,
-                maxConnecting,
-                messageTimeout);
+        return with(c -> {
+            c.heartbeatInterval = interval;
+            c.heartbeatTimeout = timeout;
+        });
     }
 
     public ZmtpConfig withMessageTimeout(Duration timeout) {
-        return new ZmtpConfig(
-                maxMessageBytes,
-                connectTimeout,
-                handshakeTimeout,
-                heartbeatInterval,
-                heartbeatTimeout,
-                reconnectMin,
-                reconnectMax,
-                protocolErrorDelay,
-                maxConnecting,
-                timeout);
+        return with(c -> c.messageTimeout = timeout);
     }
 
     public ZmtpConfig withProtocolErrorDelay(Duration delay) {
-        return new ZmtpConfig(
-                maxMessageBytes,
-                connectTimeout,
-                handshakeTimeout,
-                heartbeatInterval,
-                heartbeatTimeout,
-                reconnectMin,
-                reconnectMax,
-                delay,
-                maxConnecting,
-                messageTimeout);
+        return with(c -> c.protocolErrorDelay = delay);
     }
 
     /** Our PING: its TTL asks the publisher to drop us after the heartbeat timeout without a byte from us. */
     byte[] ping() {
         return ZmtpCommand.ping((int) (heartbeatTimeout.toMillis() / 100));
+    }
+
+    /** Every field once, for the withers: each wither names only what it changes. */
+    private static final class Copy {
+        private long maxMessageBytes;
+        private Duration connectTimeout;
+        private Duration handshakeTimeout;
+        private Duration heartbeatInterval;
+        private Duration heartbeatTimeout;
+        private Duration reconnectMin;
+        private Duration reconnectMax;
+        private Duration protocolErrorDelay;
+        private int maxConnecting;
+        private Duration messageTimeout;
+
+        private Copy(ZmtpConfig c) {
+            maxMessageBytes = c.maxMessageBytes;
+            connectTimeout = c.connectTimeout;
+            handshakeTimeout = c.handshakeTimeout;
+            heartbeatInterval = c.heartbeatInterval;
+            heartbeatTimeout = c.heartbeatTimeout;
+            reconnectMin = c.reconnectMin;
+            reconnectMax = c.reconnectMax;
+            protocolErrorDelay = c.protocolErrorDelay;
+            maxConnecting = c.maxConnecting;
+            messageTimeout = c.messageTimeout;
+        }
+
+        private ZmtpConfig build() {
+            return new ZmtpConfig(
+                    maxMessageBytes,
+                    connectTimeout,
+                    handshakeTimeout,
+                    heartbeatInterval,
+                    heartbeatTimeout,
+                    reconnectMin,
+                    reconnectMax,
+                    protocolErrorDelay,
+                    maxConnecting,
+                    messageTimeout);
+        }
+    }
+
+    /** These settings with {@code change} made to a copy of them. */
+    private ZmtpConfig with(java.util.function.Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return c.build();
     }
 }
