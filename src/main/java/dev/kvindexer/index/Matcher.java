@@ -27,6 +27,8 @@ final class Matcher {
     private boolean[] inCont = new boolean[64];
     private int[] touched = new int[64];
     private int touchedCount;
+    /** Whether this walk went on into the lower tiers: otherwise their columns are all zero and nobody reads them. */
+    private boolean lowerWalked;
 
     // An answer's columns are filled here and copied out at their size: a copy skips zeroing the new arrays.
     private int[] places = new int[64];
@@ -237,6 +239,7 @@ final class Matcher {
     }
 
     private void extendLower(long[] localHashes, TierRecorder recorder) {
+        lowerWalked = true;
         // Owners with a device score continue from their own engine hash at their matched depth.
         for (int i = 0; i < touchedCount; i++) {
             int id = touched[i];
@@ -323,6 +326,8 @@ final class Matcher {
         int[] disk = ext[1];
         int[] external = ext[2];
         int[] at = places;
+        // Without a lower-tier walk their columns are all zero: the device depth is every tier's reach.
+        boolean lower = lowerWalked;
         int count = order.size;
         boolean narrow = touchedCount * NARROW < count;
         if (narrow) {
@@ -343,8 +348,12 @@ final class Matcher {
             int p = narrow ? at[k] : k;
             int id = ids[p];
             int g = gpu[id];
-            int c = g + host[id];
-            int d = c + disk[id] + external[id];
+            int c = g;
+            int d = g;
+            if (lower) {
+                c += host[id];
+                d = c + disk[id] + external[id];
+            }
             if (d > 0) {
                 outW[n] = workers[p];
                 int f = n * OwnerMatches.FIELDS;
@@ -361,15 +370,19 @@ final class Matcher {
 
     /** Leaves the scratch arrays zero for the next query, touching only what this one touched. */
     private void reset() {
+        boolean lowerToo = lowerWalked;
         for (int i = 0; i < touchedCount; i++) {
             int id = touched[i];
             gpu[id] = 0;
-            for (int[] tierExt : ext) {
-                tierExt[id] = 0;
+            if (lowerToo) {
+                for (int[] tierExt : ext) {
+                    tierExt[id] = 0;
+                }
             }
             inCont[id] = false;
         }
         touchedCount = 0;
+        lowerWalked = false;
     }
 
     private void touch(int id) {
