@@ -14,8 +14,8 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * The C++ Conductor's query walk over a filled context, its keys known in advance (no SHA-256): what looking up a
- * prompt's 512 block keys among 821,504 costs. The fill is {@code CppQueryFill}'s shape: 8 engines, engine e holding
- * the first 64 (e + 1) blocks of each of 1,604 prompts of 512 blocks.
+ * prompt's 512 block keys among about 821,000 costs. Eight engines; engine e holds the first 64 (e + 1) blocks of each
+ * of 1,604 prompts of 512 blocks, so every walk's eight cursors stop one after another along the prompt.
  */
 @State(Scope.Benchmark)
 @Fork(
