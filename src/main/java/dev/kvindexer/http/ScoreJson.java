@@ -2,18 +2,21 @@ package dev.kvindexer.http;
 
 import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.index.TierBreakdown;
+import dev.kvindexer.web.JsonBytes;
+import io.vertx.core.buffer.Buffer;
 
 /**
  * Renders Dynamo's ScoreResponse (docs/api/dynamo.md#scoreresponse) with the reference's member order: {@code scores},
  * {@code frequencies}, {@code instances}; inside a breakdown {@code longest_matched, gpu, dp, cpu, disk}.
- * Ids are printed unsigned, which is why this is written by hand.
+ * Ids are printed unsigned, which is why this is written by hand, as bytes: a fleet's answer is one instance an
+ * engine.
  */
 final class ScoreJson {
     private ScoreJson() {}
 
-    static String render(OwnerMatches matches, int blockSize) {
+    static Buffer render(OwnerMatches matches, int blockSize) {
         TierBreakdown breakdown = TierBreakdown.of(matches, blockSize);
-        StringBuilder sb = new StringBuilder(64 + matches.size() * 96).append("{\"scores\":{");
+        JsonBytes out = new JsonBytes(64 + matches.size() * 160).raw("{\"scores\":{");
         long worker = 0;
         boolean open = false;
         for (int j = 0; j < breakdown.ownerCount(); j++) {
@@ -23,40 +26,35 @@ final class ScoreJson {
             }
             long w = breakdown.ownerWorkerId(j);
             if (open && w == worker) {
-                sb.append(',');
+                out.raw(',');
             } else {
-                sb.append(open ? "}," : "")
-                        .append('"')
-                        .append(Long.toUnsignedString(w))
-                        .append("\":{");
+                out.raw(open ? "},\"" : "\"").unsigned(w).raw("\":{");
                 worker = w;
                 open = true;
             }
-            sb.append('"').append(breakdown.dpRank(j)).append("\":").append(tokens);
+            out.raw('"').number(breakdown.dpRank(j)).raw("\":").number(tokens);
         }
-        sb.append(open ? "}" : "").append("},\"frequencies\":[],\"instances\":{");
+        out.raw(open ? "}" : "").raw("},\"frequencies\":[],\"instances\":{");
         for (int k = 0; k < breakdown.instanceCount(); k++) {
-            sb.append(k == 0 ? "" : ",")
-                    .append('"')
-                    .append(Long.toUnsignedString(breakdown.workerId(k)))
-                    .append("\":{\"longest_matched\":")
-                    .append(breakdown.longestMatched(k))
-                    .append(",\"gpu\":")
-                    .append(breakdown.gpu(k))
-                    .append(",\"dp\":{");
+            out.raw(k == 0 ? "\"" : ",\"")
+                    .unsigned(breakdown.workerId(k))
+                    .raw("\":{\"longest_matched\":")
+                    .number(breakdown.longestMatched(k))
+                    .raw(",\"gpu\":")
+                    .number(breakdown.gpu(k))
+                    .raw(",\"dp\":{");
             for (int r = breakdown.dpFrom(k); r < breakdown.dpFrom(k + 1); r++) {
-                sb.append(r == breakdown.dpFrom(k) ? "" : ",")
-                        .append('"')
-                        .append(breakdown.dpRank(r))
-                        .append("\":")
-                        .append(breakdown.dpTokens(r));
+                out.raw(r == breakdown.dpFrom(k) ? "\"" : ",\"")
+                        .number(breakdown.dpRank(r))
+                        .raw("\":")
+                        .number(breakdown.dpTokens(r));
             }
-            sb.append("},\"cpu\":")
-                    .append(breakdown.cpu(k))
-                    .append(",\"disk\":")
-                    .append(breakdown.disk(k))
-                    .append('}');
+            out.raw("},\"cpu\":")
+                    .number(breakdown.cpu(k))
+                    .raw(",\"disk\":")
+                    .number(breakdown.disk(k))
+                    .raw('}');
         }
-        return sb.append("}}").toString();
+        return out.raw("}}").toBuffer();
     }
 }

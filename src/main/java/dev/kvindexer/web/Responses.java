@@ -2,6 +2,7 @@ package dev.kvindexer.web;
 
 import dev.kvindexer.event.Refusal;
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
@@ -28,6 +29,21 @@ public final class Responses {
                     .setStatusCode(status)
                     .putHeader("content-type", msgpack)
                     .end(MsgpackBodies.encode(body));
+            return;
+        }
+        ctx.response()
+                .setStatusCode(status)
+                .putHeader("content-type", "application/json")
+                .end(body);
+    }
+
+    /** {@link #json(RoutingContext, int, String)} for a body already written as bytes. */
+    public static void json(RoutingContext ctx, int status, Buffer body) {
+        if (ctx.response().ended() || ctx.response().closed()) {
+            return;
+        }
+        if (MsgpackBodies.responseType(ctx) != null) {
+            json(ctx, status, body.toString());
             return;
         }
         ctx.response()

@@ -12,7 +12,7 @@ class ScoreJsonTest {
     void emptyResult() {
         assertEquals(
                 "{\"scores\":{},\"frequencies\":[],\"instances\":{}}",
-                ScoreJson.render(OwnerMatches.of(List.of()), 16));
+                ScoreJson.render(OwnerMatches.of(List.of()), 16).toString());
     }
 
     @Test
@@ -24,6 +24,6 @@ class ScoreJsonTest {
                 "{\"scores\":{\"7\":{\"0\":32,\"1\":16}},\"frequencies\":[],\"instances\":{"
                         + "\"7\":{\"longest_matched\":80,\"gpu\":32,\"dp\":{\"0\":32,\"1\":16},\"cpu\":48,\"disk\":80},"
                         + "\"18446744073709551615\":{\"longest_matched\":16,\"gpu\":0,\"dp\":{\"4\":0},\"cpu\":16,\"disk\":16}}}",
-                ScoreJson.render(OwnerMatches.of(matches), 16));
+                ScoreJson.render(OwnerMatches.of(matches), 16).toString());
     }
 }
