@@ -2,6 +2,7 @@ package dev.kvindexer.config;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * How a node joins its Hazelcast cluster ({@code serve --cluster}).
@@ -160,7 +161,7 @@ public record ClusterConfig(
     }
 
     /** These settings with {@code change} made to a copy of them. */
-    private ClusterConfig with(java.util.function.Consumer<Copy> change) {
+    private ClusterConfig with(Consumer<Copy> change) {
         Copy c = new Copy(this);
         change.accept(c);
         return c.build();

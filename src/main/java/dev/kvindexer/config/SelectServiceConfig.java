@@ -1,6 +1,7 @@
 package dev.kvindexer.config;
 
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Settings of the selection service ({@code select-service}, or {@code serve --select-port}), docs/api/selection.md#command-line-and-environment. The
@@ -159,7 +160,7 @@ public record SelectServiceConfig(
     }
 
     /** These settings with {@code change} made to a copy of them. */
-    private SelectServiceConfig with(java.util.function.Consumer<Copy> change) {
+    private SelectServiceConfig with(Consumer<Copy> change) {
         Copy c = new Copy(this);
         change.accept(c);
         return c.build();

@@ -1,6 +1,7 @@
 package dev.kvindexer.config;
 
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Settings of the {@code serve} command.
@@ -280,7 +281,7 @@ public record ServeConfig(
     }
 
     /** These settings with {@code change} made to a copy of them. */
-    private ServeConfig with(java.util.function.Consumer<Copy> change) {
+    private ServeConfig with(Consumer<Copy> change) {
         Copy c = new Copy(this);
         change.accept(c);
         return c.build();

@@ -35,8 +35,7 @@ final class OwnerTable {
         if (o != null && o.workerId == workerId && o.dpRank == dpRank) {
             return touch(o);
         }
-        Int2ObjectOpenHashMap<Owner> ranks = byWorker.get(workerId);
-        o = ranks == null ? null : ranks.get(dpRank);
+        o = lookup(workerId, dpRank);
         if (o != null) {
             last = o;
             touch(o);

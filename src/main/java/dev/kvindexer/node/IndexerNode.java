@@ -266,7 +266,7 @@ public final class IndexerNode implements AutoCloseable {
             // A sharded node alone serves every instance now, those its file has nothing of without any history:
             // marked, so that a node whose file has them replaces these copies (docs/protocol/recovery.md).
             report = dataDir.recover(
-                    parts.topology().registrar(),
+                    registrar(),
                     parts.registrations(),
                     config.blockSize(),
                     (key, worker) -> key.equals(registry.partitionOf(worker)) && registry.servesHere(worker),
@@ -332,7 +332,7 @@ public final class IndexerNode implements AutoCloseable {
         for (WorkerSpec w : config.workers()) {
             RegisterRequest r =
                     new RegisterRequest(w.workerId(), w.dpRank(), w.endpoint(), null, key, config.blockSize());
-            chain = chain.compose(v -> parts.topology().registrar().register(r).recover(t -> {
+            chain = chain.compose(v -> registrar().register(r).recover(t -> {
                 if (config.clustered() && t instanceof Refusal refused && refused.kind() == Refusal.Kind.CONFLICT) {
                     LOG.warn("--workers entry {} not registered: {}", w, t.getMessage());
                     return Future.succeededFuture();

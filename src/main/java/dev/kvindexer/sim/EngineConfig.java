@@ -1,5 +1,7 @@
 package dev.kvindexer.sim;
 
+import java.util.function.Consumer;
+
 /**
  * Settings of one simulated engine rank. Port 0 binds an ephemeral port (kept across restarts). {@code hostCapacity}
  * 0 disables the CPU tier. Start from {@link #local(long, int)} and adjust with the {@code with...} methods.
@@ -196,7 +198,7 @@ public record EngineConfig(
     }
 
     /** These settings with {@code change} made to a copy of them. */
-    private EngineConfig with(java.util.function.Consumer<Copy> change) {
+    private EngineConfig with(Consumer<Copy> change) {
         Copy c = new Copy(this);
         change.accept(c);
         return c.build();

@@ -1,6 +1,7 @@
 package dev.kvindexer.web;
 
 import io.vertx.core.buffer.Buffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
@@ -107,6 +108,6 @@ public final class JsonBytes {
 
     @Override
     public String toString() {
-        return new String(buf, 0, len, java.nio.charset.StandardCharsets.US_ASCII);
+        return new String(buf, 0, len, StandardCharsets.US_ASCII);
     }
 }

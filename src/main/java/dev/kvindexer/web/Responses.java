@@ -3,6 +3,7 @@ package dev.kvindexer.web;
 import dev.kvindexer.event.Refusal;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
@@ -31,10 +32,7 @@ public final class Responses {
                     .end(MsgpackBodies.encode(body));
             return;
         }
-        ctx.response()
-                .setStatusCode(status)
-                .putHeader("content-type", "application/json")
-                .end(body);
+        jsonResponse(ctx, status).end(body);
     }
 
     /** {@link #json(RoutingContext, int, String)} for a body already written as bytes. */
@@ -46,10 +44,11 @@ public final class Responses {
             json(ctx, status, body.toString());
             return;
         }
-        ctx.response()
-                .setStatusCode(status)
-                .putHeader("content-type", "application/json")
-                .end(body);
+        jsonResponse(ctx, status).end(body);
+    }
+
+    private static HttpServerResponse jsonResponse(RoutingContext ctx, int status) {
+        return ctx.response().setStatusCode(status).putHeader("content-type", "application/json");
     }
 
     public static void error(RoutingContext ctx, Throwable t) {

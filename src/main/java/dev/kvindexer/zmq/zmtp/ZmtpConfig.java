@@ -1,6 +1,7 @@
 package dev.kvindexer.zmq.zmtp;
 
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * How a {@link ZmtpSubscriber} connects, heartbeats and limits what it takes.
@@ -105,7 +106,7 @@ public record ZmtpConfig(
     }
 
     /** These settings with {@code change} made to a copy of them. */
-    private ZmtpConfig with(java.util.function.Consumer<Copy> change) {
+    private ZmtpConfig with(Consumer<Copy> change) {
         Copy c = new Copy(this);
         change.accept(c);
         return c.build();
