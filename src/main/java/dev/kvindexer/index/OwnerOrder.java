@@ -5,7 +5,7 @@ import java.util.Arrays;
 /**
  * The ordinary owners (shared stores left out) in answer order, worker id unsigned then rank, so that a query's
  * owners come out in that order without a sort per query: a prompt that a whole fleet holds the start of answers one
- * entry per engine, and sorting those by worker was most of its cost. Kept in place as owners come and go, which
+ * entry per engine, and sorting those by worker would cost more than the walk. Kept in place as owners come and go, which
  * happens under the partition's write lock, so queries under its read lock see it whole.
  */
 final class OwnerOrder {

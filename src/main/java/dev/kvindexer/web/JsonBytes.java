@@ -6,8 +6,8 @@ import java.util.Arrays;
 
 /**
  * A JSON text written as ASCII bytes, numbers straight into the buffer: an answer of a thousand instances prints two
- * thousand ids and four thousand counts, and a string per number, a StringBuilder and its encoding to bytes were most of
- * what rendering it cost. Callers write only ASCII: structure, member names and numbers.
+ * thousand ids and four thousand counts, and a string per number, a StringBuilder and its encoding to bytes would be
+ * most of what rendering it costs. Callers write only ASCII: structure, member names and numbers.
  */
 public final class JsonBytes {
     /** {@code POWERS[k]} is 10^k: a number of n digits is below {@code POWERS[n]}. */
