@@ -16,7 +16,7 @@ import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.HttpError;
-import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.MsgpackBodies;
 import dev.kvindexer.web.Responses;
 import dev.kvindexer.zmq.ZmqEndpoint;
@@ -70,9 +70,7 @@ public final class DynamoRoutes {
      * tenant_id must be strings when present (null is a shape error, as serde reads a string with a default);
      * tenant_id is otherwise ignored unless the node keeps the old fallback.
      */
-    private String routingGroup(JsonRequest body) {
-        String routingGroup = body.stringWithDefault("routing_group");
-        String tenantId = body.stringWithDefault("tenant_id");
+    private String routingGroup(String routingGroup, String tenantId) {
         if (routingGroup == null && tenantFallback) {
             routingGroup = tenantId;
         }
@@ -80,16 +78,9 @@ public final class DynamoRoutes {
     }
 
     void register(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        long workerId = body.requiredU64("instance_id");
-        String endpoint = body.requiredString("endpoint");
-        String model = body.requiredString("model_name");
-        int blockSize = body.requiredU32("block_size");
-        String routingGroup = routingGroup(body);
-        int dpRank = body.optionalU32("dp_rank", 0);
-        String replay = body.optionalString("replay_endpoint");
-        body.optionalString("additional_salt");
-        body.optionalString("additionalsalt");
+        DynamoRequests.Register body = JsonBinding.bind(ctx, DynamoRequests.Register.class);
+        String endpoint = body.endpoint();
+        String replay = body.replayEndpoint();
         String refusal = ZmqEndpoint.invalidMessage(endpoint);
         if (refusal != null) {
             throw new HttpError(400, refusal);
@@ -97,28 +88,29 @@ public final class DynamoRoutes {
         if (replay != null && (refusal = ZmqEndpoint.invalidMessage(replay)) != null) {
             throw new HttpError(400, "invalid replay endpoint `" + replay + "`: " + refusal);
         }
-        if (blockSize == 0) {
+        if (body.blockSize() == 0) {
             throw new HttpError(400, "block_size must be positive");
         }
-        PartitionKey key = new PartitionKey(model, routingGroup);
-        RegisterRequest request = new RegisterRequest(workerId, dpRank, endpoint, replay, key, blockSize);
+        PartitionKey key = new PartitionKey(body.modelName(), routingGroup(body.routingGroup(), body.tenantId()));
+        RegisterRequest request =
+                new RegisterRequest(body.instanceId(), body.dpRank(), endpoint, replay, key, body.blockSize());
         Responses.ok(ctx, refusalsAsHttp(registrar.register(request)), 201);
     }
 
     void unregister(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        long workerId = body.requiredU64("instance_id");
-        String model = body.requiredString("model_name");
-        // Both optional here, null meaning absent; without a group the instance goes wherever it is, every rank.
-        String routingGroup = body.optionalString("routing_group");
-        String tenantId = body.optionalString("tenant_id");
-        Integer dpRank = body.optionalRank("dp_rank");
+        DynamoRequests.Unregister body = JsonBinding.bind(ctx, DynamoRequests.Unregister.class);
+        // Without a group the instance goes wherever it is, every rank.
+        String routingGroup = body.routingGroup();
+        Integer dpRank = body.dpRank();
         if (tenantFallback) {
-            routingGroup = routingGroup != null ? routingGroup : tenantId;
+            routingGroup = routingGroup != null ? routingGroup : body.tenantId();
         } else if (routingGroup == null) {
             dpRank = null;
         }
-        Responses.ok(ctx, refusalsAsHttp(registrar.unregister(workerId, model, routingGroup, dpRank)), 200);
+        Responses.ok(
+                ctx,
+                refusalsAsHttp(registrar.unregister(body.instanceId(), body.modelName(), routingGroup, dpRank)),
+                200);
     }
 
     void workers(RoutingContext ctx) {
@@ -131,21 +123,21 @@ public final class DynamoRoutes {
     }
 
     void query(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        int[] tokens = body.u32Array("token_ids");
-        PartitionRef partition = partition(body.requiredString("model_name"), routingGroup(body));
-        long seed = BlockHasher.seedFor(body.optionalString("lora_name"), body.optionalString("cache_salt"));
+        DynamoRequests.Query body = JsonBinding.bind(ctx, DynamoRequests.Query.class);
+        int[] tokens = body.tokenIds();
+        PartitionRef partition = partition(body.modelName(), routingGroup(body.routingGroup(), body.tenantId()));
+        long seed = BlockHasher.seedFor(body.loraName(), body.cacheSalt());
         long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
         ask(ctx, partition, hashes, tokens.length);
     }
 
     void queryByHash(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        long[] hashes = body.i64Array("block_hashes");
-        String model = body.requiredString("model_name");
-        String routingGroup = routingGroup(body);
+        DynamoRequests.QueryByHash body = JsonBinding.bind(ctx, DynamoRequests.QueryByHash.class);
+        long[] hashes = body.blockHashes();
+        String model = body.modelName();
+        String routingGroup = routingGroup(body.routingGroup(), body.tenantId());
         // Checked before the partition: a salted lookup is refused even for a model nobody registered.
-        if (body.optionalString("cache_salt") != null) {
+        if (body.cacheSalt() != null) {
             throw new HttpError(
                     400,
                     "cache_salt is not accepted by /query_by_hash; "
@@ -160,11 +152,11 @@ public final class DynamoRoutes {
      * tier by tier, in blocks. Keyed by {@code routing_group} alone; any other member is ignored.
      */
     void queryTieredByHash(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        long[] hashes = body.i64Array("block_hashes");
-        String model = body.requiredString("model_name");
-        String routingGroup = body.stringWithDefault("routing_group");
-        PartitionRef partition = partition(model, routingGroup == null ? PartitionKey.DEFAULT : routingGroup);
+        DynamoRequests.QueryTieredByHash body = JsonBinding.bind(ctx, DynamoRequests.QueryTieredByHash.class);
+        long[] hashes = body.blockHashes();
+        String routingGroup = body.routingGroup();
+        PartitionRef partition =
+                partition(body.modelName(), routingGroup == null ? PartitionKey.DEFAULT : routingGroup);
         PartitionQuery.answered(
                         queries.queryTiered(partition, hashes, (long) hashes.length * partition.blockSize()),
                         noIndexer(partition.key()))
@@ -248,23 +240,17 @@ public final class DynamoRoutes {
     }
 
     void pauseListener(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        Responses.ok(
-                ctx,
-                refusalsAsHttp(registrations.pause(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0))),
-                200);
+        DynamoRequests.InstanceRank body = JsonBinding.bind(ctx, DynamoRequests.InstanceRank.class);
+        Responses.ok(ctx, refusalsAsHttp(registrations.pause(body.instanceId(), body.dpRank())), 200);
     }
 
     void resumeListener(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        Responses.ok(
-                ctx,
-                refusalsAsHttp(registrations.resume(body.requiredU64("instance_id"), body.optionalU32("dp_rank", 0))),
-                200);
+        DynamoRequests.InstanceRank body = JsonBinding.bind(ctx, DynamoRequests.InstanceRank.class);
+        Responses.ok(ctx, refusalsAsHttp(registrations.resume(body.instanceId(), body.dpRank())), 200);
     }
 
     void registerPeer(RoutingContext ctx) {
-        String url = JsonRequest.of(ctx).requiredString("url");
+        String url = JsonBinding.bind(ctx, DynamoRequests.Peer.class).url();
         if (!peers.add(url)) {
             throw new HttpError(
                     url.length() > PeerSet.MAX_URL_CHARS ? 422 : 409,
@@ -276,7 +262,7 @@ public final class DynamoRoutes {
     }
 
     void deregisterPeer(RoutingContext ctx) {
-        if (!peers.remove(JsonRequest.of(ctx).requiredString("url"))) {
+        if (!peers.remove(JsonBinding.bind(ctx, DynamoRequests.Peer.class).url())) {
             throw new HttpError(404, "peer not found");
         }
         Responses.json(ctx, 200, Responses.OK);

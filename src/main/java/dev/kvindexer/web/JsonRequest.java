@@ -7,16 +7,12 @@ import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
-import java.math.BigInteger;
 
 /**
  * Reads JSON request bodies with the reference's status codes (docs/api/dynamo.md#conventions): 415 for a missing or non-JSON
  * Content-Type, 400 for invalid JSON, 422 for valid JSON of the wrong shape, each naming the field.
  */
 public final class JsonRequest {
-    private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
-    private static final long U32_MAX = 0xFFFF_FFFFL;
-
     private static final String CONTEXT_KEY = "kvindexer.json-body";
 
     private final JsonObject body;
@@ -152,7 +148,6 @@ public final class JsonRequest {
         return s;
     }
 
-    /** Present and not null. */
     /** The parsed object, for members whose shape only the caller knows. */
     public JsonObject body() {
         return body;
@@ -169,31 +164,19 @@ public final class JsonRequest {
     /** A string id, or an integer given in its place (Mooncake accepts both for instance_id); null when absent. */
     public String optionalId(String field) {
         Object v = body.getValue(field);
-        if (v == null || v instanceof String) {
-            return optionalString(field);
-        }
-        if (v instanceof Integer || v instanceof Long || v instanceof BigInteger) {
-            return Long.toUnsignedString(u64(field, v));
-        }
-        throw HttpError.shape("`" + field + "`: invalid type, expected a string");
+        return v == null ? null : JsonFields.id(field, v);
     }
 
     /** A signed 64-bit integer, or null when absent. */
     public Long optionalI64(String field) {
         Object v = body.getValue(field);
-        if (v == null) {
-            return null;
-        }
-        if (v instanceof Integer || v instanceof Long) {
-            return ((Number) v).longValue();
-        }
-        throw HttpError.shape("`" + field + "`: invalid type, expected an integer");
+        return v == null ? null : JsonFields.i64(field, v);
     }
 
     public String requiredString(String field) {
         String s = optionalString(field);
         if (s == null) {
-            throw HttpError.shape("missing field `" + field + "`");
+            throw JsonFields.missing(field);
         }
         return s;
     }
@@ -204,7 +187,7 @@ public final class JsonRequest {
      */
     public String stringWithDefault(String field) {
         if (body.containsKey(field) && body.getValue(field) == null) {
-            throw HttpError.shape("`" + field + "`: invalid type: null, expected a string");
+            throw JsonFields.nullString(field);
         }
         return optionalString(field);
     }
@@ -212,59 +195,32 @@ public final class JsonRequest {
     /** A string member, or null when absent. */
     public String optionalString(String field) {
         Object v = body.getValue(field);
-        if (v == null) {
-            return null;
-        }
-        if (!(v instanceof String s)) {
-            throw HttpError.shape("`" + field + "`: invalid type, expected a string");
-        }
-        return s;
+        return v == null ? null : JsonFields.text(field, v);
     }
 
     public long requiredU64(String field) {
-        Object v = body.getValue(field);
-        if (v == null) {
-            throw HttpError.shape("missing field `" + field + "`");
-        }
-        return u64(field, v);
+        return JsonFields.u64(field, present(field));
     }
 
     /** A u64, or {@code defaultValue} when absent or null. */
     public long optionalU64(String field, long defaultValue) {
         Object v = body.getValue(field);
-        return v == null ? defaultValue : u64(field, v);
+        return v == null ? defaultValue : JsonFields.u64(field, v);
     }
 
     /** A required u32 over its whole range (ids and ranks that may exceed a signed int). */
     public long requiredU32Long(String field) {
-        long n = requiredU64(field);
-        if (n < 0 || n > U32_MAX) {
-            throw HttpError.shape("`" + field + "`: invalid value " + Long.toUnsignedString(n) + ", expected u32");
-        }
-        return n;
+        return JsonFields.u32Wide(field, present(field));
     }
 
     public int requiredU32(String field) {
-        if (!has(field)) {
-            throw HttpError.shape("missing field `" + field + "`");
-        }
-        return optionalU32(field, 0);
+        return JsonFields.u32(field, present(field));
     }
 
     /** A u32 that fits a non-negative int (ranks, block sizes); larger values are out of range for us. */
     public int optionalU32(String field, int defaultValue) {
         Object v = body.getValue(field);
-        if (v == null) {
-            return defaultValue;
-        }
-        long n = integral(field, v);
-        if (n < 0 || n > U32_MAX) {
-            throw HttpError.shape("`" + field + "`: invalid value " + v + ", expected u32");
-        }
-        if (n > Integer.MAX_VALUE) {
-            throw HttpError.shape("`" + field + "`: value " + v + " is too large");
-        }
-        return (int) n;
+        return v == null ? defaultValue : JsonFields.u32(field, v);
     }
 
     public Integer optionalRank(String field) {
@@ -279,15 +235,7 @@ public final class JsonRequest {
         JsonArray arr = requiredArray(field);
         int[] out = new int[arr.size()];
         for (int i = 0; i < out.length; i++) {
-            Object v = arr.getValue(i);
-            if (!(v instanceof Integer || v instanceof Long)) {
-                throw HttpError.shape("`" + field + "[" + i + "]`: invalid type, expected u32");
-            }
-            long n = ((Number) v).longValue();
-            if (n < 0 || n > U32_MAX) {
-                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + n + ", expected u32");
-            }
-            out[i] = (int) n;
+            out[i] = JsonFields.token(field, i, arr.getValue(i));
         }
         return out;
     }
@@ -302,11 +250,7 @@ public final class JsonRequest {
         JsonArray arr = requiredArray(field);
         long[] out = new long[arr.size()];
         for (int i = 0; i < out.length; i++) {
-            Object v = arr.getValue(i);
-            if (!(v instanceof Integer) && !(v instanceof Long)) {
-                throw HttpError.shape(field + "[" + i + "]: " + serdeUnexpected(v) + ", expected i64" + signedHint(v));
-            }
-            out[i] = ((Number) v).longValue();
+            out[i] = JsonFields.signedHash(field, i, arr.getValue(i));
         }
         return out;
     }
@@ -323,103 +267,24 @@ public final class JsonRequest {
         JsonArray arr = requiredArray(field);
         long[] out = new long[arr.size()];
         for (int i = 0; i < out.length; i++) {
-            Object v = arr.getValue(i);
-            if (v instanceof Integer || v instanceof Long) {
-                out[i] = ((Number) v).longValue();
-            } else if (v instanceof BigInteger big && big.signum() > 0 && big.compareTo(U64_MAX) <= 0) {
-                out[i] = big.longValue();
-            } else if (strings && v instanceof String text) {
-                out[i] = decimal(field, i, text.trim());
-            } else {
-                throw HttpError.shape("`" + field + "[" + i + "]`: invalid value " + shown(v) + ", expected "
-                        + (strings ? "a u64" : "i64"));
-            }
+            out[i] = JsonFields.hash(field, i, arr.getValue(i), strings);
         }
         return out;
     }
 
-    /** What serde says of a JSON value a number type cannot take, e.g. {@code invalid type: string "1"}. */
-    /**
-     * After Dynamo's own text, for a u64 hash above 2^63 − 1: the same 64 bits as the signed i64 the route reads, as
-     * engines and routers that print hashes unsigned would otherwise not know what to send.
-     */
-    private static String signedHint(Object v) {
-        if (v instanceof BigInteger b && b.signum() > 0 && b.compareTo(U64_MAX) <= 0) {
-            return " (a hash above 9223372036854775807 is sent as its signed 64-bit value: " + b.longValue() + ")";
+    private Object present(String field) {
+        Object v = body.getValue(field);
+        if (v == null) {
+            throw JsonFields.missing(field);
         }
-        return "";
-    }
-
-    private static String serdeUnexpected(Object v) {
-        if (v instanceof BigInteger b) {
-            return "invalid value: integer `" + b + "`";
-        }
-        if (v instanceof Number n) {
-            return "invalid type: floating point `" + n + "`";
-        }
-        if (v instanceof String str) {
-            return "invalid type: string "
-                    + io.vertx.core.json.Json.encode(str.length() > 64 ? str.substring(0, 64) : str);
-        }
-        if (v instanceof Boolean b) {
-            return "invalid type: boolean `" + b + "`";
-        }
-        return v == null
-                ? "invalid type: null"
-                : v instanceof JsonArray ? "invalid type: sequence" : "invalid type: map";
-    }
-
-    /**
-     * An element as an error shows it: an array or object by its kind, since its text may be as large as the body and
-     * as deep as the nesting bound.
-     */
-    private static String shown(Object v) {
-        return v instanceof JsonArray ? "(an array)" : v instanceof JsonObject ? "(an object)" : String.valueOf(v);
-    }
-
-    private static long decimal(String field, int i, String s) {
-        try {
-            return s.startsWith("-") ? Long.parseLong(s) : Long.parseUnsignedLong(s);
-        } catch (NumberFormatException e) {
-            throw HttpError.shape("`" + field + "[" + i + "]`: invalid value \"" + s + "\", expected a u64");
-        }
+        return v;
     }
 
     private JsonArray requiredArray(String field) {
-        Object v = body.getValue(field);
-        if (v == null) {
-            throw HttpError.shape("missing field `" + field + "`");
-        }
+        Object v = present(field);
         if (!(v instanceof JsonArray array)) {
-            throw HttpError.shape("`" + field + "`: invalid type, expected an array");
+            throw JsonFields.notAnArray(field);
         }
         return array;
-    }
-
-    private static long u64(String field, Object v) {
-        if (v instanceof Integer || v instanceof Long) {
-            long n = ((Number) v).longValue();
-            if (n < 0) {
-                throw HttpError.shape("`" + field + "`: invalid value " + n + ", expected u64");
-            }
-            return n;
-        }
-        if (v instanceof BigInteger b) {
-            if (b.signum() < 0 || b.compareTo(U64_MAX) > 0) {
-                throw HttpError.shape("`" + field + "`: invalid value " + b + ", expected u64");
-            }
-            return b.longValue();
-        }
-        throw HttpError.shape("`" + field + "`: invalid type, expected u64");
-    }
-
-    private static long integral(String field, Object v) {
-        if (v instanceof Integer || v instanceof Long) {
-            return ((Number) v).longValue();
-        }
-        if (v instanceof BigInteger big) {
-            return big.signum() < 0 ? -1 : Long.MAX_VALUE;
-        }
-        throw HttpError.shape("`" + field + "`: invalid type, expected an unsigned integer");
     }
 }

@@ -1,0 +1,325 @@
+package dev.kvindexer.web;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.BeanProperty;
+import com.fasterxml.jackson.databind.DatabindException;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
+import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.util.TokenBuffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Binds a request body to its record with Jackson. The body is parsed once, JSON or msgpack ({@link JsonRequest}),
+ * with a long {@code token_ids} array already packed; this walks that value into Jackson's tokens and binds the record
+ * named by the route. Each component is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire}
+ * marks, so every flavor keeps the reference's refusals word for word; a record's constructor adds the checks that
+ * span fields. Unknown members are ignored, as serde does by default.
+ */
+public final class JsonBinding {
+    private static final JsonMapper MAPPER = JsonMapper.builder()
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .disable(DeserializationFeature.WRAP_EXCEPTIONS)
+            .addModule(new SimpleModule("kvindexer-request-fields")
+                    .addDeserializer(String.class, new FieldReader<>(String.class))
+                    .addDeserializer(long.class, new FieldReader<>(long.class))
+                    .addDeserializer(Long.class, new FieldReader<>(Long.class))
+                    .addDeserializer(int.class, new FieldReader<>(int.class))
+                    .addDeserializer(Integer.class, new FieldReader<>(Integer.class))
+                    .addDeserializer(int[].class, new FieldReader<>(int[].class))
+                    .addDeserializer(long[].class, new FieldReader<>(long[].class)))
+            .build();
+
+    private static final ClassValue<ObjectReader> READERS = new ClassValue<>() {
+        @Override
+        protected ObjectReader computeValue(Class<?> type) {
+            return MAPPER.readerFor(type);
+        }
+    };
+
+    private JsonBinding() {}
+
+    /** The request's body (parsed once per request) as a {@code type}. */
+    public static <T> T bind(RoutingContext ctx, Class<T> type) {
+        return bind(JsonRequest.of(ctx).body(), type);
+    }
+
+    /** {@code body} as a {@code type}, or the {@link HttpError} its first unreadable field gets. */
+    public static <T> T bind(JsonObject body, Class<T> type) {
+        TokenBuffer tokens = new TokenBuffer(null, false);
+        try {
+            write(body, tokens);
+            try (JsonParser p = tokens.asParser()) {
+                return READERS.get(type).readValue(p);
+            }
+        } catch (DatabindException e) {
+            throw refusal(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The refusal a record or one of its fields threw (Jackson wraps what a constructor throws), or, for a member whose
+     * whole shape is wrong (a string where an object belongs), a 422 naming where it is.
+     */
+    private static HttpError refusal(DatabindException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof HttpError refusal) {
+                return refusal;
+            }
+        }
+        String where = e instanceof JsonMappingException mapping ? path(mapping.getPath()) : "";
+        return HttpError.shape((where.isEmpty() ? "" : "`" + where + "`: ") + "invalid type, expected "
+                + (e.getMessage() != null && e.getMessage().contains("from Array value") ? "a value" : "an object"));
+    }
+
+    private static String path(List<JsonMappingException.Reference> references) {
+        StringBuilder out = new StringBuilder();
+        for (JsonMappingException.Reference r : references) {
+            if (r.getFieldName() != null) {
+                out.append(out.length() == 0 ? "" : ".").append(r.getFieldName());
+            } else if (r.getIndex() >= 0) {
+                out.append('[').append(r.getIndex()).append(']');
+            }
+        }
+        return out.toString();
+    }
+
+    /** A parsed body as Jackson's tokens; a packed token array travels whole, as one embedded value. */
+    private static void write(Object v, TokenBuffer out) throws IOException {
+        if (v instanceof JsonObject o) {
+            writeObject(o.getMap(), out);
+        } else if (v instanceof Map<?, ?> m) {
+            writeObject(m, out);
+        } else if (v instanceof JsonArray a) {
+            writeArray(a.getList(), out);
+        } else if (v instanceof List<?> l) {
+            writeArray(l, out);
+        } else if (v == null) {
+            out.writeNull();
+        } else if (v instanceof String s) {
+            out.writeString(s);
+        } else if (v instanceof Integer n) {
+            out.writeNumber(n);
+        } else if (v instanceof Long n) {
+            out.writeNumber(n);
+        } else if (v instanceof BigInteger n) {
+            out.writeNumber(n);
+        } else if (v instanceof Double n) {
+            out.writeNumber(n);
+        } else if (v instanceof Float n) {
+            out.writeNumber(n);
+        } else if (v instanceof BigDecimal n) {
+            out.writeNumber(n);
+        } else if (v instanceof Boolean b) {
+            out.writeBoolean(b);
+        } else {
+            out.writeEmbeddedObject(v);
+        }
+    }
+
+    private static void writeObject(Map<?, ?> members, TokenBuffer out) throws IOException {
+        out.writeStartObject();
+        for (Map.Entry<?, ?> e : members.entrySet()) {
+            out.writeFieldName(String.valueOf(e.getKey()));
+            write(e.getValue(), out);
+        }
+        out.writeEndObject();
+    }
+
+    private static void writeArray(List<?> elements, TokenBuffer out) throws IOException {
+        out.writeStartArray();
+        for (Object e : elements) {
+            write(e, out);
+        }
+        out.writeEndArray();
+    }
+
+    /** What a field of one Java type is read as, given its marks. */
+    private enum Kind {
+        TEXT,
+        ID,
+        U64,
+        I64,
+        U32_WIDE,
+        U32,
+        TOKENS,
+        HASHES,
+        SIGNED_HASHES,
+        HASHES_OR_TEXT;
+
+        static Kind of(Class<?> type, BeanProperty p) {
+            if (type == String.class) {
+                return marked(p, Wire.Id.class) ? ID : TEXT;
+            }
+            if (type == long.class || type == Long.class) {
+                return marked(p, Wire.Signed.class) ? I64 : marked(p, Wire.U32.class) ? U32_WIDE : U64;
+            }
+            if (type == int.class || type == Integer.class) {
+                return U32;
+            }
+            if (type == int[].class) {
+                return TOKENS;
+            }
+            return marked(p, Wire.Signed.class)
+                    ? SIGNED_HASHES
+                    : marked(p, Wire.DecimalText.class) ? HASHES_OR_TEXT : HASHES;
+        }
+    }
+
+    private static boolean marked(BeanProperty p, Class<? extends java.lang.annotation.Annotation> mark) {
+        return p != null && p.getAnnotation(mark) != null;
+    }
+
+    /** Reads one field by {@link JsonFields}' rules; contextual, so each instance knows its field's name and marks. */
+    private static final class FieldReader<T> extends StdDeserializer<T> implements ContextualDeserializer {
+        private final Kind kind;
+        private final String name;
+        private final boolean required;
+        private final boolean nullRefused;
+
+        FieldReader(Class<T> type) {
+            this(type, Kind.of(type, null), "", false, false);
+        }
+
+        private FieldReader(Class<T> type, Kind kind, String name, boolean required, boolean nullRefused) {
+            super(type);
+            this.kind = kind;
+            this.name = name;
+            this.required = required;
+            this.nullRefused = nullRefused;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public JsonDeserializer<?> createContextual(DeserializationContext ctxt, BeanProperty property) {
+            if (property == null) {
+                return this;
+            }
+            Class<T> type = (Class<T>) handledType();
+            return new FieldReader<>(
+                    type,
+                    Kind.of(type, property),
+                    property.getName(),
+                    marked(property, Wire.Required.class),
+                    marked(property, Wire.NullRefused.class));
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public T deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+            return (T)
+                    switch (kind) {
+                        case TEXT -> JsonFields.text(name, value(p));
+                        case ID -> JsonFields.id(name, value(p));
+                        case U64 -> JsonFields.u64(name, value(p));
+                        case I64 -> JsonFields.i64(name, value(p));
+                        case U32_WIDE -> JsonFields.u32Wide(name, value(p));
+                        case U32 -> JsonFields.u32(name, value(p));
+                        case TOKENS -> tokens(p);
+                        case HASHES, SIGNED_HASHES, HASHES_OR_TEXT -> hashes(p);
+                    };
+        }
+
+        @Override
+        public T getNullValue(DeserializationContext ctxt) {
+            if (nullRefused && !required) {
+                throw JsonFields.nullString(name);
+            }
+            return absent();
+        }
+
+        @Override
+        public Object getAbsentValue(DeserializationContext ctxt) {
+            return absent();
+        }
+
+        @SuppressWarnings("unchecked")
+        private T absent() {
+            if (required) {
+                throw JsonFields.missing(name);
+            }
+            Class<?> type = handledType();
+            return (T) (type == long.class ? (Object) 0L : type == int.class ? (Object) 0 : null);
+        }
+
+        private int[] tokens(JsonParser p) throws IOException {
+            if (p.currentToken() == JsonToken.VALUE_EMBEDDED_OBJECT
+                    && p.getEmbeddedObject() instanceof JsonBodyReader.PackedTokens packed) {
+                return packed.tokens();
+            }
+            if (!p.isExpectedStartArrayToken()) {
+                throw JsonFields.notAnArray(name);
+            }
+            int[] out = new int[16];
+            int n = 0;
+            while (p.nextToken() != JsonToken.END_ARRAY) {
+                if (n == out.length) {
+                    out = Arrays.copyOf(out, n * 2);
+                }
+                out[n] = JsonFields.token(name, n, value(p));
+                n++;
+            }
+            return Arrays.copyOf(out, n);
+        }
+
+        private long[] hashes(JsonParser p) throws IOException {
+            if (!p.isExpectedStartArrayToken()) {
+                throw JsonFields.notAnArray(name);
+            }
+            long[] out = new long[16];
+            int n = 0;
+            while (p.nextToken() != JsonToken.END_ARRAY) {
+                if (n == out.length) {
+                    out = Arrays.copyOf(out, n * 2);
+                }
+                Object v = value(p);
+                out[n] = kind == Kind.SIGNED_HASHES
+                        ? JsonFields.signedHash(name, n, v)
+                        : JsonFields.hash(name, n, v, kind == Kind.HASHES_OR_TEXT);
+                n++;
+            }
+            return Arrays.copyOf(out, n);
+        }
+    }
+
+    /**
+     * The current token's value as a parsed body holds it; an array or object is skipped and stands as an empty one,
+     * since a refusal names only its kind.
+     */
+    private static Object value(JsonParser p) throws IOException {
+        return switch (p.currentToken()) {
+            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> p.getNumberValue();
+            case VALUE_STRING -> p.getText();
+            case VALUE_TRUE -> Boolean.TRUE;
+            case VALUE_FALSE -> Boolean.FALSE;
+            case VALUE_EMBEDDED_OBJECT -> p.getEmbeddedObject();
+            case START_ARRAY -> {
+                p.skipChildren();
+                yield new JsonArray();
+            }
+            case START_OBJECT -> {
+                p.skipChildren();
+                yield new JsonObject();
+            }
+            default -> null;
+        };
+    }
+}
