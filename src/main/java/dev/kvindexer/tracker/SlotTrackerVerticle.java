@@ -14,8 +14,8 @@ import dev.kvindexer.selectservice.replication.ReplicaPeerRoutes;
 import dev.kvindexer.selectservice.replication.ReplicaSync;
 import dev.kvindexer.web.HttpEdge;
 import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.JsonNumbers;
-import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.JsonRoutes;
 import dev.kvindexer.web.RequestPreamble;
 import dev.kvindexer.web.Responses;
@@ -130,13 +130,15 @@ public final class SlotTrackerVerticle extends VerticleBase {
                 router,
                 "/register",
                 201,
+                SlotTrackerRequests.Register.class,
                 body -> tracker.register(
-                        scope(body),
-                        body.requiredU64("worker_id"),
-                        body.requiredU32("block_size"),
-                        body.requiredU32Long("dp_start"),
-                        body.requiredU32Long("dp_size")));
-        post(router, "/unregister", 200, body -> tracker.unregister(scope(body), body.requiredU64("worker_id")));
+                        body.scope(), body.workerId(), body.blockSize(), body.dpStart(), body.dpSize()));
+        post(
+                router,
+                "/unregister",
+                200,
+                SlotTrackerRequests.Unregister.class,
+                body -> tracker.unregister(body.scope(), body.workerId()));
         router.get("/workers").handler(this::listWorkers);
     }
 
@@ -156,23 +158,29 @@ public final class SlotTrackerVerticle extends VerticleBase {
 
     /** {@code /add}, {@code /prefill_complete} and {@code /free}: a request's life on a worker's rank. */
     private void registerRequestRoutes(Router router) {
-        post(router, "/add", 201, this::addRequest);
+        post(router, "/add", 201, SlotTrackerRequests.Add.class, this::addRequest);
         post(
                 router,
                 "/prefill_complete",
                 200,
+                SlotTrackerRequests.RequestChange.class,
                 body -> changeRequest(body, tracker::prefillComplete, LoadEvent.PrefillCompleted::new));
-        post(router, "/free", 200, body -> changeRequest(body, tracker::free, LoadEvent.Freed::new));
+        post(
+                router,
+                "/free",
+                200,
+                SlotTrackerRequests.RequestChange.class,
+                body -> changeRequest(body, tracker::free, LoadEvent.Freed::new));
     }
 
     /** Adds the request a body names, then tells the peer trackers. */
-    private void addRequest(JsonRequest body) {
-        PartitionKey key = scope(body);
-        String id = body.requiredString("request_id");
-        long worker = body.requiredU64("worker_id");
-        long rank = body.requiredU32Long("dp_rank");
-        long[] hashes = body.hashArray("sequence_hashes");
-        long newTokens = body.optionalU64("new_isl_tokens", 0);
+    private void addRequest(SlotTrackerRequests.Add body) {
+        PartitionKey key = body.scope();
+        String id = body.requestId();
+        long worker = body.workerId();
+        long rank = body.dpRank();
+        long[] hashes = body.sequenceHashes();
+        long newTokens = body.newIslTokens();
         tracker.add(key, id, worker, rank, hashes, newTokens);
         if (replicas != null) {
             replicas.publish(new LoadEvent.Added(
@@ -201,10 +209,10 @@ public final class SlotTrackerVerticle extends VerticleBase {
     }
 
     private void potentialLoads(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        PartitionKey scope = scope(body);
-        long[] hashes = body.hashArray("sequence_hashes");
-        long newTokens = body.optionalU64("new_isl_tokens", 0);
+        SlotTrackerRequests.PotentialLoads body = JsonBinding.bind(ctx, SlotTrackerRequests.PotentialLoads.class);
+        PartitionKey scope = body.scope();
+        long[] hashes = body.sequenceHashes();
+        long newTokens = body.newIslTokens();
         JsonArray out = new JsonArray();
         for (TrackerViews.PotentialLoad p : refusedAsHttp(() -> tracker.potentialLoads(scope, hashes, newTokens))) {
             out.add(new JsonObject()
@@ -222,9 +230,11 @@ public final class SlotTrackerVerticle extends VerticleBase {
      * as where the request was added; a request this tracker does not hold is told to nobody.
      */
     private void changeRequest(
-            JsonRequest body, java.util.function.BiConsumer<PartitionKey, String> change, RequestEvent event) {
-        PartitionKey key = scope(body);
-        String id = body.requiredString("request_id");
+            SlotTrackerRequests.RequestChange body,
+            java.util.function.BiConsumer<PartitionKey, String> change,
+            RequestEvent event) {
+        PartitionKey key = body.scope();
+        String id = body.requestId();
         long[] placed = tracker.placement(key, id);
         int blockSize = tracker.blockSize(key);
         change.accept(key, id);
@@ -239,9 +249,9 @@ public final class SlotTrackerVerticle extends VerticleBase {
     }
 
     /** A write route: the body is read in full (a bad one changes nothing), then the operation answers {"status":"ok"}. */
-    private static void post(Router router, String path, int status, Consumer<JsonRequest> operation) {
+    private static <T> void post(Router router, String path, int status, Class<T> type, Consumer<T> operation) {
         JsonRoutes.post(router, path, JsonRoutes.DEFAULT_BODY_LIMIT, ctx -> {
-            JsonRequest body = JsonRequest.of(ctx);
+            T body = JsonBinding.bind(ctx, type);
             refusedAsHttp(() -> {
                 operation.accept(body);
                 return null;
@@ -256,17 +266,6 @@ public final class SlotTrackerVerticle extends VerticleBase {
         } catch (Refusal e) {
             throw HttpError.of(e);
         }
-    }
-
-    /**
-     * The tracker a body names: its model and {@code routing_group}, or an older client's {@code tenant_id} when it
-     * sends no {@code routing_group}; {@code "default"} without either.
-     */
-    private static PartitionKey scope(JsonRequest body) {
-        String routingGroup = body.optionalString("routing_group");
-        return new PartitionKey(
-                body.requiredString("model_name"),
-                routingGroup != null ? routingGroup : body.optionalString("tenant_id"));
     }
 
     /** {@code ?routing_group=}, or an older client's {@code ?tenant_id=}; null (no filter) without either. */

@@ -1,13 +1,13 @@
 package dev.kvindexer.web;
 
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.BeanProperty;
 import com.fasterxml.jackson.databind.DatabindException;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonDeserializer;
-import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
@@ -21,7 +21,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 
@@ -85,19 +87,23 @@ public final class JsonBinding {
                 return refusal;
             }
         }
-        String where = e instanceof JsonMappingException mapping ? path(mapping.getPath()) : "";
-        return HttpError.shape((where.isEmpty() ? "" : "`" + where + "`: ") + "invalid type, expected "
-                + (e.getMessage() != null && e.getMessage().contains("from Array value") ? "a value" : "an object"));
+        String where = e.getProcessor() instanceof JsonParser p ? where(p.getParsingContext()) : "";
+        return HttpError.shape((where.isEmpty() ? "" : "`" + where + "`: ") + "invalid type, expected an object");
     }
 
-    private static String path(List<JsonMappingException.Reference> references) {
-        StringBuilder out = new StringBuilder();
-        for (JsonMappingException.Reference r : references) {
-            if (r.getFieldName() != null) {
-                out.append(out.length() == 0 ? "" : ".").append(r.getFieldName());
-            } else if (r.getIndex() >= 0) {
-                out.append('[').append(r.getIndex()).append(']');
+    /** Where the parser stands, as the refusals name a member: {@code list[2].inner}. */
+    private static String where(JsonStreamContext context) {
+        Deque<String> parts = new ArrayDeque<>();
+        for (JsonStreamContext c = context; c != null && !c.inRoot(); c = c.getParent()) {
+            if (c.inArray()) {
+                parts.push("[" + c.getCurrentIndex() + "]");
+            } else if (c.getCurrentName() != null) {
+                parts.push(c.getCurrentName());
             }
+        }
+        StringBuilder out = new StringBuilder();
+        for (String part : parts) {
+            out.append(out.length() == 0 || part.startsWith("[") ? "" : ".").append(part);
         }
         return out.toString();
     }
