@@ -162,9 +162,9 @@ public final class SlotTracker {
                 s -> s.workers
                         .values()
                         .forEach(w -> out.add(new TrackerViews.Worker(
+                                w.id,
                                 s.key.modelName(),
                                 s.key.routingGroup(),
-                                w.id,
                                 s.blockSize,
                                 w.dpStart,
                                 w.ranks.length))));

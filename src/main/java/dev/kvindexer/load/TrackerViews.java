@@ -1,12 +1,15 @@
 package dev.kvindexer.load;
 
-/** What the slot tracker reports: plain records the HTTP adapter renders (docs/api/slot-tracker.md). */
+/**
+ * What the slot tracker reports (docs/api/slot-tracker.md): plain records the HTTP adapter writes as they are, each
+ * component a snake_case member in the order declared here.
+ */
 public final class TrackerViews {
     private TrackerViews() {}
 
     /** One registration: a worker's contiguous DP range in a tracker. */
     public record Worker(
-            String modelName, String routingGroup, long workerId, int blockSize, long dpStart, long dpSize) {}
+            long workerId, String modelName, String routingGroup, int blockSize, long dpStart, long dpSize) {}
 
     /** The current load of one registered (worker, dp_rank). */
     public record RankLoad(

@@ -7,7 +7,6 @@ import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.load.LoadEvent;
 import dev.kvindexer.load.SlotTracker;
-import dev.kvindexer.load.TrackerViews;
 import dev.kvindexer.metrics.PrometheusText;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.selectservice.replication.ReplicaPeerRoutes;
@@ -15,15 +14,12 @@ import dev.kvindexer.selectservice.replication.ReplicaSync;
 import dev.kvindexer.web.HttpEdge;
 import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonBinding;
-import dev.kvindexer.web.JsonNumbers;
 import dev.kvindexer.web.JsonRoutes;
 import dev.kvindexer.web.RequestPreamble;
 import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.util.concurrent.ThreadLocalRandom;
@@ -143,17 +139,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
     }
 
     private void listWorkers(RoutingContext ctx) {
-        JsonArray out = new JsonArray();
-        for (TrackerViews.Worker w : tracker.workers(param(ctx, "model_name"), routingGroupFilter(ctx))) {
-            out.add(new JsonObject()
-                    .put("worker_id", JsonNumbers.u64(w.workerId()))
-                    .put("model_name", w.modelName())
-                    .put("routing_group", w.routingGroup())
-                    .put("block_size", w.blockSize())
-                    .put("dp_start", w.dpStart())
-                    .put("dp_size", w.dpSize()));
-        }
-        Responses.json(ctx, 200, out.encode());
+        Responses.answer(ctx, 200, tracker.workers(param(ctx, "model_name"), routingGroupFilter(ctx)));
     }
 
     /** {@code /add}, {@code /prefill_complete} and {@code /free}: a request's life on a worker's rank. */
@@ -195,17 +181,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
     }
 
     private void listLoads(RoutingContext ctx) {
-        JsonArray out = new JsonArray();
-        for (TrackerViews.RankLoad l : tracker.loads(param(ctx, "model_name"), routingGroupFilter(ctx))) {
-            out.add(new JsonObject()
-                    .put("model_name", l.modelName())
-                    .put("routing_group", l.routingGroup())
-                    .put("worker_id", JsonNumbers.u64(l.workerId()))
-                    .put("dp_rank", l.dpRank())
-                    .put("active_prefill_tokens", JsonNumbers.u64(l.activePrefillTokens()))
-                    .put("active_decode_blocks", l.activeDecodeBlocks()));
-        }
-        Responses.json(ctx, 200, out.encode());
+        Responses.answer(ctx, 200, tracker.loads(param(ctx, "model_name"), routingGroupFilter(ctx)));
     }
 
     private void potentialLoads(RoutingContext ctx) {
@@ -213,16 +189,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
         PartitionKey scope = body.scope();
         long[] hashes = body.sequenceHashes();
         long newTokens = body.newIslTokens();
-        JsonArray out = new JsonArray();
-        for (TrackerViews.PotentialLoad p : refusedAsHttp(() -> tracker.potentialLoads(scope, hashes, newTokens))) {
-            out.add(new JsonObject()
-                    .put("worker_id", JsonNumbers.u64(p.workerId()))
-                    .put("dp_rank", p.dpRank())
-                    .put("potential_prefill_tokens", JsonNumbers.u64(p.potentialPrefillTokens()))
-                    .put("potential_decode_blocks", p.potentialDecodeBlocks())
-                    .put("active_requests", p.activeRequests()));
-        }
-        Responses.json(ctx, 200, out.encode());
+        Responses.answer(ctx, 200, refusedAsHttp(() -> tracker.potentialLoads(scope, hashes, newTokens)));
     }
 
     /**

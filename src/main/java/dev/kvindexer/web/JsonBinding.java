@@ -1,5 +1,6 @@
 package dev.kvindexer.web;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.JsonToken;
@@ -8,12 +9,19 @@ import com.fasterxml.jackson.databind.DatabindException;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.JsonSerializer;
 import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.ObjectWriter;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.SerializerProvider;
 import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.ser.ContextualSerializer;
+import com.fasterxml.jackson.databind.ser.std.StdSerializer;
 import com.fasterxml.jackson.databind.util.TokenBuffer;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -28,7 +36,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Binds a request body to its record with Jackson. The body is parsed once, JSON or msgpack ({@link JsonRequest}),
+ * Binds a request body to its record, and writes an answer record, with Jackson. The body is parsed once, JSON or msgpack ({@link JsonRequest}),
  * with a long {@code token_ids} array already packed; this walks that value into Jackson's tokens and binds the record
  * named by the route. Each component is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire}
  * marks, so every flavor keeps the reference's refusals word for word; a record's constructor adds the checks that
@@ -38,6 +46,7 @@ public final class JsonBinding {
     private static final JsonMapper MAPPER = JsonMapper.builder()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .disable(DeserializationFeature.WRAP_EXCEPTIONS)
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .addModule(new SimpleModule("kvindexer-request-fields")
                     .addDeserializer(String.class, new FieldReader<>(String.class))
                     .addDeserializer(long.class, new FieldReader<>(long.class))
@@ -45,7 +54,9 @@ public final class JsonBinding {
                     .addDeserializer(int.class, new FieldReader<>(int.class))
                     .addDeserializer(Integer.class, new FieldReader<>(Integer.class))
                     .addDeserializer(int[].class, new FieldReader<>(int[].class))
-                    .addDeserializer(long[].class, new FieldReader<>(long[].class)))
+                    .addDeserializer(long[].class, new FieldReader<>(long[].class))
+                    .addSerializer(long.class, new U64Writer())
+                    .addSerializer(Long.class, new U64Writer()))
             .build();
 
     private static final ClassValue<ObjectReader> READERS = new ClassValue<>() {
@@ -55,11 +66,25 @@ public final class JsonBinding {
         }
     };
 
+    private static final ObjectWriter WRITER = MAPPER.writer();
+
     private JsonBinding() {}
 
     /** The request's body (parsed once per request) as a {@code type}. */
     public static <T> T bind(RoutingContext ctx, Class<T> type) {
         return bind(JsonRequest.of(ctx).body(), type);
+    }
+
+    /**
+     * An answer record (or a list of them) as JSON: components as snake_case members in their declared order unless a
+     * {@code @JsonProperty} names them, and a {@code long} as the u64 it holds unless it is {@link Wire.Signed}.
+     */
+    public static Buffer encode(Object answer) {
+        try {
+            return Buffer.buffer(WRITER.writeValueAsBytes(answer));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** {@code body} as a {@code type}, or the {@link HttpError} its first unreadable field gets. */
@@ -303,6 +328,34 @@ public final class JsonBinding {
                 n++;
             }
             return Arrays.copyOf(out, n);
+        }
+    }
+
+    /** Writes a {@code long} as the u64 it holds (ids above 2^63 unsigned), or signed where {@link Wire.Signed}. */
+    private static final class U64Writer extends StdSerializer<Long> implements ContextualSerializer {
+        private final boolean signed;
+
+        U64Writer() {
+            this(false);
+        }
+
+        private U64Writer(boolean signed) {
+            super(Long.class);
+            this.signed = signed;
+        }
+
+        @Override
+        public JsonSerializer<?> createContextual(SerializerProvider provider, BeanProperty property) {
+            return marked(property, Wire.Signed.class) == signed ? this : new U64Writer(!signed);
+        }
+
+        @Override
+        public void serialize(Long value, JsonGenerator out, SerializerProvider provider) throws IOException {
+            if (signed || value >= 0) {
+                out.writeNumber(value);
+            } else {
+                out.writeNumber(Long.toUnsignedString(value));
+            }
         }
     }
 

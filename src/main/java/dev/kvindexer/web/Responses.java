@@ -35,6 +35,11 @@ public final class Responses {
         jsonResponse(ctx, status).end(body);
     }
 
+    /** An answer record (or a list of them) as JSON, written by {@link JsonBinding#encode}. */
+    public static void answer(RoutingContext ctx, int status, Object answer) {
+        json(ctx, status, JsonBinding.encode(answer));
+    }
+
     /** {@link #json(RoutingContext, int, String)} for a body already written as bytes. */
     public static void json(RoutingContext ctx, int status, Buffer body) {
         if (ctx.response().ended() || ctx.response().closed()) {

@@ -137,4 +137,20 @@ class JsonBindingTest {
                 "422 `list[1]`: invalid type, expected an object",
                 refusal("{\"list\":[{\"worker_id\":1},2]}", Outer.class));
     }
+
+    record Answer(
+            long workerId,
+            @Wire.Signed long hash,
+            Long missing,
+            @JsonProperty("instance_name") String name) {}
+
+    @Test
+    void answersAreWrittenSnakeCaseInDeclaredOrderWithIdsUnsigned() {
+        assertEquals(
+                "[{\"worker_id\":18446744073709551615,\"hash\":-1,\"missing\":null,\"instance_name\":\"a\"}]",
+                JsonBinding.encode(List.of(new Answer(-1L, -1L, null, "a"))).toString());
+        assertEquals(
+                "{\"worker_id\":7,\"hash\":7,\"missing\":8,\"instance_name\":null}",
+                JsonBinding.encode(new Answer(7, 7, 8L, null)).toString());
+    }
 }
