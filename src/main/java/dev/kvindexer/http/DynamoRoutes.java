@@ -119,7 +119,7 @@ public final class DynamoRoutes {
         if (routingGroup == null && tenantFallback) {
             routingGroup = ctx.queryParams().get("tenant_id");
         }
-        Responses.json(ctx, 200, WorkersJson.render(registry.workers(model, routingGroup), watermarks, tenantFallback));
+        Responses.answer(ctx, 200, WorkersJson.of(registry.workers(model, routingGroup), watermarks, tenantFallback));
     }
 
     void query(RoutingContext ctx) {

@@ -1,102 +1,101 @@
 package dev.kvindexer.http;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ListenerState;
 import dev.kvindexer.partition.StreamId;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.Registry;
-import io.vertx.core.json.Json;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
- * Renders GET /workers (docs/api/dynamo.md#get-workers); ids are printed unsigned, so this is written by hand. A Mooncake registration with
- * a string id also shows {@code instance_name} (docs/api/mooncake-json.md#string-instance-ids).
+ * The answer of GET /workers (docs/api/dynamo.md#get-workers), one record per instance. A Mooncake registration with a
+ * string id also shows {@code instance_name} (docs/api/mooncake-json.md#string-instance-ids).
  */
 final class WorkersJson {
     private WorkersJson() {}
 
-    /**
-     * {@code echoTenant}: also show the group as {@code tenant_id}, for clients of the older group rule. A rank whose
-     * stream lost batches for good also shows {@code "exact":false} and how many it lost.
-     */
-    static String render(List<Registry.WorkerView> workers, Watermarks watermarks, boolean echoTenant) {
-        StringBuilder sb = new StringBuilder("[");
-        for (int w = 0; w < workers.size(); w++) {
-            Registry.WorkerView v = workers.get(w);
-            List<ListenerState> states = new ArrayList<>();
-            StringBuilder endpoints = new StringBuilder("{");
-            StringBuilder listeners = new StringBuilder("{");
-            for (int i = 0; i < v.listeners().size(); i++) {
-                Listener l = v.listeners().get(i);
-                ListenerState state = l.state();
-                states.add(state);
-                String sep = i == 0 ? "" : ",";
-                endpoints
-                        .append(sep)
-                        .append('"')
-                        .append(l.dpRank())
-                        .append("\":")
-                        .append(Json.encode(l.endpoint()));
-                listeners
-                        .append(sep)
-                        .append('"')
-                        .append(l.dpRank())
-                        .append("\":{\"endpoint\":")
-                        .append(Json.encode(l.endpoint()))
-                        .append(",\"status\":\"")
-                        .append(state.jsonName())
-                        .append('"');
-                errors(listeners, l);
-                Watermarks.Watermark mark = watermarks.find(new StreamId(v.key(), l.workerId(), l.dpRank()));
-                if (mark != null && !mark.exact()) {
-                    listeners.append(",\"exact\":false,\"lost_batches\":").append(mark.lostBatches());
-                }
-                listeners.append('}');
-            }
-            String routingGroup = Json.encode(v.key().routingGroup());
-            sb.append(w == 0 ? "" : ",")
-                    .append("{\"instance_id\":")
-                    .append(Long.toUnsignedString(v.workerId()))
-                    .append(v.name() == null ? "" : ",\"instance_name\":" + Json.encode(v.name()))
-                    .append(",\"source\":\"zmq\",\"status\":\"")
-                    .append(ListenerState.aggregate(states).jsonName())
-                    .append("\",\"model_name\":")
-                    .append(Json.encode(v.key().modelName()))
-                    .append(",\"routing_group\":")
-                    .append(routingGroup)
-                    .append(echoTenant ? ",\"tenant_id\":" + routingGroup : "")
-                    .append(",\"block_size\":")
-                    .append(v.blockSize())
-                    .append(",\"endpoints\":")
-                    .append(endpoints)
-                    .append('}')
-                    .append(",\"listeners\":")
-                    .append(listeners)
-                    .append("}}");
-        }
-        return sb.append(']').toString();
-    }
+    /** One registered instance: its ranks' endpoints and each rank's listener. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Instance(
+            long instanceId,
+            String instanceName,
+            String source,
+            String status,
+            String modelName,
+            String routingGroup,
+            String tenantId,
+            int blockSize,
+            Map<String, String> endpoints,
+            Map<String, RankListener> listeners) {}
 
     /**
-     * The listener's error: {@code last_error} while it explains the state (failed, or pending), as Dynamo shows it;
-     * once the listener is active again, {@code previous_error}, so a recovered listener does not read as failing.
-     * Each with its time ({@code _at}, RFC 3339 UTC).
+     * One rank's listener. {@code last_error} while the error explains the state (failed, or pending), as Dynamo shows
+     * it; once the listener is active again, {@code previous_error}, so a recovered listener does not read as failing.
+     * Each with its time ({@code _at}, RFC 3339 UTC). A stream that lost batches for good shows {@code "exact":false}
+     * and how many it lost.
      */
-    private static void errors(StringBuilder out, Listener l) {
-        String current = l.currentError();
-        String past = l.pastError();
-        if (current != null || past != null) {
-            String member = current != null ? "last_error" : "previous_error";
-            out.append(",\"")
-                    .append(member)
-                    .append("\":")
-                    .append(Json.encode(current != null ? current : past))
-                    .append(",\"")
-                    .append(member)
-                    .append("_at\":\"")
-                    .append(java.time.Instant.ofEpochMilli(l.lastErrorAtMillis()))
-                    .append('"');
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record RankListener(
+            String endpoint,
+            String status,
+            String lastError,
+            String lastErrorAt,
+            String previousError,
+            String previousErrorAt,
+            Boolean exact,
+            Long lostBatches) {}
+
+    /** {@code echoTenant}: also show the group as {@code tenant_id}, for clients of the older group rule. */
+    static List<Instance> of(List<Registry.WorkerView> workers, Watermarks watermarks, boolean echoTenant) {
+        List<Instance> out = new ArrayList<>(workers.size());
+        for (Registry.WorkerView v : workers) {
+            List<ListenerState> states = new ArrayList<>();
+            Map<String, String> endpoints = new LinkedHashMap<>();
+            Map<String, RankListener> listeners = new LinkedHashMap<>();
+            for (Listener l : v.listeners()) {
+                ListenerState state = l.state();
+                states.add(state);
+                String rank = Integer.toString(l.dpRank());
+                endpoints.put(rank, l.endpoint());
+                listeners.put(
+                        rank, listener(l, state, watermarks.find(new StreamId(v.key(), l.workerId(), l.dpRank()))));
+            }
+            String routingGroup = v.key().routingGroup();
+            out.add(new Instance(
+                    v.workerId(),
+                    v.name(),
+                    "zmq",
+                    ListenerState.aggregate(states).jsonName(),
+                    v.key().modelName(),
+                    routingGroup,
+                    echoTenant ? routingGroup : null,
+                    v.blockSize(),
+                    endpoints,
+                    listeners));
         }
+        return out;
+    }
+
+    private static RankListener listener(Listener l, ListenerState state, Watermarks.Watermark mark) {
+        String current = l.currentError();
+        String past = current == null ? l.pastError() : null;
+        String at = current != null || past != null
+                ? Instant.ofEpochMilli(l.lastErrorAtMillis()).toString()
+                : null;
+        boolean lossy = mark != null && !mark.exact();
+        return new RankListener(
+                l.endpoint(),
+                state.jsonName(),
+                current,
+                current != null ? at : null,
+                past,
+                past != null ? at : null,
+                lossy ? Boolean.FALSE : null,
+                lossy ? mark.lostBatches() : null);
     }
 }
