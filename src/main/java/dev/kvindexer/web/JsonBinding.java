@@ -20,25 +20,20 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.ser.ContextualSerializer;
 import com.fasterxml.jackson.databind.ser.std.StdSerializer;
-import com.fasterxml.jackson.databind.util.TokenBuffer;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Deque;
-import java.util.List;
-import java.util.Map;
 
 /**
  * Binds a request body to its record, and writes an answer record, with Jackson. The body is parsed once, JSON or msgpack ({@link JsonRequest}),
- * with a long {@code token_ids} array already packed; this walks that value into Jackson's tokens and binds the record
- * named by the route. Each component is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire}
+ * with a long {@code token_ids} array already packed; Jackson reads that tree ({@link BodyTreeParser}) and binds the record named by the
+ * route. Each component is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire}
  * marks, so every flavor keeps the reference's refusals word for word; a record's constructor adds the checks that
  * span fields. Unknown members are ignored, as serde does by default.
  */
@@ -89,12 +84,8 @@ public final class JsonBinding {
 
     /** {@code body} as a {@code type}, or the {@link HttpError} its first unreadable field gets. */
     public static <T> T bind(JsonObject body, Class<T> type) {
-        TokenBuffer tokens = new TokenBuffer(null, false);
-        try {
-            write(body, tokens);
-            try (JsonParser p = tokens.asParser()) {
-                return READERS.get(type).readValue(p);
-            }
+        try (JsonParser p = new BodyTreeParser(body)) {
+            return READERS.get(type).readValue(p);
         } catch (DatabindException e) {
             throw refusal(e);
         } catch (IOException e) {
@@ -131,56 +122,6 @@ public final class JsonBinding {
             out.append(out.length() == 0 || part.startsWith("[") ? "" : ".").append(part);
         }
         return out.toString();
-    }
-
-    /** A parsed body as Jackson's tokens; a packed token array travels whole, as one embedded value. */
-    private static void write(Object v, TokenBuffer out) throws IOException {
-        if (v instanceof JsonObject o) {
-            writeObject(o.getMap(), out);
-        } else if (v instanceof Map<?, ?> m) {
-            writeObject(m, out);
-        } else if (v instanceof JsonArray a) {
-            writeArray(a.getList(), out);
-        } else if (v instanceof List<?> l) {
-            writeArray(l, out);
-        } else if (v == null) {
-            out.writeNull();
-        } else if (v instanceof String s) {
-            out.writeString(s);
-        } else if (v instanceof Integer n) {
-            out.writeNumber(n);
-        } else if (v instanceof Long n) {
-            out.writeNumber(n);
-        } else if (v instanceof BigInteger n) {
-            out.writeNumber(n);
-        } else if (v instanceof Double n) {
-            out.writeNumber(n);
-        } else if (v instanceof Float n) {
-            out.writeNumber(n);
-        } else if (v instanceof BigDecimal n) {
-            out.writeNumber(n);
-        } else if (v instanceof Boolean b) {
-            out.writeBoolean(b);
-        } else {
-            out.writeEmbeddedObject(v);
-        }
-    }
-
-    private static void writeObject(Map<?, ?> members, TokenBuffer out) throws IOException {
-        out.writeStartObject();
-        for (Map.Entry<?, ?> e : members.entrySet()) {
-            out.writeFieldName(String.valueOf(e.getKey()));
-            write(e.getValue(), out);
-        }
-        out.writeEndObject();
-    }
-
-    private static void writeArray(List<?> elements, TokenBuffer out) throws IOException {
-        out.writeStartArray();
-        for (Object e : elements) {
-            write(e, out);
-        }
-        out.writeEndArray();
     }
 
     /** What a field of one Java type is read as, given its marks. */
