@@ -4,7 +4,6 @@ import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.QueryResult;
@@ -20,7 +19,6 @@ import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.MsgpackBodies;
 import dev.kvindexer.web.Responses;
 import dev.kvindexer.zmq.ZmqEndpoint;
-import io.vertx.core.Future;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
@@ -94,7 +92,7 @@ public final class DynamoRoutes {
         PartitionKey key = new PartitionKey(body.modelName(), routingGroup(body.routingGroup(), body.tenantId()));
         RegisterRequest request =
                 new RegisterRequest(body.instanceId(), body.dpRank(), endpoint, replay, key, body.blockSize());
-        Responses.ok(ctx, refusalsAsHttp(registrar.register(request)), 201);
+        Responses.ok(ctx, registrar.register(request), 201);
     }
 
     void unregister(RoutingContext ctx) {
@@ -107,10 +105,7 @@ public final class DynamoRoutes {
         } else if (routingGroup == null) {
             dpRank = null;
         }
-        Responses.ok(
-                ctx,
-                refusalsAsHttp(registrar.unregister(body.instanceId(), body.modelName(), routingGroup, dpRank)),
-                200);
+        Responses.ok(ctx, registrar.unregister(body.instanceId(), body.modelName(), routingGroup, dpRank), 200);
     }
 
     void workers(RoutingContext ctx) {
@@ -241,12 +236,12 @@ public final class DynamoRoutes {
 
     void pauseListener(RoutingContext ctx) {
         DynamoRequests.InstanceRank body = JsonBinding.bind(ctx, DynamoRequests.InstanceRank.class);
-        Responses.ok(ctx, refusalsAsHttp(registrations.pause(body.instanceId(), body.dpRank())), 200);
+        Responses.ok(ctx, registrations.pause(body.instanceId(), body.dpRank()), 200);
     }
 
     void resumeListener(RoutingContext ctx) {
         DynamoRequests.InstanceRank body = JsonBinding.bind(ctx, DynamoRequests.InstanceRank.class);
-        Responses.ok(ctx, refusalsAsHttp(registrations.resume(body.instanceId(), body.dpRank())), 200);
+        Responses.ok(ctx, registrations.resume(body.instanceId(), body.dpRank()), 200);
     }
 
     void registerPeer(RoutingContext ctx) {
@@ -285,10 +280,5 @@ public final class DynamoRoutes {
             }
             Responses.json(ctx, 200, sb.append(']').toString());
         });
-    }
-
-    /** The registry refuses with the reference's status and text (docs/api/dynamo.md#post-register, docs/api/dynamo.md#post-unregister): the answer as is. */
-    private static <T> Future<T> refusalsAsHttp(Future<T> operation) {
-        return operation.recover(t -> Future.failedFuture(t instanceof Refusal r ? HttpError.of(r) : t));
     }
 }

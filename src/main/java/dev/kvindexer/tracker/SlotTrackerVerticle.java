@@ -4,7 +4,6 @@ import dev.kvindexer.config.NetworkConfig;
 import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.event.PartitionKey;
-import dev.kvindexer.event.Refusal;
 import dev.kvindexer.load.LoadEvent;
 import dev.kvindexer.load.SlotTracker;
 import dev.kvindexer.metrics.PrometheusText;
@@ -12,7 +11,6 @@ import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.selectservice.replication.ReplicaPeerRoutes;
 import dev.kvindexer.selectservice.replication.ReplicaSync;
 import dev.kvindexer.web.HttpEdge;
-import dev.kvindexer.web.HttpError;
 import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.JsonRoutes;
 import dev.kvindexer.web.RequestPreamble;
@@ -189,7 +187,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
         PartitionKey scope = body.scope();
         long[] hashes = body.sequenceHashes();
         long newTokens = body.newIslTokens();
-        Responses.answer(ctx, 200, refusedAsHttp(() -> tracker.potentialLoads(scope, hashes, newTokens)));
+        Responses.answer(ctx, 200, tracker.potentialLoads(scope, hashes, newTokens));
     }
 
     /**
@@ -219,20 +217,9 @@ public final class SlotTrackerVerticle extends VerticleBase {
     private static <T> void post(Router router, String path, int status, Class<T> type, Consumer<T> operation) {
         JsonRoutes.post(router, path, JsonRoutes.DEFAULT_BODY_LIMIT, ctx -> {
             T body = JsonBinding.bind(ctx, type);
-            refusedAsHttp(() -> {
-                operation.accept(body);
-                return null;
-            });
+            operation.accept(body);
             Responses.json(ctx, status, Responses.OK);
         });
-    }
-
-    private static <T> T refusedAsHttp(java.util.function.Supplier<T> op) {
-        try {
-            return op.get();
-        } catch (Refusal e) {
-            throw HttpError.of(e);
-        }
     }
 
     /** {@code ?routing_group=}, or an older client's {@code ?tenant_id=}; null (no filter) without either. */
