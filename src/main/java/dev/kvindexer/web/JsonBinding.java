@@ -1,5 +1,6 @@
 package dev.kvindexer.web;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.BeanProperty;
@@ -19,9 +20,12 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.RecordComponent;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -43,13 +47,31 @@ public final class JsonBinding {
                     .addDeserializer(int.class, new FieldReader<>(int.class))
                     .addDeserializer(Integer.class, new FieldReader<>(Integer.class))
                     .addDeserializer(int[].class, new FieldReader<>(int[].class))
-                    .addDeserializer(long[].class, new FieldReader<>(long[].class)))
+                    .addDeserializer(long[].class, new FieldReader<>(long[].class))
+                    .addDeserializer(JsonObject[].class, new FieldReader<>(JsonObject[].class)))
             .build();
 
     private static final ClassValue<ObjectReader> READERS = new ClassValue<>() {
         @Override
         protected ObjectReader computeValue(Class<?> type) {
             return MAPPER.readerFor(type);
+        }
+    };
+
+    /** Per record type, its {@link Wire.Fallback} members: wire name to the members that, when sent, leave it unread. */
+    private static final ClassValue<Map<String, String[]>> FALLBACKS = new ClassValue<>() {
+        @Override
+        protected Map<String, String[]> computeValue(Class<?> type) {
+            Map<String, String[]> out = new HashMap<>();
+            RecordComponent[] components = type.getRecordComponents();
+            for (RecordComponent c : components == null ? new RecordComponent[0] : components) {
+                Wire.Fallback fallback = c.getAccessor().getAnnotation(Wire.Fallback.class);
+                JsonProperty name = c.getAccessor().getAnnotation(JsonProperty.class);
+                if (fallback != null && name != null) {
+                    out.put(name.value(), fallback.value());
+                }
+            }
+            return out;
         }
     };
 
@@ -64,7 +86,7 @@ public final class JsonBinding {
     public static <T> T bind(JsonObject body, Class<T> type) {
         TokenBuffer tokens = new TokenBuffer(null, false);
         try {
-            write(body, tokens);
+            writeBody(body, FALLBACKS.get(type), tokens);
             try (JsonParser p = tokens.asParser()) {
                 return READERS.get(type).readValue(p);
             }
@@ -100,6 +122,34 @@ public final class JsonBinding {
             }
         }
         return out.toString();
+    }
+
+    /** The body's members as tokens, but for each fallback whose preferred member is sent. */
+    private static void writeBody(JsonObject body, Map<String, String[]> fallbacks, TokenBuffer out)
+            throws IOException {
+        if (fallbacks.isEmpty()) {
+            write(body, out);
+            return;
+        }
+        out.writeStartObject();
+        for (Map.Entry<String, Object> e : body.getMap().entrySet()) {
+            if (!preferredSent(body, fallbacks.get(e.getKey()))) {
+                out.writeFieldName(e.getKey());
+                write(e.getValue(), out);
+            }
+        }
+        out.writeEndObject();
+    }
+
+    private static boolean preferredSent(JsonObject body, String[] preferred) {
+        if (preferred != null) {
+            for (String name : preferred) {
+                if (body.getValue(name) != null) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** A parsed body as Jackson's tokens; a packed token array travels whole, as one embedded value. */
@@ -163,7 +213,8 @@ public final class JsonBinding {
         TOKENS,
         HASHES,
         SIGNED_HASHES,
-        HASHES_OR_TEXT;
+        HASHES_OR_TEXT,
+        OBJECTS;
 
         static Kind of(Class<?> type, BeanProperty p) {
             if (type == String.class) {
@@ -177,6 +228,9 @@ public final class JsonBinding {
             }
             if (type == int[].class) {
                 return TOKENS;
+            }
+            if (type == JsonObject[].class) {
+                return OBJECTS;
             }
             return marked(p, Wire.Signed.class)
                     ? SIGNED_HASHES
@@ -235,6 +289,7 @@ public final class JsonBinding {
                         case U32 -> JsonFields.u32(name, value(p));
                         case TOKENS -> tokens(p);
                         case HASHES, SIGNED_HASHES, HASHES_OR_TEXT -> hashes(p);
+                        case OBJECTS -> objects(p);
                     };
         }
 
@@ -298,6 +353,45 @@ public final class JsonBinding {
             }
             return Arrays.copyOf(out, n);
         }
+
+        /**
+         * The objects of an array, each as a parsed body holds it: the route binds them one at a time, so a refusal
+         * can name the element it came from.
+         */
+        private JsonObject[] objects(JsonParser p) throws IOException {
+            if (!p.isExpectedStartArrayToken()) {
+                throw JsonFields.notAnArray(name);
+            }
+            List<JsonObject> out = new ArrayList<>();
+            while (p.nextToken() != JsonToken.END_ARRAY) {
+                if (p.currentToken() != JsonToken.START_OBJECT) {
+                    throw JsonFields.notAnObject(name, out.size());
+                }
+                out.add((JsonObject) tree(p));
+            }
+            return out.toArray(new JsonObject[0]);
+        }
+    }
+
+    /** The current token's value with all it holds, as a parsed body holds it: the inverse of {@link #write}. */
+    private static Object tree(JsonParser p) throws IOException {
+        if (p.currentToken() == JsonToken.START_OBJECT) {
+            JsonObject o = new JsonObject();
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String key = p.currentName();
+                p.nextToken();
+                o.put(key, tree(p));
+            }
+            return o;
+        }
+        if (p.currentToken() == JsonToken.START_ARRAY) {
+            JsonArray a = new JsonArray();
+            while (p.nextToken() != JsonToken.END_ARRAY) {
+                a.add(tree(p));
+            }
+            return a;
+        }
+        return value(p);
     }
 
     /**
