@@ -21,6 +21,11 @@ final class MooncakeJsonError extends HttpError {
         this.field = field;
     }
 
+    /** A 400 refusal with the flavor's {@code code}, naming {@code field} when there is one. */
+    static MooncakeJsonError invalid(String code, String reason, String field) {
+        return new MooncakeJsonError(400, code, reason, field);
+    }
+
     String code() {
         return code;
     }

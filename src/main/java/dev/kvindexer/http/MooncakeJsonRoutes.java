@@ -1,5 +1,7 @@
 package dev.kvindexer.http;
 
+import static dev.kvindexer.http.MooncakeJsonError.invalid;
+
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
@@ -13,7 +15,7 @@ import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.RegisterRequest;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
-import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.Responses;
 import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.json.Json;
@@ -52,94 +54,31 @@ public final class MooncakeJsonRoutes {
         return !registry.workers(null, null).isEmpty();
     }
 
-    private static MooncakeJsonError invalid(String code, String reason, String field) {
-        return new MooncakeJsonError(400, code, reason, field);
-    }
-
-    /** Mooncake's model member: {@code modelname} on register, {@code model} on query; each accepts the others. */
-    private static String model(JsonRequest body, String code) {
-        for (String field : new String[] {"model", "modelname", "model_name"}) {
-            String m = body.optionalString(field);
-            if (m != null) {
-                return m;
-            }
-        }
-        throw invalid(code, "missing field `modelname` (or `model`)", "modelname");
-    }
-
-    private static String instanceId(JsonRequest body, String code) {
-        String id = body.optionalId("instance_id");
-        if (id == null || id.isEmpty()) {
-            throw invalid(code, "missing field `instance_id`", "instance_id");
-        }
-        return id;
-    }
-
-    private static String routingGroup(JsonRequest body) {
-        String t = body.optionalString("tenant_id");
-        return t == null ? PartitionKey.DEFAULT : t;
-    }
-
     private static String emptyToNull(String s) {
         return s == null || s.isEmpty() ? null : s;
     }
 
     void register(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
+        MooncakeJsonRequests.Register body = JsonBinding.bind(ctx, MooncakeJsonRequests.Register.class);
         String code = MooncakeJsonError.INVALID_REGISTRATION;
-        String endpoint = body.optionalString("endpoint");
-        if (endpoint == null) {
-            throw invalid(code, "missing field `endpoint`", "endpoint");
-        }
-        String type = publisherType(body, code);
-        String model = model(body, code);
-        String instance = instanceId(body, code);
-        int blockSize = blockSize(body, code);
-        int dpRank = body.optionalU32("dp_rank", 0);
-        Long cacheGroup = body.optionalI64("cache_group");
-        if (cacheGroup != null && cacheGroup != 0) {
-            throw invalid(code, "cache_group " + cacheGroup + " is not supported; only 0", "cache_group");
-        }
-        String replay = body.optionalString("replay_endpoint");
-        String salt = body.optionalString("additionalsalt");
-        if (salt == null) {
-            salt = body.optionalString("additional_salt");
-        }
+        String endpoint = body.endpoint();
+        String replay = body.replayEndpoint();
+        String instance = body.instanceId();
         checkEndpoints(endpoint, replay, code);
         long id = InstanceIds.of(instance);
         String name = InstanceIds.isCanonicalDecimal(instance) ? null : instance;
         Publisher publisher =
-                new Publisher(name, type, emptyToNull(body.optionalString("lora_name")), emptyToNull(salt));
+                new Publisher(name, body.publisherType(), emptyToNull(body.loraName()), emptyToNull(body.salt()));
         RegisterRequest request = new RegisterRequest(
-                id, dpRank, endpoint, replay, new PartitionKey(model, routingGroup(body)), blockSize, publisher);
+                id,
+                body.dpRank(),
+                endpoint,
+                replay,
+                new PartitionKey(body.modelNamed(), body.routingGroup()),
+                body.blockSize(),
+                publisher);
         String ok = "{\"status\":\"registered successfully\",\"instance_id\":" + Json.encode(instance) + "}";
         registerUnlessHeld(ctx, request, ok, code);
-    }
-
-    /** The publisher's canonical type: vLLM, SGLang or Mooncake, whatever case the body spells it in. */
-    private static String publisherType(JsonRequest body, String code) {
-        String typeText = body.optionalString("type");
-        String type = Publisher.canonicalType(typeText);
-        if (type == null) {
-            throw invalid(
-                    code,
-                    typeText == null
-                            ? "missing field `type`"
-                            : "unknown type `" + typeText + "`: expected vLLM, SGLang or Mooncake",
-                    "type");
-        }
-        return type;
-    }
-
-    private static int blockSize(JsonRequest body, String code) {
-        if (!body.has("block_size")) {
-            throw invalid(code, "missing field `block_size`", "block_size");
-        }
-        int blockSize = body.optionalU32("block_size", 0);
-        if (blockSize == 0) {
-            throw invalid(code, "block_size must be positive", "block_size");
-        }
-        return blockSize;
     }
 
     /** Refuses an endpoint, or a replay endpoint when given, that ZMQ cannot connect to. */
@@ -183,11 +122,10 @@ public final class MooncakeJsonRoutes {
      * rank 0, and a key nobody registered is a 404 {@code service not found: <instance>|<tenant>|<rank>}.
      */
     void unregister(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        String instance = instanceId(body, MooncakeJsonError.INVALID_REQUEST);
-        String routingGroup = routingGroup(body);
-        Integer given = body.optionalRank("dp_rank");
-        int dpRank = given == null ? 0 : given;
+        MooncakeJsonRequests.Unregister body = JsonBinding.bind(ctx, MooncakeJsonRequests.Unregister.class);
+        String instance = body.instanceId();
+        String routingGroup = body.routingGroup();
+        int dpRank = body.dpRank();
         long id = InstanceIds.of(instance);
         PartitionKey key = registry.partitionOf(id);
         String serviceKey = instance + "|" + routingGroup + "|" + dpRank;
@@ -223,34 +161,14 @@ public final class MooncakeJsonRoutes {
     }
 
     void query(RoutingContext ctx, Flavor shape) {
-        JsonRequest body = JsonRequest.of(ctx);
-        String code = MooncakeJsonError.INVALID_REQUEST;
-        if (!body.has("token_ids")) {
-            throw invalid(code, "missing field `token_ids`", "token_ids");
-        }
-        int[] tokens = body.u32Array("token_ids");
-        String lora = body.optionalString("lora_name");
-        Long loraId = body.optionalI64("lora_id");
-        if (loraId != null && lora != null) {
-            throw invalid(
-                    code,
-                    "lora_id is deprecated and cannot be used together with lora_name; send lora_name only",
-                    "lora_id");
-        }
-        if (loraId != null && loraId != -1) {
-            throw invalid(
-                    code,
-                    "lora_id is not supported: an adapter id cannot be mapped to the name its blocks are "
-                            + "hashed with; use lora_name",
-                    "lora_id");
-        }
-        String salt = body.optionalString("cache_salt");
+        MooncakeJsonRequests.Query body = JsonBinding.bind(ctx, MooncakeJsonRequests.Query.class);
+        int[] tokens = body.tokenIds();
         PartitionRef partition = partition(body);
         if (partition == null) {
             answerNone(ctx, shape, body);
             return;
         }
-        long seed = BlockHasher.seedFor(emptyToNull(lora), salt);
+        long seed = BlockHasher.seedFor(emptyToNull(body.loraName()), body.cacheSalt());
         long[] local = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
         answer(ctx, shape, body, partition, local, false, tokens.length);
     }
@@ -260,12 +178,8 @@ public final class MooncakeJsonRoutes {
      * already folded into them. The partition finds the blocks they name and answers as for the same tokens.
      */
     void queryByHash(RoutingContext ctx, Flavor shape) {
-        JsonRequest body = JsonRequest.of(ctx);
-        String field = body.has("seq_hashes") ? "seq_hashes" : "block_hash";
-        if (!body.has(field)) {
-            throw invalid(MooncakeJsonError.INVALID_REQUEST, "missing field `seq_hashes`", "seq_hashes");
-        }
-        long[] hashes = body.u64OrStringArray(field);
+        MooncakeJsonRequests.QueryByHash body = JsonBinding.bind(ctx, MooncakeJsonRequests.QueryByHash.class);
+        long[] hashes = body.hashes();
         PartitionRef partition = partition(body);
         if (partition == null) {
             answerNone(ctx, shape, body);
@@ -278,11 +192,10 @@ public final class MooncakeJsonRoutes {
      * The partition of (model, tenant_id), or null when there is none or the request's block_size is not its: the
      * Go Conductor keys its index by both, so such a query matches nothing and is answered, never refused.
      */
-    private PartitionRef partition(JsonRequest body) {
-        String model = model(body, MooncakeJsonError.INVALID_REQUEST);
-        PartitionRef partition =
-                queries.partition(new PartitionKey(model, routingGroup(body))).orElse(null);
-        Integer blockSize = body.has("block_size") ? body.optionalU32("block_size", 0) : null;
+    private PartitionRef partition(MooncakeJsonRequests.Lookup body) {
+        PartitionRef partition = queries.partition(new PartitionKey(body.modelNamed(), body.routingGroup()))
+                .orElse(null);
+        Integer blockSize = body.blockSize();
         return partition == null || (blockSize != null && blockSize != partition.blockSize()) ? null : partition;
     }
 
@@ -291,9 +204,9 @@ public final class MooncakeJsonRoutes {
      * (any model) with zeros, the one asked for by {@code instance_id} even when unknown, and {@code {}} for a tenant
      * nobody registered under.
      */
-    private void answerNone(RoutingContext ctx, Flavor shape, JsonRequest body) {
-        String routingGroup = routingGroup(body);
-        String only = body.optionalId("instance_id");
+    private void answerNone(RoutingContext ctx, Flavor shape, MooncakeJsonRequests.Lookup body) {
+        String routingGroup = body.routingGroup();
+        String only = body.instanceId();
         Long onlyId = only == null ? null : InstanceIds.of(only);
         List<Registry.Member> members = new ArrayList<>();
         Set<PartitionKey> keys = new LinkedHashSet<>();
@@ -314,13 +227,13 @@ public final class MooncakeJsonRoutes {
     private void answer(
             RoutingContext ctx,
             Flavor shape,
-            JsonRequest body,
+            MooncakeJsonRequests.Lookup body,
             PartitionRef partition,
             long[] hashes,
             boolean sequence,
             long queryTokens) {
         PartitionKey key = partition.key();
-        String only = body.optionalId("instance_id");
+        String only = body.instanceId();
         Long onlyId = only == null ? null : InstanceIds.of(only);
         PartitionQuery.answered(queries.query(partition, hashes, sequence, queryTokens), notFound(key))
                 .map(a -> {

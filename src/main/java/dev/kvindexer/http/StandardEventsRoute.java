@@ -11,6 +11,7 @@ import dev.kvindexer.partition.StandardEventsApplied;
 import dev.kvindexer.registry.InstanceIds;
 import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
@@ -40,21 +41,18 @@ public final class StandardEventsRoute {
     }
 
     void post(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        List<JsonObject> listed = body.optionalObjects("events");
-        List<JsonRequest> events = new ArrayList<>();
-        if (listed == null) {
-            events.add(body);
-        } else {
-            listed.forEach(o -> events.add(JsonRequest.of(o)));
-        }
-        if (events.isEmpty()) {
+        JsonObject[] listed =
+                JsonBinding.bind(ctx, StandardEventRequests.Batch.class).events();
+        JsonObject[] events =
+                listed == null ? new JsonObject[] {JsonRequest.of(ctx).body()} : listed;
+        if (events.length == 0) {
             throw new HttpError(422, "`events` is empty");
         }
         Map<PartitionRef, List<StandardEvent>> byPartition = new LinkedHashMap<>();
-        for (int i = 0; i < events.size(); i++) {
+        // One at a time: the first bad event is the one named, and a refusal names its place in the list.
+        for (int i = 0; i < events.length; i++) {
             try {
-                parse(events.get(i), byPartition);
+                parse(events[i], byPartition);
             } catch (HttpError e) {
                 throw new HttpError(e.status(), (listed == null ? "" : "events[" + i + "]: ") + e.getMessage());
             }
@@ -82,16 +80,16 @@ public final class StandardEventsRoute {
         });
     }
 
-    private void parse(JsonRequest e, Map<PartitionRef, List<StandardEvent>> out) {
-        String type = e.requiredString("event_type");
-        long eventId = e.requiredU64("event_id");
-        String model = e.requiredString("model_name");
-        String routingGroup = e.optionalString("tenant_id");
+    private void parse(JsonObject body, Map<PartitionRef, List<StandardEvent>> out) {
+        StandardEventRequests.Event e = JsonBinding.bind(body, StandardEventRequests.Event.class);
+        String type = e.eventType();
+        String model = e.modelName();
+        String routingGroup = e.tenantId();
         PartitionKey key = new PartitionKey(model, routingGroup == null ? PartitionKey.DEFAULT : routingGroup);
         PartitionRef partition = registry.partition(key)
                 .orElseThrow(() -> new HttpError(
                         404, "no indexer for model=" + key.modelName() + " tenant_id=" + key.routingGroup()));
-        String backend = e.optionalId("backend_id");
+        String backend = e.backendId();
         if (backend == null) {
             throw new HttpError(422, "missing field `backend_id`");
         }
@@ -102,23 +100,27 @@ public final class StandardEventsRoute {
                     "backend_id `" + backend + "` is not a registered instance of model=" + key.modelName()
                             + " tenant_id=" + key.routingGroup());
         }
-        int dpRank = e.optionalU32("dp_rank", 0);
+        int dpRank = e.dpRank();
         if (dpRank < 0 || dpRank > EventBatch.MAX_RANK) {
             throw new HttpError(
                     422, "`dp_rank`: " + Integer.toUnsignedString(dpRank) + " is over " + EventBatch.MAX_RANK);
         }
-        int blockSize = e.optionalU32("block_size", partition.blockSize());
+        int blockSize = e.blockSize() == null ? partition.blockSize() : e.blockSize();
         if (blockSize != partition.blockSize()) {
             throw new HttpError(
                     422, "block_size " + blockSize + " differs from the partition's " + partition.blockSize());
         }
-        String medium = e.optionalString("medium");
+        String medium = e.medium();
         StorageTier tier = StorageTier.fromMedium(medium);
-        String lora = e.optionalString("lora_name");
-        String salt = e.optionalString("additional_salt");
+        String lora = e.loraName();
+        String salt = e.additionalSalt();
         KvEvent event = switch (type) {
-            case "stored" -> stored(e, tier, blockSize, lora);
-            case "removed" -> new KvEvent.Removed(tier, e.u64OrStringArray("seq_hashes"));
+            case "stored" -> stored(JsonBinding.bind(body, StandardEventRequests.Stored.class), tier, blockSize, lora);
+            case "removed" ->
+                new KvEvent.Removed(
+                        tier,
+                        JsonBinding.bind(body, StandardEventRequests.Removed.class)
+                                .seqHashes());
             case "cleared" -> KvEvent.Cleared.INSTANCE;
             default ->
                 throw new HttpError(
@@ -135,24 +137,24 @@ public final class StandardEventsRoute {
                 String.valueOf(medium),
                 Integer.toString(dpRank));
         out.computeIfAbsent(partition, p -> new ArrayList<>())
-                .add(new StandardEvent(stream, eventId, workerId, dpRank, event));
+                .add(new StandardEvent(stream, e.eventId(), workerId, dpRank, event));
     }
 
-    private static KvEvent stored(JsonRequest e, StorageTier tier, int blockSize, String lora) {
-        long[] blocks = e.u64OrStringArray("seq_hashes");
+    private static KvEvent stored(StandardEventRequests.Stored e, StorageTier tier, int blockSize, String lora) {
+        long[] blocks = e.seqHashes();
         if (blocks.length == 0) {
             throw new HttpError(422, "`seq_hashes`: a stored event names at least one block");
         }
-        boolean hasParent = e.has("parent_hash");
-        Integer base = e.has("base_block_idx") ? e.optionalU32("base_block_idx", 0) : null;
+        boolean hasParent = e.parentHash() != null;
+        Integer base = e.baseBlockIdx();
         if (!hasParent && base == null) {
             throw new HttpError(422, "a stored event needs `parent_hash` or `base_block_idx`");
         }
         if (!hasParent && base != 0) {
             throw new HttpError(422, "`parent_hash` is required below the root (base_block_idx " + base + ")");
         }
-        long parent = hasParent ? e.requiredU64("parent_hash") : 0L;
-        int[] tokens = e.has("token_ids") ? e.u32Array("token_ids") : new int[0];
+        long parent = hasParent ? e.parentHash() : 0L;
+        int[] tokens = e.tokenIds() == null ? new int[0] : e.tokenIds();
         if (tokens.length == 0) {
             // Without tokens the local hashes are unknowable: the sequence hashes place the blocks
             // (docs/protocol/events.md#standardized-events-into-index-operations).

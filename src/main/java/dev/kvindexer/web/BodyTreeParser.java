@@ -20,13 +20,25 @@ import java.util.Map;
  * without writing it out again. A value Jackson has no token for (a packed token array) is one embedded object.
  */
 final class BodyTreeParser extends ParserMinimalBase {
+    private final JsonObject root;
+    private final Map<String, String[]> fallbacks;
     private Frame frame;
     private Object value;
     private boolean closed;
 
-    BodyTreeParser(Object root) {
+    /**
+     * @param fallbacks root members left unread when one of the members named for them is sent ({@link Wire.Fallback})
+     */
+    BodyTreeParser(JsonObject root, Map<String, String[]> fallbacks) {
+        this.root = root;
+        this.fallbacks = fallbacks;
         this.frame = new Frame(null, JsonStreamContext.TYPE_ROOT, null, null);
         this.value = root;
+    }
+
+    /** The value of the current token as the body holds it: for a start token, the whole object or array. */
+    Object node() {
+        return value;
     }
 
     /** Where the parser stands: the root, or one object or array with its place in it. */
@@ -88,8 +100,11 @@ final class BodyTreeParser extends ParserMinimalBase {
                 value = f.pending;
                 return tokenOf(value);
             }
-            if (f.members.hasNext()) {
+            while (f.members.hasNext()) {
                 Map.Entry<?, ?> e = f.members.next();
+                if (f.parent.inRoot() && unread(String.valueOf(e.getKey()))) {
+                    continue;
+                }
                 f.step();
                 f.name = String.valueOf(e.getKey());
                 f.pending = e.getValue();
@@ -108,6 +123,18 @@ final class BodyTreeParser extends ParserMinimalBase {
         frame = f.parent;
         value = null;
         return JsonToken.END_ARRAY;
+    }
+
+    private boolean unread(String member) {
+        String[] preferred = fallbacks.isEmpty() ? null : fallbacks.get(member);
+        if (preferred != null) {
+            for (String name : preferred) {
+                if (root.getValue(name) != null) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private static JsonToken tokenOf(Object v) {

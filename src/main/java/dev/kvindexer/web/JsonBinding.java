@@ -1,5 +1,6 @@
 package dev.kvindexer.web;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonStreamContext;
@@ -26,9 +27,14 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.RecordComponent;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * Binds a request body to its record, and writes an answer record, with Jackson. The body is parsed once, JSON or msgpack ({@link JsonRequest}),
@@ -50,6 +56,7 @@ public final class JsonBinding {
                     .addDeserializer(Integer.class, new FieldReader<>(Integer.class))
                     .addDeserializer(int[].class, new FieldReader<>(int[].class))
                     .addDeserializer(long[].class, new FieldReader<>(long[].class))
+                    .addDeserializer(JsonObject[].class, new FieldReader<>(JsonObject[].class))
                     .addSerializer(long.class, new U64Writer())
                     .addSerializer(Long.class, new U64Writer()))
             .build();
@@ -62,6 +69,23 @@ public final class JsonBinding {
     };
 
     private static final ObjectWriter WRITER = MAPPER.writer();
+
+    /** Per record type, its {@link Wire.Fallback} members: wire name to the members that, when sent, leave it unread. */
+    private static final ClassValue<Map<String, String[]>> FALLBACKS = new ClassValue<>() {
+        @Override
+        protected Map<String, String[]> computeValue(Class<?> type) {
+            Map<String, String[]> out = new HashMap<>();
+            RecordComponent[] components = type.getRecordComponents();
+            for (RecordComponent c : components == null ? new RecordComponent[0] : components) {
+                Wire.Fallback fallback = c.getAccessor().getAnnotation(Wire.Fallback.class);
+                JsonProperty name = c.getAccessor().getAnnotation(JsonProperty.class);
+                if (fallback != null && name != null) {
+                    out.put(name.value(), fallback.value());
+                }
+            }
+            return out;
+        }
+    };
 
     private JsonBinding() {}
 
@@ -84,7 +108,7 @@ public final class JsonBinding {
 
     /** {@code body} as a {@code type}, or the {@link HttpError} its first unreadable field gets. */
     public static <T> T bind(JsonObject body, Class<T> type) {
-        try (JsonParser p = new BodyTreeParser(body)) {
+        try (JsonParser p = new BodyTreeParser(body, FALLBACKS.get(type))) {
             return READERS.get(type).readValue(p);
         } catch (DatabindException e) {
             throw refusal(e);
@@ -135,7 +159,8 @@ public final class JsonBinding {
         TOKENS,
         HASHES,
         SIGNED_HASHES,
-        HASHES_OR_TEXT;
+        HASHES_OR_TEXT,
+        OBJECTS;
 
         static Kind of(Class<?> type, BeanProperty p) {
             if (type == String.class) {
@@ -149,6 +174,9 @@ public final class JsonBinding {
             }
             if (type == int[].class) {
                 return TOKENS;
+            }
+            if (type == JsonObject[].class) {
+                return OBJECTS;
             }
             return marked(p, Wire.Signed.class)
                     ? SIGNED_HASHES
@@ -207,6 +235,7 @@ public final class JsonBinding {
                         case U32 -> JsonFields.u32(name, value(p));
                         case TOKENS -> tokens(p);
                         case HASHES, SIGNED_HASHES, HASHES_OR_TEXT -> hashes(p);
+                        case OBJECTS -> objects(p);
                     };
         }
 
@@ -269,6 +298,25 @@ public final class JsonBinding {
                 n++;
             }
             return Arrays.copyOf(out, n);
+        }
+
+        /**
+         * The objects of an array, each as the parsed body holds it: the route binds them one at a time, so a refusal
+         * can name the element it came from.
+         */
+        private JsonObject[] objects(JsonParser p) throws IOException {
+            if (!p.isExpectedStartArrayToken()) {
+                throw JsonFields.notAnArray(name);
+            }
+            List<JsonObject> out = new ArrayList<>();
+            while (p.nextToken() != JsonToken.END_ARRAY) {
+                if (!(((BodyTreeParser) p).node() instanceof JsonObject o)) {
+                    throw JsonFields.notAnObject(name, out.size());
+                }
+                out.add(o);
+                p.skipChildren();
+            }
+            return out.toArray(new JsonObject[0]);
         }
     }
 

@@ -97,6 +97,10 @@ final class JsonFields {
         return HttpError.shape("`" + field + "`: invalid type, expected an array");
     }
 
+    static HttpError notAnObject(String field, int i) {
+        return HttpError.shape("`" + field + "[" + i + "]`: invalid type, expected an object");
+    }
+
     /** One token id of an array, kept as its int bit pattern. */
     static int token(String field, int i, Object v) {
         if (!(v instanceof Integer || v instanceof Long)) {

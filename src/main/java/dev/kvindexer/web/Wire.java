@@ -6,7 +6,8 @@ import java.lang.annotation.RetentionPolicy;
 /**
  * How a request record's component is read where its Java type alone does not say (see {@link JsonBinding}). Without
  * one of these a {@code String} is a string, a {@code long} a u64, an {@code int} a u32 that fits an int, an
- * {@code int[]} u32 token ids and a {@code long[]} 64-bit hashes; each may be left out (null, or zero for a primitive).
+ * {@code int[]} u32 token ids, a {@code long[]} 64-bit hashes and a {@code JsonObject[]} objects bound one by one
+ * later; each may be left out (null, or zero for a primitive).
  */
 public final class Wire {
     private Wire() {}
@@ -34,4 +35,13 @@ public final class Wire {
     /** On a {@code long[]}: decimal strings accepted beside numbers (Mooncake's older drafts). */
     @Retention(RetentionPolicy.RUNTIME)
     public @interface DecimalText {}
+
+    /**
+     * Read only when none of the named members is sent (null counting as not sent): an alias the route takes after
+     * them, which is then left unread, so a wrong one is not refused when it would not be used. Top-level members only.
+     */
+    @Retention(RetentionPolicy.RUNTIME)
+    public @interface Fallback {
+        String[] value();
+    }
 }
