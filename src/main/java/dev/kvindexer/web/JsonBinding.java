@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.BeanProperty;
 import com.fasterxml.jackson.databind.DatabindException;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectReader;
@@ -19,18 +20,16 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Binds a request body to its record with Jackson. The body is parsed once, JSON or msgpack ({@link JsonRequest}),
- * with a long {@code token_ids} array already packed; this walks that value into Jackson's tokens and binds the record
- * named by the route. Each component is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire}
- * marks, so every flavor keeps the reference's refusals word for word; a record's constructor adds the checks that
- * span fields. Unknown members are ignored, as serde does by default.
+ * with a long {@code token_ids} array already packed; this walks that value into Jackson's tokens, each record's
+ * members in the order of its components ({@link BodyTokens}), and binds the record named by the route. Each component
+ * is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire} marks, so every flavor keeps the
+ * reference's refusals word for word, in the order its hand reading met them; a record's constructor adds the checks
+ * that span fields. Unknown members are ignored, as serde does by default.
  */
 public final class JsonBinding {
     private static final JsonMapper MAPPER = JsonMapper.builder()
@@ -43,7 +42,10 @@ public final class JsonBinding {
                     .addDeserializer(int.class, new FieldReader<>(int.class))
                     .addDeserializer(Integer.class, new FieldReader<>(Integer.class))
                     .addDeserializer(int[].class, new FieldReader<>(int[].class))
-                    .addDeserializer(long[].class, new FieldReader<>(long[].class)))
+                    .addDeserializer(long[].class, new FieldReader<>(long[].class))
+                    .addDeserializer(Boolean.class, new FieldReader<>(Boolean.class))
+                    .addDeserializer(Double.class, new FieldReader<>(Double.class))
+                    .setDeserializerModifier(new MemberShapes()))
             .build();
 
     private static final ClassValue<ObjectReader> READERS = new ClassValue<>() {
@@ -64,7 +66,7 @@ public final class JsonBinding {
     public static <T> T bind(JsonObject body, Class<T> type) {
         TokenBuffer tokens = new TokenBuffer(null, false);
         try {
-            write(body, tokens);
+            BodyTokens.write(body, type, tokens);
             try (JsonParser p = tokens.asParser()) {
                 return READERS.get(type).readValue(p);
             }
@@ -102,56 +104,6 @@ public final class JsonBinding {
         return out.toString();
     }
 
-    /** A parsed body as Jackson's tokens; a packed token array travels whole, as one embedded value. */
-    private static void write(Object v, TokenBuffer out) throws IOException {
-        if (v instanceof JsonObject o) {
-            writeObject(o.getMap(), out);
-        } else if (v instanceof Map<?, ?> m) {
-            writeObject(m, out);
-        } else if (v instanceof JsonArray a) {
-            writeArray(a.getList(), out);
-        } else if (v instanceof List<?> l) {
-            writeArray(l, out);
-        } else if (v == null) {
-            out.writeNull();
-        } else if (v instanceof String s) {
-            out.writeString(s);
-        } else if (v instanceof Integer n) {
-            out.writeNumber(n);
-        } else if (v instanceof Long n) {
-            out.writeNumber(n);
-        } else if (v instanceof BigInteger n) {
-            out.writeNumber(n);
-        } else if (v instanceof Double n) {
-            out.writeNumber(n);
-        } else if (v instanceof Float n) {
-            out.writeNumber(n);
-        } else if (v instanceof BigDecimal n) {
-            out.writeNumber(n);
-        } else if (v instanceof Boolean b) {
-            out.writeBoolean(b);
-        } else {
-            out.writeEmbeddedObject(v);
-        }
-    }
-
-    private static void writeObject(Map<?, ?> members, TokenBuffer out) throws IOException {
-        out.writeStartObject();
-        for (Map.Entry<?, ?> e : members.entrySet()) {
-            out.writeFieldName(String.valueOf(e.getKey()));
-            write(e.getValue(), out);
-        }
-        out.writeEndObject();
-    }
-
-    private static void writeArray(List<?> elements, TokenBuffer out) throws IOException {
-        out.writeStartArray();
-        for (Object e : elements) {
-            write(e, out);
-        }
-        out.writeEndArray();
-    }
-
     /** What a field of one Java type is read as, given its marks. */
     private enum Kind {
         TEXT,
@@ -160,6 +112,8 @@ public final class JsonBinding {
         I64,
         U32_WIDE,
         U32,
+        BOOL,
+        F64,
         TOKENS,
         HASHES,
         SIGNED_HASHES,
@@ -175,6 +129,12 @@ public final class JsonBinding {
             if (type == int.class || type == Integer.class) {
                 return U32;
             }
+            if (type == Boolean.class) {
+                return BOOL;
+            }
+            if (type == Double.class) {
+                return F64;
+            }
             if (type == int[].class) {
                 return TOKENS;
             }
@@ -188,23 +148,33 @@ public final class JsonBinding {
         return p != null && p.getAnnotation(mark) != null;
     }
 
-    /** Reads one field by {@link JsonFields}' rules; contextual, so each instance knows its field's name and marks. */
+    /** Where a reader's values stand: a member's own value, or the elements of a list or the values of a map. */
+    private enum Place {
+        MEMBER,
+        LIST,
+        MAP
+    }
+
+    /**
+     * Reads one field by {@link JsonFields}' rules; contextual, so each instance knows its field's name and marks. An
+     * element of a list is named by the list, a value of a map by the map and its key.
+     */
     private static final class FieldReader<T> extends StdDeserializer<T> implements ContextualDeserializer {
         private final Kind kind;
         private final String name;
-        private final boolean required;
-        private final boolean nullRefused;
+        private final Place place;
+        private final BeanProperty property;
 
         FieldReader(Class<T> type) {
-            this(type, Kind.of(type, null), "", false, false);
+            this(type, Kind.of(type, null), "", Place.MEMBER, null);
         }
 
-        private FieldReader(Class<T> type, Kind kind, String name, boolean required, boolean nullRefused) {
+        private FieldReader(Class<T> type, Kind kind, String name, Place place, BeanProperty property) {
             super(type);
             this.kind = kind;
             this.name = name;
-            this.required = required;
-            this.nullRefused = nullRefused;
+            this.place = place;
+            this.property = property;
         }
 
         @Override
@@ -214,33 +184,57 @@ public final class JsonBinding {
                 return this;
             }
             Class<T> type = (Class<T>) handledType();
-            return new FieldReader<>(
-                    type,
-                    Kind.of(type, property),
-                    property.getName(),
-                    marked(property, Wire.Required.class),
-                    marked(property, Wire.NullRefused.class));
+            JavaType holder = property.getType();
+            Place place = holder.getRawClass() == type
+                    ? Place.MEMBER
+                    : holder.isMapLikeType() ? Place.MAP : holder.isCollectionLikeType() ? Place.LIST : Place.MEMBER;
+            return new FieldReader<>(type, Kind.of(type, property), property.getName(), place, property);
         }
 
         @Override
-        @SuppressWarnings("unchecked")
         public T deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
-            return (T)
-                    switch (kind) {
-                        case TEXT -> JsonFields.text(name, value(p));
-                        case ID -> JsonFields.id(name, value(p));
-                        case U64 -> JsonFields.u64(name, value(p));
-                        case I64 -> JsonFields.i64(name, value(p));
-                        case U32_WIDE -> JsonFields.u32Wide(name, value(p));
-                        case U32 -> JsonFields.u32(name, value(p));
-                        case TOKENS -> tokens(p);
-                        case HASHES, SIGNED_HASHES, HASHES_OR_TEXT -> hashes(p);
-                    };
+            if (kind == Kind.TOKENS) {
+                return cast(tokens(p));
+            }
+            if (kind == Kind.HASHES || kind == Kind.SIGNED_HASHES || kind == Kind.HASHES_OR_TEXT) {
+                return cast(hashes(p));
+            }
+            return read(p.currentName(), value(p));
         }
 
+        @SuppressWarnings("unchecked")
+        private static <T> T cast(Object v) {
+            return (T) v;
+        }
+
+        /** One value by its kind's rule; {@code key} is the map key it stands under, if it is a map's value. */
+        private T read(String key, Object v) {
+            String field = place == Place.MAP ? name + "." + key : name;
+            Object out = switch (kind) {
+                case TEXT -> JsonFields.text(field, v);
+                case ID -> JsonFields.id(field, v);
+                case U64 -> JsonFields.u64(field, v);
+                case I64 -> JsonFields.i64(field, v);
+                case U32_WIDE -> JsonFields.u32Wide(field, v);
+                case U32 -> JsonFields.u32(field, v);
+                case BOOL -> JsonFields.bool(field, v);
+                case F64 -> JsonFields.number(field, v, marked(property, Wire.F32.class) ? "f32" : "f64");
+                default -> throw new IllegalStateException(kind.name());
+            };
+            Wire.Ranks ranks = property == null ? null : property.getAnnotation(Wire.Ranks.class);
+            if (ranks != null && place == Place.MAP) {
+                JsonFields.rankEntry(name, key, (String) out, ranks.maxChars());
+            }
+            return cast(out);
+        }
+
+        /** Null is absent for a member, but an element of a list or map must be a value of its kind. */
         @Override
         public T getNullValue(DeserializationContext ctxt) {
-            if (nullRefused && !required) {
+            if (place != Place.MEMBER) {
+                return read(ctxt.getParser().getParsingContext().getCurrentName(), null);
+            }
+            if (marked(property, Wire.NullRefused.class) && !marked(property, Wire.Required.class)) {
                 throw JsonFields.nullString(name);
             }
             return absent();
@@ -251,13 +245,12 @@ public final class JsonBinding {
             return absent();
         }
 
-        @SuppressWarnings("unchecked")
         private T absent() {
-            if (required) {
+            if (marked(property, Wire.Required.class)) {
                 throw JsonFields.missing(name);
             }
             Class<?> type = handledType();
-            return (T) (type == long.class ? (Object) 0L : type == int.class ? (Object) 0 : null);
+            return cast(type == long.class ? (Object) 0L : type == int.class ? (Object) 0 : null);
         }
 
         private int[] tokens(JsonParser p) throws IOException {
@@ -266,6 +259,10 @@ public final class JsonBinding {
                 return packed.tokens();
             }
             if (!p.isExpectedStartArrayToken()) {
+                if (marked(property, Wire.Lenient.class)) {
+                    p.skipChildren();
+                    return null;
+                }
                 throw JsonFields.notAnArray(name);
             }
             int[] out = new int[16];
