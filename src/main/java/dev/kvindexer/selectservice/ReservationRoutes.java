@@ -11,6 +11,7 @@ import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.select.SelectionState;
 import dev.kvindexer.selectservice.replication.SharedReservations;
 import dev.kvindexer.web.HttpError;
+import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.JsonRequest;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -52,10 +53,11 @@ final class ReservationRoutes {
 
     /** {@code POST /reservations}: without a worker, the replay of a pending selection. */
     void reserve(RoutingContext ctx) {
-        JsonRequest body = JsonRequest.of(ctx);
-        String id = body.requiredString("selection_id");
-        PartitionKey p = SelectJson.partition(body);
-        if (!body.has("worker_id") || body.body().getValue("worker_id") == null) {
+        JsonObject body = JsonRequest.of(ctx).body();
+        SelectRequests.Reserve r = JsonBinding.bind(body, SelectRequests.Reserve.class);
+        String id = r.selectionId();
+        PartitionKey p = r.partition();
+        if (r.workerId() == null) {
             Booking replayed = bookings.reserveReplay(p, id);
             Replies.send(
                     ctx,
@@ -63,25 +65,21 @@ final class ReservationRoutes {
                     shared.booked(id).compose(v -> bindingsShared.get()).map(v -> booked(replayed)));
             return;
         }
-        long workerId = body.requiredU64("worker_id");
-        int dpRank = body.optionalU32("dp_rank", 0);
-        ConfigOverride override = SelectJson.override(body);
-        Long effective = SelectJson.optionalU64(body, "effective_prefill_tokens");
-        Boolean track = SelectJson.bool(body, "track_prefill_tokens");
-        Long expected = SelectJson.optionalU32(body, "expected_output_tokens");
+        SelectRequests.ExplicitBooking named = JsonBinding.bind(body, SelectRequests.ExplicitBooking.class);
+        ConfigOverride override = SelectRequests.RouterConfig.of(named.routerConfigOverride());
         PartitionInfo info = roster.requireReady(p);
         Prompt prompt = SelectJson.promptOf(body, info, override, config, false, random);
         Booking b = bookings.reserveExplicit(
                 p,
                 id,
-                workerId,
-                dpRank,
+                r.workerId(),
+                named.dpRank(),
                 prompt,
-                effective,
-                track,
+                named.effectivePrefillTokens(),
+                named.trackPrefillTokens(),
                 override,
-                expected,
-                body.optionalString("lora_name"));
+                named.expectedOutputTokens(),
+                JsonBinding.bind(body, SelectRequests.Lora.class).loraName());
         Replies.send(ctx, 201, shared.booked(id).map(v -> booked(b)));
     }
 
@@ -96,11 +94,9 @@ final class ReservationRoutes {
     }
 
     void outputBlock(RoutingContext ctx) {
-        Object f = JsonRequest.of(ctx).body().getValue("decay_fraction");
-        if (f != null && !(f instanceof Number)) {
-            throw HttpError.shape("`decay_fraction`: invalid type, expected f64");
-        }
-        double decay = f instanceof Number n ? n.doubleValue() : Double.NaN;
+        Double fraction =
+                JsonBinding.bind(ctx, SelectRequests.OutputBlock.class).decayFraction();
+        double decay = fraction != null ? fraction : Double.NaN;
         if (!Double.isNaN(decay) && !(decay >= 0.0 && decay <= 1.0)) {
             throw new HttpError(400, "decay_fraction must be between 0.0 and 1.0");
         }

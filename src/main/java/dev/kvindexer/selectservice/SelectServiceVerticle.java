@@ -412,13 +412,13 @@ public final class SelectServiceVerticle extends VerticleBase {
 
     private void postWorker(RoutingContext ctx) {
         WorkerEntry entry = SelectJson.checkRanks(
-                SelectJson.worker(JsonRequest.of(ctx)), config.limits().maxWorkerRanks());
+                SelectJson.worker(JsonRequest.of(ctx).body()), config.limits().maxWorkerRanks());
         Replies.send(ctx, 201, workers.upsert(entry).map(SelectAnswers::record));
     }
 
     private void patchWorker(RoutingContext ctx) {
         long id = workerId(ctx);
-        JsonRequest body = JsonRequest.of(ctx);
+        JsonObject body = JsonRequest.of(ctx).body();
         Replies.send(
                 ctx,
                 200,

@@ -66,7 +66,8 @@ final class SelectionRoutes {
                     "the " + NotApplied.POLICY_CLASS_HEADER + " header",
                     "policy classes are not implemented; every selection shares the one queue");
         }
-        SelectJson.Selection s = SelectJson.selection(JsonRequest.of(ctx), roster, config, random, reserve, sessions);
+        SelectJson.Selection s =
+                SelectJson.selection(JsonRequest.of(ctx).body(), roster, config, random, reserve, sessions);
         // An advisory selection reads the load as it is now; waiting for it to drop would defeat its purpose.
         Future<Void> turn = s.advisory()
                 ? Future.succeededFuture()
@@ -107,7 +108,7 @@ final class SelectionRoutes {
 
     /** {@code /potential_loads}, or with {@code scores} {@code /overlap_scores}. */
     void inspect(RoutingContext ctx, boolean scores) {
-        SelectJson.Inspection i = SelectJson.inspection(JsonRequest.of(ctx), roster, config, random);
+        SelectJson.Inspection i = SelectJson.inspection(JsonRequest.of(ctx).body(), roster, config, random);
         Replies.send(ctx, 200, overlaps.of(i.partition(), i.prompt()).map(o -> {
             if (scores) {
                 return SelectAnswers.scores(

@@ -1,5 +1,6 @@
 package dev.kvindexer.web;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.Base64Variant;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonStreamContext;
@@ -7,8 +8,12 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.ObjectCodec;
 import com.fasterxml.jackson.core.Version;
 import com.fasterxml.jackson.core.base.ParserMinimalBase;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.RecordComponent;
+import java.lang.reflect.Type;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.Iterator;
@@ -17,23 +22,49 @@ import java.util.Map;
 
 /**
  * Jackson's tokens read straight off a parsed body, so a record binds from the tree {@link JsonRequest} already holds
- * without writing it out again. A value Jackson has no token for (a packed token array) is one embedded object.
+ * without writing it out again. An object bound to a record gives only that record's members, in the order of its
+ * components: Jackson reads members in the order they come, so a record's first failing component is the one refused
+ * whatever order the client sent them in, and a required member left out comes as null in its turn, to be refused
+ * there. Members a record does not name are never read; a {@link Wire.Fallback} member is left out when a member it
+ * stands in for is sent. A value Jackson has no token for (a packed token array) is one embedded object.
  */
 final class BodyTreeParser extends ParserMinimalBase {
-    private final JsonObject root;
-    private final Map<String, String[]> fallbacks;
+    /** One record component: its wire name, its type, whether it is required, and the members it stands in for. */
+    private record Member(String name, Type type, boolean required, String[] fallbackFor) {}
+
+    private static final PropertyNamingStrategies.NamingBase WIRE_NAMES =
+            new PropertyNamingStrategies.SnakeCaseStrategy();
+
+    private static final ClassValue<Member[]> MEMBERS = new ClassValue<>() {
+        @Override
+        protected Member[] computeValue(Class<?> type) {
+            RecordComponent[] components = type.getRecordComponents();
+            Member[] out = new Member[components.length];
+            for (int i = 0; i < out.length; i++) {
+                RecordComponent c = components[i];
+                JsonProperty wire = c.getAccessor().getAnnotation(JsonProperty.class);
+                Wire.Fallback fallback = c.getAccessor().getAnnotation(Wire.Fallback.class);
+                out[i] = new Member(
+                        wire == null || wire.value().isEmpty() ? WIRE_NAMES.translate(c.getName()) : wire.value(),
+                        c.getGenericType(),
+                        c.isAnnotationPresent(Wire.Required.class),
+                        fallback == null ? null : fallback.value());
+            }
+            return out;
+        }
+    };
+
     private Frame frame;
     private Object value;
+    /** What the current value is bound to: a record, a list or map of something, or anything. */
+    private Type target;
+
     private boolean closed;
 
-    /**
-     * @param fallbacks root members left unread when one of the members named for them is sent ({@link Wire.Fallback})
-     */
-    BodyTreeParser(JsonObject root, Map<String, String[]> fallbacks) {
-        this.root = root;
-        this.fallbacks = fallbacks;
-        this.frame = new Frame(null, JsonStreamContext.TYPE_ROOT, null, null);
+    BodyTreeParser(JsonObject root, Class<?> type) {
+        this.frame = new Frame(null, JsonStreamContext.TYPE_ROOT);
         this.value = root;
+        this.target = type;
     }
 
     /** The value of the current token as the body holds it: for a start token, the whole object or array. */
@@ -44,18 +75,25 @@ final class BodyTreeParser extends ParserMinimalBase {
     /** Where the parser stands: the root, or one object or array with its place in it. */
     private static final class Frame extends JsonStreamContext {
         private final Frame parent;
-        private final Iterator<? extends Map.Entry<?, ?>> members;
-        private final Iterator<?> elements;
+        /** An object bound to a record: its members, the next to give, and the object's own members. */
+        private Member[] members;
+
+        private int next;
+        private Map<?, ?> object;
+        /** Any other object's members, or an array's elements, and what each is bound to. */
+        private Iterator<? extends Map.Entry<?, ?>> entries;
+
+        private Iterator<?> elements;
+        private Type each;
         private String name;
         private Object pending;
+        private Type pendingTarget;
         /** In an object: its member's name was given, its value is next. At the root: the value was given. */
         private boolean named;
 
-        Frame(Frame parent, int type, Iterator<? extends Map.Entry<?, ?>> members, Iterator<?> elements) {
+        Frame(Frame parent, int type) {
             super(type, -1);
             this.parent = parent;
-            this.members = members;
-            this.elements = elements;
         }
 
         void step() {
@@ -71,18 +109,44 @@ final class BodyTreeParser extends ParserMinimalBase {
         public String getCurrentName() {
             return name;
         }
+
+        /** Gives member {@code name} next, its value {@code v} bound to {@code t}. */
+        JsonToken member(String name, Object v, Type t) {
+            step();
+            this.name = name;
+            pending = v;
+            pendingTarget = t;
+            named = true;
+            return JsonToken.FIELD_NAME;
+        }
     }
 
     @Override
     public JsonToken nextToken() {
         if (_currToken == JsonToken.START_OBJECT) {
-            Map<?, ?> m = value instanceof JsonObject o ? o.getMap() : (Map<?, ?>) value;
-            frame = new Frame(frame, JsonStreamContext.TYPE_OBJECT, m.entrySet().iterator(), null);
+            frame = objectFrame(value instanceof JsonObject o ? o.getMap() : (Map<?, ?>) value, raw(target));
         } else if (_currToken == JsonToken.START_ARRAY) {
-            List<?> l = value instanceof JsonArray a ? a.getList() : (List<?>) value;
-            frame = new Frame(frame, JsonStreamContext.TYPE_ARRAY, null, l.iterator());
+            Class<?> raw = raw(target);
+            Frame f = new Frame(frame, JsonStreamContext.TYPE_ARRAY);
+            f.elements = (value instanceof JsonArray a ? a.getList() : (List<?>) value).iterator();
+            f.each = List.class.isAssignableFrom(raw)
+                    ? argument(target, 0)
+                    : raw.isArray() ? raw.getComponentType() : Object.class;
+            frame = f;
         }
         return _currToken = advance();
+    }
+
+    private Frame objectFrame(Map<?, ?> object, Class<?> raw) {
+        Frame f = new Frame(frame, JsonStreamContext.TYPE_OBJECT);
+        if (raw.isRecord()) {
+            f.members = MEMBERS.get(raw);
+            f.object = object;
+        } else {
+            f.entries = object.entrySet().iterator();
+            f.each = Map.class.isAssignableFrom(raw) ? argument(target, 1) : Object.class;
+        }
+        return f;
     }
 
     private JsonToken advance() {
@@ -98,18 +162,21 @@ final class BodyTreeParser extends ParserMinimalBase {
             if (f.named) {
                 f.named = false;
                 value = f.pending;
+                target = f.pendingTarget;
                 return tokenOf(value);
             }
-            while (f.members.hasNext()) {
-                Map.Entry<?, ?> e = f.members.next();
-                if (f.parent.inRoot() && unread(String.valueOf(e.getKey()))) {
-                    continue;
+            if (f.members != null) {
+                while (f.next < f.members.length) {
+                    Member m = f.members[f.next++];
+                    Object v = f.object.get(m.name());
+                    if ((v != null || m.required() || f.object.containsKey(m.name()))
+                            && !anySent(f.object, m.fallbackFor())) {
+                        return f.member(m.name(), v, m.type());
+                    }
                 }
-                f.step();
-                f.name = String.valueOf(e.getKey());
-                f.pending = e.getValue();
-                f.named = true;
-                return JsonToken.FIELD_NAME;
+            } else if (f.entries.hasNext()) {
+                Map.Entry<?, ?> e = f.entries.next();
+                return f.member(String.valueOf(e.getKey()), e.getValue(), f.each);
             }
             frame = f.parent;
             value = null;
@@ -118,6 +185,7 @@ final class BodyTreeParser extends ParserMinimalBase {
         if (f.elements.hasNext()) {
             f.step();
             value = f.elements.next();
+            target = f.each;
             return tokenOf(value);
         }
         frame = f.parent;
@@ -125,16 +193,28 @@ final class BodyTreeParser extends ParserMinimalBase {
         return JsonToken.END_ARRAY;
     }
 
-    private boolean unread(String member) {
-        String[] preferred = fallbacks.isEmpty() ? null : fallbacks.get(member);
-        if (preferred != null) {
-            for (String name : preferred) {
-                if (root.getValue(name) != null) {
+    private static boolean anySent(Map<?, ?> object, String[] names) {
+        if (names != null) {
+            for (String name : names) {
+                if (object.get(name) != null) {
                     return true;
                 }
             }
         }
         return false;
+    }
+
+    private static Class<?> raw(Type t) {
+        if (t instanceof Class<?> c) {
+            return c;
+        }
+        return t instanceof ParameterizedType p && p.getRawType() instanceof Class<?> c ? c : Object.class;
+    }
+
+    private static Type argument(Type t, int i) {
+        return t instanceof ParameterizedType p && p.getActualTypeArguments().length > i
+                ? p.getActualTypeArguments()[i]
+                : Object.class;
     }
 
     private static JsonToken tokenOf(Object v) {

@@ -1,6 +1,5 @@
 package dev.kvindexer.web;
 
-import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonStreamContext;
@@ -9,6 +8,7 @@ import com.fasterxml.jackson.databind.BeanProperty;
 import com.fasterxml.jackson.databind.DatabindException;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.JsonSerializer;
 import com.fasterxml.jackson.databind.ObjectReader;
@@ -27,21 +27,20 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.reflect.RecordComponent;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
- * Binds a request body to its record, and writes an answer record, with Jackson. The body is parsed once, JSON or msgpack ({@link JsonRequest}),
- * with a long {@code token_ids} array already packed; Jackson reads that tree ({@link BodyTreeParser}) and binds the record named by the
- * route. Each component is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire}
- * marks, so every flavor keeps the reference's refusals word for word; a record's constructor adds the checks that
- * span fields. Unknown members are ignored, as serde does by default.
+ * Binds a request body to its record, and writes an answer record, with Jackson. The body is parsed once, JSON or
+ * msgpack ({@link JsonRequest}), with a long {@code token_ids} array already packed; Jackson reads that tree in place
+ * ({@link BodyTreeParser}), each record's members in the order of its components, and binds the record named by the
+ * route. Each component
+ * is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire} marks, so every flavor keeps the
+ * reference's refusals word for word, in the order its hand reading met them; a record's constructor adds the checks
+ * that span fields. Unknown members are ignored, as serde does by default.
  */
 public final class JsonBinding {
     private static final JsonMapper MAPPER = JsonMapper.builder()
@@ -56,9 +55,12 @@ public final class JsonBinding {
                     .addDeserializer(Integer.class, new FieldReader<>(Integer.class))
                     .addDeserializer(int[].class, new FieldReader<>(int[].class))
                     .addDeserializer(long[].class, new FieldReader<>(long[].class))
+                    .addDeserializer(Boolean.class, new FieldReader<>(Boolean.class))
+                    .addDeserializer(Double.class, new FieldReader<>(Double.class))
                     .addDeserializer(JsonObject[].class, new FieldReader<>(JsonObject[].class))
                     .addSerializer(long.class, new U64Writer())
-                    .addSerializer(Long.class, new U64Writer()))
+                    .addSerializer(Long.class, new U64Writer())
+                    .setDeserializerModifier(new MemberShapes()))
             .build();
 
     private static final ClassValue<ObjectReader> READERS = new ClassValue<>() {
@@ -69,23 +71,6 @@ public final class JsonBinding {
     };
 
     private static final ObjectWriter WRITER = MAPPER.writer();
-
-    /** Per record type, its {@link Wire.Fallback} members: wire name to the members that, when sent, leave it unread. */
-    private static final ClassValue<Map<String, String[]>> FALLBACKS = new ClassValue<>() {
-        @Override
-        protected Map<String, String[]> computeValue(Class<?> type) {
-            Map<String, String[]> out = new HashMap<>();
-            RecordComponent[] components = type.getRecordComponents();
-            for (RecordComponent c : components == null ? new RecordComponent[0] : components) {
-                Wire.Fallback fallback = c.getAccessor().getAnnotation(Wire.Fallback.class);
-                JsonProperty name = c.getAccessor().getAnnotation(JsonProperty.class);
-                if (fallback != null && name != null) {
-                    out.put(name.value(), fallback.value());
-                }
-            }
-            return out;
-        }
-    };
 
     private JsonBinding() {}
 
@@ -108,7 +93,7 @@ public final class JsonBinding {
 
     /** {@code body} as a {@code type}, or the {@link HttpError} its first unreadable field gets. */
     public static <T> T bind(JsonObject body, Class<T> type) {
-        try (JsonParser p = new BodyTreeParser(body, FALLBACKS.get(type))) {
+        try (JsonParser p = new BodyTreeParser(body, type)) {
             return READERS.get(type).readValue(p);
         } catch (DatabindException e) {
             throw refusal(e);
@@ -156,6 +141,8 @@ public final class JsonBinding {
         I64,
         U32_WIDE,
         U32,
+        BOOL,
+        F64,
         TOKENS,
         HASHES,
         SIGNED_HASHES,
@@ -171,6 +158,12 @@ public final class JsonBinding {
             }
             if (type == int.class || type == Integer.class) {
                 return U32;
+            }
+            if (type == Boolean.class) {
+                return BOOL;
+            }
+            if (type == Double.class) {
+                return F64;
             }
             if (type == int[].class) {
                 return TOKENS;
@@ -188,23 +181,33 @@ public final class JsonBinding {
         return p != null && p.getAnnotation(mark) != null;
     }
 
-    /** Reads one field by {@link JsonFields}' rules; contextual, so each instance knows its field's name and marks. */
+    /** Where a reader's values stand: a member's own value, or the elements of a list or the values of a map. */
+    private enum Place {
+        MEMBER,
+        LIST,
+        MAP
+    }
+
+    /**
+     * Reads one field by {@link JsonFields}' rules; contextual, so each instance knows its field's name and marks. An
+     * element of a list is named by the list, a value of a map by the map and its key.
+     */
     private static final class FieldReader<T> extends StdDeserializer<T> implements ContextualDeserializer {
         private final Kind kind;
         private final String name;
-        private final boolean required;
-        private final boolean nullRefused;
+        private final Place place;
+        private final BeanProperty property;
 
         FieldReader(Class<T> type) {
-            this(type, Kind.of(type, null), "", false, false);
+            this(type, Kind.of(type, null), "", Place.MEMBER, null);
         }
 
-        private FieldReader(Class<T> type, Kind kind, String name, boolean required, boolean nullRefused) {
+        private FieldReader(Class<T> type, Kind kind, String name, Place place, BeanProperty property) {
             super(type);
             this.kind = kind;
             this.name = name;
-            this.required = required;
-            this.nullRefused = nullRefused;
+            this.place = place;
+            this.property = property;
         }
 
         @Override
@@ -214,34 +217,60 @@ public final class JsonBinding {
                 return this;
             }
             Class<T> type = (Class<T>) handledType();
-            return new FieldReader<>(
-                    type,
-                    Kind.of(type, property),
-                    property.getName(),
-                    marked(property, Wire.Required.class),
-                    marked(property, Wire.NullRefused.class));
+            JavaType holder = property.getType();
+            Place place = holder.getRawClass() == type
+                    ? Place.MEMBER
+                    : holder.isMapLikeType() ? Place.MAP : holder.isCollectionLikeType() ? Place.LIST : Place.MEMBER;
+            return new FieldReader<>(type, Kind.of(type, property), property.getName(), place, property);
         }
 
         @Override
-        @SuppressWarnings("unchecked")
         public T deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
-            return (T)
-                    switch (kind) {
-                        case TEXT -> JsonFields.text(name, value(p));
-                        case ID -> JsonFields.id(name, value(p));
-                        case U64 -> JsonFields.u64(name, value(p));
-                        case I64 -> JsonFields.i64(name, value(p));
-                        case U32_WIDE -> JsonFields.u32Wide(name, value(p));
-                        case U32 -> JsonFields.u32(name, value(p));
-                        case TOKENS -> tokens(p);
-                        case HASHES, SIGNED_HASHES, HASHES_OR_TEXT -> hashes(p);
-                        case OBJECTS -> objects(p);
-                    };
+            if (kind == Kind.TOKENS) {
+                return cast(tokens(p));
+            }
+            if (kind == Kind.OBJECTS) {
+                return cast(objects(p));
+            }
+            if (kind == Kind.HASHES || kind == Kind.SIGNED_HASHES || kind == Kind.HASHES_OR_TEXT) {
+                return cast(hashes(p));
+            }
+            return read(p.currentName(), value(p));
         }
 
+        @SuppressWarnings("unchecked")
+        private static <T> T cast(Object v) {
+            return (T) v;
+        }
+
+        /** One value by its kind's rule; {@code key} is the map key it stands under, if it is a map's value. */
+        private T read(String key, Object v) {
+            String field = place == Place.MAP ? name + "." + key : name;
+            Object out = switch (kind) {
+                case TEXT -> JsonFields.text(field, v);
+                case ID -> JsonFields.id(field, v);
+                case U64 -> JsonFields.u64(field, v);
+                case I64 -> JsonFields.i64(field, v);
+                case U32_WIDE -> JsonFields.u32Wide(field, v);
+                case U32 -> JsonFields.u32(field, v);
+                case BOOL -> JsonFields.bool(field, v);
+                case F64 -> JsonFields.number(field, v, marked(property, Wire.F32.class) ? "f32" : "f64");
+                default -> throw new IllegalStateException(kind.name());
+            };
+            Wire.Ranks ranks = property == null ? null : property.getAnnotation(Wire.Ranks.class);
+            if (ranks != null && place == Place.MAP) {
+                JsonFields.rankEntry(name, key, (String) out, ranks.maxChars());
+            }
+            return cast(out);
+        }
+
+        /** Null is absent for a member, but an element of a list or map must be a value of its kind. */
         @Override
         public T getNullValue(DeserializationContext ctxt) {
-            if (nullRefused && !required) {
+            if (place != Place.MEMBER) {
+                return read(ctxt.getParser().getParsingContext().getCurrentName(), null);
+            }
+            if (marked(property, Wire.NullRefused.class) && !marked(property, Wire.Required.class)) {
                 throw JsonFields.nullString(name);
             }
             return absent();
@@ -252,13 +281,12 @@ public final class JsonBinding {
             return absent();
         }
 
-        @SuppressWarnings("unchecked")
         private T absent() {
-            if (required) {
+            if (marked(property, Wire.Required.class)) {
                 throw JsonFields.missing(name);
             }
             Class<?> type = handledType();
-            return (T) (type == long.class ? (Object) 0L : type == int.class ? (Object) 0 : null);
+            return cast(type == long.class ? (Object) 0L : type == int.class ? (Object) 0 : null);
         }
 
         private int[] tokens(JsonParser p) throws IOException {
@@ -267,6 +295,10 @@ public final class JsonBinding {
                 return packed.tokens();
             }
             if (!p.isExpectedStartArrayToken()) {
+                if (marked(property, Wire.Lenient.class)) {
+                    p.skipChildren();
+                    return null;
+                }
                 throw JsonFields.notAnArray(name);
             }
             int[] out = new int[16];

@@ -93,6 +93,40 @@ final class JsonFields {
         return (int) n;
     }
 
+    /** A value of another kind than the member's, in the words {@link Wire.Expected} gives. */
+    static HttpError invalidType(String field, String expected) {
+        return HttpError.shape("`" + field + "`: invalid type, expected " + expected);
+    }
+
+    static Boolean bool(String field, Object v) {
+        if (!(v instanceof Boolean b)) {
+            throw invalidType(field, "a boolean");
+        }
+        return b;
+    }
+
+    /** Any number, as a double; {@code type} is the reference's name for it ({@code f64} or {@code f32}). */
+    static Double number(String field, Object v, String type) {
+        if (!(v instanceof Number n)) {
+            throw invalidType(field, type);
+        }
+        return n.doubleValue();
+    }
+
+    /** One entry of a map by rank: at most {@code maxChars} long, keyed by a u32 in decimal. */
+    static void rankEntry(String field, String key, String value, int maxChars) {
+        if (value.length() > maxChars) {
+            throw HttpError.shape("`" + field + "." + key + "`: longer than " + maxChars + " characters");
+        }
+        try {
+            if (Long.parseUnsignedLong(key) > U32_MAX) {
+                throw new NumberFormatException();
+            }
+        } catch (NumberFormatException e) {
+            throw HttpError.shape("`" + field + "`: invalid rank `" + key + "`, expected u32");
+        }
+    }
+
     static HttpError notAnArray(String field) {
         return HttpError.shape("`" + field + "`: invalid type, expected an array");
     }

@@ -6,8 +6,10 @@ import java.lang.annotation.RetentionPolicy;
 /**
  * How a request record's component is read where its Java type alone does not say (see {@link JsonBinding}). Without
  * one of these a {@code String} is a string, a {@code long} a u64, an {@code int} a u32 that fits an int, an
- * {@code int[]} u32 token ids, a {@code long[]} 64-bit hashes and a {@code JsonObject[]} objects bound one by one
- * later; each may be left out (null, or zero for a primitive).
+ * {@code int[]} u32 token ids, a {@code long[]} 64-bit hashes, a {@code Boolean} a boolean, a {@code Double} any
+ * number and a {@code JsonObject[]} objects the route binds one by one; each may be left out (null, or zero for a
+ * primitive). A {@code List} or {@code Map} of these reads each element by the same rule, named by the member (and a
+ * map's key), and refuses a null element.
  */
 public final class Wire {
     private Wire() {}
@@ -37,11 +39,40 @@ public final class Wire {
     public @interface DecimalText {}
 
     /**
-     * Read only when none of the named members is sent (null counting as not sent): an alias the route takes after
-     * them, which is then left unread, so a wrong one is not refused when it would not be used. Top-level members only.
+     * Read only when none of the named members of the same object is sent (null counting as not sent): an alias the
+     * route takes after them, which is then left unread, so a wrong one is not refused when it would not be used.
      */
     @Retention(RetentionPolicy.RUNTIME)
     public @interface Fallback {
         String[] value();
+    }
+
+    /**
+     * On a record, {@code List} or {@code Map} component: the words a value of another kind is refused with, e.g.
+     * {@code "a struct"} gives {@code `member`: invalid type, expected a struct}.
+     */
+    @Retention(RetentionPolicy.RUNTIME)
+    public @interface Expected {
+        String value();
+    }
+
+    /**
+     * A value of another kind than the component's (an object for a record or map, an array for a list or array) reads
+     * as absent, unchecked; in a list, such an element reads as null. For members read only when they fit.
+     */
+    @Retention(RetentionPolicy.RUNTIME)
+    public @interface Lenient {}
+
+    /** On a {@code Double} or a map of them: a number the reference holds as f32, so named in refusals. */
+    @Retention(RetentionPolicy.RUNTIME)
+    public @interface F32 {}
+
+    /**
+     * On a {@code Map<String, String>}: keyed by rank, a u32 as a decimal string, each value at most {@code maxChars}
+     * long.
+     */
+    @Retention(RetentionPolicy.RUNTIME)
+    public @interface Ranks {
+        int maxChars() default Integer.MAX_VALUE;
     }
 }

@@ -1,8 +1,10 @@
 package dev.kvindexer.selectservice.replication;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.kvindexer.web.HttpError;
-import dev.kvindexer.web.JsonRequest;
+import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.Responses;
+import dev.kvindexer.web.Wire;
 import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Handler;
 import io.vertx.core.json.JsonArray;
@@ -21,6 +23,9 @@ import java.util.function.Supplier;
  */
 public final class ReplicaPeerRoutes {
     private ReplicaPeerRoutes() {}
+
+    /** A register or deregister body: the peer's PUB endpoint. */
+    record Peer(@JsonProperty("endpoint") @Wire.Required String endpoint) {}
 
     /**
      * @param replicas the service's replica sync, null while off
@@ -47,7 +52,7 @@ public final class ReplicaPeerRoutes {
 
     /** The peer PUB endpoint of a body, validated as listener endpoints are; the body is read first, as Dynamo's. */
     private static String endpoint(RoutingContext ctx, ReplicaSync replicas) {
-        String endpoint = JsonRequest.of(ctx).requiredString("endpoint");
+        String endpoint = JsonBinding.bind(ctx, Peer.class).endpoint();
         if (replicas == null) {
             throw new HttpError(409, "replica sync is disabled");
         }
