@@ -4,12 +4,12 @@ import io.netty.buffer.ByteBuf;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.buffer.BufferInternal;
 import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
 /**
- * Reads JSON request bodies with the reference's status codes (docs/api/dynamo.md#conventions): 415 for a missing or non-JSON
+ * Parses a request body once, JSON or msgpack, for the routes to bind ({@link JsonBinding}) and flavor dispatch to
+ * look at, with the reference's status codes (docs/api/dynamo.md#conventions): 415 for a missing or non-JSON
  * Content-Type, 400 for invalid JSON, 422 for valid JSON of the wrong shape, each naming the field.
  */
 public final class JsonRequest {
@@ -115,25 +115,6 @@ public final class JsonRequest {
         return new JsonRequest(object);
     }
 
-    /** The JSON objects of an array member; null when the member is absent. */
-    public java.util.List<JsonObject> optionalObjects(String field) {
-        Object v = body.getValue(field);
-        if (v == null) {
-            return null;
-        }
-        if (!(v instanceof JsonArray arr)) {
-            throw HttpError.shape("`" + field + "`: invalid type, expected an array");
-        }
-        java.util.List<JsonObject> out = new java.util.ArrayList<>(arr.size());
-        for (int i = 0; i < arr.size(); i++) {
-            if (!(arr.getValue(i) instanceof JsonObject)) {
-                throw HttpError.shape("`" + field + "[" + i + "]`: invalid type, expected an object");
-            }
-            out.add(arr.getJsonObject(i));
-        }
-        return out;
-    }
-
     private static String firstLine(String s) {
         if (s == null) {
             return "syntax error";
@@ -148,143 +129,17 @@ public final class JsonRequest {
         return s;
     }
 
-    /** The parsed object, for members whose shape only the caller knows. */
+    /** The parsed object: what {@link JsonBinding} binds, and what flavor dispatch looks at. */
     public JsonObject body() {
         return body;
     }
 
+    /** Present and not null: for telling flavors apart by the members they send. */
     public boolean has(String field) {
         return body.getValue(field) != null;
     }
 
     public boolean isString(String field) {
         return body.getValue(field) instanceof String;
-    }
-
-    /** A string id, or an integer given in its place (Mooncake accepts both for instance_id); null when absent. */
-    public String optionalId(String field) {
-        Object v = body.getValue(field);
-        return v == null ? null : JsonFields.id(field, v);
-    }
-
-    /** A signed 64-bit integer, or null when absent. */
-    public Long optionalI64(String field) {
-        Object v = body.getValue(field);
-        return v == null ? null : JsonFields.i64(field, v);
-    }
-
-    public String requiredString(String field) {
-        String s = optionalString(field);
-        if (s == null) {
-            throw JsonFields.missing(field);
-        }
-        return s;
-    }
-
-    /**
-     * A string member that may be left out but not sent as null, as Rust reads a non-optional string with a default:
-     * null when absent.
-     */
-    public String stringWithDefault(String field) {
-        if (body.containsKey(field) && body.getValue(field) == null) {
-            throw JsonFields.nullString(field);
-        }
-        return optionalString(field);
-    }
-
-    /** A string member, or null when absent. */
-    public String optionalString(String field) {
-        Object v = body.getValue(field);
-        return v == null ? null : JsonFields.text(field, v);
-    }
-
-    public long requiredU64(String field) {
-        return JsonFields.u64(field, present(field));
-    }
-
-    /** A u64, or {@code defaultValue} when absent or null. */
-    public long optionalU64(String field, long defaultValue) {
-        Object v = body.getValue(field);
-        return v == null ? defaultValue : JsonFields.u64(field, v);
-    }
-
-    /** A required u32 over its whole range (ids and ranks that may exceed a signed int). */
-    public long requiredU32Long(String field) {
-        return JsonFields.u32Wide(field, present(field));
-    }
-
-    public int requiredU32(String field) {
-        return JsonFields.u32(field, present(field));
-    }
-
-    /** A u32 that fits a non-negative int (ranks, block sizes); larger values are out of range for us. */
-    public int optionalU32(String field, int defaultValue) {
-        Object v = body.getValue(field);
-        return v == null ? defaultValue : JsonFields.u32(field, v);
-    }
-
-    public Integer optionalRank(String field) {
-        return has(field) ? optionalU32(field, 0) : null;
-    }
-
-    /** An array of u32 token ids, kept as int bit patterns. */
-    public int[] u32Array(String field) {
-        if (body.getValue(field) instanceof JsonBodyReader.PackedTokens packed) {
-            return packed.tokens();
-        }
-        JsonArray arr = requiredArray(field);
-        int[] out = new int[arr.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = JsonFields.token(field, i, arr.getValue(i));
-        }
-        return out;
-    }
-
-    /** An array of 64-bit hashes: signed i64 as the reference sends them, unsigned values above 2^63 accepted too. */
-    public long[] hashArray(String field) {
-        return hashes(field, false);
-    }
-
-    /** Signed 64-bit integers only, as Dynamo's {@code Vec<i64>} reads them: a larger number is a shape error. */
-    public long[] i64Array(String field) {
-        JsonArray arr = requiredArray(field);
-        long[] out = new long[arr.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = JsonFields.signedHash(field, i, arr.getValue(i));
-        }
-        return out;
-    }
-
-    /**
-     * Mooncake's {@code seq_hashes}: u64 numbers, negative numbers taken as their 64-bit pattern, or decimal strings
-     * (older drafts), each a rolling sequence hash.
-     */
-    public long[] u64OrStringArray(String field) {
-        return hashes(field, true);
-    }
-
-    private long[] hashes(String field, boolean strings) {
-        JsonArray arr = requiredArray(field);
-        long[] out = new long[arr.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = JsonFields.hash(field, i, arr.getValue(i), strings);
-        }
-        return out;
-    }
-
-    private Object present(String field) {
-        Object v = body.getValue(field);
-        if (v == null) {
-            throw JsonFields.missing(field);
-        }
-        return v;
-    }
-
-    private JsonArray requiredArray(String field) {
-        Object v = present(field);
-        if (!(v instanceof JsonArray array)) {
-            throw JsonFields.notAnArray(field);
-        }
-        return array;
     }
 }
