@@ -19,9 +19,7 @@ import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.MsgpackBodies;
 import dev.kvindexer.web.Responses;
 import dev.kvindexer.zmq.ZmqEndpoint;
-import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
-import java.util.List;
 
 /** Handlers of the Dynamo-flavor API (docs/api/dynamo.md): parse, validate, ask the registry or a partition, render. */
 public final class DynamoRoutes {
@@ -273,12 +271,7 @@ public final class DynamoRoutes {
                                 "cluster membership unavailable: " + ar.cause().getMessage()));
                 return;
             }
-            StringBuilder sb = new StringBuilder("[");
-            List<String> urls = ar.result();
-            for (int i = 0; i < urls.size(); i++) {
-                sb.append(i == 0 ? "" : ",").append(Json.encode(urls.get(i)));
-            }
-            Responses.json(ctx, 200, sb.append(']').toString());
+            Responses.answer(ctx, 200, ar.result());
         });
     }
 }

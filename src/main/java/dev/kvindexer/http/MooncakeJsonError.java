@@ -1,7 +1,8 @@
 package dev.kvindexer.http;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.kvindexer.web.HttpError;
-import io.vertx.core.json.Json;
+import dev.kvindexer.web.JsonBinding;
 
 /**
  * An error in the Mooncake JSON flavor's shape (docs/api/mooncake-json.md): {@code {"error": <code>, "reason": <text>}} plus the
@@ -35,15 +36,12 @@ final class MooncakeJsonError extends HttpError {
         return field;
     }
 
+    /** The Go Conductor's error answer: its code, the reason, and the offending member when there is one. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Answer(String error, String reason, String field) {}
+
     @Override
     public String body() {
-        StringBuilder sb = new StringBuilder("{\"error\":")
-                .append(Json.encode(code))
-                .append(",\"reason\":")
-                .append(Json.encode(getMessage()));
-        if (field != null) {
-            sb.append(",\"field\":").append(Json.encode(field));
-        }
-        return sb.append('}').toString();
+        return JsonBinding.encode(new Answer(code, getMessage(), field)).toString();
     }
 }

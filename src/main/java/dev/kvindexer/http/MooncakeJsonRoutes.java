@@ -135,7 +135,7 @@ public final class MooncakeJsonRoutes {
         }
         registrar.unregister(id, key.modelName(), routingGroup, dpRank).onComplete(ar -> {
             if (ar.succeeded()) {
-                Responses.json(ctx, 200, unregistered(instance, routingGroup, List.of(dpRank)));
+                Responses.answer(ctx, 200, new Unregistered("unregistered successfully", List.of(serviceKey)));
             } else {
                 Responses.error(ctx, conflict(ar.cause(), MooncakeJsonError.INVALID_REQUEST));
             }
@@ -152,13 +152,8 @@ public final class MooncakeJsonRoutes {
         }
     }
 
-    private static String unregistered(String instance, String routingGroup, List<Integer> ranks) {
-        StringBuilder sb = new StringBuilder("{\"status\":\"unregistered successfully\",\"removed_instances\":[");
-        for (int i = 0; i < ranks.size(); i++) {
-            sb.append(i == 0 ? "" : ",").append(Json.encode(instance + "|" + routingGroup + "|" + ranks.get(i)));
-        }
-        return sb.append("]}").toString();
-    }
+    /** The Go Conductor's answer to {@code /unregister}: the service keys it removed. */
+    record Unregistered(String status, List<String> removedInstances) {}
 
     void query(RoutingContext ctx, Flavor shape) {
         MooncakeJsonRequests.Query body = JsonBinding.bind(ctx, MooncakeJsonRequests.Query.class);
