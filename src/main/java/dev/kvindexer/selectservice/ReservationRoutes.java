@@ -83,7 +83,7 @@ final class ReservationRoutes {
         Replies.send(ctx, 201, shared.booked(id).map(v -> booked(b)));
     }
 
-    private JsonObject booked(Booking b) {
+    private SelectAnswers.Booked booked(Booking b) {
         prompts.booked(b.partition(), b.worker().workerId(), b.dpRank(), b.prompt());
         return SelectAnswers.booking(b);
     }

@@ -1,185 +1,303 @@
 package dev.kvindexer.selectservice;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.select.Booking;
 import dev.kvindexer.select.Choice;
 import dev.kvindexer.select.LoadSignals;
 import dev.kvindexer.select.LoadViews;
 import dev.kvindexer.select.WorkerEntry;
-import dev.kvindexer.web.JsonNumbers;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
+import dev.kvindexer.web.Wire;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The selection service's answers written in the reference's shapes (docs/api/selection.md). */
+/**
+ * The selection service's answers in the reference's shapes (docs/api/selection.md), written by
+ * {@link dev.kvindexer.web.JsonBinding#encode}: each record's components are its members in order. Ids and
+ * {@code worker_load}'s capacities are written unsigned; token and block counts are {@link Wire.Signed}, so a count
+ * gone past 2^63 shows as the negative it is held as rather than as a plausible u64. A member the reference leaves
+ * out when unknown is {@code NON_NULL}; every other null is written as {@code null}.
+ */
 final class SelectAnswers {
     private SelectAnswers() {}
 
-    static JsonObject record(WorkerEntry w) {
-        JsonObject o = new JsonObject()
-                .put("worker_id", JsonNumbers.u64(w.workerId()))
-                .put("model_name", w.modelName())
-                .put("routing_group", w.routingGroup())
-                .put("lifecycle", w.lifecycle().wire())
-                .put("endpoint", w.endpoint())
-                .put("kv_events_endpoint", w.kvEventsEndpoint());
-        if (!w.kvEventsEndpoints().isEmpty()) {
-            o.put("kv_events_endpoints", new JsonObject(new LinkedHashMap<>(w.kvEventsEndpoints())));
+    private static final SharedCache NO_SHARED_CACHE = new SharedCache(false, 0, List.of(), null);
+
+    /**
+     * A catalog record (docs/api/selection.md#post-workers). The echoed members hold what the worker sent, as sent:
+     * their integers are written signed, as the body held them. {@code max_num_batched_tokens} and
+     * {@code total_kv_blocks} are u64s echoed as the signed longs they are held in, so one past 2^63 reads back
+     * negative here while {@link WorkerLoad} shows it unsigned.
+     */
+    record Worker(
+            long workerId,
+            String modelName,
+            String routingGroup,
+            String lifecycle,
+            String endpoint,
+            String kvEventsEndpoint,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Map<String, String> kvEventsEndpoints,
+            String replayEndpoint,
+            Long blockSize,
+            Long dataParallelStartRank,
+            Long dataParallelSize,
+            @Wire.Signed Long maxNumBatchedTokens,
+            @Wire.Signed Long totalKvBlocks,
+            @Wire.Signed Object stableRoutingId,
+            @JsonProperty("is_eagle") Boolean isEagle,
+            List<String> taints,
+            @Wire.Signed Object topologyDomains,
+            @Wire.Signed Object kvTransferDomain,
+            @Wire.Signed Object kvTransferEnforcement,
+            @Wire.Signed Object kvTransferPreferredWeight,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Object routerHintWorkerType,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Object routerHintSourceControlEndpoints,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Object kvEventSourceMode,
+            @JsonInclude(JsonInclude.Include.NON_NULL) List<String> notSchedulableReasons) {}
+
+    /** {@code GET /ready}: whether any worker is schedulable, and the whole catalog. */
+    record Ready(boolean ready, int schedulableWorkers, List<Worker> workers) {}
+
+    /**
+     * A selection (docs/api/selection.md#post-select). Unknown load signals are left out, and so are the booking's
+     * members on a selection that books nothing; {@code kv_hint}, when a booking has one, closes the answer.
+     */
+    record Chosen(
+            @JsonInclude(JsonInclude.Include.NON_NULL) String selectionId,
+            String modelName,
+            String routingGroup,
+            long workerId,
+            int dpRank,
+            String endpoint,
+            int blockSize,
+            Overlap overlap,
+            @Wire.Signed long effectivePrefillTokens,
+            @Wire.Signed long potentialDecodeBlocks,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Boolean decodeBusy,
+            @JsonInclude(JsonInclude.Include.NON_NULL) WorkerLoad workerLoad,
+
+            @JsonInclude(JsonInclude.Include.NON_NULL) @Wire.Signed
+            long[] sequenceHashes,
+
+            @JsonInclude(JsonInclude.Include.NON_NULL) @Wire.Signed
+            Long islTokens,
+
+            @JsonInclude(JsonInclude.Include.NON_NULL) Boolean trackPrefillTokens,
+            @JsonInclude(JsonInclude.Include.NON_NULL) KvHint kvHint) {
+        /** The same booking with its hint. */
+        Chosen withHint(KvHint hint) {
+            return new Chosen(
+                    selectionId,
+                    modelName,
+                    routingGroup,
+                    workerId,
+                    dpRank,
+                    endpoint,
+                    blockSize,
+                    overlap,
+                    effectivePrefillTokens,
+                    potentialDecodeBlocks,
+                    decodeBusy,
+                    workerLoad,
+                    sequenceHashes,
+                    islTokens,
+                    trackPrefillTokens,
+                    hint);
         }
-        o.put("replay_endpoint", w.replayEndpoint())
-                .put("block_size", w.blockSize())
-                .put("data_parallel_start_rank", w.dpStart())
-                .put("data_parallel_size", w.dpSize())
-                .put("max_num_batched_tokens", w.maxNumBatchedTokens())
-                .put("total_kv_blocks", w.totalKvBlocks())
-                .put("stable_routing_id", w.extras().get("stable_routing_id"))
-                .put("is_eagle", w.isEagle())
-                .put("taints", new JsonArray(new ArrayList<>(w.taints())))
-                .put("topology_domains", w.extras().getOrDefault("topology_domains", Map.of()))
-                .put("kv_transfer_domain", w.extras().get("kv_transfer_domain"))
-                .put("kv_transfer_enforcement", w.extras().get("kv_transfer_enforcement"))
-                .put("kv_transfer_preferred_weight", w.extras().get("kv_transfer_preferred_weight"));
-        for (String name :
-                List.of("router_hint_worker_type", "router_hint_source_control_endpoints", "kv_event_source_mode")) {
-            if (w.extras().get(name) != null) {
-                o.put(name, w.extras().get(name));
-            }
-        }
-        if (!w.reasons().isEmpty()) {
-            o.put("not_schedulable_reasons", new JsonArray(new ArrayList<>(w.reasons())));
-        }
-        return o;
     }
 
-    static JsonObject choice(Choice c, boolean booking, LoadSignals signals) {
-        JsonObject o = new JsonObject();
-        if (c.selectionId() != null) {
-            o.put("selection_id", c.selectionId());
+    /** The chosen worker's overlap in tokens; {@code dp} by rank. */
+    record Overlap(
+            @Wire.Signed long longestMatched,
+            @Wire.Signed long gpu,
+            @Wire.Signed Map<String, Long> dp,
+            @Wire.Signed long cpu,
+            @Wire.Signed long disk) {}
+
+    /** An advisory selection's rank load (docs/api/selection.md#load-signals). */
+    record WorkerLoad(
+            @Wire.Signed long activePrefillTokens,
+            long prefillTokenCapacity,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Long totalKvBlocks,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Boolean prefillBusy) {}
+
+    /** A booking's {@code kv_hint} (docs/api/selection.md#kv-hints), with its one action. */
+    record KvHint(String protocolVersion, String messageId, List<Action> actions) {}
+
+    record Action(String actionId, String actionType, String actionVersion, FetchPayload payload) {}
+
+    /** {@code block_hashes}: engine hashes, u64s as engines write them. */
+    record FetchPayload(List<Long> blockHashes, String sourceControlEndpoint) {}
+
+    /** A booking by {@code POST /reservations} (docs/api/selection.md#post-reservations). */
+    record Booked(
+            String selectionId, String modelName, String routingGroup, long workerId, int dpRank, String endpoint) {}
+
+    /** One rank's load row of {@code /loads} and {@code /potential_loads}. */
+    record LoadRow(
+            long workerId,
+            int dpRank,
+            @Wire.Signed long potentialPrefillTokens,
+            @Wire.Signed long potentialDecodeBlocks,
+            int activeRequests) {}
+
+    /** One partition of {@code GET /loads}, with what waits in its queue. */
+    record PartitionLoads(
+            String modelName,
+            String routingGroup,
+            List<LoadRow> loads,
+            int pendingCount,
+            @Wire.Signed long pendingIslTokens) {}
+
+    /** {@code /overlap_scores}: each rank's reach of the prompt in blocks. */
+    record Scores(int blockSize, int numBlocks, List<ScoreRow> workers, SharedCache sharedCache) {}
+
+    /**
+     * One rank's scores; {@code shared_beyond_device_blocks} is always null (no shared cache), and
+     * {@code predicted_blocks} is shown only while predicted entries are on.
+     */
+    record ScoreRow(
+            long workerId,
+            int dpRank,
+            int deviceBlocks,
+            int hostPinnedBlocks,
+            int diskBlocks,
+            int hostPinnedExtensionBlocks,
+            int diskExtensionBlocks,
+            Integer sharedBeyondDeviceBlocks,
+            double routerCreditBlocks,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Integer predictedBlocks) {}
+
+    /** The reference's shared cache, which this service does not have. */
+    record SharedCache(boolean enabled, int totalHitBlocks, List<Object> ranges, String error) {}
+
+    static Worker worker(WorkerEntry w) {
+        Map<String, Object> x = w.extras();
+        return new Worker(
+                w.workerId(),
+                w.modelName(),
+                w.routingGroup(),
+                w.lifecycle().wire(),
+                w.endpoint(),
+                w.kvEventsEndpoint(),
+                w.kvEventsEndpoints().isEmpty() ? null : w.kvEventsEndpoints(),
+                w.replayEndpoint(),
+                w.blockSize(),
+                w.dpStart(),
+                w.dpSize(),
+                w.maxNumBatchedTokens(),
+                w.totalKvBlocks(),
+                x.get("stable_routing_id"),
+                w.isEagle(),
+                w.taints(),
+                x.getOrDefault("topology_domains", Map.of()),
+                x.get("kv_transfer_domain"),
+                x.get("kv_transfer_enforcement"),
+                x.get("kv_transfer_preferred_weight"),
+                x.get("router_hint_worker_type"),
+                x.get("router_hint_source_control_endpoints"),
+                x.get("kv_event_source_mode"),
+                w.reasons().isEmpty() ? null : w.reasons());
+    }
+
+    static List<Worker> workers(List<WorkerEntry> entries) {
+        List<Worker> out = new ArrayList<>(entries.size());
+        for (WorkerEntry w : entries) {
+            out.add(worker(w));
         }
+        return out;
+    }
+
+    /** {@code booking}: a {@code /select_and_reserve} answer, which adds the prompt it booked. */
+    static Chosen choice(Choice c, boolean booking, LoadSignals signals) {
         Choice.Overlap ov = c.overlap();
-        JsonObject dp = new JsonObject();
+        Map<String, Long> dp = new LinkedHashMap<>();
         for (int i = 0; i < ov.dpRanks().length; i++) {
             dp.put(Long.toString(ov.dpRanks()[i]), ov.dpTokens()[i]);
         }
-        o.put("model_name", c.partition().modelName())
-                .put("routing_group", c.partition().routingGroup())
-                .put("worker_id", JsonNumbers.u64(c.worker().workerId()))
-                .put("dp_rank", c.dpRank())
-                .put("endpoint", c.worker().endpoint())
-                .put("block_size", c.blockSize())
-                .put(
-                        "overlap",
-                        new JsonObject()
-                                .put("longest_matched", ov.longestMatched())
-                                .put("gpu", ov.gpu())
-                                .put("dp", dp)
-                                .put("cpu", ov.cpu())
-                                .put("disk", ov.disk()))
-                .put("effective_prefill_tokens", c.effectivePrefill())
-                .put("potential_decode_blocks", c.potentialDecodeBlocks());
-        putIfKnown(o, "decode_busy", signals.decodeBusy());
         LoadSignals.WorkerLoad load = signals.workerLoad();
-        if (load != null) {
-            JsonObject l = new JsonObject()
-                    .put("active_prefill_tokens", load.activePrefillTokens())
-                    .put("prefill_token_capacity", JsonNumbers.u64(load.prefillTokenCapacity()));
-            putIfKnown(
-                    l, "total_kv_blocks", load.totalKvBlocks() == null ? null : JsonNumbers.u64(load.totalKvBlocks()));
-            putIfKnown(l, "prefill_busy", load.prefillBusy());
-            o.put("worker_load", l);
-        }
-        if (booking) {
-            JsonArray seq = new JsonArray();
-            for (long h : c.prompt().sequenceHashes()) {
-                seq.add(h);
-            }
-            o.put("sequence_hashes", seq)
-                    .put("isl_tokens", c.prompt().isl())
-                    .put("track_prefill_tokens", c.trackPrefill());
-        }
-        return o;
+        return new Chosen(
+                c.selectionId(),
+                c.partition().modelName(),
+                c.partition().routingGroup(),
+                c.worker().workerId(),
+                c.dpRank(),
+                c.worker().endpoint(),
+                c.blockSize(),
+                new Overlap(ov.longestMatched(), ov.gpu(), dp, ov.cpu(), ov.disk()),
+                c.effectivePrefill(),
+                c.potentialDecodeBlocks(),
+                signals.decodeBusy(),
+                load == null
+                        ? null
+                        : new WorkerLoad(
+                                load.activePrefillTokens(),
+                                load.prefillTokenCapacity(),
+                                load.totalKvBlocks(),
+                                load.prefillBusy()),
+                booking ? c.prompt().sequenceHashes() : null,
+                booking ? c.prompt().isl() : null,
+                booking ? c.trackPrefill() : null,
+                null);
     }
 
     /**
-     * A booking's {@code kv_hint} (docs/api/selection.md#kv-hints): one {@code kv.fetch} action naming where the
-     * chosen rank can fetch the source's blocks and their engine hashes from the prompt's first block.
+     * A booking's {@code kv_hint}: one {@code kv.fetch} action naming where the chosen rank can fetch the source's
+     * blocks and their engine hashes from the prompt's first block.
      */
-    static JsonObject kvHint(String selectionId, String controlEndpoint, long[] engineHashes) {
-        JsonArray hashes = new JsonArray();
+    static KvHint kvHint(String selectionId, String controlEndpoint, long[] engineHashes) {
+        List<Long> hashes = new ArrayList<>(engineHashes.length);
         for (long h : engineHashes) {
-            hashes.add(JsonNumbers.u64(h));
+            hashes.add(h);
         }
-        return new JsonObject()
-                .put("protocol_version", "0.1")
-                .put("message_id", selectionId)
-                .put(
-                        "actions",
-                        new JsonArray()
-                                .add(new JsonObject()
-                                        .put("action_id", "a1")
-                                        .put("action_type", "kv.fetch")
-                                        .put("action_version", "1.0")
-                                        .put(
-                                                "payload",
-                                                new JsonObject()
-                                                        .put("block_hashes", hashes)
-                                                        .put("source_control_endpoint", controlEndpoint))));
+        return new KvHint(
+                "0.1",
+                selectionId,
+                List.of(new Action("a1", "kv.fetch", "1.0", new FetchPayload(hashes, controlEndpoint))));
     }
 
-    /** The reference leaves an unknown signal out of its answers rather than writing {@code null}. */
-    private static void putIfKnown(JsonObject o, String name, Object value) {
-        if (value != null) {
-            o.put(name, value);
+    static Booked booking(Booking b) {
+        return new Booked(
+                b.selectionId(),
+                b.partition().modelName(),
+                b.partition().routingGroup(),
+                b.worker().workerId(),
+                b.dpRank(),
+                b.worker().endpoint());
+    }
+
+    static List<LoadRow> loadRows(List<LoadViews.LoadRow> rows) {
+        List<LoadRow> out = new ArrayList<>(rows.size());
+        for (LoadViews.LoadRow r : rows) {
+            out.add(new LoadRow(r.workerId(), r.dpRank(), r.prefillTokens(), r.decodeBlocks(), r.requests()));
         }
+        return out;
     }
 
-    static JsonObject booking(Booking b) {
-        return new JsonObject()
-                .put("selection_id", b.selectionId())
-                .put("model_name", b.partition().modelName())
-                .put("routing_group", b.partition().routingGroup())
-                .put("worker_id", JsonNumbers.u64(b.worker().workerId()))
-                .put("dp_rank", b.dpRank())
-                .put("endpoint", b.worker().endpoint());
-    }
-
-    static JsonObject loadRow(LoadViews.LoadRow r) {
-        return new JsonObject()
-                .put("worker_id", JsonNumbers.u64(r.workerId()))
-                .put("dp_rank", r.dpRank())
-                .put("potential_prefill_tokens", r.prefillTokens())
-                .put("potential_decode_blocks", r.decodeBlocks())
-                .put("active_requests", r.requests());
+    static PartitionLoads partitionLoads(
+            PartitionKey p, List<LoadViews.LoadRow> rows, int pendingCount, long pendingIslTokens) {
+        return new PartitionLoads(p.modelName(), p.routingGroup(), loadRows(rows), pendingCount, pendingIslTokens);
     }
 
     /** {@code predicted}: whether predicted entries are on, and each row shows its own {@code predicted_blocks}. */
-    static JsonObject scores(int blockSize, int blocks, List<LoadViews.ScoreRow> rows, boolean predicted) {
-        JsonArray workers = new JsonArray();
+    static Scores scores(int blockSize, int blocks, List<LoadViews.ScoreRow> rows, boolean predicted) {
+        List<ScoreRow> workers = new ArrayList<>(rows.size());
         for (LoadViews.ScoreRow r : rows) {
-            JsonObject row = new JsonObject()
-                    .put("worker_id", JsonNumbers.u64(r.workerId()))
-                    .put("dp_rank", r.dpRank())
-                    .put("device_blocks", r.dev())
-                    .put("host_pinned_blocks", r.dev() + r.host())
-                    .put("disk_blocks", r.dev() + r.host() + r.disk())
-                    .put("host_pinned_extension_blocks", r.host())
-                    .put("disk_extension_blocks", r.disk())
-                    .putNull("shared_beyond_device_blocks")
-                    .put("router_credit_blocks", r.creditBlocks());
-            workers.add(predicted ? row.put("predicted_blocks", r.predicted()) : row);
+            workers.add(new ScoreRow(
+                    r.workerId(),
+                    r.dpRank(),
+                    r.dev(),
+                    r.dev() + r.host(),
+                    r.dev() + r.host() + r.disk(),
+                    r.host(),
+                    r.disk(),
+                    null,
+                    r.creditBlocks(),
+                    predicted ? r.predicted() : null));
         }
-        return new JsonObject()
-                .put("block_size", blockSize)
-                .put("num_blocks", blocks)
-                .put("workers", workers)
-                .put(
-                        "shared_cache",
-                        new JsonObject()
-                                .put("enabled", false)
-                                .put("total_hit_blocks", 0)
-                                .put("ranges", new JsonArray())
-                                .putNull("error"));
+        return new Scores(blockSize, blocks, workers, NO_SHARED_CACHE);
     }
 }

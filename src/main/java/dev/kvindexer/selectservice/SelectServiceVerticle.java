@@ -29,7 +29,6 @@ import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpMethod;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -389,31 +388,27 @@ public final class SelectServiceVerticle extends VerticleBase {
     private void ready(RoutingContext ctx) {
         int schedulable = state.roster().schedulableWorkers();
         boolean ready = !closing && schedulable > 0;
-        JsonArray workers = new JsonArray();
-        state.roster().catalog().list(null, null).forEach(w -> workers.add(SelectAnswers.record(w)));
-        Responses.json(
+        Responses.answer(
                 ctx,
                 ready ? 200 : 503,
-                new JsonObject()
-                        .put("ready", ready)
-                        .put("schedulable_workers", schedulable)
-                        .put("workers", workers)
-                        .encode());
+                new SelectAnswers.Ready(
+                        ready,
+                        schedulable,
+                        SelectAnswers.workers(state.roster().catalog().list(null, null))));
     }
 
     private void listWorkers(RoutingContext ctx) {
-        JsonArray out = new JsonArray();
-        state.roster()
-                .catalog()
-                .list(param(ctx, "model_name"), param(ctx, "routing_group"))
-                .forEach(w -> out.add(SelectAnswers.record(w)));
-        Responses.json(ctx, 200, out.encode());
+        Responses.answer(
+                ctx,
+                200,
+                SelectAnswers.workers(
+                        state.roster().catalog().list(param(ctx, "model_name"), param(ctx, "routing_group"))));
     }
 
     private void postWorker(RoutingContext ctx) {
         WorkerEntry entry = SelectJson.checkRanks(
                 SelectJson.worker(JsonRequest.of(ctx).body()), config.limits().maxWorkerRanks());
-        Replies.send(ctx, 201, workers.upsert(entry).map(SelectAnswers::record));
+        Replies.send(ctx, 201, workers.upsert(entry).map(SelectAnswers::worker));
     }
 
     private void patchWorker(RoutingContext ctx) {
@@ -427,11 +422,11 @@ public final class SelectServiceVerticle extends VerticleBase {
                                 base -> SelectJson.checkRanks(
                                         SelectJson.worker(body, id, base.partition(), base),
                                         config.limits().maxWorkerRanks()))
-                        .map(SelectAnswers::record));
+                        .map(SelectAnswers::worker));
     }
 
     private void deleteWorker(RoutingContext ctx) {
-        Replies.send(ctx, 200, workers.delete(workerId(ctx)).map(SelectAnswers::record));
+        Replies.send(ctx, 200, workers.delete(workerId(ctx)).map(SelectAnswers::worker));
     }
 
     private static long workerId(RoutingContext ctx) {

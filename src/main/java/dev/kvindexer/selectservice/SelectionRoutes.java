@@ -15,9 +15,9 @@ import dev.kvindexer.selectservice.replication.SharedReservations;
 import dev.kvindexer.web.JsonRequest;
 import dev.kvindexer.web.Responses;
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
@@ -72,17 +72,17 @@ final class SelectionRoutes {
         Future<Void> turn = s.advisory()
                 ? Future.succeededFuture()
                 : queue.turn(s.partition(), s.options(), s.prompt().isl());
-        Future<JsonObject> chosen = turn.compose(v -> overlaps.of(s.partition(), s.prompt()))
+        Future<SelectAnswers.Chosen> chosen = turn.compose(v -> overlaps.of(s.partition(), s.prompt()))
                 .compose(o -> reserve ? selectAndReserve(s, o) : Future.succeededFuture(select(s, o)));
         Replies.send(ctx, 200, chosen);
     }
 
-    private JsonObject select(SelectJson.Selection s, RankOverlaps o) {
+    private SelectAnswers.Chosen select(SelectJson.Selection s, RankOverlaps o) {
         Choice c = bookings.select(s.partition(), s.prompt(), o, s.options());
         return SelectAnswers.choice(c, false, LoadSignals.of(c, config, s.advisory()));
     }
 
-    private Future<JsonObject> selectAndReserve(SelectJson.Selection s, RankOverlaps o) {
+    private Future<SelectAnswers.Chosen> selectAndReserve(SelectJson.Selection s, RankOverlaps o) {
         Choice c = bookings.selectAndReserve(s.partition(), s.prompt(), o, s.options());
         // Decided from the same overlaps the choice saw. Only an index that engines alone write names blocks a source
         // holds: with KV events off it holds bookings, and predicted entries are bookings too (Dynamo also gives no
@@ -92,7 +92,7 @@ final class SelectionRoutes {
         // A booking's session binding reaches the other replicas before its client hears of it, as the booking does.
         return shared.booked(c.selectionId()).compose(v -> bindingsShared.get()).compose(v -> {
             prompts.booked(c.partition(), c.worker().workerId(), c.dpRank(), c.prompt());
-            JsonObject answer = SelectAnswers.choice(c, true, LoadSignals.of(c, config, false));
+            SelectAnswers.Chosen answer = SelectAnswers.choice(c, true, LoadSignals.of(c, config, false));
             if (source == null) {
                 return Future.succeededFuture(answer);
             }
@@ -100,9 +100,7 @@ final class SelectionRoutes {
             return overlaps.engineHashes(c.partition(), source.workerId(), source.dpRank(), c.prompt(), source.blocks())
                     .map(hashes -> hashes.length == 0
                             ? answer
-                            : answer.put(
-                                    "kv_hint",
-                                    SelectAnswers.kvHint(c.selectionId(), source.controlEndpoint(), hashes)));
+                            : answer.withHint(SelectAnswers.kvHint(c.selectionId(), source.controlEndpoint(), hashes)));
         });
     }
 
@@ -117,10 +115,7 @@ final class SelectionRoutes {
                         views.overlapScores(i.partition(), i.prompt(), o, i.override()),
                         overlaps.predicting());
             }
-            JsonArray rows = new JsonArray();
-            views.potentialLoads(i.partition(), i.prompt(), o, i.override())
-                    .forEach(r -> rows.add(SelectAnswers.loadRow(r)));
-            return rows;
+            return SelectAnswers.loadRows(views.potentialLoads(i.partition(), i.prompt(), o, i.override()));
         }));
     }
 
@@ -128,21 +123,14 @@ final class SelectionRoutes {
     void loads(RoutingContext ctx) {
         String model = ctx.queryParams().get("model_name");
         String routingGroup = ctx.queryParams().get("routing_group");
-        JsonArray out = new JsonArray();
+        List<SelectAnswers.PartitionLoads> out = new ArrayList<>();
         for (PartitionKey p : roster.partitions()) {
             if ((model != null && !model.equals(p.modelName()))
                     || (routingGroup != null && !routingGroup.equals(p.routingGroup()))) {
                 continue;
             }
-            JsonArray rows = new JsonArray();
-            views.loads(p).forEach(r -> rows.add(SelectAnswers.loadRow(r)));
-            out.add(new JsonObject()
-                    .put("model_name", p.modelName())
-                    .put("routing_group", p.routingGroup())
-                    .put("loads", rows)
-                    .put("pending_count", queue.size(p))
-                    .put("pending_isl_tokens", queue.islTokens(p)));
+            out.add(SelectAnswers.partitionLoads(p, views.loads(p), queue.size(p), queue.islTokens(p)));
         }
-        Responses.json(ctx, 200, out.encode());
+        Responses.answer(ctx, 200, out);
     }
 }
