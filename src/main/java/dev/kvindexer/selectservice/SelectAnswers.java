@@ -29,8 +29,7 @@ final class SelectAnswers {
     /**
      * A catalog record (docs/api/selection.md#post-workers). The echoed members hold what the worker sent, as sent:
      * their integers are written signed, as the body held them. {@code max_num_batched_tokens} and
-     * {@code total_kv_blocks} are u64s echoed as the signed longs they are held in, so one past 2^63 reads back
-     * negative here while {@link WorkerLoad} shows it unsigned.
+     * {@code total_kv_blocks} are u64s, read and written as such.
      */
     record Worker(
             long workerId,
@@ -44,8 +43,8 @@ final class SelectAnswers {
             Long blockSize,
             Long dataParallelStartRank,
             Long dataParallelSize,
-            @Wire.Signed Long maxNumBatchedTokens,
-            @Wire.Signed Long totalKvBlocks,
+            Long maxNumBatchedTokens,
+            Long totalKvBlocks,
             @Wire.Signed Object stableRoutingId,
             @JsonProperty("is_eagle") Boolean isEagle,
             List<String> taints,
