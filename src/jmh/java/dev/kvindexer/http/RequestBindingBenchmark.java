@@ -50,6 +50,9 @@ public class RequestBindingBenchmark {
 
     @Benchmark
     public Object bind() {
-        return JsonBinding.bind(parsed, DynamoRequests.Query.class);
+        return new Object[] {
+            JsonBinding.bind(parsed, DynamoRequests.Query.class),
+            JsonBinding.bind(parsed, DynamoRequests.HashSeed.class)
+        };
     }
 }

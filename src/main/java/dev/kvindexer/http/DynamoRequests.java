@@ -32,12 +32,18 @@ final class DynamoRequests {
             @JsonProperty("tenant_id") String tenantId,
             @JsonProperty("dp_rank") Integer dpRank) {}
 
-    /** {@code POST /query}: token ids, hashed here with the LoRA name and salt. */
+    /** {@code POST /query}: token ids and the partition they are asked of. */
     record Query(
             @JsonProperty("token_ids") @Wire.Required int[] tokenIds,
             @JsonProperty("model_name") @Wire.Required String modelName,
             @JsonProperty("routing_group") @Wire.NullRefused String routingGroup,
-            @JsonProperty("tenant_id") @Wire.NullRefused String tenantId,
+            @JsonProperty("tenant_id") @Wire.NullRefused String tenantId) {}
+
+    /**
+     * What {@code /query} hashes its tokens with, read once the partition is known: a model nobody registered is a
+     * 404 before these members are looked at.
+     */
+    record HashSeed(
             @JsonProperty("lora_name") String loraName,
             @JsonProperty("cache_salt") String cacheSalt) {}
 

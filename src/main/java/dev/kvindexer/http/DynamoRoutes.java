@@ -119,7 +119,8 @@ public final class DynamoRoutes {
         DynamoRequests.Query body = JsonBinding.bind(ctx, DynamoRequests.Query.class);
         int[] tokens = body.tokenIds();
         PartitionRef partition = partition(body.modelName(), routingGroup(body.routingGroup(), body.tenantId()));
-        long seed = BlockHasher.seedFor(body.loraName(), body.cacheSalt());
+        DynamoRequests.HashSeed salt = JsonBinding.bind(ctx, DynamoRequests.HashSeed.class);
+        long seed = BlockHasher.seedFor(salt.loraName(), salt.cacheSalt());
         long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
         ask(ctx, partition, hashes, tokens.length);
     }

@@ -13,9 +13,9 @@ final class SlotTrackerRequests {
      * it sends no {@code routing_group}; {@code "default"} without either.
      */
     interface Scoped {
-        String modelName();
-
         String routingGroup();
+
+        String modelName();
 
         String tenantId();
 
@@ -26,9 +26,12 @@ final class SlotTrackerRequests {
 
     /** {@code POST /register}: a worker's ranks {@code [dp_start, dp_start + dp_size)}. */
     record Register(
-            @JsonProperty("model_name") @Wire.Required String modelName,
             @JsonProperty("routing_group") String routingGroup,
-            @JsonProperty("tenant_id") String tenantId,
+            @JsonProperty("model_name") @Wire.Required String modelName,
+
+            @JsonProperty("tenant_id") @Wire.Fallback("routing_group")
+            String tenantId,
+
             @JsonProperty("worker_id") @Wire.Required long workerId,
             @JsonProperty("block_size") @Wire.Required int blockSize,
 
@@ -41,17 +44,23 @@ final class SlotTrackerRequests {
 
     /** {@code POST /unregister}. */
     record Unregister(
-            @JsonProperty("model_name") @Wire.Required String modelName,
             @JsonProperty("routing_group") String routingGroup,
-            @JsonProperty("tenant_id") String tenantId,
+            @JsonProperty("model_name") @Wire.Required String modelName,
+
+            @JsonProperty("tenant_id") @Wire.Fallback("routing_group")
+            String tenantId,
+
             @JsonProperty("worker_id") @Wire.Required long workerId)
             implements Scoped {}
 
     /** {@code POST /add}: a request placed on a worker's rank, with its prompt's sequence hashes. */
     record Add(
-            @JsonProperty("model_name") @Wire.Required String modelName,
             @JsonProperty("routing_group") String routingGroup,
-            @JsonProperty("tenant_id") String tenantId,
+            @JsonProperty("model_name") @Wire.Required String modelName,
+
+            @JsonProperty("tenant_id") @Wire.Fallback("routing_group")
+            String tenantId,
+
             @JsonProperty("request_id") @Wire.Required String requestId,
             @JsonProperty("worker_id") @Wire.Required long workerId,
 
@@ -64,17 +73,23 @@ final class SlotTrackerRequests {
 
     /** {@code POST /prefill_complete} and {@code /free}: a request by its id. */
     record RequestChange(
-            @JsonProperty("model_name") @Wire.Required String modelName,
             @JsonProperty("routing_group") String routingGroup,
-            @JsonProperty("tenant_id") String tenantId,
+            @JsonProperty("model_name") @Wire.Required String modelName,
+
+            @JsonProperty("tenant_id") @Wire.Fallback("routing_group")
+            String tenantId,
+
             @JsonProperty("request_id") @Wire.Required String requestId)
             implements Scoped {}
 
     /** {@code POST /potential_loads}: what each rank's load would be with this prompt added. */
     record PotentialLoads(
-            @JsonProperty("model_name") @Wire.Required String modelName,
             @JsonProperty("routing_group") String routingGroup,
-            @JsonProperty("tenant_id") String tenantId,
+            @JsonProperty("model_name") @Wire.Required String modelName,
+
+            @JsonProperty("tenant_id") @Wire.Fallback("routing_group")
+            String tenantId,
+
             @JsonProperty("sequence_hashes") @Wire.Required long[] sequenceHashes,
             @JsonProperty("new_isl_tokens") long newIslTokens)
             implements Scoped {}

@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializerProvider;
 import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.ser.ContextualSerializer;
@@ -60,6 +61,9 @@ public final class JsonBinding {
                     .addDeserializer(JsonObject[].class, new FieldReader<>(JsonObject[].class))
                     .addSerializer(long.class, new U64Writer())
                     .addSerializer(Long.class, new U64Writer())
+                    .addDeserializer(Object.class, new AsParsed())
+                    .addSerializer(JsonObject.class, new TreeWriter<>(JsonObject.class))
+                    .addSerializer(JsonArray.class, new TreeWriter<>(JsonArray.class))
                     .setDeserializerModifier(new MemberShapes()))
             .build();
 
@@ -111,6 +115,10 @@ public final class JsonBinding {
             if (t instanceof HttpError refusal) {
                 return refusal;
             }
+        }
+        if (!(e instanceof MismatchedInputException)) {
+            // A record that cannot be bound, or a constructor that failed otherwise, is this server's fault.
+            throw new IllegalStateException("cannot bind a request body: " + e.getOriginalMessage(), e);
         }
         String where = e.getProcessor() instanceof JsonParser p ? where(p.getParsingContext()) : "";
         return HttpError.shape((where.isEmpty() ? "" : "`" + where + "`: ") + "invalid type, expected an object");
@@ -349,6 +357,37 @@ public final class JsonBinding {
                 p.skipChildren();
             }
             return out.toArray(new JsonObject[0]);
+        }
+    }
+
+    /**
+     * A member of no particular shape (echoed as sent) taken as the parsed body holds it, without reading it again:
+     * Jackson's own reader of untyped values would recurse once per level of a body nested as deep as the parser
+     * allows.
+     */
+    private static final class AsParsed extends StdDeserializer<Object> {
+        AsParsed() {
+            super(Object.class);
+        }
+
+        @Override
+        public Object deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+            Object node = ((BodyTreeParser) p).node();
+            p.skipChildren();
+            return node instanceof JsonObject o ? o.getMap() : node instanceof JsonArray a ? a.getList() : node;
+        }
+    }
+
+    /** Writes a Vert.x JSON value held in an answer as its members or elements, not as a bean. */
+    private static final class TreeWriter<T> extends StdSerializer<T> {
+        TreeWriter(Class<T> type) {
+            super(type);
+        }
+
+        @Override
+        public void serialize(T value, JsonGenerator out, SerializerProvider provider) throws IOException {
+            provider.defaultSerializeValue(
+                    value instanceof JsonObject o ? o.getMap() : ((JsonArray) value).getList(), out);
         }
     }
 

@@ -53,6 +53,11 @@ class DynamoHttpTest {
         assertError(indexer.http().post("/query", "{\"model_name\":\"m\",\"token_ids\":[-1]}"), 422, "`token_ids[0]`");
         assertError(indexer.http().post("/query", "{\"model_name\":\"m\",\"token_ids\":[1.5]}"), 422, "`token_ids[0]`");
         assertError(indexer.http().post("/query", "{\"model_name\":7,\"token_ids\":[1]}"), 422, "`model_name`");
+        // As the reference reads it: the partition first, the salts only for a model it serves.
+        assertError(
+                indexer.http().post("/query", "{\"model_name\":\"nobody\",\"token_ids\":[1],\"lora_name\":5}"),
+                404,
+                "no indexer for model=nobody");
         assertError(
                 indexer.http().post("/query_by_hash", "{\"model_name\":\"m\",\"block_hashes\":[18446744073709551616]}"),
                 422,

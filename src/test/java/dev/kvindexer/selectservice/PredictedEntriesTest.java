@@ -117,7 +117,7 @@ class PredictedEntriesTest {
                     "the prediction ended and was checked",
                     WAIT,
                     () -> metrics().has(CONFIRMED)
-                            && metrics().value(CONFIRMED) + metrics().value(UNCONFIRMED) == 4);
+                            && metrics().value(CONFIRMED) + metrics().valueOrZero(UNCONFIRMED) == 4);
             MetricsPage page = metrics();
             assertEquals(2, page.value(CONFIRMED));
             assertEquals(2, page.value(UNCONFIRMED));

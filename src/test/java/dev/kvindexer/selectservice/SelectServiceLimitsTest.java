@@ -260,7 +260,7 @@ class SelectServiceLimitsTest {
             // Over the total: 8 held, 5 more would make 13 of 12.
             Await.until("the booking over the total is refused", Duration.ofSeconds(10), () -> {
                 send(peer, topic, five);
-                return MetricsPage.of(f.http).value("kvindexer_select_replica_bookings_refused_total") >= 2;
+                return MetricsPage.of(f.http).valueOrZero("kvindexer_select_replica_bookings_refused_total") >= 2;
             });
             assertEquals("1/8/4", LoadStorm.reported(f.http).get("1/0"));
             assertEquals(8, booked());

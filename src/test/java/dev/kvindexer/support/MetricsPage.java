@@ -26,6 +26,14 @@ public final class MetricsPage {
         throw new AssertionError("no sample " + series + " in:\n" + text);
     }
 
+    /**
+     * The value of {@code series}, or 0 while the page has no such sample: for awaiting a counter whose labels appear
+     * with its first count, which a poll may come before.
+     */
+    public double valueOrZero(String series) {
+        return has(series) ? value(series) : 0;
+    }
+
     public boolean has(String series) {
         for (String line : text.split("\n")) {
             if (line.startsWith(series + " ")) {

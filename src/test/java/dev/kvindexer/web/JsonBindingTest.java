@@ -153,4 +153,30 @@ class JsonBindingTest {
                 "{\"worker_id\":7,\"hash\":7,\"missing\":8,\"instance_name\":null}",
                 JsonBinding.encode(new Answer(7, 7, 8L, null)).toString());
     }
+
+    record Echo(@JsonProperty("opaque") Object opaque) {}
+
+    /** A member of no particular shape is taken as parsed, not read again level by level on the thread's stack. */
+    @Test
+    void aDeepMemberOfNoShapeBindsOnASmallStack() throws Exception {
+        String json = "{\"opaque\":" + "[".repeat(990) + "1" + "]".repeat(990) + "}";
+        JsonObject body = (JsonObject) JsonBodyReader.read(json.getBytes(StandardCharsets.UTF_8));
+        Object[] bound = new Object[1];
+        Throwable[] failed = new Throwable[1];
+        Thread small = new Thread(
+                null,
+                () -> {
+                    try {
+                        bound[0] = JsonBinding.bind(body, Echo.class).opaque();
+                    } catch (Throwable t) {
+                        failed[0] = t;
+                    }
+                },
+                "small-stack",
+                128 * 1024);
+        small.start();
+        small.join();
+        assertNull(failed[0]);
+        assertSame(body.getJsonArray("opaque").getList(), bound[0]);
+    }
 }
