@@ -89,7 +89,8 @@ public final class StandardEventsRoute {
         PartitionRef partition = registry.partition(key)
                 .orElseThrow(() -> new HttpError(
                         404, "no indexer for model=" + key.modelName() + " tenant_id=" + key.routingGroup()));
-        String backend = e.backendId();
+        String backend =
+                JsonBinding.bind(body, StandardEventRequests.Source.class).backendId();
         if (backend == null) {
             throw new HttpError(422, "missing field `backend_id`");
         }
@@ -100,26 +101,27 @@ public final class StandardEventsRoute {
                     "backend_id `" + backend + "` is not a registered instance of model=" + key.modelName()
                             + " tenant_id=" + key.routingGroup());
         }
-        int dpRank = e.dpRank();
+        StandardEventRequests.Placement place = JsonBinding.bind(body, StandardEventRequests.Placement.class);
+        int dpRank = place.dpRank();
         if (dpRank < 0 || dpRank > EventBatch.MAX_RANK) {
             throw new HttpError(
                     422, "`dp_rank`: " + Integer.toUnsignedString(dpRank) + " is over " + EventBatch.MAX_RANK);
         }
-        int blockSize = e.blockSize() == null ? partition.blockSize() : e.blockSize();
+        int blockSize = place.blockSize() == null ? partition.blockSize() : place.blockSize();
         if (blockSize != partition.blockSize()) {
             throw new HttpError(
                     422, "block_size " + blockSize + " differs from the partition's " + partition.blockSize());
         }
-        String medium = e.medium();
+        String medium = place.medium();
         StorageTier tier = StorageTier.fromMedium(medium);
-        String lora = e.loraName();
-        String salt = e.additionalSalt();
+        String lora = place.loraName();
+        String salt = place.additionalSalt();
         KvEvent event = switch (type) {
-            case "stored" -> stored(JsonBinding.bind(body, StandardEventRequests.Stored.class), tier, blockSize, lora);
+            case "stored" -> stored(body, tier, blockSize, lora);
             case "removed" ->
                 new KvEvent.Removed(
                         tier,
-                        JsonBinding.bind(body, StandardEventRequests.Removed.class)
+                        JsonBinding.bind(body, StandardEventRequests.Blocks.class)
                                 .seqHashes());
             case "cleared" -> KvEvent.Cleared.INSTANCE;
             default ->
@@ -140,21 +142,27 @@ public final class StandardEventsRoute {
                 .add(new StandardEvent(stream, e.eventId(), workerId, dpRank, event));
     }
 
-    private static KvEvent stored(StandardEventRequests.Stored e, StorageTier tier, int blockSize, String lora) {
-        long[] blocks = e.seqHashes();
+    private static KvEvent stored(JsonObject body, StorageTier tier, int blockSize, String lora) {
+        long[] blocks =
+                JsonBinding.bind(body, StandardEventRequests.Blocks.class).seqHashes();
         if (blocks.length == 0) {
             throw new HttpError(422, "`seq_hashes`: a stored event names at least one block");
         }
-        boolean hasParent = e.parentHash() != null;
-        Integer base = e.baseBlockIdx();
+        StandardEventRequests.Anchor anchor = JsonBinding.bind(body, StandardEventRequests.Anchor.class);
+        boolean hasParent = anchor.parentHash() != null;
+        Integer base = anchor.baseBlockIdx();
         if (!hasParent && base == null) {
             throw new HttpError(422, "a stored event needs `parent_hash` or `base_block_idx`");
         }
         if (!hasParent && base != 0) {
             throw new HttpError(422, "`parent_hash` is required below the root (base_block_idx " + base + ")");
         }
-        long parent = hasParent ? e.parentHash() : 0L;
-        int[] tokens = e.tokenIds() == null ? new int[0] : e.tokenIds();
+        long parent = hasParent
+                ? JsonBinding.bind(body, StandardEventRequests.Parent.class).parentHash()
+                : 0L;
+        int[] tokens =
+                JsonBinding.bind(body, StandardEventRequests.Tokens.class).tokenIds();
+        tokens = tokens == null ? new int[0] : tokens;
         if (tokens.length == 0) {
             // Without tokens the local hashes are unknowable: the sequence hashes place the blocks
             // (docs/protocol/events.md#standardized-events-into-index-operations).

@@ -265,6 +265,27 @@ class StandardEventsTest {
         assertEquals(8, gpuTokens());
     }
 
+    /** Members are read in the reference's order: a body with two faults is refused for the one it meets first. */
+    @Test
+    void theFirstFaultRefusedIsTheOneTheReferenceMeetsFirst() {
+        HttpResponse<String> unknownModel =
+                post(event(0, "cleared").put("model_name", "nope").put("dp_rank", "x"));
+        assertEquals(404, unknownModel.statusCode(), unknownModel.body());
+        assertTrue(unknownModel.body().contains("no indexer for model=nope"), unknownModel.body());
+
+        HttpResponse<String> unknownBackend =
+                post(event(0, "cleared").put("backend_id", "other").put("medium", 5));
+        assertEquals(404, unknownBackend.statusCode(), unknownBackend.body());
+
+        HttpResponse<String> noBlocks = post(event(0, "stored")
+                .put("seq_hashes", new JsonArray())
+                .put("parent_hash", "x")
+                .put("token_ids", "y"));
+        assertEquals(422, noBlocks.statusCode(), noBlocks.body());
+        assertTrue(noBlocks.body().contains("a stored event names at least one block"), noBlocks.body());
+        assertEquals(0, gpuTokens());
+    }
+
     @Test
     void aBlockSizeNear2To31TimesTheBlockCountDoesNotOverflow() {
         int huge = (1 << 30) + 1;
