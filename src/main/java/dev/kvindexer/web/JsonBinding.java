@@ -64,6 +64,7 @@ public final class JsonBinding {
                     .addDeserializer(Object.class, new AsParsed())
                     .addSerializer(JsonObject.class, new TreeWriter<>(JsonObject.class))
                     .addSerializer(JsonArray.class, new TreeWriter<>(JsonArray.class))
+                    .addSerializer(JsonBodyReader.PackedTokens.class, new PackedTokensWriter())
                     .setDeserializerModifier(new MemberShapes()))
             .build();
 
@@ -388,6 +389,24 @@ public final class JsonBinding {
         public void serialize(T value, JsonGenerator out, SerializerProvider provider) throws IOException {
             provider.defaultSerializeValue(
                     value instanceof JsonObject o ? o.getMap() : ((JsonArray) value).getList(), out);
+        }
+    }
+
+    /** Writes a packed token array held in an echoed member as the array of u32s the body sent. */
+    private static final class PackedTokensWriter extends StdSerializer<JsonBodyReader.PackedTokens> {
+        PackedTokensWriter() {
+            super(JsonBodyReader.PackedTokens.class);
+        }
+
+        @Override
+        public void serialize(JsonBodyReader.PackedTokens value, JsonGenerator out, SerializerProvider provider)
+                throws IOException {
+            int[] tokens = value.tokens();
+            out.writeStartArray(value, tokens.length);
+            for (int t : tokens) {
+                out.writeNumber(Integer.toUnsignedLong(t));
+            }
+            out.writeEndArray();
         }
     }
 

@@ -179,4 +179,12 @@ class JsonBindingTest {
         assertNull(failed[0]);
         assertSame(body.getJsonArray("opaque").getList(), bound[0]);
     }
+
+    /** A member echoed as sent keeps a nested {@code token_ids} array an array, though the parser packed it. */
+    @Test
+    void anEchoedMemberIsWrittenBackAsItWasSent() {
+        String sent = "{\"a\":[1,{\"token_ids\":[1,4294967295]}],\"b\":null}";
+        Echo echo = bind("{\"opaque\":" + sent + "}", Echo.class);
+        assertEquals("{\"opaque\":" + sent + "}", JsonBinding.encode(echo).toString());
+    }
 }
