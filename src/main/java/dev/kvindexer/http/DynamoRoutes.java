@@ -157,7 +157,7 @@ public final class DynamoRoutes {
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         PartitionQuery.flagMissing(ctx, ar.result().missingInstances());
-                        Responses.json(ctx, 200, TieredJson.render(ar.result()));
+                        Responses.json(ctx, 200, TieredJson.bytes(ar.result()));
                     } else {
                         Responses.error(ctx, ar.cause());
                     }
