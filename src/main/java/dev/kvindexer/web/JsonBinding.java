@@ -38,8 +38,7 @@ import java.util.List;
  * Binds a request body to its record, and writes an answer record, with Jackson. The body is parsed once, JSON or
  * msgpack ({@link JsonRequest}), with a long {@code token_ids} array already packed; Jackson reads that tree in place
  * ({@link BodyTreeParser}), each record's members in the order of its components, and binds the record named by the
- * route. Each component
- * is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire} marks, so every flavor keeps the
+ * route. Each component is read by {@link JsonFields}' rules, chosen by its Java type and {@link Wire} marks, so every flavor keeps the
  * reference's refusals word for word, in the order its hand reading met them; a record's constructor adds the checks
  * that span fields. Unknown members are ignored, as serde does by default.
  */
@@ -59,9 +58,9 @@ public final class JsonBinding {
                     .addDeserializer(Boolean.class, new FieldReader<>(Boolean.class))
                     .addDeserializer(Double.class, new FieldReader<>(Double.class))
                     .addDeserializer(JsonObject[].class, new FieldReader<>(JsonObject[].class))
+                    .addDeserializer(Object.class, new AsParsed())
                     .addSerializer(long.class, new U64Writer())
                     .addSerializer(Long.class, new U64Writer())
-                    .addDeserializer(Object.class, new AsParsed())
                     .addSerializer(JsonObject.class, new TreeWriter<>(JsonObject.class))
                     .addSerializer(JsonArray.class, new TreeWriter<>(JsonArray.class))
                     .addSerializer(JsonBodyReader.PackedTokens.class, new PackedTokensWriter())
@@ -197,6 +196,20 @@ public final class JsonBinding {
         MAP
     }
 
+    /** A component's {@link Wire} marks, read once when its reader is made rather than at every value. */
+    private record Marks(boolean required, boolean nullRefused, boolean lenient, boolean f32, Wire.Ranks ranks) {
+        static final Marks NONE = new Marks(false, false, false, false, null);
+
+        static Marks of(BeanProperty p) {
+            return new Marks(
+                    marked(p, Wire.Required.class),
+                    marked(p, Wire.NullRefused.class),
+                    marked(p, Wire.Lenient.class),
+                    marked(p, Wire.F32.class),
+                    p.getAnnotation(Wire.Ranks.class));
+        }
+    }
+
     /**
      * Reads one field by {@link JsonFields}' rules; contextual, so each instance knows its field's name and marks. An
      * element of a list is named by the list, a value of a map by the map and its key.
@@ -205,18 +218,18 @@ public final class JsonBinding {
         private final Kind kind;
         private final String name;
         private final Place place;
-        private final BeanProperty property;
+        private final Marks marks;
 
         FieldReader(Class<T> type) {
-            this(type, Kind.of(type, null), "", Place.MEMBER, null);
+            this(type, Kind.of(type, null), "", Place.MEMBER, Marks.NONE);
         }
 
-        private FieldReader(Class<T> type, Kind kind, String name, Place place, BeanProperty property) {
+        private FieldReader(Class<T> type, Kind kind, String name, Place place, Marks marks) {
             super(type);
             this.kind = kind;
             this.name = name;
             this.place = place;
-            this.property = property;
+            this.marks = marks;
         }
 
         @Override
@@ -230,7 +243,7 @@ public final class JsonBinding {
             Place place = holder.getRawClass() == type
                     ? Place.MEMBER
                     : holder.isMapLikeType() ? Place.MAP : holder.isCollectionLikeType() ? Place.LIST : Place.MEMBER;
-            return new FieldReader<>(type, Kind.of(type, property), property.getName(), place, property);
+            return new FieldReader<>(type, Kind.of(type, property), property.getName(), place, Marks.of(property));
         }
 
         @Override
@@ -244,7 +257,7 @@ public final class JsonBinding {
             if (kind == Kind.HASHES || kind == Kind.SIGNED_HASHES || kind == Kind.HASHES_OR_TEXT) {
                 return cast(hashes(p));
             }
-            return read(p.currentName(), value(p));
+            return read(p.currentName(), node(p));
         }
 
         @SuppressWarnings("unchecked")
@@ -263,12 +276,11 @@ public final class JsonBinding {
                 case U32_WIDE -> JsonFields.u32Wide(field, v);
                 case U32 -> JsonFields.u32(field, v);
                 case BOOL -> JsonFields.bool(field, v);
-                case F64 -> JsonFields.number(field, v, marked(property, Wire.F32.class) ? "f32" : "f64");
+                case F64 -> JsonFields.number(field, v, marks.f32() ? "f32" : "f64");
                 default -> throw new IllegalStateException(kind.name());
             };
-            Wire.Ranks ranks = property == null ? null : property.getAnnotation(Wire.Ranks.class);
-            if (ranks != null && place == Place.MAP) {
-                JsonFields.rankEntry(name, key, (String) out, ranks.maxChars());
+            if (marks.ranks() != null && place == Place.MAP) {
+                JsonFields.rankEntry(name, key, (String) out, marks.ranks().maxChars());
             }
             return cast(out);
         }
@@ -279,7 +291,7 @@ public final class JsonBinding {
             if (place != Place.MEMBER) {
                 return read(ctxt.getParser().getParsingContext().getCurrentName(), null);
             }
-            if (marked(property, Wire.NullRefused.class) && !marked(property, Wire.Required.class)) {
+            if (marks.nullRefused() && !marks.required()) {
                 throw JsonFields.nullString(name);
             }
             return absent();
@@ -291,7 +303,7 @@ public final class JsonBinding {
         }
 
         private T absent() {
-            if (marked(property, Wire.Required.class)) {
+            if (marks.required()) {
                 throw JsonFields.missing(name);
             }
             Class<?> type = handledType();
@@ -304,7 +316,7 @@ public final class JsonBinding {
                 return packed.tokens();
             }
             if (!p.isExpectedStartArrayToken()) {
-                if (marked(property, Wire.Lenient.class)) {
+                if (marks.lenient()) {
                     p.skipChildren();
                     return null;
                 }
@@ -316,7 +328,7 @@ public final class JsonBinding {
                 if (n == out.length) {
                     out = Arrays.copyOf(out, n * 2);
                 }
-                out[n] = JsonFields.token(name, n, value(p));
+                out[n] = JsonFields.token(name, n, node(p));
                 n++;
             }
             return Arrays.copyOf(out, n);
@@ -332,7 +344,7 @@ public final class JsonBinding {
                 if (n == out.length) {
                     out = Arrays.copyOf(out, n * 2);
                 }
-                Object v = value(p);
+                Object v = node(p);
                 out[n] = kind == Kind.SIGNED_HASHES
                         ? JsonFields.signedHash(name, n, v)
                         : JsonFields.hash(name, n, v, kind == Kind.HASHES_OR_TEXT);
@@ -351,11 +363,10 @@ public final class JsonBinding {
             }
             List<JsonObject> out = new ArrayList<>();
             while (p.nextToken() != JsonToken.END_ARRAY) {
-                if (!(((BodyTreeParser) p).node() instanceof JsonObject o)) {
+                if (!(node(p) instanceof JsonObject o)) {
                     throw JsonFields.notAnObject(name, out.size());
                 }
                 out.add(o);
-                p.skipChildren();
             }
             return out.toArray(new JsonObject[0]);
         }
@@ -373,8 +384,7 @@ public final class JsonBinding {
 
         @Override
         public Object deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
-            Object node = ((BodyTreeParser) p).node();
-            p.skipChildren();
+            Object node = node(p);
             return node instanceof JsonObject o ? o.getMap() : node instanceof JsonArray a ? a.getList() : node;
         }
     }
@@ -439,25 +449,13 @@ public final class JsonBinding {
     }
 
     /**
-     * The current token's value as a parsed body holds it; an array or object is skipped and stands as an empty one,
-     * since a refusal names only its kind.
+     * The current token's value as the parsed body holds it, an array or object whole and its tokens skipped (a field's
+     * refusal names an array or object only by its kind): {@link #bind} always reads through a {@link BodyTreeParser},
+     * so nothing is read twice.
      */
-    private static Object value(JsonParser p) throws IOException {
-        return switch (p.currentToken()) {
-            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> p.getNumberValue();
-            case VALUE_STRING -> p.getText();
-            case VALUE_TRUE -> Boolean.TRUE;
-            case VALUE_FALSE -> Boolean.FALSE;
-            case VALUE_EMBEDDED_OBJECT -> p.getEmbeddedObject();
-            case START_ARRAY -> {
-                p.skipChildren();
-                yield new JsonArray();
-            }
-            case START_OBJECT -> {
-                p.skipChildren();
-                yield new JsonObject();
-            }
-            default -> null;
-        };
+    private static Object node(JsonParser p) throws IOException {
+        Object node = ((BodyTreeParser) p).node();
+        p.skipChildren();
+        return node;
     }
 }

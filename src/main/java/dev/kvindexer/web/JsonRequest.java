@@ -110,11 +110,6 @@ public final class JsonRequest {
         return ctx.queryParams().get("model_name");
     }
 
-    /** A JSON object nested in a request body (one element of an array member), read with the same rules. */
-    public static JsonRequest of(JsonObject object) {
-        return new JsonRequest(object);
-    }
-
     private static String firstLine(String s) {
         if (s == null) {
             return "syntax error";
