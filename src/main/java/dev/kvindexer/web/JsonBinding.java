@@ -121,7 +121,9 @@ public final class JsonBinding {
             throw new IllegalStateException("cannot bind a request body: " + e.getOriginalMessage(), e);
         }
         String where = e.getProcessor() instanceof JsonParser p ? where(p.getParsingContext()) : "";
-        return HttpError.shape((where.isEmpty() ? "" : "`" + where + "`: ") + "invalid type, expected an object");
+        return where.isEmpty()
+                ? HttpError.shape("invalid type, expected an object")
+                : JsonFields.invalidType(where, "an object");
     }
 
     /** Where the parser stands, as the refusals name a member: {@code list[2].inner}. */

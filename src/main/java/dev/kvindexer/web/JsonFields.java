@@ -27,7 +27,7 @@ final class JsonFields {
 
     static String text(String field, Object v) {
         if (!(v instanceof String s)) {
-            throw HttpError.shape("`" + field + "`: invalid type, expected a string");
+            throw invalidType(field, "a string");
         }
         return s;
     }
@@ -45,7 +45,7 @@ final class JsonFields {
         if (v instanceof Integer || v instanceof Long) {
             return ((Number) v).longValue();
         }
-        throw HttpError.shape("`" + field + "`: invalid type, expected an integer");
+        throw invalidType(field, "an integer");
     }
 
     static long u64(String field, Object v) {
@@ -62,7 +62,7 @@ final class JsonFields {
             }
             return b.longValue();
         }
-        throw HttpError.shape("`" + field + "`: invalid type, expected u64");
+        throw invalidType(field, "u64");
     }
 
     /** A u32 over its whole range (ids and ranks that may exceed a signed int). */
@@ -82,7 +82,7 @@ final class JsonFields {
         } else if (v instanceof BigInteger big) {
             n = big.signum() < 0 ? -1 : Long.MAX_VALUE;
         } else {
-            throw HttpError.shape("`" + field + "`: invalid type, expected an unsigned integer");
+            throw invalidType(field, "an unsigned integer");
         }
         if (n < 0 || n > U32_MAX) {
             throw HttpError.shape("`" + field + "`: invalid value " + v + ", expected u32");
@@ -128,17 +128,17 @@ final class JsonFields {
     }
 
     static HttpError notAnArray(String field) {
-        return HttpError.shape("`" + field + "`: invalid type, expected an array");
+        return invalidType(field, "an array");
     }
 
     static HttpError notAnObject(String field, int i) {
-        return HttpError.shape("`" + field + "[" + i + "]`: invalid type, expected an object");
+        return invalidType(field + "[" + i + "]", "an object");
     }
 
     /** One token id of an array, kept as its int bit pattern. */
     static int token(String field, int i, Object v) {
         if (!(v instanceof Integer || v instanceof Long)) {
-            throw HttpError.shape("`" + field + "[" + i + "]`: invalid type, expected u32");
+            throw invalidType(field + "[" + i + "]", "u32");
         }
         long n = ((Number) v).longValue();
         if (n < 0 || n > U32_MAX) {
