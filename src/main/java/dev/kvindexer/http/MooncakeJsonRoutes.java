@@ -18,7 +18,6 @@ import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.Responses;
 import dev.kvindexer.zmq.ZmqEndpoint;
-import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -77,8 +76,7 @@ public final class MooncakeJsonRoutes {
                 new PartitionKey(body.modelNamed(), body.routingGroup()),
                 body.blockSize(),
                 publisher);
-        String ok = "{\"status\":\"registered successfully\",\"instance_id\":" + Json.encode(instance) + "}";
-        registerUnlessHeld(ctx, request, ok, code);
+        registerUnlessHeld(ctx, request, new Registered("registered successfully", instance), code);
     }
 
     /** Refuses an endpoint, or a replay endpoint when given, that ZMQ cannot connect to. */
@@ -96,16 +94,16 @@ public final class MooncakeJsonRoutes {
     }
 
     /** Registers {@code request} and answers {@code ok}, at once when the same registration already runs. */
-    private void registerUnlessHeld(RoutingContext ctx, RegisterRequest request, String ok, String code) {
+    private void registerUnlessHeld(RoutingContext ctx, RegisterRequest request, Registered ok, String code) {
         Listener existing = registry.listener(request.workerId(), request.dpRank());
         if (existing != null && request.sameAs(existing)) {
             // The Conductor is idempotent for identical registrations: the listener keeps running.
-            Responses.json(ctx, 200, ok);
+            Responses.answer(ctx, 200, ok);
             return;
         }
         registrar.register(request).onComplete(ar -> {
             if (ar.succeeded()) {
-                Responses.json(ctx, 200, ok);
+                Responses.answer(ctx, 200, ok);
             } else {
                 Responses.error(ctx, conflict(ar.cause(), code));
             }
@@ -151,6 +149,9 @@ public final class MooncakeJsonRoutes {
             return false;
         }
     }
+
+    /** The Go Conductor's answer to {@code /register}: the instance it registered, as the body named it. */
+    record Registered(String status, String instanceId) {}
 
     /** The Go Conductor's answer to {@code /unregister}: the service keys it removed. */
     record Unregistered(String status, List<String> removedInstances) {}
