@@ -40,6 +40,9 @@ public final class StandardEventsRoute {
         this.registry = registry;
     }
 
+    /** What a request's events did: applied, dropped as stale, and the event-id gaps they showed. */
+    record Applied(String status, int applied, int stale, long gaps) {}
+
     void post(RoutingContext ctx) {
         JsonObject[] listed =
                 JsonBinding.bind(ctx, StandardEventRequests.Batch.class).events();
@@ -73,10 +76,7 @@ public final class StandardEventsRoute {
                 stale += f.result().stale();
                 gaps += f.result().gaps();
             }
-            Responses.json(
-                    ctx,
-                    200,
-                    "{\"status\":\"ok\",\"applied\":" + applied + ",\"stale\":" + stale + ",\"gaps\":" + gaps + "}");
+            Responses.answer(ctx, 200, new Applied("ok", applied, stale, gaps));
         });
     }
 
