@@ -4,6 +4,7 @@ import dev.kvindexer.config.AccessLogConfig;
 import dev.kvindexer.config.ClientCompat;
 import dev.kvindexer.config.ClusterConfig;
 import dev.kvindexer.config.DurabilityConfig;
+import dev.kvindexer.config.GrpcConfig;
 import dev.kvindexer.config.IndexMemory;
 import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.config.NetworkConfig;
@@ -13,6 +14,8 @@ import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
+import dev.kvindexer.grpc.ExternalKvService;
+import dev.kvindexer.grpc.GrpcVerticle;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.selectservice.SelectServiceVerticle;
@@ -134,6 +137,21 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Mixin
     SelectLimitOptions selectLimits = new SelectLimitOptions();
+
+    @Option(
+            names = "--grpc-port",
+            description = "Also serve SGLang's KVIndexer gRPC service (kv_indexer.v1, as sgl-router's "
+                    + "--kv-indexer-endpoint and kv-indexer-bridge expect it) on this port, same host, TLS and token "
+                    + "(env KVINDEXER_GRPC_PORT; default: off).")
+    Integer grpcPort;
+
+    @Option(
+            names = "--grpc-prefix-max-inflight",
+            paramLabel = "N",
+            description = "MatchExternalKvPrefix calls answered at once on the gRPC port; more are refused at once "
+                    + "with RESOURCE_EXHAUSTED, which the router takes as overload (env "
+                    + "KVINDEXER_GRPC_PREFIX_MAX_INFLIGHT; default: ${DEFAULT-VALUE}).")
+    int grpcPrefixMaxInflight;
 
     @Option(
             names = "--access-log",
@@ -273,6 +291,11 @@ public final class ServeCommand implements Callable<Integer> {
                 .withSecurity(config.security());
     }
 
+    /** SGLang's gRPC service to run beside the indexer, or null. */
+    GrpcConfig grpc() {
+        return grpcPort == null ? null : new GrpcConfig(edge.host, grpcPort, grpcPrefixMaxInflight);
+    }
+
     /** The slot tracker to run beside the indexer, or null. */
     SlotTrackerConfig slotTracker() {
         return slotTrackerPort == null ? null : SlotTrackerConfig.on(edge.host, slotTrackerPort, edge.limits());
@@ -404,6 +427,24 @@ public final class ServeCommand implements Callable<Integer> {
                 LOG.info("slot tracker listening on http://{}:{}", config.host(), tracker.actualPort());
             } catch (Exception e) {
                 System.err.println("kvindexer serve: slot tracker startup failed: " + e.getMessage());
+                node.close();
+                return 1;
+            }
+        }
+        if (grpc() != null) {
+            try {
+                int port = GrpcVerticle.deploy(
+                                node.vertx(),
+                                new ExternalKvService(grpc().prefixMaxInflight()),
+                                grpc(),
+                                config.security(),
+                                config.threads())
+                        .toCompletionStage()
+                        .toCompletableFuture()
+                        .get(30, java.util.concurrent.TimeUnit.SECONDS);
+                LOG.info("SGLang KVIndexer gRPC service listening on {}:{}", config.host(), port);
+            } catch (Exception e) {
+                System.err.println("kvindexer serve: gRPC service startup failed: " + e.getMessage());
                 node.close();
                 return 1;
             }

@@ -11,7 +11,7 @@ import java.util.Set;
  * exchange with an AEAD cipher; every TLS 1.3 suite is one), as in Mozilla's "intermediate" server profile. A
  * recorded session then stays secret even if the server's key leaks later.
  */
-final class TlsPolicy {
+public final class TlsPolicy {
     static final Set<String> PROTOCOLS = Set.of("TLSv1.2", "TLSv1.3");
     static final List<String> CIPHER_SUITES = List.of(
             "TLS_AES_128_GCM_SHA256",
@@ -30,7 +30,7 @@ final class TlsPolicy {
     private TlsPolicy() {}
 
     /** HTTPS from the PEM files of {@code security}, when it names them. */
-    static void apply(HttpServerOptions options, SecurityConfig security) {
+    public static void apply(HttpServerOptions options, SecurityConfig security) {
         if (!security.tls()) {
             return;
         }

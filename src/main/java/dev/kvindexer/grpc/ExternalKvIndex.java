@@ -1,0 +1,390 @@
+package dev.kvindexer.grpc;
+
+import dev.kvindexer.grpc.v1.ApplyExternalKvBatchRequest;
+import dev.kvindexer.grpc.v1.ExpectedWorker;
+import dev.kvindexer.grpc.v1.ExternalKvAction;
+import dev.kvindexer.grpc.v1.ExternalKvNodeMatch;
+import dev.kvindexer.grpc.v1.ExternalKvPrefixMatch;
+import dev.kvindexer.grpc.v1.HitCountEntry;
+import dev.kvindexer.grpc.v1.MatchExternalKvPrefixResponse;
+import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
+import dev.kvindexer.grpc.v1.TierHashes;
+import dev.kvindexer.grpc.v1.TierType;
+import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
+import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
+import it.unimi.dsi.fastutil.longs.LongArrayList;
+import it.unimi.dsi.fastutil.longs.LongIterator;
+import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The placements SGLang's KVIndexer contract keeps (docs/api/sglang-grpc.md#state): blocks by engine hash, each with
+ * the (worker, tier, component mask) placements that hold it and a token count; the workers with their address, cache
+ * spec and sequence fence; hit counters. Requests reach it already checked ({@link RequestChecks}). Not thread-safe:
+ * {@link ExternalKvService} runs changes under the write half of a lock and queries under the read half (a counting
+ * match under the write half).
+ */
+final class ExternalKvIndex {
+    static final int TIERS = 4; // indexed by TierType number; 0 is never used
+    static final int FULL = 1;
+    static final int SWA = 2;
+    static final int MAMBA = 4;
+    /** The tiers a prefix may be served from: HBM and DRAM, as bits (1 << tier). */
+    static final int SERVABLE_TIERS = (1 << TierType.TIER_HBM_VALUE) | (1 << TierType.TIER_DRAM_VALUE);
+
+    /** A block's placements, packed one to a long: worker slot, tier, component mask. */
+    static final class Block {
+        int tokenCount;
+        long[] placements = new long[2];
+        int size;
+    }
+
+    private final Long2ObjectOpenHashMap<Block> blocks = new Long2ObjectOpenHashMap<>();
+    private final Long2LongOpenHashMap hits = new Long2LongOpenHashMap();
+    private final Map<String, ExternalWorker> workers = new HashMap<>();
+    private final List<ExternalWorker> slots = new ArrayList<>();
+    private final LongArrayList freeSlots = new LongArrayList();
+
+    /** Raised for a request the state refuses as it stands (FAILED_PRECONDITION). */
+    static final class Precondition extends RuntimeException {
+        Precondition(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** Sets the expected workers: those not listed go with their placements, the listed ones are made or updated. */
+    int[] configure(List<ExpectedWorker> expected) {
+        Set<String> listed = new HashSet<>();
+        expected.forEach(w -> listed.add(w.getWorkerId()));
+        for (ExternalWorker w : List.copyOf(workers.values())) {
+            if (!listed.contains(w.id)) {
+                revokeAll(w);
+                workers.remove(w.id);
+                slots.set(w.slot, null);
+                freeSlots.add(w.slot);
+            }
+        }
+        for (ExpectedWorker e : expected) {
+            ExternalWorker w = workerOrNew(e.getWorkerId());
+            w.address = e.getWorkerAddress();
+            w.spec = e.hasCacheSpec() ? CacheSpec.of(e.getCacheSpec()) : null;
+        }
+        return new int[] {workers.size(), readyWorkers()};
+    }
+
+    long replace(ReplaceExternalKvSnapshotRequest r) {
+        ExternalWorker w = workers.get(r.getWorkerId());
+        if (w == null) {
+            throw new Precondition("worker must be configured before snapshot replacement");
+        }
+        revokeAll(w);
+        for (TierHashes t : r.getHashesByTierList()) {
+            int tier = t.getTierValue();
+            for (int i = 0; i < t.getHashesCount(); i++) {
+                report(
+                        w,
+                        tier,
+                        t.getHashes(i),
+                        t.getComponentMasksCount() == 0 ? 0 : t.getComponentMasks(i),
+                        t.getBlockSizesCount() == 0 ? 0 : t.getBlockSizes(i));
+            }
+        }
+        w.address = r.getWorkerAddress();
+        w.spec = r.hasCacheSpec() ? CacheSpec.of(r.getCacheSpec()) : null;
+        w.ready = true;
+        w.epoch = r.getWorkerEpoch();
+        w.lastSeq = r.getAppliedSeq();
+        w.hasLastSeq = true;
+        return r.getAppliedSeq();
+    }
+
+    /** Applies a batch; returns {applied_seq, duplicate ? 1 : 0}. */
+    long[] apply(ApplyExternalKvBatchRequest r) {
+        ExternalWorker w = workers.get(r.getWorkerId());
+        if (r.getEnforceSequence()) {
+            if (w == null) {
+                throw new Precondition("worker must be configured before recovery-aware apply");
+            }
+            if (!w.ready || !r.getWorkerEpoch().equals(w.epoch)) {
+                throw new Precondition("worker has no READY snapshot for this epoch");
+            }
+            long last = w.hasLastSeq ? w.lastSeq : 0;
+            if (Long.compareUnsigned(r.getSeq(), last) <= 0) {
+                return new long[] {last, 1};
+            }
+            if (r.getSeq() != last + 1) {
+                revokeAll(w);
+                w.ready = false;
+                w.epoch = null;
+                w.hasLastSeq = false;
+                throw new Precondition("event sequence gap: expected " + Long.toUnsignedString(last + 1) + ", got "
+                        + Long.toUnsignedString(r.getSeq()));
+            }
+        }
+        if (w == null) {
+            w = workerOrNew(r.getWorkerId());
+        }
+        w.address = r.getWorkerAddress();
+        w.spec = r.hasCacheSpec() ? CacheSpec.of(r.getCacheSpec()) : null;
+        for (ExternalKvAction a : r.getActionsList()) {
+            int tier = a.getTierValue();
+            switch (a.getType()) {
+                case ACTION_REPORT -> {
+                    for (int i = 0; i < a.getHashesCount(); i++) {
+                        report(
+                                w,
+                                tier,
+                                a.getHashes(i),
+                                a.getComponentMasksCount() == 0 ? 0 : a.getComponentMasks(i),
+                                a.getBlockSizesCount() == 0 ? 0 : a.getBlockSizes(i));
+                    }
+                }
+                case ACTION_REVOKE -> {
+                    for (int i = 0; i < a.getHashesCount(); i++) {
+                        revoke(w, tier, a.getHashes(i));
+                    }
+                }
+                case ACTION_CLEAR_ALL_AT_TIER -> clearTier(w, tier);
+                default -> throw new IllegalArgumentException("unchecked action type " + a.getTypeValue());
+            }
+        }
+        w.ready = true;
+        if (r.getEnforceSequence()) {
+            w.epoch = r.getWorkerEpoch();
+            w.lastSeq = r.getSeq();
+            w.hasLastSeq = true;
+        }
+        return new long[] {r.getSeq(), 0};
+    }
+
+    /** Each worker holding any of {@code hashes}, in the order first met, its holdings tier by tier. */
+    List<ExternalKvNodeMatch> match(long[] hashes, boolean countAsHit) {
+        Map<ExternalWorker, TierHashes.Builder[]> found = new LinkedHashMap<>();
+        for (long h : distinct(hashes)) {
+            Block b = blocks.get(h);
+            if (b == null) {
+                continue;
+            }
+            if (countAsHit) {
+                long n = hits.get(h);
+                hits.put(h, n == -1L ? n : n + 1);
+            }
+            for (int p = 0; p < b.size; p++) {
+                long placement = b.placements[p];
+                ExternalWorker w = slots.get(slotOf(placement));
+                TierHashes.Builder[] tiers = found.computeIfAbsent(w, x -> new TierHashes.Builder[TIERS]);
+                int tier = tierOf(placement);
+                if (tiers[tier] == null) {
+                    tiers[tier] = TierHashes.newBuilder().setTierValue(tier);
+                }
+                tiers[tier].addHashes(h).addComponentMasks(maskOf(placement)).addBlockSizes(b.tokenCount);
+            }
+        }
+        List<ExternalKvNodeMatch> out = new ArrayList<>(found.size());
+        found.forEach((w, tiers) -> {
+            ExternalKvNodeMatch.Builder m =
+                    ExternalKvNodeMatch.newBuilder().setWorkerId(w.id).setAddress(w.address);
+            for (TierHashes.Builder t : tiers) {
+                if (t != null) {
+                    m.addHashesByTier(t);
+                }
+            }
+            out.add(m.build());
+        });
+        return out;
+    }
+
+    List<HitCountEntry> hitCounts(long[] hashes) {
+        List<HitCountEntry> out = new ArrayList<>();
+        for (long h : distinct(hashes)) {
+            if (hits.containsKey(h)) {
+                out.add(HitCountEntry.newBuilder()
+                        .setHash(h)
+                        .setHitCountTotal(hits.get(h))
+                        .build());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Per worker holding the first block, how many leading blocks of {@code hashes} it can serve under its cache spec
+     * ({@link PrefixScan}); workers without an address are left out, the longest first.
+     */
+    MatchExternalKvPrefixResponse matchPrefix(long[] hashes, int maxBlocks) {
+        int limit = maxBlocks == 0 ? hashes.length : Math.min(hashes.length, maxBlocks);
+        MatchExternalKvPrefixResponse.Builder answer = MatchExternalKvPrefixResponse.newBuilder();
+        if (limit == 0) {
+            return answer.build();
+        }
+        Block first = blocks.get(hashes[0]);
+        if (first == null) {
+            return answer.setBlocksRead(1).build();
+        }
+        PrefixScan scan = new PrefixScan(first, slots);
+        int read = scan.run(blocks, hashes, limit);
+        List<ExternalKvPrefixMatch> matches = new ArrayList<>();
+        for (int c = 0; c < scan.candidates.length; c++) {
+            ExternalWorker w = scan.candidates[c];
+            int prefix = scan.result(c);
+            if (prefix > 0 && !w.address.isEmpty()) {
+                matches.add(ExternalKvPrefixMatch.newBuilder()
+                        .setWorkerAddress(w.address)
+                        .setMatchedPrefixBlocks(prefix)
+                        .setWorkerId(w.id)
+                        .build());
+            }
+        }
+        matches.sort(Comparator.comparingInt(ExternalKvPrefixMatch::getMatchedPrefixBlocks)
+                .reversed()
+                .thenComparing(ExternalKvPrefixMatch::getWorkerId));
+        return answer.addAllMatches(matches)
+                .setBestPrefixBlocks(matches.isEmpty() ? 0 : matches.get(0).getMatchedPrefixBlocks())
+                .setBlocksRead(read)
+                .build();
+    }
+
+    int readyWorkers() {
+        int n = 0;
+        for (ExternalWorker w : workers.values()) {
+            if (w.ready) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    int workerCount() {
+        return workers.size();
+    }
+
+    int blockCount() {
+        return blocks.size();
+    }
+
+    private ExternalWorker workerOrNew(String id) {
+        ExternalWorker w = workers.get(id);
+        if (w != null) {
+            return w;
+        }
+        int slot;
+        if (freeSlots.isEmpty()) {
+            slot = slots.size();
+            slots.add(null);
+        } else {
+            slot = (int) freeSlots.popLong();
+        }
+        w = new ExternalWorker(id, slot);
+        slots.set(slot, w);
+        workers.put(id, w);
+        return w;
+    }
+
+    /** Places (or re-places with a new mask) one block at a worker's tier. */
+    private void report(ExternalWorker w, int tier, long hash, int mask, int tokens) {
+        Block b = blocks.get(hash);
+        if (b == null) {
+            b = new Block();
+            blocks.put(hash, b);
+        }
+        if (tokens > 0) {
+            b.tokenCount = tokens;
+        }
+        long key = placement(w.slot, tier, 0);
+        for (int p = 0; p < b.size; p++) {
+            if ((b.placements[p] & ~MASK_BITS) == key) {
+                b.placements[p] = placement(w.slot, tier, mask);
+                return;
+            }
+        }
+        if (b.size == b.placements.length) {
+            b.placements = Arrays.copyOf(b.placements, b.size * 2);
+        }
+        b.placements[b.size++] = placement(w.slot, tier, mask);
+        w.holdings(tier).add(hash);
+    }
+
+    private void revoke(ExternalWorker w, int tier, long hash) {
+        LongOpenHashSet held = w.holdings[tier];
+        if (held == null || !held.remove(hash)) {
+            return;
+        }
+        if (held.isEmpty()) {
+            w.holdings[tier] = null;
+        }
+        unplace(w.slot, tier, hash);
+    }
+
+    private void clearTier(ExternalWorker w, int tier) {
+        LongOpenHashSet held = w.holdings[tier];
+        if (held == null) {
+            return;
+        }
+        w.holdings[tier] = null;
+        for (LongIterator it = held.iterator(); it.hasNext(); ) {
+            unplace(w.slot, tier, it.nextLong());
+        }
+    }
+
+    private void revokeAll(ExternalWorker w) {
+        for (int tier = 1; tier < TIERS; tier++) {
+            clearTier(w, tier);
+        }
+    }
+
+    /** Drops one placement; a block left with none goes, and its hit counter with it. */
+    private void unplace(int slot, int tier, long hash) {
+        Block b = blocks.get(hash);
+        if (b == null) {
+            return;
+        }
+        long key = placement(slot, tier, 0);
+        for (int p = 0; p < b.size; p++) {
+            if ((b.placements[p] & ~MASK_BITS) == key) {
+                b.placements[p] = b.placements[--b.size];
+                break;
+            }
+        }
+        if (b.size == 0) {
+            blocks.remove(hash);
+            hits.remove(hash);
+        }
+    }
+
+    private static long[] distinct(long[] hashes) {
+        LongOpenHashSet seen = new LongOpenHashSet(hashes.length);
+        LongArrayList out = new LongArrayList(hashes.length);
+        for (long h : hashes) {
+            if (seen.add(h)) {
+                out.add(h);
+            }
+        }
+        return out.toLongArray();
+    }
+
+    private static final long MASK_BITS = 0xFFFF_FFFFL;
+
+    static long placement(int slot, int tier, int mask) {
+        return ((long) slot << 34) | ((long) tier << 32) | (mask & MASK_BITS);
+    }
+
+    static int slotOf(long placement) {
+        return (int) (placement >>> 34);
+    }
+
+    static int tierOf(long placement) {
+        return (int) (placement >>> 32) & 3;
+    }
+
+    static int maskOf(long placement) {
+        return (int) placement;
+    }
+}

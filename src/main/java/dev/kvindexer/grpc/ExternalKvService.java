@@ -1,0 +1,163 @@
+package dev.kvindexer.grpc;
+
+import dev.kvindexer.grpc.v1.ApplyExternalKvBatchRequest;
+import dev.kvindexer.grpc.v1.ApplyExternalKvBatchResponse;
+import dev.kvindexer.grpc.v1.ConfigureExpectedWorkersRequest;
+import dev.kvindexer.grpc.v1.ConfigureExpectedWorkersResponse;
+import dev.kvindexer.grpc.v1.GetExternalKvHitCountsRequest;
+import dev.kvindexer.grpc.v1.GetExternalKvHitCountsResponse;
+import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
+import dev.kvindexer.grpc.v1.MatchExternalKvPrefixResponse;
+import dev.kvindexer.grpc.v1.MatchExternalKvRequest;
+import dev.kvindexer.grpc.v1.MatchExternalKvResponse;
+import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
+import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotResponse;
+import io.vertx.grpc.common.GrpcStatus;
+import io.vertx.grpc.server.StatusException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * SGLang's KVIndexer operations over one {@link ExternalKvIndex}, callable from any thread: each request is checked,
+ * then applied or answered atomically (changes under the write half of a fair lock, queries under the read half, so
+ * queries on every event loop run at once and never see half a batch). Prefix queries past the in-flight limit are
+ * refused at once with RESOURCE_EXHAUSTED, never queued, as the router expects of an overloaded indexer.
+ */
+public final class ExternalKvService {
+    private final ExternalKvIndex index = new ExternalKvIndex();
+    final ReentrantReadWriteLock lock = new ReentrantReadWriteLock(true);
+    private final int prefixMaxInflight;
+    private final AtomicInteger prefixInflight = new AtomicInteger();
+
+    public ExternalKvService(int prefixMaxInflight) {
+        if (prefixMaxInflight <= 0) {
+            throw new IllegalArgumentException(
+                    "the prefix query in-flight limit must be positive: " + prefixMaxInflight);
+        }
+        this.prefixMaxInflight = prefixMaxInflight;
+    }
+
+    public ConfigureExpectedWorkersResponse configure(ConfigureExpectedWorkersRequest r) {
+        RequestChecks.configure(r);
+        int[] counts = write(() -> index.configure(r.getWorkersList()));
+        return ConfigureExpectedWorkersResponse.newBuilder()
+                .setTotalWorkers(counts[0])
+                .setReadyWorkers(counts[1])
+                .build();
+    }
+
+    public ReplaceExternalKvSnapshotResponse replace(ReplaceExternalKvSnapshotRequest r) {
+        RequestChecks.replace(r);
+        long seq = write(() -> index.replace(r));
+        return ReplaceExternalKvSnapshotResponse.newBuilder().setAppliedSeq(seq).build();
+    }
+
+    public ApplyExternalKvBatchResponse apply(ApplyExternalKvBatchRequest r) {
+        RequestChecks.apply(r);
+        long[] outcome = write(() -> index.apply(r));
+        return ApplyExternalKvBatchResponse.newBuilder()
+                .setAppliedSeq(outcome[0])
+                .setDuplicate(outcome[1] != 0)
+                .build();
+    }
+
+    public MatchExternalKvResponse match(MatchExternalKvRequest r) {
+        RequestChecks.hashes(r.getHashesList());
+        long[] hashes = hashes(r.getHashesList());
+        // Counting changes the hit counters: a write.
+        Lock held = r.getCountAsHit() ? lock.writeLock() : lock.readLock();
+        held.lock();
+        try {
+            return MatchExternalKvResponse.newBuilder()
+                    .addAllMatches(index.match(hashes, r.getCountAsHit()))
+                    .build();
+        } finally {
+            held.unlock();
+        }
+    }
+
+    public GetExternalKvHitCountsResponse hitCounts(GetExternalKvHitCountsRequest r) {
+        RequestChecks.hashes(r.getHashesList());
+        long[] hashes = hashes(r.getHashesList());
+        lock.readLock().lock();
+        try {
+            return GetExternalKvHitCountsResponse.newBuilder()
+                    .addAllEntries(index.hitCounts(hashes))
+                    .build();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    public MatchExternalKvPrefixResponse matchPrefix(MatchExternalKvPrefixRequest r) {
+        RequestChecks.prefixHashes(r.getHashesCount());
+        if (prefixInflight.incrementAndGet() > prefixMaxInflight) {
+            prefixInflight.decrementAndGet();
+            throw new StatusException(GrpcStatus.RESOURCE_EXHAUSTED, "too many in-flight prefix queries");
+        }
+        try {
+            long[] hashes = hashes(r.getHashesList());
+            lock.readLock().lock();
+            try {
+                return index.matchPrefix(hashes, r.getMaxBlocks());
+            } finally {
+                lock.readLock().unlock();
+            }
+        } finally {
+            prefixInflight.decrementAndGet();
+        }
+    }
+
+    /** Prefix queries being answered now. */
+    public int prefixInflight() {
+        return prefixInflight.get();
+    }
+
+    public int workers() {
+        return read(index::workerCount);
+    }
+
+    public int readyWorkers() {
+        return read(index::readyWorkers);
+    }
+
+    public int blocks() {
+        return read(index::blockCount);
+    }
+
+    private <T> T write(java.util.function.Supplier<T> change) {
+        lock.writeLock().lock();
+        try {
+            return change.get();
+        } catch (ExternalKvIndex.Precondition e) {
+            throw new StatusException(GrpcStatus.FAILED_PRECONDITION, e.getMessage());
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private <T> T read(java.util.function.Supplier<T> figure) {
+        lock.readLock().lock();
+        try {
+            return figure.get();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** The packed hashes unboxed: protobuf keeps them in a primitive list, read here once. */
+    private static long[] hashes(java.util.List<Long> list) {
+        long[] out = new long[list.size()];
+        if (list instanceof com.google.protobuf.Internal.LongList longs) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = longs.getLong(i);
+            }
+        } else {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = list.get(i);
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,157 @@
+package dev.kvindexer.grpc;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import com.google.protobuf.Parser;
+import dev.kvindexer.config.GrpcConfig;
+import dev.kvindexer.config.SecurityConfig;
+import dev.kvindexer.grpc.v1.ApplyExternalKvBatchRequest;
+import dev.kvindexer.grpc.v1.ConfigureExpectedWorkersRequest;
+import dev.kvindexer.grpc.v1.GetExternalKvHitCountsRequest;
+import dev.kvindexer.grpc.v1.KVIndexerGrpcService;
+import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
+import dev.kvindexer.grpc.v1.MatchExternalKvRequest;
+import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
+import dev.kvindexer.web.BearerAuth;
+import dev.kvindexer.web.TlsPolicy;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.internal.buffer.BufferInternal;
+import io.vertx.grpc.common.GrpcMessageDecoder;
+import io.vertx.grpc.common.GrpcMessageEncoder;
+import io.vertx.grpc.common.GrpcStatus;
+import io.vertx.grpc.common.ServiceMethod;
+import io.vertx.grpc.server.GrpcServer;
+import io.vertx.grpc.server.GrpcServerOptions;
+import io.vertx.grpc.server.GrpcServerRequest;
+import io.vertx.grpc.server.StatusException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The gRPC port: SGLang's {@code kv_indexer.v1.KVIndexer} over HTTP/2 on Vert.x's own gRPC server, so it shares the
+ * event loops, TLS and bearer-token rules of the HTTP API. One instance per event loop, all sharing the port.
+ *
+ * <p>Each method takes its message as bytes and parses it here, after checking its size: a message past 8 MiB is
+ * OUT_OF_RANGE ("query too large" to the router) as SGLang's server answers it, where Vert.x's own ceiling would say
+ * RESOURCE_EXHAUSTED ("overloaded"). Vert.x's ceiling stays, above ours, as the bound on what a peer can make us hold.
+ */
+public final class GrpcVerticle extends VerticleBase {
+    private static final Logger LOG = LoggerFactory.getLogger(GrpcVerticle.class);
+    /** The largest message SGLang's server decodes. */
+    static final int MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+    /** What the transport buffers before refusing on its own. */
+    static final long TRANSPORT_MESSAGE_BYTES = 2L * MAX_MESSAGE_BYTES;
+
+    private final ExternalKvService service;
+    private final GrpcConfig config;
+    private final SecurityConfig security;
+    private final BearerAuth auth;
+    private HttpServer server;
+
+    public GrpcVerticle(ExternalKvService service, GrpcConfig config, SecurityConfig security) {
+        this.service = service;
+        this.config = config;
+        this.security = security;
+        this.auth = security.authToken() == null ? null : new BearerAuth(security.authToken());
+    }
+
+    /**
+     * Serves {@code service} on the configured port from {@code instances} event loops; completes with the bound port.
+     */
+    public static Future<Integer> deploy(
+            Vertx vertx, ExternalKvService service, GrpcConfig config, SecurityConfig security, int instances) {
+        GrpcVerticle first = new GrpcVerticle(service, config, security);
+        AtomicBoolean handedOut = new AtomicBoolean();
+        return vertx.deployVerticle(
+                        () -> handedOut.compareAndSet(false, true)
+                                ? first
+                                : new GrpcVerticle(service, config, security),
+                        new DeploymentOptions().setInstances(Math.max(1, instances)))
+                .map(id -> first.server.actualPort());
+    }
+
+    @Override
+    public Future<?> start() {
+        GrpcServer grpc = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(TRANSPORT_MESSAGE_BYTES));
+        bind(grpc, "ConfigureExpectedWorkers", ConfigureExpectedWorkersRequest.parser(), true, service::configure);
+        bind(grpc, "ReplaceExternalKvSnapshot", ReplaceExternalKvSnapshotRequest.parser(), true, service::replace);
+        bind(grpc, "ApplyExternalKvBatch", ApplyExternalKvBatchRequest.parser(), true, service::apply);
+        bind(grpc, "MatchExternalKv", MatchExternalKvRequest.parser(), false, service::match);
+        bind(grpc, "GetExternalKvHitCounts", GetExternalKvHitCountsRequest.parser(), false, service::hitCounts);
+        bind(grpc, "MatchExternalKvPrefix", MatchExternalKvPrefixRequest.parser(), false, service::matchPrefix);
+        HttpServerOptions options = new HttpServerOptions().setUseAlpn(true);
+        TlsPolicy.apply(options, security);
+        return vertx.createHttpServer(options)
+                .requestHandler(grpc)
+                .listen(config.port(), config.host())
+                .onSuccess(s -> server = s);
+    }
+
+    private <Req extends Message, Resp extends Message> void bind(
+            GrpcServer grpc, String method, Parser<Req> parser, boolean changes, Function<Req, Resp> call) {
+        ServiceMethod<Buffer, Resp> m = ServiceMethod.server(
+                KVIndexerGrpcService.SERVICE_NAME, method, GrpcMessageEncoder.encoder(), GrpcMessageDecoder.IDENTITY);
+        boolean guarded = auth != null && (changes || security.authAll());
+        grpc.callHandler(m, request -> {
+            long arrived = System.nanoTime();
+            if (guarded && !auth.accepts(request.headers().get("authorization"))) {
+                refuse(request, GrpcStatus.UNAUTHENTICATED, "this method needs `authorization: Bearer <token>`");
+                return;
+            }
+            request.handler(bytes -> answer(request, bytes, parser, call, arrived));
+        });
+    }
+
+    private <Req extends Message, Resp extends Message> void answer(
+            GrpcServerRequest<Buffer, Resp> request,
+            Buffer bytes,
+            Parser<Req> parser,
+            Function<Req, Resp> call,
+            long arrived) {
+        if (bytes.length() > MAX_MESSAGE_BYTES) {
+            refuse(
+                    request,
+                    GrpcStatus.OUT_OF_RANGE,
+                    "message of " + bytes.length() + " bytes is larger than " + MAX_MESSAGE_BYTES);
+            return;
+        }
+        Req message;
+        try {
+            message = parser.parseFrom(((BufferInternal) bytes).getByteBuf().nioBuffer());
+        } catch (InvalidProtocolBufferException e) {
+            refuse(request, GrpcStatus.INVALID_ARGUMENT, "malformed message: " + e.getMessage());
+            return;
+        }
+        // A caller's deadline spent while the query waited: it no longer wants the answer.
+        long timeoutMillis = request.timeout();
+        if (timeoutMillis > 0 && System.nanoTime() - arrived >= TimeUnit.MILLISECONDS.toNanos(timeoutMillis)) {
+            refuse(request, GrpcStatus.DEADLINE_EXCEEDED, "the query waited longer than its caller's deadline");
+            return;
+        }
+        Resp answer;
+        try {
+            answer = call.apply(message);
+        } catch (StatusException e) {
+            refuse(request, e.status(), e.message());
+            return;
+        } catch (RuntimeException e) {
+            LOG.error("{} failed", request.methodName(), e);
+            refuse(request, GrpcStatus.INTERNAL, "internal error");
+            return;
+        }
+        request.response().end(answer);
+    }
+
+    private static void refuse(GrpcServerRequest<?, ?> request, GrpcStatus status, String message) {
+        request.response().status(status).statusMessage(message).end();
+    }
+}
