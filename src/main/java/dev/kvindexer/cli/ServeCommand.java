@@ -79,7 +79,8 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(
             names = "--model-name",
-            description = "Model of the --workers (env KVINDEXER_MODEL_NAME; " + "default: ${DEFAULT-VALUE}).")
+            description = "Model of the --workers, and the model whose registered engines the gRPC port answers "
+                    + "for (env KVINDEXER_MODEL_NAME; default: ${DEFAULT-VALUE}).")
     String modelName;
 
     /** Hidden, as Dynamo hides it. */
@@ -293,7 +294,9 @@ public final class ServeCommand implements Callable<Integer> {
 
     /** SGLang's gRPC service to run beside the indexer, or null. */
     GrpcConfig grpc() {
-        return grpcPort == null ? null : new GrpcConfig(edge.host, grpcPort, grpcPrefixMaxInflight);
+        return grpcPort == null
+                ? null
+                : new GrpcConfig(edge.host, grpcPort, grpcPrefixMaxInflight, modelName, workersRoutingGroup());
     }
 
     /** The slot tracker to run beside the indexer, or null. */
@@ -435,7 +438,9 @@ public final class ServeCommand implements Callable<Integer> {
             try {
                 int port = GrpcVerticle.deploy(
                                 node.vertx(),
-                                new ExternalKvService(grpc().prefixMaxInflight()),
+                                new ExternalKvService(
+                                        grpc().prefixMaxInflight(),
+                                        node.registeredEngines(grpc().modelName(), grpc().routingGroup())),
                                 grpc(),
                                 config.security(),
                                 config.threads())

@@ -8,6 +8,7 @@ import dev.kvindexer.partition.PartitionSnapshot;
 import dev.kvindexer.partition.PartitionStats;
 import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.partition.PeerSnapshot;
+import dev.kvindexer.partition.PromptHashes;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.partition.RepairOutcome;
 import dev.kvindexer.partition.RepairRequest;
@@ -37,12 +38,17 @@ final class ScatteredPartition implements PartitionView {
 
     @Override
     public Future<QueryResult> query(long[] localHashes) {
-        return queries.query(hosted, false, localHashes);
+        return queries.query(hosted, PromptHashes.LOCAL, localHashes);
     }
 
     @Override
     public Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes) {
-        return queries.query(hosted, true, sequenceHashes);
+        return queries.query(hosted, PromptHashes.SEQUENCE, sequenceHashes);
+    }
+
+    @Override
+    public Future<QueryResult> queryByEngineHashes(long[] engineHashes) {
+        return queries.query(hosted, PromptHashes.ENGINE, engineHashes);
     }
 
     @Override

@@ -8,6 +8,7 @@ import dev.kvindexer.partition.MergedPartition;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionView;
 import dev.kvindexer.partition.PeerSnapshot;
+import dev.kvindexer.partition.PromptHashes;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.recovery.SnapshotCollector;
@@ -314,15 +315,23 @@ public final class ShardQueries {
     }
 
     private static Future<QueryResult> localQuery(PartitionRef hosted, int kind, long[] hashes) {
-        return kind == ShardQueryCodec.SEQUENCE ? hosted.queryBySequenceHashes(hashes) : hosted.query(hashes);
+        return switch (kind) {
+            case ShardQueryCodec.SEQUENCE -> hosted.queryBySequenceHashes(hashes);
+            case ShardQueryCodec.ENGINE -> hosted.queryByEngineHashes(hashes);
+            default -> hosted.query(hashes);
+        };
     }
 
     private static final TieredMatch EMPTY_TIERED =
             new TieredMatch(new TieredMatch.Owners(new long[0], new int[0], new int[0]), List.of());
 
     /** A query of {@code hosted}'s partition over every instance registered in the cluster. */
-    Future<QueryResult> query(PartitionRef hosted, boolean sequence, long[] hashes) {
-        int kind = sequence ? ShardQueryCodec.SEQUENCE : ShardQueryCodec.LOCAL;
+    Future<QueryResult> query(PartitionRef hosted, PromptHashes hashKind, long[] hashes) {
+        int kind = switch (hashKind) {
+            case LOCAL -> ShardQueryCodec.LOCAL;
+            case SEQUENCE -> ShardQueryCodec.SEQUENCE;
+            case ENGINE -> ShardQueryCodec.ENGINE;
+        };
         return scatter(
                 hosted,
                 kind,

@@ -33,6 +33,8 @@ final class ShardQueryCodec {
      * {@code Registry#servesWithHistory}); answered as a {@link Reply} with those in {@code served} and nothing else.
      */
     static final int HISTORY = 3;
+    /** By an engine's own block hashes (SGLang's router over gRPC). */
+    static final int ENGINE = 4;
 
     /** What a querying node asks of one holder: the prompt's hashes and the instances it wants answered. */
     record Request(PartitionKey key, int kind, long[] hashes, long[] workers) {}
@@ -62,7 +64,7 @@ final class ShardQueryCodec {
         Reader in = new Reader(b);
         in.version();
         int kind = in.u8();
-        if (kind > HISTORY) {
+        if (kind > ENGINE) {
             throw new IllegalArgumentException("unknown query kind " + kind);
         }
         PartitionKey key = new PartitionKey(in.string(), in.string());

@@ -6,8 +6,11 @@ package dev.kvindexer.config;
  * @param host              bind address (the HTTP one)
  * @param port              port; 0 picks a free one (tests)
  * @param prefixMaxInflight prefix queries answered at once; more are refused with RESOURCE_EXHAUSTED
+ * @param modelName         the model (with {@code routingGroup}) whose registered engines prefix queries also ask:
+ *                          SGLang's messages name no model
+ * @param routingGroup      its routing group
  */
-public record GrpcConfig(String host, int port, int prefixMaxInflight) {
+public record GrpcConfig(String host, int port, int prefixMaxInflight, String modelName, String routingGroup) {
     public static final int DEFAULT_PREFIX_MAX_INFLIGHT = 32;
 
     public GrpcConfig {

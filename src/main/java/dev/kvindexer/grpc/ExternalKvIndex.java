@@ -17,7 +17,6 @@ import it.unimi.dsi.fastutil.longs.LongIterator;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -243,9 +242,7 @@ final class ExternalKvIndex {
                         .build());
             }
         }
-        matches.sort(Comparator.comparingInt(ExternalKvPrefixMatch::getMatchedPrefixBlocks)
-                .reversed()
-                .thenComparing(ExternalKvPrefixMatch::getWorkerId));
+        matches.sort(PrefixAnswers.LONGEST_FIRST);
         return answer.addAllMatches(matches)
                 .setBestPrefixBlocks(matches.isEmpty() ? 0 : matches.get(0).getMatchedPrefixBlocks())
                 .setBlocksRead(read)

@@ -12,8 +12,10 @@ import dev.kvindexer.grpc.v1.MatchExternalKvRequest;
 import dev.kvindexer.grpc.v1.MatchExternalKvResponse;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotResponse;
+import io.vertx.core.Future;
 import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.server.StatusException;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -26,11 +28,19 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  */
 public final class ExternalKvService {
     private final ExternalKvIndex index = new ExternalKvIndex();
+    private final RegisteredEngines registered;
     final ReentrantReadWriteLock lock = new ReentrantReadWriteLock(true);
     private final int prefixMaxInflight;
     private final AtomicInteger prefixInflight = new AtomicInteger();
 
+    /** Over the bridge's reports alone. */
     public ExternalKvService(int prefixMaxInflight) {
+        this(prefixMaxInflight, RegisteredEngines.NONE);
+    }
+
+    /** Over the bridge's reports and the engines the node reads itself. */
+    public ExternalKvService(int prefixMaxInflight, RegisteredEngines registered) {
+        this.registered = registered;
         if (prefixMaxInflight <= 0) {
             throw new IllegalArgumentException(
                     "the prefix query in-flight limit must be positive: " + prefixMaxInflight);
@@ -90,23 +100,35 @@ public final class ExternalKvService {
         }
     }
 
-    public MatchExternalKvPrefixResponse matchPrefix(MatchExternalKvPrefixRequest r) {
+    /**
+     * The bridge's reports and the registered engines, as one answer: longest first, a worker named by both counted
+     * once, at its longer match. The permit is held until both have answered.
+     */
+    public Future<MatchExternalKvPrefixResponse> matchPrefix(MatchExternalKvPrefixRequest r) {
         RequestChecks.prefixHashes(r.getHashesCount());
         if (prefixInflight.incrementAndGet() > prefixMaxInflight) {
             prefixInflight.decrementAndGet();
             throw new StatusException(GrpcStatus.RESOURCE_EXHAUSTED, "too many in-flight prefix queries");
         }
+        Future<MatchExternalKvPrefixResponse> answer;
         try {
             long[] hashes = hashes(r.getHashesList());
+            int limit = r.getMaxBlocks() == 0 ? hashes.length : Math.min(hashes.length, r.getMaxBlocks());
+            MatchExternalKvPrefixResponse reported;
             lock.readLock().lock();
             try {
-                return index.matchPrefix(hashes, r.getMaxBlocks());
+                reported = index.matchPrefix(hashes, r.getMaxBlocks());
             } finally {
                 lock.readLock().unlock();
             }
-        } finally {
+            answer = registered
+                    .prefixes(limit == hashes.length ? hashes : Arrays.copyOf(hashes, limit))
+                    .map(engines -> PrefixAnswers.merge(reported, engines, limit));
+        } catch (RuntimeException e) {
             prefixInflight.decrementAndGet();
+            throw e;
         }
+        return answer.andThen(done -> prefixInflight.decrementAndGet());
     }
 
     /** Prefix queries being answered now. */

@@ -82,11 +82,11 @@ public final class GrpcVerticle extends VerticleBase {
     @Override
     public Future<?> start() {
         GrpcServer grpc = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(TRANSPORT_MESSAGE_BYTES));
-        bind(grpc, "ConfigureExpectedWorkers", ConfigureExpectedWorkersRequest.parser(), true, service::configure);
-        bind(grpc, "ReplaceExternalKvSnapshot", ReplaceExternalKvSnapshotRequest.parser(), true, service::replace);
-        bind(grpc, "ApplyExternalKvBatch", ApplyExternalKvBatchRequest.parser(), true, service::apply);
-        bind(grpc, "MatchExternalKv", MatchExternalKvRequest.parser(), false, service::match);
-        bind(grpc, "GetExternalKvHitCounts", GetExternalKvHitCountsRequest.parser(), false, service::hitCounts);
+        bind(grpc, "ConfigureExpectedWorkers", ConfigureExpectedWorkersRequest.parser(), true, now(service::configure));
+        bind(grpc, "ReplaceExternalKvSnapshot", ReplaceExternalKvSnapshotRequest.parser(), true, now(service::replace));
+        bind(grpc, "ApplyExternalKvBatch", ApplyExternalKvBatchRequest.parser(), true, now(service::apply));
+        bind(grpc, "MatchExternalKv", MatchExternalKvRequest.parser(), false, now(service::match));
+        bind(grpc, "GetExternalKvHitCounts", GetExternalKvHitCountsRequest.parser(), false, now(service::hitCounts));
         bind(grpc, "MatchExternalKvPrefix", MatchExternalKvPrefixRequest.parser(), false, service::matchPrefix);
         HttpServerOptions options = new HttpServerOptions().setUseAlpn(true);
         TlsPolicy.apply(options, security);
@@ -96,8 +96,13 @@ public final class GrpcVerticle extends VerticleBase {
                 .onSuccess(s -> server = s);
     }
 
+    /** A method answered at once, as a Future like those that wait. */
+    private static <Req, Resp> Function<Req, Future<Resp>> now(Function<Req, Resp> call) {
+        return r -> Future.succeededFuture(call.apply(r));
+    }
+
     private <Req extends Message, Resp extends Message> void bind(
-            GrpcServer grpc, String method, Parser<Req> parser, boolean changes, Function<Req, Resp> call) {
+            GrpcServer grpc, String method, Parser<Req> parser, boolean changes, Function<Req, Future<Resp>> call) {
         ServiceMethod<Buffer, Resp> m = ServiceMethod.server(
                 KVIndexerGrpcService.SERVICE_NAME, method, GrpcMessageEncoder.encoder(), GrpcMessageDecoder.IDENTITY);
         boolean guarded = auth != null && (changes || security.authAll());
@@ -115,7 +120,7 @@ public final class GrpcVerticle extends VerticleBase {
             GrpcServerRequest<Buffer, Resp> request,
             Buffer bytes,
             Parser<Req> parser,
-            Function<Req, Resp> call,
+            Function<Req, Future<Resp>> call,
             long arrived) {
         if (bytes.length() > MAX_MESSAGE_BYTES) {
             refuse(
@@ -137,18 +142,22 @@ public final class GrpcVerticle extends VerticleBase {
             refuse(request, GrpcStatus.DEADLINE_EXCEEDED, "the query waited longer than its caller's deadline");
             return;
         }
-        Resp answer;
+        Future<Resp> answer;
         try {
             answer = call.apply(message);
-        } catch (StatusException e) {
-            refuse(request, e.status(), e.message());
-            return;
         } catch (RuntimeException e) {
-            LOG.error("{} failed", request.methodName(), e);
-            refuse(request, GrpcStatus.INTERNAL, "internal error");
-            return;
+            answer = Future.failedFuture(e);
         }
-        request.response().end(answer);
+        answer.onComplete(ar -> {
+            if (ar.succeeded()) {
+                request.response().end(ar.result());
+            } else if (ar.cause() instanceof StatusException e) {
+                refuse(request, e.status(), e.message());
+            } else {
+                LOG.error("{} failed", request.methodName(), ar.cause());
+                refuse(request, GrpcStatus.INTERNAL, "internal error");
+            }
+        });
     }
 
     private static void refuse(GrpcServerRequest<?, ?> request, GrpcStatus status, String message) {

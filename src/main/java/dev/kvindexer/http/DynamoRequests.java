@@ -22,7 +22,8 @@ final class DynamoRequests {
             @JsonProperty("dp_rank") int dpRank,
             @JsonProperty("replay_endpoint") String replayEndpoint,
             @JsonProperty("additional_salt") String additionalSalt,
-            @JsonProperty("additionalsalt") String additionalsalt) {}
+            @JsonProperty("additionalsalt") String additionalsalt,
+            @JsonProperty("worker_address") String workerAddress) {}
 
     /** {@code POST /unregister}: group, tenant and rank may each be left out, null meaning absent. */
     record Unregister(

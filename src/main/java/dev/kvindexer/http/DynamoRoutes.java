@@ -5,7 +5,9 @@ import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PromptHashes;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.query.IndexQueries;
@@ -88,8 +90,15 @@ public final class DynamoRoutes {
             throw new HttpError(400, "block_size must be positive");
         }
         PartitionKey key = new PartitionKey(body.modelName(), routingGroup(body.routingGroup(), body.tenantId()));
-        RegisterRequest request =
-                new RegisterRequest(body.instanceId(), body.dpRank(), endpoint, replay, key, body.blockSize());
+        RegisterRequest request = new RegisterRequest(
+                body.instanceId(),
+                body.dpRank(),
+                endpoint,
+                replay,
+                key,
+                body.blockSize(),
+                Publisher.dynamo(
+                        body.workerAddress() == null || body.workerAddress().isEmpty() ? null : body.workerAddress()));
         Responses.ok(ctx, registrar.register(request), 201);
     }
 
@@ -178,7 +187,8 @@ public final class DynamoRoutes {
     }
 
     private void ask(RoutingContext ctx, PartitionRef partition, long[] hashes, long queryTokens) {
-        PartitionQuery.answered(queries.query(partition, hashes, false, queryTokens), noIndexer(partition.key()))
+        PartitionQuery.answered(
+                        queries.query(partition, hashes, PromptHashes.LOCAL, queryTokens), noIndexer(partition.key()))
                 .onComplete(ar -> {
                     if (ar.succeeded()) {
                         QueryResult r = ar.result().result();

@@ -64,7 +64,8 @@ final class MooncakeJsonRequests {
             String additionalSalt,
 
             @JsonProperty("lora_name") String loraName,
-            @JsonProperty("tenant_id") String tenantId) {
+            @JsonProperty("tenant_id") String tenantId,
+            @JsonProperty("worker_address") String workerAddress) {
         Register {
             String code = MooncakeJsonError.INVALID_REGISTRATION;
             if (endpoint == null) {

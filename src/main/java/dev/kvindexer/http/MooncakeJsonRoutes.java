@@ -9,6 +9,7 @@ import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PromptHashes;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.query.IndexQueries;
 import dev.kvindexer.registry.InstanceIds;
@@ -66,8 +67,12 @@ public final class MooncakeJsonRoutes {
         checkEndpoints(endpoint, replay, code);
         long id = InstanceIds.of(instance);
         String name = InstanceIds.isCanonicalDecimal(instance) ? null : instance;
-        Publisher publisher =
-                new Publisher(name, body.publisherType(), emptyToNull(body.loraName()), emptyToNull(body.salt()));
+        Publisher publisher = new Publisher(
+                name,
+                body.publisherType(),
+                emptyToNull(body.loraName()),
+                emptyToNull(body.salt()),
+                emptyToNull(body.workerAddress()));
         RegisterRequest request = new RegisterRequest(
                 id,
                 body.dpRank(),
@@ -231,7 +236,10 @@ public final class MooncakeJsonRoutes {
         PartitionKey key = partition.key();
         String only = body.instanceId();
         Long onlyId = only == null ? null : InstanceIds.of(only);
-        PartitionQuery.answered(queries.query(partition, hashes, sequence, queryTokens), notFound(key))
+        PartitionQuery.answered(
+                        queries.query(
+                                partition, hashes, sequence ? PromptHashes.SEQUENCE : PromptHashes.LOCAL, queryTokens),
+                        notFound(key))
                 .map(a -> {
                     PartitionQuery.flagMissing(ctx, a.result().missingInstances());
                     return MooncakeJsonAnswers.render(

@@ -131,6 +131,11 @@ final class DeviceTree {
         }
     }
 
+    /** The node first stored under an engine hash, or {@link #NONE}; safe beside other queries. */
+    int nodeOfEngineHash(long h) {
+        return byHash.peek(h);
+    }
+
     /** The node where an owner holds an engine hash, attached or detached, or {@link #NONE}. */
     int find(Owner o, long h) {
         int node = byHash.get(h);

@@ -49,27 +49,43 @@ final class NodesByEngineHash {
         layout(16);
     }
 
+    /**
+     * {@link #get} for queries, which may run on several threads at once: it leaves no hint for the next change (the
+     * hints are the changing thread's alone).
+     */
+    int peek(long hash) {
+        int slot = slotAt(probe(hash));
+        return slot == 0 ? -1 : (slot & idMask) - 1;
+    }
+
     /** The node listed under a hash, or -1. */
     int get(long hash) {
+        int i = probe(hash);
+        int slot = slotAt(i);
+        lastSlot = i;
+        if (slot == 0) {
+            missedHash = hash;
+            missedAt = changes;
+            return -1;
+        }
+        return (slot & idMask) - 1;
+    }
+
+    /** Where a hash's probe ends: the slot listing it, or the empty slot that ends a miss. */
+    private int probe(long hash) {
         long m = mix(hash);
         int fp = (int) m & fingerprintMask;
         int[][] s = slots;
         for (int i = (int) (m >>> homeShift); ; i = (i + 1) & mask) {
             int slot = s[i >>> SEGMENT_SHIFT][i & SEGMENT_MASK];
-            if (slot == 0) {
-                lastSlot = i;
-                missedHash = hash;
-                missedAt = changes;
-                return -1;
-            }
-            if ((slot & fingerprintMask) == fp) {
-                int node = (slot & idMask) - 1;
-                if (nodes.engine(node) == hash) {
-                    lastSlot = i;
-                    return node;
-                }
+            if (slot == 0 || ((slot & fingerprintMask) == fp && nodes.engine((slot & idMask) - 1) == hash)) {
+                return i;
             }
         }
+    }
+
+    private int slotAt(int i) {
+        return slots[i >>> SEGMENT_SHIFT][i & SEGMENT_MASK];
     }
 
     /** Lists {@code node} under its engine hash unless another node is listed there; returns that node, or -1. */

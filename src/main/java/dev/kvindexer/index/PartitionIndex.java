@@ -243,6 +243,14 @@ public final class PartitionIndex {
     }
 
     /**
+     * The local hashes of a prompt given as its engine's block hashes (SGLang's, as its events carry them), as far as
+     * this partition holds its prefix in any tier; matching them gives what a token query of the same prompt gives.
+     */
+    public long[] localHashesOfEngineHashes(long[] engineHashes) {
+        return EnginePath.localHashes(tree, lower, owners, engineHashes);
+    }
+
+    /**
      * Marks a worker as a Mooncake Store (docs/protocol/events.md#mooncake-store-events), or ordinary again: a shared
      * store owner's CPU and disk blocks
      * extend every owner's lower-tier walk, and its device-tier blocks are refused.

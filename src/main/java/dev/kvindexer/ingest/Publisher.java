@@ -11,9 +11,17 @@ import java.util.Locale;
  * @param type           {@code vLLM}, {@code SGLang} or {@code Mooncake} as registered, or null (Dynamo)
  * @param defaultLora    LoRA adapter of events without {@code lora_name}, or null for the base model
  * @param additionalSalt the registration's {@code additionalsalt}: kept and listed, not hashed (docs/api/mooncake-json.md#salts)
+ * @param workerAddress  the URL a router reaches the engine at ({@code worker_address}; SGLang's router matches it
+ *                       against its {@code --worker-urls}, docs/api/sglang-grpc.md), or null
  */
-public record Publisher(String name, String type, String defaultLora, String additionalSalt) {
-    public static final Publisher DYNAMO = new Publisher(null, null, null, null);
+public record Publisher(String name, String type, String defaultLora, String additionalSalt, String workerAddress) {
+    public static final Publisher DYNAMO = new Publisher(null, null, null, null, null);
+
+    /** A Dynamo registration's publisher: nothing but, perhaps, its router-facing address. */
+    public static Publisher dynamo(String workerAddress) {
+        return workerAddress == null ? DYNAMO : new Publisher(null, null, null, null, workerAddress);
+    }
+
     public static final String MOONCAKE_STORE = "Mooncake";
 
     /** The canonical spelling of a Mooncake publisher type (matched case-insensitively), or null when unknown. */

@@ -12,6 +12,7 @@ import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
+import dev.kvindexer.grpc.RegisteredEngines;
 import dev.kvindexer.http.DumpAdmission;
 import dev.kvindexer.http.HttpVerticle;
 import dev.kvindexer.http.IndexerApi;
@@ -390,6 +391,11 @@ public final class IndexerNode implements AutoCloseable {
     }
 
     /** The index as the query routes ask it. */
+    /** This node's engines of one partition, as SGLang's gRPC prefix query asks them. */
+    public RegisteredEngines registeredEngines(String modelName, String routingGroup) {
+        return new RegisteredPrefixes(queries, registry(), new PartitionKey(modelName, routingGroup));
+    }
+
     public IndexQueries queries() {
         return queries;
     }

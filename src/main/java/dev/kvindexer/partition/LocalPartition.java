@@ -233,12 +233,23 @@ final class LocalPartition implements PartitionRef {
 
     @Override
     public Future<QueryResult> query(long[] localHashes) {
-        return read(p -> p.query(localHashes, false), new PartitionCommand.Query(localHashes, false));
+        return read(
+                p -> p.query(localHashes, PromptHashes.LOCAL),
+                new PartitionCommand.Query(localHashes, PromptHashes.LOCAL));
     }
 
     @Override
     public Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes) {
-        return read(p -> p.query(sequenceHashes, true), new PartitionCommand.Query(sequenceHashes, true));
+        return read(
+                p -> p.query(sequenceHashes, PromptHashes.SEQUENCE),
+                new PartitionCommand.Query(sequenceHashes, PromptHashes.SEQUENCE));
+    }
+
+    @Override
+    public Future<QueryResult> queryByEngineHashes(long[] engineHashes) {
+        return read(
+                p -> p.query(engineHashes, PromptHashes.ENGINE),
+                new PartitionCommand.Query(engineHashes, PromptHashes.ENGINE));
     }
 
     @Override

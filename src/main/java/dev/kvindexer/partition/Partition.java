@@ -378,10 +378,14 @@ public final class Partition {
         return index.engineHashes(workerId, dpRank, localHashes, maxBlocks);
     }
 
-    /** {@code hashes} are local hashes, or with {@code sequenceHashes} rolling sequence hashes. */
-    public QueryResult query(long[] hashes, boolean sequenceHashes) {
-        long[] local = sequenceHashes ? index.localHashesOfSequence(hashes) : hashes;
-        long[] seq = sequenceHashes ? hashes : index.sequenceHashesFor(local);
+    /** A prompt's match, whatever its hashes name. */
+    public QueryResult query(long[] hashes, PromptHashes kind) {
+        long[] local = switch (kind) {
+            case LOCAL -> hashes;
+            case SEQUENCE -> index.localHashesOfSequence(hashes);
+            case ENGINE -> index.localHashesOfEngineHashes(hashes);
+        };
+        long[] seq = kind == PromptHashes.SEQUENCE ? hashes : index.sequenceHashesFor(local);
         return new QueryResult(index.blockSize(), index.matchOwners(local, seq), index.sharedReach(local, seq));
     }
 

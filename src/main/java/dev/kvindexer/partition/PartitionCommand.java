@@ -91,7 +91,7 @@ sealed interface PartitionCommand {
         }
     }
 
-    record Query(long[] hashes, boolean sequenceHashes) implements PartitionCommand {
+    record Query(long[] hashes, PromptHashes kind) implements PartitionCommand {
         @Override
         public boolean changesIndex() {
             return false;
@@ -99,7 +99,7 @@ sealed interface PartitionCommand {
 
         @Override
         public Object runOn(Partition partition) {
-            return partition.query(hashes, sequenceHashes);
+            return partition.query(hashes, kind);
         }
     }
 

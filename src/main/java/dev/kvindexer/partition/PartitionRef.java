@@ -64,6 +64,9 @@ public interface PartitionRef {
     /** Matches the rolling sequence hashes of Mooncake's {@code /query_by_hash}. */
     Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes);
 
+    /** Matches a prompt given as its engines' own block hashes (SGLang's router, over gRPC). */
+    Future<QueryResult> queryByEngineHashes(long[] engineHashes);
+
     /** Matches a prompt's local hashes tier by tier (Dynamo's {@code /query_tiered_by_hash}). */
     Future<TieredQueryResult> queryTiered(long[] localHashes);
 

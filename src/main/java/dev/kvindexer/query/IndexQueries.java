@@ -7,14 +7,17 @@ import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.metrics.QueryQuality;
 import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.PromptHashes;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.partition.TieredQueryResult;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -41,15 +44,37 @@ public final class IndexQueries {
     /**
      * A prompt's matches with the shared stores' reach, counted as a query of {@code queryTokens} tokens.
      *
-     * @param sequence the hashes are rolling sequence hashes rather than local ones
+     * @param kind what the hashes name: local, rolling sequence or engine hashes
      */
-    public Future<Answer> query(PartitionRef partition, long[] hashes, boolean sequence, long queryTokens) {
-        Future<QueryResult> asked = sequence ? partition.queryBySequenceHashes(hashes) : partition.query(hashes);
+    public Future<Answer> query(PartitionRef partition, long[] hashes, PromptHashes kind, long queryTokens) {
+        Future<QueryResult> asked = switch (kind) {
+            case LOCAL -> partition.query(hashes);
+            case SEQUENCE -> partition.queryBySequenceHashes(hashes);
+            case ENGINE -> partition.queryByEngineHashes(hashes);
+        };
         PartitionKey key = partition.key();
         return asked.map(r -> {
             OwnerMatches matches = withSharedReach(r, () -> registry.members(key));
             observe(quality, key, queryTokens, matches, r.blockSize());
             return new Answer(r, matches);
+        });
+    }
+
+    /**
+     * {@link #query}'s matches as each instance's best reach through device and host memory, in blocks (SGLang's
+     * servable tiers, HBM and DRAM); instances that reach nothing are left out.
+     */
+    public Future<Map<Long, Integer>> hostReach(
+            PartitionRef partition, long[] hashes, PromptHashes kind, long queryTokens) {
+        return query(partition, hashes, kind, queryTokens).map(answer -> {
+            OwnerMatches m = answer.matches();
+            Map<Long, Integer> best = new HashMap<>();
+            for (int i = 0; i < m.size(); i++) {
+                if (m.cpuBlocks(i) > 0) {
+                    best.merge(m.workerId(i), m.cpuBlocks(i), Math::max);
+                }
+            }
+            return best;
         });
     }
 

@@ -31,7 +31,8 @@ public final class RegistrationJson {
                 .put("instance_name", r.publisher().name())
                 .put("type", r.publisher().type())
                 .put("lora_name", r.publisher().defaultLora())
-                .put("additional_salt", r.publisher().additionalSalt());
+                .put("additional_salt", r.publisher().additionalSalt())
+                .put("worker_address", r.publisher().workerAddress());
     }
 
     public static RegisterRequest decode(JsonObject o) throws Invalid {
@@ -64,7 +65,12 @@ public final class RegistrationJson {
                 replay,
                 new PartitionKey(string(o, "model_name", false), string(o, "tenant_id", false)),
                 blockSize,
-                new Publisher(name, type, string(o, "lora_name", true), string(o, "additional_salt", true)));
+                new Publisher(
+                        name,
+                        type,
+                        string(o, "lora_name", true),
+                        string(o, "additional_salt", true),
+                        string(o, "worker_address", true)));
     }
 
     /** Field {@code field} of {@code o} as a string; null only when {@code optional} and absent or null. */

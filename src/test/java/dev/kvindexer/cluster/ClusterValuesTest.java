@@ -30,7 +30,7 @@ class ClusterValuesTest {
             "tcp://h:5558",
             new PartitionKey("deepseek", "acme"),
             128,
-            new Publisher("vllm-prefill-node1", "vLLM", "sql-adapter", "w8a8"));
+            new Publisher("vllm-prefill-node1", "vLLM", "sql-adapter", "w8a8", "http://10.0.0.1:30000"));
 
     private final ClusterCounters counters = new ClusterCounters();
     private final ClusterValues open = new ClusterValues(null, counters);

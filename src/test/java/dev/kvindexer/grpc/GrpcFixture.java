@@ -27,7 +27,8 @@ final class GrpcFixture implements AutoCloseable {
 
     GrpcFixture(int prefixMaxInflight, SecurityConfig security) throws Exception {
         service = new ExternalKvService(prefixMaxInflight);
-        port = get(GrpcVerticle.deploy(vertx, service, new GrpcConfig("127.0.0.1", 0, prefixMaxInflight), security, 2));
+        port = get(GrpcVerticle.deploy(
+                vertx, service, new GrpcConfig("127.0.0.1", 0, prefixMaxInflight, "default", "default"), security, 2));
         grpc = GrpcClient.client(vertx);
         client = KVIndexerGrpcClient.create(grpc, SocketAddress.inetSocketAddress(port, "127.0.0.1"));
     }
