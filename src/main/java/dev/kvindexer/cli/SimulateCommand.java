@@ -68,8 +68,8 @@ public final class SimulateCommand implements Callable<Integer> {
             description =
                     "Engine block hashes: sequence (Dynamo mocker), random (vLLM-like, per process), sha256-cbor (vLLM's "
                             + "with PYTHONHASHSEED=0, as the C++ Mooncake Conductor recomputes them: --register then "
-                            + "registers with its msgpack API, and --sample-query writes its msgpack body) "
-                            + "(default: ${DEFAULT-VALUE}).")
+                            + "registers with its msgpack API, and --sample-query writes its msgpack body), sglang (SGLang's page "
+                            + "hash, as its router asks the gRPC port with it) (default: ${DEFAULT-VALUE}).")
     String hashKind;
 
     @Option(
@@ -206,7 +206,8 @@ public final class SimulateCommand implements Callable<Integer> {
         try {
             kind = EngineHashKind.parse(hashKind);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--hash-kind must be sequence, random or sha256-cbor: " + hashKind);
+            throw new IllegalArgumentException(
+                    "--hash-kind must be sequence, random, sha256-cbor or sglang: " + hashKind);
         }
         return new SimulationConfig(
                 engines,

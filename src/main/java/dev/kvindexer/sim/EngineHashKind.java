@@ -28,7 +28,13 @@ public enum EngineHashKind {
      * from a registration's hash profile ({@link #CONDUCTOR_PROFILE}), its low 64 bits: equal across engines, so an
      * engine of this kind can be registered with the Conductor's API and queried through it.
      */
-    SHA256_CBOR;
+    SHA256_CBOR,
+    /**
+     * SGLang's page hash, as its engine publishes it and its router asks with it (docs/api/sglang-grpc.md): block k
+     * is SHA-256 of block k-1's whole digest followed by its tokens as u32 little-endian, and its hash the digest's
+     * first 8 bytes, big-endian; equal across engines.
+     */
+    SGLANG;
 
     /** The hash profile {@link #SHA256_CBOR} engines hash by, and register with. */
     public static final HashProfile CONDUCTOR_PROFILE = new HashProfile(HashProfile.Algorithm.SHA256_CBOR, "0");
@@ -46,6 +52,7 @@ public enum EngineHashKind {
             case SEQUENCE -> BlockHasher.sequenceHashes(local);
             case RANDOM -> shaChain(tokens, blockSize, engineSeed);
             case SHA256_CBOR -> conductorChain(tokens, blockSize, local.length);
+            case SGLANG -> sglangChain(tokens, blockSize);
         };
         return new BlockChain(blockSize, tokens, local, engine);
     }
@@ -78,6 +85,30 @@ public enum EngineHashKind {
             }
             out[b] = h;
             parent = h;
+        }
+        return out;
+    }
+
+    /** SGLang's chain over {@code tokens}' complete blocks. */
+    public static long[] sglangChain(int[] tokens, int blockSize) {
+        MessageDigest sha = sha256();
+        int blocks = tokens.length / blockSize;
+        long[] out = new long[blocks];
+        byte[] page = new byte[blockSize * Integer.BYTES];
+        byte[] previous = null;
+        for (int b = 0; b < blocks; b++) {
+            if (previous != null) {
+                sha.update(previous);
+            }
+            for (int i = 0; i < blockSize; i++) {
+                putLe(page, i * Integer.BYTES, tokens[b * blockSize + i], Integer.BYTES);
+            }
+            previous = sha.digest(page);
+            long h = 0;
+            for (int i = 0; i < Long.BYTES; i++) {
+                h = (h << 8) | (previous[i] & 0xffL);
+            }
+            out[b] = h;
         }
         return out;
     }

@@ -12,6 +12,7 @@ import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
 import dev.kvindexer.grpc.v1.MatchExternalKvPrefixResponse;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
+import dev.kvindexer.sim.EngineHashKind;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.LocalNode;
 import dev.kvindexer.support.TestPublisher;
@@ -42,10 +43,10 @@ class RegisteredEnginesGrpcTest {
     @Test
     void theRoutersGoldenChainIsWhatTheTestEngineHashes() {
         // SGLang's router pins these (its kv_events_hash_parity fixture); our engine simulator must hash alike.
-        assertArrayEquals(new long[] {-3488128144981237669L}, SglangBlockHashes.of(new int[] {1, 2, 3, 4}, 4));
+        assertArrayEquals(new long[] {-3488128144981237669L}, EngineHashKind.sglangChain(new int[] {1, 2, 3, 4}, 4));
         assertArrayEquals(
                 new long[] {-1702009526849766914L, 903318264012984157L, -8265893088400908305L},
-                SglangBlockHashes.of(new int[] {7, 8, 9}, 1));
+                EngineHashKind.sglangChain(new int[] {7, 8, 9}, 1));
         assertArrayEquals(
                 new long[] {
                     8635429971592222890L,
@@ -57,13 +58,13 @@ class RegisteredEnginesGrpcTest {
                     3368460852864325515L,
                     1233425155141659070L
                 },
-                SglangBlockHashes.of(IntStream.rangeClosed(1, 128).toArray(), 16));
+                EngineHashKind.sglangChain(IntStream.rangeClosed(1, 128).toArray(), 16));
     }
 
     @Test
     void registeredEnginesAnswerByEngineHashesAsQueryDoes() throws Exception {
         int[] tokens = IntStream.rangeClosed(1, 160).toArray();
-        long[] chain = SglangBlockHashes.of(tokens, BLOCK); // 10 blocks
+        long[] chain = EngineHashKind.sglangChain(tokens, BLOCK); // 10 blocks
         try (TestPublisher seven = indexer.engine();
                 TestPublisher eight = indexer.engine();
                 TestPublisher nine = indexer.engine()) {
