@@ -229,7 +229,7 @@ final class ExternalKvIndex {
             return answer.setBlocksRead(1).build();
         }
         PrefixScan scan = new PrefixScan(first, slots);
-        int read = scan.run(blocks, hashes, limit);
+        scan.run(blocks, hashes, limit);
         List<ExternalKvPrefixMatch> matches = new ArrayList<>();
         for (int c = 0; c < scan.candidates.length; c++) {
             ExternalWorker w = scan.candidates[c];
@@ -245,7 +245,8 @@ final class ExternalKvIndex {
         matches.sort(PrefixAnswers.LONGEST_FIRST);
         return answer.addAllMatches(matches)
                 .setBestPrefixBlocks(matches.isEmpty() ? 0 : matches.get(0).getMatchedPrefixBlocks())
-                .setBlocksRead(read)
+                // SGLang reports the blocks considered, however early every worker's answer settled.
+                .setBlocksRead(limit)
                 .build();
     }
 

@@ -51,7 +51,9 @@ public final class GrpcVerticle extends VerticleBase {
     /** What the transport buffers before refusing on its own. */
     static final long TRANSPORT_MESSAGE_BYTES = 2L * MAX_MESSAGE_BYTES;
 
+    private static final String PREFIX_METHOD = "MatchExternalKvPrefix";
     private final ExternalKvService service;
+
     private final GrpcConfig config;
     private final SecurityConfig security;
     private final BearerAuth auth;
@@ -87,7 +89,7 @@ public final class GrpcVerticle extends VerticleBase {
         bind(grpc, "ApplyExternalKvBatch", ApplyExternalKvBatchRequest.parser(), true, now(service::apply));
         bind(grpc, "MatchExternalKv", MatchExternalKvRequest.parser(), false, now(service::match));
         bind(grpc, "GetExternalKvHitCounts", GetExternalKvHitCountsRequest.parser(), false, now(service::hitCounts));
-        bind(grpc, "MatchExternalKvPrefix", MatchExternalKvPrefixRequest.parser(), false, service::matchPrefix);
+        bind(grpc, PREFIX_METHOD, MatchExternalKvPrefixRequest.parser(), false, service::matchPrefix);
         HttpServerOptions options = new HttpServerOptions().setUseAlpn(true);
         TlsPolicy.apply(options, security);
         return vertx.createHttpServer(options)
@@ -106,13 +108,16 @@ public final class GrpcVerticle extends VerticleBase {
         ServiceMethod<Buffer, Resp> m = ServiceMethod.server(
                 KVIndexerGrpcService.SERVICE_NAME, method, GrpcMessageEncoder.encoder(), GrpcMessageDecoder.IDENTITY);
         boolean guarded = auth != null && (changes || security.authAll());
+        // Only the router's prefix query is shed for a spent deadline, as in SGLang's server: an event batch or a
+        // recovery call is applied whenever it arrives, or the bridge's stream would lose it.
+        boolean shedsLate = method.equals(PREFIX_METHOD);
         grpc.callHandler(m, request -> {
             long arrived = System.nanoTime();
             if (guarded && !auth.accepts(request.headers().get("authorization"))) {
                 refuse(request, GrpcStatus.UNAUTHENTICATED, "this method needs `authorization: Bearer <token>`");
                 return;
             }
-            request.handler(bytes -> answer(request, bytes, parser, call, arrived));
+            request.handler(bytes -> answer(request, bytes, parser, call, shedsLate, arrived));
         });
     }
 
@@ -121,6 +126,7 @@ public final class GrpcVerticle extends VerticleBase {
             Buffer bytes,
             Parser<Req> parser,
             Function<Req, Future<Resp>> call,
+            boolean shedsLate,
             long arrived) {
         if (bytes.length() > MAX_MESSAGE_BYTES) {
             refuse(
@@ -138,7 +144,9 @@ public final class GrpcVerticle extends VerticleBase {
         }
         // A caller's deadline spent while the query waited: it no longer wants the answer.
         long timeoutMillis = request.timeout();
-        if (timeoutMillis > 0 && System.nanoTime() - arrived >= TimeUnit.MILLISECONDS.toNanos(timeoutMillis)) {
+        if (shedsLate
+                && timeoutMillis > 0
+                && System.nanoTime() - arrived >= TimeUnit.MILLISECONDS.toNanos(timeoutMillis)) {
             refuse(request, GrpcStatus.DEADLINE_EXCEEDED, "the query waited longer than its caller's deadline");
             return;
         }

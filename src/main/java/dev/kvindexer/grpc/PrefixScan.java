@@ -60,8 +60,8 @@ final class PrefixScan {
         }
     }
 
-    /** Walks at most {@code limit} blocks; returns how many it read. */
-    int run(Long2ObjectOpenHashMap<ExternalKvIndex.Block> blocks, long[] hashes, int limit) {
+    /** Walks at most {@code limit} blocks, stopping once no later block can change an answer. */
+    void run(Long2ObjectOpenHashMap<ExternalKvIndex.Block> blocks, long[] hashes, int limit) {
         int k = 0;
         while (k < limit && stillOpen()) {
             ExternalKvIndex.Block b = blocks.get(hashes[k]);
@@ -75,7 +75,6 @@ final class PrefixScan {
             }
             k++;
         }
-        return k;
     }
 
     int result(int c) {
