@@ -443,6 +443,7 @@ public final class ServeCommand implements Callable<Integer> {
                                         node.registeredEngines(grpc().modelName(), grpc().routingGroup())),
                                 grpc(),
                                 config.security(),
+                                node.meters().grpc(),
                                 config.threads())
                         .toCompletionStage()
                         .toCompletableFuture()

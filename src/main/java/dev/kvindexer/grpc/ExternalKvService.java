@@ -12,6 +12,7 @@ import dev.kvindexer.grpc.v1.MatchExternalKvRequest;
 import dev.kvindexer.grpc.v1.MatchExternalKvResponse;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotResponse;
+import dev.kvindexer.metrics.GrpcMetrics;
 import io.vertx.core.Future;
 import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.server.StatusException;
@@ -26,7 +27,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * queries on every event loop run at once and never see half a batch). Prefix queries past the in-flight limit are
  * refused at once with RESOURCE_EXHAUSTED, never queued, as the router expects of an overloaded indexer.
  */
-public final class ExternalKvService {
+public final class ExternalKvService implements GrpcMetrics.Figures {
     private final ExternalKvIndex index = new ExternalKvIndex();
     private final RegisteredEngines registered;
     final ReentrantReadWriteLock lock = new ReentrantReadWriteLock(true);
@@ -132,18 +133,27 @@ public final class ExternalKvService {
     }
 
     /** Prefix queries being answered now. */
+    @Override
     public int prefixInflight() {
         return prefixInflight.get();
     }
 
+    @Override
+    public int prefixMaxInflight() {
+        return prefixMaxInflight;
+    }
+
+    @Override
     public int workers() {
         return read(index::workerCount);
     }
 
+    @Override
     public int readyWorkers() {
         return read(index::readyWorkers);
     }
 
+    @Override
     public int blocks() {
         return read(index::blockCount);
     }

@@ -12,6 +12,7 @@ import dev.kvindexer.grpc.v1.KVIndexerGrpcService;
 import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
 import dev.kvindexer.grpc.v1.MatchExternalKvRequest;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
+import dev.kvindexer.metrics.GrpcMetrics;
 import dev.kvindexer.web.BearerAuth;
 import dev.kvindexer.web.TlsPolicy;
 import io.vertx.core.DeploymentOptions;
@@ -57,10 +58,12 @@ public final class GrpcVerticle extends VerticleBase {
     private final GrpcConfig config;
     private final SecurityConfig security;
     private final BearerAuth auth;
+    private final GrpcMetrics metrics;
     private HttpServer server;
 
-    public GrpcVerticle(ExternalKvService service, GrpcConfig config, SecurityConfig security) {
+    public GrpcVerticle(ExternalKvService service, GrpcConfig config, SecurityConfig security, GrpcMetrics metrics) {
         this.service = service;
+        this.metrics = metrics;
         this.config = config;
         this.security = security;
         this.auth = security.authToken() == null ? null : new BearerAuth(security.authToken());
@@ -70,13 +73,19 @@ public final class GrpcVerticle extends VerticleBase {
      * Serves {@code service} on the configured port from {@code instances} event loops; completes with the bound port.
      */
     public static Future<Integer> deploy(
-            Vertx vertx, ExternalKvService service, GrpcConfig config, SecurityConfig security, int instances) {
-        GrpcVerticle first = new GrpcVerticle(service, config, security);
+            Vertx vertx,
+            ExternalKvService service,
+            GrpcConfig config,
+            SecurityConfig security,
+            GrpcMetrics metrics,
+            int instances) {
+        GrpcVerticle first = new GrpcVerticle(service, config, security, metrics);
+        metrics.watch(service);
         AtomicBoolean handedOut = new AtomicBoolean();
         return vertx.deployVerticle(
                         () -> handedOut.compareAndSet(false, true)
                                 ? first
-                                : new GrpcVerticle(service, config, security),
+                                : new GrpcVerticle(service, config, security, metrics),
                         new DeploymentOptions().setInstances(Math.max(1, instances)))
                 .map(id -> first.server.actualPort());
     }
@@ -114,7 +123,11 @@ public final class GrpcVerticle extends VerticleBase {
         grpc.callHandler(m, request -> {
             long arrived = System.nanoTime();
             if (guarded && !auth.accepts(request.headers().get("authorization"))) {
-                refuse(request, GrpcStatus.UNAUTHENTICATED, "this method needs `authorization: Bearer <token>`");
+                refuse(
+                        request,
+                        arrived,
+                        GrpcStatus.UNAUTHENTICATED,
+                        "this method needs `authorization: Bearer <token>`");
                 return;
             }
             request.handler(bytes -> answer(request, bytes, parser, call, shedsLate, arrived));
@@ -131,6 +144,7 @@ public final class GrpcVerticle extends VerticleBase {
         if (bytes.length() > MAX_MESSAGE_BYTES) {
             refuse(
                     request,
+                    arrived,
                     GrpcStatus.OUT_OF_RANGE,
                     "message of " + bytes.length() + " bytes is larger than " + MAX_MESSAGE_BYTES);
             return;
@@ -139,7 +153,7 @@ public final class GrpcVerticle extends VerticleBase {
         try {
             message = parser.parseFrom(((BufferInternal) bytes).getByteBuf().nioBuffer());
         } catch (InvalidProtocolBufferException e) {
-            refuse(request, GrpcStatus.INVALID_ARGUMENT, "malformed message: " + e.getMessage());
+            refuse(request, arrived, GrpcStatus.INVALID_ARGUMENT, "malformed message: " + e.getMessage());
             return;
         }
         // A caller's deadline spent while the query waited: it no longer wants the answer.
@@ -147,7 +161,11 @@ public final class GrpcVerticle extends VerticleBase {
         if (shedsLate
                 && timeoutMillis > 0
                 && System.nanoTime() - arrived >= TimeUnit.MILLISECONDS.toNanos(timeoutMillis)) {
-            refuse(request, GrpcStatus.DEADLINE_EXCEEDED, "the query waited longer than its caller's deadline");
+            refuse(
+                    request,
+                    arrived,
+                    GrpcStatus.DEADLINE_EXCEEDED,
+                    "the query waited longer than its caller's deadline");
             return;
         }
         Future<Resp> answer;
@@ -158,17 +176,20 @@ public final class GrpcVerticle extends VerticleBase {
         }
         answer.onComplete(ar -> {
             if (ar.succeeded()) {
+                // Counted before the answer leaves, so a client that reads /metrics after it sees the call.
+                metrics.record(request.methodName(), GrpcStatus.OK.name(), System.nanoTime() - arrived);
                 request.response().end(ar.result());
             } else if (ar.cause() instanceof StatusException e) {
-                refuse(request, e.status(), e.message());
+                refuse(request, arrived, e.status(), e.message());
             } else {
                 LOG.error("{} failed", request.methodName(), ar.cause());
-                refuse(request, GrpcStatus.INTERNAL, "internal error");
+                refuse(request, arrived, GrpcStatus.INTERNAL, "internal error");
             }
         });
     }
 
-    private static void refuse(GrpcServerRequest<?, ?> request, GrpcStatus status, String message) {
+    private void refuse(GrpcServerRequest<?, ?> request, long arrived, GrpcStatus status, String message) {
+        metrics.record(request.methodName(), status.name(), System.nanoTime() - arrived);
         request.response().status(status).statusMessage(message).end();
     }
 }

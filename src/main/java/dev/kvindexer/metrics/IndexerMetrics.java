@@ -128,12 +128,14 @@ public final class IndexerMetrics {
     public static String render(
             Snapshot s,
             HttpRequestMetrics http,
+            GrpcMetrics grpc,
             EventCounters events,
             ClusterCounters cluster,
             QueryQuality quality,
             String micrometer) {
         PrometheusText out = new PrometheusText();
         http.render(out);
+        grpc.render(out);
         out.family("dynamo_kvindexer_models", "gauge", "Number of active model+routing-group indexers")
                 .sample("dynamo_kvindexer_models", s.models());
         out.family("dynamo_kvindexer_workers", "gauge", "Number of registered worker instances")

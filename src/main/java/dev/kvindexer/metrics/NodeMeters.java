@@ -6,6 +6,7 @@ package dev.kvindexer.metrics;
  */
 public final class NodeMeters {
     private final HttpRequestMetrics http = new HttpRequestMetrics();
+    private final GrpcMetrics grpc = new GrpcMetrics();
     private final ClusterCounters cluster = new ClusterCounters();
     private final QueryQuality queryQuality = new QueryQuality();
     private final VertxMeters vertx;
@@ -20,6 +21,10 @@ public final class NodeMeters {
 
     public HttpRequestMetrics http() {
         return http;
+    }
+
+    public GrpcMetrics grpc() {
+        return grpc;
     }
 
     public QueryQuality queryQuality() {

@@ -99,6 +99,7 @@ final class NodeMetrics {
             return IndexerMetrics.render(
                     snapshot,
                     meters.http(),
+                    meters.grpc(),
                     counters,
                     meters.cluster(),
                     meters.queryQuality(),

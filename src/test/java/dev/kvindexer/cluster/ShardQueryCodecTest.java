@@ -21,13 +21,16 @@ class ShardQueryCodecTest {
             new long[] {101, -1L});
 
     @Test
-    void theHistoryQuestionIsAKindAndTheOneAfterItIsRefused() {
+    void theHistoryQuestionAndEngineHashesAreKindsAndTheOneAfterThemIsRefused() {
         ShardQueryCodec.Request history =
                 new ShardQueryCodec.Request(REQUEST.key(), ShardQueryCodec.HISTORY, new long[0], new long[] {101});
         Buffer bytes = ShardQueryCodec.encode(history);
         assertEquals(
                 ShardQueryCodec.HISTORY, ShardQueryCodec.decodeRequest(bytes).kind());
-        bytes.setByte(1, (byte) (ShardQueryCodec.HISTORY + 1));
+        bytes.setByte(1, (byte) ShardQueryCodec.ENGINE);
+        assertEquals(
+                ShardQueryCodec.ENGINE, ShardQueryCodec.decodeRequest(bytes).kind());
+        bytes.setByte(1, (byte) (ShardQueryCodec.ENGINE + 1));
         assertThrows(IllegalArgumentException.class, () -> ShardQueryCodec.decodeRequest(bytes));
     }
 

@@ -8,6 +8,7 @@ import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.grpc.v1.ExternalKvPrefixMatch;
 import dev.kvindexer.grpc.v1.KVIndexerGrpcClient;
 import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
+import dev.kvindexer.metrics.GrpcMetrics;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineConfig;
@@ -64,6 +65,7 @@ class GrpcClusterTest {
                     new ExternalKvService(32, n.registeredEngines(ClusterFixture.MODEL, "default")),
                     new GrpcConfig("127.0.0.1", 0, 32, ClusterFixture.MODEL, "default"),
                     SecurityConfig.NONE,
+                    new GrpcMetrics(),
                     1));
             clients.add(KVIndexerGrpcClient.create(
                     GrpcClient.client(n.vertx()), SocketAddress.inetSocketAddress(port, "127.0.0.1")));

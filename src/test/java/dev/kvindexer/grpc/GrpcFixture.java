@@ -17,6 +17,7 @@ import dev.kvindexer.grpc.v1.MatchExternalKvResponse;
 import dev.kvindexer.grpc.v1.TierHashes;
 import dev.kvindexer.grpc.v1.TierType;
 import dev.kvindexer.grpc.v1.WorkerCacheSpec;
+import dev.kvindexer.metrics.GrpcMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
@@ -39,6 +40,7 @@ import java.util.stream.LongStream;
 final class GrpcFixture implements AutoCloseable {
     final Vertx vertx = Vertx.vertx();
     final ExternalKvService service;
+    final GrpcMetrics metrics = new GrpcMetrics();
     final int port;
     final GrpcClient grpc;
     final KVIndexerGrpcClient client;
@@ -46,7 +48,12 @@ final class GrpcFixture implements AutoCloseable {
     GrpcFixture(int prefixMaxInflight, SecurityConfig security) throws Exception {
         service = new ExternalKvService(prefixMaxInflight);
         port = get(GrpcVerticle.deploy(
-                vertx, service, new GrpcConfig("127.0.0.1", 0, prefixMaxInflight, "default", "default"), security, 2));
+                vertx,
+                service,
+                new GrpcConfig("127.0.0.1", 0, prefixMaxInflight, "default", "default"),
+                security,
+                metrics,
+                2));
         grpc = GrpcClient.client(vertx);
         client = KVIndexerGrpcClient.create(grpc, SocketAddress.inetSocketAddress(port, "127.0.0.1"));
     }

@@ -15,6 +15,7 @@ import dev.kvindexer.sim.EngineEvent;
 import dev.kvindexer.sim.EngineHashKind;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.LocalNode;
+import dev.kvindexer.support.MetricsPage;
 import dev.kvindexer.support.TestPublisher;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -88,6 +89,7 @@ class RegisteredEnginesGrpcTest {
                     new ExternalKvService(32, indexer.node().registeredEngines("m", "default")),
                     new GrpcConfig("127.0.0.1", 0, 32, "m", "default"),
                     SecurityConfig.NONE,
+                    indexer.node().meters().grpc(),
                     1));
             KVIndexerGrpcClient client =
                     KVIndexerGrpcClient.create(grpc, SocketAddress.inetSocketAddress(port, "127.0.0.1"));
@@ -121,6 +123,18 @@ class RegisteredEnginesGrpcTest {
                             .addHashes(chain[2])
                             .build()));
             assertEquals(0, stranger.getMatchesCount(), "a prompt must start at its first block");
+
+            // The node's /metrics shows the port: calls by method and code, and what the bridge reported (nothing).
+            GrpcFixture.status(client.matchExternalKvPrefix(MatchExternalKvPrefixRequest.getDefaultInstance()));
+            MetricsPage page = MetricsPage.of(indexer.http());
+            assertEquals(3, page.value("kvindexer_grpc_requests_total{method=\"MatchExternalKvPrefix\",code=\"OK\"}"));
+            assertEquals(
+                    1,
+                    page.value(
+                            "kvindexer_grpc_requests_total{method=\"MatchExternalKvPrefix\",code=\"INVALID_ARGUMENT\"}"));
+            assertEquals(0, page.value("kvindexer_grpc_prefix_inflight"));
+            assertEquals(32, page.value("kvindexer_grpc_prefix_max_inflight"));
+            assertEquals(0, page.value("kvindexer_grpc_blocks"));
         }
     }
 
