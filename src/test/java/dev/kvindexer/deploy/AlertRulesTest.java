@@ -52,8 +52,9 @@ class AlertRulesTest {
             new LocalNode(c -> c.withDurability(DurabilityConfig.inDirectory(dataDir, Duration.ofHours(1))));
 
     @BeforeAll
-    static void scrapeARealNode() {
+    static void scrapeARealNode() throws Exception {
         indexer.storeOneBlockAndQueryIt();
+        indexer.startGrpc();
         assertEquals(
                 404,
                 indexer.http()
@@ -163,7 +164,9 @@ class AlertRulesTest {
                         "kvindexer_query_zero_match_total",
                         "kvindexer_data_dir_writable",
                         "kvindexer_snapshot_last_write_timestamp_seconds",
-                        "kvindexer_inexact_streams")),
+                        "kvindexer_inexact_streams",
+                        "kvindexer_grpc_requests_total",
+                        "kvindexer_grpc_workers")),
                 "the alerts cover ingest, engines, readiness, recovery, memory, the cluster, shards, queries and the "
                         + "data directory: " + asked);
     }

@@ -4,8 +4,6 @@ import static dev.kvindexer.grpc.GrpcFixture.get;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kvindexer.config.GrpcConfig;
-import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.grpc.v1.ExternalKvPrefixMatch;
 import dev.kvindexer.grpc.v1.KVIndexerGrpcClient;
 import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
@@ -84,13 +82,7 @@ class RegisteredEnginesGrpcTest {
                     () -> indexer.node().counters().appliedCount("stored", "ok") == 4);
 
             GrpcClient grpc = GrpcClient.client(indexer.node().vertx());
-            int port = get(GrpcVerticle.deploy(
-                    indexer.node().vertx(),
-                    new ExternalKvService(32, indexer.node().registeredEngines("m", "default")),
-                    new GrpcConfig("127.0.0.1", 0, 32, "m", "default"),
-                    SecurityConfig.NONE,
-                    indexer.node().meters().grpc(),
-                    1));
+            int port = indexer.startGrpc();
             KVIndexerGrpcClient client =
                     KVIndexerGrpcClient.create(grpc, SocketAddress.inetSocketAddress(port, "127.0.0.1"));
 

@@ -52,10 +52,14 @@ class GrafanaDashboardTest {
                         "kvindexer_snapshot_last_write_timestamp_seconds",
                         "kvindexer_snapshot_writes_total",
                         "kvindexer_inexact_streams",
-                        "kvindexer_gap_repairs_total")),
+                        "kvindexer_gap_repairs_total",
+                        "kvindexer_grpc_requests_total",
+                        "kvindexer_grpc_request_duration_seconds",
+                        "kvindexer_grpc_workers")),
                 asked.toString());
 
         indexer.storeOneBlockAndQueryIt();
+        indexer.startGrpc();
         Set<String> missing = new TreeSet<>(asked);
         missing.removeAll(MetricsPage.of(indexer.http()).types().keySet());
         assertEquals(Set.of(), missing, "families the dashboard asks for that no node exports");

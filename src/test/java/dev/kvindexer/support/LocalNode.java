@@ -2,7 +2,11 @@ package dev.kvindexer.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.kvindexer.config.GrpcConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.grpc.ExternalKvService;
+import dev.kvindexer.grpc.GrpcVerticle;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
@@ -10,6 +14,7 @@ import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -83,6 +88,24 @@ public final class LocalNode implements BeforeAllCallback, AfterAllCallback, Bef
 
     public HttpJson http() {
         return http;
+    }
+
+    /**
+     * SGLang's gRPC port on this node, on 127.0.0.1, answering for its engines of model "m" and counting on its
+     * /metrics page; returns the port.
+     */
+    public int startGrpc() throws Exception {
+        return GrpcVerticle.deploy(
+                        node.vertx(),
+                        new ExternalKvService(
+                                GrpcConfig.DEFAULT_PREFIX_MAX_INFLIGHT, node.registeredEngines("m", "default")),
+                        new GrpcConfig("127.0.0.1", 0, GrpcConfig.DEFAULT_PREFIX_MAX_INFLIGHT, "m", "default"),
+                        SecurityConfig.NONE,
+                        node.meters().grpc(),
+                        1)
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
     }
 
     /** A publisher for an engine, closed with the node. */
