@@ -155,6 +155,22 @@ public final class ServeCommand implements Callable<Integer> {
     int grpcPrefixMaxInflight;
 
     @Option(
+            names = "--grpc-max-workers",
+            paramLabel = "N",
+            description = "Most workers SGLang's KV indexer bridge may configure or report at once; a call that would "
+                    + "make more is refused with RESOURCE_EXHAUSTED (env KVINDEXER_GRPC_MAX_WORKERS; default: "
+                    + "${DEFAULT-VALUE}).")
+    int grpcMaxWorkers;
+
+    @Option(
+            names = "--grpc-max-placements",
+            paramLabel = "N",
+            description = "Most (block, worker, tier) placements the bridge's reports may make the node hold; a batch "
+                    + "or snapshot that could pass it is refused with RESOURCE_EXHAUSTED and changes nothing (env "
+                    + "KVINDEXER_GRPC_MAX_PLACEMENTS; default: ${DEFAULT-VALUE}).")
+    long grpcMaxPlacements;
+
+    @Option(
             names = "--access-log",
             description = "Append one JSON line per request to this file; POST /reopen_logs "
                     + "reopens it after rotation (env KVINDEXER_ACCESS_LOG; default: off).")
@@ -296,7 +312,14 @@ public final class ServeCommand implements Callable<Integer> {
     GrpcConfig grpc() {
         return grpcPort == null
                 ? null
-                : new GrpcConfig(edge.host, grpcPort, grpcPrefixMaxInflight, modelName, workersRoutingGroup());
+                : new GrpcConfig(
+                        edge.host,
+                        grpcPort,
+                        grpcPrefixMaxInflight,
+                        modelName,
+                        workersRoutingGroup(),
+                        grpcMaxWorkers,
+                        grpcMaxPlacements);
     }
 
     /** The slot tracker to run beside the indexer, or null. */
@@ -440,6 +463,8 @@ public final class ServeCommand implements Callable<Integer> {
                                 node.vertx(),
                                 new ExternalKvService(
                                         grpc().prefixMaxInflight(),
+                                        grpc().maxWorkers(),
+                                        grpc().maxPlacements(),
                                         node.registeredEngines(grpc().modelName(), grpc().routingGroup())),
                                 grpc(),
                                 config.security(),

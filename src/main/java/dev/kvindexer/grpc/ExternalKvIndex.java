@@ -3,6 +3,7 @@ package dev.kvindexer.grpc;
 import dev.kvindexer.grpc.v1.ApplyExternalKvBatchRequest;
 import dev.kvindexer.grpc.v1.ExpectedWorker;
 import dev.kvindexer.grpc.v1.ExternalKvAction;
+import dev.kvindexer.grpc.v1.ExternalKvActionType;
 import dev.kvindexer.grpc.v1.ExternalKvNodeMatch;
 import dev.kvindexer.grpc.v1.ExternalKvPrefixMatch;
 import dev.kvindexer.grpc.v1.HitCountEntry;
@@ -46,11 +47,32 @@ final class ExternalKvIndex {
         int size;
     }
 
+    private final int maxWorkers;
+    private final long maxPlacements;
+    /** (block, worker, tier) placements held: what a bridge's batches make the node keep. */
+    private long placements;
+
     private final Long2ObjectOpenHashMap<Block> blocks = new Long2ObjectOpenHashMap<>();
     private final Long2LongOpenHashMap hits = new Long2LongOpenHashMap();
     private final Map<String, ExternalWorker> workers = new HashMap<>();
     private final List<ExternalWorker> slots = new ArrayList<>();
     private final LongArrayList freeSlots = new LongArrayList();
+
+    /**
+     * @param maxWorkers    workers held at once; a change that would make more is refused
+     * @param maxPlacements placements held at once; a batch or snapshot that could pass it is refused
+     */
+    ExternalKvIndex(int maxWorkers, long maxPlacements) {
+        this.maxWorkers = maxWorkers;
+        this.maxPlacements = maxPlacements;
+    }
+
+    /** Raised for a change that would hold more than the limits allow (RESOURCE_EXHAUSTED): nothing changed. */
+    static final class Full extends RuntimeException {
+        Full(String message) {
+            super(message, null, false, false);
+        }
+    }
 
     /** Raised for a request the state refuses as it stands (FAILED_PRECONDITION). */
     static final class Precondition extends RuntimeException {
@@ -63,6 +85,9 @@ final class ExternalKvIndex {
     int[] configure(List<ExpectedWorker> expected) {
         Set<String> listed = new HashSet<>();
         expected.forEach(w -> listed.add(w.getWorkerId()));
+        if (listed.size() > maxWorkers) {
+            throw new Full("at most " + maxWorkers + " workers, " + listed.size() + " configured");
+        }
         for (ExternalWorker w : List.copyOf(workers.values())) {
             if (!listed.contains(w.id)) {
                 revokeAll(w);
@@ -84,6 +109,11 @@ final class ExternalKvIndex {
         if (w == null) {
             throw new Precondition("worker must be configured before snapshot replacement");
         }
+        long incoming = 0;
+        for (TierHashes t : r.getHashesByTierList()) {
+            incoming += t.getHashesCount();
+        }
+        roomFor(incoming - w.placementCount());
         revokeAll(w);
         for (TierHashes t : r.getHashesByTierList()) {
             int tier = t.getTierValue();
@@ -128,6 +158,14 @@ final class ExternalKvIndex {
                         + Long.toUnsignedString(r.getSeq()));
             }
         }
+        if (w == null && workers.size() >= maxWorkers) {
+            throw new Full("at most " + maxWorkers + " workers");
+        }
+        long reported = 0;
+        for (ExternalKvAction a : r.getActionsList()) {
+            reported += a.getType() == ExternalKvActionType.ACTION_REPORT ? a.getHashesCount() : 0;
+        }
+        roomFor(reported);
         if (w == null) {
             w = workerOrNew(r.getWorkerId());
         }
@@ -250,6 +288,18 @@ final class ExternalKvIndex {
                 .build();
     }
 
+    /** Refuses a change that could add {@code more} placements past the limit. */
+    private void roomFor(long more) {
+        if (more > 0 && placements + more > maxPlacements) {
+            throw new Full("the indexer holds " + placements + " placements of at most " + maxPlacements
+                    + "; this change could add " + more);
+        }
+    }
+
+    long placementCount() {
+        return placements;
+    }
+
     int readyWorkers() {
         int n = 0;
         for (ExternalWorker w : workers.values()) {
@@ -307,6 +357,7 @@ final class ExternalKvIndex {
             b.placements = Arrays.copyOf(b.placements, b.size * 2);
         }
         b.placements[b.size++] = placement(w.slot, tier, mask);
+        placements++;
         w.holdings(tier).add(hash);
     }
 
@@ -348,6 +399,7 @@ final class ExternalKvIndex {
         for (int p = 0; p < b.size; p++) {
             if ((b.placements[p] & ~MASK_BITS) == key) {
                 b.placements[p] = b.placements[--b.size];
+                placements--;
                 break;
             }
         }

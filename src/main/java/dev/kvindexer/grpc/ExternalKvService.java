@@ -1,5 +1,6 @@
 package dev.kvindexer.grpc;
 
+import dev.kvindexer.config.GrpcConfig;
 import dev.kvindexer.grpc.v1.ApplyExternalKvBatchRequest;
 import dev.kvindexer.grpc.v1.ApplyExternalKvBatchResponse;
 import dev.kvindexer.grpc.v1.ConfigureExpectedWorkersRequest;
@@ -28,19 +29,28 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * refused at once with RESOURCE_EXHAUSTED, never queued, as the router expects of an overloaded indexer.
  */
 public final class ExternalKvService implements GrpcMetrics.Figures {
-    private final ExternalKvIndex index = new ExternalKvIndex();
+    private final ExternalKvIndex index;
     private final RegisteredEngines registered;
     final ReentrantReadWriteLock lock = new ReentrantReadWriteLock(true);
     private final int prefixMaxInflight;
     private final AtomicInteger prefixInflight = new AtomicInteger();
 
-    /** Over the bridge's reports alone. */
+    /** Over the bridge's reports alone, with the default limits. */
     public ExternalKvService(int prefixMaxInflight) {
         this(prefixMaxInflight, RegisteredEngines.NONE);
     }
 
-    /** Over the bridge's reports and the engines the node reads itself. */
+    /** Over the bridge's reports and the engines the node reads itself, with the default limits. */
     public ExternalKvService(int prefixMaxInflight, RegisteredEngines registered) {
+        this(prefixMaxInflight, GrpcConfig.DEFAULT_MAX_WORKERS, GrpcConfig.DEFAULT_MAX_PLACEMENTS, registered);
+    }
+
+    /**
+     * @param maxWorkers    the most workers the bridge may configure or report at once
+     * @param maxPlacements the most (block, worker, tier) placements held at once
+     */
+    public ExternalKvService(int prefixMaxInflight, int maxWorkers, long maxPlacements, RegisteredEngines registered) {
+        this.index = new ExternalKvIndex(maxWorkers, maxPlacements);
         this.registered = registered;
         if (prefixMaxInflight <= 0) {
             throw new IllegalArgumentException(
@@ -164,6 +174,8 @@ public final class ExternalKvService implements GrpcMetrics.Figures {
             return change.get();
         } catch (ExternalKvIndex.Precondition e) {
             throw new StatusException(GrpcStatus.FAILED_PRECONDITION, e.getMessage());
+        } catch (ExternalKvIndex.Full e) {
+            throw new StatusException(GrpcStatus.RESOURCE_EXHAUSTED, e.getMessage());
         } finally {
             lock.writeLock().unlock();
         }

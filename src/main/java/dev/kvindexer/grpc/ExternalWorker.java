@@ -26,6 +26,15 @@ final class ExternalWorker {
         this.slot = slot;
     }
 
+    /** The placements it holds, all tiers together. */
+    long placementCount() {
+        long n = 0;
+        for (LongOpenHashSet held : holdings) {
+            n += held == null ? 0 : held.size();
+        }
+        return n;
+    }
+
     LongOpenHashSet holdings(int tier) {
         LongOpenHashSet held = holdings[tier];
         if (held == null) {
