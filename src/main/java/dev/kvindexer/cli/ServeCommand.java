@@ -319,7 +319,8 @@ public final class ServeCommand implements Callable<Integer> {
                         modelName,
                         workersRoutingGroup(),
                         grpcMaxWorkers,
-                        grpcMaxPlacements);
+                        grpcMaxPlacements,
+                        edge.limits().idleTimeout());
     }
 
     /** The slot tracker to run beside the indexer, or null. */

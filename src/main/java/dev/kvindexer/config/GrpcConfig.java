@@ -11,6 +11,7 @@ package dev.kvindexer.config;
  * @param routingGroup      its routing group
  * @param maxWorkers        the most workers SGLang's bridge may configure or report at once
  * @param maxPlacements     the most (block, worker, tier) placements its reports may make the node hold
+ * @param idleTimeout       a connection that reads nothing this long is closed (the HTTP port's idle timeout)
  */
 public record GrpcConfig(
         String host,
@@ -19,7 +20,8 @@ public record GrpcConfig(
         String modelName,
         String routingGroup,
         int maxWorkers,
-        long maxPlacements) {
+        long maxPlacements,
+        java.time.Duration idleTimeout) {
     public static final int DEFAULT_PREFIX_MAX_INFLIGHT = 32;
     public static final int DEFAULT_MAX_WORKERS = 65_536;
     /** About 1 GiB of heap at worst (a block, its placement and a worker's holding of it per placement). */
@@ -27,7 +29,15 @@ public record GrpcConfig(
 
     /** Default limits. */
     public GrpcConfig(String host, int port, int prefixMaxInflight, String modelName, String routingGroup) {
-        this(host, port, prefixMaxInflight, modelName, routingGroup, DEFAULT_MAX_WORKERS, DEFAULT_MAX_PLACEMENTS);
+        this(
+                host,
+                port,
+                prefixMaxInflight,
+                modelName,
+                routingGroup,
+                DEFAULT_MAX_WORKERS,
+                DEFAULT_MAX_PLACEMENTS,
+                HttpConfig.DEFAULT.idleTimeout());
     }
 
     public GrpcConfig {
@@ -39,6 +49,9 @@ public record GrpcConfig(
         }
         if (maxWorkers <= 0) {
             throw new IllegalArgumentException("--grpc-max-workers must be positive: " + maxWorkers);
+        }
+        if (idleTimeout == null || idleTimeout.isNegative() || idleTimeout.isZero()) {
+            throw new IllegalArgumentException("the gRPC idle timeout must be positive: " + idleTimeout);
         }
         if (maxPlacements <= 0) {
             throw new IllegalArgumentException("--grpc-max-placements must be positive: " + maxPlacements);

@@ -11,6 +11,7 @@ import dev.kvindexer.grpc.v1.MatchExternalKvPrefixResponse;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
 import dev.kvindexer.grpc.v1.TierHashes;
 import dev.kvindexer.grpc.v1.TierType;
+import it.unimi.dsi.fastutil.ints.IntArrayList;
 import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
 import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongArrayList;
@@ -56,7 +57,7 @@ final class ExternalKvIndex {
     private final Long2LongOpenHashMap hits = new Long2LongOpenHashMap();
     private final Map<String, ExternalWorker> workers = new HashMap<>();
     private final List<ExternalWorker> slots = new ArrayList<>();
-    private final LongArrayList freeSlots = new LongArrayList();
+    private final IntArrayList freeSlots = new IntArrayList();
 
     /**
      * @param maxWorkers    workers held at once; a change that would make more is refused
@@ -328,7 +329,7 @@ final class ExternalKvIndex {
             slot = slots.size();
             slots.add(null);
         } else {
-            slot = (int) freeSlots.popLong();
+            slot = freeSlots.popInt();
         }
         w = new ExternalWorker(id, slot);
         slots.set(slot, w);

@@ -20,6 +20,7 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.Http2Settings;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.internal.buffer.BufferInternal;
@@ -53,6 +54,7 @@ public final class GrpcVerticle extends VerticleBase {
     static final long TRANSPORT_MESSAGE_BYTES = 2L * MAX_MESSAGE_BYTES;
 
     private static final String PREFIX_METHOD = "MatchExternalKvPrefix";
+    static final int MAX_CONCURRENT_CALLS = 64;
     private final ExternalKvService service;
 
     private final GrpcConfig config;
@@ -99,7 +101,14 @@ public final class GrpcVerticle extends VerticleBase {
         bind(grpc, "MatchExternalKv", MatchExternalKvRequest.parser(), false, now(service::match));
         bind(grpc, "GetExternalKvHitCounts", GetExternalKvHitCountsRequest.parser(), false, now(service::hitCounts));
         bind(grpc, PREFIX_METHOD, MatchExternalKvPrefixRequest.parser(), false, service::matchPrefix);
-        HttpServerOptions options = new HttpServerOptions().setUseAlpn(true);
+        HttpServerOptions options = new HttpServerOptions()
+                .setUseAlpn(true)
+                // A connection that sends nothing (not even a frame of a call) is let go, as the HTTP port lets go.
+                .setIdleTimeout(
+                        (int) Math.min(Integer.MAX_VALUE, config.idleTimeout().toMillis()))
+                .setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
+                // SGLang's server serves 64 calls at once on one connection; the router opens more if it needs to.
+                .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(MAX_CONCURRENT_CALLS));
         TlsPolicy.apply(options, security);
         return vertx.createHttpServer(options)
                 .requestHandler(grpc)
