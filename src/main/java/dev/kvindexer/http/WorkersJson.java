@@ -14,7 +14,8 @@ import java.util.Map;
 
 /**
  * The answer of GET /workers (docs/api/dynamo.md#get-workers), one record per instance. A Mooncake registration with a
- * string id also shows {@code instance_name} (docs/api/mooncake-json.md#string-instance-ids).
+ * string id also shows {@code instance_name} (docs/api/mooncake-json.md#string-instance-ids), and one that gave a
+ * {@code worker_address} shows it (docs/api/sglang-grpc.md#engines-kvindexer-reads-itself).
  */
 final class WorkersJson {
     private WorkersJson() {}
@@ -30,6 +31,7 @@ final class WorkersJson {
             String routingGroup,
             String tenantId,
             int blockSize,
+            String workerAddress,
             Map<String, String> endpoints,
             Map<String, RankListener> listeners) {}
 
@@ -57,7 +59,11 @@ final class WorkersJson {
             List<ListenerState> states = new ArrayList<>();
             Map<String, String> endpoints = new LinkedHashMap<>();
             Map<String, RankListener> listeners = new LinkedHashMap<>();
+            String address = null;
             for (Listener l : v.listeners()) {
+                if (l.publisher().workerAddress() != null) {
+                    address = l.publisher().workerAddress();
+                }
                 ListenerState state = l.state();
                 states.add(state);
                 String rank = Integer.toString(l.dpRank());
@@ -75,6 +81,7 @@ final class WorkersJson {
                     routingGroup,
                     echoTenant ? routingGroup : null,
                     v.blockSize(),
+                    address,
                     endpoints,
                     listeners));
         }

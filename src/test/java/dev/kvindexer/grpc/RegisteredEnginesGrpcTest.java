@@ -97,6 +97,12 @@ class RegisteredEnginesGrpcTest {
                     "longest first; engine 9 has no address and is left out");
             assertEquals(9, r.getBestPrefixBlocks());
 
+            // GET /workers shows the address a registration gave, and nothing for one that gave none.
+            io.vertx.core.json.JsonArray workers = new io.vertx.core.json.JsonArray(
+                    indexer.http().get("/workers").body());
+            assertEquals(ADDRESS, workers.getJsonObject(0).getString("worker_address"));
+            assertEquals(false, workers.getJsonObject(2).containsKey("worker_address"));
+
             // The same prompt by its tokens, over HTTP: the reach through host memory, in tokens.
             JsonObject instances = queryInstances(tokens);
             assertEquals(9 * BLOCK, instances.getJsonObject("7").getInteger("cpu"));
