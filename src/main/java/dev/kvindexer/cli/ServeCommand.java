@@ -470,6 +470,7 @@ public final class ServeCommand implements Callable<Integer> {
                                 grpc(),
                                 config.security(),
                                 node.meters().grpc(),
+                                node.network(),
                                 config.threads())
                         .toCompletionStage()
                         .toCompletableFuture()

@@ -13,6 +13,7 @@ import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
 import dev.kvindexer.grpc.v1.MatchExternalKvRequest;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
 import dev.kvindexer.metrics.GrpcMetrics;
+import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.web.BearerAuth;
 import dev.kvindexer.web.TlsPolicy;
 import io.vertx.core.DeploymentOptions;
@@ -61,9 +62,16 @@ public final class GrpcVerticle extends VerticleBase {
     private final SecurityConfig security;
     private final BearerAuth auth;
     private final GrpcMetrics metrics;
+    private final NetworkBudget budget;
     private HttpServer server;
 
-    public GrpcVerticle(ExternalKvService service, GrpcConfig config, SecurityConfig security, GrpcMetrics metrics) {
+    public GrpcVerticle(
+            ExternalKvService service,
+            GrpcConfig config,
+            SecurityConfig security,
+            GrpcMetrics metrics,
+            NetworkBudget budget) {
+        this.budget = budget;
         this.service = service;
         this.metrics = metrics;
         this.config = config;
@@ -80,14 +88,15 @@ public final class GrpcVerticle extends VerticleBase {
             GrpcConfig config,
             SecurityConfig security,
             GrpcMetrics metrics,
+            NetworkBudget budget,
             int instances) {
-        GrpcVerticle first = new GrpcVerticle(service, config, security, metrics);
+        GrpcVerticle first = new GrpcVerticle(service, config, security, metrics, budget);
         metrics.watch(service);
         AtomicBoolean handedOut = new AtomicBoolean();
         return vertx.deployVerticle(
                         () -> handedOut.compareAndSet(false, true)
                                 ? first
-                                : new GrpcVerticle(service, config, security, metrics),
+                                : new GrpcVerticle(service, config, security, metrics, budget),
                         new DeploymentOptions().setInstances(Math.max(1, instances)))
                 .map(id -> first.server.actualPort());
     }
@@ -111,7 +120,7 @@ public final class GrpcVerticle extends VerticleBase {
                 .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(MAX_CONCURRENT_CALLS));
         TlsPolicy.apply(options, security);
         return vertx.createHttpServer(options)
-                .requestHandler(grpc)
+                .requestHandler(request -> grpc.handle(BudgetedCall.of(request, budget)))
                 .listen(config.port(), config.host())
                 .onSuccess(s -> server = s);
     }

@@ -24,6 +24,7 @@ public final class NetworkBudget {
     public static final String HTTP = "http";
     public static final String REPLAY = "replay";
     public static final String REPLICA_SYNC = "replica_sync";
+    public static final String GRPC = "grpc";
 
     /** One connection holding more than this holds a large message, which must leave the small ones room. */
     public static final long LARGE_HOLDING = 1 << 20;

@@ -69,6 +69,8 @@ public final class IndexerNode implements AutoCloseable {
     private final AtomicReference<RecoveryReport> recovery;
     /** What a selection service on this node shows on the dashboard; null while none runs here. */
     private final AtomicReference<Supplier<Future<JsonObject>>> selection;
+    /** What every port may hold on behalf of its peers (--max-network-memory). */
+    private final NetworkBudget network;
 
     IndexerNode(
             Vertx vertx,
@@ -77,7 +79,9 @@ public final class IndexerNode implements AutoCloseable {
             IndexQueries queries,
             DumpAdmission dumps,
             AtomicReference<RecoveryReport> recovery,
-            AtomicReference<Supplier<Future<JsonObject>>> selection) {
+            AtomicReference<Supplier<Future<JsonObject>>> selection,
+            NetworkBudget network) {
+        this.network = network;
         this.recovery = recovery;
         this.selection = selection;
         this.vertx = vertx;
@@ -391,6 +395,11 @@ public final class IndexerNode implements AutoCloseable {
     }
 
     /** The index as the query routes ask it. */
+    /** What every port of the node may hold on behalf of its peers; a port started beside the node shares it. */
+    public NetworkBudget network() {
+        return network;
+    }
+
     /** This node's engines of one partition, as SGLang's gRPC prefix query asks them. */
     public RegisteredEngines registeredEngines(String modelName, String routingGroup) {
         return new RegisteredPrefixes(queries, registry(), new PartitionKey(modelName, routingGroup));

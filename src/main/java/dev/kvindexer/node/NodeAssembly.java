@@ -152,7 +152,7 @@ final class NodeAssembly {
         IndexQueries queries = new IndexQueries(parts.registry(), parts.meters().queryQuality());
         DumpAdmission dumps = new DumpAdmission(network);
         IndexerApi api = apiOf(parts, config, network, readiness, metrics, overview, queries, dumps);
-        return new IndexerNode(vertx, parts, api, queries, dumps, recovery, selection);
+        return new IndexerNode(vertx, parts, api, queries, dumps, recovery, selection, network);
     }
 
     private static ZmqIngest ingestOf(

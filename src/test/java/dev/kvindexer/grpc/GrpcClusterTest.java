@@ -66,6 +66,7 @@ class GrpcClusterTest {
                     new GrpcConfig("127.0.0.1", 0, 32, ClusterFixture.MODEL, "default"),
                     SecurityConfig.NONE,
                     new GrpcMetrics(),
+                    dev.kvindexer.net.NetworkBudget.unbounded(),
                     1));
             clients.add(KVIndexerGrpcClient.create(
                     GrpcClient.client(n.vertx()), SocketAddress.inetSocketAddress(port, "127.0.0.1")));

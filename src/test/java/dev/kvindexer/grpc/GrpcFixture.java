@@ -18,6 +18,7 @@ import dev.kvindexer.grpc.v1.TierHashes;
 import dev.kvindexer.grpc.v1.TierType;
 import dev.kvindexer.grpc.v1.WorkerCacheSpec;
 import dev.kvindexer.metrics.GrpcMetrics;
+import dev.kvindexer.net.NetworkBudget;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
@@ -46,6 +47,11 @@ final class GrpcFixture implements AutoCloseable {
     final KVIndexerGrpcClient client;
 
     GrpcFixture(int prefixMaxInflight, SecurityConfig security) throws Exception {
+        this(prefixMaxInflight, security, NetworkBudget.unbounded());
+    }
+
+    /** A port whose calls' bodies are held under {@code budget}. */
+    GrpcFixture(int prefixMaxInflight, SecurityConfig security, NetworkBudget budget) throws Exception {
         service = new ExternalKvService(prefixMaxInflight);
         port = get(GrpcVerticle.deploy(
                 vertx,
@@ -53,6 +59,7 @@ final class GrpcFixture implements AutoCloseable {
                 new GrpcConfig("127.0.0.1", 0, prefixMaxInflight, "default", "default"),
                 security,
                 metrics,
+                budget,
                 2));
         grpc = GrpcClient.client(vertx);
         client = KVIndexerGrpcClient.create(grpc, SocketAddress.inetSocketAddress(port, "127.0.0.1"));

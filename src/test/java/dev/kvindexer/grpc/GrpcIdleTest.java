@@ -33,6 +33,7 @@ class GrpcIdleTest {
                     config,
                     SecurityConfig.NONE,
                     new GrpcMetrics(),
+                    dev.kvindexer.net.NetworkBudget.unbounded(),
                     1));
             try (Socket silent = new Socket("127.0.0.1", port)) {
                 // Far longer than the idle timeout: only the server's close ends the read early.

@@ -102,6 +102,7 @@ public final class LocalNode implements BeforeAllCallback, AfterAllCallback, Bef
                         new GrpcConfig("127.0.0.1", 0, GrpcConfig.DEFAULT_PREFIX_MAX_INFLIGHT, "m", "default"),
                         SecurityConfig.NONE,
                         node.meters().grpc(),
+                        node.network(),
                         1)
                 .toCompletionStage()
                 .toCompletableFuture()
