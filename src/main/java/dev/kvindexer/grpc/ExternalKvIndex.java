@@ -268,18 +268,22 @@ final class ExternalKvIndex {
             return answer.setBlocksRead(1).build();
         }
         PrefixScan scan = new PrefixScan(first, slots);
-        scan.run(blocks, hashes, limit);
         List<ExternalKvPrefixMatch> matches = new ArrayList<>();
-        for (int c = 0; c < scan.candidates.length; c++) {
-            ExternalWorker w = scan.candidates[c];
-            int prefix = scan.result(c);
-            if (prefix > 0 && !w.address.isEmpty()) {
-                matches.add(ExternalKvPrefixMatch.newBuilder()
-                        .setWorkerAddress(w.address)
-                        .setMatchedPrefixBlocks(prefix)
-                        .setWorkerId(w.id)
-                        .build());
+        try {
+            scan.run(blocks, hashes, limit);
+            for (int c = 0; c < scan.candidates.length; c++) {
+                ExternalWorker w = scan.candidates[c];
+                int prefix = scan.result(c);
+                if (prefix > 0 && !w.address.isEmpty()) {
+                    matches.add(ExternalKvPrefixMatch.newBuilder()
+                            .setWorkerAddress(w.address)
+                            .setMatchedPrefixBlocks(prefix)
+                            .setWorkerId(w.id)
+                            .build());
+                }
             }
+        } finally {
+            scan.close();
         }
         matches.sort(PrefixAnswers.LONGEST_FIRST);
         return answer.addAllMatches(matches)

@@ -19,7 +19,7 @@ final class PrefixScan {
 
     final ExternalWorker[] candidates;
     private final int[] mode;
-    /** slot → candidate index, or -1. */
+    /** slot → candidate index, or -1 (the thread's table: {@link #close} clears what this scan wrote). */
     private final int[] bySlot;
     /** The block at which a candidate was last seen holding something, and what it could serve there. */
     private final int[] seenAt;
@@ -31,9 +31,20 @@ final class PrefixScan {
     private final long[] swaRun;
     private final boolean[] swaHeadBroken;
 
+    /**
+     * slot → candidate index, per thread and kept between scans, all -1 but for the scan under way: a scan costs what
+     * its candidates cost, not what the number of workers does.
+     */
+    private static final ThreadLocal<int[][]> SLOT_TABLE = ThreadLocal.withInitial(() -> new int[][] {new int[0]});
+
     PrefixScan(ExternalKvIndex.Block first, List<ExternalWorker> slots) {
-        bySlot = new int[slots.size()];
-        Arrays.fill(bySlot, -1);
+        int[][] holder = SLOT_TABLE.get();
+        if (holder[0].length < slots.size()) {
+            int[] grown = new int[Math.max(slots.size(), 2 * holder[0].length)];
+            Arrays.fill(grown, -1);
+            holder[0] = grown;
+        }
+        bySlot = holder[0];
         ExternalWorker[] found = new ExternalWorker[first.size];
         int n = 0;
         for (int p = 0; p < first.size; p++) {
@@ -74,6 +85,13 @@ final class PrefixScan {
                 }
             }
             k++;
+        }
+    }
+
+    /** Leaves the thread's slot table as it found it: all -1. */
+    void close() {
+        for (ExternalWorker w : candidates) {
+            bySlot[w.slot] = -1;
         }
     }
 
