@@ -131,12 +131,12 @@ class SelectCrashTest {
             storm.settle();
             return storm.uncertainCount() == 0;
         });
-        // Both survivors are read on every poll: either may still be catching up (the child's pass runs every 10 s),
-        // so neither one's first answer is the one to wait for.
+        // Both survivors are read on every poll: either may still be catching up (the child's pass runs every 10 s,
+        // later on a loaded machine), so neither one's first answer is the one to wait for.
         try {
             Await.until(
                     "the survivors agree" + children.logs(),
-                    Duration.ofSeconds(30),
+                    Duration.ofSeconds(90),
                     () -> LoadStorm.reported(local).equals(LoadStorm.reported(otherHttp)));
         } catch (AssertionError e) {
             throw new AssertionError(
