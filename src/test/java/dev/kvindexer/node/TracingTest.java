@@ -7,7 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.config.GrpcConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.grpc.ExternalKvService;
+import dev.kvindexer.grpc.GrpcVerticle;
+import dev.kvindexer.grpc.v1.KVIndexerGrpcClient;
+import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
+import dev.kvindexer.metrics.GrpcMetrics;
 import dev.kvindexer.metrics.Tracing;
 import dev.kvindexer.sim.RegisterClient;
 import dev.kvindexer.sim.SimulatedEngine;
@@ -27,6 +34,9 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.grpc.client.GrpcClient;
+import io.vertx.grpc.client.GrpcClientResponse;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,7 +50,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Tracing (docs/operations.md#tracing): off without OTEL settings; on, a request's W3C {@code traceparent} becomes the
- * parent of the node's server span, and a sharded query scattered to another node continues the same trace there.
+ * parent of the node's server span (an HTTP request's, a gRPC call's), and a sharded query scattered to another node
+ * continues the same trace there.
  */
 class TracingTest {
     private static final int ENGINES = 4;
@@ -153,6 +164,44 @@ class TracingTest {
                                 .anyMatch(p -> p.service().equals("node-0")
                                         && p.spanId().equals(s.parentId()))),
                 "node 1's span is a child of one of node 0's: " + received);
+    }
+
+    @Test
+    void aGrpcCallIsAServerSpanOfTheCallersTrace() throws Exception {
+        int receiver = startReceiver();
+        IndexerNode node = IndexerNode.start(ServeConfig.local(0)
+                .withTracing(Map.of(
+                        "otel.exporter.otlp.endpoint", "http://127.0.0.1:" + receiver,
+                        "otel.service.name", "node-0",
+                        "otel.bsp.schedule.delay", "100")));
+        standalone.add(node);
+        int port = GrpcVerticle.deploy(
+                        node.vertx(),
+                        new ExternalKvService(32, node.registeredEngines(ClusterFixture.MODEL, "default")),
+                        new GrpcConfig("127.0.0.1", 0, 32, ClusterFixture.MODEL, "default"),
+                        SecurityConfig.NONE,
+                        new GrpcMetrics(),
+                        1)
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
+        // A client on a Vert.x of its own, without a tracer: the traceparent is only the one set here.
+        GrpcClient client = GrpcClient.client(receiverVertx);
+        client.request(SocketAddress.inetSocketAddress(port, "127.0.0.1"), KVIndexerGrpcClient.MatchExternalKvPrefix)
+                .compose(req -> {
+                    req.headers().set("traceparent", "00-" + TRACE_ID + "-" + PARENT_ID + "-01");
+                    return req.send(MatchExternalKvPrefixRequest.newBuilder()
+                                    .addHashes(1L)
+                                    .build())
+                            .compose(GrpcClientResponse::last);
+                })
+                .toCompletionStage()
+                .toCompletableFuture()
+                .handle((r, t) -> r)
+                .get(30, TimeUnit.SECONDS);
+
+        Await.until("the gRPC call's server span", ClusterFixture.WAIT, () -> serverSpan() != null);
+        assertEquals(PARENT_ID, serverSpan().parentId());
     }
 
     /** Node 0's server span of the client's request, once exported. */
