@@ -1,6 +1,7 @@
 package dev.kvindexer.cli;
 
 import dev.kvindexer.config.SlotTrackerConfig;
+import dev.kvindexer.metrics.Tracing;
 import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.tracker.SlotTrackerVerticle;
 import io.vertx.core.Vertx;
@@ -95,13 +96,17 @@ public final class SlotTrackerCommand implements Callable<Integer> {
             return 2;
         }
         VertxMeters meters = new VertxMeters();
-        Vertx vertx = meters.instrument(Vertx.builder(), new VertxOptions()).build();
+        VertxOptions options = new VertxOptions();
+        Tracing tracing = Tracing.fromEnvironment();
+        Vertx vertx = tracing.instrument(meters.instrument(Vertx.builder(), options), options)
+                .build();
         SlotTrackerVerticle tracker;
         try {
             tracker = deploy(vertx, config, meters::scrape);
         } catch (Exception e) {
             System.err.println("kvindexer slot-tracker: startup failed: " + e.getMessage());
             vertx.close();
+            tracing.close();
             return 1;
         }
         LOG.info("slot tracker listening on http://{}:{}", edge.host, tracker.actualPort());
@@ -113,6 +118,7 @@ public final class SlotTrackerCommand implements Callable<Integer> {
                     } catch (Exception e) {
                         LOG.debug("shutdown: {}", e.toString());
                     }
+                    tracing.close();
                 },
                 java.time.Duration.ofSeconds(15));
         return 0;

@@ -1,6 +1,7 @@
 package dev.kvindexer.config;
 
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -26,6 +27,8 @@ import java.util.function.Consumer;
  *                      file-descriptor limit
  * @param durability    the data directory and what becomes of streams the index holds inexactly
  * @param network       the bytes all ports may hold for their peers, and the deadline of a message under way
+ * @param tracing       OpenTelemetry settings ({@code otel.*}) under the process's {@code OTEL_*} environment and
+ *                      system properties, which turn tracing on (tests name theirs here); empty: those alone
  */
 public record ServeConfig(
         String host,
@@ -49,7 +52,8 @@ public record ServeConfig(
         IndexMemory indexMemory,
         int maxListeners,
         DurabilityConfig durability,
-        NetworkConfig network) {
+        NetworkConfig network,
+        Map<String, String> tracing) {
     public static final int DEFAULT_PORT = 8090;
     public static final long DEFAULT_MAX_EVENT_BYTES = 64L * 1024 * 1024;
 
@@ -88,7 +92,8 @@ public record ServeConfig(
                 null,
                 0,
                 DurabilityConfig.IN_MEMORY,
-                null);
+                null,
+                Map.of());
     }
 
     public ServeConfig withCluster(ClusterConfig settings) {
@@ -139,6 +144,10 @@ public record ServeConfig(
         return with(c -> c.network = limits);
     }
 
+    public ServeConfig withTracing(Map<String, String> settings) {
+        return with(c -> c.tracing = settings);
+    }
+
     public boolean clustered() {
         return cluster != null;
     }
@@ -177,6 +186,7 @@ public record ServeConfig(
         indexMemory = indexMemory == null ? IndexMemory.defaults() : indexMemory;
         durability = durability == null ? DurabilityConfig.IN_MEMORY : durability;
         network = network == null ? NetworkConfig.defaults() : network;
+        tracing = tracing == null ? Map.of() : Map.copyOf(tracing);
         if (maxEventBytes < 1024) {
             throw new IllegalArgumentException("--max-event-bytes must be at least 1024, got " + maxEventBytes);
         }
@@ -227,6 +237,7 @@ public record ServeConfig(
         private int maxListeners;
         private DurabilityConfig durability;
         private NetworkConfig network;
+        private Map<String, String> tracing;
 
         private Copy(ServeConfig c) {
             host = c.host;
@@ -251,6 +262,7 @@ public record ServeConfig(
             maxListeners = c.maxListeners;
             durability = c.durability;
             network = c.network;
+            tracing = c.tracing;
         }
 
         private ServeConfig build() {
@@ -276,7 +288,8 @@ public record ServeConfig(
                     indexMemory,
                     maxListeners,
                     durability,
-                    network);
+                    network,
+                    tracing);
         }
     }
 

@@ -19,6 +19,7 @@ import dev.kvindexer.http.IndexerApi;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
+import dev.kvindexer.metrics.Tracing;
 import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.Watermarks;
@@ -59,6 +60,9 @@ public final class IndexerNode implements AutoCloseable {
     private final IndexerApi api;
     private final IndexQueries queries;
     private final DumpAdmission dumps;
+    /** Shut down last, once Vert.x has ended its spans. */
+    private volatile Tracing tracing = Tracing.OFF;
+
     private AntiEntropy antiEntropy;
     /** The data directory's periodic snapshot, or -1. */
     private long snapshotTimer = -1;
@@ -99,23 +103,29 @@ public final class IndexerNode implements AutoCloseable {
     public static IndexerNode start(ServeConfig config) throws Exception {
         VertxOptions options = new VertxOptions().setEventLoopPoolSize(config.threads());
         VertxMeters meters = new VertxMeters();
-        VertxBuilder builder = meters.instrument(Vertx.builder(), options);
+        Tracing tracing = Tracing.configure(config.tracing());
+        VertxBuilder builder = tracing.instrument(meters.instrument(Vertx.builder(), options), options);
         NodeMeters nodeMeters = new NodeMeters(meters);
         NetworkBudget network = new NetworkBudget(config.network().maxBytes());
         HazelcastClusterManager manager = null;
         Vertx vertx;
-        if (config.clustered()) {
-            ClusterTransport transport = ClusterTransport.open(
-                    config.cluster(),
-                    config.security().authToken(),
-                    config.recovery().maxBytes(),
-                    nodeMeters.cluster(),
-                    network,
-                    config.network().messageTimeout());
-            manager = transport.manager();
-            vertx = await(transport.start(builder, options));
-        } else {
-            vertx = builder.build();
+        try {
+            if (config.clustered()) {
+                ClusterTransport transport = ClusterTransport.open(
+                        config.cluster(),
+                        config.security().authToken(),
+                        config.recovery().maxBytes(),
+                        nodeMeters.cluster(),
+                        network,
+                        config.network().messageTimeout());
+                manager = transport.manager();
+                vertx = await(transport.start(builder, options));
+            } else {
+                vertx = builder.build();
+            }
+        } catch (Exception e) {
+            tracing.close();
+            throw e;
         }
         vertx.exceptionHandler(IndexerNode::uncaughtInHandler);
         IndexerNode node;
@@ -123,8 +133,10 @@ public final class IndexerNode implements AutoCloseable {
             node = NodeAssembly.assemble(vertx, manager, config, nodeMeters, network);
         } catch (Exception e) {
             vertx.close();
+            tracing.close();
             throw e;
         }
+        node.tracing = tracing;
         try {
             // HTTP first (this project's choice, docs/protocol/recovery.md#startup): /health answers and /register can
             // satisfy the initial-workers wait.
@@ -494,6 +506,14 @@ public final class IndexerNode implements AutoCloseable {
         if (parts.accessLog() != null) {
             parts.accessLog().close();
         }
+        // Last, once Vert.x has ended its spans: a few seconds at most (a collector that is down is retried for
+        // longer),
+        // within the budget, with a moment to flush even when it is spent.
+        tracing.close(java.time.Duration.ofNanos(Math.min(
+                Math.max(
+                        deadline - System.nanoTime(),
+                        java.time.Duration.ofMillis(500).toNanos()),
+                Tracing.SHUTDOWN.toNanos())));
     }
 
     private static void quietly(Future<?> step, long deadline) {

@@ -1,0 +1,274 @@
+package dev.kvindexer.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kvindexer.config.GrpcConfig;
+import dev.kvindexer.config.SecurityConfig;
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.grpc.ExternalKvService;
+import dev.kvindexer.grpc.GrpcVerticle;
+import dev.kvindexer.grpc.v1.KVIndexerGrpcClient;
+import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
+import dev.kvindexer.metrics.GrpcMetrics;
+import dev.kvindexer.metrics.Tracing;
+import dev.kvindexer.sim.RegisterClient;
+import dev.kvindexer.sim.SimulatedEngine;
+import dev.kvindexer.sim.SyntheticPrompts;
+import dev.kvindexer.support.Await;
+import dev.kvindexer.support.ClusterFixture;
+import dev.kvindexer.support.ClusterNodes;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.ScopeSpans;
+import io.opentelemetry.proto.trace.v1.Span;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.grpc.client.GrpcClient;
+import io.vertx.grpc.client.GrpcClientResponse;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Tracing (docs/operations.md#tracing): off without OTEL settings; on, a request's W3C {@code traceparent} becomes the
+ * parent of the node's server span (an HTTP request's, a gRPC call's), and a sharded query scattered to another node
+ * continues the same trace there.
+ */
+class TracingTest {
+    private static final int ENGINES = 4;
+    private static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
+    private static final String PARENT_ID = "00f067aa0ba902b7";
+
+    /** A span as the receiver got it: which node sent it, and its place in its trace. */
+    record Received(String service, String traceId, String spanId, String parentId, String name, Span.SpanKind kind) {}
+
+    private final Vertx receiverVertx = Vertx.vertx();
+    private final List<Received> received = new CopyOnWriteArrayList<>();
+    private final List<IndexerNode> standalone = new ArrayList<>();
+    private final ClusterNodes cluster = new ClusterNodes();
+    private final ClusterFixture fixture = new ClusterFixture();
+
+    @AfterEach
+    void stop() throws Exception {
+        fixture.close();
+        cluster.close();
+        standalone.forEach(IndexerNode::close);
+        receiverVertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void offWithoutOtelSettingsAndOnlyOverHttp() throws Exception {
+        assertFalse(Tracing.configure(Map.of("otel.service.name", "idle")).on());
+        assertFalse(Tracing.configure(Map.of("otel.traces.exporter", "none")).on());
+        assertFalse(Tracing.configure(Map.of("otel.traces.exporter", "otlp", "otel.sdk.disabled", "true"))
+                .on());
+        try (Tracing endpointOnly = Tracing.configure(Map.of("otel.exporter.otlp.endpoint", "http://127.0.0.1:9"))) {
+            assertTrue(endpointOnly.on());
+        }
+
+        IllegalArgumentException grpc = assertThrows(
+                IllegalArgumentException.class,
+                () -> Tracing.configure(Map.of("otel.traces.exporter", "otlp", "otel.exporter.otlp.protocol", "grpc")));
+        assertTrue(grpc.getMessage().startsWith("OTEL_* settings: "), grpc.getMessage());
+
+        IndexerNode node = IndexerNode.start(ServeConfig.local(0));
+        standalone.add(node);
+        assertNull(((VertxInternal) node.vertx()).tracer(), "no tracer: Vert.x pays nothing for tracing");
+        HttpResponse<String> r = fixture.http(node.httpPort())
+                .withHeader("traceparent", "00-" + TRACE_ID + "-" + PARENT_ID + "-01")
+                .get("/health");
+        assertEquals(200, r.statusCode(), r.body());
+    }
+
+    @Test
+    void aScatteredQueryContinuesTheClientsTraceOnTheOtherNode() throws Exception {
+        int receiver = startReceiver();
+        List<IndexerNode> nodes = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Map<String, String> otel = Map.of(
+                    "otel.traces.exporter",
+                    "otlp",
+                    "otel.exporter.otlp.traces.endpoint",
+                    "http://127.0.0.1:" + receiver + "/v1/traces",
+                    "otel.service.name",
+                    "node-" + i,
+                    "otel.bsp.schedule.delay",
+                    "100");
+            nodes.add(cluster.start(c -> c.withTracing(otel)
+                    .withCluster(c.cluster().withReplicationFactor(1).withReconcileInterval(Duration.ofSeconds(1)))));
+        }
+        for (int i = 0; i < ENGINES; i++) {
+            SimulatedEngine e = fixture.engine(401 + i);
+            JsonObject body = RegisterClient.body(e, ClusterFixture.MODEL, "default");
+            HttpResponse<String> r = fixture.http(nodes.get(0).httpPort()).post("/register", body.encode());
+            assertEquals(201, r.statusCode(), r.body());
+        }
+        Await.until(
+                "each node serves part of the engines, not all",
+                ClusterFixture.WAIT,
+                () -> nodes.stream().allMatch(n -> {
+                    long remote = remoteWorkers(n);
+                    return remote > 0 && remote < ENGINES && fixture.workerCount(n.httpPort()) == ENGINES;
+                }));
+
+        int[] prompt = SyntheticPrompts.standard(29, ClusterFixture.BLOCK).next();
+        JsonArray tokens = new JsonArray();
+        for (int t : prompt) {
+            tokens.add(t);
+        }
+        HttpResponse<String> r = fixture.http(nodes.get(0).httpPort())
+                .withHeader("traceparent", "00-" + TRACE_ID + "-" + PARENT_ID + "-01")
+                .post(
+                        "/query",
+                        new JsonObject()
+                                .put("model_name", ClusterFixture.MODEL)
+                                .put("token_ids", tokens)
+                                .encode());
+        assertEquals(200, r.statusCode(), r.body());
+
+        Await.until(
+                "node 0's server span and a span of node 1 in the client's trace",
+                ClusterFixture.WAIT,
+                () -> serverSpan() != null
+                        && received.stream()
+                                .anyMatch(s -> s.service().equals("node-1")
+                                        && s.traceId().equals(TRACE_ID)));
+        Received server = serverSpan();
+        assertNotNull(server);
+        assertEquals(PARENT_ID, server.parentId(), server.toString());
+        List<Received> remote = received.stream()
+                .filter(s -> s.service().equals("node-1") && s.traceId().equals(TRACE_ID))
+                .toList();
+        assertTrue(
+                remote.stream()
+                        .anyMatch(s -> received.stream()
+                                .anyMatch(p -> p.service().equals("node-0")
+                                        && p.spanId().equals(s.parentId()))),
+                "node 1's span is a child of one of node 0's: " + received);
+    }
+
+    @Test
+    void aGrpcCallIsAServerSpanOfTheCallersTrace() throws Exception {
+        int receiver = startReceiver();
+        IndexerNode node = IndexerNode.start(ServeConfig.local(0)
+                .withTracing(Map.of(
+                        "otel.exporter.otlp.endpoint", "http://127.0.0.1:" + receiver,
+                        "otel.service.name", "node-0",
+                        "otel.bsp.schedule.delay", "100")));
+        standalone.add(node);
+        int port = GrpcVerticle.deploy(
+                        node.vertx(),
+                        new ExternalKvService(32, node.registeredEngines(ClusterFixture.MODEL, "default")),
+                        new GrpcConfig("127.0.0.1", 0, 32, ClusterFixture.MODEL, "default"),
+                        SecurityConfig.NONE,
+                        new GrpcMetrics(),
+                        1)
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
+        // A client on a Vert.x of its own, without a tracer: the traceparent is only the one set here.
+        GrpcClient client = GrpcClient.client(receiverVertx);
+        client.request(SocketAddress.inetSocketAddress(port, "127.0.0.1"), KVIndexerGrpcClient.MatchExternalKvPrefix)
+                .compose(req -> {
+                    req.headers().set("traceparent", "00-" + TRACE_ID + "-" + PARENT_ID + "-01");
+                    return req.send(MatchExternalKvPrefixRequest.newBuilder()
+                                    .addHashes(1L)
+                                    .build())
+                            .compose(GrpcClientResponse::last);
+                })
+                .toCompletionStage()
+                .toCompletableFuture()
+                .handle((r, t) -> r)
+                .get(30, TimeUnit.SECONDS);
+
+        Await.until("the gRPC call's server span", ClusterFixture.WAIT, () -> serverSpan() != null);
+        assertEquals(PARENT_ID, serverSpan().parentId());
+    }
+
+    /** Node 0's server span of the client's request, once exported. */
+    private Received serverSpan() {
+        return received.stream()
+                .filter(s -> s.service().equals("node-0")
+                        && s.traceId().equals(TRACE_ID)
+                        && s.kind() == Span.SpanKind.SPAN_KIND_SERVER
+                        && s.parentId().equals(PARENT_ID))
+                .findFirst()
+                .orElse(null);
+    }
+
+    /** An OTLP/HTTP receiver on loopback: POST /v1/traces, protobuf bodies; returns its port. */
+    private int startReceiver() throws Exception {
+        HttpServer server = receiverVertx
+                .createHttpServer()
+                .requestHandler(req -> req.body().onSuccess(body -> {
+                    if (!req.path().equals("/v1/traces")) {
+                        req.response().setStatusCode(404).end();
+                        return;
+                    }
+                    try {
+                        collect(ExportTraceServiceRequest.parseFrom(body.getBytes()));
+                    } catch (Exception e) {
+                        req.response().setStatusCode(400).end(String.valueOf(e));
+                        return;
+                    }
+                    req.response()
+                            .putHeader("Content-Type", "application/x-protobuf")
+                            .end(Buffer.buffer(ExportTraceServiceResponse.getDefaultInstance()
+                                    .toByteArray()));
+                }));
+        return server.listen(0, "127.0.0.1")
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get(10, TimeUnit.SECONDS)
+                .actualPort();
+    }
+
+    private void collect(ExportTraceServiceRequest request) {
+        HexFormat hex = HexFormat.of();
+        for (ResourceSpans rs : request.getResourceSpansList()) {
+            String service = rs.getResource().getAttributesList().stream()
+                    .filter(a -> a.getKey().equals("service.name"))
+                    .map(KeyValue::getValue)
+                    .map(v -> v.getStringValue())
+                    .findFirst()
+                    .orElse("");
+            for (ScopeSpans ss : rs.getScopeSpansList()) {
+                for (Span s : ss.getSpansList()) {
+                    received.add(new Received(
+                            service,
+                            hex.formatHex(s.getTraceId().toByteArray()),
+                            hex.formatHex(s.getSpanId().toByteArray()),
+                            hex.formatHex(s.getParentSpanId().toByteArray()),
+                            s.getName(),
+                            s.getKind()));
+                }
+            }
+        }
+    }
+
+    private long remoteWorkers(IndexerNode node) {
+        JsonArray workers = new JsonArray(fixture.workers(node.httpPort()));
+        return workers.stream()
+                .filter(w -> "remote".equals(((JsonObject) w).getString("status")))
+                .count();
+    }
+}
