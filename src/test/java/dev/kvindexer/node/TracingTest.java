@@ -181,6 +181,7 @@ class TracingTest {
                         new GrpcConfig("127.0.0.1", 0, 32, ClusterFixture.MODEL, "default"),
                         SecurityConfig.NONE,
                         new GrpcMetrics(),
+                        node.network(),
                         1)
                 .toCompletionStage()
                 .toCompletableFuture()
