@@ -458,16 +458,17 @@ public final class ServeCommand implements Callable<Integer> {
                 return 1;
             }
         }
-        if (grpc() != null) {
+        GrpcConfig grpc = grpc();
+        if (grpc != null) {
             try {
                 int port = GrpcVerticle.deploy(
                                 node.vertx(),
                                 new ExternalKvService(
-                                        grpc().prefixMaxInflight(),
-                                        grpc().maxWorkers(),
-                                        grpc().maxPlacements(),
-                                        node.registeredEngines(grpc().modelName(), grpc().routingGroup())),
-                                grpc(),
+                                        grpc.prefixMaxInflight(),
+                                        grpc.maxWorkers(),
+                                        grpc.maxPlacements(),
+                                        node.registeredEngines(grpc.modelName(), grpc.routingGroup())),
+                                grpc,
                                 config.security(),
                                 node.meters().grpc(),
                                 node.network(),

@@ -406,7 +406,6 @@ public final class IndexerNode implements AutoCloseable {
         return parts.peers();
     }
 
-    /** The index as the query routes ask it. */
     /** What every port of the node may hold on behalf of its peers; a port started beside the node shares it. */
     public NetworkBudget network() {
         return network;
@@ -417,6 +416,7 @@ public final class IndexerNode implements AutoCloseable {
         return new RegisteredPrefixes(queries, registry(), new PartitionKey(modelName, routingGroup));
     }
 
+    /** The index as the query routes ask it. */
     public IndexQueries queries() {
         return queries;
     }
@@ -507,8 +507,7 @@ public final class IndexerNode implements AutoCloseable {
             parts.accessLog().close();
         }
         // Last, once Vert.x has ended its spans: a few seconds at most (a collector that is down is retried for
-        // longer),
-        // within the budget, with a moment to flush even when it is spent.
+        // longer), within the budget, with a moment to flush even when it is spent.
         tracing.close(java.time.Duration.ofNanos(Math.min(
                 Math.max(
                         deadline - System.nanoTime(),
