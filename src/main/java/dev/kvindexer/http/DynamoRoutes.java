@@ -97,8 +97,7 @@ public final class DynamoRoutes {
                 replay,
                 key,
                 body.blockSize(),
-                Publisher.dynamo(
-                        body.workerAddress() == null || body.workerAddress().isEmpty() ? null : body.workerAddress()));
+                Publisher.dynamo(body.workerAddress()));
         Responses.ok(ctx, registrar.register(request), 201);
     }
 

@@ -59,11 +59,7 @@ final class WorkersJson {
             List<ListenerState> states = new ArrayList<>();
             Map<String, String> endpoints = new LinkedHashMap<>();
             Map<String, RankListener> listeners = new LinkedHashMap<>();
-            String address = null;
             for (Listener l : v.listeners()) {
-                if (l.publisher().workerAddress() != null) {
-                    address = l.publisher().workerAddress();
-                }
                 ListenerState state = l.state();
                 states.add(state);
                 String rank = Integer.toString(l.dpRank());
@@ -81,7 +77,7 @@ final class WorkersJson {
                     routingGroup,
                     echoTenant ? routingGroup : null,
                     v.blockSize(),
-                    address,
+                    v.workerAddress(),
                     endpoints,
                     listeners));
         }

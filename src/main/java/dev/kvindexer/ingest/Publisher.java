@@ -17,9 +17,11 @@ import java.util.Locale;
 public record Publisher(String name, String type, String defaultLora, String additionalSalt, String workerAddress) {
     public static final Publisher DYNAMO = new Publisher(null, null, null, null, null);
 
-    /** A Dynamo registration's publisher: nothing but, perhaps, its router-facing address. */
+    /** A Dynamo registration's publisher: nothing but, perhaps, its router-facing address (empty: none). */
     public static Publisher dynamo(String workerAddress) {
-        return workerAddress == null ? DYNAMO : new Publisher(null, null, null, null, workerAddress);
+        return workerAddress == null || workerAddress.isEmpty()
+                ? DYNAMO
+                : new Publisher(null, null, null, null, workerAddress);
     }
 
     public static final String MOONCAKE_STORE = "Mooncake";

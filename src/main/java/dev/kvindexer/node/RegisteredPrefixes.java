@@ -2,7 +2,6 @@ package dev.kvindexer.node;
 
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.grpc.RegisteredEngines;
-import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PromptHashes;
 import dev.kvindexer.query.IndexQueries;
@@ -36,16 +35,10 @@ final class RegisteredPrefixes implements RegisteredEngines {
         if (partition == null) {
             return Future.succeededFuture(List.of());
         }
-        Map<Long, String[]> named = new HashMap<>();
+        Map<Long, Registry.WorkerView> named = new HashMap<>();
         for (Registry.WorkerView w : registry.workers(key.modelName(), key.routingGroup())) {
-            String address = null;
-            for (Listener l : w.listeners()) {
-                if (l.publisher().workerAddress() != null) {
-                    address = l.publisher().workerAddress();
-                }
-            }
-            if (address != null) {
-                named.put(w.workerId(), new String[] {InstanceIds.display(w.workerId(), w.name()), address});
+            if (w.workerAddress() != null) {
+                named.put(w.workerId(), w);
             }
         }
         if (named.isEmpty()) {
@@ -56,12 +49,12 @@ final class RegisteredPrefixes implements RegisteredEngines {
                 .map(best -> holders(best, named));
     }
 
-    private static List<Holder> holders(Map<Long, Integer> best, Map<Long, String[]> named) {
+    private static List<Holder> holders(Map<Long, Integer> best, Map<Long, Registry.WorkerView> named) {
         List<Holder> out = new ArrayList<>(best.size());
         best.forEach((id, blocks) -> {
-            String[] n = named.get(id);
-            if (n != null && blocks > 0) {
-                out.add(new Holder(n[0], n[1], blocks));
+            Registry.WorkerView w = named.get(id);
+            if (w != null && blocks > 0) {
+                out.add(new Holder(InstanceIds.display(id, w.name()), w.workerAddress(), blocks));
             }
         });
         return out;

@@ -87,7 +87,18 @@ public final class Registry {
     }
 
     /** A registered instance for /workers: its listeners ordered by dp_rank; {@code name} is its Mooncake string id. */
-    public record WorkerView(long workerId, String name, PartitionKey key, int blockSize, List<Listener> listeners) {}
+    public record WorkerView(long workerId, String name, PartitionKey key, int blockSize, List<Listener> listeners) {
+        /** The URL a router knows the instance by, as its last registered rank gave it, or null. */
+        public String workerAddress() {
+            String address = null;
+            for (Listener l : listeners) {
+                if (l.publisher().workerAddress() != null) {
+                    address = l.publisher().workerAddress();
+                }
+            }
+            return address;
+        }
+    }
 
     /** A registered instance as shard placement sees it; a Mooncake Store is held by every node. */
     public record Instance(PartitionKey key, long workerId, boolean store) {}
