@@ -315,11 +315,7 @@ public final class ShardQueries {
     }
 
     private static Future<QueryResult> localQuery(PartitionRef hosted, int kind, long[] hashes) {
-        return switch (kind) {
-            case ShardQueryCodec.SEQUENCE -> hosted.queryBySequenceHashes(hashes);
-            case ShardQueryCodec.ENGINE -> hosted.queryByEngineHashes(hashes);
-            default -> hosted.query(hashes);
-        };
+        return hosted.query(ShardQueryCodec.hashesOf(kind), hashes);
     }
 
     private static final TieredMatch EMPTY_TIERED =
@@ -327,11 +323,7 @@ public final class ShardQueries {
 
     /** A query of {@code hosted}'s partition over every instance registered in the cluster. */
     Future<QueryResult> query(PartitionRef hosted, PromptHashes hashKind, long[] hashes) {
-        int kind = switch (hashKind) {
-            case LOCAL -> ShardQueryCodec.LOCAL;
-            case SEQUENCE -> ShardQueryCodec.SEQUENCE;
-            case ENGINE -> ShardQueryCodec.ENGINE;
-        };
+        int kind = ShardQueryCodec.kindOf(hashKind);
         return scatter(
                 hosted,
                 kind,

@@ -4,6 +4,7 @@ import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.TieredMatch;
+import dev.kvindexer.partition.PromptHashes;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -35,6 +36,24 @@ final class ShardQueryCodec {
     static final int HISTORY = 3;
     /** By an engine's own block hashes (SGLang's router over gRPC). */
     static final int ENGINE = 4;
+
+    /** The query kind that asks by {@code hashes}. */
+    static int kindOf(PromptHashes hashes) {
+        return switch (hashes) {
+            case LOCAL -> LOCAL;
+            case SEQUENCE -> SEQUENCE;
+            case ENGINE -> ENGINE;
+        };
+    }
+
+    /** What the hashes of a query of {@code kind} name (a tiered or history question asks by local hashes). */
+    static PromptHashes hashesOf(int kind) {
+        return switch (kind) {
+            case SEQUENCE -> PromptHashes.SEQUENCE;
+            case ENGINE -> PromptHashes.ENGINE;
+            default -> PromptHashes.LOCAL;
+        };
+    }
 
     /** What a querying node asks of one holder: the prompt's hashes and the instances it wants answered. */
     record Request(PartitionKey key, int kind, long[] hashes, long[] workers) {}

@@ -233,23 +233,22 @@ final class LocalPartition implements PartitionRef {
 
     @Override
     public Future<QueryResult> query(long[] localHashes) {
-        return read(
-                p -> p.query(localHashes, PromptHashes.LOCAL),
-                new PartitionCommand.Query(localHashes, PromptHashes.LOCAL));
+        return query(PromptHashes.LOCAL, localHashes);
     }
 
     @Override
     public Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes) {
-        return read(
-                p -> p.query(sequenceHashes, PromptHashes.SEQUENCE),
-                new PartitionCommand.Query(sequenceHashes, PromptHashes.SEQUENCE));
+        return query(PromptHashes.SEQUENCE, sequenceHashes);
     }
 
     @Override
     public Future<QueryResult> queryByEngineHashes(long[] engineHashes) {
-        return read(
-                p -> p.query(engineHashes, PromptHashes.ENGINE),
-                new PartitionCommand.Query(engineHashes, PromptHashes.ENGINE));
+        return query(PromptHashes.ENGINE, engineHashes);
+    }
+
+    @Override
+    public Future<QueryResult> query(PromptHashes kind, long[] hashes) {
+        return read(p -> p.query(hashes, kind), new PartitionCommand.Query(hashes, kind));
     }
 
     @Override

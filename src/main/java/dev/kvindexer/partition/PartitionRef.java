@@ -67,6 +67,15 @@ public interface PartitionRef {
     /** Matches a prompt given as its engines' own block hashes (SGLang's router, over gRPC). */
     Future<QueryResult> queryByEngineHashes(long[] engineHashes);
 
+    /** The match of the three above that {@code kind} names. */
+    default Future<QueryResult> query(PromptHashes kind, long[] hashes) {
+        return switch (kind) {
+            case LOCAL -> query(hashes);
+            case SEQUENCE -> queryBySequenceHashes(hashes);
+            case ENGINE -> queryByEngineHashes(hashes);
+        };
+    }
+
     /** Matches a prompt's local hashes tier by tier (Dynamo's {@code /query_tiered_by_hash}). */
     Future<TieredQueryResult> queryTiered(long[] localHashes);
 

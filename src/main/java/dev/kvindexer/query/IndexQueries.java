@@ -47,13 +47,8 @@ public final class IndexQueries {
      * @param kind what the hashes name: local, rolling sequence or engine hashes
      */
     public Future<Answer> query(PartitionRef partition, long[] hashes, PromptHashes kind, long queryTokens) {
-        Future<QueryResult> asked = switch (kind) {
-            case LOCAL -> partition.query(hashes);
-            case SEQUENCE -> partition.queryBySequenceHashes(hashes);
-            case ENGINE -> partition.queryByEngineHashes(hashes);
-        };
         PartitionKey key = partition.key();
-        return asked.map(r -> {
+        return partition.query(kind, hashes).map(r -> {
             OwnerMatches matches = withSharedReach(r, () -> registry.members(key));
             observe(quality, key, queryTokens, matches, r.blockSize());
             return new Answer(r, matches);
