@@ -1,5 +1,6 @@
 package dev.kvindexer.grpc;
 
+import com.google.protobuf.Internal;
 import dev.kvindexer.grpc.v1.ApplyExternalKvBatchRequest;
 import dev.kvindexer.grpc.v1.ExpectedWorker;
 import dev.kvindexer.grpc.v1.ExternalKvAction;
@@ -117,15 +118,7 @@ final class ExternalKvIndex {
         roomFor(incoming - w.placementCount());
         revokeAll(w);
         for (TierHashes t : r.getHashesByTierList()) {
-            int tier = t.getTierValue();
-            for (int i = 0; i < t.getHashesCount(); i++) {
-                report(
-                        w,
-                        tier,
-                        t.getHashes(i),
-                        t.getComponentMasksCount() == 0 ? 0 : t.getComponentMasks(i),
-                        t.getBlockSizesCount() == 0 ? 0 : t.getBlockSizes(i));
-            }
+            reportAll(w, t.getTierValue(), t.getHashesList(), t.getComponentMasksList(), t.getBlockSizesList());
         }
         w.address = r.getWorkerAddress();
         w.spec = r.hasCacheSpec() ? CacheSpec.of(r.getCacheSpec()) : null;
@@ -175,16 +168,8 @@ final class ExternalKvIndex {
         for (ExternalKvAction a : r.getActionsList()) {
             int tier = a.getTierValue();
             switch (a.getType()) {
-                case ACTION_REPORT -> {
-                    for (int i = 0; i < a.getHashesCount(); i++) {
-                        report(
-                                w,
-                                tier,
-                                a.getHashes(i),
-                                a.getComponentMasksCount() == 0 ? 0 : a.getComponentMasks(i),
-                                a.getBlockSizesCount() == 0 ? 0 : a.getBlockSizes(i));
-                    }
-                }
+                case ACTION_REPORT ->
+                    reportAll(w, tier, a.getHashesList(), a.getComponentMasksList(), a.getBlockSizesList());
                 case ACTION_REVOKE -> {
                     for (int i = 0; i < a.getHashesCount(); i++) {
                         revoke(w, tier, a.getHashes(i));
@@ -339,6 +324,30 @@ final class ExternalKvIndex {
         slots.set(slot, w);
         workers.put(id, w);
         return w;
+    }
+
+    /**
+     * A REPORT's or a snapshot tier's hashes, each with its mask and token count when those lists are sent (they are
+     * one per hash, or empty: whole blocks, count unknown).
+     */
+    private void reportAll(ExternalWorker w, int tier, List<Long> hashes, List<Integer> masks, List<Integer> sizes) {
+        for (int i = 0; i < hashes.size(); i++) {
+            report(
+                    w,
+                    tier,
+                    longAt(hashes, i),
+                    masks.isEmpty() ? 0 : intAt(masks, i),
+                    sizes.isEmpty() ? 0 : intAt(sizes, i));
+        }
+    }
+
+    /** Element {@code i}, unboxed where protobuf keeps the list primitive (as it does for every packed field). */
+    static long longAt(List<Long> list, int i) {
+        return list instanceof Internal.LongList longs ? longs.getLong(i) : list.get(i);
+    }
+
+    private static int intAt(List<Integer> list, int i) {
+        return list instanceof Internal.IntList ints ? ints.getInt(i) : list.get(i);
     }
 
     /** Places (or re-places with a new mask) one block at a worker's tier. */

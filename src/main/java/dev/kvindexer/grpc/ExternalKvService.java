@@ -193,14 +193,8 @@ public final class ExternalKvService implements GrpcMetrics.Figures {
     /** The packed hashes unboxed: protobuf keeps them in a primitive list, read here once. */
     private static long[] hashes(java.util.List<Long> list) {
         long[] out = new long[list.size()];
-        if (list instanceof com.google.protobuf.Internal.LongList longs) {
-            for (int i = 0; i < out.length; i++) {
-                out[i] = longs.getLong(i);
-            }
-        } else {
-            for (int i = 0; i < out.length; i++) {
-                out[i] = list.get(i);
-            }
+        for (int i = 0; i < out.length; i++) {
+            out[i] = ExternalKvIndex.longAt(list, i);
         }
         return out;
     }
