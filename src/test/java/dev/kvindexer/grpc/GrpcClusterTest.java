@@ -19,7 +19,6 @@ import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.grpc.client.GrpcClient;
@@ -82,13 +81,7 @@ class GrpcClusterTest {
             HttpResponse<String> r = fixture.http(nodes.get(0).httpPort()).post("/register", body.encode());
             assertEquals(201, r.statusCode(), r.body());
         }
-        Await.until(
-                "each node serves part of the engines, not all",
-                ClusterFixture.WAIT,
-                () -> nodes.stream().allMatch(n -> {
-                    long remote = remoteWorkers(n);
-                    return remote > 0 && remote < ENGINES && fixture.workerCount(n.httpPort()) == ENGINES;
-                }));
+        fixture.awaitSplit(nodes, ENGINES);
         for (SimulatedEngine e : engines) {
             ClusterFixture.awaitSubscribers(e, 1);
         }
@@ -149,12 +142,5 @@ class GrpcClusterTest {
             return Map.of("failed: " + e, 0);
         }
         return out;
-    }
-
-    private long remoteWorkers(IndexerNode node) {
-        JsonArray workers = new JsonArray(fixture.workers(node.httpPort()));
-        return workers.stream()
-                .filter(w -> "remote".equals(((JsonObject) w).getString("status")))
-                .count();
     }
 }

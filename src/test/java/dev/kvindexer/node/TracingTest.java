@@ -122,13 +122,7 @@ class TracingTest {
             HttpResponse<String> r = fixture.http(nodes.get(0).httpPort()).post("/register", body.encode());
             assertEquals(201, r.statusCode(), r.body());
         }
-        Await.until(
-                "each node serves part of the engines, not all",
-                ClusterFixture.WAIT,
-                () -> nodes.stream().allMatch(n -> {
-                    long remote = remoteWorkers(n);
-                    return remote > 0 && remote < ENGINES && fixture.workerCount(n.httpPort()) == ENGINES;
-                }));
+        fixture.awaitSplit(nodes, ENGINES);
 
         int[] prompt = SyntheticPrompts.standard(29, ClusterFixture.BLOCK).next();
         JsonArray tokens = new JsonArray();
@@ -264,12 +258,5 @@ class TracingTest {
                 }
             }
         }
-    }
-
-    private long remoteWorkers(IndexerNode node) {
-        JsonArray workers = new JsonArray(fixture.workers(node.httpPort()));
-        return workers.stream()
-                .filter(w -> "remote".equals(((JsonObject) w).getString("status")))
-                .count();
     }
 }

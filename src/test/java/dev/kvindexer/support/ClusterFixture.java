@@ -243,6 +243,23 @@ public final class ClusterFixture implements AutoCloseable {
         return new JsonArray(workers(port)).size();
     }
 
+    /**
+     * Waits until every node knows all {@code instances} and serves some of them but not all (the others remote):
+     * a sharded placement whose queries must cross nodes.
+     */
+    public void awaitSplit(List<IndexerNode> nodes, int instances) {
+        Await.until(
+                "each node serves part of the engines, not all",
+                WAIT,
+                () -> nodes.stream().allMatch(n -> {
+                    long remote = new JsonArray(workers(n.httpPort()))
+                            .stream()
+                                    .filter(w -> "remote".equals(((JsonObject) w).getString("status")))
+                                    .count();
+                    return remote > 0 && remote < instances && workerCount(n.httpPort()) == instances;
+                }));
+    }
+
     public static <T> T await(Future<T> future) throws Exception {
         return future.toCompletionStage().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
     }
