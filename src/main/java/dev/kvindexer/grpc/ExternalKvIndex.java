@@ -44,7 +44,9 @@ final class ExternalKvIndex {
 
     /** A block's placements, packed one to a long: worker slot, tier, component mask. */
     static final class Block {
+        /** A u32, as sent: read it with {@link Integer#toUnsignedLong}. */
         int tokenCount;
+
         long[] placements = new long[2];
         int size;
     }
@@ -243,7 +245,7 @@ final class ExternalKvIndex {
      * ({@link PrefixScan}); workers without an address are left out, the longest first.
      */
     MatchExternalKvPrefixResponse matchPrefix(long[] hashes, int maxBlocks) {
-        int limit = maxBlocks == 0 ? hashes.length : Math.min(hashes.length, maxBlocks);
+        int limit = considered(hashes.length, maxBlocks);
         MatchExternalKvPrefixResponse.Builder answer = MatchExternalKvPrefixResponse.newBuilder();
         if (limit == 0) {
             return answer.build();
@@ -288,6 +290,15 @@ final class ExternalKvIndex {
 
     long placementCount() {
         return placements;
+    }
+
+    /**
+     * How many leading blocks of {@code hashes} a prefix query considers: all, or {@code max_blocks} when that is
+     * fewer. {@code max_blocks} is a u32: read unsigned, a value past 2^31 is a ceiling above any prompt, not a
+     * negative one.
+     */
+    static int considered(int hashes, int maxBlocks) {
+        return maxBlocks == 0 || Integer.compareUnsigned(maxBlocks, hashes) >= 0 ? hashes : maxBlocks;
     }
 
     int readyWorkers() {
@@ -357,7 +368,7 @@ final class ExternalKvIndex {
             b = new Block();
             blocks.put(hash, b);
         }
-        if (tokens > 0) {
+        if (tokens != 0) {
             b.tokenCount = tokens;
         }
         long key = placement(w.slot, tier, 0);

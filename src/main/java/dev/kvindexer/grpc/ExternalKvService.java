@@ -124,7 +124,7 @@ public final class ExternalKvService implements GrpcMetrics.Figures {
         Future<MatchExternalKvPrefixResponse> answer;
         try {
             long[] hashes = hashes(r.getHashesList());
-            int limit = r.getMaxBlocks() == 0 ? hashes.length : Math.min(hashes.length, r.getMaxBlocks());
+            int limit = ExternalKvIndex.considered(hashes.length, r.getMaxBlocks());
             MatchExternalKvPrefixResponse reported;
             lock.readLock().lock();
             try {

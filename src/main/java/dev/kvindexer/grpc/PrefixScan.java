@@ -159,7 +159,7 @@ final class PrefixScan {
         boolean ok = true;
         if (spec.has(ExternalKvIndex.SWA)) {
             if ((can & ExternalKvIndex.SWA) != 0) {
-                swaRun[c] += tokens;
+                swaRun[c] += Integer.toUnsignedLong(tokens);
                 ok = !swaHeadBroken[c] || swaRun[c] >= Integer.toUnsignedLong(spec.swaWindowTokens());
             } else {
                 swaRun[c] = 0;
