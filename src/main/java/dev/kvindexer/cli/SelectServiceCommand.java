@@ -201,7 +201,8 @@ public final class SelectServiceCommand implements Callable<Integer> {
                 new EmbeddedIndex(node),
                 node.hazelcast(),
                 System.nanoTime(),
-                node::micrometerScrape);
+                node::micrometerScrape,
+                node.spans());
         node.vertx()
                 .deployVerticle(verticle)
                 .toCompletionStage()

@@ -3,6 +3,7 @@ package dev.kvindexer.cluster;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionSnapshot;
 import dev.kvindexer.partition.PartitionStats;
@@ -90,6 +91,17 @@ final class ScatteredPartition implements PartitionView {
     @Override
     public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes) {
         hosted.applyLive(workerId, registeredRank, generation, batch, heldBytes);
+    }
+
+    @Override
+    public void applyLive(
+            long workerId,
+            int registeredRank,
+            long generation,
+            EventBatch batch,
+            long heldBytes,
+            Spans.BatchTrace trace) {
+        hosted.applyLive(workerId, registeredRank, generation, batch, heldBytes, trace);
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.index.TieredMatch;
 import dev.kvindexer.metrics.ClusterCounters;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.partition.MergedPartition;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PartitionView;
@@ -11,6 +12,7 @@ import dev.kvindexer.partition.PeerSnapshot;
 import dev.kvindexer.partition.PromptHashes;
 import dev.kvindexer.partition.QueryResult;
 import dev.kvindexer.partition.TieredQueryResult;
+import dev.kvindexer.partition.TracedPartition;
 import dev.kvindexer.recovery.SnapshotCollector;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
@@ -59,12 +61,13 @@ public final class ShardQueries {
     private final DeliveryOptions snapshotOptions;
     private final long maxSnapshotBytes;
     private final ShardSeal seal;
+    private final Spans spans;
     private MessageConsumer<Buffer> consumer;
 
     /**
      * {@code timeout} bounds one holder's answer to a query; {@code snapshotTimeout} and {@code maxSnapshotBytes} an
      * instance's snapshot taken from another node, as for recovery from peers. With {@code authToken} every message
-     * between nodes is sealed with it ({@link ShardSeal}).
+     * between nodes is sealed with it ({@link ShardSeal}). Each node a query asks is a span of {@code spans}.
      */
     public ShardQueries(
             Vertx vertx,
@@ -75,7 +78,8 @@ public final class ShardQueries {
             Duration timeout,
             Duration snapshotTimeout,
             long maxSnapshotBytes,
-            String authToken) {
+            String authToken,
+            Spans spans) {
         this.vertx = vertx;
         this.manager = manager;
         this.registry = registry;
@@ -85,6 +89,7 @@ public final class ShardQueries {
         this.snapshotOptions = new DeliveryOptions().setSendTimeout(snapshotTimeout.toMillis());
         this.maxSnapshotBytes = maxSnapshotBytes;
         this.seal = new ShardSeal(authToken);
+        this.spans = spans;
     }
 
     /** The largest message a node's event bus takes from another ({@link BusFrameGuard#limit}). */
@@ -132,8 +137,10 @@ public final class ShardQueries {
     /** Sends a request to another node; the reply's seal and bytes are checked before it is handed on. */
     private Future<Buffer> request(String kind, String address, Buffer body, DeliveryOptions deliveryOptions) {
         Buffer sealed = seal.request(kind, body);
-        return vertx.eventBus()
-                .<Buffer>request(address, sealed, deliveryOptions)
+        return spans.around(
+                        kind,
+                        t -> t.put("kvindexer.node", address.substring(address.lastIndexOf('.') + 1)),
+                        () -> vertx.eventBus().<Buffer>request(address, sealed, deliveryOptions))
                 .map(reply -> seal.openReply(kind, sealed, reply.body()))
                 .onFailure(t -> {
                     if (t instanceof SecurityException) {
@@ -166,7 +173,9 @@ public final class ShardQueries {
                             : ShardQueryCodec.encode(new ShardQueryCodec.Reply(0, ids, List.of(), new int[2])));
             return;
         }
-        PartitionRef hosted = PartitionView.hostedOf(partition);
+        PartitionRef hosted = spans.on()
+                ? new TracedPartition(PartitionView.hostedOf(partition), spans)
+                : PartitionView.hostedOf(partition);
         Future<Buffer> reply = request.kind() == ShardQueryCodec.TIERED
                 ? hosted.queryTiered(request.hashes())
                         .map(r -> ShardQueryCodec.encode(new ShardQueryCodec.TieredReply(

@@ -13,6 +13,7 @@ import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
 import dev.kvindexer.grpc.v1.MatchExternalKvRequest;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
 import dev.kvindexer.metrics.GrpcMetrics;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.web.BearerAuth;
 import dev.kvindexer.web.TlsPolicy;
@@ -140,6 +141,10 @@ public final class GrpcVerticle extends VerticleBase {
         boolean shedsLate = method.equals(PREFIX_METHOD);
         grpc.callHandler(m, request -> {
             long arrived = System.nanoTime();
+            Spans.RequestSpan span = Spans.requestSpan();
+            if (span != null) {
+                span.called(KVIndexerGrpcService.SERVICE_NAME.fullyQualifiedName(), method);
+            }
             if (guarded && !auth.accepts(request.headers().get("authorization"))) {
                 refuse(
                         request,

@@ -1,6 +1,7 @@
 package dev.kvindexer.ingest;
 
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.InFlightBatches;
 import dev.kvindexer.zmq.zmtp.ZmtpConfig;
@@ -67,6 +68,7 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
     final EventCounters counters;
     final InFlightBatches inFlight;
     final NetworkBudget budget;
+    final Spans spans;
     private final BooleanSupplier gateOpen;
     private final ConcurrentLinkedQueue<Command> commands = new ConcurrentLinkedQueue<>();
     private final Map<Listener, Subscription> subscriptions = new HashMap<>();
@@ -92,8 +94,10 @@ final class PollerThread extends Thread implements ZmtpSubscriber.Events {
             InFlightBatches inFlight,
             NetworkBudget budget,
             Duration messageTimeout,
-            BooleanSupplier gateOpen) {
+            BooleanSupplier gateOpen,
+            Spans spans) {
         super(name);
+        this.spans = spans;
         setDaemon(true);
         this.maxEventBytes = maxEventBytes;
         this.counters = counters;

@@ -136,7 +136,17 @@ abstract class Subscription {
                 skipMalformed(e);
                 return;
             }
-            partition.applyLive(listener.workerId(), listener.dpRank(), listener.generation(), batch, held);
+            partition.applyLive(
+                    listener.workerId(),
+                    listener.dpRank(),
+                    listener.generation(),
+                    batch,
+                    held,
+                    poller.spans.ingestBatch(
+                            listener.workerId(),
+                            listener.dpRank(),
+                            batch.seq(),
+                            batch.events().size()));
         }
     }
 

@@ -2,6 +2,7 @@ package dev.kvindexer.ingest;
 
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.InFlightBatches;
 import dev.kvindexer.zmq.zmtp.ZmtpConfig;
@@ -74,6 +75,7 @@ public final class ZmqIngest implements AutoCloseable {
     private final EventCounters counters;
     private final NetworkBudget budget;
     private final BooleanSupplier gateOpen;
+    private final Spans spans;
     /** Replaced under this object's lock; read without it (a stale read sees the old thread, which is harmless). */
     private volatile PollerThread[] threads;
 
@@ -101,6 +103,22 @@ public final class ZmqIngest implements AutoCloseable {
      */
     public ZmqIngest(
             Vertx vertx, Config settings, EventCounters counters, NetworkBudget budget, BooleanSupplier gateOpen) {
+        this(vertx, settings, counters, budget, gateOpen, Spans.OFF);
+    }
+
+    /**
+     * @param budget    what every connection's buffered bytes are reserved from
+     * @param gateOpen  false while the node recovers: listeners connect and buffer until it turns true
+     * @param spans     where the ingest batches sampled for tracing get their traces
+     */
+    public ZmqIngest(
+            Vertx vertx,
+            Config settings,
+            EventCounters counters,
+            NetworkBudget budget,
+            BooleanSupplier gateOpen,
+            Spans spans) {
+        this.spans = spans;
         this.vertx = vertx;
         this.settings = settings;
         this.counters = counters;
@@ -135,7 +153,8 @@ public final class ZmqIngest implements AutoCloseable {
                 inFlight,
                 budget,
                 settings.messageTimeout(),
-                gateOpen);
+                gateOpen,
+                spans);
         t.start();
         return t;
     }

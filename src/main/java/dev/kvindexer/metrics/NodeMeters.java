@@ -2,7 +2,7 @@ package dev.kvindexer.metrics;
 
 /**
  * What a node measures beyond its event counters: HTTP requests, what queries matched, its Vert.x and JVM meters,
- * startup recovery and its cluster's repairs and refused values.
+ * startup recovery, its cluster's repairs and refused values, and its own trace spans.
  */
 public final class NodeMeters {
     private final HttpRequestMetrics http = new HttpRequestMetrics();
@@ -10,13 +10,22 @@ public final class NodeMeters {
     private final ClusterCounters cluster = new ClusterCounters();
     private final QueryQuality queryQuality = new QueryQuality();
     private final VertxMeters vertx;
+    private final Spans spans;
     private volatile double recoverySeconds;
     private volatile long recoveredEvents;
     private volatile boolean recoveryExact;
 
-    /** @param vertx the node's Micrometer meters, or null when its Vert.x is not instrumented */
-    public NodeMeters(VertxMeters vertx) {
+    /**
+     * @param vertx the node's Micrometer meters, or null when its Vert.x is not instrumented
+     * @param spans the node's own spans ({@link Spans#OFF} without tracing)
+     */
+    public NodeMeters(VertxMeters vertx, Spans spans) {
         this.vertx = vertx;
+        this.spans = spans;
+    }
+
+    public Spans spans() {
+        return spans;
     }
 
     public HttpRequestMetrics http() {

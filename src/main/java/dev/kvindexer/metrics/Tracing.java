@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,15 +34,23 @@ public final class Tracing implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Tracing.class);
 
     /** No SDK: Vert.x gets no tracer and pays nothing. */
-    public static final Tracing OFF = new Tracing(null);
+    public static final Tracing OFF = new Tracing(null, Spans.OFF);
+
+    /** The setting that names how many ingest batches make one traced batch ({@code KVINDEXER_TRACE_INGEST_EVERY}). */
+    static final String INGEST_EVERY = "kvindexer.trace.ingest.every";
+
+    /** One ingest batch in this many is traced unless the setting says otherwise; 0 traces none. */
+    static final long DEFAULT_INGEST_EVERY = 1000;
 
     /** The longest {@link #close()} waits for a collector, and the node's close too. */
     public static final Duration SHUTDOWN = Duration.ofSeconds(3);
 
     private final OpenTelemetrySdk sdk;
+    private final Spans spans;
 
-    private Tracing(OpenTelemetrySdk sdk) {
+    private Tracing(OpenTelemetrySdk sdk, Spans spans) {
         this.sdk = sdk;
+        this.spans = spans;
     }
 
     /** From the environment and system properties alone (the commands). */
@@ -52,6 +61,7 @@ public final class Tracing implements AutoCloseable {
     /** From the environment and system properties, with {@code defaults} under both (tests name theirs here). */
     public static Tracing configure(Map<String, String> defaults) {
         AtomicBoolean wanted = new AtomicBoolean();
+        AtomicLong ingestEvery = new AtomicLong(DEFAULT_INGEST_EVERY);
         AutoConfiguredOpenTelemetrySdk configured;
         try {
             configured = AutoConfiguredOpenTelemetrySdk.builder()
@@ -60,6 +70,7 @@ public final class Tracing implements AutoCloseable {
                     .addPropertiesSupplier(() -> defaults)
                     .addPropertiesCustomizer(config -> {
                         wanted.set(wanted(config));
+                        ingestEvery.set(config.getLong(INGEST_EVERY, DEFAULT_INGEST_EVERY));
                         return overrides(config, wanted.get());
                     })
                     .build();
@@ -72,8 +83,14 @@ public final class Tracing implements AutoCloseable {
             configured.getOpenTelemetrySdk().close();
             return OFF;
         }
-        LOG.info("tracing on: spans exported over OTLP/HTTP");
-        return new Tracing(configured.getOpenTelemetrySdk());
+        if (ingestEvery.get() < 0) {
+            configured.getOpenTelemetrySdk().close();
+            throw new IllegalArgumentException(
+                    "OTEL_* settings: " + INGEST_EVERY + " must be 0 (no ingest batch traced) or more");
+        }
+        LOG.info("tracing on: spans exported over OTLP/HTTP, one ingest batch in {} traced", ingestEvery.get());
+        OpenTelemetrySdk sdk = configured.getOpenTelemetrySdk();
+        return new Tracing(sdk, new Spans(sdk.getTracer("dev.kvindexer"), ingestEvery.get()));
     }
 
     /** Whether the settings ask for traces. */
@@ -111,6 +128,11 @@ public final class Tracing implements AutoCloseable {
 
     public boolean on() {
         return sdk != null;
+    }
+
+    /** kvindexer's own spans over this SDK; {@link Spans#OFF} when tracing is off. */
+    public Spans spans() {
+        return spans;
     }
 
     /** {@code builder} with Vert.x's tracer over this SDK, when tracing is on; as it was otherwise. */

@@ -19,6 +19,7 @@ import dev.kvindexer.http.IndexerApi;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.metrics.Tracing;
 import dev.kvindexer.metrics.VertxMeters;
 import dev.kvindexer.net.NetworkBudget;
@@ -105,7 +106,7 @@ public final class IndexerNode implements AutoCloseable {
         VertxMeters meters = new VertxMeters();
         Tracing tracing = Tracing.configure(config.tracing());
         VertxBuilder builder = tracing.instrument(meters.instrument(Vertx.builder(), options), options);
-        NodeMeters nodeMeters = new NodeMeters(meters);
+        NodeMeters nodeMeters = new NodeMeters(meters, tracing.spans());
         NetworkBudget network = new NetworkBudget(config.network().maxBytes());
         HazelcastClusterManager manager = null;
         Vertx vertx;
@@ -375,6 +376,11 @@ public final class IndexerNode implements AutoCloseable {
 
     public int httpPort() {
         return httpPort;
+    }
+
+    /** The node's own spans, for services that run on its Vert.x ({@link Spans#OFF} without tracing). */
+    public Spans spans() {
+        return parts.meters().spans();
     }
 
     public Vertx vertx() {

@@ -18,6 +18,7 @@ import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.DataDirFigures;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.NodeMeters;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.partition.MemoryBudget;
 import dev.kvindexer.partition.PartitionHost;
@@ -57,7 +58,7 @@ final class NodeAssembly {
                 || config.minInitialWorkers() > 0
                 || config.durability().persistent();
         ReadyGate gate = gated ? ReadyGate.closed("starting") : ReadyGate.open();
-        ZmqIngest ingest = ingestOf(vertx, config, counters, network, gate);
+        ZmqIngest ingest = ingestOf(vertx, config, counters, network, gate, meters.spans());
         Watermarks watermarks = new Watermarks();
         MemoryBudget memory = new MemoryBudget(config.indexMemory().maxBytes());
         ClusterValues values = new ClusterValues(config.security().authToken(), meters.cluster());
@@ -79,7 +80,8 @@ final class NodeAssembly {
                 memory,
                 config.durability().inexactStreams(),
                 gapRepair);
-        NodeTopology topology = NodeTopology.open(vertx, manager, config, partitions, ingest, values, meters.cluster());
+        NodeTopology topology =
+                NodeTopology.open(vertx, manager, config, partitions, ingest, values, meters.cluster(), meters.spans());
         Registry registry = topology.registry();
         AccessLog accessLog = config.accessLog() == null ? null : AccessLog.open(config.accessLog());
         CppConductorSubscriptions conductor = new CppConductorSubscriptions(
@@ -156,7 +158,12 @@ final class NodeAssembly {
     }
 
     private static ZmqIngest ingestOf(
-            Vertx vertx, ServeConfig config, EventCounters counters, NetworkBudget network, ReadyGate gate) {
+            Vertx vertx,
+            ServeConfig config,
+            EventCounters counters,
+            NetworkBudget network,
+            ReadyGate gate,
+            Spans spans) {
         return new ZmqIngest(
                 vertx,
                 new ZmqIngest.Config(
@@ -168,7 +175,8 @@ final class NodeAssembly {
                         config.network().messageTimeout()),
                 counters,
                 network,
-                gate::isOpen);
+                gate::isOpen,
+                spans);
     }
 
     /** Startup first: while it runs, a poller failure is not what an operator needs to hear about. */

@@ -8,13 +8,17 @@ import dev.kvindexer.cluster.ShardQueries;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.metrics.ClusterCounters;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.partition.PartitionHost;
+import dev.kvindexer.partition.PartitionRef;
+import dev.kvindexer.partition.TracedPartition;
 import dev.kvindexer.registry.LocalRegistrar;
 import dev.kvindexer.registry.Registrar;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Vertx;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.time.Duration;
+import java.util.function.UnaryOperator;
 
 /**
  * Where a node's registrations live and how its partitions are reached: standalone, a full replica of a cluster, or
@@ -44,18 +48,20 @@ record NodeTopology(
             PartitionHost partitions,
             ZmqIngest ingest,
             ClusterValues values,
-            ClusterCounters counters)
+            ClusterCounters counters,
+            Spans spans)
             throws Exception {
+        UnaryOperator<PartitionRef> traced = spans.on() ? p -> new TracedPartition(p, spans) : UnaryOperator.identity();
         boolean sharded = manager != null && config.cluster().sharded();
         if (!sharded) {
-            Registry registry = new Registry(partitions);
+            Registry registry = new Registry(partitions, traced);
             LocalRegistrar local = new LocalRegistrar(registry, partitions, ingest);
             ClusterRegistrar clusterRegistrar =
                     manager == null ? null : new ClusterRegistrar(vertx, manager, local, values, counters);
             return new NodeTopology(registry, local, clusterRegistrar, null, null, null);
         }
         ShardQueries[] shards = {null};
-        Registry registry = new Registry(partitions, hosted -> shards[0].view(hosted));
+        Registry registry = new Registry(partitions, hosted -> traced.apply(shards[0].view(hosted)));
         ShardPlacement placement = new ShardPlacement(
                 manager.getHazelcastInstance(), config.cluster().replicationFactor(), registry::instances);
         LocalRegistrar local = new LocalRegistrar(registry, partitions, ingest, placement::holdsHere);
@@ -69,7 +75,8 @@ record NodeTopology(
                 SHARD_QUERY_TIMEOUT,
                 config.recovery().timeout(),
                 config.recovery().maxBytes(),
-                config.security().authToken());
+                config.security().authToken(),
+                spans);
         IndexerNode.await(shards[0].start());
         ShardHandover handover = new ShardHandover(
                 vertx,

@@ -3,6 +3,7 @@ package dev.kvindexer.partition;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.metrics.Spans;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -114,21 +115,45 @@ final class LocalPartition implements PartitionRef {
 
     @Override
     public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes) {
-        sendCounted(new PartitionCommand.ApplyLive(workerId, registeredRank, generation, batch, heldBytes), heldBytes);
+        applyLive(workerId, registeredRank, generation, batch, heldBytes, null);
     }
 
-    /** Sends a batch counted in flight until the actor takes it, or gives it back at once when the actor stopped. */
-    private void sendCounted(PartitionCommand command, long heldBytes) {
+    @Override
+    public void applyLive(
+            long workerId,
+            int registeredRank,
+            long generation,
+            EventBatch batch,
+            long heldBytes,
+            Spans.BatchTrace trace) {
+        boolean sent = sendCounted(
+                new PartitionCommand.ApplyLive(workerId, registeredRank, generation, batch, heldBytes, trace),
+                heldBytes);
+        if (trace != null) {
+            if (sent) {
+                trace.handedOver();
+            } else {
+                trace.dropped("the partition had stopped");
+            }
+        }
+    }
+
+    /**
+     * Sends a batch counted in flight until the actor takes it, or gives it back at once when the actor stopped
+     * (false).
+     */
+    private boolean sendCounted(PartitionCommand command, long heldBytes) {
         inFlight.sent();
         synchronized (this) {
             if (!stopped) {
                 sent++;
                 sentBytes += heldBytes;
                 send(command);
-                return;
+                return true;
             }
         }
         inFlight.taken(heldBytes);
+        return false;
     }
 
     /** The actor runs: queries may read its partition. */

@@ -2,6 +2,7 @@ package dev.kvindexer.partition;
 
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.metrics.Spans;
 import java.util.List;
 
 /**
@@ -27,7 +28,14 @@ sealed interface PartitionCommand {
         }
     }
 
-    record ApplyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes)
+    /** @param trace the batch's trace when it was sampled for tracing, else null */
+    record ApplyLive(
+            long workerId,
+            int registeredRank,
+            long generation,
+            EventBatch batch,
+            long heldBytes,
+            Spans.BatchTrace trace)
             implements PartitionCommand {
         @Override
         public Object runOn(Partition partition) {

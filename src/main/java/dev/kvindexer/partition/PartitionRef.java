@@ -3,6 +3,7 @@ package dev.kvindexer.partition;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.metrics.Spans;
 import io.vertx.core.Future;
 import java.util.List;
 
@@ -35,6 +36,23 @@ public interface PartitionRef {
      * {@code heldBytes} of the network budget its message holds are given back then.
      */
     void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes);
+
+    /**
+     * {@link #applyLive} for a batch sampled for tracing ({@code trace} null when it is not): a partition whose actor
+     * applies it here makes the apply a span of the batch's trace.
+     */
+    default void applyLive(
+            long workerId,
+            int registeredRank,
+            long generation,
+            EventBatch batch,
+            long heldBytes,
+            Spans.BatchTrace trace) {
+        applyLive(workerId, registeredRank, generation, batch, heldBytes);
+        if (trace != null) {
+            trace.handedOver();
+        }
+    }
 
     /**
      * A batch that replay {@code replayId} fetched from the engine, in seq order; fire and forget. Counted in flight

@@ -2,6 +2,7 @@ package dev.kvindexer.partition;
 
 import dev.kvindexer.config.InexactStreamPolicy;
 import dev.kvindexer.metrics.EventCounters;
+import dev.kvindexer.metrics.Spans;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -47,8 +48,12 @@ final class PartitionVerticle extends VerticleBase {
 
     private void handle(Message<PartitionCommand> msg) {
         PartitionCommand command = msg.body();
+        Spans.Open applying = null;
         if (command instanceof PartitionCommand.ApplyLive live) {
             ref.taken(live.heldBytes());
+            if (live.trace() != null) {
+                applying = live.trace().applying(partition.key().dumpKey());
+            }
         } else if (command instanceof PartitionCommand.ApplyReplayed replayed) {
             ref.taken(replayed.heldBytes());
         }
@@ -58,6 +63,10 @@ final class PartitionVerticle extends VerticleBase {
             // one thread that changes the index.
             answer = command.changesIndex() ? ref.changing(() -> changed(command)) : command.runOn(partition);
         } catch (RuntimeException e) {
+            if (applying != null) {
+                applying.failed(e);
+                applying.end();
+            }
             // A bug, never input: input is checked before it becomes a command. The asker hears of it at once.
             LOG.error(
                     "{} failed on {}",
@@ -66,6 +75,9 @@ final class PartitionVerticle extends VerticleBase {
                     e);
             msg.fail(500, String.valueOf(e.getMessage()));
             return;
+        }
+        if (applying != null) {
+            applying.end();
         }
         if (msg.replyAddress() != null) {
             msg.reply(answer, LocalPartition.LOCAL);

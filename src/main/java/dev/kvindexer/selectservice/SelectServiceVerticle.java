@@ -5,6 +5,7 @@ import dev.kvindexer.config.NetworkConfig;
 import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.metrics.PrometheusText;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.net.NetworkBudget;
 import dev.kvindexer.select.PendingSelections;
 import dev.kvindexer.select.SelectionConfig;
@@ -67,6 +68,7 @@ public final class SelectServiceVerticle extends VerticleBase {
     private SelectionRoutes selections;
     private ReservationRoutes reservations;
     private PredictedIndex predicted;
+    private final Spans spans;
 
     /** Milliseconds of a clock that only moves on: every expiry of the service is measured on it. */
     private static final LongSupplier CLOCK = () -> System.nanoTime() / 1_000_000;
@@ -75,6 +77,7 @@ public final class SelectServiceVerticle extends VerticleBase {
      * @param hazelcast the cluster whose members share every reservation, or null for a service on its own
      * @param seed      the random source of ties, softmax draws and generated ids (tests fix it)
      * @param micrometer the JVM and Vert.x meters' text, shown on /metrics after the service's own families
+     * @param spans     the spans of the process's tracing: a booking's claim and each member it waits for
      */
     public SelectServiceVerticle(
             SelectServiceConfig config,
@@ -82,7 +85,9 @@ public final class SelectServiceVerticle extends VerticleBase {
             IndexAccess index,
             HazelcastInstance hazelcast,
             long seed,
-            Supplier<String> micrometer) {
+            Supplier<String> micrometer,
+            Spans spans) {
+        this.spans = spans;
         this.micrometer = micrometer;
         this.config = config;
         this.index = index;
@@ -117,7 +122,14 @@ public final class SelectServiceVerticle extends VerticleBase {
         Supplier<Future<Void>> bindingsShared =
                 () -> clusterBindings == null ? Future.succeededFuture() : clusterBindings.settled();
         selections = new SelectionRoutes(
-                state, queue, new IndexOverlaps(index, context, predicted), shared, prompts, bindingsShared, random);
+                state,
+                queue,
+                new IndexOverlaps(index, context, predicted),
+                shared,
+                prompts,
+                bindingsShared,
+                random,
+                spans);
         reservations = new ReservationRoutes(state, queue, shared, prompts, bindingsShared, random);
         return started.compose(v -> HttpEdge.listen(
                         vertx, router(), config.http(), config.security(), config.host(), config.port()))
@@ -170,7 +182,13 @@ public final class SelectServiceVerticle extends VerticleBase {
                 writerId = random.nextLong(1, Long.MAX_VALUE);
             }
             clusterBindings = new ClusterBindings(
-                    vertx, context, hazelcast, state.sessions(), config.sessionAffinityTtlSecs() * 1000, writerId);
+                    vertx,
+                    context,
+                    hazelcast,
+                    spans,
+                    state.sessions(),
+                    config.sessionAffinityTtlSecs() * 1000,
+                    writerId);
         }
         state.sessions().replicate(writerId, this::shareBinding);
         // Idle bindings are also dropped when their table is full; this keeps the memory of idle ones short.
@@ -193,7 +211,7 @@ public final class SelectServiceVerticle extends VerticleBase {
         }
         // The cluster's map decides expiry, from admission, for every replica alike.
         ClusterLoad cluster = new ClusterLoad(
-                vertx, context, hazelcast, state.mirror(), state.bookings(), selection.requestExpiryMillis());
+                vertx, context, hazelcast, spans, state.mirror(), state.bookings(), selection.requestExpiryMillis());
         shared = cluster;
         Future<Void> started = cluster.start(config.cleanupIntervalMillis());
         if (clusterBindings != null) {

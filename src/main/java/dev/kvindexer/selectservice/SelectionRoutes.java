@@ -1,6 +1,7 @@
 package dev.kvindexer.selectservice;
 
 import dev.kvindexer.event.PartitionKey;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.Choice;
 import dev.kvindexer.select.HintSources;
@@ -37,6 +38,7 @@ final class SelectionRoutes {
     private final BookedPrompts prompts;
     private final Supplier<Future<Void>> bindingsShared;
     private final RandomGenerator random;
+    private final Spans spans;
     private final boolean sessions;
 
     SelectionRoutes(
@@ -46,7 +48,9 @@ final class SelectionRoutes {
             SharedReservations shared,
             BookedPrompts prompts,
             Supplier<Future<Void>> bindingsShared,
-            RandomGenerator random) {
+            RandomGenerator random,
+            Spans spans) {
+        this.spans = spans;
         this.config = state.config();
         this.roster = state.roster();
         this.bookings = state.bookings();
@@ -72,8 +76,12 @@ final class SelectionRoutes {
         Future<Void> turn = s.advisory()
                 ? Future.succeededFuture()
                 : queue.turn(s.partition(), s.options(), s.prompt().isl());
-        Future<SelectAnswers.Chosen> chosen = turn.compose(v -> overlaps.of(s.partition(), s.prompt()))
-                .compose(o -> reserve ? selectAndReserve(s, o) : Future.succeededFuture(select(s, o)));
+        // A turn and the overlaps come back on the service's own context: the request's trace goes on from there.
+        Spans.Parent request = spans.parent();
+        Future<SelectAnswers.Chosen> chosen = turn.compose(
+                        v -> request.within(() -> overlaps.of(s.partition(), s.prompt())))
+                .compose(o ->
+                        request.within(() -> reserve ? selectAndReserve(s, o) : Future.succeededFuture(select(s, o))));
         Replies.send(ctx, 200, chosen);
     }
 

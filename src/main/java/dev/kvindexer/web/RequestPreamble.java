@@ -1,5 +1,6 @@
 package dev.kvindexer.web;
 
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.net.NetworkBudget;
 import io.vertx.core.Handler;
 import io.vertx.ext.web.Router;
@@ -89,6 +90,11 @@ public final class RequestPreamble implements Handler<RoutingContext> {
             accessLog.track(ctx);
         }
         long start = System.nanoTime();
+        Spans.RequestSpan span = Spans.requestSpan();
+        if (span != null) {
+            // the route is known once a handler answers; the answer may be written from another context
+            ctx.addHeadersEndHandler(v -> span.routed(ctx.request().method().name(), label(ctx)));
+        }
         ctx.addBodyEndHandler(v -> observer.answered(
                 label(ctx), ctx.request().method().name(), ctx.response().getStatusCode(), System.nanoTime() - start));
         if (JsonRoutes.refusedBeforeRouting(ctx) || !bodyHeld(ctx)) {

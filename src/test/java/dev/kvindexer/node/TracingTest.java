@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kvindexer.cli.SelectServiceCommand;
 import dev.kvindexer.config.GrpcConfig;
+import dev.kvindexer.config.HttpConfig;
 import dev.kvindexer.config.SecurityConfig;
+import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.grpc.ExternalKvService;
 import dev.kvindexer.grpc.GrpcVerticle;
@@ -16,12 +19,14 @@ import dev.kvindexer.grpc.v1.KVIndexerGrpcClient;
 import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
 import dev.kvindexer.metrics.GrpcMetrics;
 import dev.kvindexer.metrics.Tracing;
+import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.sim.RegisterClient;
 import dev.kvindexer.sim.SimulatedEngine;
 import dev.kvindexer.sim.SyntheticPrompts;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterFixture;
 import dev.kvindexer.support.ClusterNodes;
+import dev.kvindexer.support.HttpJson;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
 import io.opentelemetry.proto.common.v1.KeyValue;
@@ -83,6 +88,21 @@ class TracingTest {
                 .on());
         try (Tracing endpointOnly = Tracing.configure(Map.of("otel.exporter.otlp.endpoint", "http://127.0.0.1:9"))) {
             assertTrue(endpointOnly.on());
+            assertEquals(1000, endpointOnly.spans().ingestEvery(), "one ingest batch in a thousand by default");
+        }
+        assertEquals(0, Tracing.OFF.spans().ingestEvery());
+        assertFalse(Tracing.OFF.spans().on());
+        try (Tracing none = Tracing.configure(
+                Map.of("otel.exporter.otlp.endpoint", "http://127.0.0.1:9", "kvindexer.trace.ingest.every", "0"))) {
+            assertEquals(0, none.spans().ingestEvery());
+            assertNull(none.spans().ingestBatch(1, 0, 1, 1), "no batch traced");
+        }
+        for (String bad : List.of("-1", "often")) {
+            IllegalArgumentException refused = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> Tracing.configure(Map.of(
+                            "otel.exporter.otlp.endpoint", "http://127.0.0.1:9", "kvindexer.trace.ingest.every", bad)));
+            assertTrue(refused.getMessage().contains("kvindexer.trace.ingest.every"), refused.getMessage());
         }
 
         IllegalArgumentException grpc = assertThrows(
@@ -158,16 +178,158 @@ class TracingTest {
                                 .anyMatch(p -> p.service().equals("node-0")
                                         && p.spanId().equals(s.parentId()))),
                 "node 1's span is a child of one of node 0's: " + received);
+
+        // Our own spans: the match under the request, the shard it asked under the match, and node 1's match of its
+        // instances under that shard's span, all one trace.
+        Await.until(
+                "node 1's match, a descendant of node 0's shard span",
+                ClusterFixture.WAIT,
+                () -> named("node-1", "partition.query").stream()
+                        .anyMatch(m -> names(ancestors(m)).contains("node-0 shard.query")));
+        Received remoteMatch = named("node-1", "partition.query").stream()
+                .filter(m -> names(ancestors(m)).contains("node-0 shard.query"))
+                .findFirst()
+                .orElseThrow();
+        List<String> chain = names(ancestors(remoteMatch));
+        assertTrue(
+                chain.indexOf("node-0 shard.query") < chain.indexOf("node-0 partition.query")
+                        && chain.indexOf("node-0 partition.query") < chain.size() - 1,
+                "node 1's match under node 0's shard span, under node 0's match: " + chain);
+        assertEquals(
+                server.spanId(), ancestors(remoteMatch).get(chain.size() - 1).spanId(), chain.toString());
+        assertTrue(
+                named("node-0", "POST /query").contains(server),
+                "the server span is named by its route: " + server.name());
+    }
+
+    @Test
+    void aSampledIngestBatchIsATraceWithItsApply() throws Exception {
+        int receiver = startReceiver();
+        IndexerNode node = IndexerNode.start(ServeConfig.local(0)
+                .withTracing(with(exportingTo(receiver, "node-0"), "kvindexer.trace.ingest.every", "1")));
+        standalone.add(node);
+        SimulatedEngine engine = fixture.engine(501);
+        fixture.register(node.httpPort(), engine);
+        ClusterFixture.awaitSubscribers(engine, 1);
+        engine.submit(SyntheticPrompts.standard(31, ClusterFixture.BLOCK).next());
+
+        Await.until(
+                "a batch's span and its apply as a child",
+                ClusterFixture.WAIT,
+                () -> named("node-0", "partition.apply").stream()
+                        .anyMatch(a -> named("node-0", "ingest.batch").stream()
+                                .anyMatch(b -> b.spanId().equals(a.parentId()))));
+        Received batch = named("node-0", "ingest.batch").get(0);
+        assertEquals("", batch.parentId(), "a batch begins a trace of its own");
+        assertEquals(Span.SpanKind.SPAN_KIND_CONSUMER, batch.kind());
+    }
+
+    @Test
+    void aBookingWaitsForEachOtherMemberInItsRequestsTrace() throws Exception {
+        int receiver = startReceiver();
+        List<HttpJson> services = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Map<String, String> otel = exportingTo(receiver, "node-" + i);
+            IndexerNode node = cluster.start(c -> c.withTracing(otel));
+            SelectServiceConfig config = new SelectServiceConfig(
+                    "127.0.0.1", 0, 120_000, 4096, 268_435_456L, 500, 0, List.of(), HttpConfig.DEFAULT);
+            services.add(new HttpJson(SelectServiceCommand.deploy(
+                            node, config, SelectionConfig.fromEnvironment(Map.of("DYN_ROUTER_USE_KV_EVENTS", "false")))
+                    .actualPort()));
+        }
+        for (HttpJson service : services) {
+            HttpResponse<String> r = service.post(
+                    "/workers",
+                    "{\"worker_id\":1,\"model_name\":\"model\",\"endpoint\":\"http://w1\",\"block_size\":4}");
+            assertEquals(201, r.statusCode(), r.body());
+        }
+        HttpResponse<String> r = services.get(0)
+                .withHeader("traceparent", "00-" + TRACE_ID + "-" + PARENT_ID + "-01")
+                .post(
+                        "/reservations",
+                        "{\"model_name\":\"model\",\"selection_id\":\"traced\",\"worker_id\":1,"
+                                + "\"sequence_hashes\":[11,12],\"isl_tokens\":8,\"effective_prefill_tokens\":8}");
+        assertEquals(201, r.statusCode(), r.body());
+
+        Await.until(
+                "node 1's handling of the push, under node 0's span of waiting for it",
+                ClusterFixture.WAIT,
+                () -> received.stream()
+                        .anyMatch(s -> s.service().equals("node-1")
+                                && names(ancestors(s)).contains("node-0 reservation.peer")));
+        Received peer = named("node-0", "reservation.peer").get(0);
+        List<String> chain = names(ancestors(peer));
+        assertEquals("node-0 POST /reservations", chain.get(chain.size() - 1), chain.toString());
+        assertEquals(PARENT_ID, ancestors(peer).get(chain.size() - 1).parentId());
+        assertTrue(
+                named("node-0", "reservation.claim").stream()
+                        .anyMatch(c -> c.traceId().equals(TRACE_ID)),
+                "the claim is a span of the request: " + received);
+
+        // A selection's booking is claimed and pushed after its overlaps came back on the service's own context.
+        String selectTrace = "5bf92f3577b34da6a3ce929d0e0e4737";
+        r = services.get(0)
+                .withHeader("traceparent", "00-" + selectTrace + "-" + PARENT_ID + "-01")
+                .post("/select_and_reserve", "{\"model_name\":\"model\",\"token_ids\":[1,2,3,4,5,6,7,8]}");
+        assertEquals(200, r.statusCode(), r.body());
+        Await.until(
+                "the selection's push to node 1 under the selection's request",
+                ClusterFixture.WAIT,
+                () -> named("node-0", "reservation.peer").stream()
+                        .filter(p -> p.traceId().equals(selectTrace))
+                        .anyMatch(p -> names(ancestors(p)).contains("node-0 POST /select_and_reserve")));
+    }
+
+    /** Settings that export {@code service}'s spans to the receiver on {@code port} within a tenth of a second. */
+    private static Map<String, String> exportingTo(int port, String service) {
+        return Map.of(
+                "otel.exporter.otlp.endpoint",
+                "http://127.0.0.1:" + port,
+                "otel.service.name",
+                service,
+                "otel.bsp.schedule.delay",
+                "100");
+    }
+
+    private static Map<String, String> with(Map<String, String> settings, String key, String value) {
+        Map<String, String> out = new java.util.HashMap<>(settings);
+        out.put(key, value);
+        return out;
+    }
+
+    /** The spans {@code service} sent named {@code name}. */
+    private List<Received> named(String service, String name) {
+        return received.stream()
+                .filter(s -> s.service().equals(service) && s.name().equals(name))
+                .toList();
+    }
+
+    /** {@code span}'s parents as received, nearest first. */
+    private List<Received> ancestors(Received span) {
+        List<Received> out = new ArrayList<>();
+        Received at = span;
+        while (true) {
+            String parent = at.parentId();
+            Received next = received.stream()
+                    .filter(s -> s.spanId().equals(parent))
+                    .findFirst()
+                    .orElse(null);
+            if (next == null || out.size() > 64) {
+                return out;
+            }
+            out.add(next);
+            at = next;
+        }
+    }
+
+    private static List<String> names(List<Received> spans) {
+        return spans.stream().map(s -> s.service() + " " + s.name()).toList();
     }
 
     @Test
     void aGrpcCallIsAServerSpanOfTheCallersTrace() throws Exception {
         int receiver = startReceiver();
-        IndexerNode node = IndexerNode.start(ServeConfig.local(0)
-                .withTracing(Map.of(
-                        "otel.exporter.otlp.endpoint", "http://127.0.0.1:" + receiver,
-                        "otel.service.name", "node-0",
-                        "otel.bsp.schedule.delay", "100")));
+        IndexerNode node = IndexerNode.start(ServeConfig.local(0).withTracing(exportingTo(receiver, "node-0")));
         standalone.add(node);
         int port = GrpcVerticle.deploy(
                         node.vertx(),
@@ -197,6 +359,8 @@ class TracingTest {
 
         Await.until("the gRPC call's server span", ClusterFixture.WAIT, () -> serverSpan() != null);
         assertEquals(PARENT_ID, serverSpan().parentId());
+        assertEquals(
+                "kv_indexer.v1.KVIndexer/MatchExternalKvPrefix", serverSpan().name());
     }
 
     /** Node 0's server span of the client's request, once exported. */

@@ -6,6 +6,7 @@ import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.ExtendedMapEntry;
 import com.hazelcast.map.IMap;
 import dev.kvindexer.cluster.SealedBytes;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.select.SessionBindings;
 import dev.kvindexer.web.ContextHop;
 import io.vertx.core.Context;
@@ -61,6 +62,7 @@ public final class ClusterBindings {
             Vertx vertx,
             Context home,
             HazelcastInstance hazelcast,
+            Spans spans,
             SessionBindings sessions,
             long ttlMillis,
             long writerId) {
@@ -71,7 +73,7 @@ public final class ClusterBindings {
         this.ttlMillis = ttlMillis;
         this.writerId = writerId;
         this.seals = SealedBytes.of(hazelcast);
-        this.pushes = new MemberPush(vertx, home, hazelcast, ADDRESS, PUSHES);
+        this.pushes = new MemberPush(vertx, home, hazelcast, ADDRESS, PUSHES, spans, "session_binding.peer");
     }
 
     public Future<Void> start(long antiEntropyMillis) {

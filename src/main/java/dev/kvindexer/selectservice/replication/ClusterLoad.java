@@ -5,6 +5,7 @@ import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
 import dev.kvindexer.cluster.SealedBytes;
 import dev.kvindexer.event.Refusal;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.select.Bookings;
 import dev.kvindexer.select.Mirror;
 import dev.kvindexer.select.Reservation;
@@ -58,6 +59,7 @@ public final class ClusterLoad implements SharedReservations {
     /** This replica's bookings whose claim in the map is under way: a catch-up pass must not take them for gone. */
     private final Set<String> claiming = new HashSet<>();
 
+    private final Spans spans;
     private MessageConsumer<Buffer> consumer;
     private long timer = -1;
 
@@ -66,6 +68,7 @@ public final class ClusterLoad implements SharedReservations {
             Vertx vertx,
             Context home,
             HazelcastInstance hazelcast,
+            Spans spans,
             Mirror mirror,
             Bookings bookings,
             long expiryMillis) {
@@ -77,7 +80,8 @@ public final class ClusterLoad implements SharedReservations {
         this.bookings = bookings;
         this.expiryMillis = expiryMillis;
         this.seals = SealedBytes.of(hazelcast);
-        this.pushes = new MemberPush(vertx, home, hazelcast, ADDRESS, PUSHES);
+        this.spans = spans;
+        this.pushes = new MemberPush(vertx, home, hazelcast, ADDRESS, PUSHES, spans, "reservation.peer");
     }
 
     public Future<Void> start(long antiEntropyMillis) {
@@ -99,7 +103,12 @@ public final class ClusterLoad implements SharedReservations {
     public Future<Void> booked(String id) {
         Reservation r = mirror.record(id);
         claiming.add(id);
-        var claim = here(map.submitToKey(id, new RecordSteps.Claim(sealed(r))));
+        // the claim comes back on the service's own context: the pushes continue the request's trace from there
+        Spans.Parent request = spans.parent();
+        var claim = spans.around(
+                "reservation.claim",
+                t -> t.put("kvindexer.selection_id", id),
+                () -> here(map.submitToKey(id, new RecordSteps.Claim(sealed(r)))));
         return claim.onComplete(done -> claiming.remove(id)).compose(previous -> {
             if (previous == null) {
                 mirror.claimed(id);
@@ -108,7 +117,7 @@ public final class ClusterLoad implements SharedReservations {
                 return Future.failedFuture(
                         Refusal.conflict("selection " + id + " is already reserved or being reserved"));
             }
-            return push(upsert(r));
+            return request.within(() -> push(upsert(r)));
         });
     }
 

@@ -3,6 +3,7 @@ package dev.kvindexer.selectservice.replication;
 import com.hazelcast.cluster.Member;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kvindexer.cluster.SealedBytes;
+import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.web.ContextHop;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -31,12 +32,24 @@ final class MemberPush {
     private final String address;
     private final String kind;
     private final String nodeId;
+    private final Spans spans;
+    private final String spanName;
 
     /**
-     * @param address the prefix of every member's address for these pushes; a member's node id completes it
-     * @param kind    the seal kind of these pushes
+     * @param address  the prefix of every member's address for these pushes; a member's node id completes it
+     * @param kind     the seal kind of these pushes
+     * @param spanName what the span of each member a push waits for is called
      */
-    MemberPush(Vertx vertx, Context home, HazelcastInstance hazelcast, String address, String kind) {
+    MemberPush(
+            Vertx vertx,
+            Context home,
+            HazelcastInstance hazelcast,
+            String address,
+            String kind,
+            Spans spans,
+            String spanName) {
+        this.spans = spans;
+        this.spanName = spanName;
         this.vertx = vertx;
         this.home = home;
         this.hazelcast = hazelcast;
@@ -75,8 +88,11 @@ final class MemberPush {
         for (Member m : hazelcast.getCluster().getMembers()) {
             String other = m.getAttribute(VERTX_NODE_ID);
             if (other != null && !other.equals(nodeId)) {
-                acks.add(vertx.eventBus()
-                        .request(address + other, Buffer.buffer(seals.seal(kind, other, bytes)), options));
+                acks.add(spans.around(
+                        spanName,
+                        t -> t.put("kvindexer.node", other),
+                        () -> vertx.eventBus()
+                                .request(address + other, Buffer.buffer(seals.seal(kind, other, bytes)), options)));
             }
         }
         return ContextHop.on(home, Future.join(acks).otherwiseEmpty().mapEmpty());
