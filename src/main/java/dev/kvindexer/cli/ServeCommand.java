@@ -14,8 +14,6 @@ import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.SlotTrackerConfig;
 import dev.kvindexer.config.WorkerSpec;
-import dev.kvindexer.grpc.ExternalKvService;
-import dev.kvindexer.grpc.GrpcVerticle;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.selectservice.SelectServiceVerticle;
@@ -461,21 +459,11 @@ public final class ServeCommand implements Callable<Integer> {
         GrpcConfig grpc = grpc();
         if (grpc != null) {
             try {
-                int port = GrpcVerticle.deploy(
-                                node.vertx(),
-                                new ExternalKvService(
-                                        grpc.prefixMaxInflight(),
-                                        grpc.maxWorkers(),
-                                        grpc.maxPlacements(),
-                                        node.registeredEngines(grpc.modelName(), grpc.routingGroup())),
-                                grpc,
-                                config.security(),
-                                node.meters().grpc(),
-                                node.network(),
-                                config.threads())
+                // in a cluster, copying another member's bridge state takes at most the recovery timeout
+                int port = node.serveGrpc(grpc, config.security(), config.recovery(), config.threads())
                         .toCompletionStage()
                         .toCompletableFuture()
-                        .get(30, java.util.concurrent.TimeUnit.SECONDS);
+                        .get(config.recovery().timeout().toSeconds() + 30, java.util.concurrent.TimeUnit.SECONDS);
                 LOG.info("SGLang KVIndexer gRPC service listening on {}:{}", config.host(), port);
             } catch (Exception e) {
                 System.err.println("kvindexer serve: gRPC service startup failed: " + e.getMessage());

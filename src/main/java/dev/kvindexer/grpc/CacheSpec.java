@@ -20,6 +20,17 @@ record CacheSpec(int version, int components, int swaWindowTokens, int fullTiers
                 s.getMambaTierMask());
     }
 
+    WorkerCacheSpec toProto() {
+        return WorkerCacheSpec.newBuilder()
+                .setVersion(version)
+                .setComponents(components)
+                .setSwaWindowTokens(swaWindowTokens)
+                .setFullTierMask(fullTiers)
+                .setSwaTierMask(swaTiers)
+                .setMambaTierMask(mambaTiers)
+                .build();
+    }
+
     boolean usable() {
         return components != 0
                 && Integer.compareUnsigned(version, SUPPORTED_VERSION) <= 0

@@ -1,7 +1,9 @@
 package dev.kvindexer.grpc;
 
 import com.google.protobuf.Internal;
+import com.google.protobuf.Message;
 import dev.kvindexer.grpc.v1.ApplyExternalKvBatchRequest;
+import dev.kvindexer.grpc.v1.ConfigureExpectedWorkersRequest;
 import dev.kvindexer.grpc.v1.ExpectedWorker;
 import dev.kvindexer.grpc.v1.ExternalKvAction;
 import dev.kvindexer.grpc.v1.ExternalKvActionType;
@@ -278,6 +280,99 @@ final class ExternalKvIndex {
                 // SGLang reports the blocks considered, however early every worker's answer settled.
                 .setBlocksRead(limit)
                 .build();
+    }
+
+    /**
+     * The whole state but the hit counters, as the requests that make it again on an empty index: every worker
+     * configured, then each ready one's holdings, through a snapshot replacement when it has an epoch (with its fence),
+     * and in batches of reports within the contract's limits.
+     */
+    List<Message> state() {
+        List<Message> out = new ArrayList<>();
+        ConfigureExpectedWorkersRequest.Builder configure = ConfigureExpectedWorkersRequest.newBuilder();
+        for (ExternalWorker w : workers.values()) {
+            ExpectedWorker.Builder e =
+                    ExpectedWorker.newBuilder().setWorkerId(w.id).setWorkerAddress(w.address);
+            if (w.spec != null) {
+                e.setCacheSpec(w.spec.toProto());
+            }
+            configure.addWorkers(e);
+        }
+        out.add(configure.build());
+        for (ExternalWorker w : workers.values()) {
+            if (!w.ready) {
+                continue;
+            }
+            if (w.epoch != null) {
+                ReplaceExternalKvSnapshotRequest.Builder r = ReplaceExternalKvSnapshotRequest.newBuilder()
+                        .setWorkerId(w.id)
+                        .setWorkerAddress(w.address)
+                        .setWorkerEpoch(w.epoch)
+                        .setAppliedSeq(w.hasLastSeq ? w.lastSeq : 0);
+                if (w.spec != null) {
+                    r.setCacheSpec(w.spec.toProto());
+                }
+                out.add(r.build());
+            }
+            ApplyExternalKvBatchRequest.Builder batch = reports(w);
+            int hashes = 0;
+            for (int tier = 1; tier < TIERS; tier++) {
+                LongOpenHashSet held = w.holdings[tier];
+                if (held == null) {
+                    continue;
+                }
+                ExternalKvAction.Builder action = null;
+                for (LongIterator it = held.iterator(); it.hasNext(); ) {
+                    if (hashes == RequestChecks.MAX_HASHES_PER_REQUEST
+                            || (action == null && batch.getActionsCount() == RequestChecks.MAX_ACTIONS_PER_BATCH)) {
+                        if (action != null) {
+                            batch.addActions(action);
+                        }
+                        out.add(batch.build());
+                        batch = reports(w);
+                        hashes = 0;
+                        action = null;
+                    }
+                    if (action == null) {
+                        action = ExternalKvAction.newBuilder()
+                                .setType(ExternalKvActionType.ACTION_REPORT)
+                                .setTierValue(tier);
+                    }
+                    long hash = it.nextLong();
+                    Block b = blocks.get(hash);
+                    action.addHashes(hash)
+                            .addComponentMasks(maskAt(b, w.slot, tier))
+                            .addBlockSizes(b.tokenCount);
+                    hashes++;
+                }
+                if (action != null) {
+                    batch.addActions(action);
+                }
+            }
+            out.add(batch.build());
+        }
+        return out;
+    }
+
+    /** A batch of reports for {@code w}, outside any sequence, as a state copy sends them. */
+    private static ApplyExternalKvBatchRequest.Builder reports(ExternalWorker w) {
+        ApplyExternalKvBatchRequest.Builder b =
+                ApplyExternalKvBatchRequest.newBuilder().setWorkerId(w.id).setWorkerAddress(w.address);
+        if (w.spec != null) {
+            b.setCacheSpec(w.spec.toProto());
+        }
+        return b;
+    }
+
+    /** The component mask of {@code slot}'s placement of block {@code b} at {@code tier}. */
+    private static int maskAt(Block b, int slot, int tier) {
+        long key = placement(slot, tier, 0);
+        for (int p = 0; p < b.size; p++) {
+            if ((b.placements[p] & ~MASK_BITS) == key) {
+                return maskOf(b.placements[p]);
+            }
+        }
+        throw new IllegalStateException("a worker's holding has no placement");
     }
 
     /** Refuses a change that could add {@code more} placements past the limit. */

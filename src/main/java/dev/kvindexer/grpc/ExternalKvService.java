@@ -1,5 +1,6 @@
 package dev.kvindexer.grpc;
 
+import com.google.protobuf.Message;
 import dev.kvindexer.config.GrpcConfig;
 import dev.kvindexer.grpc.v1.ApplyExternalKvBatchRequest;
 import dev.kvindexer.grpc.v1.ApplyExternalKvBatchResponse;
@@ -18,6 +19,7 @@ import io.vertx.core.Future;
 import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.server.StatusException;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -31,6 +33,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 public final class ExternalKvService implements GrpcMetrics.Figures {
     private final ExternalKvIndex index;
     private final RegisteredEngines registered;
+    private final ExternalKvReplica replica;
     final ReentrantReadWriteLock lock = new ReentrantReadWriteLock(true);
     private final int prefixMaxInflight;
     private final AtomicInteger prefixInflight = new AtomicInteger();
@@ -50,8 +53,19 @@ public final class ExternalKvService implements GrpcMetrics.Figures {
      * @param maxPlacements the most (block, worker, tier) placements held at once
      */
     public ExternalKvService(int prefixMaxInflight, int maxWorkers, long maxPlacements, RegisteredEngines registered) {
+        this(prefixMaxInflight, maxWorkers, maxPlacements, registered, ExternalKvPeers.NONE);
+    }
+
+    /** @param peers the other members of the cluster, which hold the bridge's state too */
+    public ExternalKvService(
+            int prefixMaxInflight,
+            int maxWorkers,
+            long maxPlacements,
+            RegisteredEngines registered,
+            ExternalKvPeers peers) {
         this.index = new ExternalKvIndex(maxWorkers, maxPlacements);
         this.registered = registered;
+        this.replica = new ExternalKvReplica(this, peers);
         if (prefixMaxInflight <= 0) {
             throw new IllegalArgumentException(
                     "the prefix query in-flight limit must be positive: " + prefixMaxInflight);
@@ -81,6 +95,37 @@ public final class ExternalKvService implements GrpcMetrics.Figures {
                 .setAppliedSeq(outcome[0])
                 .setDuplicate(outcome[1] != 0)
                 .build();
+    }
+
+    /**
+     * Copies another member's bridge state, when a member serves one, and keeps taking the others' changes: before the
+     * port serves.
+     */
+    public Future<Void> join() {
+        return replica.join();
+    }
+
+    /** {@link #configure}, then the change on every other member of the cluster before the answer. */
+    public Future<ConfigureExpectedWorkersResponse> configureEverywhere(ConfigureExpectedWorkersRequest r) {
+        ConfigureExpectedWorkersResponse answer = configure(r);
+        return replica.share(ExternalKvReplica.CONFIGURE, r).map(answer);
+    }
+
+    /** {@link #replace}, then the change on every other member of the cluster before the answer. */
+    public Future<ReplaceExternalKvSnapshotResponse> replaceEverywhere(ReplaceExternalKvSnapshotRequest r) {
+        ReplaceExternalKvSnapshotResponse answer = replace(r);
+        return replica.share(ExternalKvReplica.REPLACE, r).map(answer);
+    }
+
+    /** {@link #apply}, then the change on every other member of the cluster before the answer. */
+    public Future<ApplyExternalKvBatchResponse> applyEverywhere(ApplyExternalKvBatchRequest r) {
+        ApplyExternalKvBatchResponse answer = apply(r);
+        return replica.share(ExternalKvReplica.APPLY, r).map(answer);
+    }
+
+    /** The bridge's state as the requests that make it again (hit counters aside). */
+    List<Message> stateMessages() {
+        return read(index::state);
     }
 
     public MatchExternalKvResponse match(MatchExternalKvRequest r) {

@@ -105,9 +105,19 @@ public final class GrpcVerticle extends VerticleBase {
     @Override
     public Future<?> start() {
         GrpcServer grpc = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(TRANSPORT_MESSAGE_BYTES));
-        bind(grpc, "ConfigureExpectedWorkers", ConfigureExpectedWorkersRequest.parser(), true, now(service::configure));
-        bind(grpc, "ReplaceExternalKvSnapshot", ReplaceExternalKvSnapshotRequest.parser(), true, now(service::replace));
-        bind(grpc, "ApplyExternalKvBatch", ApplyExternalKvBatchRequest.parser(), true, now(service::apply));
+        bind(
+                grpc,
+                "ConfigureExpectedWorkers",
+                ConfigureExpectedWorkersRequest.parser(),
+                true,
+                service::configureEverywhere);
+        bind(
+                grpc,
+                "ReplaceExternalKvSnapshot",
+                ReplaceExternalKvSnapshotRequest.parser(),
+                true,
+                service::replaceEverywhere);
+        bind(grpc, "ApplyExternalKvBatch", ApplyExternalKvBatchRequest.parser(), true, service::applyEverywhere);
         bind(grpc, "MatchExternalKv", MatchExternalKvRequest.parser(), false, now(service::match));
         bind(grpc, "GetExternalKvHitCounts", GetExternalKvHitCountsRequest.parser(), false, now(service::hitCounts));
         bind(grpc, PREFIX_METHOD, MatchExternalKvPrefixRequest.parser(), false, service::matchPrefix);

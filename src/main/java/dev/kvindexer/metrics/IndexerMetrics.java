@@ -416,7 +416,8 @@ public final class IndexerMetrics {
                 "kvindexer_cluster_values_rejected_total",
                 "counter",
                 "Values from cluster maps or the event bus that were ignored: source (registrations, tombstones, members, "
-                        + "announcements, shard_queries, reservations, reservation_pushes) and reason (invalid, unsigned, "
+                        + "announcements, shard_queries, reservations, reservation_pushes, session_bindings, "
+                        + "session_binding_pushes, grpc_changes, grpc_states) and reason (invalid, unsigned, "
                         + "bad_signature).");
         cluster.rejectedSnapshot().forEach((k, n) -> {
             String[] sourceReason = k.split("\\|", 2);

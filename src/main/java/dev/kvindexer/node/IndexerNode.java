@@ -5,13 +5,20 @@ import dev.kvindexer.cluster.AntiEntropy;
 import dev.kvindexer.cluster.ClusterMembership;
 import dev.kvindexer.cluster.ClusterRegistrar;
 import dev.kvindexer.cluster.ClusterTransport;
+import dev.kvindexer.cluster.MemberChannel;
 import dev.kvindexer.cluster.PeerDirectory;
 import dev.kvindexer.conductor.registry.CppConductorSubscriptions;
 import dev.kvindexer.config.ClusterConfig;
+import dev.kvindexer.config.GrpcConfig;
+import dev.kvindexer.config.RecoveryConfig;
+import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.config.WorkerSpec;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
+import dev.kvindexer.grpc.ExternalKvPeers;
+import dev.kvindexer.grpc.ExternalKvService;
+import dev.kvindexer.grpc.GrpcVerticle;
 import dev.kvindexer.grpc.RegisteredEngines;
 import dev.kvindexer.http.DumpAdmission;
 import dev.kvindexer.http.HttpVerticle;
@@ -420,6 +427,36 @@ public final class IndexerNode implements AutoCloseable {
     /** This node's engines of one partition, as SGLang's gRPC prefix query asks them. */
     public RegisteredEngines registeredEngines(String modelName, String routingGroup) {
         return new RegisteredPrefixes(queries, registry(), new PartitionKey(modelName, routingGroup));
+    }
+
+    /**
+     * Serves SGLang's KVIndexer on {@code grpc}'s port from {@code instances} event loops, answering prefix queries
+     * for the engines of {@code grpc}'s partition too; in a cluster, once it holds what the bridge told the other
+     * members. Completes with the bound port.
+     *
+     * @param recovery bounds how long a starting member waits for another member's bridge state, and its size
+     */
+    public Future<Integer> serveGrpc(GrpcConfig grpc, SecurityConfig security, RecoveryConfig recovery, int instances) {
+        ExternalKvService service = new ExternalKvService(
+                grpc.prefixMaxInflight(),
+                grpc.maxWorkers(),
+                grpc.maxPlacements(),
+                registeredEngines(grpc.modelName(), grpc.routingGroup()),
+                externalKvPeers(recovery));
+        return service.join()
+                .compose(v -> GrpcVerticle.deploy(
+                        vertx, service, grpc, security, parts.meters().grpc(), network, instances));
+    }
+
+    private ExternalKvPeers externalKvPeers(RecoveryConfig recovery) {
+        return parts.hazelcast() == null
+                ? ExternalKvPeers.NONE
+                : new ExternalKvMembers(
+                        vertx,
+                        parts.hazelcast(),
+                        spans(),
+                        recovery.timeout(),
+                        MemberChannel.largestMessage(recovery.maxBytes()));
     }
 
     /** The index as the query routes ask it. */

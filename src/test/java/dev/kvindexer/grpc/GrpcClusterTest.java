@@ -4,11 +4,11 @@ import static dev.kvindexer.grpc.GrpcFixture.get;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.kvindexer.config.GrpcConfig;
+import dev.kvindexer.config.RecoveryConfig;
 import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.grpc.v1.ExternalKvPrefixMatch;
 import dev.kvindexer.grpc.v1.KVIndexerGrpcClient;
 import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
-import dev.kvindexer.metrics.GrpcMetrics;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineConfig;
@@ -59,13 +59,10 @@ class GrpcClusterTest {
         }
         List<KVIndexerGrpcClient> clients = new ArrayList<>();
         for (IndexerNode n : nodes) {
-            int port = get(GrpcVerticle.deploy(
-                    n.vertx(),
-                    new ExternalKvService(32, n.registeredEngines(ClusterFixture.MODEL, "default")),
+            int port = get(n.serveGrpc(
                     new GrpcConfig("127.0.0.1", 0, 32, ClusterFixture.MODEL, "default"),
                     SecurityConfig.NONE,
-                    new GrpcMetrics(),
-                    dev.kvindexer.net.NetworkBudget.unbounded(),
+                    RecoveryConfig.DEFAULT,
                     1));
             clients.add(KVIndexerGrpcClient.create(
                     GrpcClient.client(n.vertx()), SocketAddress.inetSocketAddress(port, "127.0.0.1")));

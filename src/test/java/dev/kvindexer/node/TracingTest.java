@@ -10,14 +10,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.cli.SelectServiceCommand;
 import dev.kvindexer.config.GrpcConfig;
 import dev.kvindexer.config.HttpConfig;
+import dev.kvindexer.config.RecoveryConfig;
 import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.SelectServiceConfig;
 import dev.kvindexer.config.ServeConfig;
-import dev.kvindexer.grpc.ExternalKvService;
-import dev.kvindexer.grpc.GrpcVerticle;
 import dev.kvindexer.grpc.v1.KVIndexerGrpcClient;
 import dev.kvindexer.grpc.v1.MatchExternalKvPrefixRequest;
-import dev.kvindexer.metrics.GrpcMetrics;
 import dev.kvindexer.metrics.Tracing;
 import dev.kvindexer.select.SelectionConfig;
 import dev.kvindexer.sim.RegisterClient;
@@ -331,13 +329,10 @@ class TracingTest {
         int receiver = startReceiver();
         IndexerNode node = IndexerNode.start(ServeConfig.local(0).withTracing(exportingTo(receiver, "node-0")));
         standalone.add(node);
-        int port = GrpcVerticle.deploy(
-                        node.vertx(),
-                        new ExternalKvService(32, node.registeredEngines(ClusterFixture.MODEL, "default")),
+        int port = node.serveGrpc(
                         new GrpcConfig("127.0.0.1", 0, 32, ClusterFixture.MODEL, "default"),
                         SecurityConfig.NONE,
-                        new GrpcMetrics(),
-                        node.network(),
+                        RecoveryConfig.DEFAULT,
                         1)
                 .toCompletionStage()
                 .toCompletableFuture()

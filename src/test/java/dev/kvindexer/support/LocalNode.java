@@ -3,10 +3,9 @@ package dev.kvindexer.support;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.kvindexer.config.GrpcConfig;
+import dev.kvindexer.config.RecoveryConfig;
 import dev.kvindexer.config.SecurityConfig;
 import dev.kvindexer.config.ServeConfig;
-import dev.kvindexer.grpc.ExternalKvService;
-import dev.kvindexer.grpc.GrpcVerticle;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.BatchEncoder;
 import dev.kvindexer.sim.EngineEvent;
@@ -95,14 +94,10 @@ public final class LocalNode implements BeforeAllCallback, AfterAllCallback, Bef
      * /metrics page; returns the port.
      */
     public int startGrpc() throws Exception {
-        return GrpcVerticle.deploy(
-                        node.vertx(),
-                        new ExternalKvService(
-                                GrpcConfig.DEFAULT_PREFIX_MAX_INFLIGHT, node.registeredEngines("m", "default")),
+        return node.serveGrpc(
                         new GrpcConfig("127.0.0.1", 0, GrpcConfig.DEFAULT_PREFIX_MAX_INFLIGHT, "m", "default"),
                         SecurityConfig.NONE,
-                        node.meters().grpc(),
-                        node.network(),
+                        RecoveryConfig.DEFAULT,
                         1)
                 .toCompletionStage()
                 .toCompletableFuture()

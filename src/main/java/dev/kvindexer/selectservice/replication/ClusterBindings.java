@@ -5,6 +5,7 @@ import com.hazelcast.core.HazelcastInstanceAware;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.ExtendedMapEntry;
 import com.hazelcast.map.IMap;
+import dev.kvindexer.cluster.MemberChannel;
 import dev.kvindexer.cluster.SealedBytes;
 import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.select.SessionBindings;
@@ -46,7 +47,7 @@ public final class ClusterBindings {
     private final long ttlMillis;
     private final long writerId;
     private final SealedBytes seals;
-    private final MemberPush pushes;
+    private final MemberChannel pushes;
     /** Shares under way: a client's answer waits for them. */
     private final List<Future<Void>> sharing = new ArrayList<>();
 
@@ -73,11 +74,15 @@ public final class ClusterBindings {
         this.ttlMillis = ttlMillis;
         this.writerId = writerId;
         this.seals = SealedBytes.of(hazelcast);
-        this.pushes = new MemberPush(vertx, home, hazelcast, ADDRESS, PUSHES, spans, "session_binding.peer");
+        this.pushes = new MemberChannel(
+                vertx, hazelcast, ADDRESS, PUSHES, MemberChannel.TIMEOUT, spans, "session_binding.peer");
     }
 
     public Future<Void> start(long antiEntropyMillis) {
-        consumer = pushes.listen(push -> sessions.apply(AffinityEventCodec.decode(push)), LOG, "session binding push");
+        consumer = pushes.listen(
+                MemberChannel.applying(push -> sessions.apply(AffinityEventCodec.decode(push))),
+                LOG,
+                "session binding push");
         timer = vertx.setPeriodic(antiEntropyMillis, id -> reconcile());
         return consumer.completion().compose(v -> reconcile());
     }
@@ -95,7 +100,7 @@ public final class ClusterBindings {
         String key = key(b);
         Future<Void> done = ContextHop.on(
                         home, map.submitToKey(key, new KeepNewer(seals.seal(RECORDS, key, bytes), ttlMillis)))
-                .compose(v -> pushes.push(bytes))
+                .compose(v -> ContextHop.on(home, pushes.toAll(bytes)))
                 .onFailure(t -> LOG.warn("cluster session bindings: a share failed: {}", t.toString()));
         sharing.add(done);
         done.onComplete(r -> sharing.remove(done));

@@ -3,6 +3,7 @@ package dev.kvindexer.selectservice.replication;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
+import dev.kvindexer.cluster.MemberChannel;
 import dev.kvindexer.cluster.SealedBytes;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.metrics.Spans;
@@ -55,7 +56,7 @@ public final class ClusterLoad implements SharedReservations {
     private final Bookings bookings;
     private final long expiryMillis;
     private final SealedBytes seals;
-    private final MemberPush pushes;
+    private final MemberChannel pushes;
     /** This replica's bookings whose claim in the map is under way: a catch-up pass must not take them for gone. */
     private final Set<String> claiming = new HashSet<>();
 
@@ -81,11 +82,12 @@ public final class ClusterLoad implements SharedReservations {
         this.expiryMillis = expiryMillis;
         this.seals = SealedBytes.of(hazelcast);
         this.spans = spans;
-        this.pushes = new MemberPush(vertx, home, hazelcast, ADDRESS, PUSHES, spans, "reservation.peer");
+        this.pushes =
+                new MemberChannel(vertx, hazelcast, ADDRESS, PUSHES, MemberChannel.TIMEOUT, spans, "reservation.peer");
     }
 
     public Future<Void> start(long antiEntropyMillis) {
-        consumer = pushes.listen(push -> apply(Buffer.buffer(push)), LOG, "reservation push");
+        consumer = pushes.listen(MemberChannel.applying(push -> apply(Buffer.buffer(push))), LOG, "reservation push");
         timer = vertx.setPeriodic(antiEntropyMillis, id -> reconcile());
         return consumer.completion().compose(v -> reconcile());
     }
@@ -205,7 +207,7 @@ public final class ClusterLoad implements SharedReservations {
     }
 
     private Future<Void> push(Buffer message) {
-        return pushes.push(message.getBytes());
+        return ContextHop.on(home, pushes.toAll(message.getBytes()));
     }
 
     /**
