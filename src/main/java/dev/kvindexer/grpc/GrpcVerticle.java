@@ -186,7 +186,9 @@ public final class GrpcVerticle extends VerticleBase {
         try {
             message = parser.parseFrom(((BufferInternal) bytes).getByteBuf().nioBuffer());
         } catch (InvalidProtocolBufferException e) {
-            refuse(request, arrived, GrpcStatus.INVALID_ARGUMENT, "malformed message: " + e.getMessage());
+            // INTERNAL, as SGLang's server answers it: its gRPC library (tonic) reports an undecodable message so, and
+            // its bridge retries that code where it gives up on INVALID_ARGUMENT.
+            refuse(request, arrived, GrpcStatus.INTERNAL, "failed to decode Protobuf message: " + e.getMessage());
             return;
         }
         // A caller's deadline spent while the query waited: it no longer wants the answer.

@@ -187,12 +187,13 @@ class GrpcEdgeTest {
     // ---- (c) bytes that are not protobuf ----
 
     @Test
-    void bytesThatAreNotProtobufAreInvalidAndTheServerKeepsServing() throws Exception {
+    void bytesThatAreNotProtobufAreAnInternalErrorAsTonicAnswersAndTheServerKeepsServing() throws Exception {
         byte[] junk = {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF};
+        GrpcFixture.Raw apply = open.raw(APPLY, junk, NO_HEADERS);
+        assertEquals(GrpcStatus.INTERNAL, apply.status());
+        assertTrue(apply.message().startsWith("failed to decode Protobuf message"), apply.message());
         assertEquals(
-                GrpcStatus.INVALID_ARGUMENT, open.raw(APPLY, junk, NO_HEADERS).status());
-        assertEquals(
-                GrpcStatus.INVALID_ARGUMENT,
+                GrpcStatus.INTERNAL,
                 open.raw("MatchExternalKvPrefix", junk, NO_HEADERS).status());
         open.apply(batch("after-junk", "10.0.0.1:9000", 1, report(TIER_HBM, 7201)));
         assertEquals(1, open.prefix(7201).getBestPrefixBlocks());
