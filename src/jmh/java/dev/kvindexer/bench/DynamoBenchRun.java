@@ -46,8 +46,9 @@ final class DynamoBenchRun {
     /**
      * {@code answer}: build the route's answer from the match (its owners as records and their tier breakdown, what
      * the JSON is rendered from); without it a query ends at the partition's reply, as Dynamo's find_matches does.
+     * {@code prepared}: each query's hashes computed before the replay, as Dynamo's bench prepares them.
      */
-    record Config(int threads, int callers, int issuers, long spinNanos, boolean answer) {}
+    record Config(int threads, int callers, int issuers, long spinNanos, boolean answer, boolean prepared) {}
 
     /** What a cell measured; times in nanoseconds from its start, latencies in nanoseconds. */
     record Result(
@@ -400,18 +401,27 @@ final class DynamoBenchRun {
         @Override
         public void run() {
             int[] tokens = new int[s.longestPrompt()];
+            long seed = BlockHasher.seedFor(null, null);
+            long[][] prepared = new long[queries.length][];
+            if (settings.prepared()) {
+                for (int k = 0; k < queries.length; k++) {
+                    int length = s.tokens(s.queryRequest[queries[k]], tokens);
+                    prepared[k] = BlockHasher.localHashes(tokens, length, DynamoBenchSchedule.BLOCK_SIZE, seed);
+                }
+            }
             await(go);
             long t0 = start[0];
             for (int k = 0; k < queries.length; k++) {
                 int q = queries[k];
                 // The request body: synthesized before its deadline when the lane is idle, as a client sends it.
-                int length = s.tokens(s.queryRequest[q], tokens);
+                int length = settings.prepared() ? 0 : s.tokens(s.queryRequest[q], tokens);
                 long due = t0 + (long) (s.queryAt[q] * windowNanos);
                 waitUntil(due, settings.spinNanos());
                 long began = System.nanoTime();
                 PartitionRef partition = registry.partition(key).orElseThrow();
-                long seed = BlockHasher.seedFor(null, null);
-                long[] hashes = BlockHasher.localHashes(tokens, length, partition.blockSize(), seed);
+                long[] hashes = settings.prepared()
+                        ? prepared[k]
+                        : BlockHasher.localHashes(tokens, length, partition.blockSize(), seed);
                 long hashed = System.nanoTime();
                 QueryResult r = partition
                         .query(hashes)

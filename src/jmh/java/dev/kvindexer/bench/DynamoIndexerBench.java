@@ -16,13 +16,14 @@ import java.util.List;
  * rate. A cell kept up when replay and drain end within 1.10 times its window. With {@code --timeline engine} (as
  * Dynamo) each engine's timeline fills the window; {@code trace} keeps the trace's own arrival times, scaled. With
  * {@code --answer match} a query ends at the partition's reply (Dynamo's find_matches), without the route's breakdown
- * of it. Each cell runs on a fresh partition of one node; the run fails unless the index ends holding exactly what the
+ * of it; with {@code --hashes prepared} each query's hashes are computed before the replay (Dynamo's bench hashes in
+ * its preparation), where {@code tokens} hashes the prompt's tokens as the route does. Each cell runs on a fresh partition of one node; the run fails unless the index ends holding exactly what the
  * engines hold.
  *
  * <pre>java -Xms2g -Xmx2g -cp target/benchmarks.jar dev.kvindexer.bench.DynamoIndexerBench TRACE.jsonl
  *     [--workers 1000] [--seed 42] [--duplicate 1] [--capacity 4096] [--warmup-ms 3000] [--warmup-runs 3]
  *     [--duration-ms 30000] [--callers 7] [--issuers 1] [--threads 4] [--spin-us 0] [--timeline engine|trace]
- *     [--answer breakdown|match] [--sweep MIN MAX STEPS]</pre>
+ *     [--answer breakdown|match] [--hashes tokens|prepared] [--sweep MIN MAX STEPS]</pre>
  */
 public final class DynamoIndexerBench {
     private DynamoIndexerBench() {}
@@ -32,7 +33,7 @@ public final class DynamoIndexerBench {
             System.err.println("usage: DynamoIndexerBench TRACE.jsonl [--workers N] [--seed S] [--duplicate D]"
                     + " [--capacity BLOCKS] [--warmup-ms W] [--warmup-runs N] [--duration-ms D] [--callers N]"
                     + " [--issuers N] [--threads N] [--spin-us US] [--timeline engine|trace]"
-                    + " [--answer breakdown|match] [--sweep MIN MAX STEPS]");
+                    + " [--answer breakdown|match] [--hashes tokens|prepared] [--sweep MIN MAX STEPS]");
             System.exit(2);
         }
         Path trace = Path.of(args[0]);
@@ -52,6 +53,7 @@ public final class DynamoIndexerBench {
         long[] sweep = null;
         boolean perEngine = true;
         boolean answer = true;
+        boolean prepared = false;
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--workers" -> workers = Integer.parseInt(args[++i]);
@@ -71,6 +73,12 @@ public final class DynamoIndexerBench {
                         case "trace" -> false;
                         default -> throw new IllegalArgumentException("--timeline is engine or trace");
                     };
+                case "--hashes" ->
+                    prepared = switch (args[++i]) {
+                        case "prepared" -> true;
+                        case "tokens" -> false;
+                        default -> throw new IllegalArgumentException("--hashes is tokens or prepared");
+                    };
                 case "--answer" ->
                     answer = switch (args[++i]) {
                         case "breakdown" -> true;
@@ -86,13 +94,15 @@ public final class DynamoIndexerBench {
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        DynamoBenchRun.Config settings = new DynamoBenchRun.Config(threads, callers, issuers, spinUs * 1_000, answer);
+        DynamoBenchRun.Config settings =
+                new DynamoBenchRun.Config(threads, callers, issuers, spinUs * 1_000, answer, prepared);
         DynamoBenchSchedule s = DynamoBenchSchedule.prepare(trace, workers, duplicates, seed, capacity, perEngine);
         s.describe().forEach(System.out::println);
         System.out.printf(
-                "timeline per %s, answer %s; %d callers, %d event issuers, %d event loops; spin %d us; %d cores%n",
+                "timeline per %s, answer %s, hashes %s; %d callers, %d event issuers, %d event loops; spin %d us; %d cores%n",
                 perEngine ? "engine" : "trace",
                 answer ? "breakdown" : "match",
+                prepared ? "prepared" : "from tokens",
                 callers,
                 issuers,
                 threads,
