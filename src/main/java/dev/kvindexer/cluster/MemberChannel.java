@@ -7,6 +7,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -141,12 +142,14 @@ public final class MemberChannel {
     }
 
     private Future<Object> ask(String other, byte[] bytes) {
-        return spans.around(
+        Buffer sealed = Buffer.buffer(seals.seal(kind, other, bytes));
+        Future<Message<Object>> asked = spans.on()
+                ? spans.around(
                         spanName,
                         t -> t.put("kvindexer.node", other),
-                        () -> vertx.eventBus()
-                                .request(address + other, Buffer.buffer(seals.seal(kind, other, bytes)), options))
-                .map(reply -> reply.body());
+                        () -> vertx.eventBus().request(address + other, sealed, options))
+                : vertx.eventBus().request(address + other, sealed, options);
+        return asked.map(Message::body);
     }
 
     private List<String> others() {

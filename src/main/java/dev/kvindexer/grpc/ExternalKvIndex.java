@@ -28,6 +28,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * The placements SGLang's KVIndexer contract keeps (docs/api/sglang-grpc.md#state): blocks by engine hash, each with
@@ -282,13 +283,8 @@ final class ExternalKvIndex {
                 .build();
     }
 
-    /**
-     * The whole state but the hit counters, as the requests that make it again on an empty index: every worker
-     * configured, then each ready one's holdings, through a snapshot replacement when it has an epoch (with its fence),
-     * and in batches of reports within the contract's limits.
-     */
-    List<Message> state() {
-        List<Message> out = new ArrayList<>();
+    /** Every worker as configured (address and cache spec): the first request of a state copy. */
+    ConfigureExpectedWorkersRequest configuration() {
         ConfigureExpectedWorkersRequest.Builder configure = ConfigureExpectedWorkersRequest.newBuilder();
         for (ExternalWorker w : workers.values()) {
             ExpectedWorker.Builder e =
@@ -298,60 +294,69 @@ final class ExternalKvIndex {
             }
             configure.addWorkers(e);
         }
-        out.add(configure.build());
-        for (ExternalWorker w : workers.values()) {
-            if (!w.ready) {
+        return configure.build();
+    }
+
+    List<String> workerIds() {
+        return List.copyOf(workers.keySet());
+    }
+
+    /**
+     * One worker's part of a state copy, as the requests that make it again after {@link #configuration()}: nothing
+     * when it is gone or not ready; else a snapshot replacement when it has an epoch (with its fence), then its
+     * holdings in batches of reports within the contract's limits.
+     */
+    void stateOf(String id, Consumer<Message> out) {
+        ExternalWorker w = workers.get(id);
+        if (w == null || !w.ready) {
+            return;
+        }
+        if (w.epoch != null) {
+            ReplaceExternalKvSnapshotRequest.Builder r = ReplaceExternalKvSnapshotRequest.newBuilder()
+                    .setWorkerId(w.id)
+                    .setWorkerAddress(w.address)
+                    .setWorkerEpoch(w.epoch)
+                    .setAppliedSeq(w.hasLastSeq ? w.lastSeq : 0);
+            if (w.spec != null) {
+                r.setCacheSpec(w.spec.toProto());
+            }
+            out.accept(r.build());
+        }
+        ApplyExternalKvBatchRequest.Builder batch = reports(w);
+        int hashes = 0;
+        for (int tier = 1; tier < TIERS; tier++) {
+            LongOpenHashSet held = w.holdings[tier];
+            if (held == null) {
                 continue;
             }
-            if (w.epoch != null) {
-                ReplaceExternalKvSnapshotRequest.Builder r = ReplaceExternalKvSnapshotRequest.newBuilder()
-                        .setWorkerId(w.id)
-                        .setWorkerAddress(w.address)
-                        .setWorkerEpoch(w.epoch)
-                        .setAppliedSeq(w.hasLastSeq ? w.lastSeq : 0);
-                if (w.spec != null) {
-                    r.setCacheSpec(w.spec.toProto());
-                }
-                out.add(r.build());
-            }
-            ApplyExternalKvBatchRequest.Builder batch = reports(w);
-            int hashes = 0;
-            for (int tier = 1; tier < TIERS; tier++) {
-                LongOpenHashSet held = w.holdings[tier];
-                if (held == null) {
-                    continue;
-                }
-                ExternalKvAction.Builder action = null;
-                for (LongIterator it = held.iterator(); it.hasNext(); ) {
-                    if (hashes == RequestChecks.MAX_HASHES_PER_REQUEST
-                            || (action == null && batch.getActionsCount() == RequestChecks.MAX_ACTIONS_PER_BATCH)) {
-                        if (action != null) {
-                            batch.addActions(action);
-                        }
-                        out.add(batch.build());
-                        batch = reports(w);
-                        hashes = 0;
-                        action = null;
+            ExternalKvAction.Builder action = null;
+            for (LongIterator it = held.iterator(); it.hasNext(); ) {
+                if (hashes == RequestChecks.MAX_HASHES_PER_REQUEST) {
+                    if (action != null) {
+                        batch.addActions(action);
                     }
-                    if (action == null) {
-                        action = ExternalKvAction.newBuilder()
-                                .setType(ExternalKvActionType.ACTION_REPORT)
-                                .setTierValue(tier);
-                    }
-                    long hash = it.nextLong();
-                    Block b = blocks.get(hash);
-                    action.addHashes(hash)
-                            .addComponentMasks(maskAt(b, w.slot, tier))
-                            .addBlockSizes(b.tokenCount);
-                    hashes++;
+                    out.accept(batch.build());
+                    batch = reports(w);
+                    hashes = 0;
+                    action = null;
                 }
-                if (action != null) {
-                    batch.addActions(action);
+                if (action == null) {
+                    action = ExternalKvAction.newBuilder()
+                            .setType(ExternalKvActionType.ACTION_REPORT)
+                            .setTierValue(tier);
                 }
+                long hash = it.nextLong();
+                Block b = blocks.get(hash);
+                action.addHashes(hash)
+                        .addComponentMasks(maskAt(b, w.slot, tier))
+                        .addBlockSizes(b.tokenCount);
+                hashes++;
             }
-            out.add(batch.build());
+            if (action != null) {
+                batch.addActions(action);
+            }
         }
-        return out;
+        out.accept(batch.build());
     }
 
     /** A batch of reports for {@code w}, outside any sequence, as a state copy sends them. */

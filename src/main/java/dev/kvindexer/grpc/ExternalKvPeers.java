@@ -2,7 +2,7 @@ package dev.kvindexer.grpc;
 
 import io.vertx.core.Future;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
+import java.util.function.LongFunction;
 
 /**
  * The other members of a kvindexer cluster, as the bridge's state travels between them (docs/api/sglang-grpc.md#in-a-cluster):
@@ -12,7 +12,18 @@ public interface ExternalKvPeers {
     /** A node on its own: nothing to share, nobody to copy from. */
     ExternalKvPeers NONE = new ExternalKvPeers() {
         @Override
-        public Future<Void> listen(Consumer<byte[]> changes, Supplier<byte[]> state) {
+        public Future<Void> listen(Consumer<byte[]> changes, LongFunction<byte[]> state) {
+            return Future.succeededFuture();
+        }
+
+        @Override
+        public Future<Void> stop() {
+            return Future.succeededFuture();
+        }
+
+        @Override
+        public Future<Void> aside(Runnable work) {
+            work.run();
             return Future.succeededFuture();
         }
 
@@ -29,9 +40,16 @@ public interface ExternalKvPeers {
 
     /**
      * Starts taking the other members' messages: {@code changes} applies one (a RuntimeException refuses it), {@code
-     * state} answers a member that starts and copies this one.
+     * state} answers a member that starts and copies this one, with this member's state of at most the bytes it is
+     * given (a RuntimeException refuses).
      */
-    Future<Void> listen(Consumer<byte[]> changes, Supplier<byte[]> state);
+    Future<Void> listen(Consumer<byte[]> changes, LongFunction<byte[]> state);
+
+    /** Stops taking the other members' messages. */
+    Future<Void> stop();
+
+    /** Runs {@code work} off the event loops (a copied state can take seconds to apply). */
+    Future<Void> aside(Runnable work);
 
     /** Sends a change applied here to every other member; completes once each applied it, refused it or timed out. */
     Future<Void> toAll(byte[] change);

@@ -7,9 +7,6 @@ import dev.kvindexer.grpc.v1.ConfigureExpectedWorkersRequest;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
 import io.vertx.core.Future;
 import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,7 +46,8 @@ final class ExternalKvReplica {
 
     /**
      * Starts taking the other members' changes, copies one's state (none when no member serves), then applies what
-     * arrived meanwhile. A state that cannot be copied is logged and the service starts from what it has.
+     * arrived meanwhile. A state that cannot be had is logged and the service starts from what it has; one refused
+     * part-way is undone, and the service starts empty.
      */
     Future<Void> join() {
         synchronized (this) {
@@ -57,16 +55,31 @@ final class ExternalKvReplica {
         }
         return peers.listen(this::receive, this::state)
                 .compose(v -> peers.stateOfAny())
-                .map(state -> {
-                    int changes = load(state);
-                    LOG.info("gRPC service: copied the bridge's state from another member ({} changes)", changes);
-                    return (Void) null;
-                })
-                .recover(t -> {
-                    LOG.info("gRPC service: no bridge state copied from another member: {}", t.getMessage());
-                    return Future.succeededFuture();
-                })
-                .andThen(done -> drain());
+                .transform(copied -> peers.aside(() -> {
+                    if (copied.succeeded()) {
+                        copy(copied.result());
+                    } else {
+                        LOG.info(
+                                "gRPC service: no bridge state copied from another member: {}",
+                                copied.cause().getMessage());
+                    }
+                    drain();
+                }));
+    }
+
+    /** Stops taking the other members' changes and questions. */
+    Future<Void> stop() {
+        return peers.stop();
+    }
+
+    private void copy(byte[] state) {
+        try {
+            int changes = load(state);
+            LOG.info("gRPC service: copied the bridge's state from another member ({} changes)", changes);
+        } catch (RuntimeException e) {
+            service.configure(ConfigureExpectedWorkersRequest.getDefaultInstance());
+            LOG.warn("gRPC service: another member's bridge state was refused, starting empty: {}", e.toString());
+        }
     }
 
     /** Sends a change applied here to every other member. */
@@ -74,38 +87,61 @@ final class ExternalKvReplica {
         return peers == ExternalKvPeers.NONE ? Future.succeededFuture() : peers.toAll(encode(kind, change));
     }
 
-    /** Another member's change: applied now, or held while the state is copied. */
+    /**
+     * Another member's change: applied now, or held while the state is copied. One that cannot be held is refused,
+     * so its sender knows this member lacks it.
+     */
     void receive(byte[] change) {
         synchronized (this) {
             if (held != null) {
-                if (held.size() < MAX_HELD && heldBytes + change.length <= MAX_HELD_BYTES) {
-                    held.add(change);
-                    heldBytes += change.length;
-                } else if (dropped++ == 0) {
-                    LOG.warn("gRPC service: too many changes arrived while copying the state; later ones dropped");
+                if (held.size() >= MAX_HELD || heldBytes + change.length > MAX_HELD_BYTES) {
+                    if (dropped++ == 0) {
+                        LOG.warn("gRPC service: too many changes arrived while copying the state; later ones refused");
+                    }
+                    throw new IllegalStateException("too many changes held while this member copies the state");
                 }
+                held.add(change);
+                heldBytes += change.length;
                 return;
             }
         }
         apply(change);
     }
 
-    /** This member's state, as changes that make it again on an empty service. */
-    byte[] state() {
-        List<Message> messages = service.stateMessages();
-        try {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            DataOutputStream out = new DataOutputStream(bytes);
-            out.writeInt(messages.size());
-            for (Message m : messages) {
-                byte[] change = encode(kindOf(m), m);
-                out.writeInt(change.length);
-                out.write(change);
+    /**
+     * This member's state, as changes that make it again on an empty service, of at most {@code maxBytes}. Refused
+     * while this member still copies its own: a member that starts asks the next one.
+     */
+    byte[] state(long maxBytes) {
+        synchronized (this) {
+            if (held != null) {
+                throw new IllegalStateException("this member is still copying the bridge state itself");
             }
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int[] count = {0};
+        writeInt(bytes, 0); // the count, set at the end
+        service.state(m -> {
+            byte[] change = encode(kindOf(m), m);
+            if (bytes.size() + 4L + change.length > maxBytes) {
+                throw new IllegalStateException(
+                        "this member's bridge state is larger than a message between members may be (" + maxBytes
+                                + " bytes)");
+            }
+            writeInt(bytes, change.length);
+            bytes.write(change, 0, change.length);
+            count[0]++;
+        });
+        byte[] out = bytes.toByteArray();
+        ByteBuffer.wrap(out).putInt(0, count[0]);
+        return out;
+    }
+
+    private static void writeInt(ByteArrayOutputStream out, int v) {
+        out.write(v >>> 24);
+        out.write(v >>> 16);
+        out.write(v >>> 8);
+        out.write(v);
     }
 
     /** Applies another member's state, once its every length checked against the bytes; the number of changes. */

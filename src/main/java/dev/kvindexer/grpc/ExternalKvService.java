@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
 
 /**
  * SGLang's KVIndexer operations over one {@link ExternalKvIndex}, callable from any thread: each request is checked,
@@ -105,6 +106,15 @@ public final class ExternalKvService implements GrpcMetrics.Figures {
         return replica.join();
     }
 
+    ExternalKvReplica replica() {
+        return replica;
+    }
+
+    /** Stops taking the other members' changes and questions. */
+    public Future<Void> stop() {
+        return replica.stop();
+    }
+
     /** {@link #configure}, then the change on every other member of the cluster before the answer. */
     public Future<ConfigureExpectedWorkersResponse> configureEverywhere(ConfigureExpectedWorkersRequest r) {
         ConfigureExpectedWorkersResponse answer = configure(r);
@@ -123,9 +133,22 @@ public final class ExternalKvService implements GrpcMetrics.Figures {
         return replica.share(ExternalKvReplica.APPLY, r).map(answer);
     }
 
-    /** The bridge's state as the requests that make it again (hit counters aside). */
-    List<Message> stateMessages() {
-        return read(index::state);
+    /**
+     * The bridge's state as the requests that make it again (hit counters aside), handed to {@code out} one at a time:
+     * each worker's part read under the read lock on its own, so bridge changes and queries go on between workers.
+     * {@code out} may throw to stop.
+     */
+    void state(Consumer<Message> out) {
+        List<String> ids = read(() -> {
+            out.accept(index.configuration());
+            return index.workerIds();
+        });
+        for (String id : ids) {
+            read(() -> {
+                index.stateOf(id, out);
+                return null;
+            });
+        }
     }
 
     public MatchExternalKvResponse match(MatchExternalKvRequest r) {

@@ -70,7 +70,9 @@ public final class Tracing implements AutoCloseable {
                     .addPropertiesSupplier(() -> defaults)
                     .addPropertiesCustomizer(config -> {
                         wanted.set(wanted(config));
-                        ingestEvery.set(config.getLong(INGEST_EVERY, DEFAULT_INGEST_EVERY));
+                        if (wanted.get()) {
+                            ingestEvery.set(config.getLong(INGEST_EVERY, DEFAULT_INGEST_EVERY));
+                        }
                         return overrides(config, wanted.get());
                     })
                     .build();

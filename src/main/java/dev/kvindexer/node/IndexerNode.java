@@ -81,6 +81,9 @@ public final class IndexerNode implements AutoCloseable {
     private final AtomicReference<RecoveryReport> recovery;
     /** What a selection service on this node shows on the dashboard; null while none runs here. */
     private final AtomicReference<Supplier<Future<JsonObject>>> selection;
+    /** Whether {@link #serveGrpc} was called: one port a node, so one set of listeners for the bridge's state. */
+    private final java.util.concurrent.atomic.AtomicBoolean grpcServed =
+            new java.util.concurrent.atomic.AtomicBoolean();
     /** What every port may hold on behalf of its peers (--max-network-memory). */
     private final NetworkBudget network;
 
@@ -442,18 +445,23 @@ public final class IndexerNode implements AutoCloseable {
                 grpc.maxWorkers(),
                 grpc.maxPlacements(),
                 registeredEngines(grpc.modelName(), grpc.routingGroup()),
-                externalKvPeers(recovery));
+                externalKvPeers(new PartitionKey(grpc.modelName(), grpc.routingGroup()), recovery));
+        if (!grpcServed.compareAndSet(false, true)) {
+            return Future.failedFuture("this node already serves the gRPC port");
+        }
         return service.join()
                 .compose(v -> GrpcVerticle.deploy(
-                        vertx, service, grpc, security, parts.meters().grpc(), network, instances));
+                        vertx, service, grpc, security, parts.meters().grpc(), network, instances))
+                .recover(t -> service.stop().transform(stopped -> Future.failedFuture(t)));
     }
 
-    private ExternalKvPeers externalKvPeers(RecoveryConfig recovery) {
+    private ExternalKvPeers externalKvPeers(PartitionKey served, RecoveryConfig recovery) {
         return parts.hazelcast() == null
                 ? ExternalKvPeers.NONE
                 : new ExternalKvMembers(
                         vertx,
                         parts.hazelcast(),
+                        served,
                         spans(),
                         recovery.timeout(),
                         MemberChannel.largestMessage(recovery.maxBytes()));

@@ -98,7 +98,7 @@ class ExternalKvStateCopyTest {
     @Test
     void aCopyAnswersAsTheOriginalAndKeepsEachFence() {
         ExternalKvService from = filled();
-        byte[] state = new ExternalKvReplica(from, ExternalKvPeers.NONE).state();
+        byte[] state = new ExternalKvReplica(from, ExternalKvPeers.NONE).state(Long.MAX_VALUE);
         ExternalKvService copy = new ExternalKvService(4);
         int changes = new ExternalKvReplica(copy, ExternalKvPeers.NONE).load(state);
         assertTrue(changes > 4, "the first worker's holdings took several batches: " + changes);
@@ -119,8 +119,85 @@ class ExternalKvStateCopyTest {
     }
 
     @Test
+    void aStateLargerThanAMemberMaySendIsRefusedWhereItIsBuilt() {
+        ExternalKvReplica replica = new ExternalKvReplica(filled(), ExternalKvPeers.NONE);
+        int whole = replica.state(Long.MAX_VALUE).length;
+        IllegalStateException refused = assertThrows(IllegalStateException.class, () -> replica.state(whole - 1));
+        assertTrue(refused.getMessage().contains("larger than"), refused.getMessage());
+        assertEquals(whole, replica.state(whole).length);
+    }
+
+    @Test
+    void aStateRefusedPartWayLeavesTheStartingMemberEmpty() {
+        byte[] state = new ExternalKvReplica(filled(), ExternalKvPeers.NONE).state(Long.MAX_VALUE);
+        // A member that holds fewer placements than the state brings: the copy is refused part-way, and undone.
+        ExternalKvService small = new ExternalKvService(4, 3, 10_000, RegisteredEngines.NONE, givingState(state));
+        small.join().toCompletionStage().toCompletableFuture().join();
+        assertEquals(0, small.workers());
+        assertEquals(0, small.blocks());
+
+        ExternalKvService roomy = new ExternalKvService(4, 3, 1_000_000, RegisteredEngines.NONE, givingState(state));
+        roomy.join().toCompletionStage().toCompletableFuture().join();
+        assertEquals(3, roomy.workers(), "the same state, copied whole where it fits");
+    }
+
+    @Test
+    void aMemberStillCopyingGivesNoStateOfItsOwn() {
+        io.vertx.core.Promise<byte[]> later = io.vertx.core.Promise.promise();
+        ExternalKvService starting =
+                new ExternalKvService(4, 3, 1_000_000, RegisteredEngines.NONE, givingState(later.future()));
+        starting.join();
+        IllegalStateException refused = assertThrows(
+                IllegalStateException.class, () -> starting.replica().state(Long.MAX_VALUE));
+        assertTrue(refused.getMessage().contains("still copying"), refused.getMessage());
+
+        later.complete(new ExternalKvReplica(filled(), ExternalKvPeers.NONE).state(Long.MAX_VALUE));
+        assertEquals(3, starting.workers(), "its copy done, it holds the state");
+        assertEquals(
+                new ExternalKvReplica(original, ExternalKvPeers.NONE).state(Long.MAX_VALUE).length,
+                starting.replica().state(Long.MAX_VALUE).length,
+                "and gives it");
+    }
+
+    /** Another member, in memory: it gives {@code state} when asked and takes nothing. */
+    private static ExternalKvPeers givingState(byte[] state) {
+        return givingState(io.vertx.core.Future.succeededFuture(state));
+    }
+
+    private static ExternalKvPeers givingState(io.vertx.core.Future<byte[]> state) {
+        return new ExternalKvPeers() {
+            @Override
+            public io.vertx.core.Future<Void> listen(
+                    java.util.function.Consumer<byte[]> changes, java.util.function.LongFunction<byte[]> answer) {
+                return io.vertx.core.Future.succeededFuture();
+            }
+
+            @Override
+            public io.vertx.core.Future<Void> stop() {
+                return io.vertx.core.Future.succeededFuture();
+            }
+
+            @Override
+            public io.vertx.core.Future<Void> aside(Runnable work) {
+                work.run();
+                return io.vertx.core.Future.succeededFuture();
+            }
+
+            @Override
+            public io.vertx.core.Future<Void> toAll(byte[] change) {
+                return io.vertx.core.Future.succeededFuture();
+            }
+
+            @Override
+            public io.vertx.core.Future<byte[]> stateOfAny() {
+                return state;
+            }
+        };
+    }
+
+    @Test
     void aStateWhoseBytesDoNotAddUpChangesNothing() {
-        byte[] state = new ExternalKvReplica(filled(), ExternalKvPeers.NONE).state();
+        byte[] state = new ExternalKvReplica(filled(), ExternalKvPeers.NONE).state(Long.MAX_VALUE);
         ExternalKvService copy = new ExternalKvService(4);
         ExternalKvReplica replica = new ExternalKvReplica(copy, ExternalKvPeers.NONE);
         byte[] truncated = Arrays.copyOf(state, state.length - 3);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kvindexer.config.GrpcConfig;
 import dev.kvindexer.config.RecoveryConfig;
 import dev.kvindexer.config.SecurityConfig;
+import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.grpc.v1.ApplyExternalKvBatchRequest;
 import dev.kvindexer.grpc.v1.ConfigureExpectedWorkersRequest;
 import dev.kvindexer.grpc.v1.ExpectedWorker;
@@ -17,6 +18,7 @@ import dev.kvindexer.grpc.v1.MatchExternalKvPrefixResponse;
 import dev.kvindexer.grpc.v1.ReplaceExternalKvSnapshotRequest;
 import dev.kvindexer.grpc.v1.TierHashes;
 import dev.kvindexer.grpc.v1.TierType;
+import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterNodes;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -50,9 +52,14 @@ class ExternalKvClusterTest {
 
     /** A member with the gRPC port served as `serve --grpc-port` serves it; its client. */
     private KVIndexerGrpcClient member() throws Exception {
+        return member("m");
+    }
+
+    /** A member whose gRPC port serves {@code model}. */
+    private KVIndexerGrpcClient member(String model) throws Exception {
         IndexerNode node = cluster.start(c -> c.withSecurity(new SecurityConfig(TOKEN, false, null, null)));
         int port = get(node.serveGrpc(
-                new GrpcConfig("127.0.0.1", 0, GrpcConfig.DEFAULT_PREFIX_MAX_INFLIGHT, "m", "default"),
+                new GrpcConfig("127.0.0.1", 0, GrpcConfig.DEFAULT_PREFIX_MAX_INFLIGHT, model, "default"),
                 SecurityConfig.NONE,
                 RecoveryConfig.DEFAULT,
                 1));
@@ -67,6 +74,15 @@ class ExternalKvClusterTest {
     void everyMemberAnswersWhatTheBridgeToldAny() throws Exception {
         KVIndexerGrpcClient a = member();
         KVIndexerGrpcClient b = member();
+        // The first message between two members opens their bus connection; wait for it once, off the record.
+        get(a.applyExternalKvBatch(batch("warm-up", 99)));
+        Await.until("the first change on the other member", Await.PATIENCE, () -> {
+            try {
+                return prefix(b, 99).equals("warm-up=1");
+            } catch (Exception e) {
+                return false;
+            }
+        });
         get(a.configureExpectedWorkers(ConfigureExpectedWorkersRequest.newBuilder()
                 .addWorkers(ExpectedWorker.newBuilder().setWorkerId("w1").setWorkerAddress("http://w1"))
                 .addWorkers(ExpectedWorker.newBuilder().setWorkerId("w2").setWorkerAddress("http://w2"))
@@ -104,6 +120,11 @@ class ExternalKvClusterTest {
         get(c.applyExternalKvBatch(batch("w1", 14)));
         assertEquals("w1=4 w2=2", prefix(a));
         assertEquals("w1=4 w2=2", prefix(b));
+
+        KVIndexerGrpcClient other = member("other-model");
+        assertEquals("", prefix(other), "a member serving another model copies nothing of this one's bridge");
+        get(other.configureExpectedWorkers(ConfigureExpectedWorkersRequest.getDefaultInstance()));
+        assertEquals("w1=4 w2=2", prefix(a), "and its bridge's changes stay among its own model's members");
     }
 
     @Test
@@ -113,9 +134,10 @@ class ExternalKvClusterTest {
         get(a.applyExternalKvBatch(batch("w1", 11, 12)));
         String other = nodes.get(1).membership().nodeId();
         byte[] forged = new byte[] {3};
-        ReplyException unsealed = refused(nodes.get(0), ExternalKvMembers.CHANGES + other, forged);
+        String scope = new PartitionKey("m", "default").dumpKey() + ".";
+        ReplyException unsealed = refused(nodes.get(0), ExternalKvMembers.CHANGES + scope + other, forged);
         assertEquals(401, unsealed.failureCode(), unsealed.getMessage());
-        ReplyException unsealedState = refused(nodes.get(0), ExternalKvMembers.STATES + other, new byte[0]);
+        ReplyException unsealedState = refused(nodes.get(0), ExternalKvMembers.STATES + scope + other, new byte[0]);
         assertEquals(401, unsealedState.failureCode(), "a state is given only to a member of the cluster");
         assertEquals("w1=2", prefix(clients.get(1)), "nothing changed");
         assertEquals(1, nodes.get(1).meters().cluster().rejectedCount("grpc_changes", "unsigned"));
@@ -144,8 +166,12 @@ class ExternalKvClusterTest {
 
     /** The prefix answer for {@link #PROMPT} as "worker=blocks ...", by worker id. */
     private static String prefix(KVIndexerGrpcClient client) throws Exception {
+        return prefix(client, PROMPT);
+    }
+
+    private static String prefix(KVIndexerGrpcClient client, long... prompt) throws Exception {
         MatchExternalKvPrefixResponse r = get(client.matchExternalKvPrefix(MatchExternalKvPrefixRequest.newBuilder()
-                .addAllHashes(LongStream.of(PROMPT).boxed().toList())
+                .addAllHashes(LongStream.of(prompt).boxed().toList())
                 .build()));
         return String.join(
                 " ",

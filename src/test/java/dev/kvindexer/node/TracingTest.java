@@ -250,11 +250,13 @@ class TracingTest {
         assertEquals(201, r.statusCode(), r.body());
 
         Await.until(
-                "node 1's handling of the push, under node 0's span of waiting for it",
+                "node 1's handling of the push, under node 0's span of waiting for it, under the request's",
                 ClusterFixture.WAIT,
                 () -> received.stream()
-                        .anyMatch(s -> s.service().equals("node-1")
-                                && names(ancestors(s)).contains("node-0 reservation.peer")));
+                                .anyMatch(s -> s.service().equals("node-1")
+                                        && names(ancestors(s)).contains("node-0 reservation.peer"))
+                        && named("node-0", "reservation.peer").stream()
+                                .anyMatch(p -> names(ancestors(p)).contains("node-0 POST /reservations")));
         Received peer = named("node-0", "reservation.peer").get(0);
         List<String> chain = names(ancestors(peer));
         assertEquals("node-0 POST /reservations", chain.get(chain.size() - 1), chain.toString());

@@ -48,6 +48,7 @@ public final class ClusterBindings {
     private final long writerId;
     private final SealedBytes seals;
     private final MemberChannel pushes;
+    private final Spans spans;
     /** Shares under way: a client's answer waits for them. */
     private final List<Future<Void>> sharing = new ArrayList<>();
 
@@ -74,6 +75,7 @@ public final class ClusterBindings {
         this.ttlMillis = ttlMillis;
         this.writerId = writerId;
         this.seals = SealedBytes.of(hazelcast);
+        this.spans = spans;
         this.pushes = new MemberChannel(
                 vertx, hazelcast, ADDRESS, PUSHES, MemberChannel.TIMEOUT, spans, "session_binding.peer");
     }
@@ -98,9 +100,11 @@ public final class ClusterBindings {
     public void share(SessionBindings.Binding b) {
         byte[] bytes = AffinityEventCodec.encode(b);
         String key = key(b);
+        // the map's answer comes back on the service's own context: the pushes continue the request's trace there
+        Spans.Parent request = spans.parent();
         Future<Void> done = ContextHop.on(
                         home, map.submitToKey(key, new KeepNewer(seals.seal(RECORDS, key, bytes), ttlMillis)))
-                .compose(v -> ContextHop.on(home, pushes.toAll(bytes)))
+                .compose(v -> request.within(() -> ContextHop.on(home, pushes.toAll(bytes))))
                 .onFailure(t -> LOG.warn("cluster session bindings: a share failed: {}", t.toString()));
         sharing.add(done);
         done.onComplete(r -> sharing.remove(done));
