@@ -109,13 +109,22 @@ public final class MemberChannel {
         };
     }
 
-    /** Sends {@code bytes} to every other member; completes (never failed) once each answered, failed or timed out. */
-    public Future<Void> toAll(byte[] bytes) {
+    /**
+     * Sends {@code bytes} to every other member; completes (never failed) once each answered, failed or timed out,
+     * with how many did not take it.
+     */
+    public Future<Integer> toAll(byte[] bytes) {
         List<Future<?>> acks = new ArrayList<>();
         for (String other : others()) {
             acks.add(ask(other, bytes));
         }
-        return Future.join(acks).otherwiseEmpty().mapEmpty();
+        return Future.join(acks).transform(done -> {
+            int missed = 0;
+            for (Future<?> ack : acks) {
+                missed += ack.failed() ? 1 : 0;
+            }
+            return Future.succeededFuture(missed);
+        });
     }
 
     /**

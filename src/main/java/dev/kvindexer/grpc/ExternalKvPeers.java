@@ -28,8 +28,8 @@ public interface ExternalKvPeers {
         }
 
         @Override
-        public Future<Void> toAll(byte[] change) {
-            return Future.succeededFuture();
+        public Future<Integer> toAll(byte[] change) {
+            return Future.succeededFuture(0);
         }
 
         @Override
@@ -51,8 +51,11 @@ public interface ExternalKvPeers {
     /** Runs {@code work} off the event loops (a copied state can take seconds to apply). */
     Future<Void> aside(Runnable work);
 
-    /** Sends a change applied here to every other member; completes once each applied it, refused it or timed out. */
-    Future<Void> toAll(byte[] change);
+    /**
+     * Sends a change applied here to every other member; completes once each applied it, refused it or timed out,
+     * with how many did not apply it.
+     */
+    Future<Integer> toAll(byte[] change);
 
     /** The state of one other member that serves the port; fails when none does. */
     Future<byte[]> stateOfAny();

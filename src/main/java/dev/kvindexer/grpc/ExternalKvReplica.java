@@ -10,6 +10,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +39,15 @@ final class ExternalKvReplica {
 
     private long heldBytes;
     private long dropped;
+
+    /** Members that did not apply a change sent from here. */
+    final LongAdder missed = new LongAdder();
+    /** Other members' changes applied here, and refused here. */
+    final LongAdder applied = new LongAdder();
+
+    final LongAdder refused = new LongAdder();
+    /** Whether this member began from another's state. */
+    volatile boolean copied;
 
     ExternalKvReplica(ExternalKvService service, ExternalKvPeers peers) {
         this.service = service;
@@ -75,6 +85,7 @@ final class ExternalKvReplica {
     private void copy(byte[] state) {
         try {
             int changes = load(state);
+            copied = true;
             LOG.info("gRPC service: copied the bridge's state from another member ({} changes)", changes);
         } catch (RuntimeException e) {
             service.configure(ConfigureExpectedWorkersRequest.getDefaultInstance());
@@ -84,7 +95,13 @@ final class ExternalKvReplica {
 
     /** Sends a change applied here to every other member. */
     Future<Void> share(byte kind, Message change) {
-        return peers == ExternalKvPeers.NONE ? Future.succeededFuture() : peers.toAll(encode(kind, change));
+        if (peers == ExternalKvPeers.NONE) {
+            return Future.succeededFuture();
+        }
+        return peers.toAll(encode(kind, change)).map(n -> {
+            missed.add(n);
+            return null;
+        });
     }
 
     /**
@@ -95,6 +112,7 @@ final class ExternalKvReplica {
         synchronized (this) {
             if (held != null) {
                 if (held.size() >= MAX_HELD || heldBytes + change.length > MAX_HELD_BYTES) {
+                    refused.increment();
                     if (dropped++ == 0) {
                         LOG.warn("gRPC service: too many changes arrived while copying the state; later ones refused");
                     }
@@ -105,7 +123,18 @@ final class ExternalKvReplica {
                 return;
             }
         }
-        apply(change);
+        counted(change);
+    }
+
+    /** Applies another member's change, counted as applied or refused. */
+    private void counted(byte[] change) {
+        try {
+            apply(change);
+            applied.increment();
+        } catch (RuntimeException e) {
+            refused.increment();
+            throw e;
+        }
     }
 
     /**
@@ -210,7 +239,7 @@ final class ExternalKvReplica {
             }
             for (byte[] change : batch) {
                 try {
-                    apply(change);
+                    counted(change);
                 } catch (RuntimeException e) {
                     LOG.warn("gRPC service: a change held while copying the state was refused: {}", e.toString());
                 }

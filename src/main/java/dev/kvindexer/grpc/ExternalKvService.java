@@ -236,6 +236,20 @@ public final class ExternalKvService implements GrpcMetrics.Figures {
         return read(index::blockCount);
     }
 
+    @Override
+    public long peerChanges(String outcome) {
+        return switch (outcome) {
+            case GrpcMetrics.SENT_MISSED -> replica.missed.sum();
+            case GrpcMetrics.RECEIVED_APPLIED -> replica.applied.sum();
+            default -> replica.refused.sum();
+        };
+    }
+
+    @Override
+    public boolean stateCopied() {
+        return replica.copied;
+    }
+
     private <T> T write(java.util.function.Supplier<T> change) {
         lock.writeLock().lock();
         try {

@@ -29,7 +29,23 @@ public final class GrpcMetrics {
         int prefixInflight();
 
         int prefixMaxInflight();
+
+        /** Bridge changes between members of a cluster, by {@link #PEER_OUTCOMES outcome}. */
+        long peerChanges(String outcome);
+
+        /** Whether this member began from another member's bridge state. */
+        boolean stateCopied();
     }
+
+    /** A member that did not apply a change sent from here (it refused it, or did not answer in time). */
+    public static final String SENT_MISSED = "sent_missed";
+    /** Another member's change, applied here. */
+    public static final String RECEIVED_APPLIED = "received_applied";
+    /** Another member's change, refused here (malformed, past a limit, a sequence gap, too many held). */
+    public static final String RECEIVED_REFUSED = "received_refused";
+
+    static final String[] PEER_OUTCOMES = {SENT_MISSED, RECEIVED_APPLIED, RECEIVED_REFUSED};
+    static final String PEER_CHANGES = "kvindexer_grpc_peer_changes_total";
 
     private final ConcurrentHashMap<String, Method> methods = new ConcurrentHashMap<>();
     private volatile Figures figures;
@@ -74,5 +90,18 @@ public final class GrpcMetrics {
                         "gauge",
                         "--grpc-prefix-max-inflight: past it a prefix call is refused with RESOURCE_EXHAUSTED")
                 .sample("kvindexer_grpc_prefix_max_inflight", f.prefixMaxInflight());
+        out.family(
+                PEER_CHANGES,
+                "counter",
+                "The bridge's changes between the members of a cluster: sent_missed (a member did not apply one sent "
+                        + "from here), received_applied, received_refused");
+        for (String outcome : PEER_OUTCOMES) {
+            out.sample(PEER_CHANGES, f.peerChanges(outcome), "outcome", outcome);
+        }
+        out.family(
+                        "kvindexer_grpc_state_copied",
+                        "gauge",
+                        "1 when this member began from another member's bridge state, 0 when it began from none")
+                .sample("kvindexer_grpc_state_copied", f.stateCopied() ? 1 : 0);
     }
 }

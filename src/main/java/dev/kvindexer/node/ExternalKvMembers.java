@@ -84,7 +84,7 @@ final class ExternalKvMembers implements ExternalKvPeers {
     }
 
     @Override
-    public Future<Void> toAll(byte[] change) {
+    public Future<Integer> toAll(byte[] change) {
         return changes.toAll(change);
     }
 

@@ -184,8 +184,8 @@ class ExternalKvStateCopyTest {
             }
 
             @Override
-            public io.vertx.core.Future<Void> toAll(byte[] change) {
-                return io.vertx.core.Future.succeededFuture();
+            public io.vertx.core.Future<Integer> toAll(byte[] change) {
+                return io.vertx.core.Future.succeededFuture(0);
             }
 
             @Override

@@ -20,6 +20,8 @@ import dev.kvindexer.grpc.v1.TierHashes;
 import dev.kvindexer.grpc.v1.TierType;
 import dev.kvindexer.support.Await;
 import dev.kvindexer.support.ClusterNodes;
+import dev.kvindexer.support.HttpJson;
+import dev.kvindexer.support.MetricsPage;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.ReplyException;
@@ -121,6 +123,13 @@ class ExternalKvClusterTest {
         assertEquals("w1=4 w2=2", prefix(a));
         assertEquals("w1=4 w2=2", prefix(b));
 
+        // what the members' metrics say of it: every change taken, none missed
+        ExternalKvMetrics first = metrics(nodes.get(0));
+        assertEquals(0, first.missed(), "every change sent from the first member was applied");
+        assertTrue(metrics(nodes.get(1)).applied() >= 5, "the second took the first's changes");
+        assertEquals(1, metrics(nodes.get(2)).copied(), "the third began from another's state");
+        assertEquals(0, first.copied(), "the first began from none");
+
         KVIndexerGrpcClient other = member("other-model");
         assertEquals("", prefix(other), "a member serving another model copies nothing of this one's bridge");
         get(other.configureExpectedWorkers(ConfigureExpectedWorkersRequest.getDefaultInstance()));
@@ -142,6 +151,17 @@ class ExternalKvClusterTest {
         assertEquals("w1=2", prefix(clients.get(1)), "nothing changed");
         assertEquals(1, nodes.get(1).meters().cluster().rejectedCount("grpc_changes", "unsigned"));
         assertEquals(1, nodes.get(1).meters().cluster().rejectedCount("grpc_states", "unsigned"));
+    }
+
+    /** A member's peer-change figures as its /metrics page shows them. */
+    record ExternalKvMetrics(long missed, long applied, long copied) {}
+
+    private static ExternalKvMetrics metrics(IndexerNode node) {
+        MetricsPage page = MetricsPage.of(new HttpJson(node.httpPort()));
+        return new ExternalKvMetrics(
+                (long) page.value("kvindexer_grpc_peer_changes_total{outcome=\"sent_missed\"}"),
+                (long) page.value("kvindexer_grpc_peer_changes_total{outcome=\"received_applied\"}"),
+                (long) page.value("kvindexer_grpc_state_copied"));
     }
 
     private static ReplyException refused(IndexerNode from, String address, byte[] body) throws Exception {

@@ -104,7 +104,8 @@ public final class ClusterBindings {
         Spans.Parent request = spans.parent();
         Future<Void> done = ContextHop.on(
                         home, map.submitToKey(key, new KeepNewer(seals.seal(RECORDS, key, bytes), ttlMillis)))
-                .compose(v -> request.within(() -> ContextHop.on(home, pushes.toAll(bytes))))
+                .compose(v -> request.within(
+                        () -> ContextHop.on(home, pushes.toAll(bytes).<Void>mapEmpty())))
                 .onFailure(t -> LOG.warn("cluster session bindings: a share failed: {}", t.toString()));
         sharing.add(done);
         done.onComplete(r -> sharing.remove(done));

@@ -207,7 +207,7 @@ public final class ClusterLoad implements SharedReservations {
     }
 
     private Future<Void> push(Buffer message) {
-        return ContextHop.on(home, pushes.toAll(message.getBytes()));
+        return ContextHop.on(home, pushes.toAll(message.getBytes()).<Void>mapEmpty());
     }
 
     /**
