@@ -5,6 +5,7 @@ import it.unimi.dsi.fastutil.ints.IntIterator;
 import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
+import java.util.function.IntConsumer;
 
 /**
  * The device-tier prefix tree of docs/protocol/index.md (store, remove, clear, worker removal), keyed by local hash,
@@ -244,10 +245,45 @@ final class DeviceTree {
     }
 
     /**
-     * Takes an owner off every node it holds. The nodes are found by a pass over the node columns (a clear is rare:
-     * an engine restart or reset, an unregistration) and over the owner's own map.
+     * Takes an owner off every node it holds (an engine's restart, reset or clear, an unregistration). The nodes are
+     * found from the root down through those it holds, or, when some are not under others it holds, by a pass over the
+     * node columns and the owner's own map.
      */
     void clearOwner(Owner o) {
+        IntArrayList mine = heldFromRoot(o);
+        if (mine == null) {
+            mine = heldByScan(o);
+        }
+        for (int i = 0; i < mine.size(); i++) {
+            leave(o, mine.getInt(i));
+        }
+        o.device.clear();
+    }
+
+    /**
+     * The nodes the owner holds, found from the root down through the ones it holds: what it holds and their children
+     * are looked at, not the whole tree. Null when that finds fewer than it holds: a block whose parent it does not
+     * hold (a middle block removed) is not under the others.
+     */
+    private IntArrayList heldFromRoot(Owner o) {
+        int expected = o.device.blocks;
+        IntArrayList found = new IntArrayList(expected);
+        IntArrayList next = new IntArrayList();
+        next.add(DeviceNodes.ROOT);
+        IntConsumer visit = child -> {
+            if (holders.has(child, o.id)) {
+                found.add(child);
+                next.add(child);
+            }
+        };
+        while (!next.isEmpty() && found.size() <= expected) {
+            nodes.forEachChild(next.popInt(), visit);
+        }
+        return found.size() == expected ? found : null;
+    }
+
+    /** The nodes the owner holds, every node looked at. */
+    private IntArrayList heldByScan(Owner o) {
         IntArrayList mine = new IntArrayList(o.device.blocks);
         int limit = nodes.idLimit();
         for (int node = 1; node < limit; node++) {
@@ -261,10 +297,7 @@ final class DeviceTree {
                 mine.add(node);
             }
         }
-        for (int i = 0; i < mine.size(); i++) {
-            leave(o, mine.getInt(i));
-        }
-        o.device.clear();
+        return mine;
     }
 
     /**

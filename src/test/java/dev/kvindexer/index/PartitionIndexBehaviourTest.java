@@ -110,6 +110,23 @@ class PartitionIndexBehaviourTest {
     }
 
     @Test
+    void removingAWorkerFindsEveryBlockItHoldsWhateverItsShape() {
+        PartitionIndex index = new PartitionIndex(16);
+        store(index, 0, 1, 2, 3); // a chain from the root: found by walking down what it holds
+        store(index, 1, 1, 2, 3, 4);
+        store(index, 2, 1, 2, 3);
+        remove(index, 2, 2); // holds 1 and 3, not 2: its 3 is under no block it holds
+        index.removeWorker(0);
+        assertEquals(Map.of("1:0", 4, "2:0", 1), scores(index, 1, 2, 3, 4));
+        index.removeWorker(2);
+        assertEquals(Map.of("1:0", 4), scores(index, 1, 2, 3, 4));
+        assertEquals(4, index.holderEntryCount(), "only the last worker's four blocks are held");
+        index.removeWorker(1);
+        assertTrue(index.isEmpty());
+        assertEquals(0, index.holderEntryCount());
+    }
+
+    @Test
     void ownerMissingAMiddleBlockStopsThere() {
         PartitionIndex index = new PartitionIndex(16);
         store(index, 0, 1, 2, 3);
