@@ -68,7 +68,7 @@ final class ExternalKvReplica {
                 .transform(copied -> peers.aside(() -> {
                     if (copied.succeeded()) {
                         copy(copied.result());
-                    } else {
+                    } else if (peers != ExternalKvPeers.NONE) {
                         LOG.info(
                                 "gRPC service: no bridge state copied from another member: {}",
                                 copied.cause().getMessage());
