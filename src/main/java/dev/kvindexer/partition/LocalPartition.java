@@ -114,11 +114,6 @@ final class LocalPartition implements PartitionRef {
     }
 
     @Override
-    public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes) {
-        applyLive(workerId, registeredRank, generation, batch, heldBytes, null);
-    }
-
-    @Override
     public void applyLive(
             long workerId,
             int registeredRank,

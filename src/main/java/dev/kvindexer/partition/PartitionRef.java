@@ -33,25 +33,20 @@ public interface PartitionRef {
     /**
      * A decoded live batch of stream (workerId, registeredRank) from listener {@code generation}; fire and forget.
      * Counted in flight until the partition takes it, so ingest reads no further than partitions keep up; the
-     * {@code heldBytes} of the network budget its message holds are given back then.
+     * {@code heldBytes} of the network budget its message holds are given back then. {@code trace} is the batch's
+     * trace when it was sampled for tracing (the partition's apply becomes a span of it), else null.
      */
-    void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes);
-
-    /**
-     * {@link #applyLive} for a batch sampled for tracing ({@code trace} null when it is not): a partition whose actor
-     * applies it here makes the apply a span of the batch's trace.
-     */
-    default void applyLive(
+    void applyLive(
             long workerId,
             int registeredRank,
             long generation,
             EventBatch batch,
             long heldBytes,
-            Spans.BatchTrace trace) {
-        applyLive(workerId, registeredRank, generation, batch, heldBytes);
-        if (trace != null) {
-            trace.handedOver();
-        }
+            Spans.BatchTrace trace);
+
+    /** {@link #applyLive} for a batch not sampled for tracing. */
+    default void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes) {
+        applyLive(workerId, registeredRank, generation, batch, heldBytes, null);
     }
 
     /**

@@ -1,7 +1,5 @@
 package dev.kvindexer.partition;
 
-import dev.kvindexer.event.EventBatch;
-import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.metrics.Spans;
 import io.vertx.core.Future;
@@ -13,12 +11,11 @@ import java.util.function.Supplier;
  * A partition handle whose reads and changes are spans of the request that asked for them (a match, a stream opened,
  * a snapshot...), around the handle callers had before: the one callers get while tracing is on.
  */
-public final class TracedPartition implements PartitionView {
-    private final PartitionRef inner;
+public final class TracedPartition extends ForwardingPartition {
     private final Spans spans;
 
     public TracedPartition(PartitionRef inner, Spans spans) {
-        this.inner = inner;
+        super(inner);
         this.spans = spans;
     }
 
@@ -45,95 +42,38 @@ public final class TracedPartition implements PartitionView {
     }
 
     @Override
-    public PartitionRef hosted() {
-        return PartitionView.hostedOf(inner);
-    }
-
-    @Override
-    public PartitionKey key() {
-        return inner.key();
-    }
-
-    @Override
-    public int blockSize() {
-        return inner.blockSize();
-    }
-
-    @Override
-    public Future<Void> ready() {
-        return inner.ready();
-    }
-
-    @Override
     public Future<Void> openStream(StreamSpec stream) {
-        return traced("open_stream", () -> inner.openStream(stream));
+        return traced("open_stream", () -> super.openStream(stream));
     }
 
     @Override
     public Future<Void> removeStreams(long workerId, int dpRank, boolean lastOfWorker) {
-        return traced("remove_streams", () -> inner.removeStreams(workerId, dpRank, lastOfWorker));
-    }
-
-    @Override
-    public void applyLive(long workerId, int registeredRank, long generation, EventBatch batch, long heldBytes) {
-        inner.applyLive(workerId, registeredRank, generation, batch, heldBytes);
-    }
-
-    @Override
-    public void applyLive(
-            long workerId,
-            int registeredRank,
-            long generation,
-            EventBatch batch,
-            long heldBytes,
-            Spans.BatchTrace trace) {
-        inner.applyLive(workerId, registeredRank, generation, batch, heldBytes, trace);
-    }
-
-    @Override
-    public void applyReplayed(
-            long workerId, int registeredRank, long generation, long replayId, EventBatch batch, long heldBytes) {
-        inner.applyReplayed(workerId, registeredRank, generation, replayId, batch, heldBytes);
-    }
-
-    @Override
-    public void replayFinished(long workerId, int registeredRank, long generation, long replayId) {
-        inner.replayFinished(workerId, registeredRank, generation, replayId);
+        return traced("remove_streams", () -> super.removeStreams(workerId, dpRank, lastOfWorker));
     }
 
     @Override
     public Future<Void> recover(PeerSnapshot snapshot) {
-        return traced("recover", () -> inner.recover(snapshot));
+        return traced("recover", () -> super.recover(snapshot));
     }
 
     @Override
     public Future<RepairOutcome> repair(RepairRequest request, PeerSnapshot peer) {
-        return traced("repair", () -> inner.repair(request, peer));
-    }
-
-    @Override
-    public Future<Void> repairFailed(RepairRequest request) {
-        return inner.repairFailed(request);
+        return traced("repair", () -> super.repair(request, peer));
     }
 
     @Override
     public Future<QueryResult> query(long[] localHashes) {
-        return match(PromptHashes.LOCAL, localHashes, () -> inner.query(localHashes));
+        return match(PromptHashes.LOCAL, localHashes, () -> super.query(localHashes));
     }
 
     @Override
     public Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes) {
-        return match(PromptHashes.SEQUENCE, sequenceHashes, () -> inner.queryBySequenceHashes(sequenceHashes));
+        return match(PromptHashes.SEQUENCE, sequenceHashes, () -> super.queryBySequenceHashes(sequenceHashes));
     }
 
     @Override
     public Future<QueryResult> queryByEngineHashes(long[] engineHashes) {
-        return match(PromptHashes.ENGINE, engineHashes, () -> inner.queryByEngineHashes(engineHashes));
-    }
-
-    @Override
-    public Future<QueryResult> query(PromptHashes kind, long[] hashes) {
-        return match(kind, hashes, () -> inner.query(kind, hashes));
+        return match(PromptHashes.ENGINE, engineHashes, () -> super.queryByEngineHashes(engineHashes));
     }
 
     @Override
@@ -141,33 +81,28 @@ public final class TracedPartition implements PartitionView {
         return traced(
                 "query_tiered",
                 b -> b.put("kvindexer.blocks", localHashes.length),
-                () -> inner.queryTiered(localHashes));
+                () -> super.queryTiered(localHashes));
     }
 
     @Override
     public Future<long[]> engineHashes(long workerId, int dpRank, long[] localHashes, int maxBlocks) {
-        return traced("engine_hashes", () -> inner.engineHashes(workerId, dpRank, localHashes, maxBlocks));
+        return traced("engine_hashes", () -> super.engineHashes(workerId, dpRank, localHashes, maxBlocks));
     }
 
     @Override
     public Future<StandardEventsApplied> applyStandard(List<StandardEvent> events) {
         return traced(
-                "apply_standard", b -> b.put("kvindexer.events", events.size()), () -> inner.applyStandard(events));
+                "apply_standard", b -> b.put("kvindexer.events", events.size()), () -> super.applyStandard(events));
     }
 
     @Override
     public Future<PartitionSnapshot> snapshot(PartitionSnapshot.Order order) {
-        return traced("snapshot", () -> inner.snapshot(order));
+        return traced("snapshot", () -> super.snapshot(order));
     }
 
     @Override
     public Future<byte[]> snapshotOf(long[] workerIds) {
-        return traced("snapshot_of", () -> inner.snapshotOf(workerIds));
-    }
-
-    @Override
-    public Future<PartitionStats> stats() {
-        return inner.stats();
+        return traced("snapshot_of", () -> super.snapshotOf(workerIds));
     }
 
     @Override
