@@ -371,13 +371,22 @@ final class ExternalKvIndex {
 
     /** The component mask of {@code slot}'s placement of block {@code b} at {@code tier}. */
     private static int maskAt(Block b, int slot, int tier) {
+        int p = placementOf(b, slot, tier);
+        if (p < 0) {
+            throw new IllegalStateException("a worker's holding has no placement");
+        }
+        return maskOf(b.placements[p]);
+    }
+
+    /** Where {@code slot}'s placement of block {@code b} at {@code tier} is among its placements, or -1. */
+    private static int placementOf(Block b, int slot, int tier) {
         long key = placement(slot, tier, 0);
         for (int p = 0; p < b.size; p++) {
             if ((b.placements[p] & ~MASK_BITS) == key) {
-                return maskOf(b.placements[p]);
+                return p;
             }
         }
-        throw new IllegalStateException("a worker's holding has no placement");
+        return -1;
     }
 
     /** Refuses a change that could add {@code more} placements past the limit. */
@@ -471,12 +480,10 @@ final class ExternalKvIndex {
         if (tokens != 0) {
             b.tokenCount = tokens;
         }
-        long key = placement(w.slot, tier, 0);
-        for (int p = 0; p < b.size; p++) {
-            if ((b.placements[p] & ~MASK_BITS) == key) {
-                b.placements[p] = placement(w.slot, tier, mask);
-                return;
-            }
+        int at = placementOf(b, w.slot, tier);
+        if (at >= 0) {
+            b.placements[at] = placement(w.slot, tier, mask);
+            return;
         }
         if (b.size == b.placements.length) {
             b.placements = Arrays.copyOf(b.placements, b.size * 2);
@@ -520,13 +527,10 @@ final class ExternalKvIndex {
         if (b == null) {
             return;
         }
-        long key = placement(slot, tier, 0);
-        for (int p = 0; p < b.size; p++) {
-            if ((b.placements[p] & ~MASK_BITS) == key) {
-                b.placements[p] = b.placements[--b.size];
-                placements--;
-                break;
-            }
+        int at = placementOf(b, slot, tier);
+        if (at >= 0) {
+            b.placements[at] = b.placements[--b.size];
+            placements--;
         }
         if (b.size == 0) {
             blocks.remove(hash);
