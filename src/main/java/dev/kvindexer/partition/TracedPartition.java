@@ -9,7 +9,7 @@ import java.util.function.Supplier;
 
 /**
  * A partition handle whose reads and changes are spans of the request that asked for them (a match, a stream opened,
- * a snapshot...), around the handle callers had before: the one callers get while tracing is on.
+ * a snapshot...), around another handle: the one callers get while tracing is on.
  */
 public final class TracedPartition extends ForwardingPartition {
     private final Spans spans;
