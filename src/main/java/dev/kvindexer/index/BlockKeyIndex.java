@@ -29,6 +29,12 @@ public final class BlockKeyIndex {
     private static final int NONE = -1;
 
     /**
+     * Most keys {@link #walk} hashes and looks up together. Runs start at one block and double, so a prompt whose first
+     * block nobody holds costs one hash, and one that stops at block k costs fewer than k + LOOKUP_RUN.
+     */
+    private static final int LOOKUP_RUN = 8;
+
+    /**
      * Each key held anywhere has a slot, and a slot's holders live in primitive columns: a filled context is a handful
      * of arrays, not an object or two per block for the collector to trace and copy.
      */
@@ -130,6 +136,11 @@ public final class BlockKeyIndex {
     }
 
     private boolean heldOnGpuBy(int s, int owner) {
+        return heldOnGpuBy(s, owner, gpuCount[s] > INLINE_OWNERS ? moreGpuOwners.get(s) : null);
+    }
+
+    /** {@code more} is the slot's {@link #moreGpuOwners} entry, looked up once by a caller asking for many owners. */
+    private boolean heldOnGpuBy(int s, int owner, int[] more) {
         int n = gpuCount[s];
         int inline = Math.min(n, INLINE_OWNERS);
         int base = s * INLINE_OWNERS;
@@ -138,12 +149,9 @@ public final class BlockKeyIndex {
                 return true;
             }
         }
-        if (n > INLINE_OWNERS) {
-            int[] more = moreGpuOwners.get(s);
-            for (int i = 0; i < n - INLINE_OWNERS; i++) {
-                if (more[i] == owner) {
-                    return true;
-                }
+        for (int i = 0; i < n - INLINE_OWNERS; i++) {
+            if (more[i] == owner) {
+                return true;
             }
         }
         return false;
@@ -219,7 +227,7 @@ public final class BlockKeyIndex {
         freeSlots[freeCount++] = s;
     }
 
-    /** The keys of a prompt, computed on demand: a walk that stalls early leaves the rest unhashed. */
+    /** The keys of a prompt, computed on demand: a walk that stalls early leaves all but a few of the rest unhashed. */
     public interface PromptKeys {
         /** Complete blocks in the prompt. */
         int blocks();
@@ -244,24 +252,38 @@ public final class BlockKeyIndex {
         Arrays.fill(out, 0, 3 * count, n);
         byte[] phase = new byte[count];
         int walking = count;
-        for (int i = 0; i < n && walking > 0; i++) {
-            int h = slots.get(prompt.key(i));
-            for (int o = 0; o < count; o++) {
-                int p = phase[o];
-                if (p == GPU && (h == NONE || !heldOnGpuBy(h, owners[o]))) {
-                    out[3 * o] = i;
-                    p = CPU;
+        long[] keys = new long[LOOKUP_RUN];
+        int[] found = new int[LOOKUP_RUN];
+        int run = 1;
+        for (int from = 0; from < n && walking > 0; from += run, run = Math.min(2 * run, LOOKUP_RUN)) {
+            int to = Math.min(n, from + run);
+            for (int i = from; i < to; i++) {
+                keys[i - from] = prompt.key(i);
+            }
+            // Lookups back to back, so their cache misses overlap instead of each waiting behind a SHA-256.
+            for (int i = from; i < to; i++) {
+                found[i - from] = slots.get(keys[i - from]);
+            }
+            for (int i = from; i < to && walking > 0; i++) {
+                int h = found[i - from];
+                int[] more = h != NONE && gpuCount[h] > INLINE_OWNERS ? moreGpuOwners.get(h) : null;
+                for (int o = 0; o < count; o++) {
+                    int p = phase[o];
+                    if (p == GPU && (h == NONE || !heldOnGpuBy(h, owners[o], more))) {
+                        out[3 * o] = i;
+                        p = CPU;
+                    }
+                    if (p == CPU && (h == NONE || cpu[h] == 0)) {
+                        out[3 * o + 1] = i;
+                        p = DISK;
+                    }
+                    if (p == DISK && (h == NONE || disk[h] == 0)) {
+                        out[3 * o + 2] = i;
+                        p = STOPPED;
+                        walking--;
+                    }
+                    phase[o] = (byte) p;
                 }
-                if (p == CPU && (h == NONE || cpu[h] == 0)) {
-                    out[3 * o + 1] = i;
-                    p = DISK;
-                }
-                if (p == DISK && (h == NONE || disk[h] == 0)) {
-                    out[3 * o + 2] = i;
-                    p = STOPPED;
-                    walking--;
-                }
-                phase[o] = (byte) p;
             }
         }
     }

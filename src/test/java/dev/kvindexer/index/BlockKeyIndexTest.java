@@ -2,6 +2,7 @@ package dev.kvindexer.index;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.event.StorageTier;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -72,23 +73,39 @@ class BlockKeyIndexTest {
     }
 
     @Test
-    void keysAreHashedOnlyAsFarAsTheFurthestWalkGoes() {
-        index.storeGpu(1, K0);
+    void keysAreHashedOnlyAFewPastTheFurthestWalk() {
         AtomicInteger hashed = new AtomicInteger();
-        BlockKeyIndex.PromptKeys lazy = new BlockKeyIndex.PromptKeys() {
+        index.storeGpu(1, K0);
+        assertArrayEquals(new int[] {0, 0, 0}, walk(counted(hashed, 1000, 1000), 3));
+        assertEquals(1, hashed.get(), "a prompt whose first block no walker holds costs that block");
+
+        hashed.set(0);
+        assertArrayEquals(new int[] {1, 1, 1, 0, 0, 0}, walk(counted(hashed, 1000, 1), 1, 2));
+        assertEquals(3, hashed.get(), "block 0, then the run of blocks 1 and 2; each once");
+
+        index.storeGpu(2, K0);
+        for (long k = 1; k < 100; k++) {
+            index.storeGpu(2, k);
+        }
+        hashed.set(0);
+        assertArrayEquals(new int[] {100, 100, 100}, walk(counted(hashed, 1000, 100), 2));
+        assertTrue(hashed.get() >= 101 && hashed.get() < 108, hashed.get() + " hashed for a walk to block 100");
+    }
+
+    /** Keys K0, 1, 2 ... up to {@code held}, then keys nobody holds; each key asked counted. */
+    private static BlockKeyIndex.PromptKeys counted(AtomicInteger hashed, int blocks, int held) {
+        return new BlockKeyIndex.PromptKeys() {
             @Override
             public int blocks() {
-                return 1000;
+                return blocks;
             }
 
             @Override
             public long key(int i) {
                 hashed.incrementAndGet();
-                return i == 0 ? K0 : 1000 + i;
+                return i == 0 ? K0 : i < held ? i : 100_000 + i;
             }
         };
-        assertArrayEquals(new int[] {1, 1, 1, 0, 0, 0}, walk(lazy, 1, 2));
-        assertEquals(2, hashed.get(), "block 0, then block 1 where every walk stopped; each once");
     }
 
     @Test
