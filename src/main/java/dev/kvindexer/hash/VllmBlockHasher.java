@@ -1,6 +1,7 @@
 package dev.kvindexer.hash;
 
 import java.nio.charset.StandardCharsets;
+import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
@@ -19,6 +20,7 @@ public final class VllmBlockHasher {
     private static final int CBOR_TEXT = 3;
     private static final int CBOR_ARRAY = 4;
     private static final byte CBOR_NULL = (byte) 0xf6;
+    private static final int DIGEST_BYTES = 32;
 
     private final HashProfile profile;
     private final MessageDigest sha256;
@@ -67,6 +69,9 @@ public final class VllmBlockHasher {
         private final int blockSize;
         private final byte[][] everyBlock;
         private final byte[][] firstBlock;
+        /** The last block's digest, overwritten by the next: its bytes are copied into the next block's encoding. */
+        private final byte[] digest = new byte[DIGEST_BYTES];
+
         private byte[] parent = root;
         private int next;
 
@@ -90,23 +95,33 @@ public final class VllmBlockHasher {
 
         /** The full digest of the next block; {@code hashed() < blocks()}. */
         public byte[] nextDigest() {
+            hashNext();
+            return digest.clone();
+        }
+
+        /** The key of the next block; {@code hashed() < blocks()}. */
+        public long nextKey() {
+            hashNext();
+            return key(digest);
+        }
+
+        private void hashNext() {
             if (next >= blocks()) {
                 throw new IllegalStateException("no block " + next + " in " + blocks());
             }
             byte[][] extras = next == 0 ? firstBlock : everyBlock;
             if (profile.algorithm() == HashProfile.Algorithm.SHA256) {
-                parent = sha256.digest(pickle.block(parent, tokens, next * blockSize, blockSize, extras));
+                sha256.update(pickle.block(parent, tokens, next * blockSize, blockSize, extras));
             } else {
                 sha256.update(blockBytes, 0, cborBlock(parent, tokens, next * blockSize, blockSize, extras));
-                parent = sha256.digest();
             }
+            try {
+                sha256.digest(digest, 0, DIGEST_BYTES);
+            } catch (DigestException e) {
+                throw new IllegalStateException("a SHA-256 digest is 32 bytes", e);
+            }
+            parent = digest;
             next++;
-            return parent;
-        }
-
-        /** The key of the next block. */
-        public long nextKey() {
-            return key(nextDigest());
         }
     }
 
@@ -137,8 +152,7 @@ public final class VllmBlockHasher {
         p += parent.length;
         p = cborHead(b, p, CBOR_ARRAY, n);
         for (int i = from; i < from + n; i++) {
-            int t = tokens[i];
-            p = t >= 0 ? cborHead(b, p, CBOR_UNSIGNED, t) : cborHead(b, p, CBOR_NEGATIVE, -1L - t);
+            p = cborToken(b, p, tokens[i]);
         }
         if (extras.length == 0) {
             b[p++] = CBOR_NULL;
@@ -151,6 +165,34 @@ public final class VllmBlockHasher {
             }
         }
         return p;
+    }
+
+    /** A token id as CBOR: {@link #cborHead} unrolled for the ids of a vocabulary, the bytes of nearly every block. */
+    private static int cborToken(byte[] b, int p, int t) {
+        if (t < 0) {
+            return cborHead(b, p, CBOR_NEGATIVE, -1L - t);
+        }
+        if (t < 24) {
+            b[p] = (byte) t;
+            return p + 1;
+        }
+        if (t < 0x100) {
+            b[p] = 24;
+            b[p + 1] = (byte) t;
+            return p + 2;
+        }
+        if (t < 0x1_0000) {
+            b[p] = 25;
+            b[p + 1] = (byte) (t >>> 8);
+            b[p + 2] = (byte) t;
+            return p + 3;
+        }
+        b[p] = 26;
+        b[p + 1] = (byte) (t >>> 24);
+        b[p + 2] = (byte) (t >>> 16);
+        b[p + 3] = (byte) (t >>> 8);
+        b[p + 4] = (byte) t;
+        return p + 5;
     }
 
     /** A CBOR head: the major type and {@code value} (unsigned) in the fewest bytes. */
