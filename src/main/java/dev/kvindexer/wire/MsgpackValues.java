@@ -17,7 +17,7 @@ import org.msgpack.value.ValueType;
 /**
  * Reads one msgpack value into Java values that keep the distinctions a strict contract makes (the C++ Mooncake
  * Conductor's, docs/api/mooncake-cpp.md#common-rules, docs/protocol/events.md#c-conductor-events): nil apart from absent ({@link Nil}), str apart from bin ({@code String} or
- * {@link InvalidUtf8} against {@code byte[]}), i64 apart from larger uints ({@code Long} against {@code BigInteger}),
+ * {@link InvalidUtf8} against {@link Bin}), i64 apart from larger uints ({@code Long} against {@code BigInteger}),
  * int apart from float ({@code Double}), maps in wire order ({@link MapValue}), arrays as {@code List} (an array of
  * integers that fit a long as {@link Integers}, unboxed for readers that know it). Every declared
  * length is checked against the bytes left before anything is allocated, and values nest at most {@link #MAX_DEPTH}
@@ -33,6 +33,21 @@ public final class MsgpackValues {
 
     /** A str whose bytes are not UTF-8 (msgpack-c does not check; strict readers refuse it where it matters). */
     public record InvalidUtf8(byte[] bytes) {}
+
+    /**
+     * A bin, as a window of the bytes read rather than a copy: a prompt's token ids are decoded straight from the
+     * request body. Valid while those bytes are.
+     */
+    public record Bin(byte[] source, int offset, int length) {
+        /** The bin's last 8 bytes, big-endian: a block hash's key; {@code length() >= 8}. */
+        public long lastLongBigEndian() {
+            long k = 0;
+            for (int j = offset + length - 8; j < offset + length; j++) {
+                k = (k << 8) | (source[j] & 0xffL);
+            }
+            return k;
+        }
+    }
 
     /** A map key that is not a str. */
     public record NonStringKey() {}
@@ -112,10 +127,14 @@ public final class MsgpackValues {
     }
 
     private final MessageUnpacker in;
+    private final byte[] source;
+    private final int offset;
     private final long length;
 
     private MsgpackValues(byte[] bytes, int offset, int length) {
         this.in = MessagePack.newDefaultUnpacker(bytes, offset, length);
+        this.source = bytes;
+        this.offset = offset;
         this.length = length;
     }
 
@@ -151,7 +170,7 @@ public final class MsgpackValues {
             case INTEGER -> integer(format);
             case FLOAT -> in.unpackDouble();
             case STRING -> string(payload(in.unpackRawStringHeader()));
-            case BINARY -> payload(in.unpackBinaryHeader());
+            case BINARY -> bin(in.unpackBinaryHeader());
             case ARRAY -> array(depth);
             case MAP -> map(depth);
             case EXTENSION -> {
@@ -216,6 +235,13 @@ public final class MsgpackValues {
             entries.add(new Entry(key instanceof String ? key : new NonStringKey(), value(depth + 1)));
         }
         return new MapValue(entries);
+    }
+
+    private Bin bin(int declared) throws IOException, Malformed {
+        ensureRemaining(declared);
+        int at = offset + (int) in.getTotalReadBytes();
+        in.readPayloadAsReference(declared);
+        return new Bin(source, at, declared);
     }
 
     private byte[] payload(int declared) throws IOException, Malformed {

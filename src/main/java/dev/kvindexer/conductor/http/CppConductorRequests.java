@@ -186,13 +186,16 @@ final class CppConductorRequests {
     }
 
     private static int[] tokens(Object v) {
-        if (v instanceof byte[] bin) {
-            if (bin.length % 4 != 0) {
+        if (v instanceof MsgpackValues.Bin bin) {
+            if (bin.length() % 4 != 0) {
                 throw CppConductorError.invalid(
                         CppConductorError.INVALID_VALUE, "token_ids bin size must be a multiple of 4", "token_ids");
             }
-            int[] out = new int[bin.length / 4];
-            ByteBuffer.wrap(bin).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(out);
+            int[] out = new int[bin.length() / 4];
+            ByteBuffer.wrap(bin.source(), bin.offset(), bin.length())
+                    .order(ByteOrder.LITTLE_ENDIAN)
+                    .asIntBuffer()
+                    .get(out);
             return out;
         }
         if (v instanceof MsgpackValues.Integers ints) {

@@ -285,8 +285,11 @@ public final class CppConductorRoutes implements MsgpackApi {
         void write(MessageBufferPacker p) throws IOException;
     }
 
+    /** Answers are a few hundred bytes; the default packer starts every one with an 8 KiB buffer. */
+    private static final MessagePack.PackerConfig ANSWER_PACKER = MessagePack.DEFAULT_PACKER_CONFIG.withBufferSize(512);
+
     private static Reply pack(int status, Packing packing) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+        try (MessageBufferPacker p = ANSWER_PACKER.newBufferPacker()) {
             packing.write(p);
             return new Reply(status, p.toByteArray());
         } catch (IOException e) {

@@ -207,12 +207,8 @@ public final class CppConductorBatchDecoder {
                 out[i] = v;
             } else if (h instanceof BigInteger b) {
                 out[i] = b.longValue();
-            } else if (h instanceof byte[] bin && bin.length >= 8) {
-                long k = 0;
-                for (int j = bin.length - 8; j < bin.length; j++) {
-                    k = (k << 8) | (bin[j] & 0xffL);
-                }
-                out[i] = k;
+            } else if (h instanceof MsgpackValues.Bin bin && bin.length() >= 8) {
+                out[i] = bin.lastLongBigEndian();
             } else {
                 throw new Rejected("block_hashes[" + i + "] is neither a uint nor a bin of 8 bytes or more");
             }
