@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * What the C++ Mooncake Conductor knows (docs/api/mooncake-cpp.md, docs/protocol/index.md#conductor-context-index): its registrations by service key, its contexts (tenant,
@@ -38,8 +37,8 @@ public final class CppConductorState {
         final ThreadLocal<VllmBlockHasher> hashers;
 
         final BlockKeyIndex index = new BlockKeyIndex();
-        /** instance id → registered ranks, both in order, for answers and /global_view. */
-        final TreeMap<String, TreeSet<Integer>> ranks = new TreeMap<>();
+        /** instance id → registered rank → its owner in {@link #index}, both in order, for answers and /global_view. */
+        final TreeMap<String, TreeMap<Integer, Integer>> ranks = new TreeMap<>();
 
         Context(ContextKey key, HashProfile profile) {
             this.key = key;
@@ -98,7 +97,7 @@ public final class CppConductorState {
                 contexts.put(r.context(), context);
                 created = true;
             }
-            context.ranks.computeIfAbsent(r.instanceId(), i -> new TreeSet<>()).add(r.dpRank());
+            context.ranks.computeIfAbsent(r.instanceId(), i -> new TreeMap<>()).put(r.dpRank(), nextOwner);
         }
         services.put(r.serviceKey(), new Service(r, nextOwner++, created));
         return new Added(r);
@@ -158,7 +157,7 @@ public final class CppConductorState {
         if (r.engine()) {
             Context context = contexts.get(r.context());
             context.index.clearGpu(s.owner);
-            TreeSet<Integer> ranks = context.ranks.get(r.instanceId());
+            TreeMap<Integer, Integer> ranks = context.ranks.get(r.instanceId());
             ranks.remove(r.dpRank());
             if (ranks.isEmpty()) {
                 context.ranks.remove(r.instanceId());
@@ -268,17 +267,22 @@ public final class CppConductorState {
         if (context == null || (instanceId != null && !context.ranks.containsKey(instanceId))) {
             return new Matches(Map.of());
         }
-        Map<String, TreeSet<Integer>> selected =
+        Map<String, TreeMap<Integer, Integer>> selected =
                 instanceId == null ? context.ranks : Map.of(instanceId, context.ranks.get(instanceId));
-        List<Integer> owners = new ArrayList<>();
-        for (Map.Entry<String, TreeSet<Integer>> e : selected.entrySet()) {
-            for (int rank : e.getValue()) {
-                owners.add(services.get(serviceKeyOf(e.getKey(), key.tenantId(), rank)).owner);
+        int count = 0;
+        for (TreeMap<Integer, Integer> ranks : selected.values()) {
+            count += ranks.size();
+        }
+        int[] owners = new int[count];
+        int at = 0;
+        for (TreeMap<Integer, Integer> ranks : selected.values()) {
+            for (int owner : ranks.values()) {
+                owners[at++] = owner;
             }
         }
         int blockSize = (int) Math.min(key.blockSize(), Integer.MAX_VALUE);
         VllmBlockHasher.Chain chain = context.hashers.get().chain(tokens, blockSize, key.lora(), cacheSalt);
-        int[] out = new int[3 * owners.size()];
+        int[] out = new int[3 * owners.length];
         context.index.walk(
                 new BlockKeyIndex.PromptKeys() {
                     @Override
@@ -291,23 +295,19 @@ public final class CppConductorState {
                         return chain.nextKey();
                     }
                 },
-                owners.stream().mapToInt(Integer::intValue).toArray(),
+                owners,
                 out);
         Map<String, Map<Integer, int[]>> result = new TreeMap<>();
         int o = 0;
-        for (Map.Entry<String, TreeSet<Integer>> e : selected.entrySet()) {
+        for (Map.Entry<String, TreeMap<Integer, Integer>> e : selected.entrySet()) {
             Map<Integer, int[]> ranks = new TreeMap<>();
-            for (int rank : e.getValue()) {
+            for (int rank : e.getValue().keySet()) {
                 ranks.put(rank, new int[] {out[3 * o], out[3 * o + 1], out[3 * o + 2]});
                 o++;
             }
             result.put(e.getKey(), ranks);
         }
         return new Matches(result);
-    }
-
-    private static String serviceKeyOf(String instanceId, String tenantId, int rank) {
-        return instanceId + "|" + tenantId + "|" + rank;
     }
 
     /** Every active registration, by service key. */
@@ -322,7 +322,7 @@ public final class CppConductorState {
         List<ContextView> out = new ArrayList<>();
         for (Context c : contexts.values()) {
             Map<String, List<Integer>> instances = new TreeMap<>();
-            c.ranks.forEach((instance, ranks) -> instances.put(instance, List.copyOf(ranks)));
+            c.ranks.forEach((instance, ranks) -> instances.put(instance, List.copyOf(ranks.keySet())));
             out.add(new ContextView(c.key, c.profile, c.index.keyCount(), instances));
         }
         return out;

@@ -118,7 +118,7 @@ public final class CppConductorRoutes implements MsgpackApi {
                 subscriptions
                         .conductor()
                         .query(key, q.instanceId(), q.tokens(), q.cacheSalt())
-                        .map(m -> matches(m, q.blockSize())));
+                        .map(m -> new Reply(200, CppQueryAnswer.of(m, q.blockSize()))));
     }
 
     @Override
@@ -216,44 +216,6 @@ public final class CppConductorRoutes implements MsgpackApi {
         p.packString("python_hash_seed").packString(profile.pythonHashSeed());
         p.packString("root_digest").packString(profile.rootDigestHex());
         p.packString("index_projection").packString(HashProfile.INDEX_PROJECTION);
-    }
-
-    /**
-     * The Conductor query's answer (docs/protocol/index.md#conductor-context-index): per instance its six members in
-     * order, ranks in numeric order, in tokens.
-     */
-    private static Reply matches(CppConductorState.Matches m, long blockSize) {
-        return pack(200, p -> {
-            p.packMapHeader(1);
-            p.packString("instances").packMapHeader(m.instances().size());
-            for (Map.Entry<String, Map<Integer, int[]>> instance : m.instances().entrySet()) {
-                Map<Integer, int[]> ranks = instance.getValue();
-                long gpu = 0;
-                long cpu = 0;
-                long disk = 0;
-                for (int[] r : ranks.values()) {
-                    gpu = Math.max(gpu, r[0] * blockSize);
-                    cpu = Math.max(cpu, r[1] * blockSize);
-                    disk = Math.max(disk, r[2] * blockSize);
-                }
-                p.packString(instance.getKey()).packMapHeader(6);
-                p.packString("longest_matched").packLong(disk);
-                p.packString("dp").packMapHeader(ranks.size());
-                for (Map.Entry<Integer, int[]> r : ranks.entrySet()) {
-                    p.packString(Integer.toString(r.getKey())).packLong(r.getValue()[0] * blockSize);
-                }
-                p.packString("rank_matches").packMapHeader(ranks.size());
-                for (Map.Entry<Integer, int[]> r : ranks.entrySet()) {
-                    p.packString(Integer.toString(r.getKey())).packMapHeader(3);
-                    p.packString("gpu").packLong(r.getValue()[0] * blockSize);
-                    p.packString("cpu").packLong(r.getValue()[1] * blockSize);
-                    p.packString("disk").packLong(r.getValue()[2] * blockSize);
-                }
-                p.packString("gpu").packLong(gpu);
-                p.packString("cpu").packLong(cpu);
-                p.packString("disk").packLong(disk);
-            }
-        });
     }
 
     private static Reply noInstances() {
