@@ -8,6 +8,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -16,6 +17,8 @@ import org.openjdk.jmh.annotations.State;
  * The C++ Conductor's query walk over a filled context, its keys known in advance (no SHA-256): what looking up a
  * prompt's 512 block keys among about 821,000 costs. Eight engines; engine e holds the first 64 (e + 1) blocks of each
  * of 1,604 prompts of 512 blocks, so every walk's eight cursors stop one after another along the prompt.
+ * {@code layout=refilled}: the engines were cleared and filled again, as after engines re-register, so a prompt's
+ * slots come back from the free list scattered instead of side by side.
  */
 @State(Scope.Benchmark)
 @Fork(
@@ -26,6 +29,9 @@ public class BlockKeyWalkBenchmark {
     static final int BLOCKS = 512;
     static final int PROMPTS = 1_604;
     static final int QUERIES = 256;
+
+    @Param({"fresh", "refilled"})
+    public String layout;
 
     BlockKeyIndex index;
     long[][] prompts;
@@ -43,12 +49,12 @@ public class BlockKeyWalkBenchmark {
                 p[i] = rnd.nextLong();
             }
         }
-        for (long[] p : prompts) {
+        store();
+        if (layout.equals("refilled")) {
             for (int e = 0; e < ENGINES; e++) {
-                for (int i = 0; i < BLOCKS * (e + 1) / ENGINES; i++) {
-                    index.storeGpu(e, p[i]);
-                }
+                index.clearGpu(e);
             }
+            store();
         }
         owners = new int[ENGINES];
         for (int e = 0; e < ENGINES; e++) {
@@ -56,6 +62,16 @@ public class BlockKeyWalkBenchmark {
         }
         out = new int[3 * ENGINES];
         System.gc();
+    }
+
+    private void store() {
+        for (long[] p : prompts) {
+            for (int e = 0; e < ENGINES; e++) {
+                for (int i = 0; i < BLOCKS * (e + 1) / ENGINES; i++) {
+                    index.storeGpu(e, p[i]);
+                }
+            }
+        }
     }
 
     /** One prompt's walk by all eight engines; prompts rotate so their keys are not all in cache. */

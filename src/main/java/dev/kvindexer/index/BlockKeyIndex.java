@@ -254,30 +254,48 @@ public final class BlockKeyIndex {
         int walking = count;
         long[] keys = new long[LOOKUP_RUN];
         int[] found = new int[LOOKUP_RUN];
+        int[] gpuHolders = new int[LOOKUP_RUN];
+        int[] firstGpuHolder = new int[LOOKUP_RUN];
+        boolean[] onCpu = new boolean[LOOKUP_RUN];
+        boolean[] onDisk = new boolean[LOOKUP_RUN];
+        int[][] more = new int[LOOKUP_RUN][];
         int run = 1;
         for (int from = 0; from < n && walking > 0; from += run, run = Math.min(2 * run, LOOKUP_RUN)) {
-            int to = Math.min(n, from + run);
-            for (int i = from; i < to; i++) {
-                keys[i - from] = prompt.key(i);
+            int length = Math.min(n - from, run);
+            for (int j = 0; j < length; j++) {
+                keys[j] = prompt.key(from + j);
             }
-            // Lookups back to back, so their cache misses overlap instead of each waiting behind a SHA-256.
-            for (int i = from; i < to; i++) {
-                found[i - from] = slots.get(keys[i - from]);
+            // Each column read for the whole run before the next: their cache misses overlap instead of each waiting
+            // behind a SHA-256 or the read before it (a prompt's slots lie anywhere once engines have re-registered).
+            for (int j = 0; j < length; j++) {
+                found[j] = slots.get(keys[j]);
             }
-            for (int i = from; i < to && walking > 0; i++) {
-                int h = found[i - from];
-                int[] more = h != NONE && gpuCount[h] > INLINE_OWNERS ? moreGpuOwners.get(h) : null;
+            for (int j = 0; j < length; j++) {
+                int h = found[j];
+                gpuHolders[j] = h == NONE ? 0 : gpuCount[h];
+                firstGpuHolder[j] = h == NONE ? NONE : gpuOwners[h * INLINE_OWNERS];
+                onCpu[j] = h != NONE && cpu[h] != 0;
+                onDisk[j] = h != NONE && disk[h] != 0;
+            }
+            for (int j = 0; j < length; j++) {
+                more[j] = gpuHolders[j] > INLINE_OWNERS ? moreGpuOwners.get(found[j]) : null;
+            }
+            for (int j = 0; j < length && walking > 0; j++) {
+                int i = from + j;
+                int h = found[j];
                 for (int o = 0; o < count; o++) {
                     int p = phase[o];
-                    if (p == GPU && (h == NONE || !heldOnGpuBy(h, owners[o], more))) {
+                    if (p == GPU
+                            && (gpuHolders[j] == 0
+                                    || owners[o] != firstGpuHolder[j] && !heldOnGpuBy(h, owners[o], more[j]))) {
                         out[3 * o] = i;
                         p = CPU;
                     }
-                    if (p == CPU && (h == NONE || cpu[h] == 0)) {
+                    if (p == CPU && !onCpu[j]) {
                         out[3 * o + 1] = i;
                         p = DISK;
                     }
-                    if (p == DISK && (h == NONE || disk[h] == 0)) {
+                    if (p == DISK && !onDisk[j]) {
                         out[3 * o + 2] = i;
                         p = STOPPED;
                         walking--;
