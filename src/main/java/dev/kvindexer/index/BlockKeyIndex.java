@@ -14,7 +14,8 @@ import java.util.Arrays;
  *
  * <p>It differs from the prefix tree of {@link PartitionIndex} on purpose: keys already chain the whole prefix (vLLM
  * hashes a block with its parent's digest), so a presence map is exact without parents or tokens, and Mooncake Store
- * objects, which carry neither, meet engine blocks by key alone. Plain Java, single-threaded.
+ * objects, which carry neither, meet engine blocks by key alone. Plain Java: changes on one thread; {@link #walk} may run on several threads at
+ * once between changes.
  */
 public final class BlockKeyIndex {
     /** Where an owner's cursor is in {@link #walk}. */
@@ -30,7 +31,7 @@ public final class BlockKeyIndex {
 
     /**
      * Most keys {@link #walk} hashes and looks up together. Runs start at one block and double, so a prompt whose first
-     * block nobody holds costs one hash, and one that stops at block k costs fewer than k + LOOKUP_RUN.
+     * block nobody holds costs one hash, and one that stops at block k hashes at most LOOKUP_RUN - 1 blocks past it.
      */
     private static final int LOOKUP_RUN = 8;
 
