@@ -37,7 +37,10 @@ public final class CppConductorState {
         final ThreadLocal<VllmBlockHasher> hashers;
 
         final BlockKeyIndex index = new BlockKeyIndex();
-        /** instance id → registered rank → its owner in {@link #index}, both in order, for answers and /global_view. */
+        /**
+         * instance id → registered rank → its owner in {@link #index}, both in order, for answers and
+         * /global_view.
+         */
         final TreeMap<String, TreeMap<Integer, Integer>> ranks = new TreeMap<>();
 
         Context(ContextKey key, HashProfile profile) {

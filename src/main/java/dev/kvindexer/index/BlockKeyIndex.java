@@ -14,8 +14,8 @@ import java.util.Arrays;
  *
  * <p>It differs from the prefix tree of {@link PartitionIndex} on purpose: keys already chain the whole prefix (vLLM
  * hashes a block with its parent's digest), so a presence map is exact without parents or tokens, and Mooncake Store
- * objects, which carry neither, meet engine blocks by key alone. Plain Java: changes on one thread; {@link #walk} may run on several threads at
- * once between changes.
+ * objects, which carry neither, meet engine blocks by key alone. Plain Java: changes on one thread; {@link #walk} may
+ * run on several threads at once between changes.
  */
 public final class BlockKeyIndex {
     /** Where an owner's cursor is in {@link #walk}. */

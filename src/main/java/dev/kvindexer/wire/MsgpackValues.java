@@ -38,16 +38,7 @@ public final class MsgpackValues {
      * A bin, as a window of the bytes read rather than a copy: a prompt's token ids are decoded straight from the
      * request body. Valid while those bytes are.
      */
-    public record Bin(byte[] source, int offset, int length) {
-        /** The bin's last 8 bytes, big-endian: a block hash's key; {@code length() >= 8}. */
-        public long lastLongBigEndian() {
-            long k = 0;
-            for (int j = offset + length - 8; j < offset + length; j++) {
-                k = (k << 8) | (source[j] & 0xffL);
-            }
-            return k;
-        }
-    }
+    public record Bin(byte[] source, int offset, int length) {}
 
     /** A map key that is not a str. */
     public record NonStringKey() {}
@@ -174,7 +165,7 @@ public final class MsgpackValues {
             case ARRAY -> array(depth);
             case MAP -> map(depth);
             case EXTENSION -> {
-                payload(in.unpackExtensionTypeHeader().getLength());
+                bin(in.unpackExtensionTypeHeader().getLength()); // skipped in place, not copied
                 yield new Extension();
             }
         };

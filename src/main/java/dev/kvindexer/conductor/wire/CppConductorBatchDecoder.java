@@ -8,6 +8,7 @@ import dev.kvindexer.wire.MsgpackValues.InvalidUtf8;
 import dev.kvindexer.wire.MsgpackValues.MapValue;
 import dev.kvindexer.wire.MsgpackValues.Nil;
 import java.math.BigInteger;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -208,7 +209,9 @@ public final class CppConductorBatchDecoder {
             } else if (h instanceof BigInteger b) {
                 out[i] = b.longValue();
             } else if (h instanceof MsgpackValues.Bin bin && bin.length() >= 8) {
-                out[i] = bin.lastLongBigEndian();
+                // The key is the hash's last 8 bytes, big-endian (ByteBuffer's default order).
+                out[i] = ByteBuffer.wrap(bin.source(), bin.offset() + bin.length() - Long.BYTES, Long.BYTES)
+                        .getLong();
             } else {
                 throw new Rejected("block_hashes[" + i + "] is neither a uint nor a bin of 8 bytes or more");
             }

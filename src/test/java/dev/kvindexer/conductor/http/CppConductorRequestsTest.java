@@ -206,6 +206,18 @@ class CppConductorRequestsTest {
                 "invalid_msgpack",
                 null,
                 "Invalid msgpack object");
+        refused(
+                CppConductorRequests::register,
+                new byte[] {(byte) 0xd4, 0x01, 0x00},
+                "invalid_msgpack",
+                null,
+                "request body must be a msgpack map");
+        refused(
+                CppConductorRequests::register,
+                new byte[] {(byte) 0xc7, (byte) 0xc8, 0x01, 0x00, 0x00},
+                "invalid_msgpack",
+                null,
+                "Invalid msgpack object");
         Map<Object, Object> numericKey = new LinkedHashMap<>();
         numericKey.put(1, "x");
         refused(CppConductorRequests::register, numericKey, "invalid_msgpack", null, "map keys must be strings");
