@@ -15,10 +15,16 @@ import dev.kvindexer.partition.StreamSpec;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -41,7 +47,7 @@ final class DynamoBenchRun {
     /** The stream generation every engine's batches carry, as its listener's would. */
     private static final long GENERATION = 1;
     /** The clock starts this long after the threads are released, so none begins late. */
-    private static final long LEAD_NANOS = 20_000_000L;
+    static final long LEAD_NANOS = 20_000_000L;
 
     /**
      * {@code answer}: build the route's answer from the match (its owners as records and their tier breakdown, what
@@ -60,7 +66,13 @@ final class DynamoBenchRun {
             long[] service,
             long[] queueWait,
             long[] hashing,
-            long[] eventIssueLag) {
+            long[] eventIssueLag,
+            long cpuNanos,
+            Map<String, Long> cpuByThread,
+            long queriesDoneNanos,
+            long eventsDoneNanos,
+            long collections,
+            long collectionMillis) {
         boolean generatorValid() {
             return issueSpanNanos <= windowNanos * 101 / 100;
         }
@@ -135,11 +147,15 @@ final class DynamoBenchRun {
                     s, node.registry(), key, queriesOf(s, c, settings.callers()), windowNanos, settings, go, start));
         }
         List<Thread> threads = new ArrayList<>();
-        issuers.forEach(it -> threads.add(thread("dynamo-bench-issuer", it, failure)));
-        callers.forEach(it -> threads.add(thread("dynamo-bench-caller", it, failure)));
+        Map<String, Long> replayCpu = new HashMap<>();
+        issuers.forEach(it -> threads.add(thread("dynamo-bench-issuer", it, failure, replayCpu)));
+        callers.forEach(it -> threads.add(thread("dynamo-bench-caller", it, failure, replayCpu)));
         threads.forEach(Thread::start);
         // Each cell starts on a settled heap, so none pays for its predecessor's garbage.
         System.gc();
+        long cpuBefore = processCpuNanos();
+        long[] gcBefore = collections();
+        Map<Long, Long> threadCpuBefore = threadCpuNanos();
         start[0] = System.nanoTime() + LEAD_NANOS;
         go.countDown();
 
@@ -166,6 +182,10 @@ final class DynamoBenchRun {
         // Queries are accepted at their deadline (each caller is its own lane); events when applyLive returned.
         long producerStop = Math.max(lastQueryDue, lastEventIssued);
         long end = Math.max(eventsDone, lastQueryDone);
+        long cpu = processCpuNanos() - cpuBefore;
+        Map<String, Long> cpuByThread = cpuByThreadName(threadCpuBefore);
+        replayCpu.forEach((name, used) -> cpuByThread.merge(name, used, Long::sum));
+        long[] gc = collections();
         check(node, partition, s, storedBefore, removedBefore, warningsBefore);
         return new Result(
                 windowNanos,
@@ -176,7 +196,56 @@ final class DynamoBenchRun {
                 concat(callers, c -> c.service),
                 concat(callers, c -> c.queueWait),
                 concat(callers, c -> c.hashing),
-                issuers.stream().flatMapToLong(i -> Arrays.stream(i.lag)).toArray());
+                issuers.stream().flatMapToLong(i -> Arrays.stream(i.lag)).toArray(),
+                cpu,
+                cpuByThread,
+                lastQueryDone - start[0],
+                eventsDone - start[0],
+                gc[0] - gcBefore[0],
+                gc[1] - gcBefore[1]);
+    }
+
+    /** The collections so far and the milliseconds they took, every collector together. */
+    private static long[] collections() {
+        long count = 0;
+        long millis = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            count += Math.max(0, gc.getCollectionCount());
+            millis += Math.max(0, gc.getCollectionTime());
+        }
+        return new long[] {count, millis};
+    }
+
+    private static Map<Long, Long> threadCpuNanos() {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        Map<Long, Long> out = new HashMap<>();
+        for (long id : threads.getAllThreadIds()) {
+            out.put(id, threads.getThreadCpuTime(id));
+        }
+        return out;
+    }
+
+    /** The CPU each group of threads (a name without its digits) used since {@code before}. */
+    private static Map<String, Long> cpuByThreadName(Map<Long, Long> before) {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        Map<String, Long> out = new TreeMap<>();
+        for (ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (info == null) {
+                continue;
+            }
+            long now = threads.getThreadCpuTime(info.getThreadId());
+            long used = now - before.getOrDefault(info.getThreadId(), 0L);
+            if (now >= 0 && used > 0) {
+                out.merge(info.getThreadName().replaceAll("[0-9]+", "#"), used, Long::sum);
+            }
+        }
+        return out;
+    }
+
+    /** The CPU time of every thread of this process so far: the node's, the issuers', the callers' and the JVM's. */
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     /** Events of the engines in issuer {@code i}'s contiguous group, in issue order. */
@@ -276,13 +345,20 @@ final class DynamoBenchRun {
         return f.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     }
 
-    private static Thread thread(String name, Runnable body, AtomicReference<Throwable> failure) {
+    /** A replay thread; the CPU it used is added to {@code cpu} under its name when it ends. */
+    private static Thread thread(
+            String name, Runnable body, AtomicReference<Throwable> failure, Map<String, Long> cpu) {
         Thread t = new Thread(
                 () -> {
                     try {
                         body.run();
                     } catch (Throwable e) {
                         failure.compareAndSet(null, e);
+                    } finally {
+                        long used = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+                        synchronized (cpu) {
+                            cpu.merge(name, used, Long::sum);
+                        }
                     }
                 },
                 name);

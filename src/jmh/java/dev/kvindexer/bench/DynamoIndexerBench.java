@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /**
  * NVIDIA Dynamo's indexer benchmark ({@code mooncake_bench}: deadline-driven replay of a Mooncake trace) run against
@@ -170,6 +171,26 @@ public final class DynamoIndexerBench {
         System.out.printf(
                 "issue span %,.1f ms, drain %,.1f ms, elapsed %,.1f ms; generator_valid=%b kept_up=%b%n",
                 r.issueSpanNanos() / 1e6, r.drainNanos() / 1e6, r.elapsedNanos() / 1e6, r.generatorValid(), r.keptUp());
+        System.out.printf(
+                "last query done at %,.1f ms, last event applied at %,.1f ms; %d collections, %,d ms%n",
+                r.queriesDoneNanos() / 1e6, r.eventsDoneNanos() / 1e6, r.collections(), r.collectionMillis());
+        int cores = Runtime.getRuntime().availableProcessors();
+        System.out.printf(
+                "process CPU %,.1f ms over the cell (its lead and drain included): %.0f %% of %d cores; %,.1f us a"
+                        + " logical op%n",
+                r.cpuNanos() / 1e6,
+                100.0 * r.cpuNanos() / ((double) (r.elapsedNanos() + DynamoBenchRun.LEAD_NANOS) * cores),
+                cores,
+                r.cpuNanos() / 1e3 / s.logicalOps());
+        long named =
+                r.cpuByThread().values().stream().mapToLong(Long::longValue).sum();
+        StringBuilder line = new StringBuilder("  by thread, ms:");
+        r.cpuByThread().entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .limit(6)
+                .forEach(e -> line.append(String.format(" %s %,.1f;", e.getKey(), e.getValue() / 1e6)));
+        line.append(String.format(" the JVM's own threads (compiler, collector) %,.1f", (r.cpuNanos() - named) / 1e6));
+        System.out.println(line);
     }
 
     private static void summary(DynamoBenchSchedule s, List<DynamoBenchRun.Result> cells) {
