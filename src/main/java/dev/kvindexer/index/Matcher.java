@@ -244,6 +244,7 @@ final class Matcher {
         for (int i = 0; i < touchedCount; i++) {
             int id = touched[i];
             int g = gpu[id];
+            inCont[id] = true;
             contPos[id] = g;
             contLast[id] = tree.hashOf(path[g - 1], id);
         }
@@ -268,6 +269,7 @@ final class Matcher {
                         bits &= bits - 1;
                         if (!inCont[id] && !owners.byId(id).store) {
                             touch(id);
+                            inCont[id] = true;
                             contPos[id] = 0;
                         }
                     }
@@ -378,15 +380,14 @@ final class Matcher {
                 for (int[] tierExt : ext) {
                     tierExt[id] = 0;
                 }
+                inCont[id] = false;
             }
-            inCont[id] = false;
         }
         touchedCount = 0;
         lowerWalked = false;
     }
 
     private void touch(int id) {
-        inCont[id] = true;
         touched[touchedCount++] = id;
     }
 

@@ -71,21 +71,55 @@ public final class TierBreakdown {
     private List<InstanceBreakdown> instances;
 
     private TierBreakdown(OwnerMatches given, int blockSize) {
-        int[] givenOrder = orderOf(given);
-        OwnerMatches merged = mergedDuplicates(given, givenOrder);
-        this.owners = merged == null ? given : merged;
-        this.order = merged == null ? givenOrder : null;
         this.blockSize = blockSize;
-        int n = owners.size();
+        int n = given.size();
         start = new int[n + 1];
-        int count = 0;
-        for (int j = 0; j < n; j++) {
-            if (j == 0 || owners.workerId(at(j)) != owners.workerId(at(j - 1))) {
-                start[count++] = j;
+        // A partition's answer comes in order without duplicates: one pass checks that and finds the instances.
+        int count = orderedInstances(given, start);
+        if (count >= 0) {
+            this.owners = given;
+            this.order = null;
+        } else {
+            int[] givenOrder = orderOf(given);
+            OwnerMatches merged = mergedDuplicates(given, givenOrder);
+            this.owners = merged == null ? given : merged;
+            this.order = merged == null ? givenOrder : null;
+            n = owners.size();
+            count = 0;
+            for (int j = 0; j < n; j++) {
+                if (j == 0 || owners.workerId(at(j)) != owners.workerId(at(j - 1))) {
+                    start[count++] = j;
+                }
             }
         }
         start[count] = n;
         instanceCount = count;
+    }
+
+    /**
+     * The instances' first positions into {@code start} and their count, or -1 when the owners are not in (worker
+     * unsigned, rank) order or name one (worker, rank) twice.
+     */
+    private static int orderedInstances(OwnerMatches m, int[] start) {
+        int n = m.size();
+        int count = 0;
+        long worker = 0;
+        int rank = 0;
+        for (int j = 0; j < n; j++) {
+            long w = m.workerId(j);
+            int r = m.dpRank(j);
+            if (j == 0 || w != worker) {
+                if (j > 0 && Long.compareUnsigned(worker, w) > 0) {
+                    return -1;
+                }
+                start[count++] = j;
+            } else if (rank >= r) {
+                return -1;
+            }
+            worker = w;
+            rank = r;
+        }
+        return count;
     }
 
     /**
