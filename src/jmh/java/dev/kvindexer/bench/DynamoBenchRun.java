@@ -53,8 +53,11 @@ final class DynamoBenchRun {
      * {@code answer}: build the route's answer from the match (its owners as records and their tier breakdown, what
      * the JSON is rendered from); without it a query ends at the partition's reply, as Dynamo's find_matches does.
      * {@code prepared}: each query's hashes computed before the replay, as Dynamo's bench prepares them.
+     * {@code noop}: nothing is queried or applied, only the deadlines kept: what the replay itself costs on this
+     * machine, the floor under any indexer measured by it (Dynamo validates its harness with a no-op pipeline too).
      */
-    record Config(int threads, int callers, int issuers, long spinNanos, boolean answer, boolean prepared) {}
+    record Config(
+            int threads, int callers, int issuers, long spinNanos, boolean answer, boolean prepared, boolean noop) {}
 
     /** What a cell measured; times in nanoseconds from its start, latencies in nanoseconds. */
     record Result(
@@ -162,7 +165,9 @@ final class DynamoBenchRun {
         for (int i = 0; i < issuers.size(); i++) {
             threads.get(i).join();
         }
-        long eventsDone = awaitEvents(node, key, s, start[0], windowNanos, failure);
+        long eventsDone = settings.noop()
+                ? issuers.stream().mapToLong(i -> i.lastIssued).max().orElse(start[0])
+                : awaitEvents(node, key, s, start[0], windowNanos, failure);
         for (Thread t : threads) {
             t.join();
         }
@@ -186,7 +191,9 @@ final class DynamoBenchRun {
         Map<String, Long> cpuByThread = cpuByThreadName(threadCpuBefore);
         replayCpu.forEach((name, used) -> cpuByThread.merge(name, used, Long::sum));
         long[] gc = collections();
-        check(node, partition, s, storedBefore, removedBefore, warningsBefore);
+        if (!settings.noop()) {
+            check(node, partition, s, storedBefore, removedBefore, warningsBefore);
+        }
         return new Result(
                 windowNanos,
                 end - start[0],
@@ -425,7 +432,9 @@ final class DynamoBenchRun {
                 int e = events[k];
                 long due = t0 + (long) (s.eventAt[e] * windowNanos);
                 waitUntil(due, settings.spinNanos());
-                partition.applyLive(engineId(s.eventWorker[e]), 0, GENERATION, s.eventBatch[e], 0);
+                if (!settings.noop()) {
+                    partition.applyLive(engineId(s.eventWorker[e]), 0, GENERATION, s.eventBatch[e], 0);
+                }
                 lastIssued = System.nanoTime();
                 lag[k] = lastIssued - due;
             }
@@ -494,19 +503,22 @@ final class DynamoBenchRun {
                 long due = t0 + (long) (s.queryAt[q] * windowNanos);
                 waitUntil(due, settings.spinNanos());
                 long began = System.nanoTime();
-                PartitionRef partition = registry.partition(key).orElseThrow();
-                long[] hashes = settings.prepared()
-                        ? prepared[k]
-                        : BlockHasher.localHashes(tokens, length, partition.blockSize(), seed);
-                long hashed = System.nanoTime();
-                QueryResult r = partition
-                        .query(hashes)
-                        .toCompletionStage()
-                        .toCompletableFuture()
-                        .join();
-                sink += settings.answer()
-                        ? TierBreakdown.of(r.owners(), r.blockSize()).instanceCount()
-                        : r.owners().size();
+                long hashed = began;
+                if (!settings.noop()) {
+                    PartitionRef partition = registry.partition(key).orElseThrow();
+                    long[] hashes = settings.prepared()
+                            ? prepared[k]
+                            : BlockHasher.localHashes(tokens, length, partition.blockSize(), seed);
+                    hashed = System.nanoTime();
+                    QueryResult r = partition
+                            .query(hashes)
+                            .toCompletionStage()
+                            .toCompletableFuture()
+                            .join();
+                    sink += settings.answer()
+                            ? TierBreakdown.of(r.owners(), r.blockSize()).instanceCount()
+                            : r.owners().size();
+                }
                 long done = System.nanoTime();
                 scheduledToCompletion[k] = done - due;
                 service[k] = done - began;

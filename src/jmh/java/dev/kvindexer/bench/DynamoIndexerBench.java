@@ -18,13 +18,14 @@ import java.util.Map;
  * Dynamo) each engine's timeline fills the window; {@code trace} keeps the trace's own arrival times, scaled. With
  * {@code --answer match} a query ends at the partition's reply (Dynamo's find_matches), without the route's breakdown
  * of it; with {@code --hashes prepared} each query's hashes are computed before the replay (Dynamo's bench hashes in
- * its preparation), where {@code tokens} hashes the prompt's tokens as the route does. Each cell runs on a fresh partition of one node; the run fails unless the index ends holding exactly what the
+ * its preparation), where {@code tokens} hashes the prompt's tokens as the route does; with {@code --backend noop}
+ * nothing is queried or applied, only each deadline kept: the replay's own cost on this machine. Each cell runs on a fresh partition of one node; the run fails unless the index ends holding exactly what the
  * engines hold.
  *
  * <pre>java -Xms2g -Xmx2g -cp target/benchmarks.jar dev.kvindexer.bench.DynamoIndexerBench TRACE.jsonl
  *     [--workers 1000] [--seed 42] [--duplicate 1] [--capacity 4096] [--warmup-ms 3000] [--warmup-runs 3]
  *     [--duration-ms 30000] [--callers 7] [--issuers 1] [--threads 4] [--spin-us 0] [--timeline engine|trace]
- *     [--answer breakdown|match] [--hashes tokens|prepared] [--sweep MIN MAX STEPS]</pre>
+ *     [--answer breakdown|match] [--hashes tokens|prepared] [--backend node|noop] [--sweep MIN MAX STEPS]</pre>
  */
 public final class DynamoIndexerBench {
     private DynamoIndexerBench() {}
@@ -34,7 +35,8 @@ public final class DynamoIndexerBench {
             System.err.println("usage: DynamoIndexerBench TRACE.jsonl [--workers N] [--seed S] [--duplicate D]"
                     + " [--capacity BLOCKS] [--warmup-ms W] [--warmup-runs N] [--duration-ms D] [--callers N]"
                     + " [--issuers N] [--threads N] [--spin-us US] [--timeline engine|trace]"
-                    + " [--answer breakdown|match] [--hashes tokens|prepared] [--sweep MIN MAX STEPS]");
+                    + " [--answer breakdown|match] [--hashes tokens|prepared] [--backend node|noop]"
+                    + " [--sweep MIN MAX STEPS]");
             System.exit(2);
         }
         Path trace = Path.of(args[0]);
@@ -55,6 +57,7 @@ public final class DynamoIndexerBench {
         boolean perEngine = true;
         boolean answer = true;
         boolean prepared = false;
+        boolean noop = false;
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--workers" -> workers = Integer.parseInt(args[++i]);
@@ -80,6 +83,12 @@ public final class DynamoIndexerBench {
                         case "tokens" -> false;
                         default -> throw new IllegalArgumentException("--hashes is tokens or prepared");
                     };
+                case "--backend" ->
+                    noop = switch (args[++i]) {
+                        case "noop" -> true;
+                        case "node" -> false;
+                        default -> throw new IllegalArgumentException("--backend is node or noop");
+                    };
                 case "--answer" ->
                     answer = switch (args[++i]) {
                         case "breakdown" -> true;
@@ -96,11 +105,13 @@ public final class DynamoIndexerBench {
             }
         }
         DynamoBenchRun.Config settings =
-                new DynamoBenchRun.Config(threads, callers, issuers, spinUs * 1_000, answer, prepared);
+                new DynamoBenchRun.Config(threads, callers, issuers, spinUs * 1_000, answer, prepared, noop);
         DynamoBenchSchedule s = DynamoBenchSchedule.prepare(trace, workers, duplicates, seed, capacity, perEngine);
         s.describe().forEach(System.out::println);
         System.out.printf(
-                "timeline per %s, answer %s, hashes %s; %d callers, %d event issuers, %d event loops; spin %d us; %d cores%n",
+                "%stimeline per %s, answer %s, hashes %s; %d callers, %d event issuers, %d event loops; spin %d us;"
+                        + " %d cores%n",
+                noop ? "NO-OP BACKEND (the replay alone): " : "",
                 perEngine ? "engine" : "trace",
                 answer ? "breakdown" : "match",
                 prepared ? "prepared" : "from tokens",
