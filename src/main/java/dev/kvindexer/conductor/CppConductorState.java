@@ -5,7 +5,9 @@ import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.hash.VllmBlockHasher;
 import dev.kvindexer.index.BlockKeyIndex;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -42,6 +44,8 @@ public final class CppConductorState {
          * /global_view.
          */
         final TreeMap<String, TreeMap<Integer, Integer>> ranks = new TreeMap<>();
+        /** {@link #ranks} as a query reads it; replaced whenever they change. */
+        Layout layout = Layout.EMPTY;
 
         Context(ContextKey key, HashProfile profile) {
             this.key = key;
@@ -80,8 +84,121 @@ public final class CppConductorState {
     public record ContextView(
             ContextKey key, HashProfile profile, int prefixCount, Map<String, List<Integer>> instances) {}
 
-    /** Per instance (in order), per rank (in order), blocks matched through GPU, CPU and disk. */
-    public record Matches(Map<String, Map<Integer, int[]>> instances) {}
+    /**
+     * A context's instances and their registered ranks in answer order (instance ids, then ranks, ascending), each
+     * entry with its owner in the context's index and the UTF-8 forms an answer writes. Built again whenever a rank
+     * registers or leaves, so a query reads it as it is instead of building maps and strings.
+     */
+    public static final class Layout {
+        static final Layout EMPTY = new Layout(new TreeMap<>());
+
+        private final String[] instances;
+        private final byte[][] instanceUtf8;
+        /** Instance {@code i}'s entries are {@code firstEntry[i] .. firstEntry[i + 1] - 1}. */
+        private final int[] firstEntry;
+
+        private final int[] ranks;
+        private final byte[][] rankUtf8;
+        private final int[] owners;
+
+        private Layout(TreeMap<String, ? extends Map<Integer, Integer>> byInstance) {
+            int entries = 0;
+            for (Map<Integer, Integer> r : byInstance.values()) {
+                entries += r.size();
+            }
+            instances = byInstance.keySet().toArray(new String[0]);
+            instanceUtf8 = new byte[instances.length][];
+            firstEntry = new int[instances.length + 1];
+            ranks = new int[entries];
+            rankUtf8 = new byte[entries][];
+            owners = new int[entries];
+            int i = 0;
+            int e = 0;
+            for (Map.Entry<String, ? extends Map<Integer, Integer>> instance : byInstance.entrySet()) {
+                instanceUtf8[i] = instance.getKey().getBytes(StandardCharsets.UTF_8);
+                firstEntry[i++] = e;
+                for (Map.Entry<Integer, Integer> rank : new TreeMap<>(instance.getValue()).entrySet()) {
+                    ranks[e] = rank.getKey();
+                    rankUtf8[e] = Integer.toString(rank.getKey()).getBytes(StandardCharsets.UTF_8);
+                    owners[e++] = rank.getValue();
+                }
+            }
+            firstEntry[i] = e;
+        }
+
+        public int instanceCount() {
+            return instances.length;
+        }
+
+        public String instance(int i) {
+            return instances[i];
+        }
+
+        /** Shared by every answer: read only. */
+        public byte[] instanceUtf8(int i) {
+            return instanceUtf8[i];
+        }
+
+        public int firstEntry(int instance) {
+            return firstEntry[instance];
+        }
+
+        public int rank(int entry) {
+            return ranks[entry];
+        }
+
+        /** The rank's decimal form, as the answer's keys name it; shared by every answer: read only. */
+        public byte[] rankUtf8(int entry) {
+            return rankUtf8[entry];
+        }
+
+        /** The instance's place in the order, or negative when it has no rank registered. */
+        int indexOf(String instanceId) {
+            return Arrays.binarySearch(instances, instanceId);
+        }
+    }
+
+    /**
+     * Instances {@code from .. to - 1} of {@code layout} and the blocks each of their entries matched through GPU, CPU
+     * and disk: three per entry in {@code reach}, from the first entry of {@code from}.
+     */
+    public record Matches(Layout layout, int from, int to, int[] reach) {
+        static final Matches NONE = new Matches(Layout.EMPTY, 0, 0, new int[0]);
+
+        /** Matches given per instance and rank (owners unknown, as none was walked): for answers built elsewhere. */
+        public static Matches of(Map<String, Map<Integer, int[]>> instances) {
+            TreeMap<String, Map<Integer, Integer>> byInstance = new TreeMap<>();
+            instances.forEach((instance, ranks) -> {
+                Map<Integer, Integer> owners = new TreeMap<>();
+                ranks.keySet().forEach(rank -> owners.put(rank, 0));
+                byInstance.put(instance, owners);
+            });
+            Layout layout = new Layout(byInstance);
+            int[] reach = new int[3 * layout.firstEntry(layout.instanceCount())];
+            for (int i = 0; i < layout.instanceCount(); i++) {
+                Map<Integer, int[]> ranks = instances.get(layout.instance(i));
+                for (int e = layout.firstEntry(i); e < layout.firstEntry(i + 1); e++) {
+                    System.arraycopy(ranks.get(layout.rank(e)), 0, reach, 3 * e, 3);
+                }
+            }
+            return new Matches(layout, 0, layout.instanceCount(), reach);
+        }
+
+        /** Per instance (in order), per rank (in order), blocks matched through GPU, CPU and disk. */
+        public Map<String, Map<Integer, int[]>> instances() {
+            Map<String, Map<Integer, int[]>> out = new TreeMap<>();
+            int base = layout.firstEntry(from);
+            for (int i = from; i < to; i++) {
+                Map<Integer, int[]> ranks = new TreeMap<>();
+                for (int e = layout.firstEntry(i); e < layout.firstEntry(i + 1); e++) {
+                    int r = 3 * (e - base);
+                    ranks.put(layout.rank(e), new int[] {reach[r], reach[r + 1], reach[r + 2]});
+                }
+                out.put(layout.instance(i), ranks);
+            }
+            return out;
+        }
+    }
 
     private final Map<ContextKey, Context> contexts = new LinkedHashMap<>();
     private final TreeMap<String, Service> services = new TreeMap<>();
@@ -101,6 +218,7 @@ public final class CppConductorState {
                 created = true;
             }
             context.ranks.computeIfAbsent(r.instanceId(), i -> new TreeMap<>()).put(r.dpRank(), nextOwner);
+            context.layout = new Layout(context.ranks);
         }
         services.put(r.serviceKey(), new Service(r, nextOwner++, created));
         return new Added(r);
@@ -165,6 +283,7 @@ public final class CppConductorState {
             if (ranks.isEmpty()) {
                 context.ranks.remove(r.instanceId());
             }
+            context.layout = new Layout(context.ranks);
         } else {
             s.bindings.forEach((id, b) -> unbind(id, b));
         }
@@ -267,22 +386,28 @@ public final class CppConductorState {
      */
     public Matches query(ContextKey key, String instanceId, int[] tokens, String cacheSalt) {
         Context context = contexts.get(key);
-        if (context == null || (instanceId != null && !context.ranks.containsKey(instanceId))) {
-            return new Matches(Map.of());
+        if (context == null) {
+            return Matches.NONE;
         }
-        Map<String, TreeMap<Integer, Integer>> selected =
-                instanceId == null ? context.ranks : Map.of(instanceId, context.ranks.get(instanceId));
-        int count = 0;
-        for (TreeMap<Integer, Integer> ranks : selected.values()) {
-            count += ranks.size();
-        }
-        int[] owners = new int[count];
-        int at = 0;
-        for (TreeMap<Integer, Integer> ranks : selected.values()) {
-            for (int owner : ranks.values()) {
-                owners[at++] = owner;
+        Layout layout = context.layout;
+        int from = 0;
+        int to = layout.instanceCount();
+        if (instanceId != null) {
+            from = layout.indexOf(instanceId);
+            if (from < 0) {
+                return Matches.NONE;
             }
+            to = from + 1;
         }
+        if (from == to) {
+            return new Matches(layout, from, to, new int[0]);
+        }
+        int first = layout.firstEntry(from);
+        int end = layout.firstEntry(to);
+        // The walk only reads its owners: a query of every instance walks the layout's own column.
+        int[] owners = first == 0 && end == layout.owners.length
+                ? layout.owners
+                : Arrays.copyOfRange(layout.owners, first, end);
         int blockSize = (int) Math.min(key.blockSize(), Integer.MAX_VALUE);
         VllmBlockHasher.Chain chain = context.hashers.get().chain(tokens, blockSize, key.lora(), cacheSalt);
         int[] out = new int[3 * owners.length];
@@ -300,17 +425,7 @@ public final class CppConductorState {
                 },
                 owners,
                 out);
-        Map<String, Map<Integer, int[]>> result = new TreeMap<>();
-        int o = 0;
-        for (Map.Entry<String, TreeMap<Integer, Integer>> e : selected.entrySet()) {
-            Map<Integer, int[]> ranks = new TreeMap<>();
-            for (int rank : e.getValue().keySet()) {
-                ranks.put(rank, new int[] {out[3 * o], out[3 * o + 1], out[3 * o + 2]});
-                o++;
-            }
-            result.put(e.getKey(), ranks);
-        }
-        return new Matches(result);
+        return new Matches(layout, from, to, out);
     }
 
     /** Every active registration, by service key. */

@@ -86,6 +86,40 @@ class CppConductorStateTest {
                 "no tokens: every registered rank, zeros");
     }
 
+    /** An answer lists the ranks registered when it is asked: each registration and unregistration changes it. */
+    @Test
+    void answersFollowTheRanksAsTheyRegisterAndLeave() {
+        state.register(engine("b", 3, "tcp://b3", PROFILE));
+        state.register(engine("b", 0, "tcp://b0", PROFILE));
+        state.register(engine("a", 7, "tcp://a7", PROFILE));
+        assertNull(state.apply("b|default|3", new CppConductorEvent.GpuStored(new long[] {KEYS[0]})));
+        Map<String, Map<Integer, int[]>> m =
+                state.query(CONTEXT, null, TOKENS, null).instances();
+        assertEquals(List.of("a", "b"), List.copyOf(m.keySet()));
+        assertEquals(List.of(0, 3), List.copyOf(m.get("b").keySet()), "ranks in numeric order");
+        assertArrayEquals(new int[] {1, 1, 1}, m.get("b").get(3));
+        assertArrayEquals(new int[] {0, 0, 0}, m.get("b").get(0));
+
+        state.unregister("b|default|3");
+        m = state.query(CONTEXT, "b", TOKENS, null).instances();
+        assertEquals(
+                Map.of(0, List.of(0, 0, 0)),
+                Map.of(0, IntStream.of(m.get("b").get(0)).boxed().toList()));
+        assertEquals(List.of(0), List.copyOf(m.get("b").keySet()));
+        state.unregister("b|default|0");
+        assertTrue(state.query(CONTEXT, "b", TOKENS, null).instances().isEmpty(), "no rank left");
+        assertEquals(
+                List.of("a"),
+                List.copyOf(state.query(CONTEXT, null, TOKENS, null).instances().keySet()));
+        state.register(engine("b", 5, "tcp://b5", PROFILE));
+        assertEquals(
+                List.of(5),
+                List.copyOf(state.query(CONTEXT, "b", TOKENS, null)
+                        .instances()
+                        .get("b")
+                        .keySet()));
+    }
+
     @Test
     void registrationConflictsAsTheReferenceNamesThem() {
         assertInstanceOf(CppConductorState.Added.class, state.register(engine("e", 0, "tcp://a", PROFILE)));

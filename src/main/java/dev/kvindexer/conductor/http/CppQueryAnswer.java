@@ -3,7 +3,6 @@ package dev.kvindexer.conductor.http;
 import dev.kvindexer.conductor.CppConductorState;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.Map;
 
 /**
  * The C++ Conductor query's answer as msgpack bytes (docs/protocol/index.md#conductor-context-index), written by hand:
@@ -26,31 +25,37 @@ final class CppQueryAnswer {
 
     /** Per instance its six members in order, ranks in numeric order, in tokens. */
     static byte[] of(CppConductorState.Matches m, long blockSize) {
+        CppConductorState.Layout layout = m.layout();
+        int[] reach = m.reach();
+        int base = layout.firstEntry(m.from());
         CppQueryAnswer w = new CppQueryAnswer();
         w.mapHeader(1);
-        w.str(INSTANCES).mapHeader(m.instances().size());
-        for (Map.Entry<String, Map<Integer, int[]>> instance : m.instances().entrySet()) {
-            Map<Integer, int[]> ranks = instance.getValue();
+        w.str(INSTANCES).mapHeader(m.to() - m.from());
+        for (int i = m.from(); i < m.to(); i++) {
+            int first = layout.firstEntry(i);
+            int end = layout.firstEntry(i + 1);
             long gpu = 0;
             long cpu = 0;
             long disk = 0;
-            for (int[] r : ranks.values()) {
-                gpu = Math.max(gpu, r[0] * blockSize);
-                cpu = Math.max(cpu, r[1] * blockSize);
-                disk = Math.max(disk, r[2] * blockSize);
+            for (int e = first; e < end; e++) {
+                int r = 3 * (e - base);
+                gpu = Math.max(gpu, reach[r] * blockSize);
+                cpu = Math.max(cpu, reach[r + 1] * blockSize);
+                disk = Math.max(disk, reach[r + 2] * blockSize);
             }
-            w.str(utf8(instance.getKey())).mapHeader(6);
+            w.str(layout.instanceUtf8(i)).mapHeader(6);
             w.str(LONGEST_MATCHED).integer(disk);
-            w.str(DP).mapHeader(ranks.size());
-            for (Map.Entry<Integer, int[]> r : ranks.entrySet()) {
-                w.str(utf8(Integer.toString(r.getKey()))).integer(r.getValue()[0] * blockSize);
+            w.str(DP).mapHeader(end - first);
+            for (int e = first; e < end; e++) {
+                w.str(layout.rankUtf8(e)).integer(reach[3 * (e - base)] * blockSize);
             }
-            w.str(RANK_MATCHES).mapHeader(ranks.size());
-            for (Map.Entry<Integer, int[]> r : ranks.entrySet()) {
-                w.str(utf8(Integer.toString(r.getKey()))).mapHeader(3);
-                w.str(GPU).integer(r.getValue()[0] * blockSize);
-                w.str(CPU).integer(r.getValue()[1] * blockSize);
-                w.str(DISK).integer(r.getValue()[2] * blockSize);
+            w.str(RANK_MATCHES).mapHeader(end - first);
+            for (int e = first; e < end; e++) {
+                int r = 3 * (e - base);
+                w.str(layout.rankUtf8(e)).mapHeader(3);
+                w.str(GPU).integer(reach[r] * blockSize);
+                w.str(CPU).integer(reach[r + 1] * blockSize);
+                w.str(DISK).integer(reach[r + 2] * blockSize);
             }
             w.str(GPU).integer(gpu);
             w.str(CPU).integer(cpu);

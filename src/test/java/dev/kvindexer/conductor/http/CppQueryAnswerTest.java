@@ -42,7 +42,7 @@ class CppQueryAnswerTest {
                 instances.put(names[rnd.nextInt(names.length)] + i, ranks);
             }
             long blockSize = blockSizes[rnd.nextInt(blockSizes.length)];
-            CppConductorState.Matches m = new CppConductorState.Matches(instances);
+            CppConductorState.Matches m = CppConductorState.Matches.of(instances);
             assertArrayEquals(packed(m, blockSize), CppQueryAnswer.of(m, blockSize), "round " + round);
         }
     }
