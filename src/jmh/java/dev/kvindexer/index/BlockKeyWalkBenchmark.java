@@ -17,8 +17,8 @@ import org.openjdk.jmh.annotations.State;
  * The C++ Conductor's query walk over a filled context, its keys known in advance (no SHA-256): what looking up a
  * prompt's 512 block keys among about 821,000 costs. Eight engines; engine e holds the first 64 (e + 1) blocks of each
  * of 1,604 prompts of 512 blocks, so every walk's eight cursors stop one after another along the prompt.
- * {@code layout=refilled}: the engines were cleared and filled again, as after engines re-register, so a prompt's
- * slots come back from the free list scattered instead of side by side.
+ * {@code layout=refilled}: the engines were cleared and filled again while another owner kept a key, as after engines
+ * re-register beside others, so a prompt's slots come back from the free list scattered instead of side by side.
  */
 @State(Scope.Benchmark)
 @Fork(
@@ -51,6 +51,8 @@ public class BlockKeyWalkBenchmark {
         }
         store();
         if (layout.equals("refilled")) {
+            // One key held by another owner keeps the index from emptying: an emptied one starts its slots over.
+            index.storeGpu(ENGINES, prompts[0][0]);
             for (int e = 0; e < ENGINES; e++) {
                 index.clearGpu(e);
             }

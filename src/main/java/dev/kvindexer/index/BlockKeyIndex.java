@@ -222,6 +222,13 @@ public final class BlockKeyIndex {
             return;
         }
         slots.remove(keyAt[s]);
+        if (slots.isEmpty()) {
+            // Every slot is free: the next stores take them from the first again, in the order they come, instead of
+            // in the order the last ones left (scattered over the columns, a cache miss a column a block).
+            freeCount = 0;
+            nextSlot = 0;
+            return;
+        }
         if (freeCount == freeSlots.length) {
             freeSlots = Arrays.copyOf(freeSlots, freeCount * 2);
         }

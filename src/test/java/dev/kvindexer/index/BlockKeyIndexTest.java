@@ -50,6 +50,42 @@ class BlockKeyIndexTest {
         assertEquals(3, index.keyCount());
     }
 
+    /** Emptied entirely (its slots then start over from the first), the index answers as one never filled. */
+    @Test
+    void anIndexEmptiedAndFilledAgainAnswersAsAFreshOne() {
+        BlockKeyIndex fresh = new BlockKeyIndex();
+        for (BlockKeyIndex i : new BlockKeyIndex[] {index, fresh}) {
+            for (int owner = 1; owner <= 3; owner++) {
+                i.storeGpu(owner, K0);
+                i.storeGpu(owner, K1);
+            }
+            i.addShared(StorageTier.HOST_PINNED, K2);
+        }
+        for (int owner = 1; owner <= 3; owner++) {
+            index.clearGpu(owner);
+        }
+        index.removeShared(StorageTier.HOST_PINNED, K2);
+        assertEquals(0, index.keyCount());
+        index.storeGpu(2, K3);
+        index.storeGpu(1, K0);
+        index.removeGpu(2, K3);
+        for (int owner = 1; owner <= 3; owner++) {
+            index.storeGpu(owner, K0);
+            index.storeGpu(owner, K1);
+        }
+        index.addShared(StorageTier.HOST_PINNED, K2);
+        assertEquals(fresh.keyCount(), index.keyCount());
+        for (long[] keys : new long[][] {{K0, K1, K2}, {K0, K2}, {K1}, {K3}}) {
+            assertArrayEquals(walkOf(fresh, keys), walk(prompt(keys), 1, 2, 3));
+        }
+    }
+
+    private static int[] walkOf(BlockKeyIndex i, long... keys) {
+        int[] out = new int[9];
+        i.walk(prompt(keys), new int[] {1, 2, 3}, out);
+        return out;
+    }
+
     @Test
     void theCursorNeverGoesBackToAHigherTier() {
         index.storeGpu(1, K0);
