@@ -150,9 +150,8 @@ final class DynamoBenchRun {
                     s, node.registry(), key, queriesOf(s, c, settings.callers()), windowNanos, settings, go, start));
         }
         List<Thread> threads = new ArrayList<>();
-        Map<String, Long> replayCpu = new HashMap<>();
-        issuers.forEach(it -> threads.add(thread("dynamo-bench-issuer", it, failure, replayCpu)));
-        callers.forEach(it -> threads.add(thread("dynamo-bench-caller", it, failure, replayCpu)));
+        issuers.forEach(it -> threads.add(thread("dynamo-bench-issuer", it, failure)));
+        callers.forEach(it -> threads.add(thread("dynamo-bench-caller", it, failure)));
         threads.forEach(Thread::start);
         // Each cell starts on a settled heap, so none pays for its predecessor's garbage.
         System.gc();
@@ -189,7 +188,13 @@ final class DynamoBenchRun {
         long end = Math.max(eventsDone, lastQueryDone);
         long cpu = processCpuNanos() - cpuBefore;
         Map<String, Long> cpuByThread = cpuByThreadName(threadCpuBefore);
-        replayCpu.forEach((name, used) -> cpuByThread.merge(name, used, Long::sum));
+        // The replay's threads have ended, so they are not among the live threads counted above.
+        cpuByThread.put(
+                "dynamo-bench-issuer",
+                issuers.stream().mapToLong(i -> i.cpuNanos).sum());
+        cpuByThread.put(
+                "dynamo-bench-caller",
+                callers.stream().mapToLong(c -> c.cpuNanos).sum());
         long[] gc = collections();
         if (!settings.noop()) {
             check(node, partition, s, storedBefore, removedBefore, warningsBefore);
@@ -352,25 +357,23 @@ final class DynamoBenchRun {
         return f.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     }
 
-    /** A replay thread; the CPU it used is added to {@code cpu} under its name when it ends. */
-    private static Thread thread(
-            String name, Runnable body, AtomicReference<Throwable> failure, Map<String, Long> cpu) {
+    private static Thread thread(String name, Runnable body, AtomicReference<Throwable> failure) {
         Thread t = new Thread(
                 () -> {
                     try {
                         body.run();
                     } catch (Throwable e) {
                         failure.compareAndSet(null, e);
-                    } finally {
-                        long used = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
-                        synchronized (cpu) {
-                            cpu.merge(name, used, Long::sum);
-                        }
                     }
                 },
                 name);
         t.setDaemon(true);
         return t;
+    }
+
+    /** The CPU the calling thread has used. */
+    private static long ownCpuNanos() {
+        return ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
     }
 
     private static long[] concat(List<Caller> callers, Function<Caller, long[]> of) {
@@ -405,6 +408,8 @@ final class DynamoBenchRun {
         private final long[] start;
         final long[] lag;
         long lastIssued;
+        /** CPU this thread used from the start of the replay to its end. */
+        long cpuNanos;
 
         Issuer(
                 DynamoBenchSchedule s,
@@ -427,6 +432,7 @@ final class DynamoBenchRun {
         @Override
         public void run() {
             await(go);
+            long cpuAtStart = ownCpuNanos();
             long t0 = start[0];
             for (int k = 0; k < events.length; k++) {
                 int e = events[k];
@@ -438,6 +444,7 @@ final class DynamoBenchRun {
                 lastIssued = System.nanoTime();
                 lag[k] = lastIssued - due;
             }
+            cpuNanos = ownCpuNanos() - cpuAtStart;
         }
     }
 
@@ -457,6 +464,8 @@ final class DynamoBenchRun {
         final long[] hashing;
         long lastDue;
         long lastDone;
+        /** CPU this thread used from the start of the replay to its end (its preparation left out). */
+        long cpuNanos;
         /** Kept in a field, so the answers are used and the JIT cannot drop the work that built them. */
         long sink;
 
@@ -495,6 +504,7 @@ final class DynamoBenchRun {
                 }
             }
             await(go);
+            long cpuAtStart = ownCpuNanos();
             long t0 = start[0];
             for (int k = 0; k < queries.length; k++) {
                 int q = queries[k];
@@ -527,6 +537,7 @@ final class DynamoBenchRun {
                 lastDue = due;
                 lastDone = done;
             }
+            cpuNanos = ownCpuNanos() - cpuAtStart;
         }
     }
 

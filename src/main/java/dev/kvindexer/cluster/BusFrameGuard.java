@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
  * connections are part-way through may hold no more than {@link #limit} bytes between them, each byte reserved from
  * the node's network budget as it arrives; and a frame begun must be whole within the message timeout plus a second
  * for every {@link #ALLOWANCE_BYTES_PER_SECOND} it declares (a snapshot of gigabytes takes its time), however slowly
- * its bytes trickle. Otherwise the connection is closed, counted and logged. Under TLS the check sits behind
- * the decryption, where it also counts the handshakes it refused.
+ * its bytes trickle. Inside a frame, every length Vert.x allocates by (the envelope's strings, a body's payload) must
+ * fit in the frame ({@link BusMessageCheck}). Otherwise the connection is closed, counted and logged. Under TLS the
+ * check sits behind the decryption, where it also counts the handshakes it refused.
  */
 final class BusFrameGuard {
     private static final Logger LOG = LoggerFactory.getLogger(BusFrameGuard.class);
@@ -34,6 +35,7 @@ final class BusFrameGuard {
     static final String TLS_HANDSHAKE = "tls_handshake";
     static final String STALLED = "stalled";
     static final String BUDGET = "budget";
+    static final String MESSAGE = "message";
     /** The slowest a peer may send a large frame: a second more of its deadline for every this many bytes. */
     static final long ALLOWANCE_BYTES_PER_SECOND = 1 << 20;
     /** Above every message but a snapshot: a query carries at most the hashes of one 8 MiB /query body. */
@@ -123,6 +125,7 @@ final class BusFrameGuard {
     }
 
     private final class FrameCheck extends ChannelInboundHandlerAdapter {
+        private final BusMessageCheck message = new BusMessageCheck();
         private int headerBytes;
         private int length;
         private long remaining;
@@ -173,9 +176,21 @@ final class BusFrameGuard {
             for (int i = buf.readerIndex(), end = buf.writerIndex(); i < end; ) {
                 if (remaining > 0) {
                     int n = (int) Math.min(remaining, end - i);
+                    if (!message.done()) {
+                        int stopped = message.consume(buf, i, i + n);
+                        if (stopped < 0) {
+                            refuse(ctx, buf, before, MESSAGE, message.problem());
+                            return false;
+                        }
+                        n = stopped - i;
+                    }
                     remaining -= n;
                     held = remaining == 0 ? 0 : held + n;
                     i += n;
+                    if (remaining == 0 && !message.completeAtEnd()) {
+                        refuse(ctx, buf, before, MESSAGE, message.problem());
+                        return false;
+                    }
                     continue;
                 }
                 length = (length << 8) | (buf.getByte(i++) & 0xff);
@@ -193,6 +208,7 @@ final class BusFrameGuard {
                         return false;
                     }
                     remaining = declared;
+                    message.begin(declared);
                     held = 0;
                     frames++;
                     frameStarted = System.nanoTime();

@@ -193,6 +193,47 @@ class BusGuardTest {
         assertTrue(shardQueryAnswered(plainA, plainB, null, Await.PATIENCE));
     }
 
+    /**
+     * Vert.x allocates each length inside a frame before it checks it against the frame: an address, or a body, that
+     * declares two gigabytes inside a frame of a hundred bytes closes the connection before Vert.x reads the frame.
+     */
+    @Test
+    void aLengthInsideAFramePastItsEndIsRefused() throws Exception {
+        double before = refused(plainB, BusFrameGuard.MESSAGE);
+        byte[] address = ByteBuffer.allocate(4 + 100)
+                .putInt(100)
+                .put((byte) 1)
+                .put((byte) 2) // String codec
+                .put((byte) 0)
+                .putInt(Integer.MAX_VALUE - 8) // the address
+                .array();
+        byte[] body = ByteBuffer.allocate(4 + 100)
+                .putInt(100)
+                .put((byte) 1)
+                .put((byte) 6) // byte[] codec
+                .put((byte) 0)
+                .putInt(0)
+                .putInt(0)
+                .putInt(0)
+                .putInt(4)
+                .putInt(Integer.MAX_VALUE - 8) // the body
+                .array();
+        byte[] codec = ByteBuffer.allocate(4 + 100)
+                .putInt(100)
+                .put((byte) 1)
+                .put((byte) 99)
+                .array();
+        for (byte[] frame : new byte[][] {address, body, codec}) {
+            try (HostileConnection c = HostileConnection.open(busPort(plainB))) {
+                c.send(frame);
+                assertTrue(c.closedWithin(Await.PATIENCE), "the frame closes its connection");
+            }
+        }
+        assertEquals(3, refused(plainB, BusFrameGuard.MESSAGE) - before);
+        assertEquals(200, new HttpJson(plainB.httpPort()).get("/health").statusCode());
+        assertTrue(shardQueryAnswered(plainA, plainB, null, Await.PATIENCE), "the cluster's own messages still pass");
+    }
+
     @Test
     void aPlaintextBusTakesRandomTrafficAndGoesOn() throws Exception {
         fuzz(plainA, plainB, null);

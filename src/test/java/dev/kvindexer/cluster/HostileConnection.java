@@ -49,9 +49,28 @@ final class HostileConnection implements AutoCloseable {
         }
     }
 
-    /** An event-bus frame header: the length Vert.x reads first. */
+    /** Bytes of {@link #busFrame}'s envelope: version, codec, send, three empty strings, no headers, body length. */
+    static final int ENVELOPE = 23;
+
+    /**
+     * An event-bus frame's first bytes: the length Vert.x reads first and, when it declares room for it, the envelope
+     * of a Buffer message whose body fills the rest, so that what the caller sends next is that body.
+     */
     static byte[] busFrame(int declared) {
-        return ByteBuffer.allocate(4).putInt(declared).array();
+        if (declared < ENVELOPE) {
+            return ByteBuffer.allocate(4).putInt(declared).array();
+        }
+        return ByteBuffer.allocate(4 + ENVELOPE)
+                .putInt(declared)
+                .put((byte) 1) // wire protocol version
+                .put((byte) 3) // Vert.x's Buffer codec
+                .put((byte) 0) // send, not publish
+                .putInt(0) // address
+                .putInt(0) // reply address
+                .putInt(0) // sender
+                .putInt(4) // headers: only their own length
+                .putInt(declared - ENVELOPE) // the body's length
+                .array();
     }
 
     /** The Hazelcast member protocol's first bytes and a packet header (version 4, no flags, no partition). */
