@@ -13,6 +13,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
@@ -101,7 +102,7 @@ public final class CppConductorState {
         private final byte[][] rankUtf8;
         private final int[] owners;
 
-        private Layout(TreeMap<String, ? extends Map<Integer, Integer>> byInstance) {
+        private Layout(TreeMap<String, ? extends SortedMap<Integer, Integer>> byInstance) {
             int entries = 0;
             for (Map<Integer, Integer> r : byInstance.values()) {
                 entries += r.size();
@@ -114,10 +115,10 @@ public final class CppConductorState {
             owners = new int[entries];
             int i = 0;
             int e = 0;
-            for (Map.Entry<String, ? extends Map<Integer, Integer>> instance : byInstance.entrySet()) {
+            for (Map.Entry<String, ? extends SortedMap<Integer, Integer>> instance : byInstance.entrySet()) {
                 instanceUtf8[i] = instance.getKey().getBytes(StandardCharsets.UTF_8);
                 firstEntry[i++] = e;
-                for (Map.Entry<Integer, Integer> rank : new TreeMap<>(instance.getValue()).entrySet()) {
+                for (Map.Entry<Integer, Integer> rank : instance.getValue().entrySet()) {
                     ranks[e] = rank.getKey();
                     rankUtf8[e] = Integer.toString(rank.getKey()).getBytes(StandardCharsets.UTF_8);
                     owners[e++] = rank.getValue();
@@ -167,9 +168,9 @@ public final class CppConductorState {
 
         /** Matches given per instance and rank (owners unknown, as none was walked): for answers built elsewhere. */
         public static Matches of(Map<String, Map<Integer, int[]>> instances) {
-            TreeMap<String, Map<Integer, Integer>> byInstance = new TreeMap<>();
+            TreeMap<String, TreeMap<Integer, Integer>> byInstance = new TreeMap<>();
             instances.forEach((instance, ranks) -> {
-                Map<Integer, Integer> owners = new TreeMap<>();
+                TreeMap<Integer, Integer> owners = new TreeMap<>();
                 ranks.keySet().forEach(rank -> owners.put(rank, 0));
                 byInstance.put(instance, owners);
             });
