@@ -5,6 +5,7 @@ import dev.kvindexer.conductor.CppConductorState;
 import dev.kvindexer.conductor.event.CppConductorEvent;
 import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.hash.VllmBlockHasher;
+import io.vertx.core.buffer.Buffer;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -39,6 +40,8 @@ public class CppQueryBenchmark {
 
     private CppConductorState state;
     private int[] prompt;
+    private CppConductorState.Matches matches;
+    private byte[] body;
 
     @Setup
     public void fill() {
@@ -69,12 +72,46 @@ public class CppQueryBenchmark {
                 throw new IllegalStateException(refused);
             }
         }
+        matches = state.query(CONTEXT, null, prompt, null);
+        body = queryBody(prompt);
+    }
+
+    /** The body {@code CppQueryFill} sends: model, block size, token ids as little-endian int32 in a bin. */
+    private static byte[] queryBody(int[] prompt) {
+        java.nio.ByteBuffer ids =
+                java.nio.ByteBuffer.allocate(4 * prompt.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        ids.asIntBuffer().put(prompt);
+        try (org.msgpack.core.MessageBufferPacker p = org.msgpack.core.MessagePack.newDefaultBufferPacker()) {
+            p.packMapHeader(3);
+            p.packString("model").packString(CONTEXT.model());
+            p.packString("block_size").packLong(BLOCK_SIZE);
+            p.packString("token_ids").packBinaryHeader(ids.capacity()).writePayload(ids.array());
+            return p.toByteArray();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Benchmark
     @BenchmarkMode(Mode.AverageTime)
     @OutputTimeUnit(TimeUnit.NANOSECONDS)
-    public byte[] queryAndAnswer() {
+    public Buffer queryAndAnswer() {
         return CppQueryAnswer.of(state.query(CONTEXT, null, prompt, null), BLOCK_SIZE);
+    }
+
+    /** The answer alone, from one query's matches. */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    public Buffer answer() {
+        return CppQueryAnswer.of(matches, BLOCK_SIZE);
+    }
+
+    /** The request read and checked, as the route does before it hashes. */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    public CppConductorRequests.Query decode() {
+        return CppConductorRequests.query(CppConductorBody.read(body));
     }
 }

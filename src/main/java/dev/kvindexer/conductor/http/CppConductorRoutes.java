@@ -10,6 +10,7 @@ import dev.kvindexer.web.HttpError;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -27,6 +28,7 @@ import org.msgpack.core.MessagePacker;
  */
 public final class CppConductorRoutes implements MsgpackApi {
     static final String MSGPACK = "application/msgpack";
+    private static final CharSequence MSGPACK_HEADER = HttpHeaders.createOptimized(MSGPACK);
     private static final Set<String> ROUTES = Set.of("/query", "/register", "/unregister", "/services", "/global_view");
 
     private final CppConductorSubscriptions subscriptions;
@@ -240,7 +242,7 @@ public final class CppConductorRoutes implements MsgpackApi {
         }));
     }
 
-    private record Reply(int status, byte[] body) {}
+    private record Reply(int status, Buffer body) {}
 
     @FunctionalInterface
     private interface Packing {
@@ -253,7 +255,7 @@ public final class CppConductorRoutes implements MsgpackApi {
     private static Reply pack(int status, Packing packing) {
         try (MessageBufferPacker p = ANSWER_PACKER.newBufferPacker()) {
             packing.write(p);
-            return new Reply(status, p.toByteArray());
+            return new Reply(status, Buffer.buffer(p.toByteArray()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -297,7 +299,7 @@ public final class CppConductorRoutes implements MsgpackApi {
         }
         ctx.response()
                 .setStatusCode(reply.status())
-                .putHeader("content-type", MSGPACK)
-                .end(Buffer.buffer(reply.body()));
+                .putHeader(HttpHeaders.CONTENT_TYPE, MSGPACK_HEADER)
+                .end(reply.body());
     }
 }

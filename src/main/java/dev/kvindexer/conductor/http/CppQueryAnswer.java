@@ -1,39 +1,53 @@
 package dev.kvindexer.conductor.http;
 
 import dev.kvindexer.conductor.CppConductorState;
+import io.netty.buffer.Unpooled;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.buffer.BufferInternal;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
  * The C++ Conductor query's answer as msgpack bytes (docs/protocol/index.md#conductor-context-index), written by hand:
  * the same bytes msgpack-java's packer writes (the shortest head for every map, str and uint), without a packer and
- * its buffers for every query.
+ * its buffers for every query. The fixed keys are written ahead once, heads included; room for an instance is made
+ * once, before its members, so each member is a copy or a few stores.
  */
 final class CppQueryAnswer {
-    private static final byte[] INSTANCES = utf8("instances");
-    private static final byte[] LONGEST_MATCHED = utf8("longest_matched");
-    private static final byte[] DP = utf8("dp");
-    private static final byte[] RANK_MATCHES = utf8("rank_matches");
-    private static final byte[] GPU = utf8("gpu");
-    private static final byte[] CPU = utf8("cpu");
-    private static final byte[] DISK = utf8("disk");
+    private static final byte[] INSTANCES = str("instances");
+    /** An instance's map of six, and its first key. */
+    private static final byte[] SIX_LONGEST_MATCHED = concat(new byte[] {(byte) 0x86}, str("longest_matched"));
 
-    private byte[] out = new byte[256];
-    private int at;
+    private static final byte[] DP = str("dp");
+    private static final byte[] RANK_MATCHES = str("rank_matches");
+    /** A rank's map of three, and its first key. */
+    private static final byte[] THREE_GPU = concat(new byte[] {(byte) 0x83}, str("gpu"));
+
+    private static final byte[] GPU = str("gpu");
+    private static final byte[] CPU = str("cpu");
+    private static final byte[] DISK = str("disk");
+    /** The most bytes a str head, a map head or an integer takes. */
+    private static final int HEAD = 9;
+    /** The most bytes of an instance's members but its name and ranks: six keys, three integers, two map heads. */
+    private static final int INSTANCE_FIXED = 96;
+    /** The most bytes of one rank's members but its name twice: four integers, a map head, four keys. */
+    private static final int RANK_FIXED = 64;
 
     private CppQueryAnswer() {}
 
     /** Per instance its six members in order, ranks in numeric order, in tokens. */
-    static byte[] of(CppConductorState.Matches m, long blockSize) {
+    static Buffer of(CppConductorState.Matches m, long blockSize) {
         CppConductorState.Layout layout = m.layout();
         int[] reach = m.reach();
         int base = layout.firstEntry(m.from());
-        CppQueryAnswer w = new CppQueryAnswer();
-        w.mapHeader(1);
-        w.str(INSTANCES).mapHeader(m.to() - m.from());
+        byte[] out = new byte[512];
+        int at = copy(out, mapHeader(out, 0, 1), INSTANCES);
+        at = mapHeader(out, at, m.to() - m.from());
         for (int i = m.from(); i < m.to(); i++) {
             int first = layout.firstEntry(i);
             int end = layout.firstEntry(i + 1);
+            byte[] name = layout.instanceUtf8(i);
+            int room = HEAD + name.length + INSTANCE_FIXED;
             long gpu = 0;
             long cpu = 0;
             long disk = 0;
@@ -42,98 +56,136 @@ final class CppQueryAnswer {
                 gpu = Math.max(gpu, reach[r] * blockSize);
                 cpu = Math.max(cpu, reach[r + 1] * blockSize);
                 disk = Math.max(disk, reach[r + 2] * blockSize);
+                room += 2 * (HEAD + layout.rankUtf8(e).length) + RANK_FIXED;
             }
-            w.str(layout.instanceUtf8(i)).mapHeader(6);
-            w.str(LONGEST_MATCHED).integer(disk);
-            w.str(DP).mapHeader(end - first);
+            if (at + room > out.length) {
+                out = Arrays.copyOf(out, Math.max(2 * out.length, at + room));
+            }
+            at = copy(out, str(out, at, name), SIX_LONGEST_MATCHED);
+            at = integer(out, at, disk);
+            at = mapHeader(out, copy(out, at, DP), end - first);
             for (int e = first; e < end; e++) {
-                w.str(layout.rankUtf8(e)).integer(reach[3 * (e - base)] * blockSize);
+                at = integer(out, str(out, at, layout.rankUtf8(e)), reach[3 * (e - base)] * blockSize);
             }
-            w.str(RANK_MATCHES).mapHeader(end - first);
+            at = mapHeader(out, copy(out, at, RANK_MATCHES), end - first);
             for (int e = first; e < end; e++) {
                 int r = 3 * (e - base);
-                w.str(layout.rankUtf8(e)).mapHeader(3);
-                w.str(GPU).integer(reach[r] * blockSize);
-                w.str(CPU).integer(reach[r + 1] * blockSize);
-                w.str(DISK).integer(reach[r + 2] * blockSize);
+                at = copy(out, str(out, at, layout.rankUtf8(e)), THREE_GPU);
+                at = integer(out, at, reach[r] * blockSize);
+                at = integer(out, copy(out, at, CPU), reach[r + 1] * blockSize);
+                at = integer(out, copy(out, at, DISK), reach[r + 2] * blockSize);
             }
-            w.str(GPU).integer(gpu);
-            w.str(CPU).integer(cpu);
-            w.str(DISK).integer(disk);
+            at = integer(out, copy(out, at, GPU), gpu);
+            at = integer(out, copy(out, at, CPU), cpu);
+            at = integer(out, copy(out, at, DISK), disk);
         }
-        return Arrays.copyOf(w.out, w.at);
+        return BufferInternal.buffer(Unpooled.wrappedBuffer(out, 0, at));
     }
 
-    private CppQueryAnswer mapHeader(int size) {
+    private static int mapHeader(byte[] out, int at, int size) {
         if (size < 16) {
-            return put1(0x80 | size);
+            out[at] = (byte) (0x80 | size);
+            return at + 1;
         }
-        return size < 0x1_0000 ? put1(0xde).put2(size) : put1(0xdf).put4(size);
+        if (size < 0x1_0000) {
+            out[at] = (byte) 0xde;
+            return put2(out, at + 1, size);
+        }
+        out[at] = (byte) 0xdf;
+        return put4(out, at + 1, size);
     }
 
-    private CppQueryAnswer str(byte[] utf8) {
+    /** A str: its head, then its UTF-8 bytes. */
+    private static int str(byte[] out, int at, byte[] utf8) {
         int n = utf8.length;
         if (n < 32) {
-            put1(0xa0 | n);
+            out[at++] = (byte) (0xa0 | n);
         } else if (n < 0x100) {
-            put1(0xd9).put1(n);
+            out[at] = (byte) 0xd9;
+            out[at + 1] = (byte) n;
+            at += 2;
         } else if (n < 0x1_0000) {
-            put1(0xda).put2(n);
+            out[at] = (byte) 0xda;
+            at = put2(out, at + 1, n);
         } else {
-            put1(0xdb).put4(n);
+            out[at] = (byte) 0xdb;
+            at = put4(out, at + 1, n);
         }
-        ensure(n);
-        System.arraycopy(utf8, 0, out, at, n);
-        at += n;
-        return this;
+        return copy(out, at, utf8);
+    }
+
+    private static int copy(byte[] out, int at, byte[] bytes) {
+        System.arraycopy(bytes, 0, out, at, bytes.length);
+        return at + bytes.length;
     }
 
     /** An integer in the shortest form, as the packer's {@code packLong} (a product that overflowed included). */
-    private CppQueryAnswer integer(long v) {
+    private static int integer(byte[] out, int at, long v) {
+        if (v >= 0 && v < 0x80) {
+            out[at] = (byte) v;
+            return at + 1;
+        }
         if (v < -32) {
             if (v < -(1L << 15)) {
-                return v < -(1L << 31)
-                        ? put1(0xd3).put4((int) (v >>> 32)).put4((int) v)
-                        : put1(0xd2).put4((int) v);
+                if (v < -(1L << 31)) {
+                    out[at] = (byte) 0xd3;
+                    return put4(out, put4(out, at + 1, (int) (v >>> 32)), (int) v);
+                }
+                out[at] = (byte) 0xd2;
+                return put4(out, at + 1, (int) v);
             }
-            return v < -128 ? put1(0xd1).put2((int) v) : put1(0xd0).put1((int) v);
+            if (v < -128) {
+                out[at] = (byte) 0xd1;
+                return put2(out, at + 1, (int) v);
+            }
+            out[at] = (byte) 0xd0;
+            out[at + 1] = (byte) v;
+            return at + 2;
         }
         if (v < 0x80) {
-            return put1((int) v);
+            out[at] = (byte) v;
+            return at + 1;
         }
         if (v < 0x100) {
-            return put1(0xcc).put1((int) v);
+            out[at] = (byte) 0xcc;
+            out[at + 1] = (byte) v;
+            return at + 2;
         }
         if (v < 0x1_0000) {
-            return put1(0xcd).put2((int) v);
+            out[at] = (byte) 0xcd;
+            return put2(out, at + 1, (int) v);
         }
         if (v < 0x1_0000_0000L) {
-            return put1(0xce).put4((int) v);
+            out[at] = (byte) 0xce;
+            return put4(out, at + 1, (int) v);
         }
-        return put1(0xcf).put4((int) (v >>> 32)).put4((int) v);
+        out[at] = (byte) 0xcf;
+        return put4(out, put4(out, at + 1, (int) (v >>> 32)), (int) v);
     }
 
-    private CppQueryAnswer put1(int b) {
-        ensure(1);
-        out[at++] = (byte) b;
-        return this;
+    private static int put2(byte[] out, int at, int v) {
+        out[at] = (byte) (v >>> 8);
+        out[at + 1] = (byte) v;
+        return at + 2;
     }
 
-    private CppQueryAnswer put2(int v) {
-        return put1(v >>> 8).put1(v);
+    private static int put4(byte[] out, int at, int v) {
+        out[at] = (byte) (v >>> 24);
+        out[at + 1] = (byte) (v >>> 16);
+        out[at + 2] = (byte) (v >>> 8);
+        out[at + 3] = (byte) v;
+        return at + 4;
     }
 
-    private CppQueryAnswer put4(int v) {
-        return put2(v >>> 16).put2(v);
+    private static byte[] str(String s) {
+        byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
+        byte[] out = new byte[HEAD + utf8.length];
+        return Arrays.copyOf(out, str(out, 0, utf8));
     }
 
-    private void ensure(int n) {
-        if (at + n > out.length) {
-            out = Arrays.copyOf(out, Math.max(2 * out.length, at + n));
-        }
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 }
