@@ -46,7 +46,11 @@ public final class HttpEdge {
                 // Cleartext HTTP/2 makes Vert.x wait for a whole first request head before it creates the
                 // connection, so a head trickled byte by byte would go unseen by the deadlines. Clients speak
                 // HTTP/1.1 to these services; one that offers h2c is answered in HTTP/1.1.
-                .setHttp2ClearTextEnabled(false);
+                .setHttp2ClearTextEnabled(false)
+                // No WebSocket is served: without these Vert.x puts a WebSocket extension handler on every
+                // connection, which looks at the headers of every request and every answer.
+                .setPerMessageWebSocketCompressionSupported(false)
+                .setPerFrameWebSocketCompressionSupported(false);
         TlsPolicy.apply(options, security);
         ConnectionDeadlines deadlines = new ConnectionDeadlines(vertx, limits);
         Handler<HttpServerRequest> requests = request -> {
