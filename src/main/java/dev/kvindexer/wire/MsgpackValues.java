@@ -160,7 +160,7 @@ public final class MsgpackValues {
             case BOOLEAN -> in.unpackBoolean();
             case INTEGER -> integer(format);
             case FLOAT -> in.unpackDouble();
-            case STRING -> string(in.unpackRawStringHeader());
+            case STRING -> string(payload(in.unpackRawStringHeader()));
             case BINARY -> bin(in.unpackBinaryHeader());
             case ARRAY -> array(depth);
             case MAP -> map(depth);
@@ -179,20 +179,7 @@ public final class MsgpackValues {
         return in.unpackLong();
     }
 
-    /** A str read where it lies: ASCII (every key, most values) without a decoder, the rest checked as UTF-8. */
-    private Object string(int declared) throws IOException, Malformed {
-        ensureRemaining(declared);
-        int at = offset + (int) in.getTotalReadBytes();
-        in.readPayloadAsReference(declared);
-        for (int i = at; i < at + declared; i++) {
-            if (source[i] < 0) {
-                return utf8(Arrays.copyOfRange(source, at, at + declared));
-            }
-        }
-        return new String(source, at, declared, StandardCharsets.ISO_8859_1);
-    }
-
-    private static Object utf8(byte[] utf8) {
+    private static Object string(byte[] utf8) {
         try {
             return StandardCharsets.UTF_8
                     .newDecoder()
@@ -246,6 +233,11 @@ public final class MsgpackValues {
         int at = offset + (int) in.getTotalReadBytes();
         in.readPayloadAsReference(declared);
         return new Bin(source, at, declared);
+    }
+
+    private byte[] payload(int declared) throws IOException, Malformed {
+        ensureRemaining(declared);
+        return in.readPayload(declared);
     }
 
     private void ensureRemaining(long needed) throws Malformed {

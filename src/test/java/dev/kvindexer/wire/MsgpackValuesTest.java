@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 
-/** Strs are read where they lie in the body: ASCII, other UTF-8 and bytes that are no UTF-8 each keep their meaning. */
+/** A str anywhere in a body keeps its meaning: ASCII, other UTF-8, and bytes that are no UTF-8. */
 class MsgpackValuesTest {
     private static final byte[] NOT_UTF8 = {'l', 'o', (byte) 0xc3, 0x28, 'r', 'a'};
 
