@@ -32,8 +32,12 @@ class BlockKeyIndexTest {
     }
 
     private int[] walk(BlockKeyIndex.PromptKeys prompt, int... owners) {
+        return walk(index, prompt, owners);
+    }
+
+    private static int[] walk(BlockKeyIndex on, BlockKeyIndex.PromptKeys prompt, int... owners) {
         int[] out = new int[3 * owners.length];
-        index.walk(prompt, owners, out);
+        on.walk(prompt, owners, out);
         return out;
     }
 
@@ -76,14 +80,8 @@ class BlockKeyIndexTest {
         index.addShared(StorageTier.HOST_PINNED, K2);
         assertEquals(fresh.keyCount(), index.keyCount());
         for (long[] keys : new long[][] {{K0, K1, K2}, {K0, K2}, {K1}, {K3}}) {
-            assertArrayEquals(walkOf(fresh, keys), walk(prompt(keys), 1, 2, 3));
+            assertArrayEquals(walk(fresh, prompt(keys), 1, 2, 3), walk(prompt(keys), 1, 2, 3));
         }
-    }
-
-    private static int[] walkOf(BlockKeyIndex i, long... keys) {
-        int[] out = new int[9];
-        i.walk(prompt(keys), new int[] {1, 2, 3}, out);
-        return out;
     }
 
     @Test
@@ -96,9 +94,8 @@ class BlockKeyIndexTest {
         assertArrayEquals(new int[] {2, 3, 4}, walk(prompt(K0, K1, K2, K3), 1));
         BlockKeyIndex diskOnly = new BlockKeyIndex();
         diskOnly.addShared(StorageTier.DISK, K0);
-        int[] out = new int[3];
-        diskOnly.walk(prompt(K0), new int[] {1}, out);
-        assertArrayEquals(new int[] {0, 0, 1}, out, "a disk-only first block: gpu 0, cpu 0, disk 1");
+        assertArrayEquals(
+                new int[] {0, 0, 1}, walk(diskOnly, prompt(K0), 1), "a disk-only first block: gpu 0, cpu 0, disk 1");
     }
 
     @Test

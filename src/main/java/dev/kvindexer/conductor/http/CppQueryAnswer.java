@@ -28,9 +28,12 @@ final class CppQueryAnswer {
     private static final byte[] DISK = str("disk");
     /** The most bytes a str head, a map head or an integer takes. */
     private static final int HEAD = 9;
-    /** The most bytes of an instance's members but its name and ranks: six keys, three integers, two map heads. */
+    /**
+     * The most bytes of an instance's members but its name and ranks: its map head, six keys, four integers, two map
+     * heads.
+     */
     private static final int INSTANCE_FIXED = 96;
-    /** The most bytes of one rank's members but its name twice: four integers, a map head, four keys. */
+    /** The most bytes of one rank's members but its name twice: four integers, a map head, three keys. */
     private static final int RANK_FIXED = 64;
 
     private CppQueryAnswer() {}
@@ -121,10 +124,6 @@ final class CppQueryAnswer {
 
     /** An integer in the shortest form, as the packer's {@code packLong} (a product that overflowed included). */
     private static int integer(byte[] out, int at, long v) {
-        if (v >= 0 && v < 0x80) {
-            out[at] = (byte) v;
-            return at + 1;
-        }
         if (v < -32) {
             if (v < -(1L << 15)) {
                 if (v < -(1L << 31)) {
@@ -143,6 +142,7 @@ final class CppQueryAnswer {
             return at + 2;
         }
         if (v < 0x80) {
+            // a fixint, negative from -32 or positive
             out[at] = (byte) v;
             return at + 1;
         }
