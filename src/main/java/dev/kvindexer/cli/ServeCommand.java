@@ -299,6 +299,14 @@ public final class ServeCommand implements Callable<Integer> {
                     + "(env KVINDEXER_INEXACT_STREAM_POLICY; default: ${DEFAULT-VALUE}).")
     String inexactStreamPolicy;
 
+    @Option(
+            names = "--warm-up",
+            paramLabel = "SECONDS",
+            description = "Before serving, feed and query a private index on a loopback port for this long, so the "
+                    + "JIT compiler has compiled the query and ingest paths before the first real query; the node "
+                    + "starts that much later (env KVINDEXER_WARM_UP; default: ${DEFAULT-VALUE}, none).")
+    long warmUp;
+
     /** The selection service on --select-port: guarded by the indexer's own token and TLS. */
     SelectServiceConfig selectService(ServeConfig config) {
         return SelectServiceConfig.on(config.host(), selectPort)
@@ -411,6 +419,21 @@ public final class ServeCommand implements Callable<Integer> {
                 statics.entries().size());
     }
 
+    /** The warm-up is worth having, never worth not starting: a failure of it is logged and startup goes on. */
+    private static void warmUp(int threads, Duration budget) {
+        LOG.info("warming up for {} s on a private index (--warm-up)", budget.toSeconds());
+        try {
+            StartupWarmUp.Report report = StartupWarmUp.run(threads, budget);
+            LOG.info(
+                    "warmed up in {} ms: {} queries, {} blocks stored and removed",
+                    report.took().toMillis(),
+                    report.queries(),
+                    report.blocks());
+        } catch (Exception e) {
+            LOG.warn("warm-up failed, starting without it: {}", e.toString());
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         ServeConfig config;
@@ -427,6 +450,9 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException | java.io.IOException e) {
             System.err.println("kvindexer serve: " + e.getMessage());
             return 2;
+        }
+        if (warmUp > 0) {
+            warmUp(config.threads(), Duration.ofSeconds(warmUp));
         }
         IndexerNode node;
         try {

@@ -1,0 +1,241 @@
+package dev.kvindexer.cli;
+
+import dev.kvindexer.config.ServeConfig;
+import dev.kvindexer.node.IndexerNode;
+import dev.kvindexer.sim.ConductorEngines;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * {@code --warm-up}: before the node starts, a private node on a loopback port is fed and queried through the same
+ * HTTP, ZMQ, decoding, hashing and walking code for a while, then closed, so the JIT compiler has compiled those paths
+ * before the first real query instead of during a restarted node's first minute. Nothing of it is left behind: its
+ * index, registrations, ports and meters go with it.
+ */
+final class StartupWarmUp {
+    private static final String MODEL = "warm-up";
+    private static final int ENGINES = 8;
+    /** Prompts each engine holds besides its share of the queried one, so the index is not a toy's. */
+    private static final int HELD_PROMPTS = 16;
+
+    private static final int TOKENS = 8192;
+    private static final int PREFIX_BLOCKS = 64;
+    private static final int VOCABULARY = 32_000;
+    /** Prompts each engine stores and removes again, so the ingest path runs without the index growing. */
+    private static final int CHURN_PROMPTS = 4;
+    /** A pause between two churn rounds, which leaves most of the time to the queries. */
+    private static final long CHURN_PAUSE_MS = 20;
+    /**
+     * Query callers per event loop. The code a request runs once needs some ten thousand requests before the
+     * compiler's last tier takes it; short prompts bring those, long ones the hashing and walking loops.
+     */
+    private static final int CALLERS_PER_LOOP = 2;
+    /** Requests a caller sends on one connection: connections open and close as they do in service. */
+    private static final int REQUESTS_PER_CONNECTION = 500;
+
+    /** What the warm-up did, and the loopback port its node served on. */
+    record Report(long queries, long blocks, Duration took, int port) {}
+
+    private StartupWarmUp() {}
+
+    /** Runs the warm-up for about {@code budget} on {@code threads} event loops. Blocking. */
+    static Report run(int threads, Duration budget) throws Exception {
+        long t0 = System.nanoTime();
+        // Closing a node sends its event loops down paths the compiled code had never seen, which undoes some of
+        // it; a second node after the first has those compiled again before the real node starts.
+        Report first = runNode(threads, t0 + budget.toNanos() * 3 / 5, budget);
+        Report second = runNode(threads, t0 + budget.toNanos(), budget);
+        return new Report(
+                first.queries() + second.queries(),
+                first.blocks() + second.blocks(),
+                Duration.ofNanos(System.nanoTime() - t0),
+                second.port());
+    }
+
+    /** One private node, fed and queried until {@code deadline}, then closed. */
+    private static Report runNode(int threads, long deadline, Duration budget) throws Exception {
+        long t0 = System.nanoTime();
+        ServeConfig config = new ServeConfig(
+                        "127.0.0.1", 0, threads, 1, List.of(), null, MODEL, "default", List.of(), false, 0)
+                // the process's OTEL_* settings are the real node's: no span of this traffic is exported
+                .withTracing(Map.of("otel.sdk.disabled", "true"));
+        IndexerNode node = IndexerNode.start(config);
+        ConductorEngines engines = new ConductorEngines("http://127.0.0.1:" + node.httpPort(), MODEL);
+        try {
+            SplittableRandom rnd = new SplittableRandom(11);
+            int[] prompt = rnd.ints(TOKENS, 0, VOCABULARY).toArray();
+            long blocks = 0;
+            Map<String, Long> expected = new TreeMap<>();
+            int tokensHeld = PREFIX_BLOCKS * ConductorEngines.BLOCK_SIZE;
+            for (int e = 0; e < ENGINES; e++) {
+                engines.register(budget.plusSeconds(5));
+                for (int p = 0; p < HELD_PROMPTS; p++) {
+                    blocks += engines.store(e, rnd.ints(TOKENS, 0, VOCABULARY).toArray());
+                }
+                blocks += engines.store(e, Arrays.copyOf(prompt, (e + 1) * tokensHeld));
+                expected.put(ConductorEngines.instance(e), (long) (e + 1) * tokensHeld);
+            }
+            engines.awaitMatched(engines.queryBody(prompt), expected, budget.plusSeconds(5));
+            // long prompts and short, hits and misses, a partial last block
+            List<byte[]> requests = new ArrayList<>();
+            requests.add(Caller.post("/query", engines.queryBody(prompt)));
+            for (int i = 0; i < 3; i++) {
+                requests.add(Caller.post("/query", engines.queryBody(Arrays.copyOf(prompt, 128))));
+            }
+            requests.add(Caller.post(
+                    "/query", engines.queryBody(rnd.ints(128, 0, VOCABULARY).toArray())));
+            requests.add(Caller.post("/query", engines.queryBody(Arrays.copyOf(prompt, 1000))));
+            requests.add(Caller.post(
+                    "/query", engines.queryBody(rnd.ints(TOKENS, 0, VOCABULARY).toArray())));
+
+            AtomicLong queries = new AtomicLong();
+            AtomicReference<Exception> failed = new AtomicReference<>();
+            List<Thread> callers = new ArrayList<>();
+            for (int c = 0; c < threads * CALLERS_PER_LOOP; c++) {
+                int first = c;
+                Thread caller = new Thread(
+                        () -> {
+                            try {
+                                for (int i = first; System.nanoTime() < deadline && failed.get() == null; ) {
+                                    try (Caller http = new Caller(node.httpPort())) {
+                                        int last = i + REQUESTS_PER_CONNECTION;
+                                        for (; i < last && System.nanoTime() < deadline; i++) {
+                                            http.send(requests.get(i % requests.size()));
+                                            queries.incrementAndGet();
+                                        }
+                                    }
+                                }
+                            } catch (Exception e) {
+                                failed.compareAndSet(null, e);
+                            }
+                        },
+                        "warm-up-query-" + c);
+                caller.start();
+                callers.add(caller);
+            }
+            int[][] churn = new int[CHURN_PROMPTS][];
+            for (int p = 0; p < CHURN_PROMPTS; p++) {
+                churn[p] = rnd.ints(TOKENS, 0, VOCABULARY).toArray();
+            }
+            for (int round = 0; System.nanoTime() < deadline && failed.get() == null; round++) {
+                int[] p = churn[round % CHURN_PROMPTS];
+                int e = round % ENGINES;
+                blocks += engines.store(e, p);
+                blocks += engines.remove(e, p);
+                Thread.sleep(CHURN_PAUSE_MS);
+            }
+            for (Thread caller : callers) {
+                caller.join();
+            }
+            if (failed.get() != null) {
+                throw failed.get();
+            }
+            return new Report(queries.get(), blocks, Duration.ofNanos(System.nanoTime() - t0), node.httpPort());
+        } finally {
+            // the node first: its listeners stop before their publishers go, so none of them reports a lost one
+            node.close();
+            engines.close();
+        }
+    }
+
+    /**
+     * One keep-alive HTTP/1.1 connection sending prepared msgpack requests and reading each answer whole. Kept apart
+     * from Netty's client so that the server's own codec is the only user of Netty's HTTP classes the compiler sees.
+     */
+    static final class Caller implements AutoCloseable {
+        private static final int HEAD_LIMIT = 8192;
+
+        private final Socket socket = new Socket();
+        private final InputStream in;
+        private final OutputStream out;
+        private final byte[] buffer = new byte[64 * 1024];
+
+        Caller(int port) throws IOException {
+            socket.setTcpNoDelay(true);
+            socket.setSoTimeout(30_000);
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+            in = socket.getInputStream();
+            out = socket.getOutputStream();
+        }
+
+        /** A POST of {@code body} as {@code application/msgpack}, as its bytes on the wire. */
+        static byte[] post(String path, byte[] body) {
+            byte[] head = ("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/msgpack\r\n"
+                            + "Content-Length: " + body.length + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII);
+            ByteArrayOutputStream request = new ByteArrayOutputStream(head.length + body.length);
+            request.writeBytes(head);
+            request.writeBytes(body);
+            return request.toByteArray();
+        }
+
+        /** Sends a prepared request and reads its answer; throws unless the answer is a 200 with a length. */
+        void send(byte[] request) throws IOException {
+            out.write(request);
+            out.flush();
+            int filled = 0;
+            int headEnd;
+            while ((headEnd = headEnd(filled)) < 0) {
+                if (filled == HEAD_LIMIT) {
+                    throw new IOException("an answer's head over " + HEAD_LIMIT + " bytes");
+                }
+                int n = in.read(buffer, filled, HEAD_LIMIT - filled);
+                if (n < 0) {
+                    throw new IOException("the connection closed before an answer");
+                }
+                filled += n;
+            }
+            String head = new String(buffer, 0, headEnd, StandardCharsets.US_ASCII);
+            if (!head.startsWith("HTTP/1.1 200 ")) {
+                throw new IOException(
+                        "POST answered " + head.lines().findFirst().orElse(""));
+            }
+            long remaining = contentLength(head) - (filled - headEnd - 4);
+            while (remaining > 0) {
+                int n = in.read(buffer, 0, (int) Math.min(buffer.length, remaining));
+                if (n < 0) {
+                    throw new IOException("the connection closed inside an answer");
+                }
+                remaining -= n;
+            }
+        }
+
+        private int headEnd(int filled) {
+            for (int i = 3; i < filled; i++) {
+                if (buffer[i] == '\n' && buffer[i - 1] == '\r' && buffer[i - 2] == '\n' && buffer[i - 3] == '\r') {
+                    return i - 3;
+                }
+            }
+            return -1;
+        }
+
+        private static long contentLength(String head) throws IOException {
+            for (String line : head.split("\r\n")) {
+                int colon = line.indexOf(':');
+                if (colon > 0 && line.substring(0, colon).trim().equalsIgnoreCase("content-length")) {
+                    return Long.parseLong(line.substring(colon + 1).trim());
+                }
+            }
+            throw new IOException("an answer without a content-length");
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
+}

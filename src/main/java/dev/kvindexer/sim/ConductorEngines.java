@@ -1,0 +1,250 @@
+package dev.kvindexer.sim;
+
+import dev.kvindexer.hash.HashProfile;
+import dev.kvindexer.hash.VllmBlockHasher;
+import dev.kvindexer.wire.LiveFrames;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessagePacker;
+import org.msgpack.value.Value;
+import org.msgpack.value.ValueFactory;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * vLLM engines behind a running indexer's C++ Conductor API (docs/api/mooncake-cpp.md): each binds a publisher on
+ * loopback, registers it with a msgpack {@code /register} of the {@link EngineHashKind#CONDUCTOR_PROFILE} profile, and
+ * publishes {@code BlockStored} and {@code BlockRemoved} batches keyed by vLLM's hash of that profile; queries go to
+ * the msgpack {@code /query}. Engine {@code e} is instance {@code eng-e}, rank 0. Not thread-safe but for
+ * {@link #post}, which any thread may call.
+ */
+public final class ConductorEngines implements AutoCloseable {
+    public static final int BLOCK_SIZE = 16;
+    /** Blocks per event: a prompt goes out as several, each naming the block before it as parent. */
+    private static final int EVENT_BLOCKS = 64;
+
+    private final String base;
+    private final String model;
+    private final HttpClient http;
+    private final ZContext zmq = new ZContext();
+    private final List<ZMQ.Socket> publishers = new ArrayList<>();
+    private final List<Long> sequences = new ArrayList<>();
+    private final VllmBlockHasher hasher = new VllmBlockHasher(EngineHashKind.CONDUCTOR_PROFILE);
+
+    /** @param base the indexer's base URL, such as {@code http://127.0.0.1:8090} */
+    public ConductorEngines(String base, String model) {
+        this.base = base.replaceAll("/+$", "");
+        this.model = model;
+        this.http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5))
+                .build();
+    }
+
+    public static String instance(int engine) {
+        return "eng-" + engine;
+    }
+
+    /** Unregisters rank 0 of engine {@code e}, as a fill from an earlier process would have left it. */
+    public void unregister(int e) throws IOException, InterruptedException {
+        post("/unregister", msgpack(p -> {
+            p.packMapHeader(2);
+            p.packString("instance_id").packString(instance(e));
+            p.packString("dp_rank").packInt(0);
+        }));
+    }
+
+    /**
+     * Binds the next engine's publisher and registers it; returns once the indexer has subscribed, so nothing is sent
+     * into the slow-joiner window (an XPUB is a PUB on the wire that also shows the subscription). Throws with the
+     * indexer's answer when it refuses the registration, and when it has not subscribed within {@code wait}.
+     */
+    public void register(Duration wait) throws IOException, InterruptedException {
+        int e = publishers.size();
+        ZMQ.Socket pub = zmq.createSocket(SocketType.XPUB);
+        pub.setSndHWM(0); // no limit: nothing published is dropped
+        pub.setLinger(0);
+        pub.setReceiveTimeOut((int) wait.toMillis());
+        pub.bind("tcp://127.0.0.1:0");
+        publishers.add(pub);
+        sequences.add(0L);
+        HttpResponse<byte[]> r = post("/register", msgpack(p -> {
+            p.packMapHeader(7);
+            p.packString("endpoint").packString(pub.getLastEndpoint());
+            p.packString("type").packString("vLLM");
+            p.packString("modelname").packString(model);
+            p.packString("instance_id").packString(instance(e));
+            p.packString("block_size").packInt(BLOCK_SIZE);
+            p.packString("dp_rank").packInt(0);
+            p.packString("hash_profile").packMapHeader(4);
+            p.packString("strategy").packString(HashProfile.STRATEGY);
+            p.packString("algorithm")
+                    .packString(EngineHashKind.CONDUCTOR_PROFILE.algorithm().wireName());
+            p.packString("python_hash_seed").packString(EngineHashKind.CONDUCTOR_PROFILE.pythonHashSeed());
+            p.packString("index_projection").packString(HashProfile.INDEX_PROJECTION);
+        }));
+        if (r.statusCode() != 200) {
+            throw new IOException("POST /register " + instance(e) + ": " + r.statusCode() + " " + json(r.body()));
+        }
+        if (pub.recv(0) == null) {
+            throw new IOException(
+                    "the indexer did not subscribe to " + pub.getLastEndpoint() + " within " + wait.toSeconds() + " s");
+        }
+    }
+
+    /** One batch from engine {@code e} storing the complete blocks of {@code tokens} on the GPU; returns the blocks. */
+    public int store(int e, int[] tokens) {
+        VllmBlockHasher.Chain chain = hasher.chain(tokens, BLOCK_SIZE, null, null);
+        List<EngineEvent> events = new ArrayList<>();
+        Long parent = null;
+        for (int from = 0; from < chain.blocks(); from += EVENT_BLOCKS) {
+            long[] keys = new long[Math.min(EVENT_BLOCKS, chain.blocks() - from)];
+            for (int i = 0; i < keys.length; i++) {
+                keys[i] = chain.nextKey();
+            }
+            int[] blockTokens = Arrays.copyOfRange(tokens, from * BLOCK_SIZE, (from + keys.length) * BLOCK_SIZE);
+            events.add(new EngineEvent.Store(keys, parent, blockTokens, BLOCK_SIZE, "GPU", null));
+            parent = keys[keys.length - 1];
+        }
+        send(e, events);
+        return chain.blocks();
+    }
+
+    /** One batch from engine {@code e} removing the complete blocks of {@code tokens} from the GPU; returns them. */
+    public int remove(int e, int[] tokens) {
+        VllmBlockHasher.Chain chain = hasher.chain(tokens, BLOCK_SIZE, null, null);
+        long[] keys = new long[chain.blocks()];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = chain.nextKey();
+        }
+        send(e, List.of(new EngineEvent.Remove(keys, "GPU")));
+        return keys.length;
+    }
+
+    private void send(int e, List<EngineEvent> events) {
+        ZMQ.Socket pub = publishers.get(e);
+        long seq = sequences.get(e);
+        sequences.set(e, seq + 1);
+        pub.sendMore(new byte[0]);
+        pub.sendMore(LiveFrames.seqFrame(seq));
+        pub.send(BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, seq, events, 0));
+    }
+
+    /** The C++ Conductor's query: {@code {"model", "block_size", "token_ids"}}, tokens a bin of LE u32s. */
+    public byte[] queryBody(int[] prompt) {
+        ByteBuffer tokens = ByteBuffer.allocate(prompt.length * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        for (int t : prompt) {
+            tokens.putInt(t);
+        }
+        return msgpack(p -> {
+            p.packMapHeader(3);
+            p.packString("model").packString(model);
+            p.packString("block_size").packInt(BLOCK_SIZE);
+            p.packString("token_ids").packBinaryHeader(tokens.capacity()).writePayload(tokens.array());
+        });
+    }
+
+    /**
+     * Posts {@code body} to {@code /query} until its answer's {@code longest_matched} per instance is
+     * {@code expected}; returns that answer's, or throws once {@code wait} has passed.
+     */
+    public Map<String, Long> awaitMatched(byte[] body, Map<String, Long> expected, Duration wait)
+            throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (true) {
+            HttpResponse<byte[]> r = post("/query", body);
+            Map<String, Long> matched = r.statusCode() == 200 ? longestMatched(r.body()) : null;
+            if (expected.equals(matched)) {
+                return matched;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("POST /query answered " + r.statusCode() + " " + json(r.body())
+                        + "; expected longest_matched " + expected);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** instance id → longest_matched of a /query answer, or null when it has another shape. */
+    public static Map<String, Long> longestMatched(byte[] answer) throws IOException {
+        Value root = MessagePack.newDefaultUnpacker(answer).unpackValue();
+        if (!root.isMapValue()) {
+            return null;
+        }
+        Value instances = root.asMapValue().map().get(ValueFactory.newString("instances"));
+        if (instances == null || !instances.isMapValue()) {
+            return null;
+        }
+        Map<String, Long> out = new TreeMap<>();
+        for (Map.Entry<Value, Value> e : instances.asMapValue().map().entrySet()) {
+            Value longest = e.getValue().isMapValue()
+                    ? e.getValue().asMapValue().map().get(ValueFactory.newString("longest_matched"))
+                    : null;
+            if (!e.getKey().isStringValue() || longest == null || !longest.isIntegerValue()) {
+                return null;
+            }
+            out.put(
+                    e.getKey().asStringValue().asString(),
+                    longest.asIntegerValue().toLong());
+        }
+        return out;
+    }
+
+    /** A msgpack POST to the indexer. */
+    public HttpResponse<byte[]> post(String path, byte[] body) throws IOException, InterruptedException {
+        return http.send(
+                HttpRequest.newBuilder(URI.create(base + path))
+                        .timeout(Duration.ofSeconds(30))
+                        .header("Content-Type", "application/msgpack")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    /** A msgpack answer as JSON text for messages, cut at 500 characters; the bytes as text when not msgpack. */
+    public static String json(byte[] answer) {
+        String s;
+        try {
+            s = MessagePack.newDefaultUnpacker(answer).unpackValue().toJson();
+        } catch (IOException | RuntimeException e) {
+            s = new String(answer, StandardCharsets.UTF_8);
+        }
+        return s.length() > 500 ? s.substring(0, 500) + "..." : s;
+    }
+
+    /** Closes the publishers; the registrations stay with the indexer. */
+    @Override
+    public void close() {
+        zmq.close();
+    }
+
+    /** What a request body writes. */
+    private interface Body {
+        void write(MessagePacker p) throws IOException;
+    }
+
+    private static byte[] msgpack(Body body) {
+        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+            body.write(p);
+            return p.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
