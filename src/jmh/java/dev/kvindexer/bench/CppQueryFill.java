@@ -1,6 +1,6 @@
 package dev.kvindexer.bench;
 
-import dev.kvindexer.sim.ConductorEngines;
+import dev.kvindexer.sim.LoopbackEngines;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +32,7 @@ import java.util.TreeMap;
  */
 public final class CppQueryFill {
     private static final int ENGINES = 8;
-    private static final int BLOCK_SIZE = ConductorEngines.BLOCK_SIZE;
+    private static final int BLOCK_SIZE = LoopbackEngines.BLOCK_SIZE;
     private static final int TOKENS = 8192;
     private static final int PREFIX_BLOCKS = 64;
     private static final int VOCABULARY = 32_000;
@@ -75,8 +75,8 @@ public final class CppQueryFill {
             int[] prompt = new SplittableRandom(7).ints(TOKENS, 0, VOCABULARY).toArray();
             byte[] body;
             long blocks;
-            try (ConductorEngines engines = new ConductorEngines(fill.base, MODEL)) {
-                body = engines.queryBody(prompt);
+            try (LoopbackEngines engines = new LoopbackEngines(fill.base, MODEL)) {
+                body = engines.conductorQuery(prompt);
                 blocks = fill.fill(engines, prompt, prompts);
             }
             // Again now that the publishers are closed: wrk runs after this program, on the blocks left behind.
@@ -94,13 +94,13 @@ public final class CppQueryFill {
      * Registers and feeds the engines; returns the blocks published. The sockets stay open until every engine's
      * prefix shows in {@code /query}: each engine sends it last, so by then everything before it has been applied.
      */
-    private long fill(ConductorEngines engines, int[] prompt, int prompts) throws Exception {
+    private long fill(LoopbackEngines engines, int[] prompt, int prompts) throws Exception {
         for (int e = 0; e < ENGINES; e++) {
             // An earlier fill's registration would conflict with this one's new endpoint.
             engines.unregister(e);
         }
         for (int e = 0; e < ENGINES; e++) {
-            engines.register(WAIT);
+            engines.registerConductor(WAIT);
         }
         SplittableRandom rnd = new SplittableRandom(8);
         long blocks = 0;
@@ -110,13 +110,13 @@ public final class CppQueryFill {
             }
             blocks += engines.store(e, Arrays.copyOf(prompt, (e + 1) * PREFIX_BLOCKS * BLOCK_SIZE));
         }
-        engines.awaitMatched(engines.queryBody(prompt), expected(), WAIT);
+        engines.awaitMatched(engines.conductorQuery(prompt), expected(), WAIT);
         return blocks;
     }
 
     /** Posts the query body until every engine matches the prefix it holds, or {@code wait} has passed. */
     private Map<String, Long> verify(byte[] body, Duration wait) throws Exception {
-        try (ConductorEngines client = new ConductorEngines(base, MODEL)) {
+        try (LoopbackEngines client = new LoopbackEngines(base, MODEL)) {
             return client.awaitMatched(body, expected(), wait);
         }
     }
@@ -125,7 +125,7 @@ public final class CppQueryFill {
     private static Map<String, Long> expected() {
         Map<String, Long> expected = new TreeMap<>();
         for (int e = 0; e < ENGINES; e++) {
-            expected.put(ConductorEngines.instance(e), (long) (e + 1) * PREFIX_BLOCKS * BLOCK_SIZE);
+            expected.put(LoopbackEngines.instance(e), (long) (e + 1) * PREFIX_BLOCKS * BLOCK_SIZE);
         }
         return expected;
     }

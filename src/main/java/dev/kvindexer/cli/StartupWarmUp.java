@@ -2,7 +2,7 @@ package dev.kvindexer.cli;
 
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
-import dev.kvindexer.sim.ConductorEngines;
+import dev.kvindexer.sim.LoopbackEngines;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,14 +28,24 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class StartupWarmUp {
     private static final String MODEL = "warm-up";
+    /** Dynamo's registrations and queries are a partition of their own, beside the Conductor's contexts. */
+    private static final String DYNAMO_MODEL = "warm-up-dynamo";
+
+    private static final String MSGPACK = "application/msgpack";
+    private static final String JSON = "application/json";
     private static final int ENGINES = 8;
+    /**
+     * Dynamo's engines are fewer and take none of the churn: its ingest and query code is compiled on top of the
+     * Conductor's, and every method more is compiler time the queries do not get on a small node.
+     */
+    private static final int DYNAMO_ENGINES = 4;
     /** Prompts each engine holds besides its share of the queried one, so the index is not a toy's. */
     private static final int HELD_PROMPTS = 16;
 
     private static final int TOKENS = 8192;
     private static final int PREFIX_BLOCKS = 64;
     private static final int VOCABULARY = 32_000;
-    /** Prompts each engine stores and removes again, so the ingest path runs without the index growing. */
+    /** Prompts the Conductor's engines store and remove again, so the ingest path runs without the index growing. */
     private static final int CHURN_PROMPTS = 4;
     /** A pause between two churn rounds, which leaves most of the time to the queries. */
     private static final long CHURN_PAUSE_MS = 20;
@@ -77,56 +87,20 @@ final class StartupWarmUp {
                 // the process's OTEL_* settings are the real node's: no span of this traffic is exported
                 .withTracing(Map.of("otel.sdk.disabled", "true"));
         IndexerNode node = IndexerNode.start(config);
-        ConductorEngines engines = new ConductorEngines("http://127.0.0.1:" + node.httpPort(), MODEL);
+        LoopbackEngines conductor = new LoopbackEngines("http://127.0.0.1:" + node.httpPort(), MODEL);
+        LoopbackEngines dynamo = new LoopbackEngines("http://127.0.0.1:" + node.httpPort(), DYNAMO_MODEL);
         try {
             SplittableRandom rnd = new SplittableRandom(11);
             int[] prompt = rnd.ints(TOKENS, 0, VOCABULARY).toArray();
-            long blocks = 0;
-            Map<String, Long> expected = new TreeMap<>();
-            int tokensHeld = PREFIX_BLOCKS * ConductorEngines.BLOCK_SIZE;
-            for (int e = 0; e < ENGINES; e++) {
-                engines.register(budget.plusSeconds(5));
-                for (int p = 0; p < HELD_PROMPTS; p++) {
-                    blocks += engines.store(e, rnd.ints(TOKENS, 0, VOCABULARY).toArray());
-                }
-                blocks += engines.store(e, Arrays.copyOf(prompt, (e + 1) * tokensHeld));
-                expected.put(ConductorEngines.instance(e), (long) (e + 1) * tokensHeld);
-            }
-            engines.awaitMatched(engines.queryBody(prompt), expected, budget.plusSeconds(5));
-            // long prompts and short, hits and misses, a partial last block
-            List<byte[]> requests = new ArrayList<>();
-            requests.add(Caller.post("/query", engines.queryBody(prompt)));
-            for (int i = 0; i < 3; i++) {
-                requests.add(Caller.post("/query", engines.queryBody(Arrays.copyOf(prompt, 128))));
-            }
-            requests.add(Caller.post(
-                    "/query", engines.queryBody(rnd.ints(128, 0, VOCABULARY).toArray())));
-            requests.add(Caller.post("/query", engines.queryBody(Arrays.copyOf(prompt, 1000))));
-            requests.add(Caller.post(
-                    "/query", engines.queryBody(rnd.ints(TOKENS, 0, VOCABULARY).toArray())));
-
+            long blocks = fill(conductor, dynamo, prompt, rnd, budget.plusSeconds(5));
+            List<byte[]> requests = requests(conductor, dynamo, prompt, rnd);
             AtomicLong queries = new AtomicLong();
             AtomicReference<Exception> failed = new AtomicReference<>();
             List<Thread> callers = new ArrayList<>();
             for (int c = 0; c < threads * CALLERS_PER_LOOP; c++) {
                 int first = c;
                 Thread caller = new Thread(
-                        () -> {
-                            try {
-                                for (int i = first; System.nanoTime() < deadline && failed.get() == null; ) {
-                                    try (Caller http = new Caller(node.httpPort())) {
-                                        int last = i + REQUESTS_PER_CONNECTION;
-                                        for (; i < last && System.nanoTime() < deadline; i++) {
-                                            http.send(requests.get(i % requests.size()));
-                                            queries.incrementAndGet();
-                                        }
-                                    }
-                                }
-                            } catch (Exception e) {
-                                failed.compareAndSet(null, e);
-                            }
-                        },
-                        "warm-up-query-" + c);
+                        () -> query(node.httpPort(), requests, first, deadline, queries, failed), "warm-up-query-" + c);
                 caller.start();
                 callers.add(caller);
             }
@@ -137,8 +111,8 @@ final class StartupWarmUp {
             for (int round = 0; System.nanoTime() < deadline && failed.get() == null; round++) {
                 int[] p = churn[round % CHURN_PROMPTS];
                 int e = round % ENGINES;
-                blocks += engines.store(e, p);
-                blocks += engines.remove(e, p);
+                blocks += conductor.store(e, p);
+                blocks += conductor.remove(e, p);
                 Thread.sleep(CHURN_PAUSE_MS);
             }
             for (Thread caller : callers) {
@@ -151,12 +125,88 @@ final class StartupWarmUp {
         } finally {
             // the node first: its listeners stop before their publishers go, so none of them reports a lost one
             node.close();
-            engines.close();
+            conductor.close();
+            dynamo.close();
         }
     }
 
     /**
-     * One keep-alive HTTP/1.1 connection sending prepared msgpack requests and reading each answer whole. Kept apart
+     * Registers the engines and stores what they hold: each Conductor engine a share of {@code prompt} and prompts
+     * of its own, each Dynamo engine a share; returns once the Conductor's {@code /query} sees every share.
+     */
+    private static long fill(
+            LoopbackEngines conductor, LoopbackEngines dynamo, int[] prompt, SplittableRandom rnd, Duration wait)
+            throws IOException, InterruptedException {
+        long blocks = 0;
+        Map<String, Long> expected = new TreeMap<>();
+        int tokensHeld = PREFIX_BLOCKS * LoopbackEngines.BLOCK_SIZE;
+        for (int e = 0; e < ENGINES; e++) {
+            conductor.registerConductor(wait);
+            for (int p = 0; p < HELD_PROMPTS; p++) {
+                blocks += conductor.store(e, rnd.ints(TOKENS, 0, VOCABULARY).toArray());
+            }
+            blocks += conductor.store(e, Arrays.copyOf(prompt, (e + 1) * tokensHeld));
+            expected.put(LoopbackEngines.instance(e), (long) (e + 1) * tokensHeld);
+        }
+        for (int e = 0; e < DYNAMO_ENGINES; e++) {
+            dynamo.registerDynamo(wait);
+            blocks += dynamo.store(e, Arrays.copyOf(prompt, (e + 1) * tokensHeld));
+        }
+        conductor.awaitMatched(conductor.conductorQuery(prompt), expected, wait);
+        return blocks;
+    }
+
+    /**
+     * The requests the callers cycle through: long prompts and short, hits and misses, a partial last block; mostly
+     * short ones, which bring the per-request code its invocations. The Conductor's msgpack and Dynamo's JSON.
+     */
+    private static List<byte[]> requests(
+            LoopbackEngines conductor, LoopbackEngines dynamo, int[] prompt, SplittableRandom rnd) {
+        List<byte[]> requests = new ArrayList<>();
+        requests.add(Caller.post("/query", MSGPACK, conductor.conductorQuery(prompt)));
+        byte[] shortHit = Caller.post("/query", MSGPACK, conductor.conductorQuery(Arrays.copyOf(prompt, 128)));
+        for (int i = 0; i < 6; i++) {
+            requests.add(shortHit);
+        }
+        requests.add(Caller.post(
+                "/query",
+                MSGPACK,
+                conductor.conductorQuery(rnd.ints(128, 0, VOCABULARY).toArray())));
+        requests.add(Caller.post("/query", MSGPACK, conductor.conductorQuery(Arrays.copyOf(prompt, 1000))));
+        requests.add(Caller.post(
+                "/query",
+                MSGPACK,
+                conductor.conductorQuery(rnd.ints(TOKENS, 0, VOCABULARY).toArray())));
+        requests.add(Caller.post("/query", JSON, dynamo.dynamoQuery(prompt)));
+        requests.add(Caller.post("/query", JSON, dynamo.dynamoQuery(Arrays.copyOf(prompt, 128))));
+        return requests;
+    }
+
+    /** A caller's loop: the requests in turn from {@code first}, over connections it opens and closes. */
+    private static void query(
+            int port,
+            List<byte[]> requests,
+            int first,
+            long deadline,
+            AtomicLong queries,
+            AtomicReference<Exception> failed) {
+        try {
+            for (int i = first; System.nanoTime() < deadline && failed.get() == null; ) {
+                try (Caller http = new Caller(port)) {
+                    int last = i + REQUESTS_PER_CONNECTION;
+                    for (; i < last && System.nanoTime() < deadline; i++) {
+                        http.send(requests.get(i % requests.size()));
+                        queries.incrementAndGet();
+                    }
+                }
+            }
+        } catch (Exception e) {
+            failed.compareAndSet(null, e);
+        }
+    }
+
+    /**
+     * One keep-alive HTTP/1.1 connection sending prepared requests and reading each answer whole. Kept apart
      * from Netty's client so that the server's own codec is the only user of Netty's HTTP classes the compiler sees.
      */
     static final class Caller implements AutoCloseable {
@@ -175,10 +225,10 @@ final class StartupWarmUp {
             out = socket.getOutputStream();
         }
 
-        /** A POST of {@code body} as {@code application/msgpack}, as its bytes on the wire. */
-        static byte[] post(String path, byte[] body) {
-            byte[] head = ("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/msgpack\r\n"
-                            + "Content-Length: " + body.length + "\r\n\r\n")
+        /** A POST of {@code body}, as its bytes on the wire. */
+        static byte[] post(String path, String contentType, byte[] body) {
+            byte[] head = ("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + contentType
+                            + "\r\nContent-Length: " + body.length + "\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII);
             ByteArrayOutputStream request = new ByteArrayOutputStream(head.length + body.length);
             request.writeBytes(head);

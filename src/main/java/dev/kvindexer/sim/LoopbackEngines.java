@@ -3,6 +3,8 @@ package dev.kvindexer.sim;
 import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.hash.VllmBlockHasher;
 import dev.kvindexer.wire.LiveFrames;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -28,13 +30,14 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * vLLM engines behind a running indexer's C++ Conductor API (docs/api/mooncake-cpp.md): each binds a publisher on
- * loopback, registers it with a msgpack {@code /register} of the {@link EngineHashKind#CONDUCTOR_PROFILE} profile, and
- * publishes {@code BlockStored} and {@code BlockRemoved} batches keyed by vLLM's hash of that profile; queries go to
- * the msgpack {@code /query}. Engine {@code e} is instance {@code eng-e}, rank 0. Not thread-safe but for
- * {@link #post}, which any thread may call.
+ * vLLM engines of one model feeding a running indexer: each binds a publisher on loopback, registers it through the
+ * C++ Conductor's msgpack {@code /register} with the {@link EngineHashKind#CONDUCTOR_PROFILE} profile
+ * (docs/api/mooncake-cpp.md) or through Dynamo's JSON one (docs/api/dynamo.md), and publishes {@code BlockStored} and
+ * {@code BlockRemoved} batches keyed by vLLM's hash of that profile. Engine {@code e} is instance {@code eng-e} to the
+ * Conductor's API and {@code e + 1} to Dynamo's, rank 0. Not thread-safe but for {@link #post}, which any thread may
+ * call.
  */
-public final class ConductorEngines implements AutoCloseable {
+public final class LoopbackEngines implements AutoCloseable {
     public static final int BLOCK_SIZE = 16;
     /** Blocks per event: a prompt goes out as several, each naming the block before it as parent. */
     private static final int EVENT_BLOCKS = 64;
@@ -48,7 +51,7 @@ public final class ConductorEngines implements AutoCloseable {
     private final VllmBlockHasher hasher = new VllmBlockHasher(EngineHashKind.CONDUCTOR_PROFILE);
 
     /** @param base the indexer's base URL, such as {@code http://127.0.0.1:8090} */
-    public ConductorEngines(String base, String model) {
+    public LoopbackEngines(String base, String model) {
         this.base = base.replaceAll("/+$", "");
         this.model = model;
         this.http = HttpClient.newBuilder()
@@ -71,20 +74,15 @@ public final class ConductorEngines implements AutoCloseable {
     }
 
     /**
-     * Binds the next engine's publisher and registers it; returns once the indexer has subscribed, so nothing is sent
-     * into the slow-joiner window (an XPUB is a PUB on the wire that also shows the subscription). Throws with the
-     * indexer's answer when it refuses the registration, and when it has not subscribed within {@code wait}.
+     * Binds the next engine's publisher and registers it the C++ Conductor's way; returns once the indexer has
+     * subscribed, so nothing is sent into the slow-joiner window (an XPUB is a PUB on the wire that also shows the
+     * subscription). Throws with the indexer's answer when it refuses the registration, and when it has not
+     * subscribed within {@code wait}.
      */
-    public void register(Duration wait) throws IOException, InterruptedException {
+    public void registerConductor(Duration wait) throws IOException, InterruptedException {
         int e = publishers.size();
-        ZMQ.Socket pub = zmq.createSocket(SocketType.XPUB);
-        pub.setSndHWM(0); // no limit: nothing published is dropped
-        pub.setLinger(0);
-        pub.setReceiveTimeOut((int) wait.toMillis());
-        pub.bind("tcp://127.0.0.1:0");
-        publishers.add(pub);
-        sequences.add(0L);
-        HttpResponse<byte[]> r = post("/register", msgpack(p -> {
+        ZMQ.Socket pub = bind(wait);
+        await(pub, e, wait, post("/register", msgpack(p -> {
             p.packMapHeader(7);
             p.packString("endpoint").packString(pub.getLastEndpoint());
             p.packString("type").packString("vLLM");
@@ -98,9 +96,39 @@ public final class ConductorEngines implements AutoCloseable {
                     .packString(EngineHashKind.CONDUCTOR_PROFILE.algorithm().wireName());
             p.packString("python_hash_seed").packString(EngineHashKind.CONDUCTOR_PROFILE.pythonHashSeed());
             p.packString("index_projection").packString(HashProfile.INDEX_PROJECTION);
-        }));
-        if (r.statusCode() != 200) {
-            throw new IOException("POST /register " + instance(e) + ": " + r.statusCode() + " " + json(r.body()));
+        })));
+    }
+
+    /** {@link #registerConductor} through Dynamo's JSON {@code /register}. */
+    public void registerDynamo(Duration wait) throws IOException, InterruptedException {
+        int e = publishers.size();
+        ZMQ.Socket pub = bind(wait);
+        String body = new JsonObject()
+                .put("instance_id", e + 1)
+                .put("endpoint", pub.getLastEndpoint())
+                .put("model_name", model)
+                .put("block_size", BLOCK_SIZE)
+                .encode();
+        await(pub, e, wait, post("/register", body.getBytes(StandardCharsets.UTF_8), "application/json"));
+    }
+
+    private ZMQ.Socket bind(Duration wait) {
+        ZMQ.Socket pub = zmq.createSocket(SocketType.XPUB);
+        pub.setSndHWM(0); // no limit: nothing published is dropped
+        pub.setLinger(0);
+        pub.setReceiveTimeOut((int) wait.toMillis());
+        pub.bind("tcp://127.0.0.1:0");
+        publishers.add(pub);
+        sequences.add(0L);
+        return pub;
+    }
+
+    /** Checks the registration's answer, then waits for the indexer's subscription. */
+    private static void await(ZMQ.Socket pub, int e, Duration wait, HttpResponse<byte[]> registered)
+            throws IOException {
+        if (registered.statusCode() != 200 && registered.statusCode() != 201) {
+            throw new IOException(
+                    "POST /register " + e + ": " + registered.statusCode() + " " + json(registered.body()));
         }
         if (pub.recv(0) == null) {
             throw new IOException(
@@ -146,8 +174,21 @@ public final class ConductorEngines implements AutoCloseable {
         pub.send(BatchEncoder.batch(BatchEncoder.Format.VLLM_MAP, seq, events, 0));
     }
 
+    /** Dynamo's {@code /query} body of {@code prompt}, JSON. */
+    public byte[] dynamoQuery(int[] prompt) {
+        JsonArray tokens = new JsonArray(new ArrayList<>(prompt.length));
+        for (int t : prompt) {
+            tokens.add(t);
+        }
+        return new JsonObject()
+                .put("token_ids", tokens)
+                .put("model_name", model)
+                .encode()
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
     /** The C++ Conductor's query: {@code {"model", "block_size", "token_ids"}}, tokens a bin of LE u32s. */
-    public byte[] queryBody(int[] prompt) {
+    public byte[] conductorQuery(int[] prompt) {
         ByteBuffer tokens = ByteBuffer.allocate(prompt.length * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         for (int t : prompt) {
             tokens.putInt(t);
@@ -208,10 +249,15 @@ public final class ConductorEngines implements AutoCloseable {
 
     /** A msgpack POST to the indexer. */
     public HttpResponse<byte[]> post(String path, byte[] body) throws IOException, InterruptedException {
+        return post(path, body, "application/msgpack");
+    }
+
+    private HttpResponse<byte[]> post(String path, byte[] body, String contentType)
+            throws IOException, InterruptedException {
         return http.send(
                 HttpRequest.newBuilder(URI.create(base + path))
                         .timeout(Duration.ofSeconds(30))
-                        .header("Content-Type", "application/msgpack")
+                        .header("Content-Type", contentType)
                         .POST(HttpRequest.BodyPublishers.ofByteArray(body))
                         .build(),
                 HttpResponse.BodyHandlers.ofByteArray());
