@@ -440,6 +440,9 @@ public final class ServeCommand implements Callable<Integer> {
         ConductorConfigFile.Contents statics;
         String conductorConfig = System.getenv("CONDUCTOR_CONFIG_PATH");
         try {
+            if (warmUp < 0) {
+                throw new IllegalArgumentException("--warm-up must be 0 (none) or more seconds, not " + warmUp);
+            }
             config = config();
             if (selectPort != null) {
                 selectService(config);

@@ -54,6 +54,11 @@ final class StartupWarmUp {
      * compiler's last tier takes it; short prompts bring those, long ones the hashing and walking loops.
      */
     private static final int CALLERS_PER_LOOP = 2;
+    /**
+     * How long a registration's subscription and the fill's blocks may take to show: on a busy host longer than a
+     * short budget, which the warm-up then overruns rather than fail.
+     */
+    private static final Duration FILL_WAIT = Duration.ofSeconds(30);
     /** Requests a caller sends on one connection: connections open and close as they do in service. */
     private static final int REQUESTS_PER_CONNECTION = 500;
 
@@ -67,8 +72,8 @@ final class StartupWarmUp {
         long t0 = System.nanoTime();
         // Closing a node sends its event loops down paths the compiled code had never seen, which undoes some of
         // it; a second node after the first has those compiled again before the real node starts.
-        Report first = runNode(threads, t0 + budget.toNanos() * 3 / 5, budget);
-        Report second = runNode(threads, t0 + budget.toNanos(), budget);
+        Report first = runNode(threads, t0 + budget.toNanos() * 3 / 5);
+        Report second = runNode(threads, t0 + budget.toNanos());
         // The warm-up grew the heap with garbage: a full collection now lets the collector give it back to the
         // system before the node holds anything, instead of keeping it committed (and resident) for good.
         System.gc();
@@ -80,7 +85,7 @@ final class StartupWarmUp {
     }
 
     /** One private node, fed and queried until {@code deadline}, then closed. */
-    private static Report runNode(int threads, long deadline, Duration budget) throws Exception {
+    private static Report runNode(int threads, long deadline) throws Exception {
         long t0 = System.nanoTime();
         ServeConfig config = new ServeConfig(
                         "127.0.0.1", 0, threads, 1, List.of(), null, MODEL, "default", List.of(), false, 0)
@@ -92,7 +97,7 @@ final class StartupWarmUp {
         try {
             SplittableRandom rnd = new SplittableRandom(11);
             int[] prompt = rnd.ints(TOKENS, 0, VOCABULARY).toArray();
-            long blocks = fill(conductor, dynamo, prompt, rnd, budget.plusSeconds(5));
+            long blocks = fill(conductor, dynamo, prompt, rnd, FILL_WAIT);
             List<byte[]> requests = requests(conductor, dynamo, prompt, rnd);
             AtomicLong queries = new AtomicLong();
             AtomicReference<Exception> failed = new AtomicReference<>();
@@ -182,7 +187,10 @@ final class StartupWarmUp {
         return requests;
     }
 
-    /** A caller's loop: the requests in turn from {@code first}, over connections it opens and closes. */
+    /**
+     * A caller's loop: the requests in turn from {@code first}, over connections it opens and closes, until the
+     * deadline; each of them at least once, however long the fill took, so that every route's failure shows.
+     */
     private static void query(
             int port,
             List<byte[]> requests,
@@ -191,10 +199,11 @@ final class StartupWarmUp {
             AtomicLong queries,
             AtomicReference<Exception> failed) {
         try {
-            for (int i = first; System.nanoTime() < deadline && failed.get() == null; ) {
+            int sent = 0;
+            for (int i = first; failed.get() == null && (sent < requests.size() || System.nanoTime() < deadline); ) {
                 try (Caller http = new Caller(port)) {
                     int last = i + REQUESTS_PER_CONNECTION;
-                    for (; i < last && System.nanoTime() < deadline; i++) {
+                    for (; i < last && (sent < requests.size() || System.nanoTime() < deadline); i++, sent++) {
                         http.send(requests.get(i % requests.size()));
                         queries.incrementAndGet();
                     }
