@@ -1,6 +1,5 @@
 package dev.kvindexer.sim;
 
-import dev.kvindexer.hash.HashProfile;
 import dev.kvindexer.hash.VllmBlockHasher;
 import dev.kvindexer.wire.LiveFrames;
 import io.vertx.core.json.JsonArray;
@@ -34,8 +33,7 @@ import org.zeromq.ZMQ;
  * C++ Conductor's msgpack {@code /register} with the {@link EngineHashKind#CONDUCTOR_PROFILE} profile
  * (docs/api/mooncake-cpp.md) or through Dynamo's JSON one (docs/api/dynamo.md), and publishes {@code BlockStored} and
  * {@code BlockRemoved} batches keyed by vLLM's hash of that profile. Engine {@code e} is instance {@code eng-e} to the
- * Conductor's API and {@code e + 1} to Dynamo's, rank 0. Not thread-safe but for {@link #post}, which any thread may
- * call.
+ * Conductor's API and {@code e + 1} to Dynamo's, rank 0. Not thread-safe.
  */
 public final class LoopbackEngines implements AutoCloseable {
     public static final int BLOCK_SIZE = 16;
@@ -90,12 +88,7 @@ public final class LoopbackEngines implements AutoCloseable {
             p.packString("instance_id").packString(instance(e));
             p.packString("block_size").packInt(BLOCK_SIZE);
             p.packString("dp_rank").packInt(0);
-            p.packString("hash_profile").packMapHeader(4);
-            p.packString("strategy").packString(HashProfile.STRATEGY);
-            p.packString("algorithm")
-                    .packString(EngineHashKind.CONDUCTOR_PROFILE.algorithm().wireName());
-            p.packString("python_hash_seed").packString(EngineHashKind.CONDUCTOR_PROFILE.pythonHashSeed());
-            p.packString("index_projection").packString(HashProfile.INDEX_PROJECTION);
+            RegisterClient.packConductorProfile(p);
         })));
     }
 
@@ -138,31 +131,34 @@ public final class LoopbackEngines implements AutoCloseable {
 
     /** One batch from engine {@code e} storing the complete blocks of {@code tokens} on the GPU; returns the blocks. */
     public int store(int e, int[] tokens) {
-        VllmBlockHasher.Chain chain = hasher.chain(tokens, BLOCK_SIZE, null, null);
+        long[] all = keys(tokens);
         List<EngineEvent> events = new ArrayList<>();
         Long parent = null;
-        for (int from = 0; from < chain.blocks(); from += EVENT_BLOCKS) {
-            long[] keys = new long[Math.min(EVENT_BLOCKS, chain.blocks() - from)];
-            for (int i = 0; i < keys.length; i++) {
-                keys[i] = chain.nextKey();
-            }
+        for (int from = 0; from < all.length; from += EVENT_BLOCKS) {
+            long[] keys = Arrays.copyOfRange(all, from, Math.min(from + EVENT_BLOCKS, all.length));
             int[] blockTokens = Arrays.copyOfRange(tokens, from * BLOCK_SIZE, (from + keys.length) * BLOCK_SIZE);
             events.add(new EngineEvent.Store(keys, parent, blockTokens, BLOCK_SIZE, "GPU", null));
             parent = keys[keys.length - 1];
         }
         send(e, events);
-        return chain.blocks();
+        return all.length;
     }
 
     /** One batch from engine {@code e} removing the complete blocks of {@code tokens} from the GPU; returns them. */
     public int remove(int e, int[] tokens) {
+        long[] keys = keys(tokens);
+        send(e, List.of(new EngineEvent.Remove(keys, "GPU")));
+        return keys.length;
+    }
+
+    /** vLLM's block hashes of the complete blocks of {@code tokens}, of the Conductor's profile. */
+    private long[] keys(int[] tokens) {
         VllmBlockHasher.Chain chain = hasher.chain(tokens, BLOCK_SIZE, null, null);
         long[] keys = new long[chain.blocks()];
         for (int i = 0; i < keys.length; i++) {
             keys[i] = chain.nextKey();
         }
-        send(e, List.of(new EngineEvent.Remove(keys, "GPU")));
-        return keys.length;
+        return keys;
     }
 
     private void send(int e, List<EngineEvent> events) {
@@ -187,8 +183,13 @@ public final class LoopbackEngines implements AutoCloseable {
                 .getBytes(StandardCharsets.UTF_8);
     }
 
-    /** The C++ Conductor's query: {@code {"model", "block_size", "token_ids"}}, tokens a bin of LE u32s. */
+    /** The C++ Conductor's query of this model. */
     public byte[] conductorQuery(int[] prompt) {
+        return conductorQuery(model, prompt);
+    }
+
+    /** The C++ Conductor's query: {@code {"model", "block_size", "token_ids"}}, tokens a bin of LE u32s. */
+    public static byte[] conductorQuery(String model, int[] prompt) {
         ByteBuffer tokens = ByteBuffer.allocate(prompt.length * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         for (int t : prompt) {
             tokens.putInt(t);
@@ -248,7 +249,7 @@ public final class LoopbackEngines implements AutoCloseable {
     }
 
     /** A msgpack POST to the indexer. */
-    public HttpResponse<byte[]> post(String path, byte[] body) throws IOException, InterruptedException {
+    private HttpResponse<byte[]> post(String path, byte[] body) throws IOException, InterruptedException {
         return post(path, body, "application/msgpack");
     }
 
@@ -264,7 +265,7 @@ public final class LoopbackEngines implements AutoCloseable {
     }
 
     /** A msgpack answer as JSON text for messages, cut at 500 characters; the bytes as text when not msgpack. */
-    public static String json(byte[] answer) {
+    private static String json(byte[] answer) {
         String s;
         try {
             s = MessagePack.newDefaultUnpacker(answer).unpackValue().toJson();

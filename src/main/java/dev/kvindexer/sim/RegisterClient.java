@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessagePacker;
 
 /** An HTTP client of a running indexer that registers simulated engine ranks ({@code POST /register}, docs/api/dynamo.md#post-register). */
 public final class RegisterClient {
@@ -46,7 +47,6 @@ public final class RegisterClient {
      * its instance id in decimal, and the hash profile its blocks are hashed by.
      */
     public static byte[] conductorBody(SimulatedEngine engine, String modelName, String routingGroup) {
-        HashProfile profile = EngineHashKind.CONDUCTOR_PROFILE;
         try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
             p.packMapHeader(9);
             p.packString("type").packString("vLLM");
@@ -57,15 +57,21 @@ public final class RegisterClient {
             p.packString("instance_id").packString(Long.toUnsignedString(engine.instanceId()));
             p.packString("block_size").packInt(engine.config().blockSize());
             p.packString("dp_rank").packInt(engine.dpRank());
-            p.packString("hash_profile").packMapHeader(4);
-            p.packString("strategy").packString(HashProfile.STRATEGY);
-            p.packString("algorithm").packString(profile.algorithm().wireName());
-            p.packString("python_hash_seed").packString(profile.pythonHashSeed());
-            p.packString("index_projection").packString(HashProfile.INDEX_PROJECTION);
+            packConductorProfile(p);
             return p.toByteArray();
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+    }
+
+    /** A Conductor registration's {@code hash_profile} member: {@link EngineHashKind#CONDUCTOR_PROFILE}. */
+    static void packConductorProfile(MessagePacker p) throws IOException {
+        HashProfile profile = EngineHashKind.CONDUCTOR_PROFILE;
+        p.packString("hash_profile").packMapHeader(4);
+        p.packString("strategy").packString(HashProfile.STRATEGY);
+        p.packString("algorithm").packString(profile.algorithm().wireName());
+        p.packString("python_hash_seed").packString(profile.pythonHashSeed());
+        p.packString("index_projection").packString(HashProfile.INDEX_PROJECTION);
     }
 
     /**

@@ -7,15 +7,9 @@ import dev.kvindexer.support.Await;
 import dev.kvindexer.support.LocalNode;
 import java.net.URI;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.msgpack.value.Value;
 
 /**
  * Simulated engines of the C++ Conductor's kind ({@code --hash-kind sha256-cbor}): they register through its msgpack
@@ -45,7 +39,7 @@ class SimulatedConductorEnginesTest {
                 first = prompts.next();
             }
             sim.run(sim.openPrompts());
-            byte[] query = query(first);
+            byte[] query = LoopbackEngines.conductorQuery("m", first);
             Await.until("the Conductor's /query finds the first prompt", Await.PATIENCE, () -> {
                 Map<String, Long> matched =
                         longestMatched(indexer.http().postBytes("/query", query, "application/msgpack"));
@@ -58,42 +52,19 @@ class SimulatedConductorEnginesTest {
         }
     }
 
-    private static byte[] query(int[] tokens) throws Exception {
-        ByteBuffer bin = ByteBuffer.allocate(tokens.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-        for (int t : tokens) {
-            bin.putInt(t);
-        }
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
-            p.packMapHeader(3);
-            p.packString("model").packString("m");
-            p.packString("block_size").packInt(16);
-            p.packString("token_ids").packBinaryHeader(bin.capacity()).writePayload(bin.array());
-            return p.toByteArray();
-        }
-    }
-
-    /** instance id → longest_matched of a Conductor /query answer. */
+    /** instance id → longest_matched of a Conductor /query answer; none for another status. */
     private static Map<String, Long> longestMatched(HttpResponse<byte[]> r) {
-        Map<String, Long> out = new HashMap<>();
         if (r.statusCode() != 200) {
-            return out;
+            return Map.of();
         }
         try {
-            Value root = MessagePack.newDefaultUnpacker(r.body()).unpackValue();
-            Value instances = root.asMapValue().map().get(org.msgpack.value.ValueFactory.newString("instances"));
-            instances
-                    .asMapValue()
-                    .map()
-                    .forEach((k, v) -> out.put(
-                            k.asStringValue().asString(),
-                            v.asMapValue()
-                                    .map()
-                                    .get(org.msgpack.value.ValueFactory.newString("longest_matched"))
-                                    .asIntegerValue()
-                                    .toLong()));
-        } catch (Exception e) {
+            Map<String, Long> matched = LoopbackEngines.longestMatched(r.body());
+            if (matched == null) {
+                throw new AssertionError("not a Conductor /query answer: " + r.body().length + " bytes");
+            }
+            return matched;
+        } catch (java.io.IOException e) {
             throw new AssertionError(e);
         }
-        return out;
     }
 }
