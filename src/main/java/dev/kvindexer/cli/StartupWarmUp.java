@@ -50,8 +50,8 @@ final class StartupWarmUp {
     /** A pause between two churn rounds, which leaves most of the time to the queries. */
     private static final long CHURN_PAUSE_MS = 20;
     /**
-     * Query callers per event loop. The code a request runs once needs some ten thousand requests before the
-     * compiler's last tier takes it; short prompts bring those, long ones the hashing and walking loops.
+     * Query callers per event loop. The code a request runs once reaches the compiler's last tier only after many
+     * thousands of requests; short prompts bring those, long ones the hashing and walking loops.
      */
     private static final int CALLERS_PER_LOOP = 2;
     /**
