@@ -1,6 +1,8 @@
 package dev.kvindexer.http;
 
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
 import java.util.Set;
@@ -14,7 +16,11 @@ public interface MsgpackApi {
     /** Its routes: a wrong method on one of them is its own 405 to a client that speaks msgpack. */
     Set<String> routes();
 
-    void query(RoutingContext ctx);
+    /**
+     * Answers a {@code /query} from its whole body, its errors included; it throws nothing, so a body can be answered
+     * ahead of the router ({@code DirectRoute}) as well as on it.
+     */
+    void query(Buffer body, HttpServerResponse response);
 
     void register(RoutingContext ctx);
 

@@ -1,6 +1,7 @@
 package dev.kvindexer.web;
 
 import dev.kvindexer.config.AccessLogConfig;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.io.BufferedWriter;
@@ -75,19 +76,22 @@ public final class AccessLog implements AutoCloseable {
     /** Writes a line for the request once its answer has gone out. Call from the request's handler chain. */
     public void track(RoutingContext ctx) {
         long start = System.nanoTime();
-        ctx.addBodyEndHandler(v -> {
-            double ms = (System.nanoTime() - start) / 1_000_000.0;
-            String line = encodable("{\"ts\":\"" + TS.format(OffsetDateTime.now(zone))
-                    + "\",\"trace_id\":" + quoted(ctx.request().getHeader(settings.traceIdHeader()))
-                    + ",\"method\":\"" + ctx.request().method().name()
-                    + "\",\"path\":" + Json.encode(ctx.request().path())
-                    + ",\"model\":" + quoted(JsonRequest.modelOf(ctx))
-                    + ",\"status\":" + ctx.response().getStatusCode()
-                    + ",\"duration_ms\":" + String.format(Locale.ROOT, "%.3f", ms) + "}");
-            if (!queue.offer(line)) {
-                dropped.incrementAndGet();
-            }
-        });
+        ctx.addBodyEndHandler(v -> answered(ctx.request(), JsonRequest.modelOf(ctx), start));
+    }
+
+    /** Writes the line of a request whose answer has gone out, which named {@code model} (or null). */
+    void answered(HttpServerRequest request, String model, long startNanos) {
+        double ms = (System.nanoTime() - startNanos) / 1_000_000.0;
+        String line = encodable("{\"ts\":\"" + TS.format(OffsetDateTime.now(zone))
+                + "\",\"trace_id\":" + quoted(request.getHeader(settings.traceIdHeader()))
+                + ",\"method\":\"" + request.method().name()
+                + "\",\"path\":" + Json.encode(request.path())
+                + ",\"model\":" + quoted(model)
+                + ",\"status\":" + request.response().getStatusCode()
+                + ",\"duration_ms\":" + String.format(Locale.ROOT, "%.3f", ms) + "}");
+        if (!queue.offer(line)) {
+            dropped.incrementAndGet();
+        }
     }
 
     private static String quoted(String s) {

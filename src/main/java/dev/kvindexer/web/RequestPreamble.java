@@ -3,6 +3,8 @@ package dev.kvindexer.web;
 import dev.kvindexer.metrics.Spans;
 import dev.kvindexer.net.NetworkBudget;
 import io.vertx.core.Handler;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.util.Set;
@@ -82,6 +84,36 @@ public final class RequestPreamble implements Handler<RoutingContext> {
         }
         String template = ctx.currentRoute() == null ? null : ctx.currentRoute().getPath();
         return template != null && template.contains(":") && routes.contains(template) ? template : unknownRoute;
+    }
+
+    /**
+     * Accounts a request answered outside the router ({@link DirectRoute}) as {@link #handle} accounts a routed one,
+     * under {@code route}: its span named now, and logged and measured when its answer ends; its {@code body} bytes are
+     * held within the budget until then. False, with nothing done, when the budget cannot hold them now: the router
+     * then refuses the request its usual way.
+     */
+    boolean admit(HttpServerRequest request, String route, long body) {
+        if (body > 0 && !budget.tryReserve(body, 0)) {
+            return false;
+        }
+        long start = System.nanoTime();
+        String method = request.method().name();
+        Spans.RequestSpan span = Spans.requestSpan();
+        if (span != null) {
+            span.routed(method, route);
+        }
+        HttpServerResponse response = request.response();
+        response.bodyEndHandler(v -> {
+            observer.answered(route, method, response.getStatusCode(), System.nanoTime() - start);
+            if (accessLog != null) {
+                accessLog.answered(request, null, start);
+            }
+        });
+        if (body > 0) {
+            // the end handler runs also when the connection closes before the answer is written
+            response.endHandler(v -> budget.release(body));
+        }
+        return true;
     }
 
     @Override

@@ -200,6 +200,28 @@ class TracingTest {
                 "the server span is named by its route: " + server.name());
     }
 
+    /** The C++ Conductor's msgpack /query is answered ahead of the router; its server span is named all the same. */
+    @Test
+    void aConductorQueryIsAServerSpanNamedByItsRoute() throws Exception {
+        int receiver = startReceiver();
+        IndexerNode node = IndexerNode.start(ServeConfig.local(0).withTracing(exportingTo(receiver, "node-0")));
+        standalone.add(node);
+        java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + node.httpPort() + "/query"))
+                .header("content-type", "application/msgpack")
+                .header("traceparent", "00-" + TRACE_ID + "-" + PARENT_ID + "-01")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(
+                        dev.kvindexer.sim.LoopbackEngines.conductorQuery("m", new int[] {1, 2, 3})))
+                .build();
+        HttpResponse<byte[]> r = java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1)
+                .build()
+                .send(request, HttpResponse.BodyHandlers.ofByteArray());
+        assertEquals(200, r.statusCode());
+        Await.until("node 0's server span in the client's trace", ClusterFixture.WAIT, () -> serverSpan() != null);
+        assertEquals("POST /query", serverSpan().name());
+    }
+
     @Test
     void aSampledIngestBatchIsATraceWithItsApply() throws Exception {
         int receiver = startReceiver();

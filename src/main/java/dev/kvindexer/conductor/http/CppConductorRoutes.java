@@ -11,6 +11,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,6 +21,8 @@ import java.util.Set;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePacker;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The C++ Mooncake Conductor's routes (docs/api/mooncake-cpp.md): msgpack {@code /register}, {@code /unregister} and
@@ -27,6 +30,7 @@ import org.msgpack.core.MessagePacker;
  * is a msgpack map with {@code Content-Type: application/msgpack}.
  */
 public final class CppConductorRoutes implements MsgpackApi {
+    private static final Logger LOG = LoggerFactory.getLogger(CppConductorRoutes.class);
     static final String MSGPACK = "application/msgpack";
     private static final CharSequence MSGPACK_HEADER = HttpHeaders.createOptimized(MSGPACK);
     private static final Set<String> ROUTES = Set.of("/query", "/register", "/unregister", "/services", "/global_view");
@@ -48,7 +52,9 @@ public final class CppConductorRoutes implements MsgpackApi {
      */
     @Override
     public void methodNotAllowed(RoutingContext ctx) {
-        send(ctx, pack(405, p -> p.packMapHeader(1).packString("error").packString("Method not allowed")));
+        send(
+                ctx.response(),
+                pack(405, p -> p.packMapHeader(1).packString("error").packString("Method not allowed")));
     }
 
     @Override
@@ -62,8 +68,14 @@ public final class CppConductorRoutes implements MsgpackApi {
     }
 
     @Override
-    public void query(RoutingContext ctx) {
-        checked(ctx, this::queryChecked);
+    public void query(Buffer body, HttpServerResponse response) {
+        try {
+            queryChecked(body, response);
+        } catch (CppConductorError e) {
+            error(response, e);
+        } catch (RuntimeException e) {
+            error(response, internal(e));
+        }
     }
 
     /** Runs a handler whose request checks throw, answering a failed check in the C++ envelope. */
@@ -71,14 +83,14 @@ public final class CppConductorRoutes implements MsgpackApi {
         try {
             handler.handle(ctx);
         } catch (CppConductorError e) {
-            error(ctx, e);
+            error(ctx.response(), e);
         }
     }
 
     private void registerChecked(RoutingContext ctx) {
         CppConductorRegistration r =
                 CppConductorRequests.register(CppConductorBody.read(ctx.body().buffer()));
-        answer(ctx, subscriptions.register(r).map(outcome -> {
+        answer(ctx.response(), subscriptions.register(r).map(outcome -> {
             if (outcome instanceof CppConductorState.Refused refused) {
                 throw CppConductorError.invalid(CppConductorError.INVALID_REGISTRATION, refused.error(), null);
             }
@@ -94,7 +106,7 @@ public final class CppConductorRoutes implements MsgpackApi {
         CppConductorRequests.Unregistration u =
                 CppConductorRequests.unregister(CppConductorBody.read(ctx.body().buffer()));
         String key = u.serviceKey();
-        answer(ctx, subscriptions.unregister(key).map(removed -> {
+        answer(ctx.response(), subscriptions.unregister(key).map(removed -> {
             if (removed == null) {
                 throw CppConductorError.operational(404, "service not found: " + key);
             }
@@ -106,17 +118,16 @@ public final class CppConductorRoutes implements MsgpackApi {
         }));
     }
 
-    private void queryChecked(RoutingContext ctx) {
-        CppConductorRequests.Query q =
-                CppConductorRequests.query(CppConductorBody.read(ctx.body().buffer()));
+    private void queryChecked(Buffer body, HttpServerResponse response) {
+        CppConductorRequests.Query q = CppConductorRequests.query(CppConductorBody.read(body));
         if (!q.hashable()) {
-            send(ctx, noInstances());
+            send(response, noInstances());
             return;
         }
         CppConductorState.ContextKey key =
                 new CppConductorState.ContextKey(q.tenantId(), q.model(), q.loraName(), q.blockSize());
         answer(
-                ctx,
+                response,
                 subscriptions
                         .conductor()
                         .query(key, q.instanceId(), q.tokens(), q.cacheSalt())
@@ -126,7 +137,7 @@ public final class CppConductorRoutes implements MsgpackApi {
     @Override
     public void services(RoutingContext ctx) {
         answer(
-                ctx,
+                ctx.response(),
                 subscriptions
                         .conductor()
                         .services()
@@ -180,7 +191,7 @@ public final class CppConductorRoutes implements MsgpackApi {
     @Override
     public void globalView(RoutingContext ctx) {
         answer(
-                ctx,
+                ctx.response(),
                 subscriptions
                         .conductor()
                         .contexts()
@@ -225,8 +236,8 @@ public final class CppConductorRoutes implements MsgpackApi {
     }
 
     /** The error in the C++ envelope. */
-    private static void error(RoutingContext ctx, CppConductorError e) {
-        send(ctx, pack(e.status(), p -> {
+    private static void error(HttpServerResponse response, CppConductorError e) {
+        send(response, pack(e.status(), p -> {
             int members = 1 + (e.reason() != null ? 1 : 0) + (e.field() != null ? 1 : 0) + (e.index() >= 0 ? 1 : 0);
             p.packMapHeader(members);
             p.packString("error").packString(e.getMessage());
@@ -261,20 +272,26 @@ public final class CppConductorRoutes implements MsgpackApi {
         }
     }
 
-    private static void answer(RoutingContext ctx, Future<Reply> reply) {
+    private static void answer(HttpServerResponse response, Future<Reply> reply) {
         reply.onComplete(ar -> {
             if (ar.succeeded()) {
-                send(ctx, ar.result());
+                send(response, ar.result());
             } else if (ar.cause() instanceof CppConductorError e) {
-                error(ctx, e);
+                error(response, e);
             } else if (ar.cause() instanceof CppConductorSubscriptions.SubscribeFailed f) {
-                error(ctx, subscribeFailed(f));
+                error(response, subscribeFailed(f));
             } else if (ar.cause() instanceof CppConductorSubscriptions.AlreadyUnregistering a) {
-                error(ctx, CppConductorError.operational(404, a.getMessage()));
+                error(response, CppConductorError.operational(404, a.getMessage()));
             } else {
-                error(ctx, CppConductorError.operational(500, "internal error: " + ar.cause()));
+                error(response, internal(ar.cause()));
             }
         });
+    }
+
+    /** A failure no check foresaw: the C++ envelope's 500, and the cause logged for whoever runs the node. */
+    private static CppConductorError internal(Throwable cause) {
+        LOG.error("C++ Conductor request failed", cause);
+        return CppConductorError.operational(500, "internal error: " + cause);
     }
 
     /**
@@ -293,12 +310,11 @@ public final class CppConductorRoutes implements MsgpackApi {
         return CppConductorError.operational(HttpError.status(f.kind()), text);
     }
 
-    private static void send(RoutingContext ctx, Reply reply) {
-        if (ctx.response().ended() || ctx.response().closed()) {
+    private static void send(HttpServerResponse response, Reply reply) {
+        if (response.ended() || response.closed()) {
             return;
         }
-        ctx.response()
-                .setStatusCode(reply.status())
+        response.setStatusCode(reply.status())
                 .putHeader(HttpHeaders.CONTENT_TYPE, MSGPACK_HEADER)
                 .end(reply.body());
     }
