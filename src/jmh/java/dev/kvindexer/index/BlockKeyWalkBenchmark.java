@@ -66,7 +66,7 @@ public class BlockKeyWalkBenchmark {
         System.gc();
     }
 
-    private void store() {
+    void store() {
         for (long[] p : prompts) {
             for (int e = 0; e < ENGINES; e++) {
                 for (int i = 0; i < BLOCKS * (e + 1) / ENGINES; i++) {

@@ -3,7 +3,6 @@ package dev.kvindexer.index;
 import dev.kvindexer.event.StorageTier;
 import it.unimi.dsi.fastutil.ints.Int2ObjectOpenHashMap;
 import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
-import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
 import java.util.Arrays;
 
 /**
@@ -52,8 +51,33 @@ public final class BlockKeyIndex {
     private int[] freeSlots = new int[16];
     private int freeCount;
     private int nextSlot;
-    /** Every key an owner holds on GPU, so clearing an owner does not scan the whole map. */
-    private final Int2ObjectOpenHashMap<LongOpenHashSet> gpuKeysByOwner = new Int2ObjectOpenHashMap<>();
+    /** The slots each owner holds on GPU, so clearing an owner does not scan every slot. */
+    private final Int2ObjectOpenHashMap<OwnedSlots> gpuSlotsByOwner = new Int2ObjectOpenHashMap<>();
+    /** The owner stored to last and its slots: an engine's batch stores many blocks in a row. */
+    private int lastOwner = NONE;
+
+    private OwnedSlots lastOwned;
+
+    /**
+     * The slots one owner has taken on GPU, in the order it took them. A store appends one; a removal leaves its entry,
+     * which is then stale (its slot may even hold another key of the same owner later, so an entry may repeat), and
+     * {@link #compact} drops the stale ones once they are as many as the live ones. A store costs an append, not a
+     * hash set's probe and its rehashes as it grows.
+     */
+    private static final class OwnedSlots {
+        int[] slots = new int[16];
+        int size;
+        /** Slots the owner holds now. */
+        int held;
+
+        void add(int s) {
+            if (size == slots.length) {
+                slots = Arrays.copyOf(slots, size * 2);
+            }
+            slots[size++] = s;
+            held++;
+        }
+    }
 
     public BlockKeyIndex() {
         slots.defaultReturnValue(NONE);
@@ -78,36 +102,98 @@ public final class BlockKeyIndex {
             more[at] = owner;
         }
         gpuCount[s] = n + 1;
-        gpuKeysByOwner.computeIfAbsent(owner, o -> new LongOpenHashSet()).add(key);
+        ownedBy(owner).add(s);
+    }
+
+    private OwnedSlots ownedBy(int owner) {
+        if (owner != lastOwner) {
+            OwnedSlots owned = gpuSlotsByOwner.get(owner);
+            if (owned == null) {
+                owned = new OwnedSlots();
+                gpuSlotsByOwner.put(owner, owned);
+            }
+            lastOwner = owner;
+            lastOwned = owned;
+        }
+        return lastOwned;
     }
 
     /** {@code owner} no longer holds {@code key} on GPU; a key it did not hold changes nothing. */
     public void removeGpu(int owner, long key) {
-        LongOpenHashSet owned = gpuKeysByOwner.get(owner);
-        if (owned == null || !owned.remove(key)) {
+        int s = slots.get(key);
+        if (s == NONE || !heldOnGpuBy(s, owner)) {
             return;
         }
-        dropGpu(owner, key);
-        if (owned.isEmpty()) {
-            gpuKeysByOwner.remove(owner);
+        dropGpu(owner, s);
+        OwnedSlots owned = gpuSlotsByOwner.get(owner);
+        if (--owned.held == 0) {
+            forget(owner);
+        } else if (owned.size - owned.held > owned.held + 16) {
+            compact(owner, owned);
         }
     }
 
     /** Every GPU block of {@code owner} goes (AllBlocksCleared, or its registration ended). */
     public void clearGpu(int owner) {
-        LongOpenHashSet owned = gpuKeysByOwner.remove(owner);
+        OwnedSlots owned = gpuSlotsByOwner.get(owner);
         if (owned == null) {
             return;
         }
-        var it = owned.iterator();
-        while (it.hasNext()) {
-            dropGpu(owner, it.nextLong());
+        forget(owner);
+        for (int i = 0; i < owned.size; i++) {
+            int s = owned.slots[i];
+            // a stale entry's slot is free (no owners) or another key's; a repeated one's owner is gone by now
+            if (heldOnGpuBy(s, owner)) {
+                dropGpu(owner, s);
+            }
         }
     }
 
-    /** Takes {@code owner} out of the key's slot: the slot's last owner moves into its place. */
-    private void dropGpu(int owner, long key) {
-        int s = slots.get(key);
+    private void forget(int owner) {
+        gpuSlotsByOwner.remove(owner);
+        if (owner == lastOwner) {
+            lastOwner = NONE;
+            lastOwned = null;
+        }
+    }
+
+    /** Keeps the entries of slots {@code owner} still holds, each once (package-private: tests call it too). */
+    void compact(int owner) {
+        OwnedSlots owned = gpuSlotsByOwner.get(owner);
+        if (owned != null) {
+            compact(owner, owned);
+        }
+    }
+
+    private void compact(int owner, OwnedSlots owned) {
+        int n = 0;
+        for (int i = 0; i < owned.size; i++) {
+            int s = owned.slots[i];
+            if (heldOnGpuBy(s, owner)) {
+                owned.slots[n++] = s;
+            }
+        }
+        if (n > owned.held) {
+            Arrays.sort(owned.slots, 0, n);
+            int unique = 0;
+            for (int i = 0; i < n; i++) {
+                if (i == 0 || owned.slots[i] != owned.slots[i - 1]) {
+                    owned.slots[unique++] = owned.slots[i];
+                }
+            }
+            n = unique;
+        }
+        owned.size = n;
+    }
+
+    /** How many entries {@code owner}'s slot list has, stale ones included (tests bound it). */
+    int gpuEntries(int owner) {
+        OwnedSlots owned = gpuSlotsByOwner.get(owner);
+        return owned == null ? 0 : owned.size;
+    }
+
+    /** Takes {@code owner} out of slot {@code s}: the slot's last owner moves into its place. */
+    private void dropGpu(int owner, int s) {
         int n = gpuCount[s];
         for (int i = 0; i < n; i++) {
             if (gpuOwner(s, i) == owner) {

@@ -238,4 +238,42 @@ class BlockKeyIndexTest {
         index.removeGpu(3, K1);
         assertEquals(0, index.keyCount());
     }
+
+    /**
+     * An engine that keeps storing and removing blocks (an LRU turning over) holds few at a time: what the index
+     * remembers of it stays in proportion to those few, and a slot it lets go and takes again for another of its keys
+     * is cleared once.
+     */
+    @Test
+    void anOwnersChurnLeavesItsListInProportionToWhatItHolds() {
+        for (long k = 1; k <= 10; k++) {
+            index.storeGpu(1, k);
+        }
+        index.storeGpu(2, 5);
+        for (long k = 1_000; k < 101_000; k++) {
+            index.storeGpu(1, k);
+            index.removeGpu(1, k);
+            // the freed slot goes to the next key: the same slot comes back to owner 1 again and again
+        }
+        assertTrue(index.gpuEntries(1) <= 2 * 10 + 16 + 1, "entries: " + index.gpuEntries(1));
+        assertEquals(10, index.keyCount());
+        index.storeGpu(1, 7);
+        index.removeGpu(1, 7);
+        index.storeGpu(1, 7);
+        assertArrayEquals(new int[] {1, 1, 1, 0, 0, 0}, walk(prompt(7, 11), 1, 2), "7 held again by 1 alone");
+        // 7 took back its own slot, which owner 1's list now names twice: compacted, it names each held slot once
+        index.compact(1);
+        assertEquals(10, index.gpuEntries(1));
+        for (long k = 200_000; k < 200_100; k++) {
+            index.storeGpu(1, k);
+            index.removeGpu(1, k);
+        }
+        assertTrue(index.gpuEntries(1) <= 2 * 10 + 16 + 1, "entries: " + index.gpuEntries(1));
+        index.clearGpu(1);
+        assertEquals(0, index.gpuEntries(1));
+        assertEquals(1, index.keyCount(), "owner 2's key 5 stays");
+        assertArrayEquals(new int[] {0, 0, 0, 1, 1, 1}, walk(prompt(5), 1, 2));
+        index.clearGpu(2);
+        assertEquals(0, index.keyCount());
+    }
 }
