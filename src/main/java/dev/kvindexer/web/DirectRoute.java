@@ -61,7 +61,15 @@ public final class DirectRoute implements Handler<HttpServerRequest> {
             return;
         }
         HttpServerResponse response = request.response();
+        if (request.getHeader("expect") != null) {
+            // a client waiting for leave to send its body (curl does for large ones) gets it, as the router gives it
+            response.writeContinue();
+        }
         request.body().onSuccess(bytes -> answer.answer(bytes, response));
+    }
+
+    private static boolean continueOrNothing(String expect) {
+        return expect == null || "100-continue".equalsIgnoreCase(expect.trim());
     }
 
     /** The body a request declares when the route takes it as it stands, else -1. */
@@ -71,7 +79,8 @@ public final class DirectRoute implements Handler<HttpServerRequest> {
                 || (version != HttpVersion.HTTP_1_1 && version != HttpVersion.HTTP_1_0)
                 || request.query() != null
                 || !path.equals(request.path())
-                || request.getHeader("transfer-encoding") != null) {
+                || request.getHeader("transfer-encoding") != null
+                || !continueOrNothing(request.getHeader("expect"))) {
             return -1;
         }
         String length = request.getHeader("content-length");

@@ -132,6 +132,22 @@ class ConductorDirectQueryTest {
         assertEquals("application/msgpack", answered.header("content-type"));
     }
 
+    /** curl asks leave to send a large body, and would wait a second for it. */
+    @Test
+    void aClientThatExpectsLeaveToSendItsBodyGetsIt() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        byte[] body = LoopbackEngines.conductorQuery(MODEL, prompt(8192));
+        try (RawHttp client = new RawHttp(node.httpPort())) {
+            client.send(head("/query", "Content-Length: " + body.length + "\r\n", "Expect: 100-continue\r\n"));
+            RawHttp.Answer leave = client.answer(WAIT);
+            assertEquals(100, leave.status(), leave.headers());
+            client.send(body);
+            RawHttp.Answer answer = client.answer(WAIT);
+            assertEquals(200, answer.status(), answer.body());
+            assertEquals("application/msgpack", answer.header("content-type"));
+        }
+    }
+
     @Test
     void aQueryStringSendsTheRequestToTheRouter() throws Exception {
         node = IndexerNode.start(ServeConfig.local(0));
