@@ -184,6 +184,10 @@ public final class BlockKeyIndex {
             n = unique;
         }
         owned.size = n;
+        if (owned.slots.length > 4 * Math.max(n, 16)) {
+            // an engine that held many blocks and holds few now does not keep the room for them
+            owned.slots = Arrays.copyOf(owned.slots, 2 * Math.max(n, 16));
+        }
     }
 
     /** How many entries {@code owner}'s slot list has, stale ones included (tests bound it). */

@@ -6,7 +6,10 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.HttpVersion;
+import io.vertx.core.json.Json;
 import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One route answered ahead of the router, for a service's hottest request. A request whose head shows the route would
@@ -16,6 +19,8 @@ import java.util.function.Predicate;
  * always has, refusals included; so a request the route's handler would see differently never reaches it.
  */
 public final class DirectRoute implements Handler<HttpServerRequest> {
+    private static final Logger LOG = LoggerFactory.getLogger(DirectRoute.class);
+
     /** Answers a request from its whole body. It answers every request, its errors included, and throws nothing. */
     @FunctionalInterface
     public interface BodyAnswer {
@@ -61,11 +66,26 @@ public final class DirectRoute implements Handler<HttpServerRequest> {
             return;
         }
         HttpServerResponse response = request.response();
-        if (request.getHeader("expect") != null) {
+        if (request.getHeader("expect") != null && request.version() != HttpVersion.HTTP_1_0) {
             // a client waiting for leave to send its body (curl does for large ones) gets it, as the router gives it
+            // (HTTP/1.0 has no interim answers)
             response.writeContinue();
         }
-        request.body().onSuccess(bytes -> answer.answer(bytes, response));
+        request.body().onSuccess(bytes -> answered(bytes, response));
+    }
+
+    /** The route's answer; what it throws after all is the router's 500, so no request is left unanswered. */
+    private void answered(Buffer body, HttpServerResponse response) {
+        try {
+            answer.answer(body, response);
+        } catch (Throwable t) {
+            LOG.error("direct {} {} failed", method, path, t);
+            if (!response.ended() && !response.closed()) {
+                response.setStatusCode(500)
+                        .putHeader("content-type", "application/json")
+                        .end("{\"error\":" + Json.encode("internal error: " + t) + "}");
+            }
+        }
     }
 
     private static boolean continueOrNothing(String expect) {

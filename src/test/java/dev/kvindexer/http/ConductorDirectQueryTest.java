@@ -148,6 +148,21 @@ class ConductorDirectQueryTest {
         }
     }
 
+    /** HTTP/1.0 has no interim answers: the router sends none, nor does the direct route. */
+    @Test
+    void anHttp10ClientThatExpectsLeaveGetsOnlyItsAnswer() throws Exception {
+        node = IndexerNode.start(ServeConfig.local(0));
+        byte[] body = LoopbackEngines.conductorQuery(MODEL, PROMPT);
+        try (RawHttp client = new RawHttp(node.httpPort())) {
+            client.send(("POST /query HTTP/1.0\r\nHost: x\r\nContent-Type: application/msgpack\r\n"
+                    + "Expect: 100-continue\r\nContent-Length: " + body.length + "\r\n\r\n"));
+            client.send(body);
+            RawHttp.Answer answer = client.answer(WAIT);
+            assertEquals(200, answer.status(), answer.headers());
+            assertEquals("application/msgpack", answer.header("content-type"));
+        }
+    }
+
     @Test
     void aQueryStringSendsTheRequestToTheRouter() throws Exception {
         node = IndexerNode.start(ServeConfig.local(0));

@@ -154,7 +154,7 @@ class BlockKeyIndexTest {
             }
             java.util.Map<Long, Integer> cpu = new java.util.HashMap<>();
             java.util.Map<Long, Integer> disk = new java.util.HashMap<>();
-            for (int e = 0; e < 120; e++) {
+            for (int e = 0; e < 600; e++) {
                 long key = 1000 + rnd.nextInt(30);
                 int owner = owners[rnd.nextInt(owners.length)];
                 switch (rnd.nextInt(8)) {
@@ -170,6 +170,8 @@ class BlockKeyIndexTest {
                         if (rnd.nextInt(4) == 0) {
                             random.clearGpu(owner);
                             gpu.get(owner).clear();
+                        } else {
+                            random.compact(owner); // changes nothing a walk or a clear sees
                         }
                     }
                     case 5 -> {
@@ -215,7 +217,16 @@ class BlockKeyIndexTest {
                         new int[] {g, h, c},
                         java.util.Arrays.copyOfRange(together, 3 * o, 3 * o + 3),
                         "round " + round + ", owner " + o);
+                assertTrue(
+                        random.gpuEntries(owners[o]) <= 2 * mine.size() + 17,
+                        "round " + round + ", owner " + o + ": " + random.gpuEntries(owners[o]) + " entries");
             }
+            for (int owner : owners) {
+                random.clearGpu(owner);
+            }
+            java.util.Set<Long> shared = new java.util.HashSet<>(cpu.keySet());
+            shared.addAll(disk.keySet());
+            assertEquals(shared.size(), random.keyCount(), "round " + round + ": only shared copies after the clears");
         }
     }
 
