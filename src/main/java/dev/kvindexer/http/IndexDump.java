@@ -14,7 +14,6 @@ import dev.kvindexer.web.StreamedBody;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
-import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -107,7 +106,7 @@ public final class IndexDump {
         response.setStatusCode(503)
                 .putHeader("content-type", "application/json")
                 .putHeader("retry-after", Integer.toString(DumpAdmission.RETRY_AFTER_SECONDS))
-                .end("{\"error\":" + Json.encode(why) + "}");
+                .end(new HttpError(503, why).body());
         return Future.failedFuture(why);
     }
 

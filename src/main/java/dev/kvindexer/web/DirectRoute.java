@@ -6,7 +6,6 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.HttpVersion;
-import io.vertx.core.json.Json;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,9 +80,10 @@ public final class DirectRoute implements Handler<HttpServerRequest> {
         } catch (Throwable t) {
             LOG.error("direct {} {} failed", method, path, t);
             if (!response.ended() && !response.closed()) {
-                response.setStatusCode(500)
+                HttpError error = new HttpError(500, "internal error: " + t);
+                response.setStatusCode(error.status())
                         .putHeader("content-type", "application/json")
-                        .end("{\"error\":" + Json.encode("internal error: " + t) + "}");
+                        .end(error.body());
             }
         }
     }

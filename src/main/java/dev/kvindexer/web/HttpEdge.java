@@ -10,7 +10,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.json.Json;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -94,7 +93,7 @@ public final class HttpEdge {
                 .setStatusCode(status)
                 .putHeader("content-type", "application/json")
                 .putHeader("connection", "close")
-                .end("{\"error\":" + Json.encode(message) + "}")
+                .end(new HttpError(status, message).body())
                 .onComplete(ar -> request.connection().close());
     }
 

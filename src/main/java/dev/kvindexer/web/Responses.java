@@ -4,7 +4,6 @@ import dev.kvindexer.event.Refusal;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
-import io.vertx.core.json.Json;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import org.slf4j.Logger;
@@ -87,7 +86,7 @@ public final class Responses {
     }
 
     public static void error(RoutingContext ctx, int status, String message) {
-        json(ctx, status, "{\"error\":" + Json.encode(message) + "}");
+        json(ctx, status, new HttpError(status, message).body());
     }
 
     /** Answers {@code {"status":"ok"}} with {@code status} when the operation succeeds, else its error. */

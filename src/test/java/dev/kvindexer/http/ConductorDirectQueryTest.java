@@ -153,14 +153,12 @@ class ConductorDirectQueryTest {
     void anHttp10ClientThatExpectsLeaveGetsOnlyItsAnswer() throws Exception {
         node = IndexerNode.start(ServeConfig.local(0));
         byte[] body = LoopbackEngines.conductorQuery(MODEL, PROMPT);
-        try (RawHttp client = new RawHttp(node.httpPort())) {
-            client.send(("POST /query HTTP/1.0\r\nHost: x\r\nContent-Type: application/msgpack\r\n"
-                    + "Expect: 100-continue\r\nContent-Length: " + body.length + "\r\n\r\n"));
-            client.send(body);
-            RawHttp.Answer answer = client.answer(WAIT);
-            assertEquals(200, answer.status(), answer.headers());
-            assertEquals("application/msgpack", answer.header("content-type"));
-        }
+        RawHttp.Answer answer = send(
+                "POST /query HTTP/1.0\r\nHost: x\r\nContent-Type: application/msgpack\r\n"
+                        + "Expect: 100-continue\r\nContent-Length: " + body.length + "\r\n\r\n",
+                body);
+        assertEquals(200, answer.status(), answer.headers());
+        assertEquals("application/msgpack", answer.header("content-type"));
     }
 
     @Test
@@ -168,12 +166,8 @@ class ConductorDirectQueryTest {
         node = IndexerNode.start(ServeConfig.local(0));
         byte[] body = LoopbackEngines.conductorQuery(MODEL, PROMPT);
         // The Dynamo flavor reads JSON only, whatever the bytes: the router's 415, which the direct route never gives.
-        try (RawHttp client = new RawHttp(node.httpPort())) {
-            client.send(head("/query?flavor=dynamo", "Content-Length: " + body.length + "\r\n", ""));
-            client.send(body);
-            RawHttp.Answer answer = client.answer(WAIT);
-            assertEquals(415, answer.status(), answer.body());
-        }
+        RawHttp.Answer answer = send(head("/query?flavor=dynamo", "Content-Length: " + body.length + "\r\n", ""), body);
+        assertEquals(415, answer.status(), answer.body());
     }
 
     private static List<String> queryLines(Path log) {
@@ -187,8 +181,13 @@ class ConductorDirectQueryTest {
     }
 
     private RawHttp.Answer plain(byte[] body, String headers) {
+        return send(head("/query", "Content-Length: " + body.length + "\r\n", headers), body);
+    }
+
+    /** {@code head} and then {@code body} on a connection of their own; the answer. */
+    private RawHttp.Answer send(String head, byte[] body) {
         try (RawHttp client = new RawHttp(node.httpPort())) {
-            client.send(head("/query", "Content-Length: " + body.length + "\r\n", headers));
+            client.send(head);
             client.send(body);
             return client.answer(WAIT);
         }
