@@ -61,6 +61,11 @@ final class StartupWarmUp {
     private static final Duration FILL_WAIT = Duration.ofSeconds(30);
     /** Requests a caller sends on one connection: connections open and close as they do in service. */
     private static final int REQUESTS_PER_CONNECTION = 500;
+    /**
+     * Short requests to each long one. A long prompt costs a hundred short ones on code not yet compiled, and the
+     * per-request code needs the short ones' numbers before it reaches the compiler's last tier.
+     */
+    private static final int SHORT_PER_LONG = 32;
 
     /** What the warm-up did, and the loopback port its node served on. */
     record Report(long queries, long blocks, Duration took, int port) {}
@@ -170,20 +175,20 @@ final class StartupWarmUp {
         List<byte[]> requests = new ArrayList<>();
         requests.add(Caller.post("/query", MSGPACK, conductor.conductorQuery(prompt)));
         byte[] shortHit = Caller.post("/query", MSGPACK, conductor.conductorQuery(Arrays.copyOf(prompt, 128)));
-        for (int i = 0; i < 6; i++) {
-            requests.add(shortHit);
-        }
-        requests.add(Caller.post(
+        byte[] shortMiss = Caller.post(
                 "/query",
                 MSGPACK,
-                conductor.conductorQuery(rnd.ints(128, 0, VOCABULARY).toArray())));
+                conductor.conductorQuery(rnd.ints(128, 0, VOCABULARY).toArray()));
+        byte[] dynamoShort = Caller.post("/query", JSON, dynamo.dynamoQuery(Arrays.copyOf(prompt, 128)));
+        for (int i = 0; i < SHORT_PER_LONG; i++) {
+            requests.add(i % 8 == 7 ? shortMiss : i % 8 == 3 ? dynamoShort : shortHit);
+        }
         requests.add(Caller.post("/query", MSGPACK, conductor.conductorQuery(Arrays.copyOf(prompt, 1000))));
         requests.add(Caller.post(
                 "/query",
                 MSGPACK,
                 conductor.conductorQuery(rnd.ints(TOKENS, 0, VOCABULARY).toArray())));
         requests.add(Caller.post("/query", JSON, dynamo.dynamoQuery(prompt)));
-        requests.add(Caller.post("/query", JSON, dynamo.dynamoQuery(Arrays.copyOf(prompt, 128))));
         return requests;
     }
 
