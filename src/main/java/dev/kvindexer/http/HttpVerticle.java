@@ -42,12 +42,16 @@ public final class HttpVerticle extends VerticleBase {
     private final Buffer openApi = JsonRoutes.openApiDocument("indexer.json");
     private final String host;
     private final int port;
+    /** The bearer token's check, or null when the node has no token. */
+    private final BearerAuth auth;
+
     private HttpEdge server;
 
     public HttpVerticle(IndexerApi api, SecurityConfig security, HttpConfig limits, String host, int port) {
         this.api = api;
         this.security = security;
         this.limits = limits;
+        this.auth = security.authToken() == null ? null : new BearerAuth(security.authToken());
         this.host = host;
         this.port = port;
     }
@@ -65,14 +69,14 @@ public final class HttpVerticle extends VerticleBase {
         Router router = Router.router(vertx);
         RequestPreamble preamble = routes(router);
         MsgpackApi conductor = api.msgpack();
-        BearerAuth auth =
-                security.authToken() != null && security.authAll() ? new BearerAuth(security.authToken()) : null;
+        // the route guards nothing that changes state, so only --auth-all asks it for the token
+        BearerAuth token = security.authAll() ? auth : null;
         return new DirectRoute(
                 HttpMethod.POST,
                 "/query",
                 QUERY_BODY_LIMIT,
                 request -> MsgpackBodies.isMsgpackType(request.getHeader("content-type"))
-                        && (auth == null || auth.accepts(request.getHeader("authorization"))),
+                        && (token == null || token.accepts(request.getHeader("authorization"))),
                 preamble,
                 conductor::query,
                 router);
@@ -109,10 +113,9 @@ public final class HttpVerticle extends VerticleBase {
 
     /** The bearer token on every route but the dashboard's pages, or on those that change state (--auth-all off). */
     private void guard(Router router) {
-        if (security.authToken() == null) {
+        if (auth == null) {
             return;
         }
-        BearerAuth auth = new BearerAuth(security.authToken());
         if (security.authAll()) {
             router.route().handler(ctx -> {
                 if (DashboardRoutes.isPage(ctx.normalizedPath())) {

@@ -106,15 +106,7 @@ public final class DirectRoute implements Handler<HttpServerRequest> {
                 || !continueOrNothing(request.getHeader("expect"))) {
             return -1;
         }
-        String length = request.getHeader("content-length");
-        if (length == null) {
-            return -1;
-        }
-        try {
-            long declared = Long.parseLong(length);
-            return declared <= maxBody ? declared : -1;
-        } catch (NumberFormatException e) {
-            return -1;
-        }
+        long declared = ContentLength.of(request);
+        return declared <= maxBody ? declared : -1;
     }
 }

@@ -97,14 +97,7 @@ public final class JsonRoutes {
         if (ctx.request().method() == HttpMethod.POST) {
             return false;
         }
-        String length = ctx.request().getHeader("content-length");
-        long declared;
-        try {
-            declared = length == null ? 0 : Long.parseLong(length.trim());
-        } catch (NumberFormatException e) {
-            declared = 0;
-        }
-        if (declared <= DEFAULT_BODY_LIMIT) {
+        if (ContentLength.of(ctx.request()) <= DEFAULT_BODY_LIMIT) {
             return false;
         }
         Responses.error(ctx, 413, "request body exceeds the limit of this route");

@@ -166,13 +166,9 @@ public final class RequestPreamble implements Handler<RoutingContext> {
     }
 
     private long declaredBody(RoutingContext ctx) {
-        String length = ctx.request().getHeader("content-length");
-        if (length != null) {
-            try {
-                return Math.min(Math.max(0, Long.parseLong(length.trim())), maxBody);
-            } catch (NumberFormatException e) {
-                return maxBody;
-            }
+        long declared = ContentLength.of(ctx.request());
+        if (declared != ContentLength.NONE) {
+            return Math.min(declared, maxBody);
         }
         return "chunked".equalsIgnoreCase(ctx.request().getHeader("transfer-encoding")) ? maxBody : 0;
     }
