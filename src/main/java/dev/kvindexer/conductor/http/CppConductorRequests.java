@@ -201,7 +201,7 @@ final class CppConductorRequests {
         if (v instanceof MsgpackValues.Integers ints) {
             int[] out = new int[ints.size()];
             for (int i = 0; i < out.length; i++) {
-                out[i] = token(ints.getLong(i), i);
+                out[i] = token(ints.aboveLong(i) ? Long.MAX_VALUE : ints.getLong(i), i);
             }
             return out;
         }

@@ -49,6 +49,8 @@ public final class CppConductorBatchDecoder {
             "medium",
             "dp_rank");
     private static final Set<String> STORE_STORED_ONLY = Set.of("parent_hash", "token_ids", "parent_block_hash");
+    /** Entries the rules ask only to be there or not: their values (a block's tokens) are checked, never built. */
+    private static final Set<String> PRESENCE_ONLY = Set.of("token_ids", "extra_keys");
 
     private final boolean engine;
     private final int registeredRank;
@@ -91,7 +93,7 @@ public final class CppConductorBatchDecoder {
     public Batch decode(byte[] payload) throws MalformedBatchException {
         Object root;
         try {
-            root = MsgpackValues.first(payload);
+            root = MsgpackValues.first(payload, PRESENCE_ONLY);
         } catch (MsgpackValues.Malformed e) {
             throw new MalformedBatchException("undecodable batch: " + e.getMessage());
         }
@@ -202,6 +204,15 @@ public final class CppConductorBatchDecoder {
             throw new Rejected("block_hashes must be an array");
         }
         long[] out = new long[list.size()];
+        if (list instanceof MsgpackValues.Integers uints) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = uints.getLong(i);
+                if (out[i] < 0 && !uints.aboveLong(i)) {
+                    throw new Rejected("block_hashes[" + i + "] is neither a uint nor a bin of 8 bytes or more");
+                }
+            }
+            return out;
+        }
         for (int i = 0; i < out.length; i++) {
             Object h = list.get(i);
             if (h instanceof Long v && v >= 0) {
