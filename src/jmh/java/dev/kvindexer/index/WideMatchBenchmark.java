@@ -31,6 +31,13 @@ public class WideMatchBenchmark {
     @Param({"1000"})
     int engines;
 
+    /**
+     * Copies of the fleet, each with a system prompt of its own (Dynamo's worker duplication): a query's answer is
+     * one copy's engines among all copies' owners.
+     */
+    @Param({"1", "7"})
+    int copies;
+
     PartitionIndex index;
     long[][] queries;
     int next;
@@ -39,20 +46,26 @@ public class WideMatchBenchmark {
     public void build() {
         SplittableRandom rnd = new SplittableRandom(42);
         index = new PartitionIndex(512);
-        long[] system = new long[SYSTEM_BLOCKS];
-        for (int i = 0; i < system.length; i++) {
-            system[i] = rnd.nextLong();
+        long[][] system = new long[copies][SYSTEM_BLOCKS];
+        long[][] workers = new long[copies][engines];
+        for (int c = 0; c < copies; c++) {
+            for (int i = 0; i < SYSTEM_BLOCKS; i++) {
+                system[c][i] = rnd.nextLong();
+            }
         }
-        // Worker ids as engines draw them: random, so an answer in id order is not in worker order.
-        long[] workers = new long[engines];
+        // Worker ids as engines draw them: random, so an answer in id order is not in worker order; the copies'
+        // engines register interleaved, as a fleet's do.
         for (int e = 0; e < engines; e++) {
-            workers[e] = rnd.nextLong();
-            index.store(workers[e], 0, StorageTier.DEVICE, false, 0, system, system);
+            for (int c = 0; c < copies; c++) {
+                workers[c][e] = rnd.nextLong();
+                index.store(workers[c][e], 0, StorageTier.DEVICE, false, 0, system[c], system[c]);
+            }
         }
         queries = new long[QUERIES][];
         for (int q = 0; q < QUERIES; q++) {
+            int c = q % copies;
             long[] prompt = new long[SYSTEM_BLOCKS + CONVERSATION_BLOCKS];
-            System.arraycopy(system, 0, prompt, 0, SYSTEM_BLOCKS);
+            System.arraycopy(system[c], 0, prompt, 0, SYSTEM_BLOCKS);
             for (int i = SYSTEM_BLOCKS; i < prompt.length; i++) {
                 prompt[i] = rnd.nextLong();
             }
@@ -60,11 +73,11 @@ public class WideMatchBenchmark {
             long[] tailEngine = tail.clone();
             for (int h = 0; h < 3; h++) {
                 index.store(
-                        workers[rnd.nextInt(engines)],
+                        workers[c][rnd.nextInt(engines)],
                         0,
                         StorageTier.DEVICE,
                         true,
-                        system[SYSTEM_BLOCKS - 1],
+                        system[c][SYSTEM_BLOCKS - 1],
                         tailEngine,
                         tail);
             }

@@ -10,8 +10,13 @@ import java.util.List;
  * between queries, so each thread that queries has its own matcher; only the answer's two columns are allocated.
  */
 final class Matcher {
-    /** Fewer touched owners than the order's size over this are sorted by place instead of reading the order. */
-    private static final int NARROW = 8;
+    /**
+     * Touched owners fewer than the order's size over this are sorted by place; more than its size over
+     * {@link #WIDE} read the whole order; between, their places are marked in a bitmap read in order.
+     */
+    private static final int NARROW = 64;
+
+    private static final int WIDE = 2;
 
     private final DeviceTree tree;
     private final DeviceNodes nodes;
@@ -34,6 +39,9 @@ final class Matcher {
     private int[] places = new int[64];
     private long[] outWorkers = new long[64];
     private int[] outFields = new int[64 * OwnerMatches.FIELDS];
+
+    /** One bit a place in the order, zero between queries. */
+    private long[] placeBits = new long[1];
 
     private long[] active = new long[1];
     private int[] path = new int[128];
@@ -331,23 +339,15 @@ final class Matcher {
         // Without a lower-tier walk their columns are all zero: the device depth is every tier's reach.
         boolean lower = lowerWalked;
         int count = order.size;
-        boolean narrow = touchedCount * NARROW < count;
-        if (narrow) {
-            int[] place = order.place;
-            count = 0;
-            for (int i = 0; i < touchedCount; i++) {
-                int p = place[touched[i]];
-                if (p >= 0) {
-                    at[count++] = p;
-                }
-            }
-            Arrays.sort(at, 0, count);
+        boolean wide = touchedCount * WIDE > count;
+        if (!wide) {
+            count = touchedCount * NARROW < count ? sortedPlaces(order.place) : markedPlaces(order.place, count);
         }
         long[] outW = outWorkers;
         int[] outF = outFields;
         int n = 0;
         for (int k = 0; k < count; k++) {
-            int p = narrow ? at[k] : k;
+            int p = wide ? k : at[k];
             int id = ids[p];
             int g = gpu[id];
             int c = g;
@@ -368,6 +368,52 @@ final class Matcher {
         }
         reset();
         return OwnerMatches.copyOf(n, outW, outF);
+    }
+
+    /** The touched owners' places in the order, ascending, into {@link #places}; answers how many. */
+    private int sortedPlaces(int[] place) {
+        int[] at = places;
+        int count = 0;
+        for (int i = 0; i < touchedCount; i++) {
+            int p = place[touched[i]];
+            if (p >= 0) {
+                at[count++] = p;
+            }
+        }
+        Arrays.sort(at, 0, count);
+        return count;
+    }
+
+    /**
+     * The same as {@link #sortedPlaces} for more owners: each place marked in a bitmap of the order's {@code size},
+     * read back in order, and cleared as it is read.
+     */
+    private int markedPlaces(int[] place, int size) {
+        int words = (size + 63) >>> 6;
+        if (placeBits.length < words) {
+            placeBits = new long[Math.max(words, placeBits.length * 2)];
+        }
+        long[] bits = placeBits;
+        for (int i = 0; i < touchedCount; i++) {
+            int p = place[touched[i]];
+            if (p >= 0) {
+                bits[p >>> 6] |= 1L << p;
+            }
+        }
+        int[] at = places;
+        int count = 0;
+        for (int w = 0; w < words; w++) {
+            long b = bits[w];
+            if (b == 0) {
+                continue;
+            }
+            bits[w] = 0;
+            while (b != 0) {
+                at[count++] = (w << 6) + Long.numberOfTrailingZeros(b);
+                b &= b - 1;
+            }
+        }
+        return count;
     }
 
     /** Leaves the scratch arrays zero for the next query, touching only what this one touched. */

@@ -82,6 +82,28 @@ class AnswerOrderTest {
     }
 
     @Test
+    void anAnswerOfAFewOwnersInEightIsInOrderThroughDepartures() {
+        List<Long> holders = new ArrayList<>();
+        for (int w = 0; w < 800; w++) {
+            long id = rnd.nextLong();
+            if (w % 8 == 3) {
+                holders.add(id);
+                index.store(id, w % 3, StorageTier.DEVICE, false, 0, SYSTEM, SYSTEM);
+            } else {
+                index.store(id, 0, StorageTier.DEVICE, false, 0, new long[] {w + 100}, new long[] {w + 100});
+            }
+        }
+        assertEquals(
+                holders.size(),
+                assertInAnswerOrder(index.matchOwners(PROMPT, null).toList(), 100));
+        index.removeWorker(holders.get(0));
+        List<OwnerMatch> after = index.matchOwners(PROMPT, null).toList();
+        assertEquals(holders.size() - 1, assertInAnswerOrder(after, 100));
+        // the same query again: the bitmap of places was left clear
+        assertEquals(after, index.matchOwners(PROMPT, null).toList());
+    }
+
+    @Test
     void theTieredAnswerIsInTheSameOrder() {
         for (int w = 0; w < 50; w++) {
             long id = rnd.nextLong();
@@ -98,7 +120,8 @@ class AnswerOrderTest {
         assertInAnswerOrder(device, 50);
     }
 
-    private static void assertInAnswerOrder(List<OwnerMatch> answer, int atLeast) {
+    /** Asserts the answer is in answer order, one entry an owner, and at least half {@code atLeast} long; its size. */
+    private static int assertInAnswerOrder(List<OwnerMatch> answer, int atLeast) {
         assertTrue(answer.size() >= atLeast / 2, "answer of " + answer.size());
         List<OwnerMatch> sorted = new ArrayList<>(answer);
         sorted.sort(ANSWER_ORDER);
@@ -106,5 +129,6 @@ class AnswerOrderTest {
         for (int i = 1; i < answer.size(); i++) {
             assertTrue(ANSWER_ORDER.compare(answer.get(i - 1), answer.get(i)) < 0, "one entry per owner");
         }
+        return answer.size();
     }
 }
