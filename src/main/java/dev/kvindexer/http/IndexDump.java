@@ -103,10 +103,8 @@ public final class IndexDump {
     }
 
     private static Future<Void> unavailable(HttpServerResponse response, String why) {
-        response.setStatusCode(503)
-                .putHeader("content-type", "application/json")
-                .putHeader("retry-after", Integer.toString(DumpAdmission.RETRY_AFTER_SECONDS))
-                .end(new HttpError(503, why).body());
+        new HttpError(503, why)
+                .answer(response.putHeader("retry-after", Integer.toString(DumpAdmission.RETRY_AFTER_SECONDS)));
         return Future.failedFuture(why);
     }
 

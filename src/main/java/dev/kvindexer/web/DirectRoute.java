@@ -83,10 +83,7 @@ public final class DirectRoute implements Handler<HttpServerRequest> {
         } catch (Throwable t) {
             LOG.error("direct {} {} failed", method, path, t);
             if (!response.ended() && !response.closed()) {
-                HttpError error = new HttpError(500, "internal error: " + t);
-                response.setStatusCode(error.status())
-                        .putHeader("content-type", "application/json")
-                        .end(error.body());
+                new HttpError(500, "internal error: " + t).answer(response);
             }
         }
     }

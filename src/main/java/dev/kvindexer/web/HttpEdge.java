@@ -89,11 +89,8 @@ public final class HttpEdge {
 
     /** Answers and closes: what else the client sent on this connection cannot be trusted to be a request. */
     private static void refuse(HttpServerRequest request, int status, String message) {
-        request.response()
-                .setStatusCode(status)
-                .putHeader("content-type", "application/json")
-                .putHeader("connection", "close")
-                .end(new HttpError(status, message).body())
+        new HttpError(status, message)
+                .answer(request.response().putHeader("connection", "close"))
                 .onComplete(ar -> request.connection().close());
     }
 

@@ -1,6 +1,8 @@
 package dev.kvindexer.web;
 
 import dev.kvindexer.event.Refusal;
+import io.vertx.core.Future;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.Json;
 
 /** A request that cannot be served, with the status to answer and the message for {@code {"error": ...}}. */
@@ -19,6 +21,13 @@ public class HttpError extends RuntimeException {
     /** The response body: {@code {"error": message}}, or the shape a client's API gives its errors. */
     public String body() {
         return "{\"error\":" + Json.encode(getMessage()) + "}";
+    }
+
+    /** Answers {@code response} with this error: its status, a JSON content type and {@link #body}. */
+    public Future<Void> answer(HttpServerResponse response) {
+        return response.setStatusCode(status)
+                .putHeader("content-type", "application/json")
+                .end(body());
     }
 
     /** The answer to a component's refusal: the HTTP status of its kind, and its text. */

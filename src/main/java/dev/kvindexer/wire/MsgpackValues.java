@@ -353,9 +353,8 @@ public final class MsgpackValues {
     }
 
     private Bin bin(int declared) throws IOException, Malformed {
-        ensureRemaining(declared);
         int at = offset + (int) in.getTotalReadBytes();
-        in.readPayloadAsReference(declared);
+        skipPayload(declared);
         return new Bin(source, at, declared);
     }
 

@@ -208,7 +208,7 @@ public final class CppConductorBatchDecoder {
             for (int i = 0; i < out.length; i++) {
                 out[i] = uints.getLong(i);
                 if (out[i] < 0 && !uints.aboveLong(i)) {
-                    throw new Rejected("block_hashes[" + i + "] is neither a uint nor a bin of 8 bytes or more");
+                    throw notAHash(i);
                 }
             }
             return out;
@@ -224,10 +224,14 @@ public final class CppConductorBatchDecoder {
                 out[i] = ByteBuffer.wrap(bin.source(), bin.offset() + bin.length() - Long.BYTES, Long.BYTES)
                         .getLong();
             } else {
-                throw new Rejected("block_hashes[" + i + "] is neither a uint nor a bin of 8 bytes or more");
+                throw notAHash(i);
             }
         }
         return out;
+    }
+
+    private static Rejected notAHash(int i) {
+        return new Rejected("block_hashes[" + i + "] is neither a uint nor a bin of 8 bytes or more");
     }
 
     /** A Store master event; null for one the rules ignore (another medium). */
