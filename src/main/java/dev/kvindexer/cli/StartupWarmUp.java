@@ -62,8 +62,8 @@ final class StartupWarmUp {
     /** Requests a caller sends on one connection: connections open and close as they do in service. */
     private static final int REQUESTS_PER_CONNECTION = 500;
     /**
-     * Short requests to each long one. A long prompt costs a hundred short ones on code not yet compiled, and the
-     * per-request code needs the short ones' numbers before it reaches the compiler's last tier.
+     * Short requests to each long one. A long prompt costs as much as many short ones on code not yet compiled, and
+     * the per-request code needs the short ones' numbers before it reaches the compiler's last tier.
      */
     private static final int SHORT_PER_LONG = 32;
 
