@@ -7,39 +7,33 @@ import dev.kvindexer.metrics.Spans;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.Message;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.internal.VertxInternal;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A partition actor of this node, reached over the local event bus. Every send is local-only: a clustered event bus
- * then delivers in-JVM without asking Hazelcast who consumes the address.
+ * A partition actor of this node, reached through its {@link Mailbox}: commands are queued in the order sent and the
+ * actor takes them on its own context; an answer comes back on the asker's context, as an event-bus reply would.
  *
- * <p>Queries do not cross the bus: they read the partition on the caller's thread under the read lock, while the
- * actor takes the write lock for each command that changes the index, so a model's queries use every core and cost no
- * hop. A query that cannot have the lock within {@link #READ_WAIT_NANOS} (a long change such as a recovery) goes to the
- * actor's queue instead, so an event loop never waits for long.
+ * <p>Queries do not queue: they read the partition on the caller's thread under the read lock, while the actor takes
+ * the write lock for the commands that change the index, so a model's queries use every core and cost no hop. A query
+ * that cannot have the lock within {@link #READ_WAIT_NANOS} (a long change such as a recovery) goes to the actor's
+ * queue instead, so an event loop never waits for long.
  */
 final class LocalPartition implements PartitionRef {
     private static final Logger LOG = LoggerFactory.getLogger(LocalPartition.class);
     /** How long a query waits for a change to end before it queues behind it on the actor instead. */
     static final long READ_WAIT_NANOS = 200_000;
 
-    static final DeliveryOptions LOCAL =
-            new DeliveryOptions().setLocalOnly(true).setCodecName(LocalCodec.NAME);
-
     private final PartitionKey key;
     private final int blockSize;
-    private final String address;
-    private final Vertx vertx;
+    private final long incarnation;
+    private final VertxInternal vertx;
+    private final Mailbox mailbox = new Mailbox();
     private final InFlightBatches inFlight;
     private final Promise<Void> ready = Promise.promise();
     /**
@@ -51,26 +45,23 @@ final class LocalPartition implements PartitionRef {
     private volatile Partition readable;
 
     private volatile String deploymentId;
-    /** Batches sent to the actor and not taken yet, and the budget bytes they hold; guarded by this. */
+    /** Batches sent to the actor and not taken yet, and the budget bytes they hold; guarded by this, as is stopped. */
     private int sent;
 
     private long sentBytes;
     private boolean stopped;
 
-    /**
-     * The incarnation makes a partition re-created after its last worker left a distinct consumer, so a slow
-     * undeploy never shares an address with it.
-     */
+    /** The incarnation tells a partition re-created after its last worker left from the one a slow undeploy ends. */
     LocalPartition(PartitionKey key, int blockSize, long incarnation, Vertx vertx, InFlightBatches inFlight) {
         this.key = key;
         this.blockSize = blockSize;
-        this.address = "kvindexer.partition." + incarnation;
-        this.vertx = vertx;
+        this.incarnation = incarnation;
+        this.vertx = (VertxInternal) vertx;
         this.inFlight = inFlight;
     }
 
-    String address() {
-        return address;
+    Mailbox mailbox() {
+        return mailbox;
     }
 
     void deployed(String id) {
@@ -80,6 +71,7 @@ final class LocalPartition implements PartitionRef {
 
     void deployFailed(Throwable t) {
         ready.tryFail(t);
+        stopped();
     }
 
     /** The actor's deployment, once {@link #ready()} succeeded. */
@@ -143,7 +135,7 @@ final class LocalPartition implements PartitionRef {
             if (!stopped) {
                 sent++;
                 sentBytes += heldBytes;
-                send(command);
+                mailbox.add(new Mailbox.Letter(command, null));
                 return true;
             }
         }
@@ -156,14 +148,9 @@ final class LocalPartition implements PartitionRef {
         readable = partition;
     }
 
-    /** Runs a command of the actor that changes the index: no query reads it meanwhile. */
-    <T> T changing(Supplier<T> change) {
-        lock.writeLock().lock();
-        try {
-            return change.get();
-        } finally {
-            lock.writeLock().unlock();
-        }
+    /** Held by the actor while it changes the index: no query reads it meanwhile. */
+    ReentrantReadWriteLock.WriteLock writeLock() {
+        return lock.writeLock();
     }
 
     /**
@@ -221,6 +208,17 @@ final class LocalPartition implements PartitionRef {
         for (int i = 0; i < n; i++) {
             inFlight.taken(i == 0 ? bytes : 0);
         }
+        // Nothing is added once stopped is set, so this empties the mailbox for good.
+        for (Mailbox.Letter l = mailbox.poll(); l != null; l = mailbox.poll()) {
+            if (l.answer() != null) {
+                l.answer().tryFail(new PartitionGoneException(key));
+            }
+        }
+    }
+
+    /** Whether the actor stopped: a turn scheduled before that finds nothing to do. */
+    synchronized boolean isStopped() {
+        return stopped;
     }
 
     @Override
@@ -304,24 +302,36 @@ final class LocalPartition implements PartitionRef {
     }
 
     private void send(PartitionCommand command) {
-        vertx.eventBus().send(address, command, LOCAL);
+        post(command, null);
     }
 
+    /**
+     * Asks the actor; the answer completes on the asker's context (a new one off Vert.x threads), as an event-bus
+     * reply would, so what the asker composes on it never runs on the actor.
+     */
     private <R> Future<R> request(PartitionCommand command) {
-        Future<Void> deployed = ready.future();
-        Future<Message<R>> asked = deployed.succeeded()
-                ? vertx.eventBus().request(address, command, LOCAL)
-                : deployed.compose(v -> vertx.eventBus().request(address, command, LOCAL));
-        return asked.map(Message::body)
-                .recover(t -> Future.failedFuture(isNoHandler(t) ? new PartitionGoneException(key) : t));
+        Promise<Object> answer = vertx.getOrCreateContext().promise();
+        if (!post(command, answer)) {
+            answer.fail(new PartitionGoneException(key));
+        }
+        @SuppressWarnings("unchecked")
+        Future<R> typed = (Future<R>) answer.future();
+        return typed;
     }
 
-    private static boolean isNoHandler(Throwable t) {
-        return t instanceof ReplyException e && e.failureType() == ReplyFailure.NO_HANDLERS;
+    /** Queues a command unless the actor stopped (false). */
+    private boolean post(PartitionCommand command, Promise<Object> answer) {
+        synchronized (this) {
+            if (stopped) {
+                return false;
+            }
+            mailbox.add(new Mailbox.Letter(command, answer));
+            return true;
+        }
     }
 
     @Override
     public String toString() {
-        return "partition " + key.dumpKey() + " at " + address;
+        return "partition " + key.dumpKey() + " #" + incarnation;
     }
 }

@@ -68,11 +68,6 @@ public final class PartitionHost {
         this.replays = replays;
         this.inFlight = inFlight;
         this.home = vertx.getOrCreateContext();
-        try {
-            vertx.eventBus().registerCodec(new LocalCodec());
-        } catch (IllegalStateException alreadyRegistered) {
-            // Another host on the same Vert.x instance registered the same stateless codec.
-        }
     }
 
     /**

@@ -5,21 +5,35 @@ import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.metrics.Spans;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.eventbus.Message;
-import io.vertx.core.eventbus.MessageConsumer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The actor of one partition: the only code that touches its {@link Partition}, on one event loop. */
+/**
+ * The actor of one partition: the only code that changes its {@link Partition}, in turns on one event loop. A turn
+ * runs the changes waiting in a row under one hold of the write lock, so queries are let in between bursts, not
+ * between every two batches.
+ */
 final class PartitionVerticle extends VerticleBase {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionVerticle.class);
+    /** Letters a turn takes at most before it lets the event loop's other work run. */
+    private static final int TURN_LETTERS = 256;
+    /**
+     * How long a run of changes holds the write lock before queries may read between them: well under the wait after
+     * which a query queues on the actor instead ({@link LocalPartition#READ_WAIT_NANOS}).
+     */
+    static final long HOLD_NANOS = 40_000;
 
     private final LocalPartition ref;
-    private final String address;
+    private final Mailbox mailbox;
     private final Partition partition;
     private final MemoryBudget.Share memory;
-    private MessageConsumer<PartitionCommand> consumer;
+    /** The letters of the current run whose askers wait, answered once the write lock is let go. */
+    private final List<Mailbox.Letter> asked = new ArrayList<>();
+
+    private final List<Object> answers = new ArrayList<>();
 
     PartitionVerticle(
             LocalPartition ref,
@@ -30,7 +44,7 @@ final class PartitionVerticle extends VerticleBase {
             InexactStreamPolicy inexactPolicy,
             Consumer<RepairRequest> repairs) {
         this.ref = ref;
-        this.address = ref.address();
+        this.mailbox = ref.mailbox();
         this.partition =
                 new Partition(ref.key(), ref.blockSize(), ref, counters, watermarks, replays, inexactPolicy, repairs);
         this.memory = budget.share();
@@ -38,16 +52,67 @@ final class PartitionVerticle extends VerticleBase {
 
     @Override
     public Future<?> start() {
-        // localConsumer: partitions are per node, and a clustered consumer would write every one into Hazelcast.
-        consumer = vertx.eventBus().localConsumer(address, this::handle);
         // Counted from the start: an empty partition's arrays and actor are heap too.
         memory.changed(partition.index());
         ref.readable(partition);
-        return consumer.completion();
+        mailbox.open(context, this::turn);
+        return Future.succeededFuture();
     }
 
-    private void handle(Message<PartitionCommand> msg) {
-        PartitionCommand command = msg.body();
+    private void turn() {
+        mailbox.turnBegins();
+        if (ref.isStopped()) {
+            return;
+        }
+        int taken = 0;
+        while (taken < TURN_LETTERS) {
+            Mailbox.Letter first = mailbox.poll();
+            if (first == null) {
+                return;
+            }
+            taken++;
+            if (!first.command().changesIndex()) {
+                // What only reads needs no lock here, on the one thread that changes the index.
+                answer(first, run(first));
+                continue;
+            }
+            // A change and the eviction it may cause hold the write lock.
+            ref.writeLock().lock();
+            try {
+                long until = System.nanoTime() + HOLD_NANOS;
+                Mailbox.Letter l = first;
+                while (true) {
+                    Object a = run(l);
+                    memory.changed(partition.index());
+                    if (l.answer() != null) {
+                        asked.add(l);
+                        answers.add(a);
+                    }
+                    Mailbox.Letter next = mailbox.peek();
+                    if (next == null
+                            || !next.command().changesIndex()
+                            || taken >= TURN_LETTERS
+                            || System.nanoTime() - until > 0) {
+                        break;
+                    }
+                    l = mailbox.poll();
+                    taken++;
+                }
+            } finally {
+                ref.writeLock().unlock();
+            }
+            for (int i = 0; i < asked.size(); i++) {
+                answer(asked.get(i), answers.get(i));
+            }
+            asked.clear();
+            answers.clear();
+        }
+        mailbox.schedule();
+    }
+
+    /** Runs one command: its answer, or the failure to pass on. */
+    private Object run(Mailbox.Letter letter) {
+        PartitionCommand command = letter.command();
         Spans.Open applying = null;
         if (command instanceof PartitionCommand.ApplyLive live) {
             ref.taken(live.heldBytes());
@@ -57,15 +122,11 @@ final class PartitionVerticle extends VerticleBase {
         } else if (command instanceof PartitionCommand.ApplyReplayed replayed) {
             ref.taken(replayed.heldBytes());
         }
-        Object answer;
         try {
-            // A change and the eviction it may cause hold the write lock; what only reads needs none here, on the
-            // one thread that changes the index.
-            answer = command.changesIndex() ? ref.changing(() -> changed(command)) : command.runOn(partition);
+            return command.runOn(partition);
         } catch (RuntimeException e) {
             if (applying != null) {
                 applying.failed(e);
-                applying.end();
             }
             // A bug, never input: input is checked before it becomes a command. The asker hears of it at once.
             LOG.error(
@@ -73,28 +134,33 @@ final class PartitionVerticle extends VerticleBase {
                     command.getClass().getSimpleName(),
                     partition.key().dumpKey(),
                     e);
-            msg.fail(500, String.valueOf(e.getMessage()));
-            return;
-        }
-        if (applying != null) {
-            applying.end();
-        }
-        if (msg.replyAddress() != null) {
-            msg.reply(answer, LocalPartition.LOCAL);
+            return new Failed(e);
+        } finally {
+            if (applying != null) {
+                applying.end();
+            }
         }
     }
 
-    private Object changed(PartitionCommand command) {
-        Object answer = command.runOn(partition);
-        memory.changed(partition.index());
-        return answer;
+    private static void answer(Mailbox.Letter letter, Object answer) {
+        if (letter.answer() == null) {
+            return;
+        }
+        if (answer instanceof Failed f) {
+            letter.answer().tryFail(f.cause());
+        } else {
+            letter.answer().tryComplete(answer);
+        }
     }
+
+    /** A command that threw, as its answer. */
+    private record Failed(RuntimeException cause) {}
 
     @Override
     public Future<?> stop() {
-        ref.readable(null); // queries from here on find no consumer: the partition is gone
+        ref.readable(null); // queries from here on find no actor: the partition is gone
         memory.closed();
-        Future<Void> unregistered = consumer == null ? Future.succeededFuture() : consumer.unregister();
-        return unregistered.andThen(done -> ref.stopped());
+        ref.stopped();
+        return Future.succeededFuture();
     }
 }
