@@ -367,7 +367,7 @@ final class Matcher {
             }
         }
         reset();
-        return OwnerMatches.copyOf(n, outW, outF);
+        return OwnerMatches.orderedCopyOf(n, outW, outF);
     }
 
     /** The touched owners' places in the order, ascending, into {@link #places}; answers how many. */

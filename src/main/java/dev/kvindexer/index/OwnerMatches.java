@@ -13,7 +13,7 @@ import java.util.Map;
  * Callers that want {@link OwnerMatch} records take {@link #toList()} off the partition's event loop.
  */
 public final class OwnerMatches {
-    static final OwnerMatches NONE = new OwnerMatches(0, new long[0], new int[0]);
+    static final OwnerMatches NONE = new OwnerMatches(0, new long[0], new int[0], true);
     static final int FIELDS = 4; // dp rank, gpu, cpu, disk
     /** The reaches' places among an entry's fields, for {@link #field}. */
     static final int GPU = 1;
@@ -24,11 +24,14 @@ public final class OwnerMatches {
     private final int size;
     private final long[] workerIds;
     private final int[] fields;
+    /** Known to be in (worker unsigned, rank) order, one entry an owner: a partition's match is built so. */
+    private final boolean ordered;
 
-    private OwnerMatches(int size, long[] workerIds, int[] fields) {
+    private OwnerMatches(int size, long[] workerIds, int[] fields, boolean ordered) {
         this.size = size;
         this.workerIds = workerIds;
         this.fields = fields;
+        this.ordered = ordered;
     }
 
     /** Room for {@code capacity} entries, filled by {@link Builder#add}. */
@@ -36,11 +39,14 @@ public final class OwnerMatches {
         return new Builder(capacity);
     }
 
-    /** The first {@code size} entries of filled columns, copied: the caller reuses its arrays. */
-    static OwnerMatches copyOf(int size, long[] workerIds, int[] fields) {
+    /**
+     * The first {@code size} entries of filled columns in (worker unsigned, rank) order, one an owner, copied: the
+     * caller reuses its arrays.
+     */
+    static OwnerMatches orderedCopyOf(int size, long[] workerIds, int[] fields) {
         return size == 0
                 ? NONE
-                : new OwnerMatches(size, Arrays.copyOf(workerIds, size), Arrays.copyOf(fields, size * FIELDS));
+                : new OwnerMatches(size, Arrays.copyOf(workerIds, size), Arrays.copyOf(fields, size * FIELDS), true);
     }
 
     public static OwnerMatches of(List<OwnerMatch> matches) {
@@ -82,6 +88,23 @@ public final class OwnerMatches {
     /** Entry {@code i}'s {@link #GPU}, {@link #CPU} or {@link #DISK} blocks. */
     int field(int i, int tier) {
         return fields[checked(i) * FIELDS + tier];
+    }
+
+    /**
+     * When the entries are known to be in order ({@link #orderedCopyOf}), the first entry of each worker into {@code
+     * start} and their count; otherwise -1, and the caller checks the order itself.
+     */
+    int instanceStarts(int[] start) {
+        if (!ordered) {
+            return -1;
+        }
+        int count = 0;
+        for (int j = 0; j < size; j++) {
+            if (j == 0 || workerIds[j] != workerIds[j - 1]) {
+                start[count++] = j;
+            }
+        }
+        return count;
     }
 
     private int checked(int i) {
@@ -135,7 +158,7 @@ public final class OwnerMatches {
         }
 
         public OwnerMatches build() {
-            return size == 0 ? NONE : new OwnerMatches(size, workerIds, fields);
+            return size == 0 ? NONE : new OwnerMatches(size, workerIds, fields, false);
         }
     }
 

@@ -74,8 +74,12 @@ public final class TierBreakdown {
         this.blockSize = blockSize;
         int n = given.size();
         start = new int[n + 1];
-        // A partition's answer comes in order without duplicates: one pass checks that and finds the instances.
-        int count = orderedInstances(given, start);
+        // A partition's answer comes in order without duplicates: it says so, or one pass checks that and finds the
+        // instances.
+        int count = given.instanceStarts(start);
+        if (count < 0) {
+            count = orderedInstances(given, start);
+        }
         if (count >= 0) {
             this.owners = given;
             this.order = null;

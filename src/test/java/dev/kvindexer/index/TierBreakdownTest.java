@@ -38,6 +38,36 @@ class TierBreakdownTest {
                 TierBreakdown.of(m, 16).instance(7));
     }
 
+    /**
+     * A partition's answer says it is in order, so the breakdown takes its instances without checking: the figures must
+     * be those of the same entries given with no such word (several ranks a worker, unsigned ids, a wide answer).
+     */
+    @Test
+    void aPartitionsOrderedAnswerBreaksDownAsTheSameEntriesDo() {
+        PartitionIndex index = new PartitionIndex(16);
+        long[] workers = {-1L, 3, Long.MIN_VALUE, 9, 0};
+        for (int i = 0; i < 200; i++) {
+            // Three ranks of each worker.
+            long worker = workers[i % workers.length] + (i / (3 * workers.length)) * 1_000L;
+            int rank = i / workers.length % 3;
+            int blocks = 1 + i % 4;
+            long[] engine = new long[blocks];
+            long[] local = new long[blocks];
+            for (int b = 0; b < blocks; b++) {
+                engine[b] = 10_000L * i + b;
+                local[b] = b + 1;
+            }
+            index.store(worker, rank, StorageTier.DEVICE, false, 0, engine, local);
+        }
+        OwnerMatches ordered = index.matchOwners(new long[] {1, 2, 3, 4}, null);
+        assertEquals(200, ordered.size());
+        TierBreakdown fromPartition = TierBreakdown.of(ordered, 16);
+        TierBreakdown fromEntries = TierBreakdown.of(ordered.toList(), 16);
+        assertEquals(fromEntries.instances(), fromPartition.instances());
+        assertEquals(fromEntries.scores(), fromPartition.scores());
+        assertEquals(fromEntries.instanceCount(), fromPartition.instanceCount());
+    }
+
     @Test
     void t6ExpectedZeroOverlapRank() {
         TierBreakdown b = TierBreakdown.of(List.of(new OwnerMatch(9, 3, 0, 0, 0)), 16);
