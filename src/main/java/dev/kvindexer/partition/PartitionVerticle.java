@@ -64,6 +64,15 @@ final class PartitionVerticle extends VerticleBase {
         if (ref.isStopped()) {
             return;
         }
+        try {
+            takeLetters();
+        } finally {
+            // Letters left by a full turn (or by an error thrown out of one) get a turn of their own.
+            mailbox.schedule();
+        }
+    }
+
+    private void takeLetters() {
         int taken = 0;
         while (taken < TURN_LETTERS) {
             Mailbox.Letter first = mailbox.poll();
@@ -77,6 +86,8 @@ final class PartitionVerticle extends VerticleBase {
                 continue;
             }
             // A change and the eviction it may cause hold the write lock.
+            asked.clear();
+            answers.clear();
             ref.writeLock().lock();
             try {
                 long until = System.nanoTime() + HOLD_NANOS;
@@ -107,7 +118,6 @@ final class PartitionVerticle extends VerticleBase {
             asked.clear();
             answers.clear();
         }
-        mailbox.schedule();
     }
 
     /** Runs one command: its answer, or the failure to pass on. */
