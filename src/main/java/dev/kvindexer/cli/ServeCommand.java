@@ -37,6 +37,8 @@ import picocli.CommandLine.Option;
         description = "Run the KV indexer HTTP service (Dynamo standalone indexer compatible).")
 public final class ServeCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
+    /** How often the C heap's free memory goes back to the system ({@link NativeHeapTrim}). */
+    private static final Duration NATIVE_TRIM_PERIOD = Duration.ofSeconds(1);
 
     // Defaults live in conf/kvindexer.json; LayeredDefaults puts env KVINDEXER_* and --config in front of them.
 
@@ -474,6 +476,8 @@ public final class ServeCommand implements Callable<Integer> {
         }
         HugePageAdvice.forThisProcess().ifPresent(LOG::info);
         FatalErrors.outOfMemoryAdviceForThisProcess().ifPresent(LOG::warn);
+        // The first trim gives back what the warm-up's compilations freed; later ones what the traffic's do.
+        NativeHeapTrim.forThisProcess().ifPresent(trim -> trim.every(NATIVE_TRIM_PERIOD));
         if (slotTracker() != null) {
             try {
                 SlotTrackerVerticle tracker =
