@@ -44,6 +44,12 @@ final class Matcher {
     private long[] placeBits = new long[1];
 
     private long[] active = new long[1];
+    /** The depth of the last {@link #descend}. */
+    private int reached;
+    /** The owners left one level below {@link #active} in the walk of a wide answer; zero between queries. */
+    private long[] below = new long[1];
+
+    private final WideAnswers wide = new WideAnswers();
     private int[] path = new int[128];
     private final long[] lastOut = new long[1];
 
@@ -65,6 +71,12 @@ final class Matcher {
         for (LowerTierIndex t : lower) {
             anyLower |= t != null && t.edgeCount() > 0;
         }
+        if (!anyLower) {
+            OwnerMatches fromWide = wideMatch(localHashes);
+            if (fromWide != null) {
+                return fromWide;
+            }
+        }
         walkDevice(localHashes, anyLower);
         if (anyLower) {
             extendLower(localHashes);
@@ -73,9 +85,202 @@ final class Matcher {
     }
 
     /**
+     * A device-only answer whose first block has at least {@link WideAnswers#WIDE_OWNERS} owners, built from the kept
+     * answer to the prompt's wide start and the few owners that go deeper; null when the first block is not that
+     * wide. The levels are read as {@link #walkDevice} reads them, so the answer is the same.
+     */
+    private OwnerMatches wideMatch(long[] localHashes) {
+        int node = nodes.child(DeviceNodes.ROOT, localHashes[0]);
+        if (node == DeviceTree.NONE) {
+            return null;
+        }
+        int words = Math.min(holders.wordCount(node), active.length);
+        if (words << 6 < WideAnswers.WIDE_OWNERS) {
+            return null;
+        }
+        long[] act = active;
+        long[] next = below;
+        if (leftAt(node, act, act, words, true) < WideAnswers.WIDE_OWNERS) {
+            Arrays.fill(act, 0, words, 0L);
+            return null;
+        }
+        int version = owners.order().version;
+        WideAnswers.Entry kept = wide.startingAt(node, version);
+        boolean agrees = kept != null && kept.agrees(0, node, act, words);
+        int n = localHashes.length;
+        int level = 0;
+        int child = DeviceTree.NONE;
+        int deep = 0;
+        while (level + 1 < n) {
+            child = nodes.child(node, localHashes[level + 1]);
+            if (child == DeviceTree.NONE) {
+                break;
+            }
+            deep = leftAt(child, act, next, words, false);
+            if (deep < WideAnswers.WIDE_OWNERS) {
+                break;
+            }
+            long[] t = act;
+            act = next;
+            next = t;
+            level++;
+            node = child;
+            agrees = agrees && kept.agrees(level, node, act, words);
+            child = DeviceTree.NONE;
+            deep = 0;
+        }
+        // act: the owners left at the last wide level; next: those of them that go on to child (deep of them).
+        Arrays.fill(act, 0, words, 0L);
+        boolean fromKept = agrees && kept.path.length == level + 1;
+        wide.answered(fromKept);
+        if (!fromKept && !wide.mayKeep()) {
+            Arrays.fill(next, 0, words, 0L);
+            return null;
+        }
+        if (!fromKept) {
+            // Keeping a new answer walks with the scratch arrays: the few deeper owners wait in a copy.
+            long[] deeper = Arrays.copyOf(next, words);
+            Arrays.fill(next, 0, words, 0L);
+            kept = keep(localHashes, level + 1, words, version, kept);
+            next = deeper;
+        }
+        int end = node;
+        int depth = level + 1;
+        if (deep > 0) {
+            end = deepen(localHashes, level + 1, child, next, words);
+        }
+        Arrays.fill(next, 0, words, 0L);
+        tree.touch(end);
+        // The kept answer gives every owner left at the last wide level its depth; the deeper ones are patched in
+        // (a shared store among them has no place in the order, so none in the answer).
+        int[] place = owners.order().place;
+        int[] f = kept.fields;
+        patch(f, kept.position, place, -1);
+        OwnerMatches answer = OwnerMatches.orderedCopyOf(kept.size, kept.workers, f);
+        patch(f, kept.position, place, depth);
+        reset();
+        return answer;
+    }
+
+    /** Writes the touched owners' reach into the kept answer's fields: their scores, or {@code depth} when not -1. */
+    private void patch(int[] fields, int[] position, int[] place, int depth) {
+        for (int i = 0; i < touchedCount; i++) {
+            int id = touched[i];
+            if (id >= place.length || place[id] < 0) {
+                continue;
+            }
+            int reach = depth < 0 ? gpu[id] : depth;
+            int at = position[id] * OwnerMatches.FIELDS;
+            fields[at + OwnerMatches.GPU] = reach;
+            fields[at + OwnerMatches.CPU] = reach;
+            fields[at + OwnerMatches.DISK] = reach;
+        }
+    }
+
+    /**
+     * The owners of {@code node} among {@code from} into {@code into} (all of them when {@code all}), {@code words}
+     * words; how many.
+     */
+    private int leftAt(int node, long[] from, long[] into, int words, boolean all) {
+        int count = 0;
+        for (int w = 0; w < words; w++) {
+            long bits = holders.word(node, w);
+            if (!all) {
+                bits &= from[w];
+            }
+            into[w] = bits;
+            count += Long.bitCount(bits);
+        }
+        return count;
+    }
+
+    /**
+     * The walk on from {@code node}, block {@code at} of the prompt, with the few owners {@code left} there: their
+     * depths go into the scores as {@link #walkDevice} gives them. Returns the deepest node reached.
+     */
+    private int deepen(long[] localHashes, int at, int node, long[] left, int words) {
+        for (int w = 0; w < words; w++) {
+            for (long bits = left[w]; bits != 0; bits &= bits - 1) {
+                touch((w << 6) + Long.numberOfTrailingZeros(bits));
+            }
+        }
+        int end = descend(localHashes, at + 1, node, left, words, false);
+        int[] score = gpu;
+        for (int w = 0; w < words; w++) {
+            for (long bits = left[w]; bits != 0; bits &= bits - 1) {
+                score[(w << 6) + Long.numberOfTrailingZeros(bits)] = reached;
+            }
+        }
+        return end;
+    }
+
+    /**
+     * The descent past a first level of more than 64 owners: from {@code node} (the prompt's first {@code from}
+     * blocks matched) with the owners {@code left} there, each owner that drops out scores the depth it reached.
+     * Returns the deepest node any owner reached, its depth in {@link #reached}; {@code left} keeps those still there.
+     */
+    private int descend(long[] localHashes, int from, int node, long[] left, int words, boolean keepPath) {
+        int[] score = gpu;
+        int depth = from;
+        for (int i = from; i < localHashes.length; i++) {
+            int child = nodes.child(node, localHashes[i]);
+            if (child == DeviceTree.NONE) {
+                break;
+            }
+            long any = 0;
+            for (int w = 0; w < words; w++) {
+                long a = left[w];
+                if (a == 0) {
+                    continue;
+                }
+                long c = a & holders.word(child, w);
+                for (long dropped = a & ~c; dropped != 0; dropped &= dropped - 1) {
+                    score[(w << 6) + Long.numberOfTrailingZeros(dropped)] = depth;
+                }
+                left[w] = c;
+                any |= c;
+            }
+            if (any == 0) {
+                break;
+            }
+            node = child;
+            depth = i + 1;
+            if (keepPath) {
+                path[i] = node;
+            }
+        }
+        reached = depth;
+        return node;
+    }
+
+    /**
+     * Keeps the answer to the prompt cut after {@code levels} blocks (its wide start), with each level's node and
+     * owners left, in {@code kept} when it starts at the same node, else in another entry.
+     */
+    private WideAnswers.Entry keep(long[] localHashes, int levels, int words, int version, WideAnswers.Entry kept) {
+        WideAnswers.Entry e = wide.replace(kept);
+        long[] act = new long[words];
+        int node = nodes.child(DeviceNodes.ROOT, localHashes[0]);
+        leftAt(node, act, act, words, true);
+        e.level(0, node, act, words);
+        for (int level = 1; level < levels; level++) {
+            node = nodes.child(node, localHashes[level]);
+            leftAt(node, act, act, words, false);
+            e.level(level, node, act, words);
+        }
+        e.cut(levels);
+        walkDevice(Arrays.copyOf(localHashes, levels), false);
+        int[] position = e.position.length >= gpu.length ? e.position : new int[gpu.length];
+        OwnerMatches cut = collect(position);
+        e.answer(cut.size(), outWorkers, outFields, position, version);
+        return e;
+    }
+
+    /**
      * The device walk: one method on purpose, though longer than the others. Split into its steps (the first
      * block's holders, the descent, the scores at the end), the cache-resident walk measured slower: the locals the
-     * descent keeps in registers then travel through fields.
+     * descent keeps in registers then travel through fields. Past 64 owners the descent is {@link #descend}, shared
+     * with the walk below a wide answer's start.
      */
     private void walkDevice(long[] localHashes, boolean keepPath) {
         DeviceNodes nodes = this.nodes;
@@ -127,35 +332,8 @@ final class Matcher {
             }
             act[0] = a;
         } else {
-            for (int i = 1; i < n; i++) {
-                int child = nodes.child(node, localHashes[i]);
-                if (child == DeviceTree.NONE) {
-                    break;
-                }
-                long left = 0;
-                for (int w = 0; w < words; w++) {
-                    long a = act[w];
-                    if (a == 0) {
-                        continue;
-                    }
-                    long c = holders.word(child, w);
-                    long dropped = a & ~c;
-                    while (dropped != 0) {
-                        score[(w << 6) + Long.numberOfTrailingZeros(dropped)] = depth;
-                        dropped &= dropped - 1;
-                    }
-                    act[w] = a & c;
-                    left |= a & c;
-                }
-                if (left == 0) {
-                    break;
-                }
-                node = child;
-                depth = i + 1;
-                if (keepPath) {
-                    path[i] = node;
-                }
-            }
+            node = descend(localHashes, 1, node, act, words, keepPath);
+            depth = reached;
         }
         for (int w = 0; w < words; w++) {
             long bits = act[w];
@@ -328,6 +506,11 @@ final class Matcher {
      * its owners' places in it.
      */
     private OwnerMatches collect() {
+        return collect(null);
+    }
+
+    /** {@link #collect()}, noting each answered owner's entry in {@code positionById} when it is given. */
+    private OwnerMatches collect(int[] positionById) {
         OwnerOrder order = owners.order();
         int[] ids = order.ids;
         long[] workers = order.workers;
@@ -357,6 +540,9 @@ final class Matcher {
                 d = c + disk[id] + external[id];
             }
             if (d > 0) {
+                if (positionById != null) {
+                    positionById[id] = n;
+                }
                 outW[n] = workers[p];
                 int f = n * OwnerMatches.FIELDS;
                 outF[f] = ranks[p];
@@ -455,6 +641,7 @@ final class Matcher {
         int words = (Math.max(ids, 1) + 63) >>> 6;
         if (words > active.length) {
             active = new long[words];
+            below = new long[words];
         }
         if (queryLength > path.length) {
             path = new int[Math.max(queryLength, path.length * 2)];

@@ -10,6 +10,8 @@ import java.util.Arrays;
  */
 final class OwnerOrder {
     int size;
+    /** Changes with every owner that arrives or leaves, so an answer kept from before can tell it is stale. */
+    int version;
     /** Owner ids in answer order, with their worker and rank beside them so an answer reads no owner object. */
     int[] ids = new int[64];
 
@@ -37,6 +39,7 @@ final class OwnerOrder {
         workers[p] = o.workerId;
         ranks[p] = o.dpRank;
         size++;
+        version++;
         renumberFrom(p);
     }
 
@@ -49,6 +52,7 @@ final class OwnerOrder {
         System.arraycopy(workers, p + 1, workers, p, size - p - 1);
         System.arraycopy(ranks, p + 1, ranks, p, size - p - 1);
         size--;
+        version++;
         place[o.id] = -1;
         renumberFrom(p);
     }
