@@ -100,7 +100,7 @@ final class Matcher {
         }
         long[] act = active;
         long[] next = below;
-        if (leftAt(node, act, act, words, true) < WideAnswers.WIDE_OWNERS) {
+        if (holders.wordsInto(node, null, act, words) < WideAnswers.WIDE_OWNERS) {
             Arrays.fill(act, 0, words, 0L);
             return null;
         }
@@ -116,7 +116,7 @@ final class Matcher {
             if (child == DeviceTree.NONE) {
                 break;
             }
-            deep = leftAt(child, act, next, words, false);
+            deep = holders.wordsInto(child, act, next, words);
             if (deep < WideAnswers.WIDE_OWNERS) {
                 break;
             }
@@ -175,23 +175,6 @@ final class Matcher {
             fields[at + OwnerMatches.CPU] = reach;
             fields[at + OwnerMatches.DISK] = reach;
         }
-    }
-
-    /**
-     * The owners of {@code node} among {@code from} into {@code into} (all of them when {@code all}), {@code words}
-     * words; how many.
-     */
-    private int leftAt(int node, long[] from, long[] into, int words, boolean all) {
-        int count = 0;
-        for (int w = 0; w < words; w++) {
-            long bits = holders.word(node, w);
-            if (!all) {
-                bits &= from[w];
-            }
-            into[w] = bits;
-            count += Long.bitCount(bits);
-        }
-        return count;
     }
 
     /**
@@ -261,11 +244,11 @@ final class Matcher {
         WideAnswers.Entry e = wide.replace(kept);
         long[] act = new long[words];
         int node = nodes.child(DeviceNodes.ROOT, localHashes[0]);
-        leftAt(node, act, act, words, true);
+        holders.wordsInto(node, null, act, words);
         e.level(0, node, act, words);
         for (int level = 1; level < levels; level++) {
             node = nodes.child(node, localHashes[level]);
-            leftAt(node, act, act, words, false);
+            holders.wordsInto(node, act, act, words);
             e.level(level, node, act, words);
         }
         e.cut(levels);

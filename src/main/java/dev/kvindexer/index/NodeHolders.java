@@ -52,6 +52,35 @@ final class NodeHolders {
         return high != null && w - 1 < high.length ? high[w - 1] : 0L;
     }
 
+    /**
+     * Words {@code 0 .. words - 1} of a node's set into {@code into}, each ANDed with {@code from}'s when it is not
+     * null; answers how many owners that leaves. One look-up of the side map for the whole set, where {@link #word}
+     * makes one a word.
+     */
+    int wordsInto(int node, long[] from, long[] into, int words) {
+        int v = tags.tag(node);
+        long[] high = v < 0 ? highWords.get(-v - 1) : null;
+        int count = 0;
+        for (int w = 0; w < words; w++) {
+            long bits;
+            if (v > 0) {
+                bits = (v - 1) >>> 6 == w ? 1L << (v - 1) : 0L;
+            } else if (v == 0) {
+                bits = 0L;
+            } else if (w == 0) {
+                bits = pool.get(-v - 1);
+            } else {
+                bits = high != null && w - 1 < high.length ? high[w - 1] : 0L;
+            }
+            if (from != null) {
+                bits &= from[w];
+            }
+            into[w] = bits;
+            count += Long.bitCount(bits);
+        }
+        return count;
+    }
+
     /** Number of words that may be non-zero. */
     int wordCount(int node) {
         int v = tags.tag(node);
