@@ -182,19 +182,21 @@ final class Matcher {
      * depths go into the scores as {@link #walkDevice} gives them. Returns the deepest node reached.
      */
     private int deepen(long[] localHashes, int at, int node, long[] left, int words) {
-        for (int w = 0; w < words; w++) {
-            for (long bits = left[w]; bits != 0; bits &= bits - 1) {
-                touch((w << 6) + Long.numberOfTrailingZeros(bits));
-            }
-        }
+        touchAll(left, words);
         int end = descend(localHashes, at + 1, node, left, words, false);
+        scoreLeft(left, words, reached);
+        return end;
+    }
+
+    /** Every owner still in {@code left} reached {@code depth}; {@code left} is left zero. */
+    private void scoreLeft(long[] left, int words, int depth) {
         int[] score = gpu;
         for (int w = 0; w < words; w++) {
             for (long bits = left[w]; bits != 0; bits &= bits - 1) {
-                score[(w << 6) + Long.numberOfTrailingZeros(bits)] = reached;
+                score[(w << 6) + Long.numberOfTrailingZeros(bits)] = depth;
             }
+            left[w] = 0;
         }
-        return end;
     }
 
     /**
@@ -275,14 +277,8 @@ final class Matcher {
         // Words past the id limit are zero (released owners left every node), so capping is exact.
         int words = Math.min(holders.wordCount(node), active.length);
         long[] act = active;
-        for (int w = 0; w < words; w++) {
-            long bits = holders.word(node, w);
-            act[w] = bits;
-            while (bits != 0) {
-                touch((w << 6) + Long.numberOfTrailingZeros(bits));
-                bits &= bits - 1;
-            }
-        }
+        holders.wordsInto(node, null, act, words);
+        touchAll(act, words);
         if (keepPath) {
             path[0] = node;
         }
@@ -318,14 +314,7 @@ final class Matcher {
             node = descend(localHashes, 1, node, act, words, keepPath);
             depth = reached;
         }
-        for (int w = 0; w < words; w++) {
-            long bits = act[w];
-            while (bits != 0) {
-                score[(w << 6) + Long.numberOfTrailingZeros(bits)] = depth;
-                bits &= bits - 1;
-            }
-            act[w] = 0;
-        }
+        scoreLeft(act, words, depth);
         tree.touch(node);
     }
 
@@ -604,6 +593,15 @@ final class Matcher {
 
     private void touch(int id) {
         touched[touchedCount++] = id;
+    }
+
+    /** Touches every owner in the first {@code words} words of {@code owners}. */
+    private void touchAll(long[] owners, int words) {
+        for (int w = 0; w < words; w++) {
+            for (long bits = owners[w]; bits != 0; bits &= bits - 1) {
+                touch((w << 6) + Long.numberOfTrailingZeros(bits));
+            }
+        }
     }
 
     private void ensureCapacity(int ids, int queryLength) {

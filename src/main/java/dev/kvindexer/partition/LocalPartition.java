@@ -132,10 +132,10 @@ final class LocalPartition implements PartitionRef {
     private boolean sendCounted(PartitionCommand command, long heldBytes) {
         inFlight.sent();
         synchronized (this) {
-            if (!stopped) {
+            // The actor counts it taken under this lock too, so it is counted sent first.
+            if (post(command, null)) {
                 sent++;
                 sentBytes += heldBytes;
-                mailbox.add(new Mailbox.Letter(command, null));
                 return true;
             }
         }

@@ -24,7 +24,7 @@ final class PartitionVerticle extends VerticleBase {
      * How long a run of changes holds the write lock before queries may read between them: well under the wait after
      * which a query queues on the actor instead ({@link LocalPartition#READ_WAIT_NANOS}).
      */
-    static final long HOLD_NANOS = 40_000;
+    private static final long HOLD_NANOS = 40_000;
 
     private final LocalPartition ref;
     private final Mailbox mailbox;
