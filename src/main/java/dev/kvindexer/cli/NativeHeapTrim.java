@@ -48,7 +48,7 @@ final class NativeHeapTrim {
         return String.valueOf(report).strip();
     }
 
-    /** Trims every {@code period} on a daemon thread of its own; a trim costs about 0.1 ms when there is little to give. */
+    /** Trims every {@code period} on a daemon thread of its own: cheap when there is little to give (BENCHMARKS.md). */
     void every(Duration period) {
         Thread t = new Thread(
                 () -> {
