@@ -2,7 +2,6 @@ package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
 import it.unimi.dsi.fastutil.ints.Int2ObjectOpenHashMap;
-import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 import java.util.Arrays;
 
 /**
@@ -35,16 +34,31 @@ public final class BlockKeyIndex {
     private static final int LOOKUP_RUN = 8;
 
     /**
-     * Each key held anywhere has a slot, and a slot's holders live in primitive columns: a filled context is a handful
-     * of arrays, not an object or two per block for the collector to trace and copy.
+     * A slot's record, side by side in a slab of ints: the key (high and low word), how many GPU owners, the first
+     * {@link #INLINE_OWNERS} of them, CPU copies, disk copies. A walk reads one record a block, not a line of each of
+     * five columns; slabs have a fixed size, so growing never copies.
      */
-    private final Long2IntOpenHashMap slots = new Long2IntOpenHashMap();
+    private static final int AT_KEY_HIGH = 0;
 
-    private long[] keyAt = new long[16];
-    private int[] gpuCount = new int[16];
-    private int[] gpuOwners = new int[16 * INLINE_OWNERS];
-    private int[] cpu = new int[16];
-    private int[] disk = new int[16];
+    private static final int AT_KEY_LOW = 1;
+    private static final int AT_GPU_COUNT = 2;
+    private static final int AT_OWNERS = 3;
+    private static final int AT_CPU = AT_OWNERS + INLINE_OWNERS;
+    private static final int AT_DISK = AT_CPU + 1;
+    private static final int STRIDE = AT_DISK + 1;
+    private static final int SLAB_SHIFT = 12;
+    private static final int SLAB_MASK = (1 << SLAB_SHIFT) - 1;
+
+    /**
+     * Each key held anywhere has a slot, and a slot's holders live in its record: a filled context is a few hundred
+     * arrays of ints, not an object or two per block for the collector to trace and copy.
+     */
+    private int[][] slabs = new int[8][];
+
+    private int slabCount;
+
+    /** Key → slot, reading each key from its slot's record rather than keeping a second copy. */
+    private final IdsByKey slots = new IdsByKey(this::keyAt);
     /** Owners past the first {@link #INLINE_OWNERS} of a slot, by slot. */
     private final Int2ObjectOpenHashMap<int[]> moreGpuOwners = new Int2ObjectOpenHashMap<>();
 
@@ -79,19 +93,15 @@ public final class BlockKeyIndex {
         }
     }
 
-    public BlockKeyIndex() {
-        slots.defaultReturnValue(NONE);
-    }
-
     /** {@code owner} holds {@code key} on GPU; storing it again changes nothing. */
     public void storeGpu(int owner, long key) {
         int s = slotOf(key);
         if (heldOnGpuBy(s, owner)) {
             return;
         }
-        int n = gpuCount[s];
+        int n = field(s, AT_GPU_COUNT);
         if (n < INLINE_OWNERS) {
-            gpuOwners[s * INLINE_OWNERS + n] = owner;
+            setField(s, AT_OWNERS + n, owner);
         } else {
             int[] more = moreGpuOwners.get(s);
             int at = n - INLINE_OWNERS;
@@ -101,7 +111,7 @@ public final class BlockKeyIndex {
             }
             more[at] = owner;
         }
-        gpuCount[s] = n + 1;
+        setField(s, AT_GPU_COUNT, n + 1);
         ownedBy(owner).add(s);
     }
 
@@ -198,14 +208,14 @@ public final class BlockKeyIndex {
 
     /** Takes {@code owner} out of slot {@code s}: the slot's last owner moves into its place. */
     private void dropGpu(int owner, int s) {
-        int n = gpuCount[s];
+        int n = field(s, AT_GPU_COUNT);
         for (int i = 0; i < n; i++) {
             if (gpuOwner(s, i) == owner) {
                 setGpuOwner(s, i, gpuOwner(s, n - 1));
                 break;
             }
         }
-        gpuCount[s] = n - 1;
+        setField(s, AT_GPU_COUNT, n - 1);
         if (n - 1 == INLINE_OWNERS) {
             moreGpuOwners.remove(s); // the rest fit in the slot again
         }
@@ -213,30 +223,29 @@ public final class BlockKeyIndex {
     }
 
     private int gpuOwner(int s, int i) {
-        return i < INLINE_OWNERS
-                ? gpuOwners[s * INLINE_OWNERS + i]
-                : moreGpuOwners.get(s)[i - INLINE_OWNERS];
+        return i < INLINE_OWNERS ? field(s, AT_OWNERS + i) : moreGpuOwners.get(s)[i - INLINE_OWNERS];
     }
 
     private void setGpuOwner(int s, int i, int owner) {
         if (i < INLINE_OWNERS) {
-            gpuOwners[s * INLINE_OWNERS + i] = owner;
+            setField(s, AT_OWNERS + i, owner);
         } else {
             moreGpuOwners.get(s)[i - INLINE_OWNERS] = owner;
         }
     }
 
     private boolean heldOnGpuBy(int s, int owner) {
-        return heldOnGpuBy(s, owner, gpuCount[s] > INLINE_OWNERS ? moreGpuOwners.get(s) : null);
+        return heldOnGpuBy(s, owner, field(s, AT_GPU_COUNT) > INLINE_OWNERS ? moreGpuOwners.get(s) : null);
     }
 
     /** {@code more} is the slot's {@link #moreGpuOwners} entry, looked up once by a caller asking for many owners. */
     private boolean heldOnGpuBy(int s, int owner, int[] more) {
-        int n = gpuCount[s];
+        int[] slab = slabs[s >>> SLAB_SHIFT];
+        int base = (s & SLAB_MASK) * STRIDE;
+        int n = slab[base + AT_GPU_COUNT];
         int inline = Math.min(n, INLINE_OWNERS);
-        int base = s * INLINE_OWNERS;
         for (int i = 0; i < inline; i++) {
-            if (gpuOwners[base + i] == owner) {
+            if (slab[base + AT_OWNERS + i] == owner) {
                 return true;
             }
         }
@@ -255,9 +264,9 @@ public final class BlockKeyIndex {
     public void addShared(StorageTier tier, long key) {
         int s = slotOf(key);
         if (tier == StorageTier.HOST_PINNED) {
-            cpu[s]++;
+            setField(s, AT_CPU, field(s, AT_CPU) + 1);
         } else {
-            disk[s]++;
+            setField(s, AT_DISK, field(s, AT_DISK) + 1);
         }
     }
 
@@ -267,10 +276,9 @@ public final class BlockKeyIndex {
         if (s == NONE) {
             return;
         }
-        if (tier == StorageTier.HOST_PINNED && cpu[s] > 0) {
-            cpu[s]--;
-        } else if (tier == StorageTier.DISK && disk[s] > 0) {
-            disk[s]--;
+        int at = tier == StorageTier.HOST_PINNED ? AT_CPU : tier == StorageTier.DISK ? AT_DISK : -1;
+        if (at >= 0 && field(s, at) > 0) {
+            setField(s, at, field(s, at) - 1);
         }
         releaseIfEmpty(s);
     }
@@ -290,31 +298,46 @@ public final class BlockKeyIndex {
             s = freeSlots[--freeCount];
         } else {
             s = nextSlot++;
-            if (s == keyAt.length) {
-                int grown = s * 2;
-                keyAt = Arrays.copyOf(keyAt, grown);
-                gpuCount = Arrays.copyOf(gpuCount, grown);
-                gpuOwners = Arrays.copyOf(gpuOwners, grown * INLINE_OWNERS);
-                cpu = Arrays.copyOf(cpu, grown);
-                disk = Arrays.copyOf(disk, grown);
+            if (s >>> SLAB_SHIFT == slabCount) {
+                if (slabCount == slabs.length) {
+                    slabs = Arrays.copyOf(slabs, slabCount * 2);
+                }
+                slabs[slabCount++] = new int[(SLAB_MASK + 1) * STRIDE];
             }
         }
-        keyAt[s] = key;
-        gpuCount[s] = 0;
-        cpu[s] = 0;
-        disk[s] = 0;
-        slots.put(key, s);
+        int[] slab = slabs[s >>> SLAB_SHIFT];
+        int base = (s & SLAB_MASK) * STRIDE;
+        slab[base + AT_KEY_HIGH] = (int) (key >>> 32);
+        slab[base + AT_KEY_LOW] = (int) key;
+        slab[base + AT_GPU_COUNT] = 0;
+        slab[base + AT_CPU] = 0;
+        slab[base + AT_DISK] = 0;
+        slots.putIfAbsent(key, s);
         return s;
     }
 
+    private long keyAt(int s) {
+        int[] slab = slabs[s >>> SLAB_SHIFT];
+        int base = (s & SLAB_MASK) * STRIDE;
+        return (long) slab[base + AT_KEY_HIGH] << 32 | (slab[base + AT_KEY_LOW] & 0xFFFFFFFFL);
+    }
+
+    private int field(int s, int at) {
+        return slabs[s >>> SLAB_SHIFT][(s & SLAB_MASK) * STRIDE + at];
+    }
+
+    private void setField(int s, int at, int value) {
+        slabs[s >>> SLAB_SHIFT][(s & SLAB_MASK) * STRIDE + at] = value;
+    }
+
     private void releaseIfEmpty(int s) {
-        if (gpuCount[s] != 0 || cpu[s] != 0 || disk[s] != 0) {
+        if (field(s, AT_GPU_COUNT) != 0 || field(s, AT_CPU) != 0 || field(s, AT_DISK) != 0) {
             return;
         }
-        slots.remove(keyAt[s]);
-        if (slots.isEmpty()) {
+        slots.remove(keyAt(s), s);
+        if (slots.size() == 0) {
             // Every slot is free: the next stores take them from the first again, in the order they come, instead of
-            // in the order the last ones left (scattered over the columns, a cache miss a column a block).
+            // in the order the last ones left (scattered over the slabs, a cache miss a block).
             freeCount = 0;
             nextSlot = 0;
             return;
@@ -363,17 +386,30 @@ public final class BlockKeyIndex {
             for (int j = 0; j < length; j++) {
                 keys[j] = prompt.key(from + j);
             }
-            // Each column read for the whole run before the next: their cache misses overlap instead of each waiting
-            // behind a SHA-256 or the read before it (a prompt's slots lie anywhere once engines have re-registered).
+            // The run's lookups, then its records, each pass for the whole run before the next: their cache misses
+            // overlap instead of each waiting behind a SHA-256 or the read before it (a prompt's slots lie anywhere
+            // once engines have re-registered).
             for (int j = 0; j < length; j++) {
-                found[j] = slots.get(keys[j]);
+                found[j] = slots.guess(keys[j]);
             }
             for (int j = 0; j < length; j++) {
                 int h = found[j];
-                gpuHolders[j] = h == NONE ? 0 : gpuCount[h];
-                firstGpuHolder[j] = h == NONE ? NONE : gpuOwners[h * INLINE_OWNERS];
-                onCpu[j] = h != NONE && cpu[h] != 0;
-                onDisk[j] = h != NONE && disk[h] != 0;
+                if (h != NONE && keyAt(h) != keys[j]) {
+                    h = found[j] = slots.peek(keys[j]); // another key's fingerprint: the full probe
+                }
+                if (h == NONE) {
+                    gpuHolders[j] = 0;
+                    firstGpuHolder[j] = NONE;
+                    onCpu[j] = false;
+                    onDisk[j] = false;
+                } else {
+                    int[] slab = slabs[h >>> SLAB_SHIFT];
+                    int base = (h & SLAB_MASK) * STRIDE;
+                    gpuHolders[j] = slab[base + AT_GPU_COUNT];
+                    firstGpuHolder[j] = slab[base + AT_OWNERS];
+                    onCpu[j] = slab[base + AT_CPU] != 0;
+                    onDisk[j] = slab[base + AT_DISK] != 0;
+                }
             }
             for (int j = 0; j < length; j++) {
                 more[j] = gpuHolders[j] > INLINE_OWNERS ? moreGpuOwners.get(found[j]) : null;

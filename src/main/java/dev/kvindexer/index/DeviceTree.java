@@ -25,7 +25,7 @@ final class DeviceTree {
     private final int maxNodes;
     private final NodeHolders holders;
     /** Engine hash → the live node first stored under it (its engine-hash column). */
-    private final NodesByEngineHash byHash;
+    private final IdsByKey byHash;
     /** (node, owner) → the owner's engine hash for a node, where it differs from the node's own. */
     private final Long2LongOpenHashMap altHashes = new Long2LongOpenHashMap();
 
@@ -42,7 +42,7 @@ final class DeviceTree {
     private long evicted;
 
     DeviceTree() {
-        this(NodesByEngineHash.MAX_NODES);
+        this(IdsByKey.MAX_IDS);
     }
 
     /** A tree of at most {@code maxNodes} nodes: past that, storing evicts least recently used blocks first. */
@@ -50,7 +50,7 @@ final class DeviceTree {
         this.maxNodes = maxNodes;
         this.nodes = new DeviceNodes(maxNodes);
         this.holders = nodes.holders;
-        this.byHash = new NodesByEngineHash(nodes.records);
+        this.byHash = new IdsByKey(nodes.records);
     }
 
     private long entries; // (owner, node) holder pairs

@@ -8,7 +8,7 @@ import java.util.Arrays;
  * costs one cache line as an object would, without the object's header and references; slabs have a fixed size, so
  * growing never copies and leaves at most one slab partly unused.
  */
-final class NodeRecords {
+final class NodeRecords implements KeyColumn {
     private static final int SHIFT = 12;
     private static final int SLAB = 1 << SHIFT;
     private static final int MASK = SLAB - 1;
@@ -33,6 +33,12 @@ final class NodeRecords {
 
     long engine(int id) {
         return slabs[id >>> SHIFT][(id & MASK) * STRIDE + 1];
+    }
+
+    /** The engine hash: the key the tree's {@link IdsByKey} lists a node under. */
+    @Override
+    public long key(int id) {
+        return engine(id);
     }
 
     int parent(int id) {

@@ -43,7 +43,7 @@ public final class PartitionIndex {
     private static final int NODE_BYTES_FREED = NodeRecords.BYTES;
 
     public PartitionIndex(int blockSize) {
-        this(blockSize, NodesByEngineHash.MAX_NODES);
+        this(blockSize, IdsByKey.MAX_IDS);
     }
 
     /** An index whose device tree holds at most {@code maxNodes} blocks (tests of the id space's end). */

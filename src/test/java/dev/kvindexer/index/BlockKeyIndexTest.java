@@ -230,6 +230,99 @@ class BlockKeyIndexTest {
         }
     }
 
+    /**
+     * Tens of thousands of keys over the whole 64-bit range, more owners on a key than a slot keeps inline, slots
+     * freed and taken again: every owner's reach equals a plain model's through the stores, the removals and a clear.
+     */
+    @Test
+    void manyKeysAndOwnersAnswerAsAPlainModelThroughGrowthAndReuse() {
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(9);
+        long[] keys = new long[20_000];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = rnd.nextLong();
+        }
+        int[] owners = {0, 1, 2, 3, 4, 5, 6};
+        java.util.List<java.util.Set<Long>> gpu = new java.util.ArrayList<>();
+        BlockKeyIndex big = new BlockKeyIndex();
+        for (int o : owners) {
+            gpu.add(new java.util.HashSet<>());
+            int held = keys.length - 2_000 * o;
+            for (int i = 0; i < held; i++) {
+                big.storeGpu(o, keys[i]);
+                gpu.get(o).add(keys[i]);
+            }
+        }
+        java.util.Set<Long> cpu = new java.util.HashSet<>();
+        for (int i = 0; i < keys.length - 1_000; i++) {
+            big.addShared(StorageTier.HOST_PINNED, keys[i]);
+            cpu.add(keys[i]);
+        }
+        assertReachesAsModel(big, keys, owners, gpu, cpu);
+        for (int step = 0; step < 30_000; step++) {
+            int o = owners[rnd.nextInt(owners.length)];
+            long key = keys[rnd.nextInt(keys.length)];
+            if (rnd.nextInt(3) == 0) {
+                big.storeGpu(o, key);
+                gpu.get(o).add(key);
+            } else {
+                big.removeGpu(o, key);
+                gpu.get(o).remove(key);
+            }
+        }
+        assertReachesAsModel(big, keys, owners, gpu, cpu);
+        big.clearGpu(3);
+        gpu.get(3).clear();
+        for (int i = keys.length - 1; i >= 0; i -= 2) {
+            big.storeGpu(5, keys[i]);
+            gpu.get(5).add(keys[i]);
+        }
+        assertReachesAsModel(big, keys, owners, gpu, cpu);
+    }
+
+    /**
+     * A lookup takes the first slot whose fingerprint agrees and confirms the key in that slot's record: with a few
+     * hundred thousand keys the fingerprints are short, and keys nobody holds meet held ones' fingerprints often.
+     */
+    @Test
+    void aKeyNobodyHoldsIsNotTakenForAHeldOneWithTheSameFingerprint() {
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(13);
+        BlockKeyIndex big = new BlockKeyIndex();
+        java.util.Set<Long> held = new java.util.HashSet<>();
+        for (int i = 0; i < 200_000; i++) {
+            long key = rnd.nextLong();
+            big.storeGpu(1, key);
+            held.add(key);
+        }
+        for (int q = 0; q < 3_000; q++) {
+            long key = rnd.nextLong();
+            int expected = held.contains(key) ? 1 : 0;
+            assertArrayEquals(new int[] {expected, expected, expected}, walk(big, prompt(key), 1), "key " + key);
+        }
+    }
+
+    private static void assertReachesAsModel(
+            BlockKeyIndex on,
+            long[] keys,
+            int[] owners,
+            java.util.List<java.util.Set<Long>> gpu,
+            java.util.Set<Long> cpu) {
+        java.util.Set<Long> anywhere = new java.util.HashSet<>(cpu);
+        gpu.forEach(anywhere::addAll);
+        assertEquals(anywhere.size(), on.keyCount(), "keys held anywhere");
+        int[] out = walk(on, prompt(keys), owners);
+        for (int o = 0; o < owners.length; o++) {
+            int c = 0;
+            while (c < keys.length && gpu.get(o).contains(keys[c])) {
+                c++;
+            }
+            int g = c;
+            while (c < keys.length && cpu.contains(keys[c])) {
+                c++;
+            }
+            assertArrayEquals(new int[] {g, c, c}, java.util.Arrays.copyOfRange(out, 3 * o, 3 * o + 3), "owner " + o);
+        }
+    }
+
     @Test
     void removalsAndClearsLeaveNoEmptyKeys() {
         index.storeGpu(1, K0);

@@ -17,7 +17,7 @@ class CompactTreeTest {
         int n = 200_000; // past 2^16 ids, so the slot layout widens while filled
         NodeRecords engine = new NodeRecords(-1);
         engine.ensure(n);
-        NodesByEngineHash table = new NodesByEngineHash(engine);
+        IdsByKey table = new IdsByKey(engine);
         SplittableRandom rnd = new SplittableRandom(7);
         for (int id = 0; id < n; id++) {
             // Small sequential hashes as tools and tests send them, and random ones as engines do.
@@ -44,7 +44,7 @@ class CompactTreeTest {
         engine.ensure(3);
         engine.setEngine(0, 99L);
         engine.setEngine(1, 99L);
-        NodesByEngineHash table = new NodesByEngineHash(engine);
+        IdsByKey table = new IdsByKey(engine);
         assertEquals(-1, table.putIfAbsent(99L, 0));
         assertEquals(0, table.putIfAbsent(99L, 1), "a second node with the hash is not listed");
         table.remove(99L, 1);
