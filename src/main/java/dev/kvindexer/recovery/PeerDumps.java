@@ -31,18 +31,35 @@ final class PeerDumps {
     private final String authToken;
     private final RecoveryConfig limits;
     /**
-     * HTTP/1.1: the JDK client's default HTTP/2 starts every cleartext connection with an h2c upgrade, a path with a
-     * history of stalls on both sides, and what a peer serves here is one long body anyway.
+     * Built at the first fetch: the JDK client loads a few hundred classes, sets up TLS and starts a selector thread,
+     * which a node that never recovers from a peer does not need.
      */
-    private final HttpClient client = HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(DUMP_TIMEOUT)
-            .build();
+    private volatile HttpClient client;
 
     /** {@code authToken}: this node's bearer token, sent to peers (a cluster shares one), or null. */
     PeerDumps(String authToken, RecoveryConfig limits) {
         this.authToken = authToken;
         this.limits = limits;
+    }
+
+    /**
+     * HTTP/1.1: the JDK client's default HTTP/2 starts every cleartext connection with an h2c upgrade, a path with a
+     * history of stalls on both sides, and what a peer serves here is one long body anyway.
+     */
+    private HttpClient client() {
+        HttpClient c = client;
+        if (c == null) {
+            synchronized (this) {
+                c = client;
+                if (c == null) {
+                    client = c = HttpClient.newBuilder()
+                            .version(HttpClient.Version.HTTP_1_1)
+                            .connectTimeout(DUMP_TIMEOUT)
+                            .build();
+                }
+            }
+        }
+        return c;
     }
 
     /**
@@ -59,7 +76,7 @@ final class PeerDumps {
         if (authToken != null) {
             request.header("Authorization", "Bearer " + authToken);
         }
-        HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> response = client().send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
         try (LimitedStream in = new LimitedStream(response.body(), limits)) {
             if (response.statusCode() == 404 && snapshotOnly) {
                 throw new NotHeld("status 404");
