@@ -3,13 +3,8 @@ package dev.kvindexer.cli;
 import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.node.IndexerNode;
 import dev.kvindexer.sim.LoopbackEngines;
-import java.io.ByteArrayOutputStream;
+import dev.kvindexer.sim.LoopbackHttp;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -173,22 +168,22 @@ final class StartupWarmUp {
     private static List<byte[]> requests(
             LoopbackEngines conductor, LoopbackEngines dynamo, int[] prompt, SplittableRandom rnd) {
         List<byte[]> requests = new ArrayList<>();
-        requests.add(Caller.post("/query", MSGPACK, conductor.conductorQuery(prompt)));
-        byte[] shortHit = Caller.post("/query", MSGPACK, conductor.conductorQuery(Arrays.copyOf(prompt, 128)));
-        byte[] shortMiss = Caller.post(
+        requests.add(LoopbackHttp.post("/query", MSGPACK, conductor.conductorQuery(prompt)));
+        byte[] shortHit = LoopbackHttp.post("/query", MSGPACK, conductor.conductorQuery(Arrays.copyOf(prompt, 128)));
+        byte[] shortMiss = LoopbackHttp.post(
                 "/query",
                 MSGPACK,
                 conductor.conductorQuery(rnd.ints(128, 0, VOCABULARY).toArray()));
-        byte[] dynamoShort = Caller.post("/query", JSON, dynamo.dynamoQuery(Arrays.copyOf(prompt, 128)));
+        byte[] dynamoShort = LoopbackHttp.post("/query", JSON, dynamo.dynamoQuery(Arrays.copyOf(prompt, 128)));
         for (int i = 0; i < SHORT_PER_LONG; i++) {
             requests.add(i % 8 == 7 ? shortMiss : i % 8 == 3 ? dynamoShort : shortHit);
         }
-        requests.add(Caller.post("/query", MSGPACK, conductor.conductorQuery(Arrays.copyOf(prompt, 1000))));
-        requests.add(Caller.post(
+        requests.add(LoopbackHttp.post("/query", MSGPACK, conductor.conductorQuery(Arrays.copyOf(prompt, 1000))));
+        requests.add(LoopbackHttp.post(
                 "/query",
                 MSGPACK,
                 conductor.conductorQuery(rnd.ints(TOKENS, 0, VOCABULARY).toArray())));
-        requests.add(Caller.post("/query", JSON, dynamo.dynamoQuery(prompt)));
+        requests.add(LoopbackHttp.post("/query", JSON, dynamo.dynamoQuery(prompt)));
         return requests;
     }
 
@@ -206,7 +201,7 @@ final class StartupWarmUp {
         try {
             int sent = 0;
             for (int i = first; failed.get() == null && (sent < requests.size() || System.nanoTime() < deadline); ) {
-                try (Caller http = new Caller(port)) {
+                try (LoopbackHttp http = new LoopbackHttp("127.0.0.1", port)) {
                     int last = i + REQUESTS_PER_CONNECTION;
                     for (; i < last && (sent < requests.size() || System.nanoTime() < deadline); i++, sent++) {
                         http.send(requests.get(i % requests.size()));
@@ -216,93 +211,6 @@ final class StartupWarmUp {
             }
         } catch (Exception e) {
             failed.compareAndSet(null, e);
-        }
-    }
-
-    /**
-     * One keep-alive HTTP/1.1 connection sending prepared requests and reading each answer whole. Kept apart
-     * from Netty's client so that the server's own codec is the only user of Netty's HTTP classes the compiler sees.
-     */
-    static final class Caller implements AutoCloseable {
-        private static final int HEAD_LIMIT = 8192;
-
-        private final Socket socket = new Socket();
-        private final InputStream in;
-        private final OutputStream out;
-        private final byte[] buffer = new byte[64 * 1024];
-
-        Caller(int port) throws IOException {
-            socket.setTcpNoDelay(true);
-            socket.setSoTimeout(30_000);
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
-            in = socket.getInputStream();
-            out = socket.getOutputStream();
-        }
-
-        /** A POST of {@code body}, as its bytes on the wire. */
-        static byte[] post(String path, String contentType, byte[] body) {
-            byte[] head = ("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + contentType
-                            + "\r\nContent-Length: " + body.length + "\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII);
-            ByteArrayOutputStream request = new ByteArrayOutputStream(head.length + body.length);
-            request.writeBytes(head);
-            request.writeBytes(body);
-            return request.toByteArray();
-        }
-
-        /** Sends a prepared request and reads its answer; throws unless the answer is a 200 with a length. */
-        void send(byte[] request) throws IOException {
-            out.write(request);
-            out.flush();
-            int filled = 0;
-            int headEnd;
-            while ((headEnd = headEnd(filled)) < 0) {
-                if (filled == HEAD_LIMIT) {
-                    throw new IOException("an answer's head over " + HEAD_LIMIT + " bytes");
-                }
-                int n = in.read(buffer, filled, HEAD_LIMIT - filled);
-                if (n < 0) {
-                    throw new IOException("the connection closed before an answer");
-                }
-                filled += n;
-            }
-            String head = new String(buffer, 0, headEnd, StandardCharsets.US_ASCII);
-            if (!head.startsWith("HTTP/1.1 200 ")) {
-                throw new IOException(
-                        "POST answered " + head.lines().findFirst().orElse(""));
-            }
-            long remaining = contentLength(head) - (filled - headEnd - 4);
-            while (remaining > 0) {
-                int n = in.read(buffer, 0, (int) Math.min(buffer.length, remaining));
-                if (n < 0) {
-                    throw new IOException("the connection closed inside an answer");
-                }
-                remaining -= n;
-            }
-        }
-
-        private int headEnd(int filled) {
-            for (int i = 3; i < filled; i++) {
-                if (buffer[i] == '\n' && buffer[i - 1] == '\r' && buffer[i - 2] == '\n' && buffer[i - 3] == '\r') {
-                    return i - 3;
-                }
-            }
-            return -1;
-        }
-
-        private static long contentLength(String head) throws IOException {
-            for (String line : head.split("\r\n")) {
-                int colon = line.indexOf(':');
-                if (colon > 0 && line.substring(0, colon).trim().equalsIgnoreCase("content-length")) {
-                    return Long.parseLong(line.substring(colon + 1).trim());
-                }
-            }
-            throw new IOException("an answer without a content-length");
-        }
-
-        @Override
-        public void close() throws IOException {
-            socket.close();
         }
     }
 }

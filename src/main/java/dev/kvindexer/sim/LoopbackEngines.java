@@ -7,9 +7,6 @@ import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -40,9 +37,9 @@ public final class LoopbackEngines implements AutoCloseable {
     /** Blocks per event: a prompt goes out as several, each naming the block before it as parent. */
     private static final int EVENT_BLOCKS = 64;
 
-    private final String base;
+    private final String host;
+    private final int port;
     private final String model;
-    private final HttpClient http;
     private final ZContext zmq = new ZContext();
     private final List<ZMQ.Socket> publishers = new ArrayList<>();
     private final List<Long> sequences = new ArrayList<>();
@@ -50,12 +47,10 @@ public final class LoopbackEngines implements AutoCloseable {
 
     /** @param base the indexer's base URL, such as {@code http://127.0.0.1:8090} */
     public LoopbackEngines(String base, String model) {
-        this.base = base.replaceAll("/+$", "");
+        URI uri = URI.create(base);
+        this.host = uri.getHost();
+        this.port = uri.getPort();
         this.model = model;
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5))
-                .build();
     }
 
     public static String instance(int engine) {
@@ -117,11 +112,9 @@ public final class LoopbackEngines implements AutoCloseable {
     }
 
     /** Checks the registration's answer, then waits for the indexer's subscription. */
-    private static void await(ZMQ.Socket pub, int e, Duration wait, HttpResponse<byte[]> registered)
-            throws IOException {
-        if (registered.statusCode() != 200 && registered.statusCode() != 201) {
-            throw new IOException(
-                    "POST /register " + e + ": " + registered.statusCode() + " " + json(registered.body()));
+    private static void await(ZMQ.Socket pub, int e, Duration wait, LoopbackHttp.Answer registered) throws IOException {
+        if (registered.status() != 200 && registered.status() != 201) {
+            throw new IOException("POST /register " + e + ": " + registered.status() + " " + json(registered.body()));
         }
         if (pub.recv(0) == null) {
             throw new IOException(
@@ -210,13 +203,13 @@ public final class LoopbackEngines implements AutoCloseable {
             throws IOException, InterruptedException {
         long deadline = System.nanoTime() + wait.toNanos();
         while (true) {
-            HttpResponse<byte[]> r = post("/query", body);
-            Map<String, Long> matched = r.statusCode() == 200 ? longestMatched(r.body()) : null;
+            LoopbackHttp.Answer r = post("/query", body);
+            Map<String, Long> matched = r.status() == 200 ? longestMatched(r.body()) : null;
             if (expected.equals(matched)) {
                 return matched;
             }
             if (System.nanoTime() > deadline) {
-                throw new IOException("POST /query answered " + r.statusCode() + " " + json(r.body())
+                throw new IOException("POST /query answered " + r.status() + " " + json(r.body())
                         + "; expected longest_matched " + expected);
             }
             Thread.sleep(50);
@@ -249,19 +242,14 @@ public final class LoopbackEngines implements AutoCloseable {
     }
 
     /** A msgpack POST to the indexer. */
-    private HttpResponse<byte[]> post(String path, byte[] body) throws IOException, InterruptedException {
+    private LoopbackHttp.Answer post(String path, byte[] body) throws IOException {
         return post(path, body, "application/msgpack");
     }
 
-    private HttpResponse<byte[]> post(String path, byte[] body, String contentType)
-            throws IOException, InterruptedException {
-        return http.send(
-                HttpRequest.newBuilder(URI.create(base + path))
-                        .timeout(Duration.ofSeconds(30))
-                        .header("Content-Type", contentType)
-                        .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                        .build(),
-                HttpResponse.BodyHandlers.ofByteArray());
+    private LoopbackHttp.Answer post(String path, byte[] body, String contentType) throws IOException {
+        try (LoopbackHttp http = new LoopbackHttp(host, port)) {
+            return http.exchange(LoopbackHttp.post(path, contentType, body));
+        }
     }
 
     /** A msgpack answer as JSON text for messages, cut at 500 characters; the bytes as text when not msgpack. */

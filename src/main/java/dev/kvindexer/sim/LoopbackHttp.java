@@ -1,0 +1,141 @@
+package dev.kvindexer.sim;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * One keep-alive HTTP/1.1 connection to a node on this host, sending prepared requests and reading each answer whole:
+ * what the start-up warm-up and the simulated engines send. The JDK's client would load a few hundred classes, set up
+ * TLS and start a selector thread in a node that needs none of them, and Netty's would put its client codec beside
+ * the server's in what the compiler sees.
+ */
+public final class LoopbackHttp implements AutoCloseable {
+    /** An answer's status and body. */
+    public record Answer(int status, byte[] body) {}
+
+    private static final int HEAD_LIMIT = 8192;
+    private static final byte[] NO_BODY = new byte[0];
+
+    private final Socket socket = new Socket();
+    private final InputStream in;
+    private final OutputStream out;
+    private final byte[] buffer = new byte[64 * 1024];
+
+    public LoopbackHttp(String host, int port) throws IOException {
+        try {
+            socket.setTcpNoDelay(true);
+            socket.setSoTimeout(30_000);
+            socket.connect(new InetSocketAddress(host, port), 5_000);
+            in = socket.getInputStream();
+            out = socket.getOutputStream();
+        } catch (IOException e) {
+            socket.close();
+            throw e;
+        }
+    }
+
+    /** A POST of {@code body}, as its bytes on the wire. */
+    public static byte[] post(String path, String contentType, byte[] body) {
+        byte[] head = ("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + contentType
+                        + "\r\nContent-Length: " + body.length + "\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII);
+        ByteArrayOutputStream request = new ByteArrayOutputStream(head.length + body.length);
+        request.writeBytes(head);
+        request.writeBytes(body);
+        return request.toByteArray();
+    }
+
+    /** Sends a prepared request and reads past its answer; throws unless the answer is a 200. */
+    public void send(byte[] request) throws IOException {
+        read(request, false);
+    }
+
+    /** Sends a prepared request and returns its answer, whatever its status. */
+    public Answer exchange(byte[] request) throws IOException {
+        return read(request, true);
+    }
+
+    private Answer read(byte[] request, boolean keep) throws IOException {
+        out.write(request);
+        out.flush();
+        int filled = 0;
+        int headEnd;
+        while ((headEnd = headEnd(filled)) < 0) {
+            if (filled == HEAD_LIMIT) {
+                throw new IOException("an answer's head over " + HEAD_LIMIT + " bytes");
+            }
+            int n = in.read(buffer, filled, HEAD_LIMIT - filled);
+            if (n < 0) {
+                throw new IOException("the connection closed before an answer");
+            }
+            filled += n;
+        }
+        String head = new String(buffer, 0, headEnd, StandardCharsets.US_ASCII);
+        int status = status(head);
+        if (!keep && status != 200) {
+            throw new IOException("POST answered " + head.lines().findFirst().orElse(""));
+        }
+        long length = contentLength(head);
+        int early = filled - headEnd - 4;
+        if (early > length) {
+            throw new IOException("an answer longer than its content-length " + length);
+        }
+        byte[] body = keep ? new byte[Math.toIntExact(length)] : NO_BODY;
+        if (keep) {
+            System.arraycopy(buffer, headEnd + 4, body, 0, early);
+        }
+        long remaining = length - early;
+        while (remaining > 0) {
+            int n = keep
+                    ? in.read(body, (int) (length - remaining), (int) remaining)
+                    : in.read(buffer, 0, (int) Math.min(buffer.length, remaining));
+            if (n < 0) {
+                throw new IOException("the connection closed inside an answer");
+            }
+            remaining -= n;
+        }
+        return keep ? new Answer(status, body) : null;
+    }
+
+    private int headEnd(int filled) {
+        for (int i = 3; i < filled; i++) {
+            if (buffer[i] == '\n' && buffer[i - 1] == '\r' && buffer[i - 2] == '\n' && buffer[i - 3] == '\r') {
+                return i - 3;
+            }
+        }
+        return -1;
+    }
+
+    private static int status(String head) throws IOException {
+        String[] line = head.lines().findFirst().orElse("").split(" ", 3);
+        if (line.length < 2 || !line[0].startsWith("HTTP/1.")) {
+            throw new IOException("not an HTTP/1 answer: " + Arrays.toString(line));
+        }
+        try {
+            return Integer.parseInt(line[1]);
+        } catch (NumberFormatException e) {
+            throw new IOException("not an HTTP/1 answer: " + Arrays.toString(line), e);
+        }
+    }
+
+    private static long contentLength(String head) throws IOException {
+        for (String line : head.split("\r\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && line.substring(0, colon).trim().equalsIgnoreCase("content-length")) {
+                return Long.parseLong(line.substring(colon + 1).trim());
+            }
+        }
+        throw new IOException("an answer without a content-length");
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}

@@ -1,0 +1,79 @@
+package dev.kvindexer.sim;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The loopback client against a real HTTP server: answers whole, any status, one connection for many requests. */
+class LoopbackHttpTest {
+    private Vertx vertx;
+    private int port;
+
+    @BeforeEach
+    void start() throws Exception {
+        vertx = Vertx.vertx();
+        port = vertx.createHttpServer()
+                .requestHandler(req -> req.body().onSuccess(body -> {
+                    switch (req.path()) {
+                        case "/echo" -> req.response().end(body);
+                        case "/chunked" -> req.response().setChunked(true).end("no length");
+                        default -> req.response().setStatusCode(404).end("{\"error\":\"no such route\"}");
+                    }
+                }))
+                .listen(0, "127.0.0.1")
+                .toCompletionStage()
+                .toCompletableFuture()
+                .get(10, TimeUnit.SECONDS)
+                .actualPort();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void answersAreReadWholeOverOneConnection() throws IOException {
+        byte[] large = new byte[200_000]; // past the head's buffer, so the body arrives in many reads
+        for (int i = 0; i < large.length; i++) {
+            large[i] = (byte) (i * 31);
+        }
+        try (LoopbackHttp http = new LoopbackHttp("127.0.0.1", port)) {
+            for (int round = 0; round < 3; round++) {
+                LoopbackHttp.Answer answer = http.exchange(LoopbackHttp.post("/echo", "application/msgpack", large));
+                assertEquals(200, answer.status());
+                assertArrayEquals(large, answer.body(), "round " + round);
+                http.send(LoopbackHttp.post("/echo", "application/json", "{}".getBytes(StandardCharsets.UTF_8)));
+            }
+            LoopbackHttp.Answer missing = http.exchange(LoopbackHttp.post("/nowhere", "application/json", new byte[0]));
+            assertEquals(404, missing.status());
+            assertEquals("{\"error\":\"no such route\"}", new String(missing.body(), StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    void sendRefusesAnythingButA200AndExchangeAnAnswerWithoutLength() throws IOException {
+        try (LoopbackHttp http = new LoopbackHttp("127.0.0.1", port)) {
+            IOException refused = assertThrows(
+                    IOException.class, () -> http.send(LoopbackHttp.post("/nowhere", "application/json", new byte[0])));
+            assertTrue(refused.getMessage().contains("404"), refused.getMessage());
+        }
+        try (LoopbackHttp http = new LoopbackHttp("127.0.0.1", port)) {
+            IOException noLength = assertThrows(
+                    IOException.class,
+                    () -> http.exchange(LoopbackHttp.post(
+                            "/chunked", "application/json", Buffer.buffer().getBytes())));
+            assertTrue(noLength.getMessage().contains("content-length"), noLength.getMessage());
+        }
+    }
+}
