@@ -10,8 +10,11 @@ import io.vertx.core.VertxOptions;
 import io.vertx.core.tracing.TracingOptions;
 import io.vertx.tracing.opentelemetry.OpenTelemetryTracingFactory;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -60,6 +63,9 @@ public final class Tracing implements AutoCloseable {
 
     /** From the environment and system properties, with {@code defaults} under both (tests name theirs here). */
     public static Tracing configure(Map<String, String> defaults) {
+        if (!mayAskForTraces(defaults)) {
+            return OFF; // the SDK's configuration (a few hundred classes) is read only when a setting could turn it on
+        }
         AtomicBoolean wanted = new AtomicBoolean();
         AtomicLong ingestEvery = new AtomicLong(DEFAULT_INGEST_EVERY);
         AutoConfiguredOpenTelemetrySdk configured;
@@ -93,6 +99,29 @@ public final class Tracing implements AutoCloseable {
         LOG.info("tracing on: spans exported over OTLP/HTTP, one ingest batch in {} traced", ingestEvery.get());
         OpenTelemetrySdk sdk = configured.getOpenTelemetrySdk();
         return new Tracing(sdk, new Spans(sdk.getTracer("dev.kvindexer"), ingestEvery.get()));
+    }
+
+    /** Settings that can turn tracing on, in the SDK's normalized form; without any of them it is off. */
+    private static final Set<String> TURN_ON =
+            Set.of("otel.traces.exporter", "otel.exporter.otlp.endpoint", "otel.exporter.otlp.traces.endpoint");
+
+    /**
+     * Whether any setting that can turn tracing on is present, named as the SDK reads names: system properties and
+     * {@code defaults} lower-cased with '-' as '.', environment variables lower-cased with '_' as '.'.
+     */
+    static boolean mayAskForTraces(Map<String, String> defaults) {
+        return namesOne(defaults.keySet(), '-')
+                || namesOne(System.getProperties().stringPropertyNames(), '-')
+                || namesOne(System.getenv().keySet(), '_');
+    }
+
+    private static boolean namesOne(Collection<String> names, char separator) {
+        for (String name : names) {
+            if (TURN_ON.contains(name.toLowerCase(Locale.ROOT).replace(separator, '.'))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether the settings ask for traces. */
