@@ -20,12 +20,13 @@ public final class LoopbackHttp implements AutoCloseable {
     public record Answer(int status, byte[] body) {}
 
     private static final int HEAD_LIMIT = 8192;
-    private static final byte[] NO_BODY = new byte[0];
+    /** The longest answer read: a node's answers are short, and a declared length is checked before allocating. */
+    private static final int BODY_LIMIT = 64 << 20;
 
     private final Socket socket = new Socket();
     private final InputStream in;
     private final OutputStream out;
-    private final byte[] buffer = new byte[64 * 1024];
+    private final byte[] buffer = new byte[HEAD_LIMIT];
 
     public LoopbackHttp(String host, int port) throws IOException {
         try {
@@ -51,17 +52,16 @@ public final class LoopbackHttp implements AutoCloseable {
         return request.toByteArray();
     }
 
-    /** Sends a prepared request and reads past its answer; throws unless the answer is a 200. */
+    /** Sends a prepared request and reads its answer; throws unless the answer is a 200. */
     public void send(byte[] request) throws IOException {
-        read(request, false);
+        int status = exchange(request).status();
+        if (status != 200) {
+            throw new IOException("POST answered " + status);
+        }
     }
 
     /** Sends a prepared request and returns its answer, whatever its status. */
     public Answer exchange(byte[] request) throws IOException {
-        return read(request, true);
-    }
-
-    private Answer read(byte[] request, boolean keep) throws IOException {
         out.write(request);
         out.flush();
         int filled = 0;
@@ -78,29 +78,21 @@ public final class LoopbackHttp implements AutoCloseable {
         }
         String head = new String(buffer, 0, headEnd, StandardCharsets.US_ASCII);
         int status = status(head);
-        if (!keep && status != 200) {
-            throw new IOException("POST answered " + head.lines().findFirst().orElse(""));
-        }
         long length = contentLength(head);
         int early = filled - headEnd - 4;
-        if (early > length) {
-            throw new IOException("an answer longer than its content-length " + length);
+        if (length > BODY_LIMIT || early > length) {
+            throw new IOException("an answer of " + early + " bytes or more against its content-length " + length);
         }
-        byte[] body = keep ? new byte[Math.toIntExact(length)] : NO_BODY;
-        if (keep) {
-            System.arraycopy(buffer, headEnd + 4, body, 0, early);
-        }
-        long remaining = length - early;
-        while (remaining > 0) {
-            int n = keep
-                    ? in.read(body, (int) (length - remaining), (int) remaining)
-                    : in.read(buffer, 0, (int) Math.min(buffer.length, remaining));
+        byte[] body = new byte[(int) length];
+        System.arraycopy(buffer, headEnd + 4, body, 0, early);
+        for (int at = early; at < body.length; ) {
+            int n = in.read(body, at, body.length - at);
             if (n < 0) {
                 throw new IOException("the connection closed inside an answer");
             }
-            remaining -= n;
+            at += n;
         }
-        return keep ? new Answer(status, body) : null;
+        return new Answer(status, body);
     }
 
     private int headEnd(int filled) {

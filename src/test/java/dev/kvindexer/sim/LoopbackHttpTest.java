@@ -76,4 +76,30 @@ class LoopbackHttpTest {
             assertTrue(noLength.getMessage().contains("content-length"), noLength.getMessage());
         }
     }
+
+    @Test
+    void aDeclaredLengthPastTheLimitIsRefusedBeforeAllocating() throws Exception {
+        try (java.net.ServerSocket server =
+                new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Thread answerer = new Thread(() -> {
+                try (java.net.Socket s = server.accept()) {
+                    s.getInputStream().read(new byte[1024]);
+                    s.getOutputStream()
+                            .write("HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\nabc"
+                                    .getBytes(StandardCharsets.US_ASCII));
+                    s.getInputStream().read(); // until the client hangs up
+                } catch (IOException ignored) {
+                    // the client went away
+                }
+            });
+            answerer.start();
+            try (LoopbackHttp http = new LoopbackHttp("127.0.0.1", server.getLocalPort())) {
+                IOException refused = assertThrows(
+                        IOException.class,
+                        () -> http.exchange(LoopbackHttp.post("/x", "application/json", new byte[0])));
+                assertTrue(refused.getMessage().contains("99999999999"), refused.getMessage());
+            }
+            answerer.join(10_000);
+        }
+    }
 }
