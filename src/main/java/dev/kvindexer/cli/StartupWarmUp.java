@@ -28,6 +28,13 @@ final class StartupWarmUp {
 
     private static final String MSGPACK = "application/msgpack";
     private static final String JSON = "application/json";
+    /** The headers real clients add to a request: Python's requests, Rust's reqwest (lower-case names), curl. */
+    private static final String[] PYTHON = {
+        "User-Agent: python-requests/2.32.3", "Accept-Encoding: gzip, deflate", "Accept: */*", "Connection: keep-alive"
+    };
+
+    private static final String[] RUST = {"accept: */*", "user-agent: router/1.0"};
+    private static final String[] CURL = {"User-Agent: curl/8.5.0", "Accept: */*"};
     private static final int ENGINES = 8;
     /**
      * Dynamo's engines are fewer and take none of the churn: its ingest and query code is compiled on top of the
@@ -162,8 +169,11 @@ final class StartupWarmUp {
     }
 
     /**
-     * The requests the callers cycle through: long prompts and short, hits and misses, a partial last block; mostly
-     * short ones, which bring the per-request code its invocations. The Conductor's msgpack and Dynamo's JSON.
+     * The requests the callers cycle through, shaped as a node's real traffic so that what the compiler builds from
+     * them holds when that traffic comes: long prompts and short, hits, misses and prompts that share only their first
+     * blocks (a common system prompt, then a user's own text), a partial last block; the headers of the clients that
+     * send them; a load balancer's probe. Mostly short ones, which bring the per-request code its invocations. The
+     * Conductor's msgpack and Dynamo's JSON.
      */
     private static List<byte[]> requests(
             LoopbackEngines conductor, LoopbackEngines dynamo, int[] prompt, SplittableRandom rnd) {
@@ -174,17 +184,35 @@ final class StartupWarmUp {
                 "/query",
                 MSGPACK,
                 conductor.conductorQuery(rnd.ints(128, 0, VOCABULARY).toArray()));
-        byte[] dynamoShort = LoopbackHttp.post("/query", JSON, dynamo.dynamoQuery(Arrays.copyOf(prompt, 128)));
+        byte[] shortShared = LoopbackHttp.request(
+                "POST", "/query", MSGPACK, conductor.conductorQuery(sharedThenOwn(prompt, 80, 128, rnd)), PYTHON);
+        byte[] dynamoShort =
+                LoopbackHttp.request("POST", "/query", JSON, dynamo.dynamoQuery(Arrays.copyOf(prompt, 128)), RUST);
+        byte[] probe = LoopbackHttp.request("GET", "/health", null, new byte[0], CURL);
         for (int i = 0; i < SHORT_PER_LONG; i++) {
-            requests.add(i % 8 == 7 ? shortMiss : i % 8 == 3 ? dynamoShort : shortHit);
+            requests.add(
+                    i % 8 == 7
+                            ? shortMiss
+                            : i % 8 == 3 ? dynamoShort : i % 8 == 5 ? shortShared : i == 1 ? probe : shortHit);
         }
         requests.add(LoopbackHttp.post("/query", MSGPACK, conductor.conductorQuery(Arrays.copyOf(prompt, 1000))));
         requests.add(LoopbackHttp.post(
                 "/query",
                 MSGPACK,
                 conductor.conductorQuery(rnd.ints(TOKENS, 0, VOCABULARY).toArray())));
+        requests.add(LoopbackHttp.request(
+                "POST", "/query", MSGPACK, conductor.conductorQuery(sharedThenOwn(prompt, 2500, TOKENS, rnd)), PYTHON));
         requests.add(LoopbackHttp.post("/query", JSON, dynamo.dynamoQuery(prompt)));
         return requests;
+    }
+
+    /** The first {@code shared} tokens of {@code prompt}, then tokens of its own up to {@code length}. */
+    private static int[] sharedThenOwn(int[] prompt, int shared, int length, SplittableRandom rnd) {
+        int[] tokens = Arrays.copyOf(prompt, length);
+        for (int i = shared; i < length; i++) {
+            tokens[i] = rnd.nextInt(VOCABULARY);
+        }
+        return tokens;
     }
 
     /**

@@ -43,11 +43,33 @@ public final class LoopbackHttp implements AutoCloseable {
 
     /** A POST of {@code body}, as its bytes on the wire. */
     public static byte[] post(String path, String contentType, byte[] body) {
-        byte[] head = ("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + contentType
-                        + "\r\nContent-Length: " + body.length + "\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII);
-        ByteArrayOutputStream request = new ByteArrayOutputStream(head.length + body.length);
-        request.writeBytes(head);
+        return request("POST", path, contentType, body);
+    }
+
+    /**
+     * A request as its bytes on the wire: {@code headers} (each a whole line without its end, such as a client's
+     * {@code "User-Agent: curl/8.5.0"}) after the host, then the content's type and length unless
+     * {@code contentType} is null (a request without a body).
+     */
+    public static byte[] request(String method, String path, String contentType, byte[] body, String... headers) {
+        StringBuilder head = new StringBuilder(128)
+                .append(method)
+                .append(' ')
+                .append(path)
+                .append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+        for (String header : headers) {
+            head.append(header).append("\r\n");
+        }
+        if (contentType != null) {
+            head.append("Content-Type: ")
+                    .append(contentType)
+                    .append("\r\nContent-Length: ")
+                    .append(body.length)
+                    .append("\r\n");
+        }
+        byte[] headBytes = head.append("\r\n").toString().getBytes(StandardCharsets.US_ASCII);
+        ByteArrayOutputStream request = new ByteArrayOutputStream(headBytes.length + body.length);
+        request.writeBytes(headBytes);
         request.writeBytes(body);
         return request.toByteArray();
     }
@@ -56,7 +78,7 @@ public final class LoopbackHttp implements AutoCloseable {
     public void send(byte[] request) throws IOException {
         int status = exchange(request).status();
         if (status != 200) {
-            throw new IOException("POST answered " + status);
+            throw new IOException("answered " + status);
         }
     }
 

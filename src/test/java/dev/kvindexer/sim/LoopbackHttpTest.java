@@ -27,6 +27,12 @@ class LoopbackHttpTest {
                     switch (req.path()) {
                         case "/echo" -> req.response().end(body);
                         case "/chunked" -> req.response().setChunked(true).end("no length");
+                        case "/headers" ->
+                            req.response()
+                                    .end(req.method() + " " + body.length() + " "
+                                            + req.headers().get("User-Agent") + " "
+                                            + req.headers().get("accept") + " "
+                                            + req.headers().get("Content-Length"));
                         default -> req.response().setStatusCode(404).end("{\"error\":\"no such route\"}");
                     }
                 }))
@@ -58,6 +64,18 @@ class LoopbackHttpTest {
             LoopbackHttp.Answer missing = http.exchange(LoopbackHttp.post("/nowhere", "application/json", new byte[0]));
             assertEquals(404, missing.status());
             assertEquals("{\"error\":\"no such route\"}", new String(missing.body(), StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    void aRequestCarriesItsMethodAndAClientsHeadersAndNoBodyWithoutAType() throws IOException {
+        try (LoopbackHttp http = new LoopbackHttp("127.0.0.1", port)) {
+            LoopbackHttp.Answer probe = http.exchange(LoopbackHttp.request(
+                    "GET", "/headers", null, new byte[0], "User-Agent: curl/8.5.0", "accept: */*"));
+            assertEquals("GET 0 curl/8.5.0 */* null", new String(probe.body(), StandardCharsets.UTF_8));
+            LoopbackHttp.Answer post = http.exchange(LoopbackHttp.request(
+                    "POST", "/headers", "application/json", "{}".getBytes(StandardCharsets.UTF_8), "Accept: */*"));
+            assertEquals("POST 2 null */* 2", new String(post.body(), StandardCharsets.UTF_8));
         }
     }
 
