@@ -4,6 +4,7 @@ import dev.kvindexer.config.ServeConfig;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.hash.LocalHashes;
 import dev.kvindexer.index.TierBreakdown;
 import dev.kvindexer.metrics.EventCounters;
 import dev.kvindexer.node.IndexerNode;
@@ -68,7 +69,6 @@ final class DynamoBenchRun {
             long[] scheduledToCompletion,
             long[] service,
             long[] queueWait,
-            long[] hashing,
             long[] eventIssueLag,
             long cpuNanos,
             Map<String, Long> cpuByThread,
@@ -207,7 +207,6 @@ final class DynamoBenchRun {
                 concat(callers, c -> c.scheduledToCompletion),
                 concat(callers, c -> c.service),
                 concat(callers, c -> c.queueWait),
-                concat(callers, c -> c.hashing),
                 issuers.stream().flatMapToLong(i -> Arrays.stream(i.lag)).toArray(),
                 cpu,
                 cpuByThread,
@@ -461,7 +460,6 @@ final class DynamoBenchRun {
         final long[] scheduledToCompletion;
         final long[] service;
         final long[] queueWait;
-        final long[] hashing;
         long lastDue;
         long lastDone;
         /** CPU this thread used from the start of the replay to its end (its preparation left out). */
@@ -489,7 +487,6 @@ final class DynamoBenchRun {
             this.scheduledToCompletion = new long[queries.length];
             this.service = new long[queries.length];
             this.queueWait = new long[queries.length];
-            this.hashing = new long[queries.length];
         }
 
         @Override
@@ -513,13 +510,12 @@ final class DynamoBenchRun {
                 long due = t0 + (long) (s.queryAt[q] * windowNanos);
                 waitUntil(due, settings.spinNanos());
                 long began = System.nanoTime();
-                long hashed = began;
                 if (!settings.noop()) {
                     PartitionRef partition = registry.partition(key).orElseThrow();
-                    long[] hashes = settings.prepared()
-                            ? prepared[k]
-                            : BlockHasher.localHashes(tokens, length, partition.blockSize(), seed);
-                    hashed = System.nanoTime();
+                    // As the route hashes: each block when the walk reaches it, so hashing is inside the call.
+                    LocalHashes hashes = settings.prepared()
+                            ? LocalHashes.of(prepared[k])
+                            : LocalHashes.ofTokens(tokens, length, partition.blockSize(), seed);
                     QueryResult r = partition
                             .query(hashes)
                             .toCompletionStage()
@@ -533,7 +529,6 @@ final class DynamoBenchRun {
                 scheduledToCompletion[k] = done - due;
                 service[k] = done - began;
                 queueWait[k] = began - due;
-                hashing[k] = hashed - began;
                 lastDue = due;
                 lastDone = done;
             }

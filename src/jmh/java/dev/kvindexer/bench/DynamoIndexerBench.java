@@ -177,8 +177,8 @@ public final class DynamoIndexerBench {
                 "query scheduled-to-completion p50/p99/p99.9/max %s us; service %s us%n",
                 micros(r.scheduledToCompletion()), micros(r.service()));
         System.out.printf(
-                "query queue wait p50/p99/p99.9/max %s us; hashing %s us; event issue lag %s us%n",
-                micros(r.queueWait()), micros(r.hashing()), micros(r.eventIssueLag()));
+                "query queue wait p50/p99/p99.9/max %s us; event issue lag %s us%n",
+                micros(r.queueWait()), micros(r.eventIssueLag()));
         System.out.printf(
                 "issue span %,.1f ms, drain %,.1f ms, elapsed %,.1f ms; generator_valid=%b kept_up=%b%n",
                 r.issueSpanNanos() / 1e6, r.drainNanos() / 1e6, r.elapsedNanos() / 1e6, r.generatorValid(), r.keptUp());

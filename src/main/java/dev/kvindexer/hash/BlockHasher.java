@@ -140,7 +140,7 @@ public final class BlockHasher {
         return BASE.hashLongs(pair, 0, 2);
     }
 
-    private static long hashTokens(LongHashFunction fn, int[] tokens, int from, int count) {
+    static long hashTokens(LongHashFunction fn, int[] tokens, int from, int count) {
         if (NATIVE_LE) {
             return fn.hashInts(tokens, from, count);
         }
@@ -151,7 +151,7 @@ public final class BlockHasher {
         return fn.hashInts(swapped);
     }
 
-    private static LongHashFunction function(long seed) {
+    static LongHashFunction function(long seed) {
         if (seed == BASE_SEED) {
             return BASE;
         }

@@ -5,6 +5,7 @@ import dev.kvindexer.cluster.PeerSet;
 import dev.kvindexer.dump.SnapshotWriter;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.hash.LocalHashes;
 import dev.kvindexer.ingest.Publisher;
 import dev.kvindexer.partition.PartitionRef;
 import dev.kvindexer.partition.PromptHashes;
@@ -21,6 +22,7 @@ import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.MsgpackBodies;
 import dev.kvindexer.web.Responses;
 import dev.kvindexer.zmq.ZmqEndpoint;
+import io.vertx.core.Future;
 import io.vertx.ext.web.RoutingContext;
 
 /** Handlers of the Dynamo-flavor API (docs/api/dynamo.md): parse, validate, ask the registry or a partition, render. */
@@ -129,8 +131,8 @@ public final class DynamoRoutes {
         PartitionRef partition = partition(body.modelName(), routingGroup(body.routingGroup(), body.tenantId()));
         DynamoRequests.HashSeed salt = JsonBinding.bind(ctx, DynamoRequests.HashSeed.class);
         long seed = BlockHasher.seedFor(salt.loraName(), salt.cacheSalt());
-        long[] hashes = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
-        ask(ctx, partition, hashes, tokens.length);
+        LocalHashes hashes = LocalHashes.ofTokens(tokens, partition.blockSize(), seed);
+        ask(ctx, partition, queries.query(partition, hashes, tokens.length));
     }
 
     void queryByHash(RoutingContext ctx) {
@@ -146,7 +148,10 @@ public final class DynamoRoutes {
                             + "block_hashes must already include the intended cache salt");
         }
         PartitionRef partition = partition(model, routingGroup);
-        ask(ctx, partition, hashes, (long) hashes.length * partition.blockSize());
+        ask(
+                ctx,
+                partition,
+                queries.query(partition, hashes, PromptHashes.LOCAL, (long) hashes.length * partition.blockSize()));
     }
 
     /**
@@ -185,18 +190,16 @@ public final class DynamoRoutes {
         return noIndexer(key.modelName(), key.routingGroup());
     }
 
-    private void ask(RoutingContext ctx, PartitionRef partition, long[] hashes, long queryTokens) {
-        PartitionQuery.answered(
-                        queries.query(partition, hashes, PromptHashes.LOCAL, queryTokens), noIndexer(partition.key()))
-                .onComplete(ar -> {
-                    if (ar.succeeded()) {
-                        QueryResult r = ar.result().result();
-                        PartitionQuery.flagMissing(ctx, r.missingInstances());
-                        Responses.json(ctx, 200, ScoreJson.render(ar.result().matches(), r.blockSize()));
-                    } else {
-                        Responses.error(ctx, ar.cause());
-                    }
-                });
+    private void ask(RoutingContext ctx, PartitionRef partition, Future<IndexQueries.Answer> answer) {
+        PartitionQuery.answered(answer, noIndexer(partition.key())).onComplete(ar -> {
+            if (ar.succeeded()) {
+                QueryResult r = ar.result().result();
+                PartitionQuery.flagMissing(ctx, r.missingInstances());
+                Responses.json(ctx, 200, ScoreJson.render(ar.result().matches(), r.blockSize()));
+            } else {
+                Responses.error(ctx, ar.cause());
+            }
+        });
     }
 
     /**

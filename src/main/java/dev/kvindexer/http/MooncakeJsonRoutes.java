@@ -5,6 +5,7 @@ import static dev.kvindexer.http.MooncakeJsonError.invalid;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.Refusal;
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.hash.LocalHashes;
 import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.Publisher;
@@ -19,6 +20,7 @@ import dev.kvindexer.registry.Registry;
 import dev.kvindexer.web.JsonBinding;
 import dev.kvindexer.web.Responses;
 import dev.kvindexer.zmq.ZmqEndpoint;
+import io.vertx.core.Future;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -170,8 +172,8 @@ public final class MooncakeJsonRoutes {
             return;
         }
         long seed = BlockHasher.seedFor(emptyToNull(body.loraName()), body.cacheSalt());
-        long[] local = BlockHasher.localHashes(tokens, partition.blockSize(), seed);
-        answer(ctx, shape, body, partition, local, false, tokens.length);
+        LocalHashes local = LocalHashes.ofTokens(tokens, partition.blockSize(), seed);
+        answer(ctx, shape, body, partition, queries.query(partition, local, tokens.length));
     }
 
     /**
@@ -186,7 +188,12 @@ public final class MooncakeJsonRoutes {
             answerNone(ctx, shape, body);
             return;
         }
-        answer(ctx, shape, body, partition, hashes, true, (long) hashes.length * partition.blockSize());
+        answer(
+                ctx,
+                shape,
+                body,
+                partition,
+                queries.query(partition, hashes, PromptHashes.SEQUENCE, (long) hashes.length * partition.blockSize()));
     }
 
     /**
@@ -230,16 +237,11 @@ public final class MooncakeJsonRoutes {
             Flavor shape,
             MooncakeJsonRequests.Lookup body,
             PartitionRef partition,
-            long[] hashes,
-            boolean sequence,
-            long queryTokens) {
+            Future<IndexQueries.Answer> query) {
         PartitionKey key = partition.key();
         String only = body.instanceId();
         Long onlyId = only == null ? null : InstanceIds.of(only);
-        PartitionQuery.answered(
-                        queries.query(
-                                partition, hashes, sequence ? PromptHashes.SEQUENCE : PromptHashes.LOCAL, queryTokens),
-                        notFound(key))
+        PartitionQuery.answered(query, notFound(key))
                 .map(a -> {
                     PartitionQuery.flagMissing(ctx, a.result().missingInstances());
                     return MooncakeJsonAnswers.render(

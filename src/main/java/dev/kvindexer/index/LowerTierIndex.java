@@ -1,6 +1,7 @@
 package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
+import dev.kvindexer.hash.LocalHashes;
 import it.unimi.dsi.fastutil.longs.Long2ObjectOpenHashMap;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -161,8 +162,8 @@ final class LowerTierIndex {
      * itself or a shared store owner holds. {@code out[0]} receives the
      * last engine hash reached.
      */
-    int extend(int id, boolean hasLast, long last, long[] localHashes, int pos, long[] lastOut) {
-        return walk(id, hasLast, last, localHashes, pos, localHashes.length, lastOut, null);
+    int extend(int id, boolean hasLast, long last, LocalHashes localHashes, int pos, long[] lastOut) {
+        return walk(id, hasLast, last, localHashes, pos, localHashes.length(), lastOut, null);
     }
 
     /**
@@ -170,14 +171,21 @@ final class LowerTierIndex {
      * {@code chain}; returns how many it wrote.
      */
     int chain(int id, boolean hasLast, long last, long[] localHashes, int pos, int end, long[] chain) {
-        return walk(id, hasLast, last, localHashes, pos, end, new long[1], chain);
+        return walk(id, hasLast, last, LocalHashes.of(localHashes), pos, end, new long[1], chain);
     }
 
     private int walk(
-            int id, boolean hasLast, long last, long[] localHashes, int pos, int end, long[] lastOut, long[] chain) {
+            int id,
+            boolean hasLast,
+            long last,
+            LocalHashes localHashes,
+            int pos,
+            int end,
+            long[] lastOut,
+            long[] chain) {
         int k = 0;
         while (pos + k < end) {
-            LowerEdge e = find(hasLast, last, localHashes[pos + k]);
+            LowerEdge e = find(hasLast, last, localHashes.at(pos + k));
             if (e == null || !((id != NO_OWNER && e.hasHolder(id)) || sharedOwnerPresent(e))) {
                 break;
             }
@@ -193,7 +201,7 @@ final class LowerTierIndex {
     }
 
     /** The reach of an owner that holds nothing of its own: what the shared store owners alone extend. */
-    int extendShared(boolean hasLast, long last, long[] localHashes, int pos, long[] lastOut) {
+    int extendShared(boolean hasLast, long last, LocalHashes localHashes, int pos, long[] lastOut) {
         return extend(NO_OWNER, hasLast, last, localHashes, pos, lastOut);
     }
 

@@ -1,5 +1,6 @@
 package dev.kvindexer.index;
 
+import dev.kvindexer.hash.LocalHashes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -61,8 +62,8 @@ final class Matcher {
         this.owners = owners;
     }
 
-    OwnerMatches match(long[] localHashes) {
-        int n = localHashes.length;
+    OwnerMatches match(LocalHashes localHashes) {
+        int n = localHashes.length();
         if (n == 0) {
             return OwnerMatches.NONE;
         }
@@ -89,8 +90,8 @@ final class Matcher {
      * answer to the prompt's wide start and the few owners that go deeper; null when the first block is not that
      * wide. The levels are read as {@link #walkDevice} reads them, so the answer is the same.
      */
-    private OwnerMatches wideMatch(long[] localHashes) {
-        int node = nodes.child(DeviceNodes.ROOT, localHashes[0]);
+    private OwnerMatches wideMatch(LocalHashes localHashes) {
+        int node = nodes.child(DeviceNodes.ROOT, localHashes.at(0));
         if (node == DeviceTree.NONE) {
             return null;
         }
@@ -107,12 +108,12 @@ final class Matcher {
         int version = owners.order().version;
         WideAnswers.Entry kept = wide.startingAt(node, version);
         boolean agrees = kept != null && kept.agrees(0, node, act, words);
-        int n = localHashes.length;
+        int n = localHashes.length();
         int level = 0;
         int child = DeviceTree.NONE;
         int deep = 0;
         while (level + 1 < n) {
-            child = nodes.child(node, localHashes[level + 1]);
+            child = nodes.child(node, localHashes.at(level + 1));
             if (child == DeviceTree.NONE) {
                 break;
             }
@@ -181,7 +182,7 @@ final class Matcher {
      * The walk on from {@code node}, block {@code at} of the prompt, with the few owners {@code left} there: their
      * depths go into the scores as {@link #walkDevice} gives them. Returns the deepest node reached.
      */
-    private int deepen(long[] localHashes, int at, int node, long[] left, int words) {
+    private int deepen(LocalHashes localHashes, int at, int node, long[] left, int words) {
         touchAll(left, words);
         int end = descend(localHashes, at + 1, node, left, words, false);
         scoreLeft(left, words, reached);
@@ -204,11 +205,11 @@ final class Matcher {
      * blocks matched) with the owners {@code left} there, each owner that drops out scores the depth it reached.
      * Returns the deepest node any owner reached, its depth in {@link #reached}; {@code left} keeps those still there.
      */
-    private int descend(long[] localHashes, int from, int node, long[] left, int words, boolean keepPath) {
+    private int descend(LocalHashes localHashes, int from, int node, long[] left, int words, boolean keepPath) {
         int[] score = gpu;
         int depth = from;
-        for (int i = from; i < localHashes.length; i++) {
-            int child = nodes.child(node, localHashes[i]);
+        for (int i = from; i < localHashes.length(); i++) {
+            int child = nodes.child(node, localHashes.at(i));
             if (child == DeviceTree.NONE) {
                 break;
             }
@@ -242,19 +243,20 @@ final class Matcher {
      * Keeps the answer to the prompt cut after {@code levels} blocks (its wide start), with each level's node and
      * owners left, in {@code kept} when it starts at the same node, else in another entry.
      */
-    private WideAnswers.Entry keep(long[] localHashes, int levels, int words, int version, WideAnswers.Entry kept) {
+    private WideAnswers.Entry keep(
+            LocalHashes localHashes, int levels, int words, int version, WideAnswers.Entry kept) {
         WideAnswers.Entry e = wide.replace(kept);
         long[] act = new long[words];
-        int node = nodes.child(DeviceNodes.ROOT, localHashes[0]);
+        int node = nodes.child(DeviceNodes.ROOT, localHashes.at(0));
         holders.wordsInto(node, null, act, words);
         e.level(0, node, act, words);
         for (int level = 1; level < levels; level++) {
-            node = nodes.child(node, localHashes[level]);
+            node = nodes.child(node, localHashes.at(level));
             holders.wordsInto(node, act, act, words);
             e.level(level, node, act, words);
         }
         e.cut(levels);
-        walkDevice(Arrays.copyOf(localHashes, levels), false);
+        walkDevice(localHashes.head(levels), false);
         int[] position = e.position.length >= gpu.length ? e.position : new int[gpu.length];
         OwnerMatches cut = collect(position);
         e.answer(cut.size(), outWorkers, outFields, position, version);
@@ -267,10 +269,10 @@ final class Matcher {
      * descent keeps in registers then travel through fields. Past 64 owners the descent is {@link #descend}, shared
      * with the walk below a wide answer's start.
      */
-    private void walkDevice(long[] localHashes, boolean keepPath) {
+    private void walkDevice(LocalHashes localHashes, boolean keepPath) {
         DeviceNodes nodes = this.nodes;
         NodeHolders holders = this.holders;
-        int node = nodes.child(DeviceNodes.ROOT, localHashes[0]);
+        int node = nodes.child(DeviceNodes.ROOT, localHashes.at(0));
         if (node == DeviceTree.NONE) {
             return;
         }
@@ -283,13 +285,13 @@ final class Matcher {
             path[0] = node;
         }
         int depth = 1;
-        int n = localHashes.length;
+        int n = localHashes.length();
         int[] score = gpu;
         if (words == 1) {
             // Up to 64 owners: the holder intersection is one AND per level.
             long a = act[0];
             for (int i = 1; i < n; i++) {
-                int child = nodes.child(node, localHashes[i]);
+                int child = nodes.child(node, localHashes.at(i));
                 if (child == DeviceTree.NONE) {
                     break;
                 }
@@ -322,11 +324,11 @@ final class Matcher {
      * The walk of {@link #match} kept tier by tier (docs/api/dynamo.md#post-query_tiered_by_hash): device depths, then per existing lower-tier index
      * the extension of every owner in its continuation, zeros included.
      */
-    TieredMatch matchTiered(long[] localHashes) {
-        ensureCapacity(owners.idLimit(), Math.max(localHashes.length, 1));
+    TieredMatch matchTiered(LocalHashes localHashes) {
+        ensureCapacity(owners.idLimit(), Math.max(localHashes.length(), 1));
         List<TieredMatch.Tier> tiers = new ArrayList<>();
         TieredMatch.Owners device;
-        if (localHashes.length == 0) {
+        if (localHashes.length() == 0) {
             device = columns(new int[0], new int[0]);
             for (int slot = 0; slot < LowerTiers.COUNT; slot++) {
                 if (lower[slot] != null) {
@@ -392,11 +394,11 @@ final class Matcher {
         void tier(int slot, int[] tierExt);
     }
 
-    private void extendLower(long[] localHashes) {
+    private void extendLower(LocalHashes localHashes) {
         extendLower(localHashes, null);
     }
 
-    private void extendLower(long[] localHashes, TierRecorder recorder) {
+    private void extendLower(LocalHashes localHashes, TierRecorder recorder) {
         lowerWalked = true;
         // Owners with a device score continue from their own engine hash at their matched depth.
         for (int i = 0; i < touchedCount; i++) {
@@ -417,7 +419,7 @@ final class Matcher {
                 }
                 continue;
             }
-            LowerEdge rootEdge = t.rootEdge(localHashes[0]);
+            LowerEdge rootEdge = t.rootEdge(localHashes.at(0));
             if (rootEdge != null) {
                 int words = rootEdge.wordCount();
                 for (int w = 0; w < words; w++) {
@@ -451,7 +453,7 @@ final class Matcher {
     }
 
     /** The shared store owners' reach from the root, cumulative over the tiers in walk order: {cpu, disk}. */
-    int[] sharedReach(long[] localHashes) {
+    int[] sharedReach(LocalHashes localHashes) {
         int pos = 0;
         boolean hasLast = false;
         long last = 0;

@@ -3,6 +3,7 @@ package dev.kvindexer.index;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.event.WorkerRank;
 import dev.kvindexer.hash.BlockHasher;
+import dev.kvindexer.hash.LocalHashes;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -195,24 +196,39 @@ public final class PartitionIndex {
      * need them.
      */
     public OwnerMatches matchOwners(long[] localHashes, long[] sequenceHashes) {
-        OwnerMatches here = matchers.get().match(localHashes);
+        OwnerMatches here = matchers.get().match(LocalHashes.of(localHashes));
         PartitionIndex seq = bySequence;
         if (seq == null || seq.isEmpty()) {
             return here;
         }
         return OwnerMatches.merge(
-                here,
-                seq.matchers
-                        .get()
-                        .match(sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes)));
+                here, seq.matchers.get().match(LocalHashes.of(sequenceFor(localHashes, sequenceHashes))));
     }
+
+    /**
+     * {@link #matchOwners(long[], long[])} and {@link #sharedReach(long[], long[])} of a prompt whose hashes are
+     * computed as the walk reaches them: when no block was stored without tokens and no shared store is registered,
+     * only the held blocks and one more are hashed; otherwise every hash is, as those walks need.
+     */
+    public Reach matchLazily(LocalHashes localHashes) {
+        PartitionIndex seq = bySequence;
+        if ((seq == null || seq.isEmpty()) && !owners.anyStore()) {
+            return new Reach(matchers.get().match(localHashes), NO_SHARED_REACH);
+        }
+        long[] all = localHashes.toArray();
+        long[] sequence = sequenceHashesFor(all);
+        return new Reach(matchOwners(all, sequence), sharedReach(all, sequence));
+    }
+
+    /** A prompt's matches and the shared stores' reach ({@link #sharedReach(long[], long[])}). */
+    public record Reach(OwnerMatches matches, int[] sharedReach) {}
 
     /**
      * The walk of {@link #match(long[])} tier by tier, for Dynamo's {@code /query_tiered_by_hash} (docs/api/dynamo.md#post-query_tiered_by_hash). Only
      * blocks stored with their tokens take part: the Dynamo router asks by local hash.
      */
     public TieredMatch matchTiered(long[] localHashes) {
-        return matchers.get().matchTiered(localHashes);
+        return matchers.get().matchTiered(LocalHashes.of(localHashes));
     }
 
     /**
@@ -231,6 +247,10 @@ public final class PartitionIndex {
      */
     public long[] sequenceHashesFor(long[] localHashes) {
         return bySequence == null || bySequence.isEmpty() ? null : BlockHasher.sequenceHashes(localHashes);
+    }
+
+    private static long[] sequenceFor(long[] localHashes, long[] sequenceHashes) {
+        return sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes);
     }
 
     /**
@@ -273,14 +293,12 @@ public final class PartitionIndex {
 
     /** {@link #sharedReach(long[])} with the prompt's sequence hashes as in {@link #matchOwners}. */
     public int[] sharedReach(long[] localHashes, long[] sequenceHashes) {
-        int[] here = owners.anyStore() ? matchers.get().sharedReach(localHashes) : NO_SHARED_REACH;
+        int[] here = owners.anyStore() ? matchers.get().sharedReach(LocalHashes.of(localHashes)) : NO_SHARED_REACH;
         PartitionIndex seq = bySequence;
         if (seq == null || !seq.owners.anyStore()) {
             return here;
         }
-        int[] there = seq.matchers
-                .get()
-                .sharedReach(sequenceHashes != null ? sequenceHashes : BlockHasher.sequenceHashes(localHashes));
+        int[] there = seq.matchers.get().sharedReach(LocalHashes.of(sequenceFor(localHashes, sequenceHashes)));
         return new int[] {Math.max(here[0], there[0]), Math.max(here[1], there[1])};
     }
 

@@ -3,6 +3,7 @@ package dev.kvindexer.partition;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.hash.LocalHashes;
 import dev.kvindexer.metrics.Spans;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -252,6 +253,11 @@ final class LocalPartition implements PartitionRef {
     @Override
     public Future<QueryResult> query(long[] localHashes) {
         return query(PromptHashes.LOCAL, localHashes);
+    }
+
+    @Override
+    public Future<QueryResult> query(LocalHashes localHashes) {
+        return read(p -> p.query(localHashes), new PartitionCommand.LazyQuery(localHashes));
     }
 
     @Override

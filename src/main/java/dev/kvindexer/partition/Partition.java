@@ -9,6 +9,7 @@ import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.event.WorkerRank;
+import dev.kvindexer.hash.LocalHashes;
 import dev.kvindexer.index.PartitionIndex;
 import dev.kvindexer.index.StoreOutcome;
 import dev.kvindexer.metrics.EventCounters;
@@ -376,6 +377,12 @@ public final class Partition {
 
     public long[] engineHashes(long workerId, int dpRank, long[] localHashes, int maxBlocks) {
         return index.engineHashes(workerId, dpRank, localHashes, maxBlocks);
+    }
+
+    /** A token query's match, its hashes computed as the walk reaches them. */
+    public QueryResult query(LocalHashes localHashes) {
+        PartitionIndex.Reach reach = index.matchLazily(localHashes);
+        return new QueryResult(index.blockSize(), reach.matches(), reach.sharedReach());
     }
 
     /** A prompt's match, whatever its hashes name. */

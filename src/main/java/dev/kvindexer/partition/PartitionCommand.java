@@ -2,6 +2,7 @@ package dev.kvindexer.partition;
 
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.hash.LocalHashes;
 import dev.kvindexer.metrics.Spans;
 import java.util.List;
 
@@ -108,6 +109,19 @@ sealed interface PartitionCommand {
         @Override
         public Object runOn(Partition partition) {
             return partition.query(hashes, kind);
+        }
+    }
+
+    /** A token query's match, its hashes computed as the walk reaches them. */
+    record LazyQuery(LocalHashes hashes) implements PartitionCommand {
+        @Override
+        public boolean changesIndex() {
+            return false;
+        }
+
+        @Override
+        public Object runOn(Partition partition) {
+            return partition.query(hashes);
         }
     }
 

@@ -3,6 +3,7 @@ package dev.kvindexer.partition;
 import dev.kvindexer.event.EventBatch;
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.hash.LocalHashes;
 import dev.kvindexer.metrics.Spans;
 import io.vertx.core.Future;
 import java.util.List;
@@ -73,6 +74,14 @@ public interface PartitionRef {
 
     /** Matches a prompt's local hashes, already seeded and chunked with this partition's block size. */
     Future<QueryResult> query(long[] localHashes);
+
+    /**
+     * Matches a prompt whose local hashes are computed as the walk reaches them, so a prompt's tail nobody holds is
+     * not hashed; a partition whose match runs elsewhere computes them all and sends them.
+     */
+    default Future<QueryResult> query(LocalHashes localHashes) {
+        return query(localHashes.toArray());
+    }
 
     /** Matches the rolling sequence hashes of Mooncake's {@code /query_by_hash}. */
     Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes);

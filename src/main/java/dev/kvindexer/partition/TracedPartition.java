@@ -1,6 +1,7 @@
 package dev.kvindexer.partition;
 
 import dev.kvindexer.event.StandardEvent;
+import dev.kvindexer.hash.LocalHashes;
 import dev.kvindexer.metrics.Spans;
 import io.vertx.core.Future;
 import java.util.List;
@@ -33,11 +34,11 @@ public final class TracedPartition extends ForwardingPartition {
         return traced(what, b -> {}, work);
     }
 
-    private Future<QueryResult> match(PromptHashes kind, long[] hashes, Supplier<Future<QueryResult>> work) {
+    private Future<QueryResult> match(PromptHashes kind, int blocks, Supplier<Future<QueryResult>> work) {
         return traced(
                 "query",
                 b -> b.put("kvindexer.hashes", kind.name().toLowerCase(java.util.Locale.ROOT))
-                        .put("kvindexer.blocks", hashes.length),
+                        .put("kvindexer.blocks", blocks),
                 work);
     }
 
@@ -63,17 +64,22 @@ public final class TracedPartition extends ForwardingPartition {
 
     @Override
     public Future<QueryResult> query(long[] localHashes) {
-        return match(PromptHashes.LOCAL, localHashes, () -> super.query(localHashes));
+        return match(PromptHashes.LOCAL, localHashes.length, () -> super.query(localHashes));
+    }
+
+    @Override
+    public Future<QueryResult> query(LocalHashes localHashes) {
+        return match(PromptHashes.LOCAL, localHashes.length(), () -> inner.query(localHashes));
     }
 
     @Override
     public Future<QueryResult> queryBySequenceHashes(long[] sequenceHashes) {
-        return match(PromptHashes.SEQUENCE, sequenceHashes, () -> super.queryBySequenceHashes(sequenceHashes));
+        return match(PromptHashes.SEQUENCE, sequenceHashes.length, () -> super.queryBySequenceHashes(sequenceHashes));
     }
 
     @Override
     public Future<QueryResult> queryByEngineHashes(long[] engineHashes) {
-        return match(PromptHashes.ENGINE, engineHashes, () -> super.queryByEngineHashes(engineHashes));
+        return match(PromptHashes.ENGINE, engineHashes.length, () -> super.queryByEngineHashes(engineHashes));
     }
 
     @Override

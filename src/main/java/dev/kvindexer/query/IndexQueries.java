@@ -2,6 +2,7 @@ package dev.kvindexer.query;
 
 import dev.kvindexer.event.PartitionKey;
 import dev.kvindexer.event.WorkerRank;
+import dev.kvindexer.hash.LocalHashes;
 import dev.kvindexer.index.OwnerMatch;
 import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.index.TieredMatch;
@@ -47,8 +48,17 @@ public final class IndexQueries {
      * @param kind what the hashes name: local, rolling sequence or engine hashes
      */
     public Future<Answer> query(PartitionRef partition, long[] hashes, PromptHashes kind, long queryTokens) {
+        return answer(partition, partition.query(kind, hashes), queryTokens);
+    }
+
+    /** {@link #query(PartitionRef, long[], PromptHashes, long)} of a prompt hashed as the walk reaches its blocks. */
+    public Future<Answer> query(PartitionRef partition, LocalHashes hashes, long queryTokens) {
+        return answer(partition, partition.query(hashes), queryTokens);
+    }
+
+    private Future<Answer> answer(PartitionRef partition, Future<QueryResult> result, long queryTokens) {
         PartitionKey key = partition.key();
-        return partition.query(kind, hashes).map(r -> {
+        return result.map(r -> {
             OwnerMatches matches = withSharedReach(r, () -> registry.members(key));
             observe(quality, key, queryTokens, matches, r.blockSize());
             return new Answer(r, matches);
