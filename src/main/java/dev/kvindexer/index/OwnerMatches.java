@@ -49,6 +49,14 @@ public final class OwnerMatches {
                 : new OwnerMatches(size, Arrays.copyOf(workerIds, size), Arrays.copyOf(fields, size * FIELDS), true);
     }
 
+    /**
+     * As {@link #orderedCopyOf}, sharing {@code workerIds}, which nobody may write afterwards: a kept wide answer's
+     * workers, the same in every answer built from it (thousands of entries with a large fleet).
+     */
+    static OwnerMatches orderedSharingWorkers(int size, long[] workerIds, int[] fields) {
+        return size == 0 ? NONE : new OwnerMatches(size, workerIds, Arrays.copyOf(fields, size * FIELDS), true);
+    }
+
     public static OwnerMatches of(List<OwnerMatch> matches) {
         Builder b = builder(matches.size());
         for (OwnerMatch m : matches) {

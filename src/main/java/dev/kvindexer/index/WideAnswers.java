@@ -31,7 +31,9 @@ final class WideAnswers {
         int words;
         int orderVersion = -1;
         int size;
+        /** A new array each time the answer is taken, never written after: the answers built from it share it. */
         long[] workers = new long[0];
+
         int[] fields = new int[0];
         /** By owner id: its entry in the answer; valid for the owners the answer lists. */
         int[] position = new int[0];

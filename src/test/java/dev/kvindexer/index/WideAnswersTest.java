@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.event.WorkerRank;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -93,6 +94,35 @@ class WideAnswersTest {
                 assertEquals(-1, Long.compareUnsigned(m.workerId(i - 1), m.workerId(i)), "in worker order");
             }
             assertEquals(byOwner(m.toList()), ref.match(new long[] {1, 2, 3}));
+        }
+    }
+
+    /**
+     * Answers built from a kept one share its workers: each answer must keep its entries when the fleet changes and
+     * the kept answer is built again.
+     */
+    @Test
+    void anAnswerKeepsItsEntriesWhenTheKeptOneIsBuiltAgain() {
+        PartitionIndex index = new PartitionIndex(4);
+        ReferenceIndex ref = new ReferenceIndex();
+        for (int w = 0; w < 300; w++) {
+            store(index, ref, new WorkerRank(w * 7_919L, 0), null, SYSTEM_ENGINE, SYSTEM);
+        }
+        long[] query = {1, 2, 3};
+        List<OwnerMatches> answers = new ArrayList<>();
+        List<List<OwnerMatch>> asAnswered = new ArrayList<>();
+        // More rounds than a matcher keeps answers: its entries are filled again.
+        for (int round = 0; round < 20; round++) {
+            for (int again = 0; again < 2; again++) {
+                OwnerMatches m = index.matchOwners(query, null);
+                answers.add(m);
+                asAnswered.add(m.toList());
+            }
+            index.removeWorker(round * 7_919L);
+            store(index, ref, new WorkerRank(1_000_003L + round, 0), null, SYSTEM_ENGINE, SYSTEM);
+        }
+        for (int i = 0; i < answers.size(); i++) {
+            assertEquals(asAnswered.get(i), answers.get(i).toList(), "answer " + i);
         }
     }
 
