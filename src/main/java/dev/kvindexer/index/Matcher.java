@@ -157,7 +157,7 @@ final class Matcher {
         int[] place = owners.order().place;
         int[] f = kept.fields;
         patch(f, kept.position, place, -1);
-        OwnerMatches answer = OwnerMatches.orderedSharingWorkers(kept.size, kept.workers, f);
+        OwnerMatches answer = OwnerMatches.orderedSharingWorkers(kept.size, kept.workers, kept.starts, f);
         patch(f, kept.position, place, depth);
         reset();
         return answer;

@@ -26,12 +26,19 @@ public final class OwnerMatches {
     private final int[] fields;
     /** Known to be in (worker unsigned, rank) order, one entry an owner: a partition's match is built so. */
     private final boolean ordered;
+    /** Each worker's first entry then {@link #size}, shared with the kept answer it came from; null when not kept. */
+    private final int[] keptStarts;
 
     private OwnerMatches(int size, long[] workerIds, int[] fields, boolean ordered) {
+        this(size, workerIds, fields, ordered, null);
+    }
+
+    private OwnerMatches(int size, long[] workerIds, int[] fields, boolean ordered, int[] keptStarts) {
         this.size = size;
         this.workerIds = workerIds;
         this.fields = fields;
         this.ordered = ordered;
+        this.keptStarts = keptStarts;
     }
 
     /** Room for {@code capacity} entries, filled by {@link Builder#add}. */
@@ -50,11 +57,30 @@ public final class OwnerMatches {
     }
 
     /**
-     * As {@link #orderedCopyOf}, sharing {@code workerIds}, which nobody may write afterwards: a kept wide answer's
-     * workers, the same in every answer built from it (thousands of entries with a large fleet).
+     * As {@link #orderedCopyOf}, sharing {@code workerIds} and its instances' {@code starts} ({@link #starts}), which
+     * nobody may write afterwards: a kept wide answer's, the same in every answer built from it (thousands of entries
+     * with a large fleet).
      */
-    static OwnerMatches orderedSharingWorkers(int size, long[] workerIds, int[] fields) {
-        return size == 0 ? NONE : new OwnerMatches(size, workerIds, Arrays.copyOf(fields, size * FIELDS), true);
+    static OwnerMatches orderedSharingWorkers(int size, long[] workerIds, int[] starts, int[] fields) {
+        return size == 0 ? NONE : new OwnerMatches(size, workerIds, Arrays.copyOf(fields, size * FIELDS), true, starts);
+    }
+
+    /** The first entry of each worker among the first {@code size} of {@code workerIds}, in order, then {@code size}. */
+    static int[] starts(long[] workerIds, int size) {
+        int[] start = new int[size + 1];
+        int count = 0;
+        for (int j = 0; j < size; j++) {
+            if (j == 0 || workerIds[j] != workerIds[j - 1]) {
+                start[count++] = j;
+            }
+        }
+        start[count] = size;
+        return Arrays.copyOf(start, count + 1);
+    }
+
+    /** The kept answer's instance starts this answer shares (never to be written), or null. */
+    int[] keptStarts() {
+        return keptStarts;
     }
 
     public static OwnerMatches of(List<OwnerMatch> matches) {

@@ -72,6 +72,15 @@ public final class TierBreakdown {
 
     private TierBreakdown(OwnerMatches given, int blockSize) {
         this.blockSize = blockSize;
+        int[] kept = given.keptStarts();
+        if (kept != null) {
+            // In order, one entry an owner, its instances found once for every answer built from the same kept one.
+            owners = given;
+            order = null;
+            start = kept;
+            instanceCount = kept.length - 1;
+            return;
+        }
         int n = given.size();
         start = new int[n + 1];
         // A partition's answer comes in order without duplicates: it says so, or one pass checks that and finds the

@@ -33,6 +33,8 @@ final class WideAnswers {
         int size;
         /** A new array each time the answer is taken, never written after: the answers built from it share it. */
         long[] workers = new long[0];
+        /** The workers' instance starts ({@link OwnerMatches#starts}), taken and shared as they are. */
+        int[] starts = new int[] {0};
 
         int[] fields = new int[0];
         /** By owner id: its entry in the answer; valid for the owners the answer lists. */
@@ -75,6 +77,7 @@ final class WideAnswers {
         void answer(int n, long[] w, int[] f, int[] positionById, int version) {
             size = n;
             workers = Arrays.copyOf(w, n);
+            starts = OwnerMatches.starts(workers, n);
             fields = Arrays.copyOf(f, n * OwnerMatches.FIELDS);
             position = positionById;
             orderVersion = version;

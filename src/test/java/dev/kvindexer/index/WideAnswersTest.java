@@ -106,7 +106,9 @@ class WideAnswersTest {
         PartitionIndex index = new PartitionIndex(4);
         ReferenceIndex ref = new ReferenceIndex();
         for (int w = 0; w < 300; w++) {
-            store(index, ref, new WorkerRank(w * 7_919L, 0), null, SYSTEM_ENGINE, SYSTEM);
+            for (int r = 0; r < 1 + w % 3; r++) {
+                store(index, ref, new WorkerRank(w * 7_919L, r), null, SYSTEM_ENGINE, SYSTEM);
+            }
         }
         long[] query = {1, 2, 3};
         List<OwnerMatches> answers = new ArrayList<>();
@@ -123,6 +125,11 @@ class WideAnswersTest {
         }
         for (int i = 0; i < answers.size(); i++) {
             assertEquals(asAnswered.get(i), answers.get(i).toList(), "answer " + i);
+            // Its instances, found once for every answer built from one kept answer, are those of the same entries.
+            assertEquals(
+                    TierBreakdown.of(asAnswered.get(i), 4).instances(),
+                    TierBreakdown.of(answers.get(i), 4).instances(),
+                    "answer " + i);
         }
     }
 
