@@ -146,7 +146,6 @@ final class Matcher {
             next = deeper;
         }
         int end = node;
-        int depth = level + 1;
         if (deep > 0) {
             end = deepen(localHashes, level + 1, child, next, words);
         }
@@ -154,23 +153,25 @@ final class Matcher {
         tree.touch(end);
         // The kept answer gives every owner left at the last wide level its depth; the deeper ones are patched in
         // (a shared store among them has no place in the order, so none in the answer).
-        int[] place = owners.order().place;
         int[] f = kept.fields;
-        patch(f, kept.position, place, -1);
-        OwnerMatches answer = OwnerMatches.orderedSharingWorkers(kept.size, kept.workers, kept.starts, f);
-        patch(f, kept.position, place, depth);
+        if (touchedCount > 0) {
+            // The kept answer's columns are shared by the answers built from it: the deeper owners go into a copy.
+            f = Arrays.copyOf(f, kept.size * OwnerMatches.FIELDS);
+            patch(f, kept.position, owners.order().place);
+        }
+        OwnerMatches answer = OwnerMatches.sharing(kept.size, kept.workers, kept.starts, f);
         reset();
         return answer;
     }
 
-    /** Writes the touched owners' reach into the kept answer's fields: their scores, or {@code depth} when not -1. */
-    private void patch(int[] fields, int[] position, int[] place, int depth) {
+    /** Writes the touched owners' scores into a copy of the kept answer's fields. */
+    private void patch(int[] fields, int[] position, int[] place) {
         for (int i = 0; i < touchedCount; i++) {
             int id = touched[i];
             if (id >= place.length || place[id] < 0) {
                 continue;
             }
-            int reach = depth < 0 ? gpu[id] : depth;
+            int reach = gpu[id];
             int at = position[id] * OwnerMatches.FIELDS;
             fields[at + OwnerMatches.GPU] = reach;
             fields[at + OwnerMatches.CPU] = reach;

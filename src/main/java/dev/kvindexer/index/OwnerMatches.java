@@ -57,12 +57,12 @@ public final class OwnerMatches {
     }
 
     /**
-     * As {@link #orderedCopyOf}, sharing {@code workerIds} and its instances' {@code starts} ({@link #starts}), which
-     * nobody may write afterwards: a kept wide answer's, the same in every answer built from it (thousands of entries
-     * with a large fleet).
+     * As {@link #orderedCopyOf}, the columns taken as they are with their instances' {@code starts} ({@link #starts}):
+     * nobody may write them afterwards. A kept wide answer's, the same in every answer built from it (thousands of
+     * entries with a large fleet).
      */
-    static OwnerMatches orderedSharingWorkers(int size, long[] workerIds, int[] starts, int[] fields) {
-        return size == 0 ? NONE : new OwnerMatches(size, workerIds, Arrays.copyOf(fields, size * FIELDS), true, starts);
+    static OwnerMatches sharing(int size, long[] workerIds, int[] starts, int[] fields) {
+        return size == 0 ? NONE : new OwnerMatches(size, workerIds, fields, true, starts);
     }
 
     /** The first entry of each worker among the first {@code size} of {@code workerIds}, in order, then {@code size}. */

@@ -36,6 +36,7 @@ final class WideAnswers {
         /** The workers' instance starts ({@link OwnerMatches#starts}), taken and shared as they are. */
         int[] starts = new int[] {0};
 
+        /** As {@link #workers}: never written after taken; an answer with no owner deeper shares it whole. */
         int[] fields = new int[0];
         /** By owner id: its entry in the answer; valid for the owners the answer lists. */
         int[] position = new int[0];

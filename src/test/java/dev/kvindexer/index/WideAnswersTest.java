@@ -115,11 +115,23 @@ class WideAnswersTest {
         List<List<OwnerMatch>> asAnswered = new ArrayList<>();
         // More rounds than a matcher keeps answers: its entries are filled again.
         for (int round = 0; round < 20; round++) {
-            for (int again = 0; again < 2; again++) {
+            for (int again = 0; again < 4; again++) {
+                // Owners that go deeper come and go: an answer without any shares the kept answer's reaches whole.
+                WorkerRank deeper = new WorkerRank((round + 5) * 7_919L, 0);
+                if (again == 1) {
+                    store(index, ref, deeper, SYSTEM_ENGINE[1], new long[] {777}, new long[] {3});
+                } else if (again == 3) {
+                    long[] gone = {777};
+                    assertEquals(
+                            ref.remove(deeper, StorageTier.DEVICE, gone),
+                            index.remove(deeper.workerId(), 0, StorageTier.DEVICE, gone));
+                }
                 OwnerMatches m = index.matchOwners(query, null);
                 answers.add(m);
                 asAnswered.add(m.toList());
+                assertEquals(ref.match(query), byOwner(asAnswered.get(asAnswered.size() - 1)), "round " + round);
             }
+            ref.removeWorker(round * 7_919L);
             index.removeWorker(round * 7_919L);
             store(index, ref, new WorkerRank(1_000_003L + round, 0), null, SYSTEM_ENGINE, SYSTEM);
         }
