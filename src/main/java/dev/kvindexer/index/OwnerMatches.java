@@ -75,12 +75,8 @@ public final class OwnerMatches {
             }
         }
         start[count] = size;
-        return Arrays.copyOf(start, count + 1);
-    }
-
-    /** The kept answer's instance starts this answer shares (never to be written), or null. */
-    int[] keptStarts() {
-        return keptStarts;
+        // One rank a worker, the usual case: no copy.
+        return count == size ? start : Arrays.copyOf(start, count + 1);
     }
 
     public static OwnerMatches of(List<OwnerMatch> matches) {
@@ -125,20 +121,15 @@ public final class OwnerMatches {
     }
 
     /**
-     * When the entries are known to be in order ({@link #orderedCopyOf}), the first entry of each worker into {@code
-     * start} and their count; otherwise -1, and the caller checks the order itself.
+     * Where each worker's entries begin, then {@link #size} ({@link #starts}), when the entries are known to be in order
+     * ({@link #orderedCopyOf}): a kept wide answer's, shared and never to be written, or found now. Null otherwise, and
+     * the caller checks the order itself.
      */
-    int instanceStarts(int[] start) {
-        if (!ordered) {
-            return -1;
+    int[] instanceStarts() {
+        if (keptStarts != null) {
+            return keptStarts;
         }
-        int count = 0;
-        for (int j = 0; j < size; j++) {
-            if (j == 0 || workerIds[j] != workerIds[j - 1]) {
-                start[count++] = j;
-            }
-        }
-        return count;
+        return ordered ? starts(workerIds, size) : null;
     }
 
     private int checked(int i) {

@@ -72,23 +72,19 @@ public final class TierBreakdown {
 
     private TierBreakdown(OwnerMatches given, int blockSize) {
         this.blockSize = blockSize;
-        int[] kept = given.keptStarts();
-        if (kept != null) {
-            // In order, one entry an owner, its instances found once for every answer built from the same kept one.
+        // A partition's answer comes in order without duplicates and says so (an answer built from a kept wide one
+        // shares the instances found once for it), or one pass checks that and finds the instances.
+        int[] known = given.instanceStarts();
+        if (known != null) {
             owners = given;
             order = null;
-            start = kept;
-            instanceCount = kept.length - 1;
+            start = known;
+            instanceCount = known.length - 1;
             return;
         }
         int n = given.size();
         start = new int[n + 1];
-        // A partition's answer comes in order without duplicates: it says so, or one pass checks that and finds the
-        // instances.
-        int count = given.instanceStarts(start);
-        if (count < 0) {
-            count = orderedInstances(given, start);
-        }
+        int count = orderedInstances(given, start);
         if (count >= 0) {
             this.owners = given;
             this.order = null;
