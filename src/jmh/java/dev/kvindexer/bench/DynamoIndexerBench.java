@@ -248,11 +248,12 @@ public final class DynamoIndexerBench {
 
     private static String micros(long[] values) {
         return String.format(
-                "%,.1f/%,.1f/%,.1f/%,.1f",
+                "%,.1f/%,.1f/%,.1f/%,.1f (mean %,.1f)",
                 percentile(values, 500, 1000) / 1e3,
                 percentile(values, 990, 1000) / 1e3,
                 percentile(values, 999, 1000) / 1e3,
-                percentile(values, 1000, 1000) / 1e3);
+                percentile(values, 1000, 1000) / 1e3,
+                java.util.Arrays.stream(values).average().orElse(0) / 1e3);
     }
 
     /** Nearest rank, as Dynamo's bench reports. */
