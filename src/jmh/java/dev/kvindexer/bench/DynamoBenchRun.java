@@ -16,6 +16,7 @@ import dev.kvindexer.partition.StreamSpec;
 import dev.kvindexer.partition.Watermarks;
 import dev.kvindexer.registry.Registry;
 import io.vertx.core.Future;
+import java.lang.management.CompilationMXBean;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
@@ -49,6 +50,8 @@ final class DynamoBenchRun {
     private static final long GENERATION = 1;
     /** The clock starts this long after the threads are released, so none begins late. */
     static final long LEAD_NANOS = 20_000_000L;
+    /** How long the compiler must have finished nothing before a cell starts. */
+    private static final long COMPILER_IDLE_NANOS = 200_000_000L;
 
     /**
      * {@code answer}: build the route's answer from the match (its owners as records and their tier breakdown, what
@@ -139,6 +142,7 @@ final class DynamoBenchRun {
         Map<String, Long> warningsBefore = node.counters().warningSnapshot();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         CountDownLatch go = new CountDownLatch(1);
+        CountDownLatch ready = new CountDownLatch(settings.callers());
         long[] start = new long[1];
         List<Issuer> issuers = new ArrayList<>();
         for (int i = 0; i < settings.issuers(); i++) {
@@ -147,14 +151,26 @@ final class DynamoBenchRun {
         List<Caller> callers = new ArrayList<>();
         for (int c = 0; c < settings.callers(); c++) {
             callers.add(new Caller(
-                    s, node.registry(), key, queriesOf(s, c, settings.callers()), windowNanos, settings, go, start));
+                    s,
+                    node.registry(),
+                    key,
+                    queriesOf(s, c, settings.callers()),
+                    windowNanos,
+                    settings,
+                    ready,
+                    go,
+                    start));
         }
         List<Thread> threads = new ArrayList<>();
         issuers.forEach(it -> threads.add(thread("dynamo-bench-issuer", it, failure)));
         callers.forEach(it -> threads.add(thread("dynamo-bench-caller", it, failure)));
         threads.forEach(Thread::start);
-        // Each cell starts on a settled heap, so none pays for its predecessor's garbage.
+        await(ready);
+        // Each cell starts on a settled heap, so none pays for its predecessor's garbage, and once the compiler is
+        // idle, so that what the harness set it compiling (the last cell's statistics, this one's preparation) does
+        // not run inside the cell.
         System.gc();
+        awaitCompilerIdle();
         long cpuBefore = processCpuNanos();
         long[] gcBefore = collections();
         Map<Long, Long> threadCpuBefore = threadCpuNanos();
@@ -455,6 +471,7 @@ final class DynamoBenchRun {
         private final int[] queries;
         private final long windowNanos;
         private final Config settings;
+        private final CountDownLatch ready;
         private final CountDownLatch go;
         private final long[] start;
         final long[] scheduledToCompletion;
@@ -474,9 +491,11 @@ final class DynamoBenchRun {
                 int[] queries,
                 long windowNanos,
                 Config settings,
+                CountDownLatch ready,
                 CountDownLatch go,
                 long[] start) {
             this.s = s;
+            this.ready = ready;
             this.registry = registry;
             this.key = key;
             this.queries = queries;
@@ -500,6 +519,7 @@ final class DynamoBenchRun {
                     prepared[k] = BlockHasher.localHashes(tokens, length, DynamoBenchSchedule.BLOCK_SIZE, seed);
                 }
             }
+            ready.countDown();
             await(go);
             long cpuAtStart = ownCpuNanos();
             long t0 = start[0];
@@ -533,6 +553,28 @@ final class DynamoBenchRun {
                 lastDone = done;
             }
             cpuNanos = ownCpuNanos() - cpuAtStart;
+        }
+    }
+
+    /**
+     * Returns once the JIT has finished no compilation for {@link #COMPILER_IDLE_NANOS} (or after five seconds): its
+     * total time moves only when a compilation ends.
+     */
+    private static void awaitCompilerIdle() throws InterruptedException {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long giveUp = System.nanoTime() + 5_000_000_000L;
+        long total = jit.getTotalCompilationTime();
+        long idleSince = System.nanoTime();
+        while (System.nanoTime() - giveUp < 0 && System.nanoTime() - idleSince < COMPILER_IDLE_NANOS) {
+            Thread.sleep(10);
+            long now = jit.getTotalCompilationTime();
+            if (now != total) {
+                total = now;
+                idleSince = System.nanoTime();
+            }
         }
     }
 

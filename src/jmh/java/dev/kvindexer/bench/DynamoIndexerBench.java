@@ -23,7 +23,7 @@ import java.util.Map;
  * engines hold.
  *
  * <pre>java -Xms2g -Xmx2g -cp target/benchmarks.jar dev.kvindexer.bench.DynamoIndexerBench TRACE.jsonl
- *     [--workers 1000] [--seed 42] [--duplicate 1] [--capacity 4096] [--warmup-ms 3000] [--warmup-runs 3]
+ *     [--workers 1000] [--seed 42] [--duplicate 1] [--capacity 4096] [--warmup-ms 300] [--warmup-runs 10]
  *     [--duration-ms 30000] [--callers 7] [--issuers 1] [--threads 4] [--spin-us 0] [--timeline engine|trace]
  *     [--answer breakdown|match] [--hashes tokens|prepared] [--backend node|noop] [--sweep MIN MAX STEPS]</pre>
  */
@@ -45,9 +45,10 @@ public final class DynamoIndexerBench {
         int duplicates = 1;
         // Dynamo's mock engines hold 16,384 blocks of 128 tokens: the same tokens in blocks of 512.
         int capacity = 4096;
-        // Passes at a high rate: one slow pass leaves the compiler still at work during the measured cells.
-        long warmupMs = 3_000;
-        int warmupRuns = 3;
+        // Many passes at a sweep's rate: slow passes leave the compiler at work on the callers' path during the
+        // measured cells.
+        long warmupMs = 300;
+        int warmupRuns = 10;
         long durationMs = 30_000;
         // More callers than cores keep more queries in flight for the sweep's peak, but put each other's time slices
         // inside the measured call: the steady state's latency is measured with one a core (--callers 2 here), the
