@@ -254,7 +254,7 @@ public final class DynamoIndexerBench {
                 percentile(values, 990, 1000) / 1e3,
                 percentile(values, 999, 1000) / 1e3,
                 percentile(values, 1000, 1000) / 1e3,
-                java.util.Arrays.stream(values).average().orElse(0) / 1e3);
+                Arrays.stream(values).average().orElse(0) / 1e3);
     }
 
     /** Nearest rank, as Dynamo's bench reports. */

@@ -9,7 +9,6 @@ import dev.kvindexer.hash.BlockHasher;
 import dev.kvindexer.hash.LocalHashes;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -93,8 +92,10 @@ class ConcurrentTokenQueriesTest {
                             OwnerMatches eager =
                                     index.matchOwners(BlockHasher.localHashes(q.tokens(), bs, q.seed()), null);
                             List<OwnerMatch> answered = lazy.toList();
-                            assertTrue(q.expected().equals(byOwner(answered)), () -> differs("lazy", q));
-                            assertTrue(q.expected().equals(byOwner(eager.toList())), () -> differs("eager", q));
+                            assertTrue(q.expected().equals(IndexFixture.byOwner(answered)), () -> differs("lazy", q));
+                            assertTrue(
+                                    q.expected().equals(IndexFixture.byOwner(eager.toList())),
+                                    () -> differs("eager", q));
                             out.add(new Answered(q, lazy, answered));
                         }
                         return out;
@@ -170,13 +171,5 @@ class ConcurrentTokenQueriesTest {
     private static String differs(String how, Query q) {
         return "the " + how + " answer to a " + q.tokens().length + "-token prompt differs from the reference's "
                 + q.expected().size() + " owners";
-    }
-
-    private static Map<WorkerRank, OwnerMatch> byOwner(List<OwnerMatch> matches) {
-        Map<WorkerRank, OwnerMatch> out = new HashMap<>();
-        for (OwnerMatch m : matches) {
-            out.put(new WorkerRank(m.workerId(), m.dpRank()), m);
-        }
-        return out;
     }
 }

@@ -2,6 +2,7 @@ package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.event.WorkerRank;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -12,6 +13,15 @@ import java.util.TreeMap;
  */
 final class IndexFixture {
     private IndexFixture() {}
+
+    /** An answer keyed by owner, as {@link ReferenceIndex#match} gives its own. */
+    static Map<WorkerRank, OwnerMatch> byOwner(List<OwnerMatch> matches) {
+        Map<WorkerRank, OwnerMatch> out = new HashMap<>();
+        for (OwnerMatch m : matches) {
+            out.put(new WorkerRank(m.workerId(), m.dpRank()), m);
+        }
+        return out;
+    }
 
     static long[] locals(long... ids) {
         return ids.clone();

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.event.WorkerRank;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -73,7 +72,7 @@ class WideAnswersTest {
                 Map<WorkerRank, OwnerMatch> expected = ref.match(query);
                 // Twice: the second answer is built from what the first kept.
                 for (int again = 0; again < 2; again++) {
-                    assertEquals(expected, byOwner(index.match(query)), "seed " + seed + " step " + step);
+                    assertEquals(expected, IndexFixture.byOwner(index.match(query)), "seed " + seed + " step " + step);
                 }
             }
         }
@@ -93,7 +92,7 @@ class WideAnswersTest {
             for (int i = 1; i < m.size(); i++) {
                 assertEquals(-1, Long.compareUnsigned(m.workerId(i - 1), m.workerId(i)), "in worker order");
             }
-            assertEquals(byOwner(m.toList()), ref.match(new long[] {1, 2, 3}));
+            assertEquals(IndexFixture.byOwner(m.toList()), ref.match(new long[] {1, 2, 3}));
         }
     }
 
@@ -129,7 +128,10 @@ class WideAnswersTest {
                 OwnerMatches m = index.matchOwners(query, null);
                 answers.add(m);
                 asAnswered.add(m.toList());
-                assertEquals(ref.match(query), byOwner(asAnswered.get(asAnswered.size() - 1)), "round " + round);
+                assertEquals(
+                        ref.match(query),
+                        IndexFixture.byOwner(asAnswered.get(asAnswered.size() - 1)),
+                        "round " + round);
             }
             ref.removeWorker(round * 7_919L);
             index.removeWorker(round * 7_919L);
@@ -157,11 +159,11 @@ class WideAnswersTest {
             store(index, ref, new WorkerRank(w * 7_919L, 0), null, SYSTEM_ENGINE, SYSTEM);
         }
         long[] query = {1, 2, 3};
-        assertEquals(ref.match(query), byOwner(index.match(query)));
+        assertEquals(ref.match(query), IndexFixture.byOwner(index.match(query)));
         ref.removeWorker(7_919L);
         index.removeWorker(7_919L);
         store(index, ref, new WorkerRank(5, 0), null, SYSTEM_ENGINE, SYSTEM);
-        assertEquals(ref.match(query), byOwner(index.match(query)));
+        assertEquals(ref.match(query), IndexFixture.byOwner(index.match(query)));
     }
 
     /** More fleets than a matcher keeps answers for, queried in turn: kept or not, every answer is the reference's. */
@@ -190,7 +192,7 @@ class WideAnswersTest {
         }
         for (int q = 0; q < 2_000; q++) {
             long[] query = {10 + q % fleets, 3};
-            assertEquals(ref.match(query), byOwner(index.match(query)), "query " + q);
+            assertEquals(ref.match(query), IndexFixture.byOwner(index.match(query)), "query " + q);
         }
     }
 
@@ -206,13 +208,5 @@ class WideAnswersTest {
                         parent == null ? 0 : parent,
                         engine,
                         locals));
-    }
-
-    private static Map<WorkerRank, OwnerMatch> byOwner(List<OwnerMatch> matches) {
-        Map<WorkerRank, OwnerMatch> out = new HashMap<>();
-        for (OwnerMatch m : matches) {
-            out.put(new WorkerRank(m.workerId(), m.dpRank()), m);
-        }
-        return out;
     }
 }
