@@ -35,6 +35,7 @@ public class PartitionIndexBenchmark {
     static final int SYSTEM_BLOCKS = 32;
     static final int CONVERSATIONS = 10_400; // × 96 unique blocks + the system prompts ≈ 1 M nodes
     static final int CHURN_BLOCKS = 16;
+    static final int SHARED_BLOCKS = 64;
     static final int QUERIES = 4096;
 
     PartitionIndex index;
@@ -49,6 +50,10 @@ public class PartitionIndexBenchmark {
     long[][] churnEngines;
     long[][] churnLocals;
     long[] churnParent;
+
+    // Shared: each worker stores, then removes, the first 64 blocks of a conversation another worker holds.
+    long[][] sharedEngines;
+    long[][] sharedLocals;
 
     @Setup(Level.Trial)
     public void build() {
@@ -119,6 +124,13 @@ public class PartitionIndexBenchmark {
                 churnEngines[w][i] = prev;
             }
         }
+        sharedEngines = new long[WORKERS][];
+        sharedLocals = new long[WORKERS][];
+        for (int w = 0; w < WORKERS; w++) {
+            int c = firstConvOf[(w + 1) % WORKERS] < 0 ? 1 : firstConvOf[(w + 1) % WORKERS];
+            sharedEngines[w] = java.util.Arrays.copyOf(convEngines[c], SHARED_BLOCKS);
+            sharedLocals[w] = java.util.Arrays.copyOf(convLocals[c], SHARED_BLOCKS);
+        }
         // Measure from a settled heap, not the collections still owed for building a 1 M-node fixture.
         System.gc();
         System.out.println("\ndevice blocks " + index.blockCount() + ", holder entries " + index.holderEntryCount());
@@ -137,12 +149,30 @@ public class PartitionIndexBenchmark {
     @OutputTimeUnit(TimeUnit.SECONDS)
     @OperationsPerInvocation(WORKERS * CHURN_BLOCKS * 2)
     public int storeRemoveBlocks() {
+        return storeThenRemove(churnParent, churnEngines, churnLocals);
+    }
+
+    /**
+     * Every worker stores 64 blocks another worker already holds (a router sending a conversation's next turn
+     * elsewhere), then removes them: 64 × 128 block operations on nodes that exist.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @OutputTimeUnit(TimeUnit.SECONDS)
+    @OperationsPerInvocation(WORKERS * SHARED_BLOCKS * 2)
+    public int storeRemoveHeldElsewhere() {
+        return storeThenRemove(null, sharedEngines, sharedLocals);
+    }
+
+    /** Each worker stores its chain (under its parent, when there are parents), then each removes it. */
+    private int storeThenRemove(long[] parents, long[][] engines, long[][] locals) {
         int missing = 0;
         for (int w = 0; w < WORKERS; w++) {
-            index.store(w, 0, StorageTier.DEVICE, true, churnParent[w], churnEngines[w], churnLocals[w]);
+            boolean under = parents != null;
+            index.store(w, 0, StorageTier.DEVICE, under, under ? parents[w] : 0, engines[w], locals[w]);
         }
         for (int w = 0; w < WORKERS; w++) {
-            missing += index.remove(w, 0, StorageTier.DEVICE, churnEngines[w]);
+            missing += index.remove(w, 0, StorageTier.DEVICE, engines[w]);
         }
         return missing;
     }

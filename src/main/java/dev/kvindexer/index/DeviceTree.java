@@ -147,6 +147,15 @@ final class DeviceTree {
         return own.isEmpty() ? NONE : own.get(h);
     }
 
+    /** {@link #find} where {@code node} is the one listed under {@code h}. */
+    private int findListed(Owner o, int node, long h) {
+        if (holders.has(node, o.id) && hashOf(node, o.id) == h) {
+            return node;
+        }
+        Long2IntOpenHashMap own = o.device.byHash;
+        return own.isEmpty() ? NONE : own.get(h);
+    }
+
     /** The engine hash an owner holds a node under. */
     long hashOf(int node, int owner) {
         if (!altHashes.isEmpty()) {
@@ -167,7 +176,9 @@ final class DeviceTree {
             ageLow.set(node); // stored: spared one pass, unless a query gave it more
         }
         DeviceBlocks held = o.device;
-        int before = find(o, h);
+        long blockHash = nodes.engine(node);
+        // The node listed under the hash itself is what the shared table would answer, so no probe is needed.
+        int before = h == blockHash && byHash.lists(node) ? findListed(o, node, h) : find(o, h);
         if (before == node) {
             held.copies.addCopy(h);
             copied.set(node);
@@ -190,15 +201,11 @@ final class DeviceTree {
             held.blocks++;
             entries++;
         }
-        long blockHash = nodes.engine(node);
         setHashOf(node, o.id, h);
-        if (h == blockHash) {
-            int shared = byHash.putIfAbsent(h, node);
-            if (shared != NONE && shared != node) {
-                held.byHash.put(h, node); // the shared entry names another position
-            }
-        } else {
+        if (h != blockHash) {
             held.byHash.put(h, node);
+        } else if (!byHash.lists(node) && byHash.putIfAbsent(h, node) != NONE) {
+            held.byHash.put(h, node); // the shared entry names another position
         }
         return node;
     }
