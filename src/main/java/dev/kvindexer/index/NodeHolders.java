@@ -1,13 +1,14 @@
 package dev.kvindexer.index;
 
-import it.unimi.dsi.fastutil.ints.Int2ObjectOpenHashMap;
 import it.unimi.dsi.fastutil.ints.IntArrayList;
 import java.util.Arrays;
 
 /**
  * The owners holding each device node, as one int per node (its tag in {@link NodeRecords}): most blocks have a single holder, so its id is the whole
- * set, and only a node with several holders takes a bitset word from a shared pool. Owner ids at or above 64 (rare:
- * a partition with that many (worker, dp_rank) owners) keep their further words in a side map.
+ * set, and only a node with several holders takes a bitset word from a shared pool. Owner ids at or above 64 (a
+ * partition with that many (worker, dp_rank) owners) keep their further words in an array per pool entry, found by
+ * the entry's index: a fleet of a thousand engines reads them at every holder test, so no hash look-up stands there,
+ * and a partition of fewer owners allocates none of it.
  *
  * <p>Tag of a node: {@code 0} no holder; {@code v > 0} the single holder {@code v - 1}; {@code v < 0} the set in pool
  * entry {@code -v - 1}.
@@ -16,8 +17,16 @@ final class NodeHolders {
     private final NodeRecords tags;
     /** Word 0 of each pooled set. */
     private final LongColumn pool = new LongColumn();
-    /** Words 1.. of pooled sets that hold an owner id of 64 or more, by pool entry. */
-    private final Int2ObjectOpenHashMap<long[]> highWords = new Int2ObjectOpenHashMap<>();
+    /** Words 1.. of pooled sets that hold an owner id of 64 or more, by pool entry, in segments made when needed. */
+    private long[][][] highWords = new long[0][][];
+    /** Segments of {@link #highWords} made, and the heap the words' arrays take. */
+    private int highSegments;
+
+    private long highBytes;
+
+    private static final int HIGH_SEGMENT_SHIFT = 10;
+    private static final int HIGH_SEGMENT_MASK = (1 << HIGH_SEGMENT_SHIFT) - 1;
+    private static final long HIGH_SEGMENT_BYTES = 16L + 4L * (HIGH_SEGMENT_MASK + 1);
 
     private final IntArrayList freeEntries = new IntArrayList();
     private int poolEntries;
@@ -48,7 +57,7 @@ final class NodeHolders {
         if (w == 0) {
             return pool.get(entry);
         }
-        long[] high = highWords.get(entry);
+        long[] high = high(entry);
         return high != null && w - 1 < high.length ? high[w - 1] : 0L;
     }
 
@@ -59,7 +68,7 @@ final class NodeHolders {
      */
     int wordsInto(int node, long[] from, long[] into, int words) {
         int v = tags.tag(node);
-        long[] high = v < 0 ? highWords.get(-v - 1) : null;
+        long[] high = v < 0 ? high(-v - 1) : null;
         int count = 0;
         for (int w = 0; w < words; w++) {
             long bits;
@@ -90,7 +99,7 @@ final class NodeHolders {
         if (v == 0) {
             return 1;
         }
-        long[] high = highWords.get(-v - 1);
+        long[] high = high(-v - 1);
         return high == null ? 1 : high.length + 1;
     }
 
@@ -136,7 +145,7 @@ final class NodeHolders {
             int[] left = idsOf(entry, 1);
             tags.setTag(node, left.length == 0 ? 0 : left[0] + 1);
             pool.set(entry, 0L);
-            highWords.remove(entry);
+            setHigh(entry, null);
             freeEntries.add(entry);
         }
     }
@@ -151,7 +160,7 @@ final class NodeHolders {
 
     private int countOf(int entry) {
         int n = Long.bitCount(pool.get(entry));
-        long[] high = highWords.get(entry);
+        long[] high = high(entry);
         if (high != null) {
             for (long word : high) {
                 n += Long.bitCount(word);
@@ -173,14 +182,16 @@ final class NodeHolders {
     long bytes() {
         return pool.bytes()
                 - 8L * freeEntries.size()
-                + HeapSizes.openHashMap(highWords.size(), 8)
-                + 32L * highWords.size()
+                + 16L
+                + 4L * highWords.length
+                + HIGH_SEGMENT_BYTES * highSegments
+                + highBytes
                 + 4L * freeEntries.elements().length;
     }
 
     /** Up to {@code limit} ids of a pooled set, ascending. */
     private int[] idsOf(int entry, int limit) {
-        long[] high = highWords.get(entry);
+        long[] high = high(entry);
         int words = high == null ? 1 : high.length + 1;
         int[] out = new int[Math.min(limit, 64 * words)];
         int n = 0;
@@ -192,6 +203,45 @@ final class NodeHolders {
             }
         }
         return n == out.length ? out : Arrays.copyOf(out, n);
+    }
+
+    private long[] high(int entry) {
+        int segment = entry >>> HIGH_SEGMENT_SHIFT;
+        long[][][] all = highWords;
+        if (segment >= all.length) {
+            return null;
+        }
+        long[][] words = all[segment];
+        return words == null ? null : words[entry & HIGH_SEGMENT_MASK];
+    }
+
+    private void setHigh(int entry, long[] high) {
+        int segment = entry >>> HIGH_SEGMENT_SHIFT;
+        if (segment >= highWords.length) {
+            if (high == null) {
+                return;
+            }
+            highWords = Arrays.copyOf(highWords, Math.max(segment + 1, 2 * highWords.length));
+        }
+        if (highWords[segment] == null) {
+            if (high == null) {
+                return;
+            }
+            highWords[segment] = new long[HIGH_SEGMENT_MASK + 1][];
+            highSegments++;
+        }
+        long[] old = highWords[segment][entry & HIGH_SEGMENT_MASK];
+        if (old != null) {
+            highBytes -= arrayBytes(old);
+        }
+        if (high != null) {
+            highBytes += arrayBytes(high);
+        }
+        highWords[segment][entry & HIGH_SEGMENT_MASK] = high;
+    }
+
+    private static long arrayBytes(long[] words) {
+        return 16L + 8L * words.length;
     }
 
     private int newEntry() {
@@ -209,10 +259,10 @@ final class NodeHolders {
             return;
         }
         int w = (id >>> 6) - 1;
-        long[] high = highWords.get(entry);
+        long[] high = high(entry);
         if (high == null || high.length <= w) {
             high = high == null ? new long[w + 1] : Arrays.copyOf(high, w + 1);
-            highWords.put(entry, high);
+            setHigh(entry, high);
         }
         high[w] |= 1L << id;
     }
@@ -222,7 +272,7 @@ final class NodeHolders {
             pool.set(entry, pool.get(entry) & ~(1L << id));
             return;
         }
-        long[] high = highWords.get(entry);
+        long[] high = high(entry);
         int w = (id >>> 6) - 1;
         if (high != null && w < high.length) {
             high[w] &= ~(1L << id);
