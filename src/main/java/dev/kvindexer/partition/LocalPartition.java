@@ -11,7 +11,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.internal.VertxInternal;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -23,8 +22,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Queries do not queue: they read the partition on the caller's thread under the read lock, while the actor takes
  * the write lock for the commands that change the index, so a model's queries use every core and cost no hop. A query
- * that cannot have the lock within {@link #READ_WAIT_NANOS} (a long change such as a recovery) waits for the actor
- * to pass its place in the queue instead and then reads on its own context, so an event loop never waits for long.
+ * that cannot have the lock within {@link #READ_WAIT_NANOS} (a long change such as a recovery) goes to the actor's
+ * queue instead, so an event loop never waits for long.
  */
 final class LocalPartition implements PartitionRef {
     private static final Logger LOG = LoggerFactory.getLogger(LocalPartition.class);
@@ -45,8 +44,6 @@ final class LocalPartition implements PartitionRef {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     /** The actor's partition while it runs, for the queries that read it directly; null before and after. */
     private volatile Partition readable;
-
-    private final LongAdder readsThatWaited = new LongAdder();
 
     private volatile String deploymentId;
     /** Batches sent to the actor and not taken yet, and the budget bytes they hold; guarded by this, as is stopped. */
@@ -158,47 +155,23 @@ final class LocalPartition implements PartitionRef {
     }
 
     /**
-     * A read of the partition on this thread under the read lock. When a change holds the lock past {@link
-     * #READ_WAIT_NANOS}, the read waits for the actor to pass its place in the queue and is tried again on the asker's
-     * context, so that the query's work (hashing a prompt, the walk) stays off the actor that applies every event; a read
-     * that finds the lock held again, or a partition whose actor does not run yet, goes through the actor.
+     * A read of the partition on this thread under the read lock, or through the actor when it does not run here yet
+     * or a change holds the lock past {@link #READ_WAIT_NANOS}.
      */
-    <R> Future<R> read(Function<Partition, R> read, PartitionCommand viaActor) {
+    private <R> Future<R> read(Function<Partition, R> read, PartitionCommand viaActor) {
         Partition p = readable;
-        if (p == null) {
-            return request(viaActor);
+        if (p != null && readLocked()) {
+            try {
+                return Future.succeededFuture(read.apply(p));
+            } catch (RuntimeException e) {
+                // A bug, never input, as on the actor: the asker hears of it at once.
+                LOG.error("{} failed on {}", viaActor.getClass().getSimpleName(), key.dumpKey(), e);
+                return Future.failedFuture(e);
+            } finally {
+                lock.readLock().unlock();
+            }
         }
-        if (readLocked()) {
-            return readLocked(p, read, viaActor);
-        }
-        readsThatWaited.increment();
-        return request(PartitionCommand.Pass.INSTANCE).compose(passed -> {
-            Partition q = readable;
-            return q != null && readLocked() ? readLocked(q, read, viaActor) : request(viaActor);
-        });
-    }
-
-    /** {@link #read} once this thread holds the read lock, which it gives back. */
-    private <R> Future<R> readLocked(Partition p, Function<Partition, R> read, PartitionCommand viaActor) {
-        try {
-            return Future.succeededFuture(read.apply(p));
-        } catch (RuntimeException e) {
-            // A bug, never input, as on the actor: the asker hears of it at once.
-            LOG.error("{} failed on {}", viaActor.getClass().getSimpleName(), key.dumpKey(), e);
-            return Future.failedFuture(e);
-        } finally {
-            lock.readLock().unlock();
-        }
-    }
-
-    /** Whether {@code thread} waits for the read or write lock. */
-    boolean waitsForLock(Thread thread) {
-        return lock.hasQueuedThread(thread);
-    }
-
-    /** Reads that found a change holding the lock past {@link #READ_WAIT_NANOS}. */
-    long readsThatWaited() {
-        return readsThatWaited.sum();
+        return request(viaActor);
     }
 
     private boolean readLocked() {

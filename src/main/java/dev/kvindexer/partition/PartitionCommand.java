@@ -184,19 +184,6 @@ sealed interface PartitionCommand {
         }
     }
 
-    /**
-     * Nothing, under the write lock: answered once the changes queued before it have ended, for a read that waited for
-     * them and is tried again on its asker's context.
-     */
-    enum Pass implements PartitionCommand {
-        INSTANCE;
-
-        @Override
-        public Object runOn(Partition partition) {
-            return DONE;
-        }
-    }
-
     record Stats() implements PartitionCommand {
         @Override
         public boolean changesIndex() {

@@ -22,7 +22,7 @@ final class PartitionVerticle extends VerticleBase {
     private static final int TURN_LETTERS = 256;
     /**
      * How long a run of changes holds the write lock before queries may read between them: well under the wait after
-     * which a query stops waiting and tries again once the actor has passed it ({@link LocalPartition#READ_WAIT_NANOS}).
+     * which a query queues on the actor instead ({@link LocalPartition#READ_WAIT_NANOS}).
      */
     private static final long HOLD_NANOS = 40_000;
 

@@ -1,8 +1,6 @@
 package dev.kvindexer.partition;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.event.KvEvent;
@@ -11,11 +9,8 @@ import dev.kvindexer.event.StandardEvent;
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.index.OwnerMatches;
 import dev.kvindexer.metrics.EventCounters;
-import dev.kvindexer.support.Await;
 import dev.kvindexer.support.PrefixReaders;
-import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.Arrays;
 import java.util.List;
@@ -83,85 +78,6 @@ class PartitionConcurrencyTest {
         chains.stop();
         assertTrue(await(partition.query(local)).owners().isEmpty());
         assertEquals(0, await(partition.engineHashes(WORKER, 0, local, BLOCKS)).length);
-    }
-
-    /**
-     * A query that finds a change holding the lock past the wait does not hand its work to the actor: once the actor
-     * has passed its place in the queue, it reads again on the event loop that asked, and answers the state after the
-     * change.
-     */
-    @Test
-    void aQueryBehindALongChangeReadsOnItsOwnEventLoopAfterIt() throws Exception {
-        PartitionHost host = new PartitionHost(
-                vertx, new EventCounters(), new Watermarks(), replay -> {}, new InFlightBatches(1_000));
-        LocalPartition partition = (LocalPartition) host.allocate(new PartitionKey("m", "default"), 16);
-        await(host.start(partition));
-        long[] local = {1_001, 1_002};
-        // The actor's thread, seen waiting for the lock a change needs: the asker must be on another event loop.
-        Future<Integer> first;
-        Thread actor;
-        partition.writeLock().lock();
-        try {
-            first = partition
-                    .applyStandard(List.of(new StandardEvent(
-                            "s",
-                            1,
-                            WORKER,
-                            0,
-                            new KvEvent.Stored(StorageTier.DEVICE, false, 0, new long[] {9_001, 9_002}, local))))
-                    .map(StandardEventsApplied::applied);
-            actor = waiterOf(partition);
-        } finally {
-            partition.writeLock().unlock();
-        }
-        assertEquals(1, await(first));
-        Context asker;
-        Thread askerThread;
-        do {
-            asker = vertx.getOrCreateContext();
-            askerThread = threadOf(asker);
-        } while (askerThread == actor);
-
-        Future<Thread> readBy;
-        Future<QueryResult> answer;
-        // A long change: the write lock is held (here by the test), so both reads wait past READ_WAIT_NANOS.
-        partition.writeLock().lock();
-        try {
-            Promise<Future<Thread>> firstRead = Promise.promise();
-            Promise<Future<QueryResult>> secondRead = Promise.promise();
-            asker.runOnContext(v -> {
-                firstRead.complete(partition.read(p -> Thread.currentThread(), new PartitionCommand.Stats()));
-                secondRead.complete(partition.query(local));
-            });
-            readBy = await(firstRead.future());
-            answer = await(secondRead.future());
-            Await.until("both reads waited", Await.PATIENCE, () -> partition.readsThatWaited() == 2);
-            assertFalse(readBy.isComplete(), "nothing is read while the change holds the lock");
-        } finally {
-            partition.writeLock().unlock();
-        }
-        assertSame(askerThread, await(readBy), "read again on the asker's event loop, not on the actor's");
-        assertEquals(2, gpuOf(await(answer).owners()));
-    }
-
-    private static Thread waiterOf(LocalPartition partition) {
-        Thread[] found = new Thread[1];
-        Await.until("the actor waits for the lock", Await.PATIENCE, () -> {
-            for (Thread t : Thread.getAllStackTraces().keySet()) {
-                if (partition.waitsForLock(t)) {
-                    found[0] = t;
-                    return true;
-                }
-            }
-            return false;
-        });
-        return found[0];
-    }
-
-    private static Thread threadOf(Context context) throws Exception {
-        Promise<Thread> thread = Promise.promise();
-        context.runOnContext(v -> thread.complete(Thread.currentThread()));
-        return await(thread.future());
     }
 
     private static int apply(PartitionRef partition, long eventId, KvEvent event) throws Exception {
