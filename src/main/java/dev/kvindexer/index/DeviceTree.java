@@ -139,18 +139,13 @@ final class DeviceTree {
 
     /** The node where an owner holds an engine hash, attached or detached, or {@link #NONE}. */
     int find(Owner o, long h) {
-        int node = byHash.get(h);
-        if (node != NONE && holders.has(node, o.id) && hashOf(node, o.id) == h) {
-            return node;
-        }
-        Long2IntOpenHashMap own = o.device.byHash;
-        return own.isEmpty() ? NONE : own.get(h);
+        return find(o, byHash.get(h), h);
     }
 
-    /** {@link #find} where {@code node} is the one listed under {@code h}. */
-    private int findListed(Owner o, int node, long h) {
-        if (holders.has(node, o.id) && hashOf(node, o.id) == h) {
-            return node;
+    /** {@link #find} given the node the shared table lists under {@code h}, or {@link #NONE}. */
+    private int find(Owner o, int listed, long h) {
+        if (listed != NONE && holders.has(listed, o.id) && hashOf(listed, o.id) == h) {
+            return listed;
         }
         Long2IntOpenHashMap own = o.device.byHash;
         return own.isEmpty() ? NONE : own.get(h);
@@ -178,7 +173,7 @@ final class DeviceTree {
         DeviceBlocks held = o.device;
         long blockHash = nodes.engine(node);
         // The node listed under the hash itself is what the shared table would answer, so no probe is needed.
-        int before = h == blockHash && byHash.lists(node) ? findListed(o, node, h) : find(o, h);
+        int before = find(o, h == blockHash && byHash.lists(node) ? node : byHash.get(h), h);
         if (before == node) {
             held.copies.addCopy(h);
             copied.set(node);
