@@ -1,6 +1,5 @@
 package dev.kvindexer.index;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kvindexer.event.StorageTier;
@@ -155,16 +154,11 @@ class ConcurrentTokenQueriesTest {
             ref.store(o, tier, parent, hashes, local);
             index.store(o.workerId(), o.dpRank(), tier, parent != null, parent == null ? 0 : parent, hashes, local);
         } else if (dice < 85) {
-            long[] gone = {chain[rnd.nextInt(chain.length)]};
-            assertEquals(
-                    ref.remove(o, StorageTier.DEVICE, gone),
-                    index.remove(o.workerId(), o.dpRank(), StorageTier.DEVICE, gone));
+            IndexFixture.remove(index, ref, o, StorageTier.DEVICE, new long[] {chain[rnd.nextInt(chain.length)]});
         } else if (dice < 95) {
-            ref.clear(o);
-            index.clear(o.workerId(), o.dpRank());
+            IndexFixture.clear(index, ref, o);
         } else {
-            ref.removeWorker(o.workerId());
-            index.removeWorker(o.workerId());
+            IndexFixture.removeWorker(index, ref, o.workerId());
         }
     }
 

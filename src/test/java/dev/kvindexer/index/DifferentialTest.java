@@ -139,23 +139,21 @@ class DifferentialTest {
                         !held.isEmpty() && rnd.nextInt(5) > 0 ? held.get(rnd.nextInt(held.size())) : rnd.nextInt(12);
             }
             int before = ref.copies(o, tier, hashes[0]);
-            assertEquals(ref.remove(o, tier, hashes), index.remove(o.workerId(), o.dpRank(), tier, hashes), "missing");
+            IndexFixture.remove(index, ref, o, tier, hashes);
             assertEquals(
                     ref.copies(o, tier, hashes[0]),
                     index.copies(o.workerId(), o.dpRank(), tier, hashes[0]),
                     "copies (were " + before + ")");
             return "remove " + o + " " + tier + " " + java.util.Arrays.toString(hashes);
         } else if (dice < 93) {
-            ref.clear(o);
-            index.clear(o.workerId(), o.dpRank());
+            IndexFixture.clear(index, ref, o);
             return "clear " + o;
         } else if (dice < 97) {
             ref.clear(o);
             index.removeWorkerDpRank(o.workerId(), o.dpRank());
             return "removeWorkerDpRank " + o;
         } else {
-            ref.removeWorker(o.workerId());
-            index.removeWorker(o.workerId());
+            IndexFixture.removeWorker(index, ref, o.workerId());
             return "removeWorker " + o.workerId();
         }
     }

@@ -1,5 +1,7 @@
 package dev.kvindexer.index;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import dev.kvindexer.event.StorageTier;
 import dev.kvindexer.event.WorkerRank;
 import java.util.HashMap;
@@ -21,6 +23,23 @@ final class IndexFixture {
             out.put(new WorkerRank(m.workerId(), m.dpRank()), m);
         }
         return out;
+    }
+
+    /** Removes blocks from the index and the reference alike: both must miss as many. */
+    static void remove(PartitionIndex index, ReferenceIndex ref, WorkerRank o, StorageTier tier, long[] hashes) {
+        assertEquals(ref.remove(o, tier, hashes), index.remove(o.workerId(), o.dpRank(), tier, hashes), "missing");
+    }
+
+    /** Clears an owner's blocks in the index and the reference alike. */
+    static void clear(PartitionIndex index, ReferenceIndex ref, WorkerRank o) {
+        ref.clear(o);
+        index.clear(o.workerId(), o.dpRank());
+    }
+
+    /** Removes a worker from the index and the reference alike. */
+    static void removeWorker(PartitionIndex index, ReferenceIndex ref, long workerId) {
+        ref.removeWorker(workerId);
+        index.removeWorker(workerId);
     }
 
     static long[] locals(long... ids) {

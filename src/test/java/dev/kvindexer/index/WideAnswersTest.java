@@ -51,16 +51,11 @@ class WideAnswersTest {
             } else if (dice < 60) {
                 store(index, ref, o, null, SYSTEM_ENGINE, SYSTEM);
             } else if (dice < 75) {
-                long[] gone = {SYSTEM_ENGINE[rnd.nextInt(2)]};
-                assertEquals(
-                        ref.remove(o, StorageTier.DEVICE, gone),
-                        index.remove(o.workerId(), o.dpRank(), StorageTier.DEVICE, gone));
+                IndexFixture.remove(index, ref, o, StorageTier.DEVICE, new long[] {SYSTEM_ENGINE[rnd.nextInt(2)]});
             } else if (dice < 85) {
-                ref.clear(o);
-                index.clear(o.workerId(), o.dpRank());
+                IndexFixture.clear(index, ref, o);
             } else if (dice < 90) {
-                ref.removeWorker(o.workerId());
-                index.removeWorker(o.workerId());
+                IndexFixture.removeWorker(index, ref, o.workerId());
             }
             for (int q = 0; q < 4; q++) {
                 long[] query = new long[2 + rnd.nextInt(4)];
@@ -120,10 +115,7 @@ class WideAnswersTest {
                 if (again == 1) {
                     store(index, ref, deeper, SYSTEM_ENGINE[1], new long[] {777}, new long[] {3});
                 } else if (again == 3) {
-                    long[] gone = {777};
-                    assertEquals(
-                            ref.remove(deeper, StorageTier.DEVICE, gone),
-                            index.remove(deeper.workerId(), 0, StorageTier.DEVICE, gone));
+                    IndexFixture.remove(index, ref, deeper, StorageTier.DEVICE, new long[] {777});
                 }
                 OwnerMatches m = index.matchOwners(query, null);
                 answers.add(m);
@@ -133,8 +125,7 @@ class WideAnswersTest {
                         IndexFixture.byOwner(asAnswered.get(asAnswered.size() - 1)),
                         "round " + round);
             }
-            ref.removeWorker(round * 7_919L);
-            index.removeWorker(round * 7_919L);
+            IndexFixture.removeWorker(index, ref, round * 7_919L);
             store(index, ref, new WorkerRank(1_000_003L + round, 0), null, SYSTEM_ENGINE, SYSTEM);
         }
         for (int i = 0; i < answers.size(); i++) {
@@ -160,8 +151,7 @@ class WideAnswersTest {
         }
         long[] query = {1, 2, 3};
         assertEquals(ref.match(query), IndexFixture.byOwner(index.match(query)));
-        ref.removeWorker(7_919L);
-        index.removeWorker(7_919L);
+        IndexFixture.removeWorker(index, ref, 7_919L);
         store(index, ref, new WorkerRank(5, 0), null, SYSTEM_ENGINE, SYSTEM);
         assertEquals(ref.match(query), IndexFixture.byOwner(index.match(query)));
     }
