@@ -34,7 +34,9 @@ public final class EventCounters {
     /** One event skipped; the rest of its batch applied. */
     public static final String UNDECODABLE_EVENT = "event";
 
-    private final ConcurrentHashMap<String, LongAdder> applied = new ConcurrentHashMap<>();
+    /** By event type, then status: both are constants, so counting an event builds no key. */
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, LongAdder>> applied = new ConcurrentHashMap<>();
+
     private final ConcurrentHashMap<String, LongAdder> warnings = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> gaps = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> replays = new ConcurrentHashMap<>();
@@ -44,7 +46,7 @@ public final class EventCounters {
 
     /** Counts {@code n} events of {@code eventType} (stored, removed, cleared) that ended with {@code status}. */
     public void applied(String eventType, String status, long n) {
-        add(applied, eventType + "|" + status, n);
+        add(applied.computeIfAbsent(eventType, t -> new ConcurrentHashMap<>()), status, n);
     }
 
     /**
@@ -102,7 +104,8 @@ public final class EventCounters {
     }
 
     public long appliedCount(String eventType, String status) {
-        return count(applied, eventType + "|" + status);
+        ConcurrentHashMap<String, LongAdder> byStatus = applied.get(eventType);
+        return byStatus == null ? 0 : count(byStatus, status);
     }
 
     public long warningCount(String kind) {
@@ -111,7 +114,9 @@ public final class EventCounters {
 
     /** Snapshot keyed "event_type|status". */
     public Map<String, Long> appliedSnapshot() {
-        return snapshot(applied);
+        Map<String, Long> out = new TreeMap<>();
+        applied.forEach((type, byStatus) -> byStatus.forEach((status, n) -> out.put(type + "|" + status, n.sum())));
+        return out;
     }
 
     public Map<String, Long> warningSnapshot() {
