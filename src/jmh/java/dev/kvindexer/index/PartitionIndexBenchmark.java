@@ -1,6 +1,7 @@
 package dev.kvindexer.index;
 
 import dev.kvindexer.event.StorageTier;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -69,7 +70,7 @@ public class PartitionIndexBenchmark {
         convEngines = new long[CONVERSATIONS][PROMPT_BLOCKS];
         convSystem = new int[CONVERSATIONS];
         int[] firstConvOf = new int[WORKERS];
-        java.util.Arrays.fill(firstConvOf, -1);
+        Arrays.fill(firstConvOf, -1);
         for (int c = 0; c < CONVERSATIONS; c++) {
             int sys = rnd.nextInt(SYSTEM_PROMPTS);
             convSystem[c] = sys;
@@ -128,8 +129,8 @@ public class PartitionIndexBenchmark {
         sharedLocals = new long[WORKERS][];
         for (int w = 0; w < WORKERS; w++) {
             int c = firstConvOf[(w + 1) % WORKERS] < 0 ? 1 : firstConvOf[(w + 1) % WORKERS];
-            sharedEngines[w] = java.util.Arrays.copyOf(convEngines[c], SHARED_BLOCKS);
-            sharedLocals[w] = java.util.Arrays.copyOf(convLocals[c], SHARED_BLOCKS);
+            sharedEngines[w] = Arrays.copyOf(convEngines[c], SHARED_BLOCKS);
+            sharedLocals[w] = Arrays.copyOf(convLocals[c], SHARED_BLOCKS);
         }
         // Measure from a settled heap, not the collections still owed for building a 1 M-node fixture.
         System.gc();

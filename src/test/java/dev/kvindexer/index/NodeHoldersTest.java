@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -64,7 +65,7 @@ class NodeHoldersTest {
             assertEquals(want.get(probe), holders.has(node, probe), "node " + node + " owner " + probe);
             long[] words = new long[(OWNERS >>> 6) + 1];
             assertEquals(want.cardinality(), holders.wordsInto(node, null, words, words.length), "node " + node);
-            assertArrayEquals(java.util.Arrays.copyOf(want.toLongArray(), words.length), words, "node " + node);
+            assertArrayEquals(Arrays.copyOf(want.toLongArray(), words.length), words, "node " + node);
         }
         assertFalse(holders.has(0, OWNERS + 5));
     }
