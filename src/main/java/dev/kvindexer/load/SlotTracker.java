@@ -423,10 +423,15 @@ public final class SlotTracker {
         return w == null ? null : w.rank(dpRank);
     }
 
-    /** The loads {@link #activeLoads} found, read one rank at a time; good until the tracker next changes. */
+    /**
+     * The loads {@link #activeLoads} found, read one rank at a time by one thread; good until the tracker next
+     * changes.
+     */
     public static final class ActiveLoads {
         private final Scope scope;
         private final int[] depths;
+        /** The worker of the last rank read: a selection reads a worker's ranks one after the other. */
+        private Worker last;
 
         private ActiveLoads(Scope scope, int[] depths) {
             this.scope = scope;
@@ -435,7 +440,15 @@ public final class SlotTracker {
 
         /** The rank's load; null when it is not registered. */
         public ActiveLoad of(long workerId, long dpRank) {
-            Rank rank = rank(scope, workerId, dpRank);
+            Worker w = last;
+            if (w == null || w.id != workerId) {
+                w = scope == null ? null : scope.workers.get(workerId);
+                if (w == null) {
+                    return null;
+                }
+                last = w;
+            }
+            Rank rank = w.rank(dpRank);
             return rank == null ? null : rank.load(rank.index < depths.length ? depths[rank.index] : 0);
         }
     }

@@ -1,6 +1,7 @@
 package dev.kvindexer.load;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -125,6 +126,9 @@ class SlotTrackerTest {
         SlotTracker.ActiveLoads active = tracker.activeLoads(LLAMA, new long[] {1, 3});
         assertEquals(2, active.of(7, 2).activeDepth());
         assertEquals(0, active.of(8, 0).activeDepth(), "rank 0's slot is taken again, without its blocks");
+        assertNull(active.of(9, 2), "an unregistered worker, read after a registered one");
+        assertEquals(2, active.of(7, 2).activeDepth(), "worker 7 again, after others were read");
+        assertNull(active.of(7, 0), "a rank worker 7 no longer has");
         tracker.free(LLAMA, "on-2");
         assertEquals(load(7, 2, 0, 0), tracker.loads(null, null).get(1));
         assertEquals(404, status(() -> tracker.add(LLAMA, "late", 7, 0, new long[0], 1)), "rank 0 is gone");
