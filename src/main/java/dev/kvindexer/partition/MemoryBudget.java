@@ -7,9 +7,9 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The heap all partitions of a node may hold in their indexes together ({@code --max-index-memory}). Each partition
  * reports its index's size after every change. When the sum is over the budget, the reporting partition evicts its
- * least recently used blocks down to its share of nine tenths of the budget, and every other partition does the same
- * on its next change, so partitions shrink in proportion to their size and the next changes do not evict again at
- * once.
+ * least recently used blocks down to its share of nine tenths of the budget, or further when that alone would leave
+ * the sum over the budget, and every other partition does the same on its next change, so partitions shrink in
+ * proportion to their size and the next changes do not evict again at once.
  */
 public final class MemoryBudget {
     /** No limit: for tests and tools that build partitions without a node. */
@@ -90,7 +90,12 @@ public final class MemoryBudget {
                 factor = shrink;
             }
             if (factor > 0) {
-                index.evictTo((long) (now * factor) - PARTITION_OVERHEAD_BYTES);
+                long target = (long) (now * factor);
+                if (total > limit) {
+                    // The others shrink only on their next change: this one takes the sum under the budget now.
+                    target = Math.min(target, now - (total - limit));
+                }
+                index.evictTo(target - PARTITION_OVERHEAD_BYTES);
                 now = index.memoryBytes() + PARTITION_OVERHEAD_BYTES;
                 used.addAndGet(now - reported);
                 reported = now;

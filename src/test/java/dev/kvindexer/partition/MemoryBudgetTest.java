@@ -48,6 +48,29 @@ class MemoryBudgetTest {
     }
 
     @Test
+    void aSmallPartitionThatTipsTheSumOverTheBudgetTakesItBackUnderAtOnce() {
+        PartitionIndex big = new PartitionIndex(16);
+        PartitionIndex small = new PartitionIndex(16);
+        SplittableRandom rnd = new SplittableRandom(2);
+        for (int i = 0; i < 4; i++) {
+            store(big, rnd);
+        }
+        store(small, rnd);
+        // The big one alone takes all but a little of the budget; the small one's next change goes over it.
+        long limit = big.memoryBytes() + small.memoryBytes() + 2 * MemoryBudget.PARTITION_OVERHEAD_BYTES + 50_000;
+        MemoryBudget budget = new MemoryBudget(limit);
+        MemoryBudget.Share bigShare = budget.share();
+        MemoryBudget.Share smallShare = budget.share();
+        bigShare.changed(big);
+        smallShare.changed(small);
+        assertEquals(0, budget.evictedBlocks(), "within the budget");
+        store(small, rnd);
+        smallShare.changed(small);
+        assertTrue(budget.evictedBlocks() > 0);
+        assertTrue(budget.usedBytes() <= limit, budget.usedBytes() + " of " + limit);
+    }
+
+    @Test
     void newPartitionsAreRefusedOnceTheirFixedCostWouldTakeHalfTheBudget() {
         long limit = 20 * MemoryBudget.PARTITION_FIXED_BYTES;
         MemoryBudget budget = new MemoryBudget(limit);
