@@ -5,6 +5,7 @@ import it.unimi.dsi.fastutil.ints.IntIterator;
 import it.unimi.dsi.fastutil.longs.Long2IntOpenHashMap;
 import it.unimi.dsi.fastutil.longs.Long2LongOpenHashMap;
 import it.unimi.dsi.fastutil.longs.LongOpenHashSet;
+import java.util.Arrays;
 import java.util.function.IntConsumer;
 
 /**
@@ -195,6 +196,9 @@ final class DeviceTree {
             holders.add(node, o.id);
             held.blocks++;
             entries++;
+            if (node != parent + 1) {
+                listBranch(o, node);
+            }
         }
         setHashOf(node, o.id, h);
         if (h != blockHash) {
@@ -219,6 +223,9 @@ final class DeviceTree {
         nodeCount++;
         held.blocks++;
         entries++;
+        if (node != parent + 1) {
+            listBranch(o, node);
+        }
         if (byHash.putIfAbsent(h, node) != NONE) {
             held.byHash.put(h, node); // the shared entry names another position
         }
@@ -252,7 +259,10 @@ final class DeviceTree {
      * node columns and the owner's own map.
      */
     void clearOwner(Owner o) {
-        IntArrayList mine = heldFromRoot(o);
+        IntArrayList mine = heldFromBranches(o);
+        if (mine == null) {
+            mine = heldFromRoot(o);
+        }
         if (mine == null) {
             mine = heldByScan(o);
         }
@@ -260,6 +270,62 @@ final class DeviceTree {
             leave(o, mine.getInt(i));
         }
         o.device.clear();
+    }
+
+    /** Lists a branch node the owner came to hold, first dropping the listed ones it no longer holds when they are many. */
+    private void listBranch(Owner o, int node) {
+        IntArrayList listed = o.device.branches;
+        if (listed.size() >= 2 * o.device.blocks + 16) {
+            int kept = distinctBranches(o);
+            listed.size(kept);
+        }
+        listed.add(node);
+    }
+
+    /**
+     * Sorts the owner's listed branches, keeps each node it still holds as a branch once, and returns how many were
+     * kept (at the front).
+     */
+    private int distinctBranches(Owner o) {
+        IntArrayList listed = o.device.branches;
+        int[] a = listed.elements();
+        int n = listed.size();
+        Arrays.sort(a, 0, n);
+        int kept = 0;
+        for (int i = 0; i < n; i++) {
+            int b = a[i];
+            if ((kept == 0 || a[kept - 1] != b) && holders.has(b, o.id) && nodes.parent(b) + 1 != b) {
+                a[kept++] = b;
+            }
+        }
+        return kept;
+    }
+
+    /**
+     * The nodes the owner holds, found from its listed branches and the root, each followed down the children laid
+     * out after it that it holds: only what it holds is looked at. Null when that finds fewer than it holds (a block
+     * whose parent it does not hold, or a branch held some other way), each node found being held and found once.
+     */
+    IntArrayList heldFromBranches(Owner o) {
+        int expected = o.device.blocks;
+        IntArrayList found = new IntArrayList(expected);
+        chainFrom(DeviceNodes.ROOT, o, found);
+        int starts = distinctBranches(o);
+        int[] listed = o.device.branches.elements();
+        for (int i = 0; i < starts && found.size() <= expected; i++) {
+            found.add(listed[i]);
+            chainFrom(listed[i], o, found);
+        }
+        return found.size() == expected ? found : null;
+    }
+
+    /** Adds the children laid out one after the other below {@code node} that the owner holds, up to the first it does not. */
+    private void chainFrom(int node, Owner o, IntArrayList found) {
+        int limit = nodes.idLimit();
+        for (int next = node + 1; next < limit && nodes.parent(next) == node && holders.has(next, o.id); next++) {
+            found.add(next);
+            node = next;
+        }
     }
 
     /**
@@ -285,7 +351,7 @@ final class DeviceTree {
     }
 
     /** The nodes the owner holds, every node looked at. */
-    private IntArrayList heldByScan(Owner o) {
+    IntArrayList heldByScan(Owner o) {
         IntArrayList mine = new IntArrayList(o.device.blocks);
         int limit = nodes.idLimit();
         for (int node = 1; node < limit; node++) {
