@@ -157,10 +157,7 @@ public final class CppConductorBatchDecoder {
                 if (!(lora == Nil.INSTANCE ? "" : lora).equals(loraName)) {
                     throw new Rejected("lora_name differs from the registration's");
                 }
-                Object group = e.get("group_idx");
-                if (group != null && group != Nil.INSTANCE && !(group instanceof Long g && g == 0)) {
-                    throw new Rejected("only group_idx 0 is indexed");
-                }
+                requireGroupZero(e);
                 Object kind = e.get("kv_cache_spec_kind");
                 if (kind != null && kind != Nil.INSTANCE && !"full_attention".equals(kind)) {
                     throw new Rejected("only full_attention blocks are indexed");
@@ -179,6 +176,7 @@ public final class CppConductorBatchDecoder {
                         throw new Rejected("BlockRemoved carries " + key);
                     }
                 }
+                requireGroupZero(e);
                 return onGpu(e) ? new CppConductorEvent.GpuRemoved(keys(e.get("block_hashes"))) : null;
             }
             case "AllBlocksCleared" -> {
@@ -190,6 +188,14 @@ public final class CppConductorBatchDecoder {
                 return CppConductorEvent.GpuCleared.INSTANCE;
             }
             default -> throw new Rejected("unknown event type " + type);
+        }
+    }
+
+    /** Only cache group 0 is indexed: a store or removal of another group is refused, whatever its medium. */
+    private static void requireGroupZero(MapValue e) throws Rejected {
+        Object group = e.get("group_idx");
+        if (group != null && group != Nil.INSTANCE && !(group instanceof Long g && g == 0)) {
+            throw new Rejected("only group_idx 0 is indexed");
         }
     }
 
@@ -377,10 +383,15 @@ public final class CppConductorBatchDecoder {
         String digits = hash.startsWith("0x") || hash.startsWith("0X") ? hash.substring(2) : hash;
         if (digits.length() < 16
                 || digits.length() % 2 != 0
-                || !digits.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+                || !digits.chars().allMatch(CppConductorBatchDecoder::isAsciiHex)) {
             throw new Rejected("connector_block_hash must be an even number of 16 or more hex digits");
         }
         return Long.parseUnsignedLong(digits.substring(digits.length() - 16), 16);
+    }
+
+    /** {@link Character#digit} would take any script's digits; the Conductor reads ASCII hex only. */
+    private static boolean isAsciiHex(int c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
     }
 
     private static void require(MapValue e, String key) throws Rejected {

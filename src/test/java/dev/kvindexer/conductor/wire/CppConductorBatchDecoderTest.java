@@ -157,6 +157,39 @@ class CppConductorBatchDecoderTest {
     }
 
     @Test
+    void onlyCacheGroupZeroIsStoredOrRemoved() throws Exception {
+        Map<String, Object> otherGroup = stored(1);
+        otherGroup.put("group_idx", 1);
+        Map<String, Object> groupZero = stored(2);
+        groupZero.put("group_idx", 0);
+        // A hybrid model's sliding-window group evicting a hash that group 0 still holds.
+        Map<String, Object> removedOtherGroup = new LinkedHashMap<>(
+                Map.of("type", "BlockRemoved", "block_hashes", List.of(2), "medium", "GPU", "group_idx", 1));
+        Map<String, Object> removedOtherGroupOnCpu = new LinkedHashMap<>(
+                Map.of("type", "BlockRemoved", "block_hashes", List.of(2), "medium", "cpu", "group_idx", 1));
+        Map<String, Object> removedGroupZero = new LinkedHashMap<>(
+                Map.of("type", "BlockRemoved", "block_hashes", List.of(2), "medium", "GPU", "group_idx", 0));
+        CppConductorBatchDecoder.Batch b = engine.decode(
+                engineBatch(0, otherGroup, groupZero, removedOtherGroup, removedOtherGroupOnCpu, removedGroupZero));
+        assertEquals(3, b.rejected(), "another group is refused, whatever its medium");
+        assertTrue(b.firstRejection().contains("group_idx"), b.firstRejection());
+        assertEquals(2, b.events().size());
+        assertArrayEquals(
+                new long[] {2}, ((CppConductorEvent.GpuStored) b.events().get(0)).keys());
+        assertArrayEquals(
+                new long[] {2}, ((CppConductorEvent.GpuRemoved) b.events().get(1)).keys());
+    }
+
+    @Test
+    void aConnectorBlockHashIsAsciiHex() throws Exception {
+        assertEquals(K0, CppConductorBatchDecoder.connectorKey(D0));
+        assertEquals(K0, CppConductorBatchDecoder.connectorKey("0x" + D0.toUpperCase(java.util.Locale.ROOT)));
+        for (String digits : List.of("\uFF10".repeat(16), "\u0660".repeat(16), "g".repeat(16))) {
+            assertThrows(Exception.class, () -> CppConductorBatchDecoder.connectorKey(digits), digits);
+        }
+    }
+
+    @Test
     void aBatchOfAnotherRankOrShapeIsRefusedWhole() {
         assertThrows(MalformedBatchException.class, () -> engine.decode(engineBatch(1, stored(1))));
         assertThrows(MalformedBatchException.class, () -> engine.decode(Pack.of(List.of(1.5, List.of()))));
