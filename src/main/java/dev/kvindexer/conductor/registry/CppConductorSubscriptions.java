@@ -9,17 +9,21 @@ import dev.kvindexer.ingest.Listener;
 import dev.kvindexer.ingest.ZmqIngest;
 import dev.kvindexer.zmq.ZmqEndpoint;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The ZMQ subscriptions of the C++ Mooncake Conductor's registrations (docs/api/mooncake-cpp.md#post-register, docs/api/mooncake-cpp.md#post-unregister): the conductor decides,
  * then this class opens or closes the registration's subscription, so a refused registration never subscribes and an
- * ended one never feeds the conductor again. Not a {@code registry.Registrar}: its requests, answers and refusals are
- * the C++ Conductor's own.
+ * ended one never feeds the conductor again. Requests for one service key take turns, each from the conductor's
+ * decision to its subscription started or stopped, so an unregistration never overtakes the subscription of the
+ * registration it ends. Not a {@code registry.Registrar}: its requests, answers and refusals are the C++ Conductor's
+ * own.
  */
 public final class CppConductorSubscriptions {
     private static final Logger LOG = LoggerFactory.getLogger(CppConductorSubscriptions.class);
@@ -34,6 +38,8 @@ public final class CppConductorSubscriptions {
      * unregistered"): taken as unchanged, the registration would be undone by the unregistration still under way.
      */
     private final Set<String> unregistering = ConcurrentHashMap.newKeySet();
+    /** Per service key, the last request in turn: the next one starts when it has ended. */
+    private final Map<String, Future<?>> turns = new ConcurrentHashMap<>();
 
     /** {@code loraIds}: engine events may carry a lora_id when their lora_name is the registration's. */
     public CppConductorSubscriptions(CppConductor conductor, ZmqIngest ingest, boolean loraIds) {
@@ -56,6 +62,10 @@ public final class CppConductorSubscriptions {
             return Future.succeededFuture(
                     new CppConductorState.Refused("service is being unregistered: " + r.serviceKey()));
         }
+        return inTurn(r.serviceKey(), () -> subscribe(r));
+    }
+
+    private Future<CppConductorState.Registered> subscribe(CppConductorRegistration r) {
         if (ZmqEndpoint.invalidReason(r.endpoint()) != null) {
             return conductor
                     .decide(r)
@@ -95,9 +105,27 @@ public final class CppConductorSubscriptions {
         if (!unregistering.add(serviceKey)) {
             return Future.failedFuture(new AlreadyUnregistering(serviceKey));
         }
-        Listener listener = listeners.remove(serviceKey);
-        Future<Void> stopped = listener == null ? Future.succeededFuture() : ingest.stop(listener);
-        return stopped.compose(v -> conductor.unregister(serviceKey)).andThen(done -> unregistering.remove(serviceKey));
+        return inTurn(serviceKey, () -> {
+                    Listener listener = listeners.remove(serviceKey);
+                    Future<Void> stopped = listener == null ? Future.succeededFuture() : ingest.stop(listener);
+                    return stopped.compose(v -> conductor.unregister(serviceKey));
+                })
+                .andThen(done -> unregistering.remove(serviceKey));
+    }
+
+    /** Runs {@code request} once the key's request before it has ended, however that ended. */
+    private <T> Future<T> inTurn(String serviceKey, Supplier<Future<T>> request) {
+        Promise<T> ended = Promise.promise();
+        Future<?> before = turns.put(serviceKey, ended.future());
+        Future<?> after = before == null ? Future.succeededFuture() : before;
+        after.onComplete(ignored -> {
+            try {
+                request.get().onComplete(ended);
+            } catch (RuntimeException e) {
+                ended.fail(e);
+            }
+        });
+        return ended.future().andThen(done -> turns.remove(serviceKey, ended.future()));
     }
 
     /** The listener of a registration, for tests that hold its poller. */
