@@ -8,6 +8,7 @@ import dev.kvindexer.index.BlockKeyIndex;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -24,6 +25,12 @@ import java.util.TreeMap;
  * {@link #query} may run on several threads at once between them.
  */
 public final class CppConductorState {
+    /**
+     * The order of the reference's {@code std::map<std::string>}: by the ids' UTF-8 bytes, which is their code points'
+     * order ({@link String#compareTo} compares UTF-16 units and puts U+10000 and above before U+E000..U+FFFF).
+     */
+    static final Comparator<String> BYTE_ORDER = CppConductorState::compareCodePoints;
+
     /** A context's identity: the exact 4-tuple a query must name to reach it. */
     public record ContextKey(String tenantId, String model, String lora, long blockSize) {}
 
@@ -44,7 +51,7 @@ public final class CppConductorState {
          * instance id → registered rank → its owner in {@link #index}, both in order, for answers and
          * /global_view.
          */
-        final TreeMap<String, TreeMap<Integer, Integer>> ranks = new TreeMap<>();
+        final TreeMap<String, TreeMap<Integer, Integer>> ranks = new TreeMap<>(BYTE_ORDER);
         /** {@link #ranks} as a query reads it; replaced whenever they change. */
         Layout layout = Layout.EMPTY;
 
@@ -91,7 +98,7 @@ public final class CppConductorState {
      * registers or leaves, so a query reads it as it is instead of building maps and strings.
      */
     public static final class Layout {
-        static final Layout EMPTY = new Layout(new TreeMap<>());
+        static final Layout EMPTY = new Layout(new TreeMap<>(BYTE_ORDER));
 
         private final String[] instances;
         private final byte[][] instanceUtf8;
@@ -155,7 +162,7 @@ public final class CppConductorState {
 
         /** The instance's place in the order, or negative when it has no rank registered. */
         int indexOf(String instanceId) {
-            return Arrays.binarySearch(instances, instanceId);
+            return Arrays.binarySearch(instances, instanceId, BYTE_ORDER);
         }
     }
 
@@ -168,7 +175,7 @@ public final class CppConductorState {
 
         /** Matches given per instance and rank (owners unknown, as none was walked): for answers built elsewhere. */
         public static Matches of(Map<String, Map<Integer, int[]>> instances) {
-            TreeMap<String, TreeMap<Integer, Integer>> byInstance = new TreeMap<>();
+            TreeMap<String, TreeMap<Integer, Integer>> byInstance = new TreeMap<>(BYTE_ORDER);
             instances.forEach((instance, ranks) -> {
                 TreeMap<Integer, Integer> owners = new TreeMap<>();
                 ranks.keySet().forEach(rank -> owners.put(rank, 0));
@@ -187,7 +194,7 @@ public final class CppConductorState {
 
         /** Per instance (in order), per rank (in order), blocks matched through GPU, CPU and disk. */
         public Map<String, Map<Integer, int[]>> instances() {
-            Map<String, Map<Integer, int[]>> out = new TreeMap<>();
+            Map<String, Map<Integer, int[]>> out = new TreeMap<>(BYTE_ORDER);
             int base = layout.firstEntry(from);
             for (int i = from; i < to; i++) {
                 Map<Integer, int[]> ranks = new TreeMap<>();
@@ -202,7 +209,7 @@ public final class CppConductorState {
     }
 
     private final Map<ContextKey, Context> contexts = new LinkedHashMap<>();
-    private final TreeMap<String, Service> services = new TreeMap<>();
+    private final TreeMap<String, Service> services = new TreeMap<>(BYTE_ORDER);
     private int nextOwner;
 
     public Registered register(CppConductorRegistration r) {
@@ -440,11 +447,26 @@ public final class CppConductorState {
     public List<ContextView> contexts() {
         List<ContextView> out = new ArrayList<>();
         for (Context c : contexts.values()) {
-            Map<String, List<Integer>> instances = new TreeMap<>();
+            Map<String, List<Integer>> instances = new TreeMap<>(BYTE_ORDER);
             c.ranks.forEach((instance, ranks) -> instances.put(instance, List.copyOf(ranks.keySet())));
             out.add(new ContextView(c.key, c.profile, c.index.keyCount(), instances));
         }
         return out;
+    }
+
+    private static int compareCodePoints(String a, String b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            int ca = a.codePointAt(i);
+            int cb = b.codePointAt(j);
+            if (ca != cb) {
+                return Integer.compare(ca, cb);
+            }
+            i += Character.charCount(ca);
+            j += Character.charCount(cb);
+        }
+        return Integer.compare(a.length() - i, b.length() - j);
     }
 
     /** Test access: whether the registration is active. */

@@ -47,6 +47,30 @@ class CppConductorStateTest {
     }
 
     @Test
+    void instancesAndServicesComeInTheByteOrderOfTheirIds() {
+        String fullwidth = "\uFF01"; // UTF-8 EF BC 81
+        String emoji = "\uD83D\uDE00"; // U+1F600, UTF-8 F0 9F 98 80: before U+FF01 in UTF-16 order
+        String plain = "z";
+        for (String id : List.of(emoji, fullwidth, plain)) {
+            state.register(engine(id, 0, "tcp://" + id, PROFILE));
+        }
+        CppConductorState.Matches m = state.query(CONTEXT, null, new int[0], null);
+        List<String> order = List.of(plain, fullwidth, emoji);
+        for (int i = 0; i < order.size(); i++) {
+            assertEquals(order.get(i), m.layout().instance(i));
+            assertEquals(i, m.layout().indexOf(order.get(i)), "found where it sorts");
+        }
+        assertEquals(order, List.copyOf(m.instances().keySet()));
+        assertEquals(
+                order,
+                state.services().stream()
+                        .map(CppConductorRegistration::instanceId)
+                        .toList());
+        assertTrue(CppConductorState.BYTE_ORDER.compare("a", "ab") < 0);
+        assertEquals(0, CppConductorState.BYTE_ORDER.compare(emoji, "\uD83D\uDE00"));
+    }
+
+    @Test
     void theReferencesSharedCacheResponse() {
         state.register(engine("1", 0, "tcp://e1", PROFILE));
         state.register(engine("2", 1, "tcp://e2", PROFILE));
