@@ -367,10 +367,12 @@ public final class CppConductorState {
             return null;
         }
         ContextKey c = b.context();
+        long[] seq = e.seqHashes();
         boolean agrees = (e.modelName() == null || e.modelName().equals(c.model()))
-                && (e.loraName() == null || e.loraName().equals(c.lora()))
+                && (e.loraName() == null ? "" : e.loraName()).equals(c.lora())
                 && (e.blockSize() == null || e.blockSize() == c.blockSize())
-                && (e.key() == null || e.key() == b.key());
+                && (e.blockHash() == null || e.blockHash().equals(b.blockHash()))
+                && (seq.length == 0 || (seq.length == 1 && seq[0] == b.key()));
         if (!agrees) {
             return "removal of " + e.objectKey() + " does not match its stored binding";
         }

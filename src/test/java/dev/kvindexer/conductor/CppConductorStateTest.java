@@ -110,6 +110,43 @@ class CppConductorStateTest {
                 "no tokens: every registered rank, zeros");
     }
 
+    @Test
+    void aRemovalMustAgreeWithTheBindingItEnds() {
+        state.register(engine("1", 0, "tcp://e1", PROFILE));
+        state.register(store("tcp://master"));
+        String pool = "shared-pool|default|0";
+        assertNull(state.apply(pool, object(0, StorageTier.HOST_PINNED)));
+        String sameKeyOtherHash = "ffff" + DIGESTS[0].substring(4);
+        List<CppConductorEvent.ObjectRemoved> refused = List.of(
+                removal(sameKeyOtherHash, new long[0], null),
+                removal(null, new long[] {KEYS[1]}, null),
+                removal(null, new long[] {KEYS[0], KEYS[0]}, null),
+                removal(null, new long[0], "an-adapter"));
+        for (CppConductorEvent.ObjectRemoved r : refused) {
+            assertTrue(state.apply(pool, r) != null, "refused: " + r);
+            assertEquals(1, cpuBlocks(), "the CPU copy stays after " + r);
+        }
+        assertNull(state.apply(pool, removal(DIGESTS[0], new long[] {KEYS[0]}, null)), "nil LoRA is the base model");
+        assertEquals(0, cpuBlocks());
+    }
+
+    private static CppConductorEvent.ObjectRemoved removal(String blockHash, long[] seqHashes, String lora) {
+        return new CppConductorEvent.ObjectRemoved(
+                "default",
+                "test-model",
+                lora,
+                16L,
+                "backend-a",
+                "obj-0" + StorageTier.HOST_PINNED,
+                StorageTier.HOST_PINNED,
+                blockHash,
+                seqHashes);
+    }
+
+    private int cpuBlocks() {
+        return state.query(CONTEXT, "1", TOKENS, null).instances().get("1").get(0)[1];
+    }
+
     /** An answer lists the ranks registered when it is asked: each registration and unregistration changes it. */
     @Test
     void answersFollowTheRanksAsTheyRegisterAndLeave() {

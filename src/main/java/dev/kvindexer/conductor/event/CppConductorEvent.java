@@ -29,8 +29,8 @@ public sealed interface CppConductorEvent
 
     /**
      * A Store object holds one block in {@code tier} ({@link StorageTier#HOST_PINNED} for CPU or
-     * {@link StorageTier#DISK}) of the context (tenant, model, LoRA, block size); {@code blockHash} is the hex text of
-     * the connector's block hash, whose last 16 digits are {@code key}.
+     * {@link StorageTier#DISK}) of the context (tenant, model, LoRA, block size); {@code blockHash} is the connector's
+     * block hash as lower-case hex without a prefix, whose last 16 digits are {@code key}.
      */
     record ObjectStored(
             String tenantId,
@@ -45,8 +45,9 @@ public sealed interface CppConductorEvent
             implements CppConductorEvent {}
 
     /**
-     * A Store object is gone. The binding it was stored with is found by (backend, tenant, object, tier); the other
-     * members, when not null, must agree with it.
+     * A Store object is gone. The binding it was stored with is found by (backend, tenant, object, tier); the model,
+     * block size and block hash (lower-case hex, as stored) when not null, the LoRA (null for ""), and the sequence
+     * hashes when there are any (exactly the binding's key), must agree with it.
      */
     record ObjectRemoved(
             String tenantId,
@@ -56,7 +57,8 @@ public sealed interface CppConductorEvent
             String backendId,
             String objectKey,
             StorageTier tier,
-            Long key)
+            String blockHash,
+            long[] seqHashes)
             implements CppConductorEvent {}
 
     /** Every object of {@code backendId} for {@code tenantId} is gone, in both tiers and every context. */

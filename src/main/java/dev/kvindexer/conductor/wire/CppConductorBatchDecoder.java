@@ -316,16 +316,31 @@ public final class CppConductorBatchDecoder {
                 throw new Rejected("a stored object names its model and block size");
             }
             return new CppConductorEvent.ObjectStored(
-                    tenant, model, lora == null ? "" : lora, s, backend, objectKey, tier, key, hash);
+                    tenant, model, lora == null ? "" : lora, s, backend, objectKey, tier, key, connectorHex(hash));
         }
         for (String key : STORE_STORED_ONLY) {
             if (e.has(key)) {
                 throw new Rejected("a removed event carries " + key);
             }
         }
-        Long key = hash != null ? connectorKey(hash) : seqHashes.isEmpty() ? null : asKey(seqHashes.get(0));
+        long[] seq = new long[seqHashes.size()];
+        for (int i = 0; i < seq.length; i++) {
+            Long v = asKey(seqHashes.get(i));
+            if (v == null) {
+                throw new Rejected("seq_hashes must be an array of uints");
+            }
+            seq[i] = v;
+        }
         return new CppConductorEvent.ObjectRemoved(
-                tenant, model, lora, size instanceof Long s ? s : null, backend, objectKey, tier, key);
+                tenant,
+                model,
+                lora,
+                size instanceof Long s ? s : null,
+                backend,
+                objectKey,
+                tier,
+                hash == null ? null : connectorHex(hash),
+                seq);
     }
 
     /** {@code seq_hashes}, which {@code block_hashes} must repeat when present. */
@@ -375,8 +390,17 @@ public final class CppConductorBatchDecoder {
         };
     }
 
-    /** The key in a connector block hash: optional 0x, 16 or more hex digits, even length; the last 16 digits. */
+    /** The key in a connector block hash: its last 16 digits ({@link #connectorHex} says which hashes are valid). */
     static long connectorKey(String hash) throws Rejected {
+        String digits = connectorHex(hash);
+        return Long.parseUnsignedLong(digits.substring(digits.length() - 16), 16);
+    }
+
+    /**
+     * A connector block hash as the Conductor compares it: optional 0x, then 16 or more ASCII hex digits, even length,
+     * given back in lower case without the prefix.
+     */
+    static String connectorHex(String hash) throws Rejected {
         if (hash == null) {
             throw new Rejected("connector_block_hash is required");
         }
@@ -386,7 +410,7 @@ public final class CppConductorBatchDecoder {
                 || !digits.chars().allMatch(CppConductorBatchDecoder::isAsciiHex)) {
             throw new Rejected("connector_block_hash must be an even number of 16 or more hex digits");
         }
-        return Long.parseUnsignedLong(digits.substring(digits.length() - 16), 16);
+        return digits.toLowerCase(Locale.ROOT);
     }
 
     /** {@link Character#digit} would take any script's digits; the Conductor reads ASCII hex only. */

@@ -181,6 +181,21 @@ class CppConductorBatchDecoderTest {
     }
 
     @Test
+    void aRemovalsBlockHashIsComparedAsTheConductorWritesIt() throws Exception {
+        Map<String, Object> removed = object("removed");
+        removed.put("connector_block_hash", "0X" + D0.toUpperCase(java.util.Locale.ROOT));
+        removed.put("seq_hashes", List.of());
+        Map<String, Object> negative = object("removed");
+        negative.put("seq_hashes", List.of(-1));
+        CppConductorBatchDecoder.Batch b = store.decode(storeBatch(removed, negative));
+        assertEquals(1, b.rejected(), "a negative sequence hash");
+        CppConductorEvent.ObjectRemoved r =
+                (CppConductorEvent.ObjectRemoved) b.events().get(0);
+        assertEquals(D0, r.blockHash());
+        assertEquals(0, r.seqHashes().length);
+    }
+
+    @Test
     void aConnectorBlockHashIsAsciiHex() throws Exception {
         assertEquals(K0, CppConductorBatchDecoder.connectorKey(D0));
         assertEquals(K0, CppConductorBatchDecoder.connectorKey("0x" + D0.toUpperCase(java.util.Locale.ROOT)));
@@ -223,7 +238,8 @@ class CppConductorBatchDecoderTest {
                 b.events().get(0));
         CppConductorEvent.ObjectRemoved removed =
                 (CppConductorEvent.ObjectRemoved) b.events().get(1);
-        assertEquals(K0, removed.key());
+        assertEquals(D0, removed.blockHash());
+        assertArrayEquals(new long[] {K0}, removed.seqHashes());
         assertEquals(
                 new CppConductorEvent.ObjectsCleared("backend-a", "default"),
                 b.events().get(2));
