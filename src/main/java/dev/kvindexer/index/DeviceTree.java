@@ -245,6 +245,7 @@ final class DeviceTree {
                 leaveLastCopy(o, node, h);
             }
         }
+        branchesLeft(o);
         return missing;
     }
 
@@ -274,12 +275,27 @@ final class DeviceTree {
 
     /** Lists a branch node the owner came to hold, first dropping the listed ones it no longer holds when they are many. */
     private void listBranch(Owner o, int node) {
-        IntArrayList listed = o.device.branches;
-        if (listed.size() >= 2 * o.device.blocks + 16) {
-            int kept = distinctBranches(o);
-            listed.size(kept);
+        if (o.device.branches.size() >= 2 * o.device.blocks + 16) {
+            dropStaleBranches(o);
         }
-        listed.add(node);
+        o.device.branches.add(node);
+    }
+
+    /** The owner left nodes: its list lets go of what it no longer holds once that is most of it. */
+    private void branchesLeft(Owner o) {
+        if (o.device.branches.size() > 2 * o.device.blocks + 16) {
+            dropStaleBranches(o);
+        }
+    }
+
+    /** Keeps the listed branches the owner still holds, and gives back room far beyond what its blocks could list. */
+    private void dropStaleBranches(Owner o) {
+        IntArrayList listed = o.device.branches;
+        listed.size(distinctBranches(o));
+        int room = 2 * o.device.blocks + 16;
+        if (listed.elements().length > 2 * room) {
+            listed.trim(room);
+        }
     }
 
     /**
@@ -508,7 +524,9 @@ final class DeviceTree {
 
     private void evict(OwnerTable owners, int node) {
         for (int id : holders.ids(node)) {
-            leave(owners.byIdToChange(id), node);
+            Owner o = owners.byIdToChange(id);
+            leave(o, node);
+            branchesLeft(o);
         }
     }
 }

@@ -7,9 +7,9 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The heap all partitions of a node may hold in their indexes together ({@code --max-index-memory}). Each partition
  * reports its index's size after every change. When the sum is over the budget, the reporting partition evicts its
- * least recently used blocks down to its share of nine tenths of the budget, or further when that alone would leave
- * the sum over the budget, and every other partition does the same on its next change, so partitions shrink in
- * proportion to their size and the next changes do not evict again at once.
+ * least recently used blocks down to its share of nine tenths of the budget, or further, by at most what it grew since
+ * it last reported, when that alone would leave the sum over the budget; every other partition does the same on its
+ * next change, so partitions shrink in proportion to their size and the next changes do not evict again at once.
  */
 public final class MemoryBudget {
     /** No limit: for tests and tools that build partitions without a node. */
@@ -77,6 +77,7 @@ public final class MemoryBudget {
         /** Reports the index's size after a change, and evicts when the node is over budget. */
         void changed(PartitionIndex index) {
             long now = index.memoryBytes() + PARTITION_OVERHEAD_BYTES;
+            long before = reported;
             long total = used.addAndGet(now - reported);
             reported = now;
             double factor = 0;
@@ -92,8 +93,10 @@ public final class MemoryBudget {
             if (factor > 0) {
                 long target = (long) (now * factor);
                 if (total > limit) {
-                    // The others shrink only on their next change: this one takes the sum under the budget now.
-                    target = Math.min(target, now - (total - limit));
+                    // The others shrink only on their next change: this one takes back what it added over the budget
+                    // now, but never what another partition added (that one evicts it itself).
+                    long added = Math.max(0, now - before);
+                    target = Math.min(target, now - Math.min(total - limit, added));
                 }
                 index.evictTo(target - PARTITION_OVERHEAD_BYTES);
                 now = index.memoryBytes() + PARTITION_OVERHEAD_BYTES;

@@ -1,6 +1,7 @@
 package dev.kvindexer.index;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -81,6 +82,28 @@ class OwnerHoldingsTest {
         Owner o = index.owners.find(5, 0);
         assertTrue(o.device.branches.size() <= 2 * o.device.blocks + 16, o.device.branches.size() + " listed");
         assertArrayEquals(sorted(index.tree.heldByScan(o)), sorted(index.tree.heldFromBranches(o)));
+    }
+
+    @Test
+    void anEngineThatLeftItsConversationsGivesBackTheirListsRoom() {
+        index.store(5, 0, StorageTier.DEVICE, false, 0, SYSTEM, SYSTEM);
+        index.store(6, 0, StorageTier.DEVICE, false, 0, SYSTEM, SYSTEM);
+        converse(6, 1);
+        List<long[]> held = new ArrayList<>();
+        for (int i = 0; i < 20_000; i++) {
+            long[] c = {rnd.nextLong()};
+            held.add(c);
+            index.store(5, 0, StorageTier.DEVICE, true, SYSTEM[1], c, c);
+        }
+        Owner o = index.owners.find(5, 0);
+        assertTrue(o.device.branches.size() >= 20_000, "each conversation is a branch of the system prompt");
+        for (long[] c : held) {
+            index.remove(5, 0, StorageTier.DEVICE, c);
+        }
+        assertTrue(
+                o.device.branches.elements().length <= 4 * o.device.blocks + 64,
+                o.device.branches.elements().length + " entries' room for " + o.device.blocks + " blocks");
+        assertEquals(index.memoryBytesRecounted(), index.memoryBytes());
     }
 
     @Test

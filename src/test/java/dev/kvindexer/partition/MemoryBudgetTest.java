@@ -71,6 +71,39 @@ class MemoryBudgetTest {
     }
 
     @Test
+    void aPartitionTakesBackOnlyWhatItAddedNotWhatAnotherCannotGiveBack() {
+        // The big partition's arrays outlive its blocks: emptied, it still holds more than the budget allows.
+        PartitionIndex big = new PartitionIndex(16);
+        SplittableRandom rnd = new SplittableRandom(3);
+        long[][] chains = new long[20_000][];
+        for (int c = 0; c < chains.length; c++) {
+            long[] local = rnd.longs(8).toArray();
+            chains[c] = BlockHasher.sequenceHashes(local);
+            big.store(0, 0, StorageTier.DEVICE, false, 0, chains[c], local);
+        }
+        for (long[] chain : chains) {
+            big.remove(0, 0, StorageTier.DEVICE, chain);
+        }
+        PartitionIndex small = new PartitionIndex(16);
+        store(small, rnd);
+        // Over by more than the small one could ever give back, though not by much of the whole.
+        long limit = big.memoryBytes() + small.memoryBytes() + 2 * MemoryBudget.PARTITION_OVERHEAD_BYTES - 250_000;
+        MemoryBudget budget = new MemoryBudget(limit);
+        MemoryBudget.Share bigShare = budget.share();
+        MemoryBudget.Share smallShare = budget.share();
+        smallShare.changed(small);
+        bigShare.changed(big);
+        assertTrue(budget.usedBytes() > limit, "the big one cannot get under: " + budget.usedBytes() + " of " + limit);
+        // The small one's next change goes over too: it gives back its share, not the big one's excess.
+        long[] local = rnd.longs(8).toArray();
+        small.store(1, 0, StorageTier.DEVICE, false, 0, BlockHasher.sequenceHashes(local), local);
+        long before = small.blockCount();
+        smallShare.changed(small);
+        assertTrue(budget.evictedBlocks() > 0);
+        assertTrue(small.blockCount() >= before / 3, "the small one kept " + small.blockCount() + " of " + before);
+    }
+
+    @Test
     void newPartitionsAreRefusedOnceTheirFixedCostWouldTakeHalfTheBudget() {
         long limit = 20 * MemoryBudget.PARTITION_FIXED_BYTES;
         MemoryBudget budget = new MemoryBudget(limit);
