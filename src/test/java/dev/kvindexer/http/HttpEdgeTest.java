@@ -134,6 +134,15 @@ class HttpEdgeTest {
 
     @ParameterizedTest
     @EnumSource(Server.class)
+    void healthAnswersHeadAsItAnswersGet(Server which) throws Exception {
+        server = which.start();
+        HttpJson http = new HttpJson(server.port());
+        assertEquals(200, http.send("HEAD", "/health").statusCode());
+        assertEquals(200, http.get("/health").statusCode());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Server.class)
     void hundredsOfStalledConnectionsAreAllClosedWhileTheServerKeepsAnswering(Server which) throws Exception {
         server = which.start();
         List<RawHttp> stalled = new ArrayList<>();

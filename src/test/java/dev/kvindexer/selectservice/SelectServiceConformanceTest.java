@@ -58,6 +58,7 @@ class SelectServiceConformanceTest {
         HttpResponse<String> health = http.get("/health");
         assertEquals(200, health.statusCode());
         assertEquals("{\"status\":\"ok\"}", health.body());
+        assertEquals(200, http.send("HEAD", "/health").statusCode());
     }
 
     @Test
