@@ -66,6 +66,7 @@ final class SelectAnswers {
      */
     record Chosen(
             @JsonInclude(JsonInclude.Include.NON_NULL) String selectionId,
+            @JsonInclude(JsonInclude.Include.NON_NULL) String reservationId,
             String modelName,
             String routingGroup,
             long workerId,
@@ -90,6 +91,7 @@ final class SelectAnswers {
         Chosen withHint(KvHint hint) {
             return new Chosen(
                     selectionId,
+                    reservationId,
                     modelName,
                     routingGroup,
                     workerId,
@@ -105,6 +107,34 @@ final class SelectAnswers {
                     islTokens,
                     trackPrefillTokens,
                     hint);
+        }
+
+        /**
+         * The answer to a body that named its booking by {@code reservation_id}: both ids as that body gave them, as
+         * Dynamo's earlier selection service echoed them.
+         */
+        Chosen withIds(String givenSelectionId, String givenReservationId) {
+            if (givenReservationId == null) {
+                return this;
+            }
+            return new Chosen(
+                    givenSelectionId,
+                    givenReservationId,
+                    modelName,
+                    routingGroup,
+                    workerId,
+                    dpRank,
+                    endpoint,
+                    blockSize,
+                    overlap,
+                    effectivePrefillTokens,
+                    potentialDecodeBlocks,
+                    decodeBusy,
+                    workerLoad,
+                    sequenceHashes,
+                    islTokens,
+                    trackPrefillTokens,
+                    kvHint);
         }
     }
 
@@ -220,6 +250,7 @@ final class SelectAnswers {
         LoadSignals.WorkerLoad load = signals.workerLoad();
         return new Chosen(
                 c.selectionId(),
+                null,
                 c.partition().modelName(),
                 c.partition().routingGroup(),
                 c.worker().workerId(),

@@ -33,7 +33,17 @@ final class SelectJson {
      * @param advisory chosen without waiting in the queue, and answered with the rank's load
      *                 (docs/api/selection.md#advisory-selection)
      */
-    record Selection(PartitionKey partition, SelectionOptions options, Prompt prompt, boolean advisory) {}
+    /**
+     * A selection request read; {@code selectionId} and {@code reservationId} as the body gave them, for the answer
+     * (the options carry the key it is booked under).
+     */
+    record Selection(
+            PartitionKey partition,
+            SelectionOptions options,
+            Prompt prompt,
+            boolean advisory,
+            String selectionId,
+            String reservationId) {}
 
     /** An inspection request read: the overrides it scores with and the prompt normalized for its partition. */
     record Inspection(PartitionKey partition, ConfigOverride override, PartitionInfo info, Prompt prompt) {}
@@ -67,7 +77,13 @@ final class SelectJson {
                 && Boolean.TRUE.equals(
                         JsonBinding.bind(body, SelectRequests.Advisory.class).advisory());
         PartitionInfo info = roster.requireReady(p);
-        return new Selection(p, options, promptOf(body, info, override, config, true, random), advisory);
+        return new Selection(
+                p,
+                options,
+                promptOf(body, info, override, config, true, random),
+                advisory,
+                s.selectionId(),
+                s.reservationId());
     }
 
     /** A {@code /potential_loads} or {@code /overlap_scores} body, read in the same order as a selection's. */
@@ -226,7 +242,7 @@ final class SelectJson {
         SelectRequests.Pinned pinned = s.pinnedWorker();
         SelectRequests.Constraints constraints = s.routingConstraints();
         return new SelectionOptions(
-                s.selectionId(),
+                s.bookingId(),
                 override,
                 s.expectedOutputTokens(),
                 allowed,

@@ -41,9 +41,17 @@ final class SelectRequests {
             Long expectedOutputTokens,
 
             @JsonProperty("selection_id") String selectionId,
-            @JsonProperty("lora_name") String loraName) {
+            @JsonProperty("lora_name") String loraName,
+
+            // The booking key of Dynamo's earlier selection service, which its gateway EPP sends beside selection_id.
+            @JsonProperty("reservation_id") String reservationId) {
         PartitionKey partition() {
             return new PartitionKey(modelName, routingGroup);
+        }
+
+        /** What the selection is booked and found again under: {@code reservation_id} when given. */
+        String bookingId() {
+            return reservationId != null ? reservationId : selectionId;
         }
     }
 

@@ -81,7 +81,8 @@ final class SelectionRoutes {
         Future<SelectAnswers.Chosen> chosen = turn.compose(
                         v -> request.within(() -> overlaps.of(s.partition(), s.prompt())))
                 .compose(o ->
-                        request.within(() -> reserve ? selectAndReserve(s, o) : Future.succeededFuture(select(s, o))));
+                        request.within(() -> reserve ? selectAndReserve(s, o) : Future.succeededFuture(select(s, o))))
+                .map(answer -> answer.withIds(s.selectionId(), s.reservationId()));
         Replies.send(ctx, 200, chosen);
     }
 
