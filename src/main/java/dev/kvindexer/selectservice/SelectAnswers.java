@@ -89,9 +89,21 @@ final class SelectAnswers {
             @JsonInclude(JsonInclude.Include.NON_NULL) KvHint kvHint) {
         /** The same booking with its hint. */
         Chosen withHint(KvHint hint) {
+            return with(selectionId, reservationId, hint);
+        }
+
+        /**
+         * The answer to a body that named its booking by {@code reservation_id}: both ids as that body gave them, as
+         * Dynamo's earlier selection service echoed them.
+         */
+        Chosen withIds(String givenSelectionId, String givenReservationId) {
+            return givenReservationId == null ? this : with(givenSelectionId, givenReservationId, kvHint);
+        }
+
+        private Chosen with(String selection, String reservation, KvHint hint) {
             return new Chosen(
-                    selectionId,
-                    reservationId,
+                    selection,
+                    reservation,
                     modelName,
                     routingGroup,
                     workerId,
@@ -107,34 +119,6 @@ final class SelectAnswers {
                     islTokens,
                     trackPrefillTokens,
                     hint);
-        }
-
-        /**
-         * The answer to a body that named its booking by {@code reservation_id}: both ids as that body gave them, as
-         * Dynamo's earlier selection service echoed them.
-         */
-        Chosen withIds(String givenSelectionId, String givenReservationId) {
-            if (givenReservationId == null) {
-                return this;
-            }
-            return new Chosen(
-                    givenSelectionId,
-                    givenReservationId,
-                    modelName,
-                    routingGroup,
-                    workerId,
-                    dpRank,
-                    endpoint,
-                    blockSize,
-                    overlap,
-                    effectivePrefillTokens,
-                    potentialDecodeBlocks,
-                    decodeBusy,
-                    workerLoad,
-                    sequenceHashes,
-                    islTokens,
-                    trackPrefillTokens,
-                    kvHint);
         }
     }
 
