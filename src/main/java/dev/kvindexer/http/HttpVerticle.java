@@ -134,9 +134,7 @@ public final class HttpVerticle extends VerticleBase {
 
     /** What the node shows of itself: health, readiness, metrics, the dashboard, its workers, dump and peers. */
     private void nodeRoutes(Router router, DynamoRoutes dynamo) {
-        router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
-        // As Dynamo's servers (axum's get also answers HEAD): probes that send HEAD see it healthy.
-        router.head("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        JsonRoutes.serveHealth(router, ctx -> ctx.response().setStatusCode(200).end());
         router.get("/metrics").handler(new MetricsRoute(api.metricsPage())::get);
         DashboardRoutes.install(router, api.overview());
         JsonRoutes.serveOpenApi(router, openApi);

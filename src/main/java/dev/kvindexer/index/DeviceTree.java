@@ -273,15 +273,13 @@ final class DeviceTree {
         o.device.clear();
     }
 
-    /** Lists a branch node the owner came to hold, first dropping the listed ones it no longer holds when they are many. */
+    /** Lists a branch node the owner came to hold. */
     private void listBranch(Owner o, int node) {
-        if (o.device.branches.size() >= 2 * o.device.blocks + 16) {
-            dropStaleBranches(o);
-        }
         o.device.branches.add(node);
+        branchesLeft(o);
     }
 
-    /** The owner left nodes: its list lets go of what it no longer holds once that is most of it. */
+    /** The owner's list changed or it left nodes: the list lets go of what it no longer holds once that is most of it. */
     private void branchesLeft(Owner o) {
         if (o.device.branches.size() > 2 * o.device.blocks + 16) {
             dropStaleBranches(o);

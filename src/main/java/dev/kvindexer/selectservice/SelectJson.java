@@ -32,10 +32,9 @@ final class SelectJson {
      *
      * @param advisory chosen without waiting in the queue, and answered with the rank's load
      *                 (docs/api/selection.md#advisory-selection)
-     */
-    /**
-     * A selection request read; {@code selectionId} and {@code reservationId} as the body gave them, for the answer
-     * (the options carry the key it is booked under).
+     * @param selectionId {@code selection_id} as the body gave it, for the answer
+     * @param reservationId {@code reservation_id} as the body gave it, for the answer (the options carry the key the
+     *                      selection is booked under)
      */
     record Selection(
             PartitionKey partition,

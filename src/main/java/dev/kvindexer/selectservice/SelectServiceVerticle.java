@@ -317,9 +317,7 @@ public final class SelectServiceVerticle extends VerticleBase {
                 SelectServiceConfig.BODY_LIMIT);
         guard(router, config.security());
         router.route().handler(this::refuseWhileClosing);
-        router.get("/health").handler(ctx -> Responses.json(ctx, 200, Responses.OK));
-        // As Dynamo's servers (axum's get also answers HEAD): probes that send HEAD see it healthy.
-        router.head("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        JsonRoutes.serveHealth(router, ctx -> Responses.json(ctx, 200, Responses.OK));
         router.get("/metrics").handler(this::serveMetrics);
         router.get("/ready").handler(this::ready);
         body(router, HttpMethod.POST, "/workers", this::postWorker);

@@ -96,9 +96,7 @@ public final class SlotTrackerVerticle extends VerticleBase {
                 false,
                 network,
                 JsonRoutes.DEFAULT_BODY_LIMIT);
-        router.get("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
-        // As Dynamo's servers (axum's get also answers HEAD): probes that send HEAD see it healthy.
-        router.head("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+        JsonRoutes.serveHealth(router, ctx -> ctx.response().setStatusCode(200).end());
         JsonRoutes.serveOpenApi(router, openApi);
         router.get("/metrics").handler(this::serveMetrics);
         registerWorkerRoutes(router);

@@ -130,6 +130,15 @@ public final class JsonRoutes {
         }
     }
 
+    /**
+     * {@code GET /health} answered by {@code get}, and {@code HEAD /health} 200 with no body, as Dynamo's servers answer
+     * HEAD wherever they answer GET: probes that send HEAD see the server healthy.
+     */
+    public static void serveHealth(Router router, Handler<RoutingContext> get) {
+        router.get("/health").handler(get);
+        router.head("/health").handler(ctx -> ctx.response().setStatusCode(200).end());
+    }
+
     /** {@code GET /openapi.json}: the document, as checked in. */
     public static void serveOpenApi(Router router, Buffer document) {
         router.get("/openapi.json")
